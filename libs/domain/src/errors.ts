@@ -1,0 +1,117 @@
+/** What a caller can do about a failure; the service kit maps each kind to one gRPC status. */
+export type ErrorKind =
+  | 'invalid-argument'
+  | 'not-found'
+  | 'already-exists'
+  | 'failed-precondition'
+  | 'aborted'
+  | 'permission-denied'
+  | 'unauthenticated'
+  | 'resource-exhausted'
+  | 'unavailable'
+  | 'deadline-exceeded'
+  | 'unimplemented';
+
+/** Base of every error loom reports to a caller; its message is safe to show them. */
+export abstract class LoomError extends Error {
+  abstract readonly kind: ErrorKind;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** One wrong field of a request, named by its JSON path (`components[2].options[0].value`). */
+export interface FieldViolation {
+  readonly field: string;
+  readonly description: string;
+  readonly reason?: string;
+}
+
+/** A request or document is invalid; carries one violation per wrong field. */
+export class ValidationError extends LoomError {
+  readonly kind = 'invalid-argument';
+
+  constructor(
+    readonly violations: readonly FieldViolation[],
+    options?: { cause?: unknown },
+  ) {
+    super(ValidationError.summarise(violations), options);
+  }
+
+  /** A validation error for a single field. */
+  static of(field: string, description: string, reason?: string): ValidationError {
+    return new ValidationError([reason === undefined ? { field, description } : { field, description, reason }]);
+  }
+
+  private static summarise(violations: readonly FieldViolation[]): string {
+    const [first, ...rest] = violations;
+    if (first === undefined) return 'invalid request';
+    const head = first.field === '' ? first.description : `${first.field}: ${first.description}`;
+    return rest.length === 0 ? head : `${head} (and ${rest.length} more)`;
+  }
+}
+
+/** A named thing (workflow, variable, skill...) does not exist. */
+export class NotFoundError extends LoomError {
+  readonly kind = 'not-found';
+
+  constructor(
+    readonly what: string,
+    readonly id: string,
+  ) {
+    super(`${what} '${id}' not found`);
+  }
+}
+
+/** A named thing already exists where a new one was to be created. */
+export class AlreadyExistsError extends LoomError {
+  readonly kind = 'already-exists';
+
+  constructor(
+    readonly what: string,
+    readonly id: string,
+  ) {
+    super(`${what} '${id}' already exists`);
+  }
+}
+
+/** The system is not in a state that allows the operation (a disabled component, a bad ciphertext). */
+export class FailedPreconditionError extends LoomError {
+  readonly kind = 'failed-precondition';
+}
+
+/** A concurrent change won (optimistic concurrency). */
+export class ConflictError extends LoomError {
+  readonly kind = 'aborted';
+}
+
+/** The caller is known but may not do this. */
+export class PermissionDeniedError extends LoomError {
+  readonly kind = 'permission-denied';
+}
+
+/** The caller presented no valid credentials. */
+export class UnauthenticatedError extends LoomError {
+  readonly kind = 'unauthenticated';
+}
+
+/** A capability a later part of loom provides is not built yet. */
+export class NotImplementedError extends LoomError {
+  readonly kind = 'unimplemented';
+
+  constructor(readonly capability: string) {
+    super(`not implemented yet: ${capability}`);
+  }
+}
+
+/** A dependency (another service, a skill, a database) cannot be reached right now. */
+export class UnavailableError extends LoomError {
+  readonly kind = 'unavailable';
+}
+
+/** A bounded resource (a queue, a rate) is full; retry later. */
+export class ResourceExhaustedError extends LoomError {
+  readonly kind = 'resource-exhausted';
+}

@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs';
+import { Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
+import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { descriptorSetPath } from '@loom/contracts';
+import { type Authenticator } from './auth.js';
+import { type ErrorSink } from './errors.js';
+import { adaptImplementation, type AsyncImplementation, type ServiceDefinitionLike } from './handlers.js';
+import { healthDefinition, HealthService } from './health.js';
+
+/** Life cycle of a server; a stopped server cannot be restarted. */
+export type ServerState = 'starting' | 'running' | 'stopping' | 'stopped';
+
+/** What a LoomServer needs; the logger receives the detail of errors hidden from callers. */
+export interface LoomServerOptions {
+  readonly logger: ErrorSink & { info(fields: Record<string, unknown>, message: string): void; warn(fields: Record<string, unknown>, message: string): void };
+  readonly authenticator: Authenticator;
+  /** Server credentials; insecure (plaintext) when absent. */
+  readonly credentials?: ServerCredentials;
+  /** Interceptors that run before authentication (tracing, metrics), outermost first. */
+  readonly interceptors?: readonly ServerInterceptor[];
+}
+
+/** Per-service options of `addService`. */
+export interface AddServiceOptions<D> {
+  /** RPCs only the named identities may call, by method name (`decryptResources: ['executor']`). */
+  readonly restrict?: Partial<Record<keyof D, readonly string[]>>;
+}
+
+/**
+ * A grpc-js server with health (per service name), reflection of the loom.v1 services it
+ * serves, authentication, typed error mapping and a graceful, deadline-bounded shutdown.
+ */
+export class LoomServer {
+  private readonly server: Server;
+  private readonly health = new HealthService();
+  private readonly serviceNames: string[] = [];
+  private readonly shutdownController = new AbortController();
+  private currentState: ServerState = 'starting';
+  private boundPort: number | undefined;
+
+  constructor(private readonly options: LoomServerOptions) {
+    this.server = new Server({
+      interceptors: [...(options.interceptors ?? []), options.authenticator.interceptor()],
+    });
+    this.health.setStatus('', 'NOT_SERVING');
+    this.server.addService(healthDefinition, this.adapt(healthDefinition, this.health.handlers()));
+  }
+
+  private adapt(definition: Parameters<typeof adaptImplementation>[0], implementation: object): ReturnType<typeof adaptImplementation> {
+    return adaptImplementation(definition, implementation as Record<string, unknown>, {
+      errorSink: this.options.logger,
+      shutdownSignal: this.shutdownController.signal,
+    });
+  }
+
+  get state(): ServerState {
+    return this.currentState;
+  }
+
+  /** The port the server listens on, once `listen` resolved. */
+  get port(): number {
+    if (this.boundPort === undefined) throw new ServerStateError('the server is not listening yet');
+    return this.boundPort;
+  }
+
+  /** Aborted when shutdown begins; long-running handlers (streams) end on it. */
+  get shutdownSignal(): AbortSignal {
+    return this.shutdownController.signal;
+  }
+
+  /** Registers a service under its full name (`loom.v1.Secrets`) with async handlers. */
+  addService<D extends ServiceDefinitionLike>(
+    serviceName: string,
+    definition: D,
+    implementation: AsyncImplementation<D>,
+    options: AddServiceOptions<D> = {},
+  ): void {
+    if (this.currentState !== 'starting') throw new ServerStateError('services must be added before the server listens');
+    for (const [method, identities] of Object.entries(options.restrict ?? {}) as [string, readonly string[]][]) {
+      const methodDefinition = definition[method];
+      if (methodDefinition === undefined) throw new ServerStateError(`${serviceName} has no method ${method}`);
+      this.options.authenticator.restrict(methodDefinition.path, identities);
+    }
+    this.server.addService(definition as never, this.adapt(definition, implementation));
+    this.serviceNames.push(serviceName);
+    this.health.setStatus(serviceName, 'NOT_SERVING');
+  }
+
+  /** Binds the port (0 picks a free one), starts reflection and reports every service SERVING. */
+  async listen(host: string, port: number): Promise<number> {
+    if (this.currentState !== 'starting') throw new ServerStateError(`cannot listen in state ${this.currentState}`);
+    const descriptorSet = readFileSync(descriptorSetPath);
+    new ReflectionService(loadFileDescriptorSetFromBuffer(descriptorSet), { services: [...this.serviceNames] }).addToServer(
+      this.server,
+    );
+    const credentials = this.options.credentials ?? ServerCredentials.createInsecure();
+    this.boundPort = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(`${host}:${port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
+    });
+    this.currentState = 'running';
+    for (const name of this.serviceNames) this.health.setStatus(name, 'SERVING');
+    this.health.setStatus('', 'SERVING');
+    return this.boundPort;
+  }
+
+  /**
+   * Stops taking calls, ends open streams cleanly, lets in-flight calls finish, and after
+   * `deadlineMs` cancels whatever is left.
+   */
+  async shutdown(deadlineMs: number): Promise<void> {
+    if (this.currentState === 'stopped' || this.currentState === 'stopping') return;
+    this.currentState = 'stopping';
+    for (const name of ['', ...this.serviceNames]) this.health.setStatus(name, 'NOT_SERVING');
+    this.shutdownController.abort();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.options.logger.warn({ deadlineMs }, 'shutdown deadline passed; cancelling remaining calls');
+        this.server.forceShutdown();
+        resolve();
+      }, deadlineMs);
+      timer.unref();
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    this.currentState = 'stopped';
+  }
+}
+
+/** An operation does not fit the server's life-cycle state. */
+export class ServerStateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServerStateError';
+  }
+}

@@ -1,0 +1,45 @@
+import { type LoomConfig, type ServiceName } from '@loom/config';
+import { NotImplementedError } from '@loom/domain';
+import { type Logger } from '@loom/telemetry';
+import { type ServiceClients } from './service-clients.js';
+import { type AsyncImplementation, type ServiceDefinitionLike } from './handlers.js';
+import { type LoomServer } from './server.js';
+
+/** What a service gets when it is built: its config, a logger, and clients to the other services. */
+export interface ServiceContext {
+  readonly config: LoomConfig;
+  readonly logger: Logger;
+  /** Clients to other services that present this service's own identity. */
+  readonly clients: ServiceClients;
+}
+
+/** A built service: it registers its RPCs on a server and releases its resources on close. */
+export interface ServiceInstance {
+  addToServer(server: LoomServer): void;
+  close(): Promise<void>;
+}
+
+/** A loom service as a unit of deployment: `loom serve --services <name>` runs it. */
+export interface ServiceModule {
+  /** Short name, also the service's identity (`secrets`). */
+  readonly name: ServiceName;
+  /** Full proto name (`loom.v1.Secrets`). */
+  readonly fullName: string;
+  create(context: ServiceContext): Promise<ServiceInstance>;
+}
+
+/**
+ * Handlers for every RPC of a definition that answer UNIMPLEMENTED, naming the capability that
+ * will provide them, so a caller learns what is missing instead of getting a fake answer.
+ */
+export function unimplemented<D extends ServiceDefinitionLike>(
+  definition: D,
+  capabilityByMethod: Record<keyof D, string>,
+): AsyncImplementation<D> {
+  const implementation: Record<string, () => Promise<never>> = {};
+  for (const [method, { path }] of Object.entries(definition)) {
+    const capability = capabilityByMethod[method as keyof D];
+    implementation[method] = () => Promise.reject(new NotImplementedError(`${path.slice(1)} (${capability})`));
+  }
+  return implementation as AsyncImplementation<D>;
+}

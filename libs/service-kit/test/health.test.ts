@@ -1,0 +1,65 @@
+import { credentials, makeGenericClientConstructor, Metadata, type ClientReadableStream, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import { SecretsService } from '@loom/contracts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Authenticator, healthDefinition, LoomServer, unimplemented } from '../src/index.js';
+import { capturedLogger } from './helpers.js';
+
+interface HealthClient {
+  Check(request: { service: string }, callback: (error: ServiceError | null, response?: { status: string }) => void): void;
+  Watch(request: { service: string }, metadata: Metadata): ClientReadableStream<{ status: string }>;
+  close(): void;
+}
+const HealthClientConstructor = makeGenericClientConstructor(healthDefinition as never, 'Health') as unknown as new (
+  address: string,
+  creds: ReturnType<typeof credentials.createInsecure>,
+) => HealthClient;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startServer(): Promise<{ server: LoomServer; health: HealthClient }> {
+  const server = new LoomServer({
+    logger: capturedLogger().logger,
+    authenticator: new Authenticator({ tokens: {}, allowAnonymous: false, clientCertificates: false }),
+  });
+  server.addService('loom.v1.Secrets', SecretsService, unimplemented(SecretsService, {} as never));
+  const port = await server.listen('127.0.0.1', 0);
+  cleanups.push(() => server.shutdown(1000));
+  const health = new HealthClientConstructor(`127.0.0.1:${port}`, credentials.createInsecure());
+  cleanups.push(() => health.close());
+  return { server, health };
+}
+
+function check(health: HealthClient, service: string): Promise<string> {
+  return new Promise((resolve, reject) =>
+    health.Check({ service }, (error, response) => (error ? reject(error) : resolve(response?.status ?? ''))),
+  );
+}
+
+describe('health', () => {
+  it('reports SERVING per service name, without credentials', async () => {
+    const { health } = await startServer();
+    await expect(check(health, '')).resolves.toBe('SERVING');
+    await expect(check(health, 'loom.v1.Secrets')).resolves.toBe('SERVING');
+    await expect(check(health, 'loom.v1.Audit')).rejects.toMatchObject({ code: 5 });
+  });
+
+  it('ends Watch streams cleanly on shutdown, after telling them NOT_SERVING', async () => {
+    const { server, health } = await startServer();
+    const stream = health.Watch({ service: 'loom.v1.Secrets' }, new Metadata());
+    const statuses: string[] = [];
+    const ended = new Promise<StatusObject>((resolve) => stream.on('status', resolve));
+    stream.on('data', (message: { status: string }) => statuses.push(message.status));
+    await expect.poll(() => statuses).toEqual(['SERVING']);
+
+    const started = Date.now();
+    await server.shutdown(5000);
+    const final = await ended;
+    expect(final.code).toBe(0);
+    expect(statuses).toEqual(['SERVING', 'NOT_SERVING']);
+    expect(Date.now() - started).toBeLessThan(4000); // drained, not forced at the deadline
+    expect(server.state).toBe('stopped');
+  });
+});

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { describeStartupError, EXIT_USAGE, serveProcess } from '@loom/service-kit';
+import { ConfigError } from '@loom/config';
+import { healthCommand } from './commands/health.js';
+import { selectModules, UsageError } from './modules.js';
+import { type OutputFormat } from './output.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** Options every command understands. */
+export interface GlobalOptions {
+  readonly address: string;
+  readonly output: OutputFormat;
+  readonly token?: string;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parseOutput(value: string): OutputFormat {
+  if (value !== 'json' && value !== 'text') throw new InvalidArgumentError("expected 'text' or 'json'.");
+  return value;
+}
+
+/** Builds the `loom` command line; `run` parses it and returns the exit code. */
+export function buildProgram(): Command {
+  const program = new Command('loom')
+    .description('loom: workflow processing for knowledge-graph pipelines')
+    .version(version, '-V, --version', 'print the version')
+    .addOption(new Option('--address <host:port>', 'address of a running loom').default('localhost:8100').env('LOOM_ADDRESS'))
+    .addOption(new Option('--output <format>', 'output format: text or json').default('text').argParser(parseOutput))
+    .addOption(new Option('--token <token>', 'bearer token presented to loom').env('LOOM_TOKEN'))
+    .showSuggestionAfterError()
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('run loom services in this process (all six by default)')
+    .option('--services <list>', 'comma-separated services to run: config-store,scheduler,executor,secrets,skill-gateway,audit')
+    .option('--config <file>', 'configuration file (.yaml, .yml or .properties)')
+    .option('--set <key=value>', 'override a configuration key (repeatable)', collect, [])
+    .action(async (options: { services?: string; config?: string; set: string[] }) => {
+      await serveProcess(selectModules(options.services), {
+        ...(options.config === undefined ? {} : { configFile: options.config }),
+        overrides: options.set,
+      });
+    });
+
+  program
+    .command('health')
+    .description('check the health of every service of a running loom (see --address)')
+    .action(async (_options: object, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      process.exitCode = await healthCommand(globals.address, globals.output);
+    });
+
+  return program;
+}
+
+/** Runs the command line and returns the process exit code; errors are printed as one line. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed its one-line message (or the help/version text) already.
+      return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`loom: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    process.stderr.write(`loom: ${describeStartupError(error)}\n`);
+    return error instanceof ConfigError ? EXIT_USAGE : 1;
+  }
+}

@@ -1,0 +1,3 @@
+import { run } from './cli.js';
+
+process.exit(await run(process.argv.slice(2)));

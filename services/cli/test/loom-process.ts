@@ -1,0 +1,54 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** The built entry point of the `loom` binary (the cli's test target builds it first). */
+export const loomMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** A `loom serve` child process on a free port, in a scratch working directory. */
+export interface LoomProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly address: string;
+  readonly logLines: string[];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `loom serve` with the given extra arguments and resolves once it logs 'loom listening'. */
+export async function startLoom(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<LoomProcess> {
+  const cwd = mkdtempSync(join(tmpdir(), 'loom-cli-'));
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', loomMain, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', ...args],
+    { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const logLines: string[] = [];
+  const stderr: string[] = [];
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      logLines.push(line);
+      const entry = JSON.parse(line) as { msg?: string; port?: number };
+      if (entry.msg === 'loom listening' && typeof entry.port === 'number') resolve(entry.port);
+    });
+    void exited.then(({ code }) => reject(new Error(`loom exited with ${code} before listening: ${stderr.join('')}`)));
+  });
+  return { child, port, address: `127.0.0.1:${port}`, logLines, exited };
+}
+
+/** Runs the `loom` binary to completion. */
+export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
+    cwd: mkdtempSync(join(tmpdir(), 'loom-cli-')),
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}

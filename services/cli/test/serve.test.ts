@@ -1,0 +1,139 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { credentials, loadPackageDefinition, Metadata, type ClientDuplexStream, type ClientReadableStream, type StatusObject } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { loomServiceNames } from '@loom/contracts';
+import { healthDefinition } from '@loom/service-kit';
+import { makeGenericClientConstructor } from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkHealth } from '../src/index.js';
+import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+
+const running: LoomProcess[] = [];
+afterEach(async () => {
+  for (const loom of running.splice(0)) {
+    if (loom.child.exitCode === null && loom.child.signalCode === null) {
+      loom.child.kill('SIGKILL');
+      await loom.exited;
+    }
+  }
+});
+
+async function serve(args: string[] = []): Promise<LoomProcess> {
+  const loom = await startLoom(args);
+  running.push(loom);
+  return loom;
+}
+
+interface ReflectionResponse {
+  list_services_response?: { service: { name: string }[] };
+  file_descriptor_response?: { file_descriptor_proto: Buffer[] };
+  error_response?: { error_message: string };
+}
+type ReflectionStream = ClientDuplexStream<Record<string, string>, ReflectionResponse>;
+
+/** Asks server reflection one question, as grpcurl does (grpc.reflection.v1). */
+function reflect(address: string, request: Record<string, string>): Promise<ReflectionResponse> {
+  const reflectionRoot = join(dirname(createRequire(import.meta.url).resolve('@grpc/reflection')), '..', 'proto');
+  const definition = loadSync('grpc/reflection/v1/reflection.proto', { includeDirs: [reflectionRoot], keepCase: true });
+  const grpcObject = loadPackageDefinition(definition) as unknown as {
+    grpc: { reflection: { v1: { ServerReflection: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => { ServerReflectionInfo(): ReflectionStream; close(): void } } } };
+  };
+  const client = new grpcObject.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
+  return new Promise((resolve, reject) => {
+    const stream = client.ServerReflectionInfo();
+    stream.on('data', (response: ReflectionResponse) => {
+      resolve(response);
+      stream.end();
+      client.close();
+    });
+    stream.on('error', reject);
+    stream.write(request);
+  });
+}
+
+describe('loom serve', () => {
+  it('serves all six services: health SERVING for each name, reflection lists them', async () => {
+    const loom = await serve();
+    const rows = await checkHealth(loom.address);
+    expect(rows).toEqual([
+      { service: '(server)', status: 'SERVING' },
+      ...loomServiceNames.map((service) => ({ service, status: 'SERVING' })),
+    ]);
+
+    const listed = await reflect(loom.address, { list_services: '' });
+    const names = listed.list_services_response?.service.map((service) => service.name) ?? [];
+    expect(names).toEqual(expect.arrayContaining([...loomServiceNames]));
+
+    const described = await reflect(loom.address, { file_containing_symbol: 'loom.v1.Secrets' });
+    expect(described.file_descriptor_response?.file_descriptor_proto.length).toBeGreaterThan(0);
+  });
+
+  it('serves a subset with --services, and `loom health` says which are hosted', async () => {
+    const loom = await serve(['--services', 'secrets,audit']);
+    const result = runLoom(['health', '--address', loom.address, '--output', 'json']);
+    expect(result.status).toBe(0);
+    const report = JSON.parse(result.stdout) as { services: { service: string; status: string }[] };
+    const byName = Object.fromEntries(report.services.map((row) => [row.service, row.status]));
+    expect(byName).toMatchObject({ 'loom.v1.Secrets': 'SERVING', 'loom.v1.Audit': 'SERVING', 'loom.v1.Executor': 'NOT_HOSTED' });
+  });
+
+  it('ends an open stream cleanly on SIGTERM and exits 0', async () => {
+    const loom = await serve();
+    const Health = makeGenericClientConstructor(healthDefinition as never, 'Health') as unknown as new (
+      address: string,
+      creds: ReturnType<typeof credentials.createInsecure>,
+    ) => { Watch(request: { service: string }, metadata: Metadata): ClientReadableStream<{ status: string }>; close(): void };
+    const health = new Health(loom.address, credentials.createInsecure());
+    const stream = health.Watch({ service: 'loom.v1.Executor' }, new Metadata());
+    const statuses: string[] = [];
+    stream.on('data', (message: { status: string }) => statuses.push(message.status));
+    const streamEnd = new Promise<StatusObject>((resolve) => stream.on('status', resolve));
+    await expect.poll(() => statuses).toEqual(['SERVING']);
+
+    loom.child.kill('SIGTERM');
+    const status = await streamEnd;
+    const exit = await loom.exited;
+    health.close();
+    expect(status.code).toBe(0);
+    expect(statuses).toEqual(['SERVING', 'NOT_SERVING']);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(loom.logLines.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
+  });
+});
+
+describe('loom command line', () => {
+  it('prints its version', () => {
+    const result = runLoom(['--version']);
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it.each([
+    [['serve', '--bogus'], /unknown option '--bogus'/],
+    [['serve', '--config', '/nonexistent/loom.yaml'], /\/nonexistent\/loom\.yaml/],
+    [['serve', '--set', 'server.port=abc'], /server\.port/],
+    [['serve', '--set', 'loom.security.audit.enabled=yes'], /loom\.security\.audit\.enabled/],
+    [['serve', '--services', 'secrets,frobnicator'], /unknown service 'frobnicator'/],
+    [['--output', 'yaml', 'health'], /--output/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+  ])('refuses %j with one clear line and a non-zero exit', (args, message) => {
+    const result = runLoom(args);
+    expect(result.status).not.toBe(0);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(message);
+  });
+
+  it('refuses a bad environment value naming the key', () => {
+    const result = runLoom(['serve'], { SERVER_PORT: 'eighty' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/server\.port.*SERVER_PORT/);
+  });
+
+  it('reports an unreachable loom from `loom health` with exit code 1', () => {
+    const result = runLoom(['health', '--address', '127.0.0.1:1']);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/UNREACHABLE/);
+  });
+});

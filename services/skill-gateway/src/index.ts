@@ -1,0 +1,1 @@
+export * from './skill-gateway.service.js';
