@@ -1,1 +1,15 @@
 export * from './errors.js';
+export * from './workflow.js';
+export { formatJsonPath, appendJsonPath } from './json-path.js';
+export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
+export {
+  parseWorkflowJson,
+  parseWorkflow,
+  serializeWorkflowJson,
+  parseScheduleJson,
+  parseSchedule,
+  serializeScheduleJson,
+} from './workflow-json.js';
+export { workflowJsonSchema, scheduleJsonSchema } from './workflow-schema.js';
+export { workflowToProto, workflowFromProto, scheduleToProto, scheduleFromProto } from './workflow-proto.js';
+export { SEALED_PREFIX, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';

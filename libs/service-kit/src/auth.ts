@@ -1,16 +1,19 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import {
-  type AuthContext,
   type Interceptor,
   InterceptingCall,
   type Metadata,
   ResponderBuilder,
   ServerInterceptingCall,
+  type ServerInterceptingCallInterface,
   type ServerInterceptor,
   ServerListenerBuilder,
   status,
 } from '@grpc/grpc-js';
 import { CALLER_IDENTITY_KEY } from './call-context.js';
+
+/** What the transport knows about the peer (its TLS certificate). */
+type AuthContext = ReturnType<ServerInterceptingCallInterface['getAuthContext']>;
 
 /** How callers prove who they are. */
 export interface AuthOptions {

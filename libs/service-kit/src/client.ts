@@ -6,6 +6,7 @@ import {
   type ClientUnaryCall,
   credentials as grpcCredentials,
   type Interceptor,
+  InterceptingCall,
   Metadata,
   type ServiceError,
 } from '@grpc/grpc-js';
@@ -49,7 +50,8 @@ export interface ClientOptions {
   readonly channelOptions?: ChannelOptions;
 }
 
-type ClientConstructor<C> = new (address: string, credentials: ChannelCredentials, options?: Partial<ChannelOptions>) => C;
+/** The constructor of a generated grpc-js client. */
+export type ClientConstructor<C> = new (address: string, credentials: ChannelCredentials, options?: Partial<ChannelOptions>) => C;
 
 /** Creates a grpc-js client with deadline, retry, identity and the given interceptors. */
 export function createClient<C extends Client>(constructor: ClientConstructor<C>, address: string, options: ClientOptions = {}): C {
@@ -87,7 +89,7 @@ function deadlineInterceptor(deadlineMs: number): Interceptor {
   return (options, nextCall) => {
     const unary = options.method_definition.requestStream === false && options.method_definition.responseStream === false;
     const withDeadline = unary && options.deadline === undefined ? { ...options, deadline: Date.now() + deadlineMs } : options;
-    return nextCall(withDeadline);
+    return new InterceptingCall(nextCall(withDeadline));
   };
 }
 

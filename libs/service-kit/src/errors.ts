@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Metadata, status, type ServiceError, type StatusObject } from '@grpc/grpc-js';
-import { Any, BadRequest, RpcStatus } from '@loom/contracts';
+import { type Any, BadRequest, RpcStatus } from '@loom/contracts';
 import { type ErrorKind, type FieldViolation, LoomError, ValidationError } from '@loom/domain';
 
 /** The trailer that carries a serialized google.rpc.Status with error details. */
@@ -60,7 +60,7 @@ function encodeBadRequest(code: status, message: string, violations: readonly Fi
   const rpcStatus = RpcStatus.encode({
     code,
     message,
-    details: [{ typeUrl: BAD_REQUEST_TYPE_URL, value: badRequest }],
+    details: [{ typeUrl: BAD_REQUEST_TYPE_URL, value: Buffer.from(badRequest) }],
   }).finish();
   return Buffer.from(rpcStatus);
 }

@@ -18,7 +18,7 @@ export interface MethodDefinitionLike<Req, Res> {
 }
 
 /** A ts-proto grpc-js service definition. */
-export type ServiceDefinitionLike = Record<string, MethodDefinitionLike<never, never>>;
+export type ServiceDefinitionLike = Record<string, MethodDefinitionLike<unknown, never>>;
 
 /** A unary RPC as an async function: return the response or throw a typed error. */
 export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;

@@ -1,3 +1,4 @@
+import { type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthServiceDefinition } from 'grpc-health-check';
 import { type ServerStreamHandler, type UnaryHandler } from './handlers.js';
 import { NotFoundError } from '@loom/domain';
@@ -13,7 +14,7 @@ interface HealthCheckResponse {
 }
 
 /** The grpc.health.v1.Health service definition (from grpc-health-check). */
-export const healthDefinition = healthServiceDefinition;
+export const healthDefinition = healthServiceDefinition as unknown as ServiceDefinition;
 
 /**
  * grpc.health.v1 (Check, Watch, List) over the protocol definition of grpc-health-check, with

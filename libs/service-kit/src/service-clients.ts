@@ -8,7 +8,7 @@ import {
   WorkflowStoreClient,
 } from '@loom/contracts';
 import { type ServiceName } from '@loom/config';
-import { createClient } from './client.js';
+import { type ClientConstructor, createClient } from './client.js';
 
 /** The generated client class of each service. */
 export const clientConstructors = {
@@ -48,7 +48,7 @@ export class ServiceClients {
         ...(this.options.credentials === undefined ? {} : { credentials: this.options.credentials }),
         ...(this.options.interceptors === undefined ? {} : { interceptors: this.options.interceptors }),
       };
-      client = createClient(clientConstructors[service] as new (...args: never[]) => Client, this.options.addressOf(service), options);
+      client = createClient(clientConstructors[service] as unknown as ClientConstructor<Client>, this.options.addressOf(service), options);
       this.clients.set(service, client);
     }
     return client as ClientOf<S>;

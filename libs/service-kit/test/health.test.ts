@@ -9,7 +9,7 @@ interface HealthClient {
   Watch(request: { service: string }, metadata: Metadata): ClientReadableStream<{ status: string }>;
   close(): void;
 }
-const HealthClientConstructor = makeGenericClientConstructor(healthDefinition as never, 'Health') as unknown as new (
+const HealthClientConstructor = makeGenericClientConstructor(healthDefinition, 'Health') as unknown as new (
   address: string,
   creds: ReturnType<typeof credentials.createInsecure>,
 ) => HealthClient;

@@ -80,7 +80,7 @@ describe('loom serve', () => {
 
   it('ends an open stream cleanly on SIGTERM and exits 0', async () => {
     const loom = await serve();
-    const Health = makeGenericClientConstructor(healthDefinition as never, 'Health') as unknown as new (
+    const Health = makeGenericClientConstructor(healthDefinition, 'Health') as unknown as new (
       address: string,
       creds: ReturnType<typeof credentials.createInsecure>,
     ) => { Watch(request: { service: string }, metadata: Metadata): ClientReadableStream<{ status: string }>; close(): void };

@@ -21,7 +21,7 @@ export interface HealthRow {
 
 /** Checks grpc.health.v1 for the server as a whole and for every loom.v1 service. */
 export async function checkHealth(address: string, timeoutMs = 5000): Promise<HealthRow[]> {
-  const Client = makeGenericClientConstructor(healthDefinition as never, 'Health') as unknown as new (
+  const Client = makeGenericClientConstructor(healthDefinition, 'Health') as unknown as new (
     address: string,
     creds: ReturnType<typeof credentials.createInsecure>,
   ) => HealthClient;

@@ -1,0 +1,312 @@
+import { type z } from 'zod';
+import {
+  base64Key,
+  boolean,
+  decimal,
+  hostPort,
+  httpUrl,
+  integer,
+  nonEmptyString,
+  oneOf,
+  optional,
+  postgresUrl,
+  token,
+} from './value-schemas.js';
+
+/** The six loom services, by the names used in `loom.services.<name>.address` and identities. */
+export const serviceNames = ['config-store', 'scheduler', 'executor', 'secrets', 'skill-gateway', 'audit'] as const;
+
+/** The name of one loom service. */
+export type ServiceName = (typeof serviceNames)[number];
+
+/** Log levels accepted by `loom.log.level`. */
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A level accepted by `loom.log.level`. */
+export type LogLevel = (typeof logLevels)[number];
+
+/** Returns the environment variable for a key (Spring relaxed binding): 'server.port' -> 'SERVER_PORT'. */
+export function envVarFor(key: string): string {
+  return key.toUpperCase().replaceAll('.', '_').replaceAll('-', '');
+}
+
+/** How the value of a key is validated and documented. */
+export interface ValueSpec<T> {
+  readonly key: string;
+  readonly description: string;
+  /** The default as documented, when it is not a plain value (derived, or "none"). */
+  readonly defaultText?: string;
+  readonly schema: z.ZodType<T, unknown>;
+  /** What a valid value looks like, completing "expected ...". */
+  readonly expected: string;
+  /** A secret value is never repeated in an error message. */
+  readonly secret?: boolean;
+}
+
+/** How one key with a fixed name is validated, documented and defaulted. */
+export interface KeySpec<T> extends ValueSpec<T> {
+  /** The built-in (production) value. */
+  readonly default: T;
+}
+
+function spec<T>(keySpec: KeySpec<T>): KeySpec<T> {
+  return keySpec;
+}
+
+const PORT = 'an integer from 0 to 65535';
+
+/** Every key with a fixed name, by that name. */
+export const fixedKeys = {
+  'server.port': spec({
+    key: 'server.port',
+    description: 'gRPC port of this process (0 picks a free port)',
+    default: 8100,
+    schema: integer(0, 65535),
+    expected: PORT,
+  }),
+  'server.host': spec({
+    key: 'server.host',
+    description: 'address the gRPC server binds to',
+    default: '127.0.0.1',
+    schema: nonEmptyString(),
+    expected: 'a non-empty bind address',
+  }),
+  'server.shutdown.deadlineMs': spec({
+    key: 'server.shutdown.deadlineMs',
+    description: 'how long a graceful shutdown may drain in-flight work before it is forced, in ms',
+    default: 10000,
+    schema: integer(0),
+    expected: 'an integer >= 0 (milliseconds)',
+  }),
+  'loom.datasource.filesystemRoot': spec({
+    key: 'loom.datasource.filesystemRoot',
+    description: 'directory where workflow configurations are stored',
+    default: './.loom/workflows',
+    schema: nonEmptyString(),
+    expected: 'a non-empty directory path',
+  }),
+  'loom.startup.workflows.directory': spec({
+    key: 'loom.startup.workflows.directory',
+    description: 'directory from which workflows are loaded at start-up',
+    default: undefined,
+    defaultText: 'same as loom.datasource.filesystemRoot',
+    schema: optional(nonEmptyString()),
+    expected: 'a non-empty directory path',
+  }),
+  'loom.security.audit.enabled': spec({
+    key: 'loom.security.audit.enabled',
+    description: 'audit logging on',
+    default: true,
+    schema: boolean(),
+    expected: 'true or false',
+  }),
+  'loom.security.audit.log.path': spec({
+    key: 'loom.security.audit.log.path',
+    description: 'audit log file',
+    default: './.loom/audit.log',
+    schema: nonEmptyString(),
+    expected: 'a non-empty file path',
+  }),
+  'loom.security.serverPolicy.enabled': spec({
+    key: 'loom.security.serverPolicy.enabled',
+    description: 'script components run under the restrictive policy',
+    default: true,
+    schema: boolean(),
+    expected: 'true or false',
+  }),
+  'loom.experimental.enabled': spec({
+    key: 'loom.experimental.enabled',
+    description: 'security-sensitive (script) components are available',
+    default: false,
+    schema: boolean(),
+    expected: 'true or false',
+  }),
+  'loom.secrets.database.url': spec({
+    key: 'loom.secrets.database.url',
+    description: 'Postgres URL for ecosystem_variable',
+    default: undefined,
+    defaultText: 'none (embedded PGlite)',
+    schema: optional(postgresUrl()),
+    expected: 'a postgres:// or postgresql:// URL',
+    secret: true,
+  }),
+  'loom.secrets.activeKeyId': spec({
+    key: 'loom.secrets.activeKeyId',
+    description: 'id of the key-ring key that encrypts new values; must be one of loom.secrets.keys',
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a key id',
+  }),
+  'loom.auth.allowAnonymous': spec({
+    key: 'loom.auth.allowAnonymous',
+    description: 'calls without a token are accepted for unrestricted RPCs',
+    default: false,
+    schema: boolean(),
+    expected: 'true or false',
+  }),
+  'loom.tls.certFile': spec({
+    key: 'loom.tls.certFile',
+    description: 'PEM certificate of this process (set all three TLS files or none)',
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a file path',
+  }),
+  'loom.tls.keyFile': spec({
+    key: 'loom.tls.keyFile',
+    description: 'PEM private key of this process (set all three TLS files or none)',
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a file path',
+  }),
+  'loom.tls.caFile': spec({
+    key: 'loom.tls.caFile',
+    description: 'PEM CA that signs peer certificates (set all three TLS files or none)',
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a file path',
+  }),
+  'loom.telemetry.serviceName': spec({
+    key: 'loom.telemetry.serviceName',
+    description: 'service.name of traces and metrics',
+    default: 'loom',
+    schema: nonEmptyString(),
+    expected: 'a non-empty string',
+  }),
+  'loom.telemetry.otlp.endpoint': spec({
+    key: 'loom.telemetry.otlp.endpoint',
+    description: 'OTLP endpoint for traces and metrics',
+    default: undefined,
+    defaultText: 'none (OTEL_EXPORTER_OTLP_ENDPOINT if set)',
+    schema: optional(httpUrl()),
+    expected: 'an http:// or https:// URL',
+  }),
+  'loom.telemetry.prometheus.port': spec({
+    key: 'loom.telemetry.prometheus.port',
+    description: 'port of the Prometheus metrics endpoint (0 turns it off)',
+    default: 9464,
+    schema: integer(0, 65535),
+    expected: PORT,
+  }),
+  'loom.telemetry.sampling.ratio': spec({
+    key: 'loom.telemetry.sampling.ratio',
+    description: 'share of traces sampled',
+    default: 1,
+    schema: decimal(0, 1),
+    expected: 'a number from 0 to 1',
+  }),
+  'loom.log.level': spec<LogLevel>({
+    key: 'loom.log.level',
+    description: 'lowest level written to the log',
+    default: 'info',
+    schema: oneOf(logLevels),
+    expected: `one of ${logLevels.join(', ')}`,
+  }),
+} as const;
+
+/** The name of a key with a fixed name. */
+export type FixedKey = keyof typeof fixedKeys;
+
+/** The key for where a service is reached. */
+export function serviceAddressKey(service: ServiceName): string {
+  return `loom.services.${service}.address`;
+}
+
+/** How `loom.services.<name>.address` is validated. */
+export const serviceAddressSpec = spec({
+  key: 'loom.services.<name>.address',
+  description: `where a service is reached, <name> one of ${serviceNames.join(', ')}`,
+  default: undefined,
+  defaultText: 'this process',
+  schema: optional(hostPort()),
+  expected: 'host:port',
+});
+
+/** A family of keys `<prefix><name>` that together form a map from name to value. */
+export interface MapKeySpec extends ValueSpec<string> {
+  readonly prefix: string;
+}
+
+/** The key ring: `loom.secrets.keys.<id>`. */
+export const secretKeysSpec: MapKeySpec = {
+  prefix: 'loom.secrets.keys.',
+  key: 'loom.secrets.keys.<id>',
+  description: 'key ring: key id to a base64 AES-256 key',
+  defaultText: 'none',
+  schema: base64Key(),
+  expected: 'base64 text that decodes to exactly 32 bytes',
+  secret: true,
+};
+
+/** Bearer tokens: `loom.auth.tokens.<identity>`. */
+export const authTokensSpec: MapKeySpec = {
+  prefix: 'loom.auth.tokens.',
+  key: 'loom.auth.tokens.<identity>',
+  description: 'bearer token of each calling identity (a service name or any other)',
+  defaultText: 'none',
+  schema: token(),
+  expected: 'a token of at least 16 printable characters without spaces',
+  secret: true,
+};
+
+/** Both map-valued key families. */
+export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec];
+
+/** Returns true if `key` is a configuration key loom reads. */
+export function isKnownKey(key: string): boolean {
+  if (Object.hasOwn(fixedKeys, key)) return true;
+  if (serviceNames.some((service) => serviceAddressKey(service) === key)) return true;
+  return mapKeys.some((map) => key.startsWith(map.prefix) && key.length > map.prefix.length);
+}
+
+/** One documented configuration key, for docs and CLI help. */
+export interface ConfigKeyInfo {
+  readonly key: string;
+  /** The environment variable that sets it (append `_FILE` to read the value from a file). */
+  readonly env: string;
+  readonly description: string;
+  readonly default: string;
+}
+
+function info(valueSpec: ValueSpec<unknown> & { readonly default?: unknown }): ConfigKeyInfo {
+  return {
+    key: valueSpec.key,
+    env: envVarFor(valueSpec.key),
+    description: valueSpec.description,
+    default: valueSpec.defaultText ?? String(valueSpec.default),
+  };
+}
+
+function documentedInOrder(entries: readonly (FixedKey | ValueSpec<unknown>)[]): ConfigKeyInfo[] {
+  return entries.map((entry) => info(typeof entry === 'string' ? fixedKeys[entry] : entry));
+}
+
+/** Every configuration key, one row each; map and per-service keys are written with a placeholder. */
+export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
+  'server.port',
+  'server.host',
+  'server.shutdown.deadlineMs',
+  'loom.datasource.filesystemRoot',
+  'loom.startup.workflows.directory',
+  'loom.security.audit.enabled',
+  'loom.security.audit.log.path',
+  'loom.security.serverPolicy.enabled',
+  'loom.experimental.enabled',
+  'loom.secrets.database.url',
+  secretKeysSpec,
+  'loom.secrets.activeKeyId',
+  serviceAddressSpec,
+  authTokensSpec,
+  'loom.auth.allowAnonymous',
+  'loom.tls.certFile',
+  'loom.tls.keyFile',
+  'loom.tls.caFile',
+  'loom.telemetry.serviceName',
+  'loom.telemetry.otlp.endpoint',
+  'loom.telemetry.prometheus.port',
+  'loom.telemetry.sampling.ratio',
+  'loom.log.level',
+]);

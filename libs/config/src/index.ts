@@ -1,0 +1,19 @@
+export { ConfigError, type ConfigErrorContext } from './config-error.js';
+export {
+  type ConfigKeyInfo,
+  configKeys,
+  envVarFor,
+  type LogLevel,
+  logLevels,
+  type ServiceName,
+  serviceNames,
+} from './config-keys.js';
+export {
+  loadConfig,
+  type LoadConfigOptions,
+  type LoomConfig,
+  resolveConfig,
+  type ResolvedConfig,
+  type ServiceEndpoint,
+  type TlsConfig,
+} from './load-config.js';

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from './config-error.js';
+import { loadConfig, resolveConfig } from './load-config.js';
+
+const KEY = randomBytes(32).toString('base64');
+const TOKEN = 'executor-token-0123456789';
+
+/** Runs the function and returns the ConfigError it throws. */
+function configError(load: () => unknown): ConfigError {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig defaults', () => {
+  it('gives the production defaults with nothing configured', () => {
+    expect(loadConfig({ env: {} })).toEqual({
+      server: { port: 8100, host: '127.0.0.1', shutdown: { deadlineMs: 10000 } },
+      datasource: { filesystemRoot: './.loom/workflows' },
+      startup: { workflowsDirectory: './.loom/workflows' },
+      security: { audit: { enabled: true, logPath: './.loom/audit.log' }, serverPolicy: { enabled: true } },
+      experimental: { enabled: false },
+      secrets: { keys: {} },
+      services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
+      auth: { tokens: {}, allowAnonymous: false },
+      telemetry: { serviceName: 'loom', prometheusPort: 9464, samplingRatio: 1 },
+      log: { level: 'info' },
+    });
+  });
+
+  it('leaves optional values absent rather than undefined', () => {
+    const config = loadConfig({ env: {} });
+    expect(Object.keys(config)).not.toContain('tls');
+    expect(Object.keys(config.secrets)).toEqual(['keys']);
+    expect(Object.keys(config.services.executor)).toEqual([]);
+  });
+});
+
+describe('environment variables', () => {
+  it('set keys by their relaxed-binding names', () => {
+    const config = loadConfig({
+      env: {
+        SERVER_PORT: '9000',
+        LOOM_SECURITY_AUDIT_ENABLED: 'false',
+        LOOM_DATASOURCE_FILESYSTEMROOT: '/data/workflows',
+        LOOM_SERVICES_CONFIGSTORE_ADDRESS: 'config-store:8100',
+        LOOM_SERVICES_SKILLGATEWAY_ADDRESS: 'skills:8100',
+        LOOM_TELEMETRY_SAMPLING_RATIO: '0.25',
+        LOOM_LOG_LEVEL: 'debug',
+        LOOM_SECRETS_DATABASE_URL: 'postgres://loom:pw@db:5432/loom',
+        PATH: '/usr/bin',
+        LOOM_SOMETHING_UNKNOWN: 'ignored',
+      },
+    });
+    expect(config.server.port).toBe(9000);
+    expect(config.security.audit.enabled).toBe(false);
+    expect(config.datasource.filesystemRoot).toBe('/data/workflows');
+    expect(config.startup.workflowsDirectory).toBe('/data/workflows');
+    expect(config.services['config-store'].address).toBe('config-store:8100');
+    expect(config.services['skill-gateway'].address).toBe('skills:8100');
+    expect(config.services.executor.address).toBeUndefined();
+    expect(config.telemetry.samplingRatio).toBe(0.25);
+    expect(config.log.level).toBe('debug');
+    expect(config.secrets.databaseUrl).toBe('postgres://loom:pw@db:5432/loom');
+  });
+
+  it('name map entries: service names keep their hyphen, other names are lower-cased', () => {
+    const config = loadConfig({
+      env: {
+        LOOM_AUTH_TOKENS_EXECUTOR: TOKEN,
+        LOOM_AUTH_TOKENS_SKILLGATEWAY: 'gateway-token-0123456789',
+        LOOM_AUTH_TOKENS_ALICE: 'alice-token-0123456789',
+        LOOM_SECRETS_KEYS_K2024: KEY,
+      },
+    });
+    expect(config.auth.tokens).toEqual({
+      executor: TOKEN,
+      'skill-gateway': 'gateway-token-0123456789',
+      alice: 'alice-token-0123456789',
+    });
+    expect(config.secrets.keys).toEqual({ k2024: KEY });
+  });
+
+  it('override a map entry set elsewhere whose name normalises the same way', () => {
+    const config = loadConfig({
+      env: { LOOM_AUTH_TOKENS_MYAPP: 'from-environment-0123456789' },
+      overrides: ['loom.auth.tokens.my-app=from-set-0123456789012345'],
+    });
+    expect(config.auth.tokens).toEqual({ 'my-app': 'from-set-0123456789012345' });
+  });
+
+  it('fall back to OTEL_EXPORTER_OTLP_ENDPOINT only when the key is not set', () => {
+    expect(loadConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' } }).telemetry.otlpEndpoint).toBe('http://otel:4318');
+    const both = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', LOOM_TELEMETRY_OTLP_ENDPOINT: 'https://collector:4318' };
+    expect(loadConfig({ env: both }).telemetry.otlpEndpoint).toBe('https://collector:4318');
+    const error = configError(() => loadConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'otel:4318' } }));
+    expect(error.message).toBe(
+      'loom.telemetry.otlp.endpoint: expected an http:// or https:// URL, got "otel:4318" (from environment variable OTEL_EXPORTER_OTLP_ENDPOINT)',
+    );
+  });
+});
+
+describe('--set overrides', () => {
+  it('win over the environment and may contain "="', () => {
+    const config = loadConfig({ env: { SERVER_PORT: '9000' }, overrides: ['server.port=9001', `loom.secrets.keys.k1=${KEY}`] });
+    expect(config.server.port).toBe(9001);
+    expect(config.secrets.keys).toEqual({ k1: KEY });
+  });
+
+  it('the last one for a key wins', () => {
+    expect(loadConfig({ env: {}, overrides: ['server.port=1', 'server.port=2'] }).server.port).toBe(2);
+  });
+
+  it('an empty value unsets an optional key', () => {
+    const config = loadConfig({ env: { LOOM_SECRETS_DATABASE_URL: 'postgres://db/loom' }, overrides: ['loom.secrets.database.url='] });
+    expect(config.secrets.databaseUrl).toBeUndefined();
+  });
+
+  it('a malformed override is an error', () => {
+    const error = configError(() => loadConfig({ env: {}, overrides: ['server.port'] }));
+    expect(error.message).toBe('--set "server.port": expected key=value');
+  });
+});
+
+describe('bad values', () => {
+  it('name the key, the expectation, the value and its source on one line', () => {
+    const error = configError(() => loadConfig({ env: { SERVER_PORT: 'abc' } }));
+    expect(error.message).toBe('server.port: expected an integer from 0 to 65535, got "abc" (from environment variable SERVER_PORT)');
+    expect(error.key).toBe('server.port');
+    expect(error.source).toBe('environment variable SERVER_PORT');
+  });
+
+  it('accept only true and false for booleans', () => {
+    const error = configError(() => loadConfig({ env: {}, overrides: ['loom.security.audit.enabled=yes'] }));
+    expect(error.message).toBe('loom.security.audit.enabled: expected true or false, got "yes" (from --set)');
+  });
+
+  it.each([
+    ['server.port=70000', 'server.port'],
+    ['server.shutdown.deadlineMs=-1', 'server.shutdown.deadlineMs'],
+    ['loom.datasource.filesystemRoot=', 'loom.datasource.filesystemRoot'],
+    ['loom.telemetry.sampling.ratio=2', 'loom.telemetry.sampling.ratio'],
+    ['loom.log.level=verbose', 'loom.log.level'],
+    ['loom.services.executor.address=executor', 'loom.services.executor.address'],
+    ['loom.secrets.database.url=mysql://db/loom', 'loom.secrets.database.url'],
+  ])('%s is refused', (override, key) => {
+    const error = configError(() => loadConfig({ env: {}, overrides: [override] }));
+    expect(error.key).toBe(key);
+    expect(error.message.startsWith(`${key}: expected `)).toBe(true);
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('never repeat a secret', () => {
+    const shortToken = configError(() => loadConfig({ env: { LOOM_AUTH_TOKENS_EXECUTOR: 'hunter2' } }));
+    expect(shortToken.message).toBe(
+      'loom.auth.tokens.executor: expected a token of at least 16 printable characters without spaces, got a value of 7 characters (not shown) (from environment variable LOOM_AUTH_TOKENS_EXECUTOR)',
+    );
+    const badUrl = configError(() => loadConfig({ env: { LOOM_SECRETS_DATABASE_URL: 'mysql://root:s3cret@db/loom' } }));
+    expect(badUrl.message).not.toContain('s3cret');
+  });
+
+  it('a key-ring value that is not 32 bytes of base64 names its key', () => {
+    const error = configError(() => loadConfig({ env: {}, overrides: [`loom.secrets.keys.k1=${randomBytes(16).toString('base64')}`] }));
+    expect(error.key).toBe('loom.secrets.keys.k1');
+    expect(error.message).toMatch(/^loom\.secrets\.keys\.k1: expected base64 text that decodes to exactly 32 bytes, got a value of 24 characters \(not shown\) \(from --set\)$/);
+  });
+});
+
+describe('rules across keys', () => {
+  it('the active key id must be in the key ring', () => {
+    expect(loadConfig({ env: {}, overrides: [`loom.secrets.keys.k1=${KEY}`, 'loom.secrets.activeKeyId=k1'] }).secrets.activeKeyId).toBe('k1');
+    const error = configError(() => loadConfig({ env: { LOOM_SECRETS_ACTIVEKEYID: 'k2' }, overrides: [`loom.secrets.keys.k1=${KEY}`] }));
+    expect(error.message).toBe(
+      'loom.secrets.activeKeyId: expected one of the loom.secrets.keys ids (k1), got "k2" (from environment variable LOOM_SECRETS_ACTIVEKEYID)',
+    );
+  });
+
+  it('TLS needs all three files or none', () => {
+    const all = ['loom.tls.certFile=/tls/cert.pem', 'loom.tls.keyFile=/tls/key.pem', 'loom.tls.caFile=/tls/ca.pem'];
+    expect(loadConfig({ env: {}, overrides: all }).tls).toEqual({ certFile: '/tls/cert.pem', keyFile: '/tls/key.pem', caFile: '/tls/ca.pem' });
+    const error = configError(() => loadConfig({ env: {}, overrides: all.slice(0, 2) }));
+    expect(error.key).toBe('loom.tls.caFile');
+    expect(error.message).toContain('loom.tls.certFile is set (from --set)');
+  });
+});
+
+describe('resolveConfig', () => {
+  it('tells where each value came from', () => {
+    const { origins } = resolveConfig({ env: { SERVER_PORT: '1' }, overrides: ['loom.log.level=warn'] });
+    expect(origins.get('server.port')).toBe('environment variable SERVER_PORT');
+    expect(origins.get('loom.log.level')).toBe('--set');
+    expect(origins.get('server.host')).toBe('default');
+    expect(origins.get('loom.startup.workflows.directory')).toBe('default');
+  });
+});

@@ -1,0 +1,269 @@
+import { ConfigError } from './config-error.js';
+import {
+  authTokensSpec,
+  fixedKeys,
+  type KeySpec,
+  type LogLevel,
+  type MapKeySpec,
+  secretKeysSpec,
+  serviceAddressKey,
+  serviceAddressSpec,
+  type ServiceName,
+  serviceNames,
+  type ValueSpec,
+} from './config-keys.js';
+import { type Layer, parseOverrides, type RawValue, readConfigFile, readEnvironment } from './config-sources.js';
+
+/** Where loadConfig reads configuration from. */
+export interface LoadConfigOptions {
+  /** A `.yaml`, `.yml` or `.properties` file (`--config`). */
+  configFile?: string;
+  /** The environment; `process.env` when absent. */
+  env?: NodeJS.ProcessEnv;
+  /** `key=value` overrides (`--set`), highest precedence. */
+  overrides?: readonly string[];
+}
+
+/** Where one service is reached; no address means this process. */
+export interface ServiceEndpoint {
+  readonly address?: string;
+}
+
+/** The TLS files of this process. */
+export interface TlsConfig {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+}
+
+/** loom's validated configuration. */
+export interface LoomConfig {
+  readonly server: {
+    readonly port: number;
+    readonly host: string;
+    readonly shutdown: { readonly deadlineMs: number };
+  };
+  readonly datasource: { readonly filesystemRoot: string };
+  readonly startup: { readonly workflowsDirectory: string };
+  readonly security: {
+    readonly audit: { readonly enabled: boolean; readonly logPath: string };
+    readonly serverPolicy: { readonly enabled: boolean };
+  };
+  readonly experimental: { readonly enabled: boolean };
+  readonly secrets: {
+    /** Absent: the embedded PGlite database. */
+    readonly databaseUrl?: string;
+    /** Key id to base64 text of a 32-byte key. */
+    readonly keys: Readonly<Record<string, string>>;
+    readonly activeKeyId?: string;
+  };
+  readonly services: Readonly<Record<ServiceName, ServiceEndpoint>>;
+  readonly auth: {
+    /** Identity to bearer token. */
+    readonly tokens: Readonly<Record<string, string>>;
+    readonly allowAnonymous: boolean;
+  };
+  readonly tls?: TlsConfig;
+  readonly telemetry: {
+    readonly serviceName: string;
+    readonly otlpEndpoint?: string;
+    readonly prometheusPort: number;
+    readonly samplingRatio: number;
+  };
+  readonly log: { readonly level: LogLevel };
+}
+
+/** The configuration with the source of every value, e.g. `server.port` -> `environment variable SERVER_PORT`. */
+export interface ResolvedConfig {
+  readonly config: LoomConfig;
+  /** Key to source: `default`, `config file <path>`, `environment variable <NAME>` or `--set`. */
+  readonly origins: ReadonlyMap<string, string>;
+}
+
+const DEFAULT_SOURCE = 'default';
+const OTEL_ENDPOINT_VARIABLE = 'OTEL_EXPORTER_OTLP_ENDPOINT';
+
+/**
+ * Loads and validates the configuration: defaults < config file < environment < overrides.
+ * Throws ConfigError, naming the key and the source, for the first bad value.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): LoomConfig {
+  return resolveConfig(options).config;
+}
+
+/** Like loadConfig, and also tells where each value came from. */
+export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
+  const env = options.env ?? process.env;
+  const file: Layer = options.configFile === undefined ? new Map<string, RawValue>() : readConfigFile(options.configFile);
+  const overrides = parseOverrides(options.overrides ?? []);
+  const environment = readEnvironment(env, (map) => [...entryNames(file, map), ...entryNames(overrides, map)]);
+  const values = new Values(new Map([...file, ...environment, ...overrides]));
+
+  const filesystemRoot = values.get(fixedKeys['loom.datasource.filesystemRoot']);
+  const keys = values.map(secretKeysSpec);
+  const config: LoomConfig = {
+    server: {
+      port: values.get(fixedKeys['server.port']),
+      host: values.get(fixedKeys['server.host']),
+      shutdown: { deadlineMs: values.get(fixedKeys['server.shutdown.deadlineMs']) },
+    },
+    datasource: { filesystemRoot },
+    startup: {
+      workflowsDirectory:
+        values.get(fixedKeys['loom.startup.workflows.directory']) ??
+        values.derive('loom.startup.workflows.directory', filesystemRoot),
+    },
+    security: {
+      audit: {
+        enabled: values.get(fixedKeys['loom.security.audit.enabled']),
+        logPath: values.get(fixedKeys['loom.security.audit.log.path']),
+      },
+      serverPolicy: { enabled: values.get(fixedKeys['loom.security.serverPolicy.enabled']) },
+    },
+    experimental: { enabled: values.get(fixedKeys['loom.experimental.enabled']) },
+    secrets: {
+      ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.secrets.database.url']) }),
+      keys,
+      ...definedOnly({ activeKeyId: activeKeyId(values, keys) }),
+    },
+    services: serviceEndpoints(values),
+    auth: {
+      tokens: values.map(authTokensSpec),
+      allowAnonymous: values.get(fixedKeys['loom.auth.allowAnonymous']),
+    },
+    ...definedOnly({ tls: tlsFiles(values) }),
+    telemetry: {
+      serviceName: values.get(fixedKeys['loom.telemetry.serviceName']),
+      ...definedOnly({ otlpEndpoint: otlpEndpoint(values, env) }),
+      prometheusPort: values.get(fixedKeys['loom.telemetry.prometheus.port']),
+      samplingRatio: values.get(fixedKeys['loom.telemetry.sampling.ratio']),
+    },
+    log: { level: values.get(fixedKeys['loom.log.level']) },
+  };
+  return { config, origins: values.origins };
+}
+
+/** The merged raw values, validated key by key as they are read, recording where each came from. */
+class Values {
+  readonly origins = new Map<string, string>();
+
+  constructor(private readonly raw: Layer) {}
+
+  /** The validated value of a key, or its default. */
+  get<T>(spec: KeySpec<T>): T {
+    const raw = this.raw.get(spec.key);
+    if (raw === undefined) {
+      if (spec.default !== undefined) this.origins.set(spec.key, DEFAULT_SOURCE);
+      return spec.default;
+    }
+    return this.validate(spec, spec.key, raw);
+  }
+
+  /** The validated value of a key under another name (one service's address), undefined when unset. */
+  getAs<T>(spec: ValueSpec<T>, key: string): T | undefined {
+    const raw = this.raw.get(key);
+    return raw === undefined ? undefined : this.validate(spec, key, raw);
+  }
+
+  /** The validated entries of a map-valued key family. */
+  map(spec: MapKeySpec): Record<string, string> {
+    const entries = [...this.raw].filter(([key]) => key.startsWith(spec.prefix));
+    return Object.fromEntries(entries.map(([key, raw]) => [key.slice(spec.prefix.length), this.validate(spec, key, raw)]));
+  }
+
+  /** Records a value that follows another key when its own is unset. */
+  derive<T>(key: string, value: T): T {
+    this.origins.set(key, DEFAULT_SOURCE);
+    return value;
+  }
+
+  /** Validates a value from a source that is not a configuration key, such as an OTEL_* variable. */
+  validate<T>(spec: ValueSpec<T>, key: string, raw: RawValue): T {
+    const result = spec.schema.safeParse(raw.value);
+    if (!result.success) throw invalid(spec, key, raw);
+    if (result.data !== undefined) this.origins.set(key, raw.source);
+    return result.data;
+  }
+
+  /** The source of a key that was set, for error messages. */
+  sourceOf(key: string): string | undefined {
+    return this.raw.get(key)?.source;
+  }
+}
+
+function invalid(spec: ValueSpec<unknown>, key: string, raw: RawValue): ConfigError {
+  const secret = spec.secret === true;
+  let message = `${key}: expected ${spec.expected}, got ${describe(raw.value, secret)} (from ${raw.source})`;
+  const scalar = typeof raw.value === 'number' || typeof raw.value === 'boolean';
+  if (scalar && spec.schema.safeParse(String(raw.value)).success) message += '; quote the value to make it text';
+  return new ConfigError(message, { key, source: raw.source });
+}
+
+/** How a bad value is shown in an error; a secret only by its kind and length. */
+function describe(value: unknown, secret: boolean): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object' && value !== null) return 'a map';
+  if (typeof value === 'string') {
+    if (secret) return `a value of ${value.length} characters (not shown)`;
+    return JSON.stringify(value.length > 120 ? `${value.slice(0, 120)}…` : value);
+  }
+  return secret ? `a ${typeof value} (not shown)` : String(value);
+}
+
+function activeKeyId(values: Values, keys: Record<string, string>): string | undefined {
+  const spec = fixedKeys['loom.secrets.activeKeyId'];
+  const id = values.get(spec);
+  if (id === undefined || Object.hasOwn(keys, id)) return id;
+  const source = values.sourceOf(spec.key) ?? DEFAULT_SOURCE;
+  const ids = Object.keys(keys);
+  const expected =
+    ids.length === 0
+      ? 'the id of a key in loom.secrets.keys, but none is configured'
+      : `one of the loom.secrets.keys ids (${ids.join(', ')})`;
+  throw new ConfigError(`${spec.key}: expected ${expected}, got ${JSON.stringify(id)} (from ${source})`, { key: spec.key, source });
+}
+
+function serviceEndpoints(values: Values): Record<ServiceName, ServiceEndpoint> {
+  const endpoints = {} as Record<ServiceName, ServiceEndpoint>;
+  for (const service of serviceNames) {
+    endpoints[service] = definedOnly({ address: values.getAs(serviceAddressSpec, serviceAddressKey(service)) });
+  }
+  return endpoints;
+}
+
+function tlsFiles(values: Values): TlsConfig | undefined {
+  const certFile = values.get(fixedKeys['loom.tls.certFile']);
+  const keyFile = values.get(fixedKeys['loom.tls.keyFile']);
+  const caFile = values.get(fixedKeys['loom.tls.caFile']);
+  if (certFile !== undefined && keyFile !== undefined && caFile !== undefined) return { certFile, keyFile, caFile };
+  const files = { certFile, keyFile, caFile };
+  const names = Object.keys(files) as (keyof TlsConfig)[];
+  const present = names.find((name) => files[name] !== undefined);
+  const missing = names.find((name) => files[name] === undefined);
+  if (present === undefined || missing === undefined) return undefined;
+  const key = `loom.tls.${missing}`;
+  const source = values.sourceOf(`loom.tls.${present}`) ?? DEFAULT_SOURCE;
+  throw new ConfigError(
+    `${key}: expected a file path, since loom.tls.${present} is set (from ${source}) ` +
+      'and TLS needs certFile, keyFile and caFile together or none of them',
+    { key, source },
+  );
+}
+
+function otlpEndpoint(values: Values, env: NodeJS.ProcessEnv): string | undefined {
+  const spec = fixedKeys['loom.telemetry.otlp.endpoint'];
+  const fallback = env[OTEL_ENDPOINT_VARIABLE];
+  if (values.sourceOf(spec.key) !== undefined || fallback === undefined) return values.get(spec);
+  return values.validate(spec, spec.key, { value: fallback, source: `environment variable ${OTEL_ENDPOINT_VARIABLE}` });
+}
+
+function entryNames(layer: Layer, map: MapKeySpec): string[] {
+  return [...layer.keys()].filter((key) => key.startsWith(map.prefix)).map((key) => key.slice(map.prefix.length));
+}
+
+/** The object without its undefined properties, so optional fields are absent rather than undefined. */
+function definedOnly<T extends object>(object: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/**
+ * Zod schemas for single configuration values. Every schema accepts the string form that
+ * environment variables, properties files and `--set` produce, and the typed form YAML
+ * produces, and coerces strictly: no "yes", no "1.0" for an integer, no trimming.
+ */
+
+const INTEGER_TEXT = /^-?\d+$/;
+const NUMBER_TEXT = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+const BASE64_TEXT = /^[A-Za-z0-9+/]+={0,2}$/;
+// host name, IPv4 address or bracketed IPv6 address, then a port
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+// bearer tokens travel in an HTTP/2 header, so printable ASCII without spaces only
+const TOKEN_TEXT = /^[\x21-\x7e]{16,}$/;
+
+/** The number of bytes a key-ring key must decode to (AES-256). */
+export const KEY_BYTES = 32;
+
+/** An integer in [min, max], from a number or its decimal text. */
+export function integer(min: number, max: number = Number.MAX_SAFE_INTEGER): z.ZodType<number, unknown> {
+  return z.union([z.int(), z.string().regex(INTEGER_TEXT).transform(Number)]).pipe(z.int().min(min).max(max));
+}
+
+/** A finite number in [min, max], from a number or its decimal text. */
+export function decimal(min: number, max: number): z.ZodType<number, unknown> {
+  return z.union([z.number(), z.string().regex(NUMBER_TEXT).transform(Number)]).pipe(z.number().min(min).max(max));
+}
+
+/** `true` or `false`, from a boolean or exactly that text. */
+export function boolean(): z.ZodType<boolean, unknown> {
+  return z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);
+}
+
+/** A string that is not empty. */
+export function nonEmptyString(): z.ZodType<string, unknown> {
+  return z.string().min(1);
+}
+
+/** One of the given words. */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodType<T[number], unknown> {
+  return z.enum(values);
+}
+
+/** A postgres:// or postgresql:// URL. */
+export function postgresUrl(): z.ZodType<string, unknown> {
+  return z.url({ protocol: /^postgres(ql)?$/ });
+}
+
+/** An http:// or https:// URL. */
+export function httpUrl(): z.ZodType<string, unknown> {
+  return z.url({ protocol: /^https?$/ });
+}
+
+/** `host:port` with a port from 1 to 65535. */
+export function hostPort(): z.ZodType<string, unknown> {
+  return z
+    .string()
+    .regex(HOST_PORT)
+    .refine((text) => {
+      const port = Number(text.slice(text.lastIndexOf(':') + 1));
+      return port >= 1 && port <= 65535;
+    });
+}
+
+/** Base64 text that decodes to exactly {@link KEY_BYTES} bytes. */
+export function base64Key(): z.ZodType<string, unknown> {
+  return z.string().refine((text) => {
+    if (!BASE64_TEXT.test(text)) return false;
+    const bytes = Buffer.from(text, 'base64');
+    // Buffer.from ignores stray bits and missing padding; re-encoding catches text that is not canonical
+    return bytes.length === KEY_BYTES && bytes.toString('base64').replace(/=+$/, '') === text.replace(/=+$/, '');
+  });
+}
+
+/** A bearer token: at least 16 printable ASCII characters, no spaces. */
+export function token(): z.ZodType<string, unknown> {
+  return z.string().regex(TOKEN_TEXT);
+}
+
+/** The schema, or an empty string meaning "not set" (so a higher layer can unset a value). */
+export function optional<T>(schema: z.ZodType<T, unknown>): z.ZodType<T | undefined, unknown> {
+  return z.union([z.literal('').transform(() => undefined), schema]);
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { sampleWorkflow } from '../test/sample-workflow.js';
+import { forEachResourceParameter, isSealed, SEALED_PREFIX, secretReference } from './secret-values.js';
+
+describe('secretReference', () => {
+  it.each([
+    ['$$NEO4J_PASSWORD', 'NEO4J_PASSWORD'],
+    ['$$_x', '_x'],
+    ['$$db.password-2', 'db.password-2'],
+  ])('%s refers to %s', (value, name) => {
+    expect(secretReference(value)).toBe(name);
+  });
+
+  it.each([['$NEO4J'], ['$$'], ['$$1abc'], ['$$a b'], [' $$abc'], ['$$abc '], ['x$$abc'], ['$$ä'], [42], [null], [undefined], [{ $$: 'a' }]])(
+    '%j is no reference',
+    (value) => {
+      expect(secretReference(value)).toBeUndefined();
+    },
+  );
+});
+
+describe('isSealed', () => {
+  it('is true for a string starting with the sealed prefix', () => {
+    expect(SEALED_PREFIX).toBe('###AES-');
+    expect(isSealed('###AES-AAECAwQ=')).toBe(true);
+    expect(isSealed('###AES-')).toBe(true);
+  });
+
+  it.each([['###AES'], ['##AES-x'], [' ###AES-x'], ['$$NEO4J_PASSWORD'], ['plain'], [7], [null], [undefined]])('is false for %j', (value) => {
+    expect(isSealed(value)).toBe(false);
+  });
+});
+
+describe('forEachResourceParameter', () => {
+  it('visits resources, workflow resources and component resources with JSON paths', () => {
+    const workflow = sampleWorkflow();
+    const visited: [string, string, string, unknown][] = [];
+    forEachResourceParameter(workflow, (path, resource, name, value) => visited.push([path, resource.name, name, value]));
+    expect(visited).toEqual([
+      ['resources[0].parameters.host', 'Main graph_aa', 'host', 'localhost'],
+      ['resources[0].parameters.password', 'Main graph_aa', 'password', '$$NEO4J_PASSWORD'],
+      ['workflowResources[0].parameters.host', 'Helper graph_bb', 'host', 'nlp-graph'],
+      ['workflowResources[0].parameters.password', 'Helper graph_bb', 'password', '$$NLP_PASSWORD'],
+      ['workflowResources[0].parameters.port', 'Helper graph_bb', 'port', 7688],
+      ['components[1].resource.parameters.host', 'Main graph_aa', 'host', 'localhost'],
+      ['components[1].resource.parameters.password', 'Main graph_aa', 'password', '###AES-AAAA'],
+      ['components[1].resource.parameters["odd key.x"]', 'Main graph_aa', 'odd key.x', 1],
+    ]);
+  });
+
+  it('passes the resource instance itself, so a caller can find the parameter definition', () => {
+    const workflow = sampleWorkflow();
+    const passwordTypes: string[] = [];
+    forEachResourceParameter(workflow, (_path, resource, name) => {
+      const definition = resource.resource.parameters.find((parameter) => parameter.name === name);
+      if (definition?.type === 'PASSWORD') passwordTypes.push(name);
+    });
+    expect(passwordTypes).toEqual(['password', 'password', 'password']);
+  });
+
+  it('skips components without a resource, null or absent', () => {
+    const workflow = sampleWorkflow();
+    workflow.resources = [];
+    workflow.workflowResources = [];
+    delete workflow.components[1]!.resource;
+    const paths: string[] = [];
+    forEachResourceParameter(workflow, (path) => paths.push(path));
+    expect(paths).toEqual([]);
+  });
+});

@@ -1,0 +1,81 @@
+import { type z } from 'zod';
+import { type FieldViolation, ValidationError } from './errors.js';
+import { appendJsonPath, formatJsonPath } from './json-path.js';
+
+/**
+ * Validates a value with a zod schema; a mismatch is a ValidationError listing every violation.
+ * A `__proto__` key anywhere is a violation too.
+ */
+export function parseWithSchema<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value, { reportInput: true });
+  const violations = result.success ? [] : violationsOf(result.error.issues);
+  for (const reserved of reservedKeyViolations(value, [], [])) {
+    if (!violations.some((violation) => violation.field === reserved.field)) violations.push(reserved);
+  }
+  if (violations.length > 0 || !result.success) throw new ValidationError(violations);
+  return result.data;
+}
+
+// JSON.parse keeps `__proto__` as an ordinary key, but zod (rightly) never copies it into its
+// output, where assigning it would set the prototype: the value would vanish silently
+function reservedKeyViolations(value: unknown, path: PropertyKey[], ancestors: object[]): FieldViolation[] {
+  if (typeof value !== 'object' || value === null || ancestors.includes(value)) return [];
+  const inside = [...ancestors, value];
+  if (Array.isArray(value)) return value.flatMap((item, index) => reservedKeyViolations(item, [...path, index], inside));
+  return Object.entries(value).flatMap(([key, item]) =>
+    key === '__proto__'
+      ? [{ field: formatJsonPath([...path, key]), description: `'__proto__' is not allowed as a key`, reason: 'RESERVED_KEY' }]
+      : reservedKeyViolations(item, [...path, key], inside),
+  );
+}
+
+/** One violation per zod issue, named by JSON path; an unknown-keys issue gives one per key. */
+export function violationsOf(issues: readonly z.core.$ZodIssue[]): FieldViolation[] {
+  return issues.flatMap((issue) => {
+    const field = formatJsonPath(issue.path);
+    switch (issue.code) {
+      case 'invalid_type':
+        // values are never quoted in a description: a wrong field may hold a password
+        return issue.input === undefined || issue.expected === 'nonoptional'
+          ? [{ field, description: 'required field is missing', reason: 'MISSING_FIELD' }]
+          : [{ field, description: `expected ${expectedName(issue.expected)}, got ${kindOf(issue.input)}`, reason: 'WRONG_TYPE' }];
+      case 'unrecognized_keys':
+        return issue.keys.map((key) => ({ field: appendJsonPath(field, key), description: 'unknown field', reason: 'UNKNOWN_FIELD' }));
+      case 'invalid_value':
+        return [{ field, description: `must be one of ${issue.values.map(String).join(', ')}`, reason: 'INVALID_VALUE' }];
+      case 'too_small':
+        return [{ field, description: issue.origin === 'string' ? 'must not be empty' : issue.message, reason: 'INVALID_VALUE' }];
+      case 'custom': {
+        const reason: unknown = issue.params?.['reason'];
+        return [{ field, description: issue.message, reason: typeof reason === 'string' ? reason : 'INVALID_VALUE' }];
+      }
+      default:
+        return [{ field, description: issue.message, reason: 'INVALID_VALUE' }];
+    }
+  });
+}
+
+function expectedName(expected: string): string {
+  switch (expected) {
+    case 'int':
+      return 'an integer';
+    case 'array':
+      return 'an array';
+    case 'object':
+    case 'record':
+      return 'an object';
+    case 'null':
+    case 'undefined':
+      return expected;
+    default:
+      return `a ${expected}`;
+  }
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'number' && Number.isInteger(value)) return 'an integer';
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,21 @@
+import { type FieldViolation, ValidationError } from '../src/errors.js';
+
+/** Runs `action`, expects a ValidationError and returns its violations. */
+export function violationsThrownBy(action: () => unknown): readonly FieldViolation[] {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof ValidationError) return error.violations;
+    throw error;
+  }
+  throw new Error('expected a ValidationError, nothing was thrown');
+}
+
+/** Runs `action`, expects a ValidationError and returns the fields it names. */
+export function fieldsThrownBy(action: () => unknown): string[] {
+  return violationsThrownBy(action).map((violation) => violation.field);
+}
+
+/** A parsed JSON document that a test pokes into freely to break it in one place. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests reach anywhere into documents of any shape
+export type LooseJson = any;

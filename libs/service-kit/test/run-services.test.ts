@@ -1,0 +1,97 @@
+import { AuditClient, AuditService, SecretsService } from '@loom/contracts';
+import { loadConfig } from '@loom/config';
+import { clientTracingInterceptor, startTelemetry, type Telemetry } from '@loom/telemetry';
+import { context, SpanKind, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { afterEach, describe, expect, it } from 'vitest';
+import { call, createClient, type RunningServices, type ServiceModule, startServices, unimplemented } from '../src/index.js';
+import { capturedLogger } from './helpers.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Secrets answers ListVariables and remembers who called. */
+function secretsModule(callers: (string | undefined)[]): ServiceModule {
+  return {
+    name: 'secrets',
+    fullName: 'loom.v1.Secrets',
+    create: () =>
+      Promise.resolve({
+        addToServer(server) {
+          server.addService('loom.v1.Secrets', SecretsService, {
+            ...unimplemented(SecretsService, {} as never),
+            listVariables: (_request, callContext) => {
+              callers.push(callContext.identity);
+              return Promise.resolve({ variables: [], nextPageToken: '' });
+            },
+          });
+        },
+        close: () => Promise.resolve(),
+      }),
+  };
+}
+
+/** Audit's Verify calls Secrets over gRPC through the clients the kit gives it. */
+const auditModule: ServiceModule = {
+  name: 'audit',
+  fullName: 'loom.v1.Audit',
+  create: ({ clients }) =>
+    Promise.resolve({
+      addToServer(server) {
+        server.addService('loom.v1.Audit', AuditService, {
+          ...unimplemented(AuditService, {} as never),
+          verify: async () => {
+            await call(clients.get('secrets'), 'listVariables', { pageSize: 0, pageToken: '' });
+            return { ok: true, eventsChecked: 0, firstBrokenSequence: 0, problem: '' };
+          },
+        });
+      },
+      close: () => Promise.resolve(),
+    }),
+};
+
+async function start(callers: (string | undefined)[]): Promise<{ running: RunningServices; exporter: InMemorySpanExporter; telemetry: Telemetry }> {
+  const exporter = new InMemorySpanExporter();
+  const telemetry = startTelemetry({ serviceName: 'loom-test', spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  cleanups.push(() => telemetry.shutdown());
+  const config = loadConfig({ env: {}, overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true'] });
+  const running = await startServices({ config, modules: [secretsModule(callers), auditModule], logger: capturedLogger().logger });
+  cleanups.push(() => running.stop());
+  return { running, exporter, telemetry };
+}
+
+describe('services in one process', () => {
+  it('carry one trace from a client through two services, over gRPC, with the caller identity', async () => {
+    const callers: (string | undefined)[] = [];
+    const { running, exporter, telemetry } = await start(callers);
+    const audit = createClient(AuditClient, `127.0.0.1:${running.port}`, { interceptors: [clientTracingInterceptor()] });
+    cleanups.push(() => audit.close());
+
+    const root = telemetry.tracer.startSpan('test request');
+    await context.with(trace.setSpan(context.active(), root), () => call(audit, 'verify', {}));
+    root.end();
+
+    expect(callers).toEqual(['audit']);
+    await expect.poll(() => exporter.getFinishedSpans().length).toBeGreaterThanOrEqual(5);
+    const spans = exporter.getFinishedSpans();
+    const find = (name: string, kind: SpanKind) => {
+      const span = spans.find((s) => s.name === name && s.kind === kind);
+      expect(span, `${SpanKind[kind]} span ${name}`).toBeDefined();
+      return span!;
+    };
+    const auditClient = find('loom.v1.Audit/Verify', SpanKind.CLIENT);
+    const auditServer = find('loom.v1.Audit/Verify', SpanKind.SERVER);
+    const secretsClient = find('loom.v1.Secrets/ListVariables', SpanKind.CLIENT);
+    const secretsServer = find('loom.v1.Secrets/ListVariables', SpanKind.SERVER);
+
+    const traceId = root.spanContext().traceId;
+    for (const span of [auditClient, auditServer, secretsClient, secretsServer]) expect(span.spanContext().traceId).toBe(traceId);
+    expect(auditClient.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    expect(auditServer.parentSpanContext?.spanId).toBe(auditClient.spanContext().spanId);
+    expect(secretsClient.parentSpanContext?.spanId).toBe(auditServer.spanContext().spanId);
+    expect(secretsServer.parentSpanContext?.spanId).toBe(secretsClient.spanContext().spanId);
+    expect(secretsServer.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'loom.v1.Secrets', 'rpc.method': 'ListVariables' });
+  });
+});
