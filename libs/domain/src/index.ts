@@ -10,6 +10,6 @@ export {
   parseSchedule,
   serializeScheduleJson,
 } from './workflow-json.js';
-export { workflowJsonSchema, scheduleJsonSchema } from './workflow-schema.js';
+export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
 export { workflowToProto, workflowFromProto, scheduleToProto, scheduleFromProto } from './workflow-proto.js';
 export { SEALED_PREFIX, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';

@@ -3,6 +3,7 @@ import { sampleWorkflow } from '../test/sample-workflow.js';
 import { fieldsThrownBy, type LooseJson, violationsThrownBy } from '../test/violations.js';
 import { ValidationError } from './errors.js';
 import type { Schedule } from './workflow.js';
+import { MAX_VALUE_DEPTH } from './workflow-schema.js';
 import {
   parseSchedule,
   parseScheduleJson,
@@ -161,6 +162,14 @@ describe('parseWorkflow violations', () => {
 });
 
 describe('unknown fields', () => {
+  it('allow "$schema" at the top level for editors, and drop it', () => {
+    const json = sampleJson();
+    json['$schema'] = '../libs/domain/schema/workflow.schema.json';
+    const parsed = parseWorkflow(json);
+    expect(parsed).toStrictEqual(sampleWorkflow());
+    expect(serializeWorkflowJson(parsed)).not.toContain('$schema');
+  });
+
   it('are violations at the top level and in everything a user writes, one per field', () => {
     const json = sampleJson();
     json['autostart'] = true;
@@ -219,6 +228,21 @@ describe('JSON values', () => {
       { field: 'resources[0].parameters.when', description: 'not a JSON value: not a plain object', reason: 'NOT_JSON' },
       { field: 'skills[1].parameters.fn', description: 'not a JSON value: function', reason: 'NOT_JSON' },
     ]);
+  });
+
+  it('rejects values nested deeper than MAX_VALUE_DEPTH (they could not cross gRPC)', () => {
+    const json = sampleJson();
+    let value: unknown = 1;
+    for (let i = 0; i <= MAX_VALUE_DEPTH; i++) value = [value];
+    json['resources'][0].parameters.deep = value;
+    expect(violationsThrownBy(() => parseWorkflow(json))).toEqual([
+      { field: `resources[0].parameters.deep${'[0]'.repeat(MAX_VALUE_DEPTH)}`, description: 'nested deeper than 24 levels', reason: 'TOO_DEEP' },
+    ]);
+  });
+
+  it('survives hostile nesting without exhausting the stack', () => {
+    const text = serializeWorkflowJson(sampleWorkflow()).replace('"host": "localhost"', `"host": ${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+    expect(violationsThrownBy(() => parseWorkflowJson(text))[0]?.reason).toBe('TOO_DEEP');
   });
 
   it('rejects a value that contains itself', () => {

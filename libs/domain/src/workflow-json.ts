@@ -25,7 +25,8 @@ export function parseWorkflowJson(text: string): WorkflowConfiguration {
 
 /** Validates an already parsed `.workflow.json` value; see parseWorkflowJson. */
 export function parseWorkflow(value: unknown): WorkflowConfiguration {
-  return parseWithSchema(workflowSchema, value);
+  const { $schema: _editorHint, ...workflow } = parseWithSchema(workflowSchema, value);
+  return workflow;
 }
 
 /**

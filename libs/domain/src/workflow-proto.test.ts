@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { sampleWorkflow } from '../test/sample-workflow.js';
 import { violationsThrownBy } from '../test/violations.js';
 import type { Schedule, WorkflowConfiguration } from './workflow.js';
-import { parseWorkflowJson, serializeWorkflowJson } from './workflow-json.js';
+import { parseWorkflow, parseWorkflowJson, serializeWorkflowJson } from './workflow-json.js';
+import { MAX_VALUE_DEPTH } from './workflow-schema.js';
 import { scheduleFromProto, scheduleToProto, workflowFromProto, workflowToProto } from './workflow-proto.js';
 
 function overTheWire(workflow: WorkflowConfiguration): WorkflowConfiguration {
@@ -111,6 +112,35 @@ describe('workflowToProto / workflowFromProto', () => {
       { field: 'components[2].component', description: 'required field is missing', reason: 'MISSING_FIELD' },
       { field: 'skills[0].capability', description: 'unknown enum value -1', reason: 'INVALID_VALUE' },
       { field: 'workflowResources[0].resource', description: 'required field is missing', reason: 'MISSING_FIELD' },
+    ]);
+  });
+
+  it('carries free-form values nested as deep as the parser allows, in every place they occur', () => {
+    const nest = (kind: 'array' | 'object'): unknown => {
+      let value: unknown = 'leaf';
+      for (let i = 0; i < MAX_VALUE_DEPTH; i++) value = kind === 'array' ? [value] : { k: value };
+      return value;
+    };
+    for (const kind of ['array', 'object'] as const) {
+      const workflow = sampleWorkflow();
+      const [skill, writer] = workflow.components;
+      skill!.options[0]!.value = nest(kind);
+      skill!.component.options[0]!.defaultValue = nest(kind);
+      skill!.skill!.parameters = { deep: nest(kind) };
+      skill!.skillConfiguration.inputs['deep'] = nest(kind);
+      writer!.resource!.parameters['deep'] = nest(kind);
+      workflow.workflowResources[0]!.parameters['deep'] = nest(kind);
+      expect(parseWorkflow(workflow)).toStrictEqual(workflow);
+      expect(overTheWire(workflow)).toStrictEqual(workflow);
+    }
+  });
+
+  it('names values no JSON file can hold', () => {
+    const message = workflowToProto(sampleWorkflow());
+    message.components[0]!.options[0]!.value = { ratio: Number.NaN };
+    const decoded = WorkflowMessage.decode(WorkflowMessage.encode(message).finish());
+    expect(violationsThrownBy(() => workflowFromProto(decoded))).toEqual([
+      { field: 'components[0].options[0].value.ratio', description: 'not a JSON value: a number must be finite', reason: 'NOT_JSON' },
     ]);
   });
 });

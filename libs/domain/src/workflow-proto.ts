@@ -17,6 +17,8 @@ import {
 } from '@loom/contracts';
 import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
+import { workflowSchema } from './workflow-schema.js';
+import { parseWithSchema } from './zod-violations.js';
 import type {
   CatchUpPolicyName,
   ComponentDefinition,
@@ -177,8 +179,9 @@ function skillToProto(skill: Skill): SkillMessage {
 
 /**
  * Converts a loom.v1.Workflow message to a workflow configuration. An UNSPECIFIED or unknown
- * enum value, or a missing component or resource definition, is a ValidationError naming
- * every such field by its JSON path (`components[0].component.type`).
+ * enum value, a missing component or resource definition, or a value no JSON file can hold
+ * (NaN) is a ValidationError naming every such field by its JSON path
+ * (`components[0].component.type`).
  */
 export function workflowFromProto(message: WorkflowMessage): WorkflowConfiguration {
   const reader = new ProtoReader();
@@ -192,7 +195,9 @@ export function workflowFromProto(message: WorkflowMessage): WorkflowConfigurati
     workflowResources: message.workflowResources.map((instance, i) => reader.resourceInstance(instance, `workflowResources[${i}]`)),
   };
   reader.throwIfInvalid();
-  return workflow;
+  // the shape is right by construction; this catches values no JSON file can hold (NaN, a
+  // Value with nothing set inside a Struct, a `__proto__` key), named by JSON path as well
+  return parseWithSchema(workflowSchema, workflow);
 }
 
 /** Converts a schedule to its loom.v1.Schedule message. */

@@ -38,8 +38,13 @@ function doc<T extends z.ZodType>(schema: T, meta: SchemaDocs): T {
   return schema;
 }
 
+/** How deep arrays and objects may nest inside one free-form value (option value, parameter...). */
+export const MAX_VALUE_DEPTH = 24;
+
 // Reports where a value is no JSON value (undefined, a function, NaN, a Date...): such values
-// cannot be written to a file nor carried in a google.protobuf.Value.
+// cannot be written to a file nor carried in a google.protobuf.Value. Depth is bounded because
+// each level costs several nested messages and ts-proto refuses to decode past 100 of them
+// (measured: an option value of 33 nested objects no longer crosses the wire).
 function checkJsonValue(value: unknown, ctx: z.RefinementCtx, path: PropertyKey[], ancestors: object[]): boolean {
   const fail = (message: string): false => {
     ctx.addIssue({ code: 'custom', message, path, params: { reason: 'NOT_JSON' } });
@@ -49,6 +54,10 @@ function checkJsonValue(value: unknown, ctx: z.RefinementCtx, path: PropertyKey[
   if (typeof value === 'number') return Number.isFinite(value) || fail('not a JSON value: a number must be finite');
   if (typeof value !== 'object') return fail(`not a JSON value: ${typeof value}`);
   if (ancestors.includes(value)) return fail('not a JSON value: the value contains itself');
+  if (ancestors.length >= MAX_VALUE_DEPTH) {
+    ctx.addIssue({ code: 'custom', message: `nested deeper than ${MAX_VALUE_DEPTH} levels`, path, params: { reason: 'TOO_DEEP' } });
+    return false;
+  }
   if (Array.isArray(value)) {
     return value.every((item, index) => checkJsonValue(item, ctx, [...path, index], [...ancestors, value]));
   }
@@ -187,6 +196,7 @@ const componentInstance = doc(
 
 /** Shape of a `.workflow.json` file. */
 export const workflowSchema = z.strictObject({
+  $schema: doc(z.string().optional(), { description: 'URL or path of this JSON Schema, so editors complete the file; loom ignores it.' }),
   name: doc(z.string(), { description: '`<workflow_name>_<uuid>`; may contain spaces.' }),
   autoStart: doc(z.boolean(), { description: 'Whether loom starts the workflow when it starts itself.' }),
   components: doc(z.array(componentInstance), { description: 'The components of the workflow.' }),

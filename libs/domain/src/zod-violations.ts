@@ -16,10 +16,14 @@ export function parseWithSchema<S extends z.ZodType>(schema: S, value: unknown):
   return result.data;
 }
 
+// Deeper than any valid document; the schema reports values nested this deep, so the search
+// stops here rather than exhaust the stack on hostile input.
+const SEARCH_DEPTH = 64;
+
 // JSON.parse keeps `__proto__` as an ordinary key, but zod (rightly) never copies it into its
 // output, where assigning it would set the prototype: the value would vanish silently
 function reservedKeyViolations(value: unknown, path: PropertyKey[], ancestors: object[]): FieldViolation[] {
-  if (typeof value !== 'object' || value === null || ancestors.includes(value)) return [];
+  if (typeof value !== 'object' || value === null || ancestors.includes(value) || ancestors.length > SEARCH_DEPTH) return [];
   const inside = [...ancestors, value];
   if (Array.isArray(value)) return value.flatMap((item, index) => reservedKeyViolations(item, [...path, index], inside));
   return Object.entries(value).flatMap(([key, item]) =>

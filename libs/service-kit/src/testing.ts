@@ -1,0 +1,43 @@
+import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { loadConfig } from '@loom/config';
+import { createLogger } from '@loom/telemetry';
+import { type ServiceDefinitionLike } from './handlers.js';
+import { type RunningServices, startServices } from './run-services.js';
+import { type ServiceModule } from './service-module.js';
+
+/** Serves modules on a free loopback port with test defaults (no Prometheus, anonymous callers allowed). */
+export function serveForTest(modules: readonly ServiceModule[], overrides: readonly string[] = []): Promise<RunningServices> {
+  const config = loadConfig({
+    env: {},
+    overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', ...overrides],
+  });
+  return startServices({ config, modules, logger: createLogger({ level: 'silent' }) });
+}
+
+/** The status every RPC of a definition answers with an empty request, by method path. */
+export async function probeEveryRpc(definition: ServiceDefinitionLike, address: string): Promise<Record<string, { code: status; details: string }>> {
+  const client = new Client(address, credentials.createInsecure());
+  try {
+    const entries = await Promise.all(
+      Object.values(definition).map(async (method) => {
+        const outcome = await new Promise<{ code: status; details: string }>((resolve) => {
+          const done = (error: ServiceError | null): void => resolve({ code: error?.code ?? status.OK, details: error?.details ?? '' });
+          const serialize = (): Buffer => Buffer.alloc(0);
+          const deserialize = (value: Buffer): Buffer => value;
+          if (method.responseStream) {
+            const stream = client.makeServerStreamRequest(method.path, serialize, deserialize, {}, new Metadata());
+            stream.on('data', () => undefined);
+            stream.on('error', done);
+            stream.on('end', () => done(null));
+          } else {
+            client.makeUnaryRequest(method.path, serialize, deserialize, {}, new Metadata(), (error) => done(error));
+          }
+        });
+        return [method.path, outcome] as const;
+      }),
+    );
+    return Object.fromEntries(entries);
+  } finally {
+    client.close();
+  }
+}
