@@ -138,6 +138,27 @@ export const fixedKeys = {
     schema: optional(nonEmptyString()),
     expected: 'a key id',
   }),
+  'loom.secrets.keyRingFile': spec({
+    key: 'loom.secrets.keyRingFile',
+    description: 'file (mode 0600) holding keys generated in development and by RotateKey without a key id',
+    default: './.loom/keyring.json',
+    schema: nonEmptyString(),
+    expected: 'a file path',
+  }),
+  'loom.embedded.postgres.dataDir': spec({
+    key: 'loom.embedded.postgres.dataDir',
+    description: 'data directory of the embedded PostgreSQL (PGlite) used when no database URL is configured',
+    default: './.loom/pgdata',
+    schema: nonEmptyString(),
+    expected: 'a directory path',
+  }),
+  'loom.embedded.postgres.port': spec({
+    key: 'loom.embedded.postgres.port',
+    description: 'loopback port of the embedded PostgreSQL (0: any free port, logged and shown by `loom health`)',
+    default: 0,
+    schema: integer(0, 65535),
+    expected: PORT,
+  }),
   'loom.auth.allowAnonymous': spec({
     key: 'loom.auth.allowAnonymous',
     description: 'calls without a token are accepted for unrestricted RPCs',

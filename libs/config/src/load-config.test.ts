@@ -25,7 +25,8 @@ describe('loadConfig defaults', () => {
       startup: { workflowsDirectory: './.loom/workflows' },
       security: { audit: { enabled: true, logPath: './.loom/audit.log' }, serverPolicy: { enabled: true } },
       experimental: { enabled: false },
-      secrets: { keys: {} },
+      secrets: { keys: {}, keyRingFile: './.loom/keyring.json' },
+      embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 } },
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
       auth: { tokens: {}, allowAnonymous: false },
       telemetry: { serviceName: 'loom', prometheusPort: 9464, samplingRatio: 1 },
@@ -36,7 +37,7 @@ describe('loadConfig defaults', () => {
   it('leaves optional values absent rather than undefined', () => {
     const config = loadConfig({ env: {} });
     expect(Object.keys(config)).not.toContain('tls');
-    expect(Object.keys(config.secrets)).toEqual(['keys']);
+    expect(Object.keys(config.secrets)).toEqual(['keys', 'keyRingFile']);
     expect(Object.keys(config.services.executor)).toEqual([]);
   });
 });

@@ -56,6 +56,11 @@ export interface LoomConfig {
     /** Key id to base64 text of a 32-byte key. */
     readonly keys: Readonly<Record<string, string>>;
     readonly activeKeyId?: string;
+    /** Where generated keys are kept. */
+    readonly keyRingFile: string;
+  };
+  readonly embedded: {
+    readonly postgres: { readonly dataDir: string; readonly port: number };
   };
   readonly services: Readonly<Record<ServiceName, ServiceEndpoint>>;
   readonly auth: {
@@ -125,6 +130,13 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.secrets.database.url']) }),
       keys,
       ...definedOnly({ activeKeyId: activeKeyId(values, keys) }),
+      keyRingFile: values.get(fixedKeys['loom.secrets.keyRingFile']),
+    },
+    embedded: {
+      postgres: {
+        dataDir: values.get(fixedKeys['loom.embedded.postgres.dataDir']),
+        port: values.get(fixedKeys['loom.embedded.postgres.port']),
+      },
     },
     services: serviceEndpoints(values),
     auth: {

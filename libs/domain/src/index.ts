@@ -12,4 +12,4 @@ export {
 } from './workflow-json.js';
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
 export { workflowToProto, workflowFromProto, scheduleToProto, scheduleFromProto } from './workflow-proto.js';
-export { SEALED_PREFIX, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';
+export { SEALED_PREFIX, VARIABLE_NAME, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';

@@ -4,7 +4,12 @@ import type { ResourceInstance, WorkflowConfiguration } from './workflow.js';
 /** Prefix of a sealed (encrypted) resource parameter value: `###AES-<encrypted value>`. */
 export const SEALED_PREFIX = '###AES-';
 
-const SECRET_REFERENCE = /^\$\$([A-Za-z_][A-Za-z0-9_.-]*)$/;
+const VARIABLE_NAME_SOURCE = '[A-Za-z_][A-Za-z0-9_.-]*';
+
+/** What an ecosystem variable's name looks like, so that `$$<name>` can refer to it. */
+export const VARIABLE_NAME = new RegExp(`^${VARIABLE_NAME_SOURCE}$`);
+
+const SECRET_REFERENCE = new RegExp(`^\\$\\$(${VARIABLE_NAME_SOURCE})$`);
 
 /** The ecosystem variable a value refers to (`$$NEO4J_PASSWORD` → `NEO4J_PASSWORD`), else undefined. */
 export function secretReference(value: unknown): string | undefined {

@@ -9,3 +9,4 @@ export * from './server.js';
 export * from './service-clients.js';
 export * from './service-module.js';
 export * from './process.js';
+export * from './atomic-file.js';

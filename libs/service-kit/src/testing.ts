@@ -1,17 +1,21 @@
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { loadConfig } from '@loom/config';
-import { createLogger } from '@loom/telemetry';
+import { createLogger, type Logger } from '@loom/telemetry';
 import { type ServiceDefinitionLike } from './handlers.js';
 import { type RunningServices, startServices } from './run-services.js';
 import { type ServiceModule } from './service-module.js';
 
 /** Serves modules on a free loopback port with test defaults (no Prometheus, anonymous callers allowed). */
-export function serveForTest(modules: readonly ServiceModule[], overrides: readonly string[] = []): Promise<RunningServices> {
+export function serveForTest(
+  modules: readonly ServiceModule[],
+  overrides: readonly string[] = [],
+  options: { logger?: Logger } = {},
+): Promise<RunningServices> {
   const config = loadConfig({
     env: {},
     overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', ...overrides],
   });
-  return startServices({ config, modules, logger: createLogger({ level: 'silent' }) });
+  return startServices({ config, modules, logger: options.logger ?? createLogger({ level: 'silent' }) });
 }
 
 /** The status every RPC of a definition answers with an empty request, by method path. */

@@ -97,7 +97,7 @@ describe('error mapping', () => {
     server.addService('loom.v1.Secrets', SecretsService, unimplemented(SecretsService, { rotateKey: 'key rotation' } as never));
     const port = await server.listen('127.0.0.1', 0);
     cleanups.push(() => server.shutdown(1000));
-    const error = await failure(call(client(`127.0.0.1:${port}`), 'rotateKey', {}));
+    const error = await failure(call(client(`127.0.0.1:${port}`), 'rotateKey', { keyId: '' }));
     expect(error.code).toBe(status.UNIMPLEMENTED);
     expect(error.details).toBe('not implemented yet: loom.v1.Secrets/RotateKey (key rotation)');
   });
@@ -190,7 +190,7 @@ describe('client', () => {
     });
     const secrets = createClient(SecretsClient, address, { deadlineMs: 200 });
     cleanups.push(() => secrets.close());
-    const error = await failure(call(secrets, 'rotateKey', {}));
+    const error = await failure(call(secrets, 'rotateKey', { keyId: '' }));
     expect(error.code).toBe(status.DEADLINE_EXCEEDED);
     await expect.poll(() => cancelled).toBe(true);
   });
