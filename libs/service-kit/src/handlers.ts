@@ -71,7 +71,8 @@ function adaptUnary(handler: UnaryHandler<unknown, unknown>, environment: Handle
   return (call, callback) => {
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort(new CancelledError()));
-    handler(call.request, contextOf(call, controller.signal)).then(
+    // a handler that throws before returning its promise is answered like one that rejects
+    new Promise<unknown>((resolve) => resolve(handler(call.request, contextOf(call, controller.signal)))).then(
       (response) => callback(null, response),
       (error: unknown) => callback(toStatusObject(error, environment.errorSink)),
     );
@@ -100,7 +101,7 @@ function adaptServerStream(
         cancelled.addEventListener('abort', done);
       });
     };
-    handler(call.request, send, contextOf(call, signal)).then(
+    new Promise<void>((resolve) => resolve(handler(call.request, send, contextOf(call, signal)))).then(
       () => {
         if (!call.writableEnded && !call.cancelled) call.end();
       },

@@ -77,6 +77,17 @@ describe('error mapping', () => {
     expect(fieldViolationsOf(error)).toEqual([{ field: 'key', description: 'must match [A-Za-z_][A-Za-z0-9_]*', reason: 'PATTERN' }]);
   });
 
+  it('maps an error a handler throws before returning its promise like a rejection', async () => {
+    const { address } = await serve({
+      createVariable: () => {
+        throw ValidationError.of('value', 'is too long', 'TOO_LONG');
+      },
+    });
+    const error = await failure(call(client(address), 'createVariable', { key: 'K', value: 'v', encrypted: false, userUuid: '' }));
+    expect(error.code).toBe(status.INVALID_ARGUMENT);
+    expect(error.details).toBe('value: is too long');
+  });
+
   it('hides unmapped errors behind INTERNAL with a reference that the log carries', async () => {
     const { address, lines } = await serve({
       getVariable: () => Promise.reject(new TypeError('connection to postgres://admin:hunter2@db failed')),

@@ -1,19 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { describeStartupError, EXIT_USAGE, serveProcess } from '@loom/service-kit';
+import { describeStartupError, EXIT_USAGE, fieldViolationsOf, isServiceError, serveProcess } from '@loom/service-kit';
+import { status, type ServiceError } from '@grpc/grpc-js';
 import { ConfigError } from '@loom/config';
 import { healthCommand } from './commands/health.js';
+import { addSecretsCommands } from './commands/secrets.js';
+import { type GlobalOptions } from './global-options.js';
 import { selectModules, UsageError } from './modules.js';
 import { type OutputFormat } from './output.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** Options every command understands. */
-export interface GlobalOptions {
-  readonly address: string;
-  readonly output: OutputFormat;
-  readonly token?: string;
-}
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -53,8 +50,10 @@ export function buildProgram(): Command {
     .description('check the health of every service of a running loom (see --address)')
     .action(async (_options: object, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      process.exitCode = await healthCommand(globals.address, globals.output);
+      process.exitCode = await healthCommand(globals);
     });
+
+  addSecretsCommands(program);
 
   return program;
 }
@@ -70,6 +69,10 @@ export async function run(argv: readonly string[]): Promise<number> {
       // Commander has printed its one-line message (or the help/version text) already.
       return error.exitCode === 0 ? 0 : EXIT_USAGE;
     }
+    if (isServiceError(error)) {
+      process.stderr.write(`loom: ${describeRpcError(error)}\n`);
+      return 1;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`loom: ${error.message}\n`);
       return EXIT_USAGE;
@@ -77,4 +80,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`loom: ${describeStartupError(error)}\n`);
     return error instanceof ConfigError ? EXIT_USAGE : 1;
   }
+}
+
+/** One line for a failed RPC: its status name, message and the fields it names. */
+function describeRpcError(error: ServiceError): string {
+  const fields = fieldViolationsOf(error).map((violation) => `${violation.field}: ${violation.description}`);
+  const detail = fields.length > 0 ? fields.join('; ') : error.details;
+  return `${status[error.code]}: ${detail}`;
 }

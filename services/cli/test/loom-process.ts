@@ -43,8 +43,9 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
 }
 
 /** Runs the `loom` binary to completion. */
-export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}, input?: string): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
+    ...(input === undefined ? {} : { input }),
     cwd: mkdtempSync(join(tmpdir(), 'loom-cli-')),
     env: { PATH: process.env.PATH, ...env },
     encoding: 'utf8',

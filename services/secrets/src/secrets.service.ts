@@ -1,31 +1,205 @@
-import { SecretsService } from '@loom/contracts';
-import { type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
-
-/** The capability that provides each RPC; every one answers UNIMPLEMENTED naming it until it is built. */
-const capabilities = {
-  createVariable: 'ecosystem variables',
-  updateVariable: 'ecosystem variables',
-  getVariable: 'ecosystem variables',
-  listVariables: 'ecosystem variables',
-  deleteVariable: 'ecosystem variables',
-  sealConfiguration: 'sealing secrets with AES-256-GCM',
-  decryptResources: 'decryption at workflow start',
-  rotateKey: 'key rotation',
-};
+import {
+  type DescribeStorageResponse,
+  SecretsService,
+  type Variable,
+} from '@loom/contracts';
+import {
+  FailedPreconditionError,
+  SEALED_PREFIX,
+  ValidationError,
+  VARIABLE_NAME,
+  workflowFromProto,
+  workflowToProto,
+} from '@loom/domain';
+import { type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
+import { KeyRing } from './key-ring.js';
+import { openWorkflow, sealWorkflow } from './sealing.js';
+import { openSecretsStorage, type SecretsStorage } from './storage.js';
+import { type VariableRow, VariableStore } from './variable-store.js';
 
 /** RPCs only some identities may call. */
 export const secretsAccessPolicy = { decryptResources: ['executor'] } as const;
+
+const MAX_KEY_LENGTH = 128;
+const MAX_VALUE_BYTES = 64 * 1024;
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Stored as the acting user when a request names none (the column is NOT NULL). */
+export const UNKNOWN_USER_UUID = '00000000-0000-0000-0000-000000000000';
+
+function checkKey(key: string): string {
+  if (key === '') throw ValidationError.of('key', 'is required', 'MISSING_FIELD');
+  if (key.length > MAX_KEY_LENGTH) throw ValidationError.of('key', `must be at most ${MAX_KEY_LENGTH} characters`, 'TOO_LONG');
+  if (!VARIABLE_NAME.test(key)) throw ValidationError.of('key', 'must start with a letter or _ and hold only letters, digits, _ . -', 'INVALID_VALUE');
+  return key;
+}
+
+function checkValue(value: string, encrypted: boolean): string {
+  if (Buffer.byteLength(value) > MAX_VALUE_BYTES) throw ValidationError.of('value', `must be at most ${MAX_VALUE_BYTES} bytes`, 'TOO_LONG');
+  if (encrypted && value === '') throw ValidationError.of('value', 'an encrypted variable needs a value', 'MISSING_FIELD');
+  return value;
+}
+
+function checkUser(userUuid: string): string {
+  if (userUuid === '') return UNKNOWN_USER_UUID;
+  if (!UUID.test(userUuid)) throw ValidationError.of('user_uuid', 'must be a UUID', 'INVALID_VALUE');
+  return userUuid.toLowerCase();
+}
+
+/** The variable as callers see it: an encrypted value only ever as its `###AES-` text. */
+function toMessage(row: VariableRow): Variable {
+  return {
+    uuid: row.uuid,
+    key: row.key,
+    value: row.encrypted ? SEALED_PREFIX + row.value : row.value,
+    encrypted: row.encrypted,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    createdByUuid: row.createdByUuid,
+    lastUpdatedByUuid: row.lastUpdatedByUuid ?? '',
+  };
+}
+
+function pageAfter(token: string): string | undefined {
+  if (token === '') return undefined;
+  const key = Buffer.from(token, 'base64url').toString('utf8');
+  if (!VARIABLE_NAME.test(key)) throw ValidationError.of('page_token', 'is not a token this service issued', 'INVALID_VALUE');
+  return key;
+}
+
+function pageSize(size: number): number {
+  if (size < 0) throw ValidationError.of('page_size', 'must not be negative', 'INVALID_VALUE');
+  return size === 0 ? DEFAULT_PAGE_SIZE : Math.min(size, MAX_PAGE_SIZE);
+}
+
+/** What the secrets RPCs work with. */
+export interface SecretsDependencies {
+  readonly store: VariableStore;
+  readonly keyRing: KeyRing;
+  readonly storage: Pick<SecretsStorage, 'address' | 'database' | 'embedded'>;
+  readonly redactor: SecretRedactor;
+  readonly logger: Logger;
+}
+
+/** The loom.v1.Secrets handlers. */
+export function secretsImplementation(deps: SecretsDependencies): AsyncImplementation<typeof SecretsService> {
+  const { store, keyRing, redactor, logger } = deps;
+  const stored = (value: string, encrypted: boolean): string => (encrypted ? keyRing.encrypt(value) : value);
+  return {
+    async createVariable(request) {
+      const key = checkKey(request.key);
+      const value = checkValue(request.value, request.encrypted);
+      if (request.encrypted) redactor.add(value);
+      const row = await store.create({ key, value: stored(value, request.encrypted), encrypted: request.encrypted, createdByUuid: checkUser(request.userUuid) });
+      logger.info({ key, encrypted: row.encrypted }, 'variable created');
+      return { variable: toMessage(row) };
+    },
+
+    async updateVariable(request) {
+      const key = checkKey(request.key);
+      const updatedByUuid = checkUser(request.userUuid);
+      const current = await store.get(key);
+      const encrypted = request.encrypted ?? current.encrypted;
+      let value: string;
+      if (request.value !== undefined) {
+        value = checkValue(request.value, encrypted);
+        if (encrypted) redactor.add(value);
+        value = stored(value, encrypted);
+      } else if (encrypted === current.encrypted) {
+        value = current.value;
+      } else if (encrypted) {
+        redactor.add(current.value);
+        value = keyRing.encrypt(current.value);
+      } else {
+        throw new FailedPreconditionError(`variable '${key}' is encrypted: to store it in clear, give its new value`);
+      }
+      const row = await store.update(key, { value, encrypted, updatedByUuid });
+      logger.info({ key, encrypted: row.encrypted }, 'variable updated');
+      return { variable: toMessage(row) };
+    },
+
+    async getVariable(request) {
+      return { variable: toMessage(await store.get(checkKey(request.key))) };
+    },
+
+    async listVariables(request) {
+      const limit = pageSize(request.pageSize);
+      const rows = await store.list(limit + 1, pageAfter(request.pageToken));
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const nextPageToken = rows.length > limit && last !== undefined ? Buffer.from(last.key).toString('base64url') : '';
+      return { variables: page.map(toMessage), nextPageToken };
+    },
+
+    async deleteVariable(request) {
+      const key = checkKey(request.key);
+      await store.delete(key);
+      logger.info({ key }, 'variable deleted');
+      return {};
+    },
+
+    async sealConfiguration(request) {
+      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
+      const sealed = await sealWorkflow(workflowFromProto(request.workflow), (names) => store.getMany(names), keyRing);
+      return { workflow: workflowToProto(sealed) };
+    },
+
+    decryptResources(request, context) {
+      if (request.workflow === undefined) return Promise.reject(ValidationError.of('workflow', 'is required', 'MISSING_FIELD'));
+      const opened = openWorkflow(workflowFromProto(request.workflow), keyRing, (plain) => redactor.add(plain));
+      logger.info({ workflow: request.workflow.name, caller: context.identity }, 'resources decrypted for workflow start');
+      return Promise.resolve({ workflow: workflowToProto(opened) });
+    },
+
+    async rotateKey(request) {
+      const previous = keyRing.activeKeyId;
+      const activeKeyId = await keyRing.rotate(request.keyId);
+      for (const secret of keyRing.secrets()) redactor.add(secret);
+      const variablesReencrypted = await store.reencryptAll((value) => keyRing.encrypt(keyRing.decrypt(value)));
+      logger.info({ previous, activeKeyId, variablesReencrypted }, 'encryption key rotated');
+      return { activeKeyId, variablesReencrypted, workflowsReencrypted: 0 };
+    },
+
+    describeStorage(): Promise<DescribeStorageResponse> {
+      const { storage } = deps;
+      return Promise.resolve({
+        embedded: storage.embedded !== undefined,
+        address: storage.address,
+        database: storage.database,
+        dataDirectory: storage.embedded?.dataDir ?? '',
+        activeKeyId: keyRing.activeKeyId,
+      });
+    },
+  };
+}
 
 /** loom.v1.Secrets, deployable alone (`loom serve --services secrets`) or with the others. */
 export const secretsModule: ServiceModule = {
   name: 'secrets',
   fullName: 'loom.v1.Secrets',
-  create(): Promise<ServiceInstance> {
-    return Promise.resolve({
-      addToServer(server) {
-        server.addService('loom.v1.Secrets', SecretsService, unimplemented(SecretsService, capabilities), { restrict: secretsAccessPolicy });
-      },
-      close: () => Promise.resolve(),
-    });
+  async create({ config, logger }): Promise<ServiceInstance> {
+    const storage = await openSecretsStorage(config, logger);
+    try {
+      const keyRing = await KeyRing.load({
+        configuredKeys: config.secrets.keys,
+        ...(config.secrets.activeKeyId === undefined ? {} : { configuredActiveKeyId: config.secrets.activeKeyId }),
+        file: config.secrets.keyRingFile,
+        production: process.env.NODE_ENV === 'production',
+        logger,
+      });
+      for (const secret of keyRing.secrets()) processRedactor.add(secret);
+      const implementation = secretsImplementation({ store: new VariableStore(storage.db), keyRing, storage, redactor: processRedactor, logger });
+      return {
+        addToServer(server) {
+          server.addService('loom.v1.Secrets', SecretsService, implementation, { restrict: secretsAccessPolicy });
+        },
+        close: () => storage.close(),
+      };
+    } catch (error) {
+      await storage.close();
+      throw error;
+    }
   },
 };

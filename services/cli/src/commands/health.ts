@@ -1,7 +1,8 @@
 import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { loomServiceNames } from '@loom/contracts';
-import { healthDefinition } from '@loom/service-kit';
-import { type OutputFormat, printTable } from '../output.js';
+import { type DescribeStorageResponse, loomServiceNames, SecretsClient } from '@loom/contracts';
+import { call, createClient, healthDefinition } from '@loom/service-kit';
+import { type GlobalOptions } from '../global-options.js';
+import { printTable } from '../output.js';
 
 interface HealthClient {
   Check(
@@ -44,10 +45,33 @@ export async function checkHealth(address: string, timeoutMs = 5000): Promise<He
   }
 }
 
+/** Where the secrets service keeps variables, when it is hosted and answers. */
+async function describeStorage(globals: GlobalOptions): Promise<DescribeStorageResponse | undefined> {
+  const client = createClient(SecretsClient, globals.address, { retry: false, deadlineMs: 5000, ...(globals.token === undefined ? {} : { token: globals.token }) });
+  try {
+    return await call(client, 'describeStorage', {});
+  } catch {
+    return undefined;
+  } finally {
+    client.close();
+  }
+}
+
 /** `loom health`: prints each service's status; exit code 1 unless the server and every hosted service serve. */
-export async function healthCommand(address: string, format: OutputFormat): Promise<number> {
+export async function healthCommand(globals: GlobalOptions): Promise<number> {
+  const { address, output } = globals;
   const rows = await checkHealth(address);
-  printTable(format, rows.map((row) => ({ ...row })), { address, services: rows });
+  const secretsServing = rows.some((row) => row.service === 'loom.v1.Secrets' && row.status === 'SERVING');
+  const storage = secretsServing ? await describeStorage(globals) : undefined;
+  printTable(output, rows.map((row) => ({ ...row })), { address, services: rows, ...(storage === undefined ? {} : { storage }) });
+  if (storage !== undefined && output === 'text') {
+    const [host, port] = storage.address.split(':');
+    process.stdout.write(
+      storage.embedded
+        ? `\nvariables: embedded PostgreSQL at ${storage.address} (psql -h ${host} -p ${port} -U postgres ${storage.database}), data in ${storage.dataDirectory}\n`
+        : `\nvariables: PostgreSQL at ${storage.address}/${storage.database}\n`,
+    );
+  }
   const server = rows[0];
   const healthy = server?.status === 'SERVING' && rows.every((row) => row.status === 'SERVING' || row.status === 'NOT_HOSTED');
   return healthy ? 0 : 1;

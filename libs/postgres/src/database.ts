@@ -1,0 +1,133 @@
+import { ValidationError } from '@loom/domain';
+import pg from 'pg';
+import { parseDatabaseUrl, redactPassword } from './connection-url.js';
+import { isEmbeddedAddress } from './embedded-registry.js';
+import { DatabaseUnavailableError } from './errors.js';
+
+/** Options of createPool. */
+export interface PoolOptions {
+  /** Most connections open at once; default 10. An embedded database takes one per pool (anything else is refused). */
+  readonly max?: number;
+  /** The URL is an embedded PostgreSQL; default: true when this process serves that address. */
+  readonly embedded?: boolean;
+  /** `application_name` of the connections (shows in pg_stat_activity). */
+  readonly applicationName?: string;
+  /** Server-side `statement_timeout` of every connection; not sent to an embedded database (PGlite does not enforce it). */
+  readonly statementTimeoutMs?: number;
+  /** Told when a connection fails while nobody is using it (the pool replaces it). */
+  readonly logger?: { warn(obj: object, msg: string): void };
+}
+
+/** A pool of PostgreSQL connections with transactions; connection failures are DatabaseUnavailableError. */
+export interface Database {
+  /** Runs one statement (with `$1`… parameters) on a pooled connection. */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  /** Runs fn between BEGIN and COMMIT on one connection, with ROLLBACK when it throws; the connection is always released. */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Closes the pool once its checked-out connections are released. */
+  close(): Promise<void>;
+  /** The underlying pg pool. */
+  readonly pool: pg.Pool;
+}
+
+const DEFAULT_MAX = 10;
+const CONNECT_TIMEOUT_MS = 10_000;
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// SQLSTATE: class 08 connection exception, admin/crash shutdown, cannot connect now, too many connections
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
+const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not queryable|Cannot use a pool after calling end/i;
+
+/**
+ * Opens a pool on a PostgreSQL URL (nothing connects until the first query). For an embedded database the pool has one
+ * connection: PGlite has a single session, and queuing in the pool keeps concurrent work from waiting on the server.
+ */
+export function createPool(url: string, options: PoolOptions = {}): Database {
+  const target = parseDatabaseUrl(url);
+  const embedded = options.embedded ?? isEmbeddedAddress(target.host, target.port);
+  if (embedded && options.max !== undefined && options.max !== 1) {
+    throw ValidationError.of('max', 'a pool on the embedded PostgreSQL has exactly one connection (PGlite has one session)');
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: embedded ? 1 : (options.max ?? DEFAULT_MAX),
+    // waiting for the single embedded connection is queuing, not a failure; a real server that does not answer is
+    connectionTimeoutMillis: embedded ? 0 : CONNECT_TIMEOUT_MS,
+    ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
+    ...(options.statementTimeoutMs === undefined || embedded ? {} : { statement_timeout: options.statementTimeoutMs }),
+  });
+
+  const unavailable = (error: unknown): DatabaseUnavailableError => {
+    const reason = redactPassword(error instanceof Error ? error.message : String(error), target.password);
+    return new DatabaseUnavailableError(target.address, reason, { cause: error });
+  };
+  const warnIdleFailure = (error: Error): void => {
+    options.logger?.warn({ address: target.address, reason: redactPassword(error.message, target.password) }, 'database connection failed while idle');
+  };
+  // without a listener, a connection that dies while idle in the pool would crash the process
+  pool.on('error', warnIdleFailure);
+
+  const connect = async (): Promise<{ client: pg.PoolClient; release: (destroy: boolean) => void }> => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw unavailable(error);
+    }
+    // a checked-out client that loses its connection between queries emits 'error' too
+    client.on('error', warnIdleFailure);
+    return {
+      client,
+      release(destroy) {
+        client.removeListener('error', warnIdleFailure);
+        client.release(destroy);
+      },
+    };
+  };
+  const mapError = (error: unknown): unknown => (isConnectionFailure(error) ? unavailable(error) : error);
+
+  return {
+    pool,
+    async query<R extends pg.QueryResultRow>(text: string, params?: unknown[]) {
+      const { client, release } = await connect();
+      let failure: unknown;
+      try {
+        return await client.query<R>(text, params);
+      } catch (error) {
+        failure = error;
+        throw mapError(error);
+      } finally {
+        release(isConnectionFailure(failure));
+      }
+    },
+    async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+      const { client, release } = await connect();
+      let destroy = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          destroy = true; // a connection that cannot roll back must not go back to the pool
+        }
+        throw mapError(error);
+      } finally {
+        release(destroy);
+      }
+    },
+    async close() {
+      if (!pool.ended && !pool.ending) await pool.end();
+    },
+  };
+}
+
+/** True when an error means the connection or the server is gone, rather than a failed statement. */
+function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) return true;
+  return CONNECTION_LOST_MESSAGES.test(error.message);
+}

@@ -1,0 +1,149 @@
+import { existsSync } from 'node:fs';
+import { chmod, mkdir } from 'node:fs/promises';
+import { BlockList, isIPv6 } from 'node:net';
+import { join, resolve } from 'node:path';
+import { type Extensions, PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { lockDataDir } from './data-dir-lock.js';
+import { registerEmbeddedAddress } from './embedded-registry.js';
+import { EmbeddedPostgresStartError, NonLoopbackHostError } from './errors.js';
+import { withSessionAffinity } from './session-affinity.js';
+
+/**
+ * How many client connections the embedded server accepts at once. pglite-socket 0.2.17 accepts one by default
+ * (a second concurrent one is reset); above one it multiplexes every connection onto PGlite's single session,
+ * which withSessionAffinity makes safe per request and per transaction. Pools for it use one connection each.
+ */
+export const EMBEDDED_MAX_CONNECTIONS = 32;
+
+/** Where the embedded server writes what it does (a pino logger fits). */
+export interface EmbeddedPostgresLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Options of startEmbeddedPostgres. */
+export interface EmbeddedPostgresOptions {
+  /** Data directory (created with mode 0700); data persists across restarts. Only one process may open it. */
+  readonly dataDir: string;
+  /** Loopback address to listen on; default 127.0.0.1. Any other address is refused: there is no authentication. */
+  readonly host?: string;
+  /** Port; default 0, any free port (read it back from `port`). */
+  readonly port?: number;
+  readonly logger?: EmbeddedPostgresLogger;
+  /** PGlite extensions to load, e.g. `{ age }` from `@electric-sql/pglite-age`. */
+  readonly extensions?: Extensions;
+}
+
+/** A running embedded PostgreSQL (PGlite served over the PostgreSQL wire protocol on loopback). */
+export interface EmbeddedPostgres {
+  /** `postgresql://postgres@<host>:<port>/postgres`, for createPool or psql. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Absolute path of the data directory. */
+  readonly dataDir: string;
+  /** Stops accepting connections, closes the open ones and closes PGlite (flushed to disk); safe to call twice. */
+  close(): Promise<void>;
+}
+
+const loopback = new BlockList();
+loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+loopback.addAddress('::1', 'ipv6');
+loopback.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** True for localhost and the loopback addresses (127.0.0.0/8, ::1). */
+export function isLoopbackHost(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true;
+  const address = host.replace(/^\[(.*)\]$/, '$1');
+  try {
+    return loopback.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
+  } catch {
+    return false; // not an IP address: a host name other than localhost
+  }
+}
+
+/**
+ * Opens PGlite on `dataDir` and serves it with pglite-socket on a loopback port, so the same `pg` code (and
+ * `psql -h 127.0.0.1 -p <port> -U postgres`) talks to it. PGlite has one session: connections take turns per request
+ * and per transaction, session settings (SET, search_path) are shared by all, and a connection that sits idle in a
+ * transaction holds up every other one. Use createPool, which gives each pool one connection to it.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host)) throw new NonLoopbackHostError(host);
+  const dataDir = resolve(options.dataDir);
+  const logger = options.logger;
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await chmod(dataDir, 0o700);
+  } catch (error) {
+    throw new EmbeddedPostgresStartError(dataDir, `cannot create the data directory: ${errorText(error)}`, { cause: error });
+  }
+  const lock = lockDataDir(dataDir);
+  const initialised = existsSync(join(dataDir, 'PG_VERSION'));
+
+  let db: PGlite | undefined;
+  let server: PGLiteSocketServer | undefined;
+  let port: number;
+  try {
+    db = await openPglite(dataDir, options.extensions);
+    const served = withSessionAffinity(db, (error) => logger?.warn({ err: error, dataDir }, 'embedded PostgreSQL could not roll back a closed connection'));
+    server = new PGLiteSocketServer({ db: served, host, port: options.port ?? 0, maxConnections: EMBEDDED_MAX_CONNECTIONS });
+    server.addEventListener('error', (event) => {
+      logger?.warn({ err: (event as Event & { detail?: unknown }).detail, dataDir }, 'embedded PostgreSQL server error');
+    });
+    try {
+      await server.start();
+    } catch (error) {
+      throw new EmbeddedPostgresStartError(dataDir, `cannot listen on ${host}:${options.port ?? 0}: ${errorText(error)}`, { cause: error });
+    }
+    const connection = server.getServerConn();
+    port = Number(connection.slice(connection.lastIndexOf(':') + 1));
+  } catch (error) {
+    await server?.stop();
+    await db?.close();
+    lock.release();
+    throw error;
+  }
+
+  const unregister = registerEmbeddedAddress(host, port);
+  const urlHost = isIPv6(host) ? `[${host}]` : host;
+  const url = `postgresql://postgres@${urlHost}:${port}/postgres`;
+  logger?.info({ dataDir, host, port, created: !initialised }, 'embedded PostgreSQL started');
+
+  const runningServer = server;
+  const runningDb = db;
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    host,
+    port,
+    dataDir,
+    close() {
+      closing ??= (async () => {
+        unregister();
+        try {
+          await runningServer.stop();
+          await runningDb.close();
+        } finally {
+          lock.release();
+        }
+        logger?.info({ dataDir }, 'embedded PostgreSQL stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+async function openPglite(dataDir: string, extensions: Extensions | undefined): Promise<PGlite> {
+  try {
+    return await PGlite.create(dataDir, extensions === undefined ? {} : { extensions });
+  } catch (error) {
+    throw new EmbeddedPostgresStartError(dataDir, `PGlite cannot open the data directory: ${errorText(error)}`, { cause: error });
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,21 @@
+export {
+  startEmbeddedPostgres,
+  isLoopbackHost,
+  EMBEDDED_MAX_CONNECTIONS,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+  type EmbeddedPostgresLogger,
+} from './embedded-postgres.js';
+export { createPool, type Database, type PoolOptions } from './database.js';
+export { migrate, MIGRATIONS_TABLE, type Migration, type MigrationResult } from './migrate.js';
+export { parseDatabaseUrl, redactPassword, type DatabaseTarget } from './connection-url.js';
+export { LOCK_FILE_NAME } from './data-dir-lock.js';
+export {
+  DatabaseUnavailableError,
+  NonLoopbackHostError,
+  DataDirectoryInUseError,
+  EmbeddedPostgresStartError,
+  InvalidMigrationsError,
+  MigrationHistoryError,
+  MigrationFailedError,
+} from './errors.js';

@@ -1,0 +1,64 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterEach } from 'vitest';
+
+/** URL of the real PostgreSQL for tests (CI sets it), or undefined. */
+export const realDatabaseUrl = process.env['LOOM_TEST_DATABASE_URL'] || undefined;
+
+/** Prints, once per test file, why the real-PostgreSQL tests of that file are skipped. */
+export function reportRealDatabaseSkip(suite: string): void {
+  if (realDatabaseUrl === undefined) {
+    console.log(`${suite}: real-PostgreSQL tests skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it to postgresql://postgres@127.0.0.1:5432/test)`);
+  }
+}
+
+/** A short random suffix for names that must not collide with other runs on a shared server. */
+export function uniqueSuffix(): string {
+  return randomBytes(4).toString('hex');
+}
+
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** Collects pools, servers and temp directories of a test and closes them in afterEach, last opened first. */
+export function useCleanup(): { add<T extends Closable>(closable: T): T; tempDir(): Promise<string> } {
+  const closables: Closable[] = [];
+  afterEach(async () => {
+    for (const closable of closables.splice(0).reverse()) await closable.close();
+  });
+  return {
+    add(closable) {
+      closables.push(closable);
+      return closable;
+    },
+    async tempDir() {
+      const dir = await mkdtemp(join(tmpdir(), 'loom-postgres-'));
+      closables.push({ close: () => rm(dir, { recursive: true, force: true }) });
+      return dir;
+    },
+  };
+}
+
+/** A loopback port nothing listens on (bound, read back, closed). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Records what a component logs. */
+export function recordingLogger(): { entries: { level: string; obj: object; msg: string }[]; info(obj: object, msg: string): void; warn(obj: object, msg: string): void } {
+  const entries: { level: string; obj: object; msg: string }[] = [];
+  return {
+    entries,
+    info: (obj, msg) => entries.push({ level: 'info', obj, msg }),
+    warn: (obj, msg) => entries.push({ level: 'warn', obj, msg }),
+  };
+}

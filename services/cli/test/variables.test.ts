@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+
+let loom: LoomProcess;
+beforeAll(async () => {
+  loom = await startLoom(['--services', 'secrets', '--set', 'loom.auth.allowAnonymous=true']);
+});
+afterAll(async () => {
+  loom.child.kill('SIGTERM');
+  await loom.exited;
+});
+
+const loomAt = (...args: string[]): ReturnType<typeof runLoom> => runLoom(['--address', loom.address, ...args]);
+const secret = 'stdin-secret-value-4e2a9c';
+
+describe('loom variable and loom secrets', () => {
+  it('creates an encrypted variable from standard input and never prints it in clear', () => {
+    const created = runLoom(['--address', loom.address, '--output', 'json', 'variable', 'create', 'NEO4J_PASSWORD', '--encrypted'], {}, `${secret}\n`);
+    expect(created.stderr).toBe('');
+    expect(created.status).toBe(0);
+    const variable = JSON.parse(created.stdout) as { key: string; value: string; encrypted: boolean };
+    expect(variable).toMatchObject({ key: 'NEO4J_PASSWORD', encrypted: true });
+    expect(variable.value).toMatch(/^###AES-/);
+
+    const listed = loomAt('variable', 'list');
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toMatch(/NEO4J_PASSWORD\s+true\s+###AES-/);
+    expect(listed.stdout + loomAt('variable', 'get', 'NEO4J_PASSWORD').stdout).not.toContain(secret);
+  });
+
+  it('rotates the key and re-encrypts the variables', () => {
+    const rotated = loomAt('--output', 'json', 'secrets', 'rotate');
+    expect(rotated.status).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ variablesReencrypted: 1 });
+  });
+
+  it('reports a failed call as one line with the status and the field', () => {
+    const duplicate = loomAt('variable', 'create', 'NEO4J_PASSWORD', '--value', 'x');
+    expect(duplicate.status).toBe(1);
+    expect(duplicate.stderr.trim()).toBe("loom: ALREADY_EXISTS: variable 'NEO4J_PASSWORD' already exists");
+    const invalid = loomAt('variable', 'create', '9lives', '--value', 'x');
+    expect(invalid.stderr.trim()).toMatch(/^loom: INVALID_ARGUMENT: key: must start with a letter/);
+  });
+
+  it('shows where the variables live in `loom health`', () => {
+    const health = loomAt('health');
+    expect(health.status).toBe(0);
+    expect(health.stdout).toMatch(/variables: embedded PostgreSQL at 127\.0\.0\.1:\d+ \(psql -h 127\.0\.0\.1 -p \d+ -U postgres postgres\)/);
+  });
+
+  it('deletes a variable', () => {
+    expect(loomAt('variable', 'delete', 'NEO4J_PASSWORD').status).toBe(0);
+    expect(loomAt('variable', 'get', 'NEO4J_PASSWORD').stderr.trim()).toBe("loom: NOT_FOUND: variable 'NEO4J_PASSWORD' not found");
+  });
+});

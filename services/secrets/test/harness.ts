@@ -1,0 +1,161 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { type ServiceError, status } from '@grpc/grpc-js';
+import { SecretsClient, type Workflow } from '@loom/contracts';
+import { parseWorkflow, workflowToProto } from '@loom/domain';
+import { call, createClient, type RunningServices } from '@loom/service-kit';
+import { serveForTest } from '@loom/service-kit/testing';
+import { createLogger, type Logger } from '@loom/telemetry';
+import pg from 'pg';
+import { secretsModule } from '../src/index.js';
+
+export const executorToken = 'executor-token-0123456789abcdef';
+export const storeToken = 'config-store-token-0123456789ab';
+
+/** Where the variables live in a test run: the embedded PGlite, or a fresh database on the real server. */
+export interface Backend {
+  readonly name: string;
+  /** Config overrides selecting the database. */
+  overrides(): Promise<string[]>;
+  cleanup(): Promise<void>;
+}
+
+/** The embedded default: PGlite on a temp data directory, reached through its loopback port. */
+export function embeddedBackend(): Backend {
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'loom-secrets-')), 'pgdata');
+  return {
+    name: 'embedded PGlite',
+    overrides: () => Promise.resolve([`loom.embedded.postgres.dataDir=${dataDir}`]),
+    cleanup: () => Promise.resolve(),
+  };
+}
+
+/** A fresh database on the real PostgreSQL of LOOM_TEST_DATABASE_URL, dropped afterwards. */
+export function realBackend(adminUrl: string): Backend {
+  const database = `loom_secrets_test_${process.pid}_${Date.now()}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  const admin = async (sql: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    name: 'PostgreSQL server',
+    async overrides() {
+      await admin(`CREATE DATABASE ${database}`);
+      return [`loom.secrets.database.url=${url.toString()}`];
+    },
+    cleanup: () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+  };
+}
+
+/** A running secrets service with clients for three identities and everything it logged. */
+export interface SecretsHarness {
+  readonly running: RunningServices;
+  readonly anonymous: SecretsClient;
+  readonly executor: SecretsClient;
+  readonly configStore: SecretsClient;
+  readonly logLines: string[];
+  readonly keyRingFile: string;
+  /** Runs SQL on the service's database, as an operator with psql would (trust auth on loopback). */
+  query<R extends pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts the secrets service alone on a free port over the backend. */
+export async function startSecrets(backend: Backend, options: { keyRingFile?: string; extraOverrides?: string[]; logger?: Logger } = {}): Promise<SecretsHarness> {
+  const keyRingFile = options.keyRingFile ?? join(mkdtempSync(join(tmpdir(), 'loom-keys-')), 'keyring.json');
+  const logLines: string[] = [];
+  const logger =
+    options.logger ??
+    createLogger({
+      level: 'debug',
+      destination: new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+          callback();
+        },
+      }),
+    });
+  const running = await serveForTest(
+    [secretsModule],
+    [
+      ...(await backend.overrides()),
+      `loom.secrets.keyRingFile=${keyRingFile}`,
+      `loom.auth.tokens.executor=${executorToken}`,
+      `loom.auth.tokens.config-store=${storeToken}`,
+      ...(options.extraOverrides ?? []),
+    ],
+    { logger },
+  );
+  const address = `127.0.0.1:${running.port}`;
+  const client = (token?: string): SecretsClient => createClient(SecretsClient, address, { retry: false, ...(token === undefined ? {} : { token }) });
+  const clients = { anonymous: client(), executor: client(executorToken), configStore: client(storeToken) };
+  const described = await call(clients.anonymous, 'describeStorage', {});
+  return {
+    running,
+    ...clients,
+    logLines,
+    keyRingFile,
+    async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) {
+      const connection = new pg.Client({ connectionString: `postgresql://postgres@${described.address}/${described.database}` });
+      await connection.connect();
+      try {
+        return (await connection.query<R>(sql, params)).rows;
+      } finally {
+        await connection.end();
+      }
+    },
+    async stop() {
+      for (const c of Object.values(clients)) c.close();
+      await running.stop();
+    },
+  };
+}
+
+/** A workflow whose graph database resource takes its password from `$$<variable>`. */
+export function graphWorkflow(password: unknown, extraParameters: Record<string, unknown> = {}): Workflow {
+  const parameterTypes = { host: 'STRING', port: 'INTEGER', user: 'STRING', password: 'PASSWORD', database: 'STRING', read_only: 'BOOLEAN' };
+  return workflowToProto(
+    parseWorkflow({
+      name: 'Knowledge graph_0c8e5a4f-2d71-4b39-a6e2-91f3d7b05c48',
+      autoStart: false,
+      components: [],
+      links: [],
+      resources: [
+        {
+          name: 'Neo4j_7d1f2a90-4c3b-4e5f-8a6b-1c2d3e4f5a6b',
+          resource: {
+            qualifiedName: 'loom.resources.graph.Neo4jDatabase',
+            name: 'Neo4j Database',
+            parameters: Object.entries(parameterTypes).map(([name, type]) => ({ name, type, required: name !== 'port' })),
+            group: 'DATABASES',
+            experimental: false,
+          },
+          parameters: { host: 'neo4j.internal', port: 7687, user: 'loom', password, database: 'neo4j', read_only: false, ...extraParameters },
+        },
+      ],
+      skills: [],
+      workflowResources: [],
+    }),
+  );
+}
+
+/** The status a failing call ends with. */
+export async function failure(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+export { status };
