@@ -13,3 +13,23 @@ export {
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
 export { workflowToProto, workflowFromProto, scheduleToProto, scheduleFromProto } from './workflow-proto.js';
 export { SEALED_PREFIX, VARIABLE_NAME, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';
+export {
+  MESSAGE_TYPES,
+  COMPONENT_KINDS,
+  type ComponentKindName,
+  RESOURCE_KINDS,
+  type ResourceKindName,
+  GRAPH_DATABASE_RESOURCE,
+  SKILL_CAPABILITY_QUALIFIED_NAMES,
+  type ValueConstraint,
+  componentCatalog,
+  findComponentDefinition,
+  catalogFor,
+  resourceCatalog,
+  findResourceDefinition,
+  resourceSatisfies,
+  isGraphSsoResource,
+  optionConstraint,
+  parameterConstraint,
+} from './catalog.js';
+export { validateWorkflow, MAX_WORKFLOW_BYTES, type WorkflowViolationReason } from './validate-workflow.js';

@@ -251,9 +251,8 @@ class ProtoReader {
   }
 
   enumName<N extends string>(table: Record<N, number>, value: number, field: string, placeholder: N): N {
-    for (const [name, number] of Object.entries(table) as [N, number][]) {
-      if (number === value) return name;
-    }
+    const name = namesOf(table).get(value) as N | undefined;
+    if (name !== undefined) return name;
     const description = value === 0 ? 'is unspecified' : `unknown enum value ${value}`;
     this.violations.push({ field, description, reason: value === 0 ? 'MISSING_FIELD' : 'INVALID_VALUE' });
     return placeholder;
@@ -349,4 +348,16 @@ function fromValue(value: unknown): unknown {
 
 function fromStruct(struct: { [key: string]: unknown } | undefined): Record<string, unknown> {
   return struct === undefined ? {} : { ...struct };
+}
+
+const enumNames = new WeakMap<object, Map<number, string>>();
+
+/** Number → name of an enum table, built once per table. */
+function namesOf(table: Record<string, number>): Map<number, string> {
+  let names = enumNames.get(table);
+  if (names === undefined) {
+    names = new Map(Object.entries(table).map(([name, number]) => [number, name]));
+    enumNames.set(table, names);
+  }
+  return names;
 }

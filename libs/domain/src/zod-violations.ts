@@ -9,7 +9,7 @@ import { appendJsonPath, formatJsonPath } from './json-path.js';
 export function parseWithSchema<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value, { reportInput: true });
   const violations = result.success ? [] : violationsOf(result.error.issues);
-  for (const reserved of reservedKeyViolations(value, [], [])) {
+  for (const reserved of reservedKeyViolations(value, [], new Set())) {
     if (!violations.some((violation) => violation.field === reserved.field)) violations.push(reserved);
   }
   if (violations.length > 0 || !result.success) throw new ValidationError(violations);
@@ -21,16 +21,31 @@ export function parseWithSchema<S extends z.ZodType>(schema: S, value: unknown):
 const SEARCH_DEPTH = 64;
 
 // JSON.parse keeps `__proto__` as an ordinary key, but zod (rightly) never copies it into its
-// output, where assigning it would set the prototype: the value would vanish silently
-function reservedKeyViolations(value: unknown, path: PropertyKey[], ancestors: object[]): FieldViolation[] {
-  if (typeof value !== 'object' || value === null || ancestors.includes(value) || ancestors.length > SEARCH_DEPTH) return [];
-  const inside = [...ancestors, value];
-  if (Array.isArray(value)) return value.flatMap((item, index) => reservedKeyViolations(item, [...path, index], inside));
-  return Object.entries(value).flatMap(([key, item]) =>
-    key === '__proto__'
-      ? [{ field: formatJsonPath([...path, key]), description: `'__proto__' is not allowed as a key`, reason: 'RESERVED_KEY' }]
-      : reservedKeyViolations(item, [...path, key], inside),
-  );
+// output, where assigning it would set the prototype: the value would vanish silently.
+// One walk with a mutable path and ancestor set: this runs on every workflow that crosses the wire.
+function reservedKeyViolations(value: unknown, path: PropertyKey[], ancestors: Set<object>): FieldViolation[] {
+  const found: FieldViolation[] = [];
+  const visit = (item: unknown): void => {
+    if (typeof item !== 'object' || item === null || ancestors.has(item) || ancestors.size > SEARCH_DEPTH) return;
+    ancestors.add(item);
+    if (Array.isArray(item)) {
+      for (let index = 0; index < item.length; index++) {
+        path.push(index);
+        visit(item[index]);
+        path.pop();
+      }
+    } else {
+      for (const key of Object.keys(item)) {
+        path.push(key);
+        if (key === '__proto__') found.push({ field: formatJsonPath(path), description: `'__proto__' is not allowed as a key`, reason: 'RESERVED_KEY' });
+        else visit((item as Record<string, unknown>)[key]);
+        path.pop();
+      }
+    }
+    ancestors.delete(item);
+  };
+  visit(value);
+  return found;
 }
 
 /** One violation per zod issue, named by JSON path; an unknown-keys issue gives one per key. */

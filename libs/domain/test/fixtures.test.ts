@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Workflow as WorkflowMessage } from '@loom/contracts';
 import { describe, expect, it } from 'vitest';
 import {
+  findComponentDefinition,
+  findResourceDefinition,
   forEachResourceParameter,
   parseScheduleJson,
   parseWorkflowJson,
@@ -13,6 +15,7 @@ import {
   serializeWorkflowJson,
   workflowFromProto,
   workflowJsonSchema,
+  validateWorkflow,
   workflowToProto,
 } from '../src/index.js';
 import { checkAgainstSchema } from './json-schema-check.js';
@@ -80,6 +83,13 @@ describe('graph-writer.workflow.json', () => {
       ['failure_handler', 'COMPONENT_SELECTION_FAILURE_HANDLER', 'Failure Handling', false, null],
       ['query', 'TEXT', 'Main', true, null],
     ]);
+  });
+
+  it('is valid, and the definitions copied into it are those of the catalog', () => {
+    expect(() => validateWorkflow(workflow)).not.toThrow();
+    for (const component of workflow.components) expect(component.component).toStrictEqual(findComponentDefinition(component.component.qualifiedName));
+    const resources = [...workflow.resources, ...workflow.workflowResources, ...workflow.components.flatMap((component) => component.resource ?? [])];
+    for (const resource of resources) expect(resource.resource).toStrictEqual(findResourceDefinition(resource.resource.qualifiedName));
   });
 
   it('uses a Neo4j resource whose password references an ecosystem variable', () => {

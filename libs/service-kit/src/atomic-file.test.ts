@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from './atomic-file.js';
+import { isAtomicWriteLeftover, writeFileAtomic, writeFilesAtomic } from './atomic-file.js';
 
 describe('writeFileAtomic', () => {
   it('replaces the content, leaves no temp file behind and applies the mode', async () => {
@@ -22,5 +22,26 @@ describe('writeFileAtomic', () => {
     await Promise.all(contents.map((content) => writeFileAtomic(path, content)));
     expect(contents).toContain(readFileSync(path, 'utf8'));
     expect(readdirSync(dir)).toEqual(['value.txt']);
+  });
+});
+
+describe('writeFilesAtomic', () => {
+  it('writes several files of one directory, and their temp files are recognisable leftovers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loom-atomic-'));
+    await writeFilesAtomic([
+      { path: join(dir, 'a flow.workflow.json'), data: '{"a":1}' },
+      { path: join(dir, 'a flow.json'), data: '{"version":1}', mode: 0o600 },
+    ]);
+    expect(readdirSync(dir).sort()).toEqual(['a flow.json', 'a flow.workflow.json']);
+    expect(readFileSync(join(dir, 'a flow.workflow.json'), 'utf8')).toBe('{"a":1}');
+    expect(statSync(join(dir, 'a flow.json')).mode & 0o777).toBe(0o600);
+    expect(isAtomicWriteLeftover('.a flow.json.0123456789ab.tmp')).toBe(true);
+    expect(isAtomicWriteLeftover('a flow.json')).toBe(false);
+  });
+
+  it('refuses files of different directories before writing any', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loom-atomic-'));
+    await expect(writeFilesAtomic([{ path: join(dir, 'a'), data: 'a' }, { path: join(dir, 'sub', 'b'), data: 'b' }])).rejects.toThrow(/is not in/);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

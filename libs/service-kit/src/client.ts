@@ -53,12 +53,23 @@ export interface ClientOptions {
 /** The constructor of a generated grpc-js client. */
 export type ClientConstructor<C> = new (address: string, credentials: ChannelCredentials, options?: Partial<ChannelOptions>) => C;
 
+/**
+ * Largest gRPC message loom sends or accepts: room for a 4 MiB workflow configuration and its envelope, so the config
+ * store can refuse a larger one with a clear INVALID_ARGUMENT instead of a transport error.
+ */
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
 /** Creates a grpc-js client with deadline, retry, identity and the given interceptors. */
 export function createClient<C extends Client>(constructor: ClientConstructor<C>, address: string, options: ClientOptions = {}): C {
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const interceptors: Interceptor[] = [...(options.interceptors ?? []), deadlineInterceptor(deadlineMs)];
   if (options.token !== undefined) interceptors.push(bearerTokenInterceptor(options.token));
-  const channelOptions: Partial<ChannelOptions> = { ...options.channelOptions, interceptors };
+  const channelOptions: Partial<ChannelOptions> = {
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    ...options.channelOptions,
+    interceptors,
+  };
   if (options.retry !== false) {
     channelOptions['grpc.service_config'] = JSON.stringify(serviceConfig(options.retry ?? DEFAULT_RETRY_POLICY));
   } else {

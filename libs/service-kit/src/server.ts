@@ -4,6 +4,7 @@ import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { descriptorSetPath } from '@loom/contracts';
 import { type Authenticator } from './auth.js';
+import { MAX_MESSAGE_BYTES } from './client.js';
 import { type ErrorSink } from './errors.js';
 import { adaptImplementation, type AsyncImplementation, type ServiceDefinitionLike } from './handlers.js';
 import { healthDefinition, HealthService } from './health.js';
@@ -42,6 +43,8 @@ export class LoomServer {
   constructor(private readonly options: LoomServerOptions) {
     this.server = new Server({
       interceptors: [...(options.interceptors ?? []), options.authenticator.interceptor()],
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     });
     this.health.setStatus('', 'NOT_SERVING');
     this.server.addService(healthDefinition, this.adapt(healthDefinition, this.health.handlers()));

@@ -1,3 +1,4 @@
+import { AssertionError } from 'node:assert';
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { loadConfig } from '@loom/config';
 import { createLogger, type Logger } from '@loom/telemetry';
@@ -44,4 +45,14 @@ export async function probeEveryRpc(definition: ServiceDefinitionLike, address: 
   } finally {
     client.close();
   }
+}
+
+/** The error a call that must fail ends with; a call that succeeds fails the test. */
+export async function failure(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new AssertionError({ message: 'expected the call to fail, and it succeeded' });
 }

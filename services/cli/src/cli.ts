@@ -3,8 +3,10 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { describeStartupError, EXIT_USAGE, fieldViolationsOf, isServiceError, serveProcess } from '@loom/service-kit';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { ConfigError } from '@loom/config';
+import { ValidationError } from '@loom/domain';
 import { healthCommand } from './commands/health.js';
 import { addSecretsCommands } from './commands/secrets.js';
+import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
 import { selectModules, UsageError } from './modules.js';
 import { type OutputFormat } from './output.js';
@@ -54,6 +56,7 @@ export function buildProgram(): Command {
     });
 
   addSecretsCommands(program);
+  addWorkflowCommands(program);
 
   return program;
 }
@@ -71,6 +74,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     }
     if (isServiceError(error)) {
       process.stderr.write(`loom: ${describeRpcError(error)}\n`);
+      return 1;
+    }
+    if (error instanceof ValidationError) {
+      // a file the command read itself, rejected before anything was sent
+      process.stderr.write(`loom: INVALID_ARGUMENT: ${error.violations.map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`)).join('; ')}\n`);
       return 1;
     }
     if (error instanceof UsageError) {

@@ -1,27 +1,253 @@
-import { WorkflowStoreService } from '@loom/contracts';
-import { type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
+import { type SecretsClient, WorkflowEventType, type WatchWorkflowsResponse, type WorkflowMetadata, WorkflowStoreService, type WorkflowSummary } from '@loom/contracts';
+import {
+  FailedPreconditionError,
+  MAX_WORKFLOW_BYTES,
+  NotFoundError,
+  ResourceExhaustedError,
+  UnavailableError,
+  scheduleFromProto,
+  scheduleToProto,
+  serializeWorkflowJson,
+  validateWorkflow,
+  ValidationError,
+  type WorkflowConfiguration,
+  workflowFromProto,
+  workflowToProto,
+} from '@loom/domain';
+import { type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type Logger } from '@loom/telemetry';
+import { checkSchedule } from './schedule-check.js';
+import { checkWorkflowName, parseStoredName } from './workflow-names.js';
+import { type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
 
-/** The capability that provides each RPC; every one answers UNIMPLEMENTED naming it until it is built. */
-const capabilities = {
-  putWorkflow: 'durable workflow storage on disk',
-  getWorkflow: 'durable workflow storage on disk',
-  listWorkflows: 'durable workflow storage on disk',
-  deleteWorkflow: 'durable workflow storage on disk',
-  watchWorkflows: 'workflow change stream for the scheduler',
-  putSchedule: 'workflow schedules',
-  getSchedule: 'workflow schedules',
-};
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+/** Changes a WatchWorkflows stream may fall behind by before it is ended (the watcher reconnects and gets a fresh snapshot). */
+const MAX_PENDING_CHANGES = 10_000;
+/** Deadline of the SealConfiguration call a push makes. */
+const SEAL_DEADLINE_MS = 10_000;
+
+/** What the WorkflowStore handlers work with. */
+export interface ConfigStoreDependencies {
+  readonly repository: WorkflowRepository;
+  /** Client of the secrets service, presenting the config store's identity (created at first use: the port is known only after listen). */
+  readonly secrets: () => SecretsClient;
+  readonly logger: Logger;
+}
+
+function summaryOf(workflow: StoredWorkflow): WorkflowSummary {
+  return {
+    name: workflow.name.full,
+    uuid: workflow.name.uuid,
+    version: workflow.metadata.version,
+    autoStart: workflow.configuration?.autoStart ?? false,
+    valid: workflow.configuration !== undefined,
+    invalidReason: workflow.invalidReason,
+  };
+}
+
+function metadataOf(workflow: StoredWorkflow): WorkflowMetadata {
+  const { version, sha256, updatedAt, pushedBy } = workflow.metadata;
+  return { version, sha256, updatedAt: new Date(updatedAt), pushedBy };
+}
+
+/** The configuration as its `.workflow.json` text, refused when over MAX_WORKFLOW_BYTES. */
+function fileTextOf(configuration: WorkflowConfiguration): string {
+  const text = serializeWorkflowJson(configuration);
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_WORKFLOW_BYTES) {
+    throw ValidationError.of('', `the configuration is ${bytes} bytes as a .workflow.json file; at most ${MAX_WORKFLOW_BYTES} (4 MiB) are stored`, 'TOO_LARGE');
+  }
+  return text;
+}
+
+/**
+ * What SealConfiguration needs of a workflow: its resources where they are (so violations keep their paths), without
+ * the options, scripts and copied definitions that make up most of a configuration's bytes.
+ */
+function resourcesOnly(workflow: WorkflowConfiguration): WorkflowConfiguration {
+  return {
+    ...workflow,
+    components: workflow.components.map((instance) => ({
+      ...instance,
+      component: { ...instance.component, options: [] },
+      options: [],
+      skill: null,
+      skillConfiguration: { inputs: {}, outputs: {} },
+    })),
+    skills: [],
+  };
+}
+
+/** The workflow with the resources of its sealed resources-only copy. */
+function withSealedResources(workflow: WorkflowConfiguration, sealed: WorkflowConfiguration): WorkflowConfiguration {
+  return {
+    ...workflow,
+    components: workflow.components.map((instance, index) => ({ ...instance, resource: sealed.components[index]?.resource ?? null })),
+    resources: sealed.resources,
+    workflowResources: sealed.workflowResources,
+  };
+}
+
+function configurationOf(workflow: StoredWorkflow): WorkflowConfiguration {
+  if (workflow.configuration === undefined) {
+    throw new FailedPreconditionError(`workflow '${workflow.name.full}' is stored but invalid: ${workflow.invalidReason}`);
+  }
+  return workflow.configuration;
+}
+
+function pageStart(token: string): string | undefined {
+  if (token === '') return undefined;
+  const name = Buffer.from(token, 'base64url').toString('utf8');
+  if (name === '' || Buffer.from(name).toString('base64url') !== token) throw ValidationError.of('page_token', 'is not a token this service issued', 'INVALID_VALUE');
+  return name;
+}
+
+function pageSize(size: number): number {
+  if (size < 0) throw ValidationError.of('page_size', 'must not be negative', 'INVALID_VALUE');
+  return size === 0 ? DEFAULT_PAGE_SIZE : Math.min(size, MAX_PAGE_SIZE);
+}
+
+function putEvent(workflow: StoredWorkflow): WatchWorkflowsResponse {
+  return {
+    type: WorkflowEventType.WORKFLOW_EVENT_TYPE_PUT,
+    summary: summaryOf(workflow),
+    workflow: workflow.configuration === undefined ? undefined : workflowToProto(workflow.configuration),
+    metadata: metadataOf(workflow),
+  };
+}
+
+function changeEvent(change: WorkflowChange): WatchWorkflowsResponse {
+  if (change.type === 'put') return putEvent(change.workflow);
+  return { type: WorkflowEventType.WORKFLOW_EVENT_TYPE_DELETE, summary: summaryOf(change.workflow), workflow: undefined, metadata: metadataOf(change.workflow) };
+}
+
+/** The loom.v1.WorkflowStore handlers. */
+export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncImplementation<typeof WorkflowStoreService> {
+  const { repository, secrets, logger } = deps;
+  const lockKey = (name: string): string => parseStoredName(name)?.base ?? name;
+
+  return {
+    async putWorkflow(request, context) {
+      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
+      const pushed = workflowFromProto(request.workflow);
+      checkWorkflowName(pushed.name);
+      fileTextOf(pushed); // refused before sealing when already too large
+      const stored = await repository.exclusive(lockKey(pushed.name), async () => {
+        const name = repository.storedNameFor(pushed.name);
+        const named: WorkflowConfiguration = { ...pushed, name: name.full };
+        validateWorkflow(named);
+        // nothing is written unless every $$ reference resolves and every password is sealed
+        const sealRequest = { workflow: workflowToProto(resourcesOnly(named)) };
+        const { workflow: sealed } = await call(secrets(), 'sealConfiguration', sealRequest, { deadlineMs: SEAL_DEADLINE_MS, signal: context.signal });
+        // never fall back to the unsealed configuration: it may hold passwords in clear
+        if (sealed === undefined) throw new UnavailableError('the secrets service answered SealConfiguration without a workflow; nothing was stored');
+        const configuration = withSealedResources(named, workflowFromProto(sealed));
+        return repository.put(name, configuration, fileTextOf(configuration), { expectedVersion: request.expectedVersion, pushedBy: context.identity ?? '' });
+      });
+      logger.info({ workflow: stored.name.full, version: stored.metadata.version, pushedBy: stored.metadata.pushedBy }, 'workflow stored');
+      return { summary: summaryOf(stored), metadata: metadataOf(stored) };
+    },
+
+    getWorkflow(request) {
+      const workflow = repository.get(checkWorkflowName(request.name));
+      return Promise.resolve({ workflow: workflowToProto(configurationOf(workflow)), metadata: metadataOf(workflow) });
+    },
+
+    listWorkflows(request) {
+      const limit = pageSize(request.pageSize);
+      const after = pageStart(request.pageToken);
+      const all = repository.list().filter((workflow) => after === undefined || workflow.name.full > after);
+      const page = all.slice(0, limit);
+      const last = page.at(-1);
+      const nextPageToken = all.length > limit && last !== undefined ? Buffer.from(last.name.full).toString('base64url') : '';
+      return Promise.resolve({ workflows: page.map(summaryOf), nextPageToken });
+    },
+
+    async deleteWorkflow(request) {
+      const name = checkWorkflowName(request.name);
+      const deleted = await repository.exclusive(lockKey(repository.get(name).name.full), async () => {
+        const workflow = repository.get(name);
+        await repository.delete(workflow, request.expectedVersion);
+        return workflow;
+      });
+      logger.info({ workflow: deleted.name.full }, 'workflow deleted');
+      return {};
+    },
+
+    async watchWorkflows(_request, send, context) {
+      const pending: WorkflowChange[] = [];
+      let wake: (() => void) | undefined;
+      const notify = (): void => {
+        const waiting = wake;
+        wake = undefined;
+        waiting?.();
+      };
+      const { snapshot, stop } = repository.watch((change) => {
+        pending.push(change);
+        notify();
+      });
+      context.signal.addEventListener('abort', notify, { once: true });
+      try {
+        for (const workflow of snapshot) await send(putEvent(workflow));
+        await send({ type: WorkflowEventType.WORKFLOW_EVENT_TYPE_SNAPSHOT_COMPLETE, summary: undefined, workflow: undefined, metadata: undefined });
+        while (!context.signal.aborted) {
+          if (pending.length > MAX_PENDING_CHANGES) {
+            throw new ResourceExhaustedError(`the watcher fell more than ${MAX_PENDING_CHANGES} changes behind; watch again for a fresh snapshot`);
+          }
+          const change = pending.shift();
+          if (change === undefined) {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+            continue;
+          }
+          await send(changeEvent(change));
+        }
+      } finally {
+        stop();
+        context.signal.removeEventListener('abort', notify);
+      }
+    },
+
+    async putSchedule(request) {
+      const name = checkWorkflowName(request.workflowName, 'workflow_name');
+      if (request.schedule === undefined) throw ValidationError.of('schedule', 'is required', 'MISSING_FIELD');
+      const schedule = checkSchedule(scheduleFromProto(request.schedule));
+      const stored = await repository.exclusive(lockKey(repository.get(name, 'workflow_name').name.full), async () =>
+        repository.putSchedule(repository.get(name, 'workflow_name'), schedule),
+      );
+      logger.info({ workflow: stored.name.full, cron: schedule.cron, timezone: schedule.timezone, enabled: schedule.enabled }, 'workflow schedule stored');
+      return { schedule: scheduleToProto(schedule) };
+    },
+
+    getSchedule(request) {
+      const workflow = repository.get(checkWorkflowName(request.workflowName, 'workflow_name'), 'workflow_name');
+      if (workflow.scheduleProblem !== '') {
+        throw new FailedPreconditionError(`the schedule file of workflow '${workflow.name.full}' is invalid: ${workflow.scheduleProblem}`);
+      }
+      if (workflow.schedule === undefined) throw new NotFoundError('schedule of workflow', workflow.name.full);
+      return Promise.resolve({ schedule: scheduleToProto(workflow.schedule) });
+    },
+  };
+}
 
 /** loom.v1.WorkflowStore, deployable alone (`loom serve --services config-store`) or with the others. */
 export const configStoreModule: ServiceModule = {
   name: 'config-store',
   fullName: 'loom.v1.WorkflowStore',
-  create(): Promise<ServiceInstance> {
-    return Promise.resolve({
+  async create({ config, logger, clients }): Promise<ServiceInstance> {
+    const repository = await WorkflowRepository.open({
+      root: config.datasource.filesystemRoot,
+      startupDirectory: config.startup.workflowsDirectory ?? config.datasource.filesystemRoot,
+      logger,
+    });
+    const implementation = configStoreImplementation({ repository, secrets: () => clients.get('secrets'), logger });
+    return {
       addToServer(server) {
-        server.addService('loom.v1.WorkflowStore', WorkflowStoreService, unimplemented(WorkflowStoreService, capabilities));
+        server.addService('loom.v1.WorkflowStore', WorkflowStoreService, implementation);
       },
       close: () => Promise.resolve(),
-    });
+    };
   },
 };

@@ -1,24 +1,212 @@
-import { status } from '@grpc/grpc-js';
-import { WorkflowStoreService } from '@loom/contracts';
-import { probeEveryRpc, serveForTest } from '@loom/service-kit/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WorkflowEventType, type WatchWorkflowsResponse } from '@loom/contracts';
+import { type WorkflowConfiguration, workflowFromProto, workflowToProto, scheduleToProto, serializeWorkflowJson } from '@loom/domain';
+import { call, fieldViolationsOf } from '@loom/service-kit';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configStoreModule } from '../src/index.js';
+import { failure, graphWorkflow, type Scratch, scratch, startStore, status, type StoreHarness } from './harness.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
+const PLAIN = 'graph-password-5e1d7c3a-never-on-disk';
+const NAME = 'Article import_3d6f1b2a-94c8-4e7d-a5b1-6c0e8f2d9a17';
+
+function push(harness: StoreHarness, workflow: WorkflowConfiguration, expectedVersion?: number) {
+  return call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow), expectedVersion });
+}
+
+function filesIn(directory: string): string[] {
+  return readdirSync(directory).sort();
+}
+
+describe('config store with the secrets service', () => {
+  const dirs: Scratch = scratch();
+  let harness: StoreHarness;
+
+  beforeAll(async () => {
+    harness = await startStore(dirs);
+  });
+  afterAll(() => harness.stop());
+
+  it('runs the verification scenario: the stored file holds the password only sealed', async () => {
+    const { variable } = await call(harness.secrets, 'createVariable', { key: 'NEO4J_PASSWORD', value: PLAIN, encrypted: true, userUuid: '' });
+    expect(variable?.encrypted).toBe(true);
+
+    const { address, database } = await call(harness.secrets, 'describeStorage', {});
+    const client = new pg.Client({ connectionString: `postgresql://postgres@${address}/${database}` });
+    await client.connect();
+    const { rows } = await client.query<{ encrypted: boolean; value: string }>('SELECT encrypted, value FROM public.ecosystem_variable WHERE key = $1', ['NEO4J_PASSWORD']);
+    await client.end();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.encrypted).toBe(true);
+    expect(rows[0]?.value).not.toContain(PLAIN);
+
+    const { summary, metadata } = await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'));
+    expect(summary).toMatchObject({ name: NAME, uuid: '3d6f1b2a-94c8-4e7d-a5b1-6c0e8f2d9a17', version: 1, valid: true });
+    expect(metadata?.version).toBe(1);
+
+    const text = readFileSync(join(dirs.workflows, `${NAME}.workflow.json`), 'utf8');
+    expect(text).not.toContain(PLAIN);
+    expect(text).not.toContain('$$NEO4J_PASSWORD');
+    expect(text).toContain('###AES-');
+    const companion = JSON.parse(readFileSync(join(dirs.workflows, `${NAME}.json`), 'utf8')) as Record<string, unknown>;
+    expect(companion).toMatchObject({ version: 1, pushedBy: '' });
+    expect(companion.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(harness.logLines.join('\n')).not.toContain(PLAIN);
+  });
+
+  it('gives the stored workflow back sealed, counts versions and refuses a stale expected version', async () => {
+    const { workflow, metadata } = await call(harness.store, 'getWorkflow', { name: NAME });
+    expect(JSON.stringify(workflow)).not.toContain(PLAIN);
+    expect(metadata?.version).toBe(1);
+
+    const second = await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'), 1);
+    expect(second.summary?.version).toBe(2);
+    const stale = await failure(push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'), 1));
+    expect(stale.code).toBe(status.ABORTED);
+    expect(stale.details).toMatch(/is at version 2, not the expected 1/);
+    const exists = await failure(push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'), 0));
+    expect(exists.code).toBe(status.ABORTED);
+  });
+
+  it('names a workflow pushed under its bare name with a new uuid, and finds it again by that name', async () => {
+    const first = await push(harness, graphWorkflow('Nightly load', PLAIN));
+    expect(first.summary?.name).toMatch(/^Nightly load_[0-9a-f-]{36}$/);
+    const again = await push(harness, graphWorkflow('Nightly load', PLAIN));
+    expect(again.summary).toMatchObject({ name: first.summary?.name, version: 2 });
+    const { workflow } = await call(harness.store, 'getWorkflow', { name: 'Nightly load' });
+    expect(workflow?.name).toBe(first.summary?.name);
+    // a plain PASSWORD value is sealed as well
+    const text = readFileSync(join(dirs.workflows, `${first.summary?.name}.workflow.json`), 'utf8');
+    expect(text).not.toContain(PLAIN);
+    expect(text).toContain('###AES-');
+  });
+
+  it('round-trips a name with spaces and refuses names that could leave the directory', async () => {
+    const spaced = 'My  spaced workflow name_6a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    await push(harness, graphWorkflow(spaced, '$$NEO4J_PASSWORD'));
+    expect(filesIn(dirs.workflows)).toContain(`${spaced}.workflow.json`);
+    expect((await call(harness.store, 'getWorkflow', { name: spaced })).workflow?.name).toBe(spaced);
+
+    const before = filesIn(dirs.workflows);
+    for (const name of ['../escape', 'a/b', 'a\\b', 'nul\u0000byte', '..', '.hidden', '']) {
+      const refused = await failure(push(harness, graphWorkflow(name, '$$NEO4J_PASSWORD')));
+      expect(refused.code, JSON.stringify(name)).toBe(status.INVALID_ARGUMENT);
+      expect(fieldViolationsOf(refused)[0]).toMatchObject({ field: 'name', reason: 'INVALID_NAME' });
+    }
+    expect(filesIn(dirs.workflows)).toEqual(before);
+    expect((await failure(call(harness.store, 'getWorkflow', { name: '../../etc/passwd' }))).code).toBe(status.INVALID_ARGUMENT);
+  });
+
+  it('writes nothing for an invalid workflow, an unknown variable or a configuration over 4 MiB', async () => {
+    const before = filesIn(dirs.workflows);
+    const unknownVariable = await failure(push(harness, graphWorkflow('Unknown variable', '$$NO_SUCH_VARIABLE')));
+    expect(unknownVariable.code).toBe(status.INVALID_ARGUMENT);
+    expect(fieldViolationsOf(unknownVariable)[0]?.description).toContain("unknown variable 'NO_SUCH_VARIABLE'");
+
+    const badLink = graphWorkflow('Bad link', '$$NEO4J_PASSWORD');
+    badLink.links = [...badLink.links, { from: badLink.components[0]?.name ?? '', to: 'Nowhere_00000000-0000-4000-8000-000000000000' }];
+    const linkError = await failure(push(harness, badLink));
+    expect(linkError.code).toBe(status.INVALID_ARGUMENT);
+    expect(fieldViolationsOf(linkError)).toContainEqual(expect.objectContaining({ field: `links[${badLink.links.length - 1}].to` }));
+
+    const huge = graphWorkflow('Huge', '$$NEO4J_PASSWORD');
+    const writer = huge.components.find((component) => component.options.some((option) => option.name === 'query'));
+    const query = writer?.options.find((option) => option.name === 'query');
+    if (query === undefined) throw new Error('the fixture has no query option');
+    query.value = `RETURN '${'x'.repeat(4 * 1024 * 1024)}'`;
+    const tooLarge = await failure(push(harness, huge));
+    expect(tooLarge.code).toBe(status.INVALID_ARGUMENT);
+    expect(fieldViolationsOf(tooLarge)[0]).toMatchObject({ reason: 'TOO_LARGE' });
+
+    expect(filesIn(dirs.workflows)).toEqual(before);
+  });
+
+  it('stores a schedule beside the workflow and refuses a bad cron or time zone', async () => {
+    const schedule = { enabled: true, cron: '0 */5 * * * *', timezone: 'Europe/Berlin', overlap: 'SKIP', catchUp: 'LATEST' } as const;
+    await call(harness.store, 'putSchedule', { workflowName: NAME, schedule: scheduleToProto(schedule) });
+    expect(JSON.parse(readFileSync(join(dirs.workflows, `${NAME}.scheduler.json`), 'utf8'))).toEqual(schedule);
+    expect((await call(harness.store, 'getSchedule', { workflowName: NAME })).schedule).toEqual(scheduleToProto(schedule));
+
+    const bad = await failure(call(harness.store, 'putSchedule', { workflowName: NAME, schedule: scheduleToProto({ ...schedule, cron: '*/5 * * * *', timezone: 'Mars/Olympus' }) }));
+    expect(bad.code).toBe(status.INVALID_ARGUMENT);
+    expect(fieldViolationsOf(bad).map((violation) => violation.field)).toEqual(['schedule.cron', 'schedule.timezone']);
+    const nothing = await failure(call(harness.store, 'putSchedule', { workflowName: 'No such workflow', schedule: scheduleToProto(schedule) }));
+    expect(nothing.code).toBe(status.NOT_FOUND);
+  });
+
+  it('streams the current state, then every put and delete', async () => {
+    const stream = harness.store.watchWorkflows({});
+    const events: WatchWorkflowsResponse[] = [];
+    const seen = (predicate: (event: WatchWorkflowsResponse) => boolean): Promise<void> =>
+      new Promise((resolve) => {
+        const check = (): void => {
+          if (events.some(predicate)) resolve();
+          else setTimeout(check, 10);
+        };
+        check();
+      });
+    stream.on('data', (event: WatchWorkflowsResponse) => events.push(event));
+    stream.on('error', () => undefined);
+    await seen((event) => event.type === WorkflowEventType.WORKFLOW_EVENT_TYPE_SNAPSHOT_COMPLETE);
+    const snapshot = events.filter((event) => event.type === WorkflowEventType.WORKFLOW_EVENT_TYPE_PUT).map((event) => event.summary?.name);
+    expect(snapshot).toContain(NAME);
+    expect(workflowFromProto(events.find((event) => event.summary?.name === NAME)?.workflow ?? workflowToProto(graphWorkflow('x', 'x'))).name).toBe(NAME);
+
+    const live = 'Watched_1b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d';
+    await push(harness, graphWorkflow(live, '$$NEO4J_PASSWORD'));
+    await call(harness.store, 'deleteWorkflow', { name: live });
+    await seen((event) => event.type === WorkflowEventType.WORKFLOW_EVENT_TYPE_DELETE && event.summary?.name === live);
+    const after = events.slice(events.findIndex((event) => event.type === WorkflowEventType.WORKFLOW_EVENT_TYPE_SNAPSHOT_COMPLETE) + 1);
+    expect(after.map((event) => [event.type, event.summary?.name])).toEqual([
+      [WorkflowEventType.WORKFLOW_EVENT_TYPE_PUT, live],
+      [WorkflowEventType.WORKFLOW_EVENT_TYPE_DELETE, live],
+    ]);
+    stream.cancel();
+    expect(filesIn(dirs.workflows).filter((file) => file.startsWith('Watched'))).toEqual([]);
+  });
+
+  it('answers UNAVAILABLE and writes nothing while the secrets service is down', async () => {
+    const alone = scratch();
+    const store = await startStore(alone, ['loom.services.secrets.address=127.0.0.1:1'], [configStoreModule]);
+    try {
+      const down = await failure(push(store, graphWorkflow('Lonely', '$$NEO4J_PASSWORD')));
+      expect(down.code).toBe(status.UNAVAILABLE);
+      await mkdir(alone.workflows, { recursive: true });
+      expect(filesIn(alone.workflows)).toEqual([]);
+    } finally {
+      await store.stop();
+    }
+  });
 });
 
-describe('configStore service', () => {
-  it('serves every RPC of its contract, each answering UNIMPLEMENTED with the capability still to come', async () => {
-    const running = await serveForTest([configStoreModule]);
-    cleanups.push(() => running.stop());
-    const outcomes = await probeEveryRpc(WorkflowStoreService, `127.0.0.1:${running.port}`);
-    expect(Object.keys(outcomes)).toHaveLength(Object.keys(WorkflowStoreService).length);
-    for (const [path, outcome] of Object.entries(outcomes)) {
-      expect(outcome.code, path).toBe(status.UNIMPLEMENTED);
-      expect(outcome.details, path).toMatch(new RegExp(`^not implemented yet: ${path.slice(1)} \\(.+\\)$`));
+describe('config store start-up', () => {
+  it('loads the valid workflows, lists a corrupt one as invalid and leaves it untouched', async () => {
+    const dirs = scratch();
+    await mkdir(dirs.workflows, { recursive: true });
+    const good = graphWorkflow('Good_11111111-2222-4333-8444-555555555555', '###AES-not-opened-here');
+    writeFileSync(join(dirs.workflows, `${good.name}.workflow.json`), serializeWorkflowJson(good));
+    const corrupt = '{ "name": "Broken_99999999-8888-4777-8666-555555555555", "autoStart": tru';
+    const corruptPath = join(dirs.workflows, 'Broken_99999999-8888-4777-8666-555555555555.workflow.json');
+    writeFileSync(corruptPath, corrupt);
+    writeFileSync(join(dirs.workflows, '.Good.json.0123456789ab.tmp'), '{"half":');
+
+    const harness = await startStore(dirs);
+    try {
+      const { workflows } = await call(harness.store, 'listWorkflows', { pageSize: 0, pageToken: '' });
+      expect(workflows.map((workflow) => [workflow.name, workflow.valid, workflow.version])).toEqual([
+        ['Broken_99999999-8888-4777-8666-555555555555', false, 1],
+        [good.name, true, 1],
+      ]);
+      expect(workflows[0]?.invalidReason).toMatch(/line 1/);
+      const get = await failure(call(harness.store, 'getWorkflow', { name: 'Broken' }));
+      expect(get.code).toBe(status.FAILED_PRECONDITION);
+      expect(readFileSync(corruptPath, 'utf8')).toBe(corrupt);
+      expect(filesIn(dirs.workflows)).toEqual([corruptPath.slice(dirs.workflows.length + 1), `${good.name}.workflow.json`].sort());
+      expect(harness.logLines.some((line) => line.includes('stored workflow is invalid'))).toBe(true);
+    } finally {
+      await harness.stop();
     }
-    expect(outcomes['/loom.v1.WorkflowStore/PutWorkflow']?.details).toContain('durable workflow storage on disk');
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { type ServiceError, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { SecretsClient, type Workflow } from '@loom/contracts';
 import { parseWorkflow, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
@@ -148,14 +148,6 @@ export function graphWorkflow(password: unknown, extraParameters: Record<string,
   );
 }
 
-/** The status a failing call ends with. */
-export async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ServiceError;
-  }
-  throw new Error('expected the call to fail');
-}
 
+export { failure } from '@loom/service-kit/testing';
 export { status };

@@ -1,23 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { type Command } from 'commander';
 import { SecretsClient, type Variable } from '@loom/contracts';
-import { call, createClient } from '@loom/service-kit';
+import { call } from '@loom/service-kit';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
 import { UsageError } from '../modules.js';
+import { withClient } from '../service-client.js';
 
-function secretsClient(globals: GlobalOptions): SecretsClient {
-  return createClient(SecretsClient, globals.address, globals.token === undefined ? {} : { token: globals.token });
-}
-
-async function withSecrets<T>(command: Command, use: (client: SecretsClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
-  const globals = command.optsWithGlobals<GlobalOptions>();
-  const client = secretsClient(globals);
-  try {
-    return await use(client, globals);
-  } finally {
-    client.close();
-  }
+function withSecrets<T>(command: Command, use: (client: SecretsClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
+  return withClient(command, SecretsClient, use);
 }
 
 function row(variable: Variable): Record<string, string | boolean> {

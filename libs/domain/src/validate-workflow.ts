@@ -1,0 +1,286 @@
+import {
+  frozenComponentDefinition,
+  frozenResourceDefinition,
+  isGraphSsoResource,
+  optionConstraint,
+  parameterConstraint,
+  resourceSatisfies,
+  SKILL_CAPABILITY_QUALIFIED_NAMES,
+  type ValueConstraint,
+} from './catalog.js';
+import { type FieldViolation, ValidationError } from './errors.js';
+import { appendJsonPath } from './json-path.js';
+import { isSealed, secretReference } from './secret-values.js';
+import type {
+  ComponentDefinition,
+  ComponentInstance,
+  OptionDefinition,
+  OptionTypeName,
+  ParameterTypeName,
+  ResourceDefinition,
+  ResourceInstance,
+  WorkflowConfiguration,
+} from './workflow.js';
+
+/** Largest serialized `.workflow.json` loom accepts, in bytes; the config store checks it on the text. */
+export const MAX_WORKFLOW_BYTES = 4 * 1024 * 1024;
+
+/** Reason codes of the violations validateWorkflow reports. */
+export type WorkflowViolationReason =
+  | 'UNKNOWN_COMPONENT'
+  | 'DUPLICATE_NAME'
+  | 'SELF_LINK'
+  | 'DUPLICATE_LINK'
+  | 'MISSING_OPTION'
+  | 'UNKNOWN_OPTION'
+  | 'WRONG_TYPE'
+  | 'UNKNOWN_FAILURE_HANDLER'
+  | 'SSO_RESOURCE_NOT_ALLOWED'
+  | 'MISSING_RESOURCE'
+  | 'WRONG_RESOURCE_TYPE'
+  | 'UNKNOWN_RESOURCE'
+  | 'MISSING_PARAMETER'
+  | 'UNKNOWN_PARAMETER'
+  | 'INVALID_VALUE'
+  | 'MISSING_SKILL'
+  | 'WRONG_SKILL_CAPABILITY';
+
+/**
+ * Checks a workflow against the catalog: component kinds, options and their types, links,
+ * failure handlers, resources and their parameters, skills. Throws one ValidationError with
+ * every violation (field: JSON path, reason: a WorkflowViolationReason); descriptions name
+ * fields, never values. The definitions copied into the workflow are ignored: the catalog decides.
+ */
+export function validateWorkflow(workflow: WorkflowConfiguration): void {
+  const check = new Check(workflow);
+  workflow.components.forEach((component, i) => check.component(component, `components[${i}]`));
+  check.links();
+  workflow.resources.forEach((resource, i) => check.resource(resource, `resources[${i}]`));
+  workflow.workflowResources.forEach((resource, i) => check.resource(resource, `workflowResources[${i}]`));
+  if (check.violations.length > 0) throw new ValidationError(check.violations);
+}
+
+const OPTION_TYPE_DESCRIPTIONS: Record<OptionTypeName, string> = {
+  BOOLEAN: 'BOOLEAN (true or false)',
+  INTEGER: 'INTEGER (a whole number)',
+  NUMBER: 'NUMBER (a finite number)',
+  STRING: 'STRING (a string)',
+  TEXT: 'TEXT (a string)',
+  SCRIPT: 'SCRIPT (a string)',
+  JSON: 'JSON (any JSON value)',
+  COMPONENT_SELECTION_FAILURE_HANDLER: 'COMPONENT_SELECTION_FAILURE_HANDLER (a component name or null)',
+};
+
+const PARAMETER_TYPE_DESCRIPTIONS: Record<ParameterTypeName, string> = {
+  STRING: 'STRING (a string)',
+  INTEGER: 'INTEGER (a whole number)',
+  BOOLEAN: 'BOOLEAN (true or false)',
+  PASSWORD: 'PASSWORD (a string)',
+};
+
+/** The violations found so far, and what the checks of one workflow share. */
+class Check {
+  readonly violations: FieldViolation[] = [];
+  /** Names of all components, for links and failure handlers (which may name a later component). */
+  private readonly componentNames: ReadonlySet<string>;
+  private readonly seenComponentNames = new Set<string>();
+
+  constructor(private readonly workflow: WorkflowConfiguration) {
+    this.componentNames = new Set(workflow.components.map((component) => component.name));
+  }
+
+  report(field: string, description: string, reason: WorkflowViolationReason): void {
+    this.violations.push({ field, description, reason });
+  }
+
+  component(component: ComponentInstance, path: string): void {
+    if (this.seenComponentNames.has(component.name)) {
+      this.report(appendJsonPath(path, 'name'), `another component is named '${component.name}' already`, 'DUPLICATE_NAME');
+    }
+    this.seenComponentNames.add(component.name);
+    const definition = frozenComponentDefinition(component.component.qualifiedName);
+    if (definition === undefined) {
+      this.report(appendJsonPath(appendJsonPath(path, 'component'), 'qualifiedName'), 'is not a component kind of the catalog', 'UNKNOWN_COMPONENT');
+      if (component.resource != null) this.resource(component.resource, appendJsonPath(path, 'resource'));
+      return;
+    }
+    this.options(component, definition, path);
+    this.componentResource(component, definition, appendJsonPath(path, 'resource'));
+    this.skill(component, definition, appendJsonPath(path, 'skill'));
+  }
+
+  private options(component: ComponentInstance, definition: ComponentDefinition, path: string): void {
+    const definitions = new Map(definition.options.map((option) => [option.name, option]));
+    const given = new Set<string>();
+    const optionsPath = appendJsonPath(path, 'options');
+    component.options.forEach((option, j) => {
+      const optionPath = appendJsonPath(optionsPath, j);
+      const optionDefinition = definitions.get(option.name);
+      if (optionDefinition === undefined) {
+        this.report(appendJsonPath(optionPath, 'name'), `${definition.name} has no option '${option.name}'`, 'UNKNOWN_OPTION');
+      } else if (given.has(option.name)) {
+        this.report(appendJsonPath(optionPath, 'name'), `option '${option.name}' is given more than once`, 'DUPLICATE_NAME');
+      } else {
+        given.add(option.name);
+        this.optionValue(component, definition, optionDefinition, option.value, appendJsonPath(optionPath, 'value'));
+      }
+    });
+    for (const option of definition.options) {
+      if (option.required && !given.has(option.name) && option.defaultValue == null) {
+        this.report(optionsPath, `option '${option.name}' (${option.label}) is required`, 'MISSING_OPTION');
+      }
+    }
+  }
+
+  private optionValue(component: ComponentInstance, definition: ComponentDefinition, option: OptionDefinition, value: unknown, path: string): void {
+    if (value === null && !option.required) return;
+    if (value === null || !hasOptionType(option.type, value)) {
+      const nullNote = value === null ? ' (it is required, so not null)' : '';
+      this.report(path, `option '${option.name}' must be of type ${OPTION_TYPE_DESCRIPTIONS[option.type]}${nullNote}`, 'WRONG_TYPE');
+      return;
+    }
+    if (option.required && isBlank(value)) {
+      this.report(path, `option '${option.name}' (${option.label}) is required and must not be empty`, 'MISSING_OPTION');
+      return;
+    }
+    if (typeof value !== 'string') return;
+    const allowedValues = optionConstraint(definition.qualifiedName, option.name)?.allowedValues;
+    if (allowedValues !== undefined && !allowedValues.includes(value)) {
+      this.report(path, `option '${option.name}' must be one of: ${allowedValues.join(', ')}`, 'WRONG_TYPE');
+    }
+    if (option.type === 'COMPONENT_SELECTION_FAILURE_HANDLER' && (value === component.name || !this.componentNames.has(value))) {
+      this.report(path, `option '${option.name}' must name another component of this workflow`, 'UNKNOWN_FAILURE_HANDLER');
+    }
+  }
+
+  private componentResource(component: ComponentInstance, definition: ComponentDefinition, path: string): void {
+    if (component.resource == null) {
+      if (definition.resource !== null) this.report(path, `${definition.name} needs a resource of type ${definition.resource}`, 'MISSING_RESOURCE');
+      return;
+    }
+    const resourceDefinition = this.resource(component.resource, path);
+    if (resourceDefinition !== undefined && definition.resource !== null && !resourceSatisfies(definition.resource, resourceDefinition.qualifiedName)) {
+      this.report(path, `${definition.name} needs a resource of type ${definition.resource}, not ${resourceDefinition.name}`, 'WRONG_RESOURCE_TYPE');
+    }
+  }
+
+  private skill(component: ComponentInstance, definition: ComponentDefinition, path: string): void {
+    if (definition.capabilityQualifiedName === null) return;
+    const { skill } = component;
+    if (skill === null) {
+      this.report(path, `${definition.name} calls a skill: give it one with name and url`, 'MISSING_SKILL');
+      return;
+    }
+    if (isBlank(skill.name)) this.report(appendJsonPath(path, 'name'), 'the skill needs a name', 'MISSING_SKILL');
+    if (isBlank(skill.url)) this.report(appendJsonPath(path, 'url'), 'the skill needs a url', 'MISSING_SKILL');
+    if (skill.capability !== undefined && SKILL_CAPABILITY_QUALIFIED_NAMES[skill.capability] !== definition.capabilityQualifiedName) {
+      const description = `${definition.name} needs a skill of capability ${definition.capabilityQualifiedName}`;
+      this.report(appendJsonPath(path, 'capability'), description, 'WRONG_SKILL_CAPABILITY');
+    }
+  }
+
+  links(): void {
+    const seen = new Set<string>();
+    this.workflow.links.forEach((link, k) => {
+      const path = `links[${k}]`;
+      const fromKnown = this.componentNames.has(link.from);
+      const toKnown = this.componentNames.has(link.to);
+      if (!fromKnown) this.report(appendJsonPath(path, 'from'), 'names no component of this workflow', 'UNKNOWN_COMPONENT');
+      if (!toKnown) this.report(appendJsonPath(path, 'to'), 'names no component of this workflow', 'UNKNOWN_COMPONENT');
+      if (fromKnown && link.from === link.to) this.report(appendJsonPath(path, 'to'), 'a component cannot be linked to itself', 'SELF_LINK');
+      // component names are free text, so the pair is keyed by JSON rather than by joining with a separator
+      const key = JSON.stringify([link.from, link.to]);
+      if (seen.has(key)) this.report(path, 'the same link is given more than once', 'DUPLICATE_LINK');
+      seen.add(key);
+    });
+  }
+
+  /** Checks one resource instance; returns its catalog definition when it is known and allowed. */
+  resource(resource: ResourceInstance, path: string): ResourceDefinition | undefined {
+    const kindPath = appendJsonPath(appendJsonPath(path, 'resource'), 'qualifiedName');
+    if (isGraphSsoResource(resource)) {
+      this.report(kindPath, 'the single sign-on graph database is for interactive use only, never in a workflow', 'SSO_RESOURCE_NOT_ALLOWED');
+      return undefined;
+    }
+    const definition = frozenResourceDefinition(resource.resource.qualifiedName);
+    if (definition === undefined) {
+      this.report(kindPath, 'is not a resource kind of the catalog', 'UNKNOWN_RESOURCE');
+      return undefined;
+    }
+    this.parameters(resource.parameters, definition, appendJsonPath(path, 'parameters'));
+    return definition;
+  }
+
+  private parameters(parameters: Record<string, unknown>, definition: ResourceDefinition, path: string): void {
+    const definitions = new Map(definition.parameters.map((parameter) => [parameter.name, parameter]));
+    for (const [name, value] of Object.entries(parameters)) {
+      const parameter = definitions.get(name);
+      const parameterPath = appendJsonPath(path, name);
+      if (parameter === undefined) {
+        this.report(parameterPath, `${definition.name} has no parameter '${name}'`, 'UNKNOWN_PARAMETER');
+      } else if (value === null || secretReference(value) !== undefined || isSealed(value)) {
+        // null is "not given" (a required one is reported below); a variable or a sealed value stands for any type
+      } else if (!hasParameterType(parameter.type, value)) {
+        this.report(parameterPath, `parameter '${name}' must be of type ${PARAMETER_TYPE_DESCRIPTIONS[parameter.type]}`, 'WRONG_TYPE');
+      } else {
+        this.constraint(parameterConstraint(definition.qualifiedName, name), value, parameterPath, `parameter '${name}'`);
+      }
+    }
+    for (const parameter of definition.parameters) {
+      if (parameter.required && (!Object.hasOwn(parameters, parameter.name) || isBlank(parameters[parameter.name]))) {
+        this.report(path, `parameter '${parameter.name}' is required`, 'MISSING_PARAMETER');
+      }
+    }
+  }
+
+  private constraint(constraint: ValueConstraint | undefined, value: unknown, path: string, what: string): void {
+    if (constraint?.minLength !== undefined && typeof value === 'string' && value.length < constraint.minLength) {
+      this.report(path, `${what} must be at least ${constraint.minLength} characters long`, 'INVALID_VALUE');
+    }
+  }
+}
+
+function hasOptionType(type: OptionTypeName, value: unknown): boolean {
+  switch (type) {
+    case 'BOOLEAN':
+      return typeof value === 'boolean';
+    case 'INTEGER':
+      return Number.isSafeInteger(value);
+    case 'NUMBER':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'STRING':
+    case 'TEXT':
+    case 'SCRIPT':
+      return typeof value === 'string';
+    case 'JSON':
+      return isJsonValue(value);
+    case 'COMPONENT_SELECTION_FAILURE_HANDLER':
+      return value === null || typeof value === 'string';
+  }
+}
+
+function hasParameterType(type: ParameterTypeName, value: unknown): boolean {
+  switch (type) {
+    case 'STRING':
+    case 'PASSWORD':
+      return typeof value === 'string';
+    case 'INTEGER':
+      return Number.isSafeInteger(value);
+    case 'BOOLEAN':
+      return typeof value === 'boolean';
+  }
+}
+
+/** Whether a value is what JSON can hold: workflows built in code can carry undefined, NaN or class instances. */
+function isJsonValue(value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJsonValue);
+  if (typeof value !== 'object') return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && Object.values(value).every(isJsonValue);
+}
+
+function isBlank(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}

@@ -1,0 +1,140 @@
+import { readFileSync } from 'node:fs';
+import { WorkflowStoreClient, type WorkflowSummary } from '@loom/contracts';
+import {
+  CATCH_UP_POLICIES,
+  type CatchUpPolicyName,
+  OVERLAP_POLICIES,
+  type OverlapPolicyName,
+  parseWorkflowJson,
+  scheduleFromProto,
+  scheduleToProto,
+  serializeScheduleJson,
+  serializeWorkflowJson,
+  workflowFromProto,
+  workflowToProto,
+} from '@loom/domain';
+import { call } from '@loom/service-kit';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type GlobalOptions } from '../global-options.js';
+import { UsageError } from '../modules.js';
+import { printTable } from '../output.js';
+import { withClient } from '../service-client.js';
+
+function withStore<T>(command: Command, use: (client: WorkflowStoreClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
+  return withClient(command, WorkflowStoreClient, use);
+}
+
+function parseVersion(value: string): number {
+  const version = Number(value);
+  if (!Number.isSafeInteger(version) || version < 0) throw new InvalidArgumentError('expected a version number (0: must not exist yet).');
+  return version;
+}
+
+function summaryRow(summary: WorkflowSummary): Record<string, string | number | boolean> {
+  return { name: summary.name, version: summary.version, autoStart: summary.autoStart, valid: summary.valid ? 'yes' : `no: ${summary.invalidReason}` };
+}
+
+function readWorkflowFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
+/** `loom workflow push|list|get|delete` and `loom schedule set|get`. */
+export function addWorkflowCommands(program: Command): void {
+  const workflow = program.command('workflow').description('workflow configurations kept by the config store');
+
+  workflow
+    .command('push')
+    .description('validate, seal and store a .workflow.json file; prints its stored name, uuid and version')
+    .argument('<file>', 'a .workflow.json file')
+    .option('--expected-version <n>', 'store only if the stored version is this one (0: only if new)', parseVersion)
+    .action((file: string, options: { expectedVersion?: number }, command: Command) =>
+      withStore(command, async (client, globals) => {
+        // parsed here too, so a malformed file is reported with its line and column before anything is sent
+        const configuration = parseWorkflowJson(readWorkflowFile(file));
+        const { summary, metadata } = await call(client, 'putWorkflow', { workflow: workflowToProto(configuration), expectedVersion: options.expectedVersion });
+        if (summary === undefined) return;
+        printTable(globals.output, [{ name: summary.name, uuid: summary.uuid, version: summary.version }], { summary, metadata });
+      }),
+    );
+
+  workflow
+    .command('list')
+    .description('list stored workflows, with the reason of any that is invalid')
+    .action((_options: object, command: Command) =>
+      withStore(command, async (client, globals) => {
+        const workflows: WorkflowSummary[] = [];
+        let pageToken = '';
+        do {
+          const page = await call(client, 'listWorkflows', { pageSize: 1000, pageToken });
+          workflows.push(...page.workflows);
+          pageToken = page.nextPageToken;
+        } while (pageToken !== '');
+        printTable(globals.output, workflows.map(summaryRow), workflows);
+      }),
+    );
+
+  workflow
+    .command('get')
+    .description('print a stored workflow as its .workflow.json file (secrets stay sealed)')
+    .argument('<name>', 'stored name <workflow_name>_<uuid>, or the workflow name when only one has it')
+    .action((name: string, _options: object, command: Command) =>
+      withStore(command, async (client, globals) => {
+        const { workflow: stored, metadata } = await call(client, 'getWorkflow', { name });
+        if (stored === undefined) return;
+        const text = serializeWorkflowJson(workflowFromProto(stored));
+        if (globals.output === 'json') process.stdout.write(`${JSON.stringify({ metadata, workflow: JSON.parse(text) as unknown }, null, 2)}\n`);
+        else process.stdout.write(text);
+      }),
+    );
+
+  workflow
+    .command('delete')
+    .description('delete a stored workflow and its metadata and schedule files')
+    .argument('<name>', 'stored name, or the workflow name when only one has it')
+    .option('--expected-version <n>', 'delete only if the stored version is this one', parseVersion)
+    .action((name: string, options: { expectedVersion?: number }, command: Command) =>
+      withStore(command, async (client, globals) => {
+        await call(client, 'deleteWorkflow', { name, expectedVersion: options.expectedVersion });
+        printTable(globals.output, [{ deleted: name }], { deleted: name });
+      }),
+    );
+
+  const schedule = program.command('schedule').description('cron schedules of workflows');
+
+  schedule
+    .command('set')
+    .description("store a workflow's schedule (six-field cron, seconds first)")
+    .argument('<name>', 'stored name, or the workflow name when only one has it')
+    .requiredOption('--cron <expression>', "e.g. '0 */5 * * * *'")
+    .requiredOption('--timezone <zone>', 'IANA time zone, e.g. Europe/Berlin')
+    .addOption(new Option('--overlap <policy>', 'when the previous run still goes').choices(OVERLAP_POLICIES).default('SKIP'))
+    .addOption(new Option('--catch-up <policy>', 'fires missed while loom was down').choices(CATCH_UP_POLICIES).default('NONE'))
+    .option('--disabled', 'store it switched off', false)
+    .action(
+      (name: string, options: { cron: string; timezone: string; overlap: OverlapPolicyName; catchUp: CatchUpPolicyName; disabled: boolean }, command: Command) =>
+        withStore(command, async (client, globals) => {
+          const { schedule: stored } = await call(client, 'putSchedule', {
+            workflowName: name,
+            schedule: scheduleToProto({ enabled: !options.disabled, cron: options.cron, timezone: options.timezone, overlap: options.overlap, catchUp: options.catchUp }),
+          });
+          if (stored === undefined) return;
+          const shown = scheduleFromProto(stored);
+          printTable(globals.output, [{ workflow: name, ...shown }], shown);
+        }),
+    );
+
+  schedule
+    .command('get')
+    .description("print a workflow's schedule as its .scheduler.json file")
+    .argument('<name>', 'stored name, or the workflow name when only one has it')
+    .action((name: string, _options: object, command: Command) =>
+      withStore(command, async (client) => {
+        const { schedule: stored } = await call(client, 'getSchedule', { workflowName: name });
+        if (stored !== undefined) process.stdout.write(serializeScheduleJson(scheduleFromProto(stored)));
+      }),
+    );
+}

@@ -1,0 +1,194 @@
+import { resolve } from 'node:path';
+import { ConflictError, FailedPreconditionError, NotFoundError, type Schedule, ValidationError, type WorkflowConfiguration } from '@loom/domain';
+import { type Logger } from '@loom/telemetry';
+import { KeyedLock } from './keyed-lock.js';
+import { type LoadedWorkflow, sha256Of, WorkflowDirectory, type WorkflowMetadataFile } from './workflow-directory.js';
+import { newStoredName, parseStoredName, type StoredName } from './workflow-names.js';
+
+/** A workflow the store knows: stored by a push, or found on disk at start. */
+export interface StoredWorkflow {
+  readonly name: StoredName;
+  /** The configuration as stored (sealed); undefined for an invalid file. */
+  readonly configuration: WorkflowConfiguration | undefined;
+  readonly invalidReason: string;
+  readonly metadata: WorkflowMetadataFile;
+  readonly schedule: Schedule | undefined;
+  readonly scheduleProblem: string;
+  /** Where its files are. */
+  readonly directory: WorkflowDirectory;
+}
+
+/** A change to the set of stored workflows. */
+export type WorkflowChange = { readonly type: 'put'; readonly workflow: StoredWorkflow } | { readonly type: 'delete'; readonly workflow: StoredWorkflow };
+
+/** Where the store keeps and finds workflows. */
+export interface WorkflowRepositoryOptions {
+  /** `loom.datasource.filesystemRoot`: pushes are written here. */
+  readonly root: string;
+  /** `loom.startup.workflows.directory`: loaded at start; never written to when it is not the root. */
+  readonly startupDirectory: string;
+  readonly logger: Logger;
+}
+
+/**
+ * The stored workflows, in memory and on disk. Changes to one workflow run one at a time (a lock per workflow name);
+ * every change is durable on disk before the index and the watchers see it.
+ */
+export class WorkflowRepository {
+  private readonly byName = new Map<string, StoredWorkflow>();
+  private readonly watchers = new Set<(change: WorkflowChange) => void>();
+  private readonly locks = new KeyedLock();
+
+  private constructor(
+    private readonly root: WorkflowDirectory,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Loads the startup directory and the root; a file that cannot be used is listed as invalid and left untouched. */
+  static async open(options: WorkflowRepositoryOptions): Promise<WorkflowRepository> {
+    const root = new WorkflowDirectory(resolve(options.root), true);
+    const repository = new WorkflowRepository(root, options.logger);
+    const directories = [root];
+    const startup = resolve(options.startupDirectory);
+    if (startup !== root.path) directories.unshift(new WorkflowDirectory(startup, false));
+    // the root comes last: a workflow pushed since shadows the startup directory's copy of the same name
+    for (const directory of directories) {
+      const scan = await directory.load();
+      if (scan.removedLeftovers > 0) options.logger.warn({ directory: directory.path, files: scan.removedLeftovers }, 'removed temp files of writes cut off by a crash');
+      for (const loaded of scan.workflows) repository.addLoaded(directory, loaded);
+    }
+    const all = [...repository.byName.values()];
+    const invalid = all.filter((workflow) => workflow.configuration === undefined);
+    for (const workflow of invalid) options.logger.warn({ workflow: workflow.name.full, directory: workflow.directory.path, reason: workflow.invalidReason }, 'stored workflow is invalid; left as it is');
+    options.logger.info({ root: options.root, startupDirectory: options.startupDirectory, workflows: all.length, invalid: invalid.length }, 'workflows loaded');
+    return repository;
+  }
+
+  private addLoaded(directory: WorkflowDirectory, loaded: LoadedWorkflow): void {
+    if (loaded.metadataRecovered && directory.writable && loaded.metadata.version > 1) {
+      this.logger.warn({ workflow: loaded.stem, version: loaded.metadata.version }, 'workflow metadata did not match its configuration (a push cut off by a crash); version recovered');
+    }
+    const parsed = parseStoredName(loaded.stem);
+    this.byName.set(loaded.stem, {
+      name: parsed ?? { full: loaded.stem, base: loaded.stem, uuid: '' },
+      configuration: loaded.configuration,
+      invalidReason: loaded.invalidReason,
+      metadata: loaded.metadata,
+      schedule: loaded.schedule,
+      scheduleProblem: loaded.scheduleProblem,
+      directory,
+    });
+  }
+
+  /** Every workflow, ordered by stored name. */
+  list(): StoredWorkflow[] {
+    return [...this.byName.values()].sort((a, b) => (a.name.full < b.name.full ? -1 : a.name.full > b.name.full ? 1 : 0));
+  }
+
+  /** A workflow by its stored name `<workflow_name>_<uuid>`, or by `<workflow_name>` when only one has it. */
+  get(name: string, field = 'name'): StoredWorkflow {
+    const exact = this.byName.get(name);
+    if (exact !== undefined) return exact;
+    const matches = this.withBase(name);
+    if (matches.length === 1) return matches[0] as StoredWorkflow;
+    if (matches.length > 1) {
+      throw ValidationError.of(field, `'${name}' names ${matches.length} workflows (${matches.map((match) => match.name.full).join(', ')}); give the full name`, 'AMBIGUOUS_NAME');
+    }
+    throw new NotFoundError('workflow', name);
+  }
+
+  private withBase(base: string): StoredWorkflow[] {
+    return [...this.byName.values()].filter((workflow) => workflow.name.base === base);
+  }
+
+  /**
+   * The stored name a pushed workflow gets: its own when it ends in `_<uuid>`, that of the one stored workflow with
+   * the same bare name, or a new one.
+   */
+  storedNameFor(name: string): StoredName {
+    const parsed = parseStoredName(name);
+    if (parsed !== undefined || this.byName.has(name)) return parsed ?? (this.byName.get(name) as StoredWorkflow).name;
+    const matches = this.withBase(name);
+    if (matches.length > 1) return this.get(name).name; // throws AMBIGUOUS_NAME
+    return matches[0]?.name ?? newStoredName(name);
+  }
+
+  /** Serialises the changes to one workflow (held across validation and sealing, so two first pushes agree on a uuid). */
+  exclusive<T>(base: string, task: () => Promise<T>): Promise<T> {
+    return this.locks.run(base, task);
+  }
+
+  /**
+   * Writes a new version of a workflow (call inside exclusive), `text` being its `.workflow.json` form. `expectedVersion` 0 means it must not exist yet; a
+   * stale one is a ConflictError (ABORTED). The files are durable before this resolves.
+   */
+  async put(name: StoredName, configuration: WorkflowConfiguration, text: string, options: { expectedVersion: number | undefined; pushedBy: string }): Promise<StoredWorkflow> {
+    const current = this.byName.get(name.full);
+    const currentVersion = current?.metadata.version ?? 0;
+    if (options.expectedVersion !== undefined && options.expectedVersion !== currentVersion) {
+      throw new ConflictError(
+        `workflow '${name.full}' is at version ${currentVersion}, not the expected ${options.expectedVersion}; read it again and retry`,
+      );
+    }
+    const metadata: WorkflowMetadataFile = { version: currentVersion + 1, sha256: sha256Of(text), updatedAt: new Date().toISOString(), pushedBy: options.pushedBy };
+    const inRoot = current?.directory === this.root ? current : undefined;
+    if (inRoot === undefined) await this.root.removeSchedule(name.full); // a schedule left behind by a deleted workflow of this name
+    await this.root.writeWorkflow(name.full, text, metadata);
+    const stored: StoredWorkflow = {
+      name,
+      configuration,
+      invalidReason: '',
+      metadata,
+      schedule: inRoot?.schedule,
+      scheduleProblem: inRoot?.scheduleProblem ?? '',
+      directory: this.root,
+    };
+    this.byName.set(name.full, stored);
+    this.emit({ type: 'put', workflow: stored });
+    return stored;
+  }
+
+  /** Removes a workflow's three files (call inside exclusive); one found in the read-only startup directory is refused. */
+  async delete(workflow: StoredWorkflow, expectedVersion: number | undefined): Promise<void> {
+    const current = this.byName.get(workflow.name.full);
+    if (current === undefined) throw new NotFoundError('workflow', workflow.name.full);
+    if (expectedVersion !== undefined && expectedVersion !== current.metadata.version) {
+      throw new ConflictError(`workflow '${workflow.name.full}' is at version ${current.metadata.version}, not the expected ${expectedVersion}`);
+    }
+    if (!current.directory.writable) {
+      throw new FailedPreconditionError(
+        `workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads; remove its files there`,
+      );
+    }
+    await current.directory.removeWorkflow(workflow.name.full);
+    this.byName.delete(workflow.name.full);
+    this.emit({ type: 'delete', workflow: current });
+  }
+
+  /** Stores a workflow's schedule (call inside exclusive). */
+  async putSchedule(workflow: StoredWorkflow, schedule: Schedule): Promise<StoredWorkflow> {
+    const current = this.byName.get(workflow.name.full);
+    if (current === undefined) throw new NotFoundError('workflow', workflow.name.full);
+    if (!current.directory.writable) {
+      throw new FailedPreconditionError(`workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads`);
+    }
+    await current.directory.writeSchedule(workflow.name.full, schedule);
+    const updated: StoredWorkflow = { ...current, schedule, scheduleProblem: '' };
+    this.byName.set(workflow.name.full, updated);
+    this.emit({ type: 'put', workflow: updated });
+    return updated;
+  }
+
+  /**
+   * The current workflows, and from the same instant on every change, to `listener` (called synchronously, in order).
+   * Returns the snapshot and the function that stops the changes.
+   */
+  watch(listener: (change: WorkflowChange) => void): { snapshot: StoredWorkflow[]; stop: () => void } {
+    this.watchers.add(listener);
+    return { snapshot: this.list(), stop: () => this.watchers.delete(listener) };
+  }
+
+  private emit(change: WorkflowChange): void {
+    for (const watcher of this.watchers) watcher(change);
+  }
+}

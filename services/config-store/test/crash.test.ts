@@ -1,0 +1,134 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { WorkflowStoreClient } from '@loom/contracts';
+import { workflowFromProto, workflowToProto } from '@loom/domain';
+import { call, createClient, type RunningServices } from '@loom/service-kit';
+import { serveForTest } from '@loom/service-kit/testing';
+import { secretsModule } from '@loom/secrets';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { graphWorkflow, overridesFor, scratch, storeToken } from './harness.js';
+
+/** The built config store (its test target builds it first), run alone the way a split deployment does. */
+const storeMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const ROUNDS = 20;
+const WRITERS = 3;
+
+interface Child {
+  readonly process: ChildProcess;
+  readonly address: string;
+}
+
+async function startChild(overrides: readonly string[]): Promise<Child> {
+  const args = [storeMain, ...overrides.flatMap((override) => ['--set', override])];
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; port?: number };
+      if (entry.msg === 'loom listening' && typeof entry.port === 'number') resolve(entry.port);
+    });
+    child.on('exit', (code) => reject(new Error(`config store exited with ${code} before listening: ${stderr.join('')}`)));
+  });
+  return { process: child, address: `127.0.0.1:${port}` };
+}
+
+function kill(child: Child): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) {
+      resolve();
+      return;
+    }
+    child.process.once('exit', () => resolve());
+    child.process.kill('SIGKILL');
+  });
+}
+
+/** The last acknowledged push of each workflow: its version and the marker its content carries. */
+type Acknowledged = Map<string, { version: number; marker: string }>;
+
+function markedWorkflow(name: string, marker: string) {
+  const workflow = graphWorkflow(name, 'crash-test-password');
+  for (const component of workflow.components) {
+    for (const option of component.options) if (option.name === 'query') option.value = `RETURN '${marker}' AS marker`;
+  }
+  return workflow;
+}
+
+function markerOf(workflow: ReturnType<typeof workflowFromProto>): string | undefined {
+  const query = workflow.components.flatMap((component) => component.options).find((option) => option.name === 'query')?.value;
+  return typeof query === 'string' ? /RETURN '(.*)' AS marker/.exec(query)?.[1] : undefined;
+}
+
+describe('config store under SIGKILL', () => {
+  const dirs = scratch();
+  let secrets: RunningServices;
+
+  beforeAll(async () => {
+    secrets = await serveForTest([secretsModule], overridesFor(dirs));
+  });
+  afterAll(() => secrets.stop());
+
+  it(`keeps every acknowledged push and never shows a torn file (${ROUNDS} rounds)`, { timeout: 240_000 }, async () => {
+    const overrides = overridesFor(dirs, [`loom.services.secrets.address=127.0.0.1:${secrets.port}`, `loom.auth.tokens.config-store=${storeToken}`, 'loom.auth.allowAnonymous=true', 'server.port=0', 'loom.telemetry.prometheus.port=0']);
+    const acknowledged: Acknowledged = new Map();
+    let pushes = 0;
+
+    const verify = async (address: string): Promise<void> => {
+      const client = createClient(WorkflowStoreClient, address, { retry: false });
+      try {
+        const { workflows } = await call(client, 'listWorkflows', { pageSize: 1000, pageToken: '' });
+        expect(workflows.filter((workflow) => !workflow.valid)).toEqual([]);
+        for (const [name, ack] of acknowledged) {
+          const { workflow, metadata } = await call(client, 'getWorkflow', { name });
+          expect(metadata?.version, name).toBeGreaterThanOrEqual(ack.version);
+          if (metadata?.version === ack.version && workflow !== undefined) expect(markerOf(workflowFromProto(workflow)), name).toBe(ack.marker);
+        }
+      } finally {
+        client.close();
+      }
+      // a restarted store has removed the temp files of cut-off writes; every other file is whole JSON
+      for (const file of readdirSync(dirs.workflows)) {
+        expect(file.endsWith('.tmp'), file).toBe(false);
+        expect(() => JSON.parse(readFileSync(join(dirs.workflows, file), 'utf8')) as unknown, file).not.toThrow();
+      }
+    };
+
+    for (let round = 0; round < ROUNDS; round++) {
+      const child = await startChild(overrides);
+      if (round > 0) await verify(child.address);
+      const client = createClient(WorkflowStoreClient, child.address, { retry: false, deadlineMs: 5000 });
+      let stopped = false;
+      const writers = Array.from({ length: WRITERS }, async (_, writer) => {
+        const name = `Crash writer ${writer}_${String(writer).padStart(8, '0')}-0000-4000-8000-000000000000`;
+        for (let attempt = 0; !stopped; attempt++) {
+          const marker = `round ${round} push ${attempt}`;
+          try {
+            const { summary } = await call(client, 'putWorkflow', { workflow: workflowToProto(markedWorkflow(name, marker)) });
+            if (summary !== undefined) acknowledged.set(name, { version: summary.version, marker });
+            pushes++;
+          } catch {
+            return; // the process is gone: this push was never acknowledged
+          }
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 450));
+      await kill(child);
+      stopped = true;
+      await Promise.all(writers);
+      client.close();
+    }
+
+    const last = await startChild(overrides);
+    try {
+      await verify(last.address);
+    } finally {
+      await kill(last);
+    }
+    expect(acknowledged.size).toBe(WRITERS);
+    console.log(`config store crash test: ${ROUNDS} SIGKILLs, ${pushes} acknowledged pushes, all present`);
+  });
+});

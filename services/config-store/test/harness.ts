@@ -1,0 +1,96 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { status } from '@grpc/grpc-js';
+import { SecretsClient, WorkflowStoreClient } from '@loom/contracts';
+import { parseWorkflowJson, type WorkflowConfiguration } from '@loom/domain';
+import { createClient, type RunningServices } from '@loom/service-kit';
+import { serveForTest } from '@loom/service-kit/testing';
+import { secretsModule } from '@loom/secrets';
+import { createLogger } from '@loom/telemetry';
+import { configStoreModule } from '../src/index.js';
+
+export const storeToken = 'config-store-token-0123456789ab';
+export const executorToken = 'executor-token-0123456789abcdef';
+
+/** Scratch directories of one test run. */
+export interface Scratch {
+  readonly root: string;
+  /** Storage root of the config store (`loom.datasource.filesystemRoot`). */
+  readonly workflows: string;
+  readonly pgdata: string;
+  readonly keyRingFile: string;
+}
+
+export function scratch(): Scratch {
+  const root = mkdtempSync(join(tmpdir(), 'loom-config-store-'));
+  return { root, workflows: join(root, 'workflows'), pgdata: join(root, 'pgdata'), keyRingFile: join(root, 'keyring.json') };
+}
+
+/** The config store with a real secrets service in one process, on a free loopback port, with clients. */
+export interface StoreHarness {
+  readonly running: RunningServices;
+  readonly address: string;
+  readonly store: WorkflowStoreClient;
+  readonly secrets: SecretsClient;
+  readonly logLines: string[];
+  stop(): Promise<void>;
+}
+
+/** Config overrides that put every file of a run under `dirs`. */
+export function overridesFor(dirs: Scratch, extra: readonly string[] = []): string[] {
+  return [
+    `loom.datasource.filesystemRoot=${dirs.workflows}`,
+    `loom.embedded.postgres.dataDir=${dirs.pgdata}`,
+    `loom.secrets.keyRingFile=${dirs.keyRingFile}`,
+    `loom.auth.tokens.config-store=${storeToken}`,
+    `loom.auth.tokens.executor=${executorToken}`,
+    ...extra,
+  ];
+}
+
+export async function startStore(dirs: Scratch, extra: readonly string[] = [], modules = [secretsModule, configStoreModule]): Promise<StoreHarness> {
+  const logLines: string[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    destination: new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+        callback();
+      },
+    }),
+  });
+  const running = await serveForTest(modules, overridesFor(dirs, extra), { logger });
+  const address = `127.0.0.1:${running.port}`;
+  const store = createClient(WorkflowStoreClient, address, { retry: false });
+  const secrets = createClient(SecretsClient, address, { retry: false });
+  return {
+    running,
+    address,
+    store,
+    secrets,
+    logLines,
+    async stop() {
+      store.close();
+      secrets.close();
+      await running.stop();
+    },
+  };
+}
+
+const fixture = readFileSync(new URL('../../../libs/domain/test/fixtures/graph-writer.workflow.json', import.meta.url), 'utf8');
+
+/** The shared graph-writer fixture (inlet → graph database writer with a Neo4j resource), renamed and with a password. */
+export function graphWorkflow(name: string, password: string): WorkflowConfiguration {
+  const workflow = parseWorkflowJson(fixture);
+  const resources = [...workflow.resources, ...workflow.workflowResources, ...workflow.components.flatMap((component) => (component.resource ? [component.resource] : []))];
+  for (const resource of resources) {
+    if ('password' in resource.parameters) resource.parameters.password = password;
+  }
+  return { ...workflow, name };
+}
+
+
+export { failure } from '@loom/service-kit/testing';
+export { status };
