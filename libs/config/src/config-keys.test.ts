@@ -26,6 +26,7 @@ describe('configKeys', () => {
       'loom.startup.workflows.directory',
       'loom.security.audit.enabled',
       'loom.security.audit.log.path',
+      'loom.security.audit.log.maxBytes',
       'loom.security.serverPolicy.enabled',
       'loom.experimental.enabled',
       'loom.secrets.database.url',

@@ -107,6 +107,13 @@ export const fixedKeys = {
     schema: nonEmptyString(),
     expected: 'a non-empty file path',
   }),
+  'loom.security.audit.log.maxBytes': spec({
+    key: 'loom.security.audit.log.maxBytes',
+    description: 'size at which the audit log file is rotated (the hash chain continues in the next file)',
+    default: 64 * 1024 * 1024,
+    schema: integer(4096, Number.MAX_SAFE_INTEGER),
+    expected: 'a number of bytes, at least 4096',
+  }),
   'loom.security.serverPolicy.enabled': spec({
     key: 'loom.security.serverPolicy.enabled',
     description: 'script components run under the restrictive policy',
@@ -314,6 +321,7 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'loom.startup.workflows.directory',
   'loom.security.audit.enabled',
   'loom.security.audit.log.path',
+  'loom.security.audit.log.maxBytes',
   'loom.security.serverPolicy.enabled',
   'loom.experimental.enabled',
   'loom.secrets.database.url',

@@ -23,7 +23,7 @@ describe('loadConfig defaults', () => {
       server: { port: 8100, host: '127.0.0.1', shutdown: { deadlineMs: 10000 } },
       datasource: { filesystemRoot: './.loom/workflows' },
       startup: { workflowsDirectory: './.loom/workflows' },
-      security: { audit: { enabled: true, logPath: './.loom/audit.log' }, serverPolicy: { enabled: true } },
+      security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
       experimental: { enabled: false },
       secrets: { keys: {}, keyRingFile: './.loom/keyring.json' },
       embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 } },

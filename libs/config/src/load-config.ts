@@ -46,7 +46,7 @@ export interface LoomConfig {
   readonly datasource: { readonly filesystemRoot: string };
   readonly startup: { readonly workflowsDirectory: string };
   readonly security: {
-    readonly audit: { readonly enabled: boolean; readonly logPath: string };
+    readonly audit: { readonly enabled: boolean; readonly logPath: string; readonly maxFileBytes: number };
     readonly serverPolicy: { readonly enabled: boolean };
   };
   readonly experimental: { readonly enabled: boolean };
@@ -122,6 +122,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       audit: {
         enabled: values.get(fixedKeys['loom.security.audit.enabled']),
         logPath: values.get(fixedKeys['loom.security.audit.log.path']),
+        maxFileBytes: values.get(fixedKeys['loom.security.audit.log.maxBytes']),
       },
       serverPolicy: { enabled: values.get(fixedKeys['loom.security.serverPolicy.enabled']) },
     },

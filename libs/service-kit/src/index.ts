@@ -10,3 +10,4 @@ export * from './service-clients.js';
 export * from './service-module.js';
 export * from './process.js';
 export * from './atomic-file.js';
+export * from './audit-client.js';

@@ -1,24 +1,203 @@
-import { AuditService } from '@loom/contracts';
-import { type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
+import { trace } from '@opentelemetry/api';
+import { type AuditEvent, AuditEventType, AuditService, type QueryResponse } from '@loom/contracts';
+import { FailedPreconditionError, type FieldViolation, ValidationError } from '@loom/domain';
+import { type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type Logger } from '@loom/telemetry';
+import { AuditLog } from './audit-log.js';
+import { AUDIT_EVENT_TYPES, type AuditEventTypeName, type AuditFacts, type AuditRecord } from './audit-record.js';
 
-/** The capability that provides each RPC; every one answers UNIMPLEMENTED naming it until it is built. */
-const capabilities = {
-  append: 'the durable audit log',
-  query: 'audit log queries',
-  watch: 'the audit event stream',
-  verify: 'audit hash-chain verification',
+/** Identities that may append: loom's own services, never an end user. */
+export const AUDIT_WRITERS = ['executor', 'scheduler', 'config-store', 'secrets', 'skill-gateway'] as const;
+
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+const PREFIX = 'AUDIT_EVENT_TYPE_';
+
+function typeName(type: AuditEventType): AuditEventTypeName | undefined {
+  const name = AuditEventType[type]?.slice(PREFIX.length);
+  return (AUDIT_EVENT_TYPES as readonly string[]).includes(name ?? '') ? (name as AuditEventTypeName) : undefined;
+}
+
+function typeNumber(name: AuditEventTypeName): AuditEventType {
+  return AuditEventType[`${PREFIX}${name}` as keyof typeof AuditEventType];
+}
+
+/** The fields each event type must carry, beyond its type. */
+const REQUIRED: Partial<Record<AuditEventTypeName, (keyof AuditEvent)[]>> = {
+  WORKFLOW_START: ['workflowName'],
+  WORKFLOW_STOP: ['workflowName'],
+  WORKFLOW_PRIVILEGED_ACTION_EVENT: ['workflowName', 'reason'],
+  PRIVILEGED_WORKFLOW_COMPONENT_FAILURE: ['workflowName', 'componentName', 'componentType'],
+  WORKFLOW_CONFIG_PUSHED: ['workflowName'],
+  WORKFLOW_DELETED: ['workflowName'],
 };
+
+const snake = (field: string): string => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** The facts of an Append request, checked; the actor defaults to the caller, the trace id to the current trace. */
+export function factsOf(event: AuditEvent | undefined, caller: string | undefined): AuditFacts {
+  if (event === undefined) throw ValidationError.of('event', 'is required', 'MISSING_FIELD');
+  const type = typeName(event.type);
+  if (type === undefined) throw ValidationError.of('event.type', 'must be one of the audit event types', 'INVALID_VALUE');
+  const violations: FieldViolation[] = (REQUIRED[type] ?? [])
+    .filter((field) => event[field] === '')
+    .map((field) => ({ field: `event.${snake(field)}`, description: `is required for ${type}`, reason: 'MISSING_FIELD' }));
+  if (violations.length > 0) throw new ValidationError(violations);
+  const activeTrace = trace.getActiveSpan()?.spanContext().traceId ?? '';
+  return {
+    type,
+    workflow: event.workflowName,
+    component: event.componentName,
+    componentType: event.componentType,
+    reason: event.reason,
+    actor: event.actor === '' ? (caller ?? 'anonymous') : event.actor,
+    traceId: event.traceId === '' ? activeTrace : event.traceId,
+    attributes: { ...event.attributes },
+  };
+}
+
+/** A record as the loom.v1.AuditEvent message. */
+export function eventOf(record: AuditRecord): AuditEvent {
+  return {
+    sequence: record.seq,
+    time: new Date(record.time),
+    type: typeNumber(record.type),
+    workflowName: record.workflow,
+    componentName: record.component,
+    componentType: record.componentType,
+    reason: record.reason,
+    actor: record.actor,
+    traceId: record.traceId,
+    prevHash: record.prev,
+    hash: record.hash,
+    attributes: { ...record.attributes },
+  };
+}
+
+/** Which records a Query or Watch wants. */
+function matcher(types: readonly AuditEventType[], workflow: string, since?: Date, until?: Date): (record: AuditRecord) => boolean {
+  const names = new Set(types.map((type) => typeName(type)));
+  return (record) =>
+    (names.size === 0 || names.has(record.type)) &&
+    (workflow === '' || record.workflow === workflow) &&
+    (since === undefined || record.time >= since.toISOString()) &&
+    (until === undefined || record.time < until.toISOString());
+}
+
+function pageStart(token: string): number {
+  if (token === '') return 1;
+  const sequence = Number(Buffer.from(token, 'base64url').toString('utf8'));
+  if (!Number.isSafeInteger(sequence) || sequence < 1) throw ValidationError.of('page_token', 'is not a token this service issued', 'INVALID_VALUE');
+  return sequence;
+}
+
+/** The loom.v1.Audit handlers over an open log. */
+export function auditImplementation(log: AuditLog): AsyncImplementation<typeof AuditService> {
+  return {
+    async append(request, context) {
+      const record = await log.append(factsOf(request.event, context.identity));
+      return { sequence: record.seq, hash: record.hash };
+    },
+
+    async query(request) {
+      if (request.pageSize < 0) throw ValidationError.of('page_size', 'must not be negative', 'INVALID_VALUE');
+      const limit = request.pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(request.pageSize, MAX_PAGE_SIZE);
+      const wanted = matcher(request.types, request.workflowName, request.since, request.until);
+      const response: QueryResponse = { events: [], nextPageToken: '' };
+      for await (const record of log.records(pageStart(request.pageToken))) {
+        if (!wanted(record)) continue;
+        if (response.events.length === limit) {
+          response.nextPageToken = Buffer.from(String(record.seq)).toString('base64url');
+          break;
+        }
+        response.events.push(eventOf(record));
+      }
+      return response;
+    },
+
+    async watch(request, send, context) {
+      const wanted = matcher(request.types, request.workflowName);
+      const live: AuditRecord[] = [];
+      let wake: (() => void) | undefined;
+      const notify = (): void => {
+        const waiting = wake;
+        wake = undefined;
+        waiting?.();
+      };
+      // subscribed before the replay, so nothing falls between the two; duplicates are skipped by sequence
+      const stop = log.subscribe((record) => {
+        if (wanted(record)) live.push(record);
+        notify();
+      });
+      context.signal.addEventListener('abort', notify, { once: true });
+      let sent = request.fromSequence > 0 ? request.fromSequence - 1 : log.durableSequence;
+      try {
+        if (request.fromSequence > 0) {
+          const until = log.durableSequence;
+          for await (const record of log.records(request.fromSequence)) {
+            if (record.seq > until || context.signal.aborted) break;
+            if (wanted(record)) await send({ event: eventOf(record) });
+            sent = record.seq;
+          }
+        }
+        while (!context.signal.aborted) {
+          const record = live.shift();
+          if (record === undefined) {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+            continue;
+          }
+          if (record.seq <= sent) continue;
+          await send({ event: eventOf(record) });
+          sent = record.seq;
+        }
+      } finally {
+        stop();
+        context.signal.removeEventListener('abort', notify);
+      }
+    },
+
+    verify() {
+      return log.verify();
+    },
+  };
+}
+
+/** With auditing off: Append succeeds and writes nothing; reading answers that there is nothing to read. */
+export function disabledAuditImplementation(): AsyncImplementation<typeof AuditService> {
+  const off = (): Promise<never> => Promise.reject(new FailedPreconditionError('audit logging is disabled (loom.security.audit.enabled=false)'));
+  return {
+    append: () => Promise.resolve({ sequence: 0, hash: '' }),
+    query: off,
+    watch: off,
+    verify: off,
+  };
+}
+
+async function openLog(path: string, maxFileBytes: number, logger: Logger): Promise<AuditLog> {
+  const { log, recovery } = await AuditLog.open({ path, maxFileBytes });
+  if (recovery.truncatedBytes > 0) {
+    logger.warn({ path, truncatedBytes: recovery.truncatedBytes, lastSequence: recovery.lastSequence }, 'audit log: cut off a torn last line left by a crash (it was never acknowledged)');
+  }
+  logger.info({ path, lastSequence: recovery.lastSequence, maxFileBytes }, 'audit logging enabled');
+  return log;
+}
 
 /** loom.v1.Audit, deployable alone (`loom serve --services audit`) or with the others. */
 export const auditModule: ServiceModule = {
   name: 'audit',
   fullName: 'loom.v1.Audit',
-  create(): Promise<ServiceInstance> {
-    return Promise.resolve({
+  async create({ config, logger }): Promise<ServiceInstance> {
+    const { enabled, logPath, maxFileBytes } = config.security.audit;
+    if (!enabled) logger.warn({}, 'audit logging disabled (loom.security.audit.enabled=false): events are accepted and not written');
+    const log = enabled ? await openLog(logPath, maxFileBytes, logger) : undefined;
+    const implementation = log === undefined ? disabledAuditImplementation() : auditImplementation(log);
+    return {
       addToServer(server) {
-        server.addService('loom.v1.Audit', AuditService, unimplemented(AuditService, capabilities));
+        server.addService('loom.v1.Audit', AuditService, implementation, { restrict: { append: AUDIT_WRITERS } });
       },
-      close: () => Promise.resolve(),
-    });
+      close: () => log?.close() ?? Promise.resolve(),
+    };
   },
 };

@@ -5,6 +5,7 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { ConfigError } from '@loom/config';
 import { ValidationError } from '@loom/domain';
 import { healthCommand } from './commands/health.js';
+import { addAuditCommands } from './commands/audit.js';
 import { addSecretsCommands } from './commands/secrets.js';
 import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
 
   addSecretsCommands(program);
   addWorkflowCommands(program);
+  addAuditCommands(program);
 
   return program;
 }

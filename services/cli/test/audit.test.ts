@@ -1,0 +1,35 @@
+import { AuditClient, AuditEventType } from '@loom/contracts';
+import { appendRequired, createClient } from '@loom/service-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+
+const executorToken = 'executor-token-for-the-cli-test-01';
+let loom: LoomProcess;
+beforeAll(async () => {
+  loom = await startLoom(['--services', 'audit', '--set', 'loom.auth.allowAnonymous=true', '--set', `loom.auth.tokens.executor=${executorToken}`]);
+  const audit = createClient(AuditClient, loom.address, { token: executorToken });
+  try {
+    await appendRequired(audit, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflowName: 'Nightly load' });
+    await appendRequired(audit, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'Nightly load', reason: 'a workflow with the script engine started' });
+  } finally {
+    audit.close();
+  }
+});
+afterAll(async () => {
+  loom.child.kill('SIGTERM');
+  await loom.exited;
+});
+
+describe('loom audit', () => {
+  it('tails the log with a type filter', () => {
+    const tail = runLoom(['--address', loom.address, 'audit', 'tail', '--type', 'WORKFLOW_PRIVILEGED_ACTION_EVENT']);
+    expect(tail.stderr).toBe('');
+    expect(tail.stdout).toMatch(/^2 {2}\S+Z {2}WORKFLOW_PRIVILEGED_ACTION_EVENT {2}workflow="Nightly load" reason="a workflow with the script engine started" actor="executor"\n$/);
+  });
+
+  it('verifies the chain', () => {
+    const verify = runLoom(['--address', loom.address, 'audit', 'verify']);
+    expect(verify.status).toBe(0);
+    expect(verify.stdout).toBe('audit log intact: 2 events checked\n');
+  });
+});
