@@ -24,7 +24,17 @@ export type AuditEventInput = Pick<AuditEvent, 'type'> & Partial<Omit<AuditEvent
  * `await appendRequired(audit, event); startTheScript();` and the script never starts unaudited.
  */
 export async function appendRequired(client: AuditClient, event: AuditEventInput, options: UnaryCallOptions = {}): Promise<AppendResponse> {
-  const complete: AuditEvent = {
+  try {
+    return await call(client, 'append', { event: auditEvent(event) }, options);
+  } catch (error) {
+    const reason = isServiceError(error) ? `${status[error.code]}: ${error.details}` : String(error);
+    throw new AuditRequiredError(String(event.type), reason, { cause: error });
+  }
+}
+
+/** A whole AuditEvent message from the fields a caller sets, every other one empty. */
+export function auditEvent(event: AuditEventInput): AuditEvent {
+  return {
     sequence: 0,
     time: undefined,
     workflowName: '',
@@ -38,10 +48,4 @@ export async function appendRequired(client: AuditClient, event: AuditEventInput
     attributes: {},
     ...event,
   };
-  try {
-    return await call(client, 'append', { event: complete }, options);
-  } catch (error) {
-    const reason = isServiceError(error) ? `${status[error.code]}: ${error.details}` : String(error);
-    throw new AuditRequiredError(String(event.type), reason, { cause: error });
-  }
 }

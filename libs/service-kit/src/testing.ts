@@ -1,3 +1,5 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { AssertionError } from 'node:assert';
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { loadConfig } from '@loom/config';
@@ -55,4 +57,28 @@ export async function failure(promise: Promise<unknown>): Promise<ServiceError> 
     return error as ServiceError;
   }
   throw new AssertionError({ message: 'expected the call to fail, and it succeeded' });
+}
+
+/** A service running as a child process (`node <its dist/main.js>`), on the port it logged. */
+export interface ServiceProcess {
+  readonly process: ChildProcess;
+  readonly address: string;
+}
+
+/**
+ * Starts a service's built main with `--set` overrides and resolves once it logs 'loom listening'; rejects with its
+ * stderr when it exits first. For crash tests that kill the process.
+ */
+export async function startServiceProcess(main: string, overrides: readonly string[]): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [main, ...overrides.flatMap((override) => ['--set', override])], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; port?: number };
+      if (entry.msg === 'loom listening' && typeof entry.port === 'number') resolve(entry.port);
+    });
+    child.on('exit', (code) => reject(new AssertionError({ message: `${main} exited with ${code} before listening: ${stderr.join('')}` })));
+  });
+  return { process: child, address: `127.0.0.1:${port}` };
 }

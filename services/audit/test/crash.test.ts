@@ -1,29 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { AuditClient } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit';
+import { startServiceProcess } from '@loom/service-kit/testing';
 import { describe, expect, it } from 'vitest';
 import { auditOverrides, AuditEventType, event, executorToken, logPath } from './harness.js';
 
 /** The built audit service (its test target builds it first), run alone. */
-const auditMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const ROUNDS = 20;
 const WRITERS = 16;
 
-async function startChild(overrides: readonly string[]): Promise<{ process: ChildProcess; address: string }> {
-  const child = spawn(process.execPath, [auditMain, ...overrides.flatMap((override) => ['--set', override])], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const stderr: string[] = [];
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg === 'loom listening' && typeof entry.port === 'number') resolve(entry.port);
-    });
-    child.on('exit', (code) => reject(new Error(`audit service exited with ${code} before listening: ${stderr.join('')}`)));
-  });
-  return { process: child, address: `127.0.0.1:${port}` };
-}
 
 describe('audit service under SIGKILL', () => {
   it(`keeps every acknowledged event and a verifiable chain (${ROUNDS} rounds, ${WRITERS} writers)`, { timeout: 240_000 }, async () => {
@@ -43,7 +29,7 @@ describe('audit service under SIGKILL', () => {
     };
 
     for (let round = 0; round <= ROUNDS; round++) {
-      const child = await startChild(overrides);
+      const child = await startServiceProcess(MAIN, overrides);
       const client = createClient(AuditClient, child.address, { token: executorToken, retry: false, deadlineMs: 5000 });
       await verify(client);
       if (round === ROUNDS) {

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditClient, type AuditEvent, AuditEventType } from '@loom/contracts';
-import { createClient, type RunningServices } from '@loom/service-kit';
+import { auditEvent, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { auditModule } from '../src/index.js';
 
@@ -44,21 +44,7 @@ export async function startAudit(path: string, extra: readonly string[] = []): P
 
 /** An Append event with every field empty but the type. */
 export function event(type: AuditEventType, fields: Partial<AuditEvent> = {}): AuditEvent {
-  return {
-    sequence: 0,
-    time: undefined,
-    type,
-    workflowName: '',
-    componentName: '',
-    componentType: '',
-    reason: '',
-    actor: '',
-    traceId: '',
-    prevHash: '',
-    hash: '',
-    attributes: {},
-    ...fields,
-  };
+  return auditEvent({ ...fields, type });
 }
 
 export { AuditEventType };

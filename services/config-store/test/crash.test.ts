@@ -1,42 +1,21 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { WorkflowStoreClient } from '@loom/contracts';
 import { workflowFromProto, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
-import { serveForTest } from '@loom/service-kit/testing';
+import { serveForTest, type ServiceProcess, startServiceProcess } from '@loom/service-kit/testing';
 import { secretsModule } from '@loom/secrets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphWorkflow, overridesFor, scratch, storeToken } from './harness.js';
 
 /** The built config store (its test target builds it first), run alone the way a split deployment does. */
-const storeMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const ROUNDS = 20;
 const WRITERS = 3;
 
-interface Child {
-  readonly process: ChildProcess;
-  readonly address: string;
-}
 
-async function startChild(overrides: readonly string[]): Promise<Child> {
-  const args = [storeMain, ...overrides.flatMap((override) => ['--set', override])];
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const stderr: string[] = [];
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg === 'loom listening' && typeof entry.port === 'number') resolve(entry.port);
-    });
-    child.on('exit', (code) => reject(new Error(`config store exited with ${code} before listening: ${stderr.join('')}`)));
-  });
-  return { process: child, address: `127.0.0.1:${port}` };
-}
-
-function kill(child: Child): Promise<void> {
+function kill(child: ServiceProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.process.exitCode !== null || child.process.signalCode !== null) {
       resolve();
@@ -98,7 +77,7 @@ describe('config store under SIGKILL', () => {
     };
 
     for (let round = 0; round < ROUNDS; round++) {
-      const child = await startChild(overrides);
+      const child = await startServiceProcess(MAIN, overrides);
       if (round > 0) await verify(child.address);
       const client = createClient(WorkflowStoreClient, child.address, { retry: false, deadlineMs: 5000 });
       let stopped = false;
@@ -126,7 +105,7 @@ describe('config store under SIGKILL', () => {
       client.close();
     }
 
-    const last = await startChild(overrides);
+    const last = await startServiceProcess(MAIN, overrides);
     try {
       await verify(last.address);
     } finally {
