@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { type AppendResponse, type AuditClient, type AuditEvent } from '@loom/contracts';
-import { FailedPreconditionError } from '@loom/domain';
+import { FailedPreconditionError, UnavailableError } from '@loom/domain';
 import { call, type UnaryCallOptions } from './client.js';
 import { isServiceError } from './errors.js';
 
@@ -23,9 +23,13 @@ export type AuditEventInput = Pick<AuditEvent, 'type'> & Partial<Omit<AuditEvent
  * deadline, a refusal) becomes an AuditRequiredError, so a caller writes
  * `await appendRequired(audit, event); startTheScript();` and the script never starts unaudited.
  */
-export async function appendRequired(client: AuditClient, event: AuditEventInput, options: UnaryCallOptions = {}): Promise<AppendResponse> {
+export async function appendRequired(
+  writer: AuditClient | AuditAppender,
+  event: AuditEventInput,
+  options: UnaryCallOptions = {},
+): Promise<AppendResponse> {
   try {
-    return await call(client, 'append', { event: auditEvent(event) }, options);
+    return writer instanceof AuditAppender ? await writer.append(event) : await call(writer, 'append', { event: auditEvent(event) }, options);
   } catch (error) {
     const reason = isServiceError(error) ? `${status[error.code]}: ${error.details}` : String(error);
     throw new AuditRequiredError(String(event.type), reason, { cause: error });
@@ -48,4 +52,84 @@ export function auditEvent(event: AuditEventInput): AuditEvent {
     attributes: {},
     ...event,
   };
+}
+
+/** How an AuditAppender batches. */
+export interface AuditAppenderOptions {
+  /** Most events in one AppendBatch call (the service takes at most 1,000). */
+  readonly maxBatch?: number;
+  /** Most AppendBatch calls outstanding at once. */
+  readonly maxInFlight?: number;
+  /** Deadline of each call. */
+  readonly deadlineMs?: number;
+}
+
+interface QueuedEvent {
+  readonly event: AuditEvent;
+  resolve(ack: AppendResponse): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Gathers one process's concurrent audit appends into AppendBatch calls. An append is sent at once when fewer than
+ * `maxInFlight` calls are outstanding; otherwise it waits for one to return and leaves with everything that queued up
+ * meanwhile, so batches grow with load and a lone append pays no wait. Each append resolves with its own
+ * acknowledgement once its event is on disk. A batch refused as invalid is re-sent event by event, so one caller's bad
+ * event never fails another caller's append.
+ */
+export class AuditAppender {
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+  private readonly callOptions: UnaryCallOptions;
+  private queue: QueuedEvent[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly client: AuditClient,
+    options: AuditAppenderOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 500;
+    this.maxInFlight = options.maxInFlight ?? 1;
+    this.callOptions = options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs };
+  }
+
+  /** Appends an event; resolves with its sequence number and hash once it is on disk. */
+  append(event: AuditEventInput): Promise<AppendResponse> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ event: auditEvent(event), resolve, reject });
+      this.send();
+    });
+  }
+
+  private send(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.inFlight++;
+      void this.deliver(batch).finally(() => {
+        this.inFlight--;
+        this.send();
+      });
+    }
+  }
+
+  private async deliver(batch: readonly QueuedEvent[]): Promise<void> {
+    try {
+      const { acks } = await call(this.client, 'appendBatch', { events: batch.map((entry) => entry.event) }, this.callOptions);
+      if (acks.length !== batch.length) {
+        throw new UnavailableError(`the audit service acknowledged ${acks.length} of ${batch.length} events`);
+      }
+      batch.forEach((entry, index) => entry.resolve(acks[index] as AppendResponse));
+    } catch (error) {
+      if (batch.length > 1 && isServiceError(error) && error.code === status.INVALID_ARGUMENT) {
+        const alone = (entry: QueuedEvent): Promise<void> =>
+          call(this.client, 'append', { event: entry.event }, this.callOptions).then(
+            (ack) => entry.resolve(ack),
+            (refusal: unknown) => entry.reject(refusal),
+          );
+        await Promise.all(batch.map(alone));
+        return;
+      }
+      for (const entry of batch) entry.reject(error);
+    }
+  }
 }

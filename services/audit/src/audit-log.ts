@@ -109,7 +109,8 @@ export class AuditLog {
       this.pending.push({ record, resolve, reject });
       if (!this.writing) {
         this.writing = true;
-        void this.drain();
+        // started after the current task, so appends made together (one AppendBatch) share the first write
+        queueMicrotask(() => void this.drain());
       }
     });
   }

@@ -34,18 +34,21 @@ const REQUIRED: Partial<Record<AuditEventTypeName, (keyof AuditEvent)[]>> = {
 
 const snake = (field: string): string => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
-/** The facts of an Append request, checked; the actor defaults to the caller, the trace id to the current trace. */
-export function factsOf(event: AuditEvent | undefined, caller: string | undefined): AuditFacts {
-  if (event === undefined) throw ValidationError.of('event', 'is required', 'MISSING_FIELD');
+/** What is wrong with one event of a request, its fields named under `path` (`event`, `events[3]`). */
+function violationsOf(event: AuditEvent | undefined, path: string): FieldViolation[] {
+  if (event === undefined) return [{ field: path, description: 'is required', reason: 'MISSING_FIELD' }];
   const type = typeName(event.type);
-  if (type === undefined) throw ValidationError.of('event.type', 'must be one of the audit event types', 'INVALID_VALUE');
-  const violations: FieldViolation[] = (REQUIRED[type] ?? [])
+  if (type === undefined) return [{ field: `${path}.type`, description: 'must be one of the audit event types', reason: 'INVALID_VALUE' }];
+  return (REQUIRED[type] ?? [])
     .filter((field) => event[field] === '')
-    .map((field) => ({ field: `event.${snake(field)}`, description: `is required for ${type}`, reason: 'MISSING_FIELD' }));
-  if (violations.length > 0) throw new ValidationError(violations);
+    .map((field) => ({ field: `${path}.${snake(field)}`, description: `is required for ${type}`, reason: 'MISSING_FIELD' }));
+}
+
+/** The facts of a checked event; the actor defaults to the caller, the trace id to the current trace. */
+function factsOfChecked(event: AuditEvent, caller: string | undefined): AuditFacts {
   const activeTrace = trace.getActiveSpan()?.spanContext().traceId ?? '';
   return {
-    type,
+    type: typeName(event.type) as AuditEventTypeName,
     workflow: event.workflowName,
     component: event.componentName,
     componentType: event.componentType,
@@ -54,6 +57,26 @@ export function factsOf(event: AuditEvent | undefined, caller: string | undefine
     traceId: event.traceId === '' ? activeTrace : event.traceId,
     attributes: { ...event.attributes },
   };
+}
+
+/** The facts of an Append request, checked. */
+export function factsOf(event: AuditEvent | undefined, caller: string | undefined): AuditFacts {
+  const violations = violationsOf(event, 'event');
+  if (violations.length > 0) throw new ValidationError(violations);
+  return factsOfChecked(event as AuditEvent, caller);
+}
+
+/** Most events one AppendBatch call may carry. */
+export const MAX_BATCH_EVENTS = 1000;
+
+/** The facts of an AppendBatch request, every event checked before any is written. */
+export function batchFactsOf(events: readonly AuditEvent[], caller: string | undefined): AuditFacts[] {
+  if (events.length > MAX_BATCH_EVENTS) {
+    throw ValidationError.of('events', `holds ${events.length} events; at most ${MAX_BATCH_EVENTS} per call`, 'INVALID_VALUE');
+  }
+  const violations = events.flatMap((event, index) => violationsOf(event, `events[${index}]`));
+  if (violations.length > 0) throw new ValidationError(violations);
+  return events.map((event) => factsOfChecked(event, caller));
 }
 
 /** A record as the loom.v1.AuditEvent message. */
@@ -97,6 +120,12 @@ export function auditImplementation(log: AuditLog): AsyncImplementation<typeof A
     async append(request, context) {
       const record = await log.append(factsOf(request.event, context.identity));
       return { sequence: record.seq, hash: record.hash };
+    },
+
+    async appendBatch(request, context) {
+      const facts = batchFactsOf(request.events, context.identity);
+      const records = await Promise.all(facts.map((event) => log.append(event)));
+      return { acks: records.map((record) => ({ sequence: record.seq, hash: record.hash })) };
     },
 
     async query(request) {
@@ -169,6 +198,7 @@ export function disabledAuditImplementation(): AsyncImplementation<typeof AuditS
   const off = (): Promise<never> => Promise.reject(new FailedPreconditionError('audit logging is disabled (loom.security.audit.enabled=false)'));
   return {
     append: () => Promise.resolve({ sequence: 0, hash: '' }),
+    appendBatch: (request) => Promise.resolve({ acks: request.events.map(() => ({ sequence: 0, hash: '' })) }),
     query: off,
     watch: off,
     verify: off,
@@ -195,7 +225,7 @@ export const auditModule: ServiceModule = {
     const implementation = log === undefined ? disabledAuditImplementation() : auditImplementation(log);
     return {
       addToServer(server) {
-        server.addService('loom.v1.Audit', AuditService, implementation, { restrict: { append: AUDIT_WRITERS } });
+        server.addService('loom.v1.Audit', AuditService, implementation, { restrict: { append: AUDIT_WRITERS, appendBatch: AUDIT_WRITERS } });
       },
       close: () => log?.close() ?? Promise.resolve(),
     };

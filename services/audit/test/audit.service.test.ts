@@ -1,8 +1,8 @@
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { status } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { AuditClient, type WatchResponse } from '@loom/contracts';
-import { appendRequired, AuditRequiredError, call, createClient, fieldViolationsOf } from '@loom/service-kit';
+import { AuditAppender, appendRequired, AuditRequiredError, call, createClient, fieldViolationsOf } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AuditHarness, AuditEventType, event, executorToken, failure, logPath, startAudit } from './harness.js';
 
@@ -128,10 +128,62 @@ describe('audit service', () => {
     expect([...all.events, ...rest.events].map((found) => found.sequence)).toEqual(Array.from({ length: 60 }, (_, index) => index + 1));
   });
 
+  it('appends a batch in order with one acknowledgement per event, or refuses it whole', async () => {
+    const path = logPath();
+    const audit = await start(path);
+    const batch = Array.from({ length: 5 }, (_, index) => event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, { workflowName: `flow ${index}` }));
+    const { acks } = await call(audit.executor, 'appendBatch', { events: batch });
+    expect(acks.map((ack) => ack.sequence)).toEqual([1, 2, 3, 4, 5]);
+    expect(lines(path).map((line) => [line.seq, line.workflow, line.hash])).toEqual(acks.map((ack, index) => [ack.sequence, `flow ${index}`, ack.hash]));
+
+    const bad = [batch[0], event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START), batch[1], event(AuditEventType.AUDIT_EVENT_TYPE_UNSPECIFIED)];
+    const refused = await failure(call(audit.executor, 'appendBatch', { events: bad as never }));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(fieldViolationsOf(refused).map((violation) => violation.field)).toEqual(['events[1].workflow_name', 'events[3].type']);
+    const tooMany = await failure(call(audit.executor, 'appendBatch', { events: Array.from({ length: 1001 }, () => batch[0] as never) }));
+    expect(fieldViolationsOf(tooMany).map((violation) => violation.field)).toEqual(['events']);
+    expect(lines(path)).toHaveLength(5);
+    expect((await failure(call(audit.anonymous, 'appendBatch', { events: batch }))).code).toBe(status.UNAUTHENTICATED);
+    expect((await call(audit.executor, 'verify', {})).ok).toBe(true);
+  });
+
+  it('gathers concurrent appends into batches with AuditAppender; a bad event fails only its own caller', async () => {
+    const path = logPath();
+    const audit = await start(path);
+    const appender = new AuditAppender(audit.executor);
+    const appends = Array.from({ length: 300 }, (_, index) =>
+      index === 150
+        ? appender.append({ type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED })
+        : appender.append({ type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflowName: `flow ${index}` }),
+    );
+    const settled = await Promise.allSettled(appends);
+    const refused = settled[150];
+    expect(refused?.status).toBe('rejected');
+    expect(fieldViolationsOf((refused as PromiseRejectedResult).reason as ServiceError).map((violation) => violation.field)).toEqual(['event.workflow_name']);
+    const acks = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    expect(acks).toHaveLength(299);
+    expect(new Set(acks.map((ack) => ack.sequence)).size).toBe(299);
+    const written = lines(path);
+    expect(written).toHaveLength(299);
+    // each caller's acknowledgement names the line of its own event
+    const bySequence = new Map(written.map((line) => [line.seq, line.workflow]));
+    settled.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') expect(bySequence.get(outcome.value.sequence)).toBe(`flow ${index}`);
+    });
+    expect(await call(audit.executor, 'verify', {})).toMatchObject({ ok: true, eventsChecked: 299 });
+
+    const privileged = await appendRequired(appender, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' });
+    expect(privileged.sequence).toBe(300);
+    await audit.stop();
+    running.splice(running.indexOf(audit), 1);
+    await expect(appendRequired(appender, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' })).rejects.toThrow(AuditRequiredError);
+  });
+
   it('accepts and drops events when disabled, and says so once at start', async () => {
     const path = logPath();
     const audit = await start(path, ['loom.security.audit.enabled=false']);
     expect(await call(audit.executor, 'append', { event: specificationEvents[0] })).toEqual({ sequence: 0, hash: '' });
+    expect(await call(audit.executor, 'appendBatch', { events: specificationEvents })).toEqual({ acks: specificationEvents.map(() => ({ sequence: 0, hash: '' })) });
     expect(existsSync(path)).toBe(false);
     expect((await failure(call(audit.executor, 'verify', {}))).code).toBe(status.FAILED_PRECONDITION);
   });
