@@ -2,7 +2,7 @@ import { type FileHandle, mkdir, open, readdir, readFile, rename, truncate } fro
 import { basename, dirname, join } from 'node:path';
 import { FailedPreconditionError, UnavailableError } from '@loom/domain';
 import { syncDirectory } from '@loom/service-kit';
-import { type AuditFacts, type AuditRecord, chainRecord, GENESIS_HASH, hashOf, lineOf, parseLine } from './audit-record.js';
+import { type AuditFacts, type AuditRecord, chainRecord, GENESIS_HASH, hashOf, parseLine } from './audit-record.js';
 
 /** Where the log lives and when it rotates. */
 export interface AuditLogOptions {
@@ -31,6 +31,7 @@ export interface Verification {
 
 interface Pending {
   readonly record: AuditRecord;
+  readonly line: string;
   resolve(record: AuditRecord): void;
   reject(error: unknown): void;
 }
@@ -102,11 +103,11 @@ export class AuditLog {
   /** Appends an event; resolves with its record once it is on disk. */
   append(facts: AuditFacts): Promise<AuditRecord> {
     if (this.failure !== undefined || this.closed) return Promise.reject(this.unavailable());
-    const record = chainRecord(facts, this.nextSequence, this.lastHash, new Date());
+    const { record, line } = chainRecord(facts, this.nextSequence, this.lastHash, new Date());
     this.nextSequence++;
     this.lastHash = record.hash;
     return new Promise((resolve, reject) => {
-      this.pending.push({ record, resolve, reject });
+      this.pending.push({ record, line, resolve, reject });
       if (!this.writing) {
         this.writing = true;
         // started after the current task, so appends made together (one AppendBatch) share the first write
@@ -125,7 +126,7 @@ export class AuditLog {
       const batch = this.pending;
       this.pending = [];
       try {
-        const data = Buffer.from(batch.map((entry) => lineOf(entry.record)).join(''));
+        const data = Buffer.from(batch.map((entry) => entry.line).join(''));
         for (let offset = 0; offset < data.length; ) offset += (await this.file.write(data, offset)).bytesWritten;
         await this.file.datasync();
         this.size += data.length;

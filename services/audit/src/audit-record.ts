@@ -68,16 +68,12 @@ export function hashOf(record: Omit<AuditRecord, 'hash'>): string {
   return createHash('sha256').update(record.prev).update('\n').update(canonical(record)).digest('hex');
 }
 
-/** Seals the facts into the next record of the chain. */
-export function chainRecord(facts: AuditFacts, seq: number, prev: string, time: Date): AuditRecord {
+/** Seals the facts into the next record of the chain, with its log line (the canonical JSON is built once for both). */
+export function chainRecord(facts: AuditFacts, seq: number, prev: string, time: Date): { record: AuditRecord; line: string } {
   const unsealed = { ...facts, seq, time: time.toISOString(), prev };
-  return { ...unsealed, hash: hashOf(unsealed) };
-}
-
-/** One log line (with its newline): the canonical fields plus the hash. */
-export function lineOf(record: AuditRecord): string {
-  const { hash, ...rest } = record;
-  return `${canonical(rest).slice(0, -1)},"hash":${JSON.stringify(hash)}}\n`;
+  const json = canonical(unsealed);
+  const hash = createHash('sha256').update(prev).update('\n').update(json).digest('hex');
+  return { record: { ...unsealed, hash }, line: `${json.slice(0, -1)},"hash":"${hash}"}\n` };
 }
 
 /** Reads one log line; undefined when it is not a whole, well-formed record (the hash is checked by verify, not here). */
