@@ -116,6 +116,14 @@ function failureHandlingOptions(): OptionSpec[] {
   ];
 }
 
+/**
+ * How many batches of messages one instance works on at once (loom's own option; the graph
+ * writers, whose options follow the specification exactly, batch instead).
+ */
+function concurrencyOption(): OptionSpec {
+  return option('Advanced', 'concurrency', 'INTEGER', 'Messages worked on at once', false, 1);
+}
+
 interface ComponentSpec {
   qualifiedName: ComponentKindName;
   name: string;
@@ -184,7 +192,7 @@ const skill = (qualifiedName: ComponentKindName, name: string, capability: Skill
     type: 'SKILL',
     inputType: JSON_MESSAGE,
     outputType: JSON_MESSAGE,
-    options: failureHandlingOptions(),
+    options: [...failureHandlingOptions(), concurrencyOption()],
     capability,
     dryRunSupported: true,
   });
@@ -199,6 +207,7 @@ const script = (qualifiedName: ComponentKindName, name: string): ComponentEntry 
       option('Main', 'script', 'SCRIPT', 'Script', true, null),
       option('Main', 'language', 'STRING', 'Script language', true, 'python', { allowedValues: ['python', 'javascript'] }),
       ...failureHandlingOptions(),
+      concurrencyOption(),
     ],
     experimental: true,
     dryRunSupported: true,
@@ -277,6 +286,7 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
           option('Advanced', 'headers', 'JSON', 'Headers (values may use $$VARIABLE)', false, null),
           option('Advanced', 'timeout', 'INTEGER', 'Timeout (ms)', false, 10_000),
           ...failureHandlingOptions(),
+          concurrencyOption(),
         ],
         // the endpoint may change things (POST, PUT...)
         dryRunSupported: false,
@@ -336,6 +346,7 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         options: [
           option('Main', 'level', 'STRING', 'Log level', true, 'info', { allowedValues: ['debug', 'info', 'warn', 'error'] }),
           ...failureHandlingOptions(),
+          concurrencyOption(),
         ],
         dryRunSupported: true,
       }),

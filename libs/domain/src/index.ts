@@ -11,7 +11,14 @@ export {
   serializeScheduleJson,
 } from './workflow-json.js';
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
-export { workflowToProto, workflowFromProto, scheduleToProto, scheduleFromProto } from './workflow-proto.js';
+export {
+  workflowToProto,
+  workflowFromProto,
+  scheduleToProto,
+  scheduleFromProto,
+  componentDefinitionToProto,
+  resourceDefinitionToProto,
+} from './workflow-proto.js';
 export { SEALED_PREFIX, VARIABLE_NAME, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';
 export {
   MESSAGE_TYPES,

@@ -124,7 +124,8 @@ function componentInstanceToProto(instance: ComponentInstance): ComponentInstanc
   };
 }
 
-function componentDefinitionToProto(definition: ComponentDefinition): ComponentDefinitionMessage {
+/** A component definition as the loom.v1 message (ListComponentDefinitions). */
+export function componentDefinitionToProto(definition: ComponentDefinition): ComponentDefinitionMessage {
   return {
     qualifiedName: definition.qualifiedName,
     name: definition.name,
@@ -156,7 +157,8 @@ function resourceInstanceToProto(instance: ResourceInstance): ResourceInstanceMe
   return { name: instance.name, resource: resourceDefinitionToProto(instance.resource), parameters: instance.parameters };
 }
 
-function resourceDefinitionToProto(definition: ResourceDefinition): ResourceDefinitionMessage {
+/** A resource definition as the loom.v1 message. */
+export function resourceDefinitionToProto(definition: ResourceDefinition): ResourceDefinitionMessage {
   return {
     qualifiedName: definition.qualifiedName,
     name: definition.name,

@@ -1,27 +1,280 @@
-import { ExecutorService } from '@loom/contracts';
-import { type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
+import { randomUUID } from 'node:crypto';
+import { status } from '@grpc/grpc-js';
+import { AuditEventType, type ComponentStatus, type DryRunComponentOutput, ExecutorService, type Message, WorkflowState } from '@loom/contracts';
+import { type LoomConfig } from '@loom/config';
+import {
+  catalogFor,
+  componentDefinitionToProto,
+  FailedPreconditionError,
+  findComponentDefinition,
+  NotFoundError,
+  resourceCatalog,
+  resourceDefinitionToProto,
+  ValidationError,
+  type WorkflowConfiguration,
+  workflowFromProto,
+} from '@loom/domain';
+import {
+  aborted,
+  appendRequired,
+  AuditAppender,
+  type AsyncImplementation,
+  call,
+  isServiceError,
+  type ServiceClients,
+  type ServiceInstance,
+  type ServiceModule,
+} from '@loom/service-kit';
+import { type Logger } from '@loom/telemetry';
+import { componentFactories, isScriptComponent } from './components/registry.js';
+import { dryRun } from './dry-run.js';
+import { type ComponentFactory } from './runtime/component.js';
+import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
-/** The capability that provides each RPC; every one answers UNIMPLEMENTED naming it until it is built. */
-const capabilities = {
-  startWorkflow: 'the workflow runtime',
-  stopWorkflow: 'the workflow runtime',
-  getWorkflowStatus: 'the workflow runtime',
-  publishMessage: 'the workflow runtime (inlet sources)',
-  dryRun: 'dry runs of workflow configurations',
-  watchRun: 'the workflow runtime (run events)',
-  listComponentDefinitions: 'the component catalog',
+/** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
+/** Why the executor audits a script component's start (the specification's wording). */
+export const SCRIPT_ENGINE_REASON = 'a workflow with the script engine started';
+
+const STATES: Record<RunState, WorkflowState> = {
+  STARTING: WorkflowState.WORKFLOW_STATE_STARTING,
+  RUNNING: WorkflowState.WORKFLOW_STATE_RUNNING,
+  STOPPING: WorkflowState.WORKFLOW_STATE_STOPPING,
+  STOPPED: WorkflowState.WORKFLOW_STATE_STOPPED,
+  FAILED: WorkflowState.WORKFLOW_STATE_FAILED,
 };
+
+/** The workflow is running or starting already. */
+export class WorkflowAlreadyRunningError extends FailedPreconditionError {}
+
+/** A workflow uses a component kind that is DISABLED here. */
+export class ComponentDisabledError extends FailedPreconditionError {}
+
+/** What the executor is built from. */
+export interface ExecutorDependencies {
+  readonly config: LoomConfig;
+  readonly logger: Logger;
+  readonly clients: ServiceClients;
+  /** Component kinds by qualified name; the full registry unless a test narrows it. */
+  readonly factories?: ReadonlyMap<string, ComponentFactory>;
+}
+
+/** Refuses a workflow whose components include one DISABLED by `loom.experimental.enabled`. */
+export function checkComponentsEnabled(workflow: WorkflowConfiguration, experimentalEnabled: boolean): void {
+  if (experimentalEnabled) return;
+  workflow.components.forEach((instance, index) => {
+    const definition = findComponentDefinition(instance.component.qualifiedName);
+    if (definition?.experimental === true) {
+      throw new ComponentDisabledError(
+        `components[${index}] (${instance.name}) is a ${definition.name}, an experimental component that is DISABLED: ` +
+          'set loom.experimental.enabled=true to run it',
+      );
+    }
+  });
+}
+
+function drainTimeoutOf(seconds: number | undefined, nanos: number | undefined): number {
+  if (seconds === undefined) return DEFAULT_DRAIN_TIMEOUT_MS;
+  const ms = seconds * 1000 + Math.floor((nanos ?? 0) / 1e6);
+  if (ms < 0) throw ValidationError.of('drain_timeout', 'must not be negative', 'INVALID_VALUE');
+  return ms;
+}
+
+/** The running workflows of this executor, by stored name. */
+export class Executor {
+  private readonly runs = new Map<string, WorkflowRun>();
+  private readonly starting = new Set<string>();
+  private auditAppender: AuditAppender | undefined;
+  private readonly factories: ReadonlyMap<string, ComponentFactory>;
+
+  constructor(private readonly dependencies: ExecutorDependencies) {
+    this.factories = dependencies.factories ?? componentFactories(dependencies.config);
+  }
+
+  /** The audit client, created at first use (the server's own address is known only once it listens). */
+  private get appender(): AuditAppender {
+    this.auditAppender ??= new AuditAppender(this.dependencies.clients.get('audit'));
+    return this.auditAppender;
+  }
+
+  /** Loads, opens, audits and starts a workflow. */
+  async start(name: string): Promise<WorkflowRun> {
+    if (name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
+    const current = this.runs.get(name);
+    if (this.starting.has(name) || current?.state === 'RUNNING' || current?.state === 'STOPPING') {
+      throw new WorkflowAlreadyRunningError(`workflow '${name}' is already ${this.starting.has(name) ? 'STARTING' : current?.state}`);
+    }
+    this.starting.add(name);
+    try {
+      const { config, clients, logger } = this.dependencies;
+      const stored = await call(clients.get('config-store'), 'getWorkflow', { name });
+      if (stored.workflow === undefined) throw new NotFoundError('workflow configuration', name);
+      const workflow = workflowFromProto(stored.workflow);
+      checkComponentsEnabled(workflow, config.experimental.enabled);
+      const opened = await call(clients.get('secrets'), 'decryptResources', { workflow: stored.workflow });
+      if (opened.workflow === undefined) throw new FailedPreconditionError(`the secrets service returned no workflow for '${name}'`);
+      const plain = workflowFromProto(opened.workflow);
+      if (plain.components.some(isScriptComponent)) {
+        // fail closed: no script runs unless its start is on disk in the audit log
+        await appendRequired(this.appender, {
+          type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT,
+          workflowName: workflow.name,
+          reason: SCRIPT_ENGINE_REASON,
+        });
+      }
+      const run = await WorkflowRun.start(plain, {
+        factories: this.factories,
+        logger,
+        onFailure: (component, _message, error) => this.auditScriptFailure(plain, component, error),
+      });
+      this.runs.set(name, run);
+      this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });
+      logger.info({ workflow: workflow.name, runId: run.runId, components: plain.components.length }, 'workflow started');
+      return run;
+    } finally {
+      this.starting.delete(name);
+    }
+  }
+
+  /** Stops a run: sources first, then a bounded drain, then the components. */
+  async stop(name: string, drainTimeoutMs: number): Promise<WorkflowRun> {
+    const run = this.run(name);
+    const drained = await run.stop(drainTimeoutMs);
+    this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, run.workflow.name, { runId: run.runId, drained: String(drained) });
+    this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId, drained }, 'workflow stopped');
+    return run;
+  }
+
+  /** The latest run of a workflow. */
+  run(name: string): WorkflowRun {
+    const run = this.runs.get(name);
+    if (run === undefined) throw new NotFoundError('run on this executor of workflow', name);
+    return run;
+  }
+
+  /** Runs sample messages through a configuration without side effects (see dry-run.ts). */
+  dryRun(workflow: WorkflowConfiguration, messages: readonly Message[], inlet: string): Promise<DryRunComponentOutput[]> {
+    checkComponentsEnabled(workflow, this.dependencies.config.experimental.enabled);
+    return dryRun(workflow, messages, inlet, this.factories, this.dependencies.logger);
+  }
+
+  /** Stops every run (shutdown). */
+  async stopAll(drainTimeoutMs: number): Promise<void> {
+    await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
+  }
+
+  private auditScriptFailure(workflow: WorkflowConfiguration, component: string, error: string): void {
+    const instance = workflow.components.find((candidate) => candidate.name === component);
+    if (instance === undefined || !isScriptComponent(instance)) return;
+    this.appender
+      .append({
+        type: AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE,
+        workflowName: workflow.name,
+        componentName: component,
+        componentType: instance.component.type,
+        reason: error.slice(0, 500),
+      })
+      .catch((failure: unknown) => this.dependencies.logger.error({ workflow: workflow.name, component, error: String(failure) }, 'audit event not written'));
+  }
+
+  private audit(type: AuditEventType, workflowName: string, attributes: Record<string, string>): void {
+    this.appender
+      .append({ type, workflowName, attributes })
+      .catch((error: unknown) =>
+        this.dependencies.logger.error({ workflow: workflowName, type: AuditEventType[type], error: isServiceError(error) ? status[error.code] : String(error) }, 'audit event not written'),
+      );
+  }
+}
+
+function statusOf(run: WorkflowRun): ComponentStatus[] {
+  return run.counters().map((counters) => ({ ...counters }));
+}
+
+/** The loom.v1.Executor handlers over an executor. */
+export function executorImplementation(executor: Executor, config: LoomConfig): AsyncImplementation<typeof ExecutorService> {
+  return {
+    async startWorkflow(request) {
+      const run = await executor.start(request.name);
+      return { runId: run.runId, state: STATES[run.state] };
+    },
+
+    async stopWorkflow(request) {
+      const run = await executor.stop(request.name, drainTimeoutOf(request.drainTimeout?.seconds, request.drainTimeout?.nanos));
+      return { state: STATES[run.state] };
+    },
+
+    getWorkflowStatus(request) {
+      const run = executor.run(request.name);
+      return Promise.resolve({
+        name: request.name,
+        runId: run.runId,
+        state: STATES[run.state],
+        startedAt: run.startedAt,
+        components: statusOf(run),
+        lastError: run.error,
+      });
+    },
+
+    async publishMessage(request, context) {
+      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
+      if (request.body === undefined) throw ValidationError.of('body', 'is required: a JSON object', 'MISSING_FIELD');
+      const run = executor.run(request.workflowName);
+      const messageId = request.messageId === '' ? randomUUID() : request.messageId;
+      await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context.signal);
+      return { messageId };
+    },
+
+    async dryRun(request) {
+      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
+      return { outputs: await executor.dryRun(workflowFromProto(request.workflow), request.messages, request.inlet) };
+    },
+
+    async watchRun(request, send, context) {
+      const run = executor.run(request.name);
+      const queue: RunEvent[] = [];
+      let wake: (() => void) | undefined;
+      const stop = run.subscribe((event) => {
+        queue.push(event);
+        wake?.();
+      });
+      try {
+        await send({ time: new Date(), runId: run.runId, state: STATES[run.state], component: '', error: '' });
+        while (!context.signal.aborted) {
+          const event = queue.shift();
+          if (event === undefined) {
+            if (run.state === 'STOPPED' || run.state === 'FAILED') return;
+            await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted(context.signal)]);
+            wake = undefined;
+            continue;
+          }
+          await send({ time: event.time, runId: run.runId, state: STATES[event.state], component: event.component ?? '', error: event.error ?? '' });
+        }
+      } finally {
+        stop();
+      }
+    },
+
+    listComponentDefinitions() {
+      return Promise.resolve({
+        definitions: catalogFor({ experimentalEnabled: config.experimental.enabled }).map(componentDefinitionToProto),
+        resourceDefinitions: resourceCatalog().map(resourceDefinitionToProto),
+      });
+    },
+  };
+}
 
 /** loom.v1.Executor, deployable alone (`loom serve --services executor`) or with the others. */
 export const executorModule: ServiceModule = {
   name: 'executor',
   fullName: 'loom.v1.Executor',
-  create(): Promise<ServiceInstance> {
+  create({ config, logger, clients }): Promise<ServiceInstance> {
+    const executor = new Executor({ config, logger, clients });
     return Promise.resolve({
       addToServer(server) {
-        server.addService('loom.v1.Executor', ExecutorService, unimplemented(ExecutorService, capabilities));
+        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config));
       },
-      close: () => Promise.resolve(),
+      close: () => executor.stopAll(config.server.shutdown.deadlineMs),
     });
   },
 };

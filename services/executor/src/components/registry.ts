@@ -1,0 +1,48 @@
+import { type LoomConfig } from '@loom/config';
+import { COMPONENT_KINDS, type ComponentInstance, FailedPreconditionError } from '@loom/domain';
+import { type ComponentFactory } from '../runtime/component.js';
+import { createJavaScriptProcessor, DEFAULT_SCRIPT_LIMITS, type ScriptLimits } from '../scripts/javascript.js';
+import { enricherFactory } from './enricher.js';
+import { fileReaderFactory } from './file-reader.js';
+import { inletFactory } from './inlet.js';
+import { loggerFactory } from './logger.js';
+import { timerFactory } from './timer.js';
+import { webhookFactory } from './webhook.js';
+
+/** Whether a component instance runs user code (MessageTransformer, MessageFilter). */
+export function isScriptComponent(instance: ComponentInstance): boolean {
+  const kind = instance.component.qualifiedName;
+  return kind === COMPONENT_KINDS.MESSAGE_TRANSFORMER || kind === COMPONENT_KINDS.MESSAGE_FILTER;
+}
+
+/** A script language this executor cannot run yet. */
+export class ScriptLanguageUnavailableError extends FailedPreconditionError {}
+
+function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits): ComponentFactory {
+  return {
+    kind: 'processor',
+    create(context) {
+      const language = context.options.string('language');
+      if (language !== 'javascript') {
+        return Promise.reject(
+          new ScriptLanguageUnavailableError(`${context.name}: language '${language}' cannot run in this executor yet; set the option language to 'javascript'`),
+        );
+      }
+      return createJavaScriptProcessor(context, role, limits);
+    },
+  };
+}
+
+/** The component kinds this executor runs, by qualified name. */
+export function componentFactories(_config: LoomConfig, limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS): ReadonlyMap<string, ComponentFactory> {
+  return new Map<string, ComponentFactory>([
+    [COMPONENT_KINDS.TIMER, timerFactory],
+    [COMPONENT_KINDS.INLET, inletFactory],
+    [COMPONENT_KINDS.FILE_READER, fileReaderFactory],
+    [COMPONENT_KINDS.WEBHOOK, webhookFactory],
+    [COMPONENT_KINDS.MESSAGE_TRANSFORMER, scriptFactory('transformer', limits)],
+    [COMPONENT_KINDS.MESSAGE_FILTER, scriptFactory('filter', limits)],
+    [COMPONENT_KINDS.HTTP_ENRICHER, enricherFactory],
+    [COMPONENT_KINDS.LOGGER, loggerFactory],
+  ]);
+}

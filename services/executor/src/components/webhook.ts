@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { FailedPreconditionError, ValidationError } from '@loom/domain';
+import { type ComponentContext, type ComponentFactory, type Emit, type Source } from '../runtime/component.js';
+
+/** The address every webhook listens on. */
+export const WEBHOOK_HOST = '0.0.0.0';
+
+/** The largest request body a webhook takes; a larger one is answered 413. */
+export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Request headers with this prefix become message headers (lower-cased, prefix kept). */
+export const WEBHOOK_HEADER_PREFIX = 'x-loom-';
+
+/** A webhook could not listen on its port. */
+export class WebhookListenError extends FailedPreconditionError {
+  constructor(
+    /** `<instance>.options.port`. */
+    readonly option: string,
+    readonly port: number,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      code === 'EADDRINUSE'
+        ? `${option}: port ${port} is already in use`
+        : `${option}: cannot listen on ${WEBHOOK_HOST}:${port} (${code})`,
+      options,
+    );
+  }
+}
+
+/** A source that turns each POST of a JSON object to `path` on `port` into a message, answering 202 `{ id }` once accepted. */
+export const webhookFactory = {
+  kind: 'source',
+  // a bad option rejects the promise rather than throwing from create
+  create: (context: ComponentContext) => new Promise<WebhookSource>((resolve) => resolve(webhookSource(context))),
+} satisfies ComponentFactory;
+
+function webhookSource(context: ComponentContext): WebhookSource {
+  const port = context.options.integer('port');
+  if (port < 0 || port > 65_535) throw ValidationError.of(`${context.name}.options.port`, 'must be between 0 and 65535', 'OUT_OF_RANGE');
+  const path = context.options.string('path');
+  return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`);
+}
+
+/** The webhook source; `port` reads back the bound port (useful when the option is 0). */
+export class WebhookSource implements Source {
+  private server: Server | undefined;
+  /** Requests whose message went to emit, until their answer is written. */
+  private readonly answering = new Set<Promise<void>>();
+  private stopping = false;
+
+  constructor(
+    private readonly context: ComponentContext,
+    private readonly requestedPort: number,
+    private readonly path: string,
+  ) {}
+
+  /** The port the server is bound to; the requested port before start. */
+  get port(): number {
+    const address = this.server?.address();
+    return typeof address === 'object' && address !== null ? address.port : this.requestedPort;
+  }
+
+  async start(emit: Emit): Promise<void> {
+    const server = createServer((request, response) => this.handle(request, response, emit));
+    await new Promise<void>((resolve, reject) => {
+      const failed = (error: NodeJS.ErrnoException): void => {
+        const option = `${this.context.name}.options.port`;
+        reject(new WebhookListenError(option, this.requestedPort, error.code ?? error.message, { cause: error }));
+      };
+      server.once('error', failed);
+      server.listen({ port: this.requestedPort, host: WEBHOOK_HOST }, () => {
+        server.off('error', failed);
+        resolve();
+      });
+    });
+    server.on('error', (error) => this.context.logger.error({ component: this.context.name, err: error }, 'webhook server failed'));
+    this.server = server;
+    this.context.logger.info({ component: this.context.name, port: this.port, path: this.path }, 'webhook listening');
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined || this.stopping) return;
+    this.stopping = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // the answers to messages already emitted are still written (with Connection: close);
+    // whatever is still open after them is idle or still uploading a body nobody will take
+    await Promise.all(this.answering);
+    server.closeAllConnections();
+    await closed;
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse, emit: Emit): void {
+    const pathname = (request.url ?? '/').split('?', 1)[0];
+    if (pathname !== this.path) {
+      request.resume();
+      answer(response, 404, { error: `no webhook at ${pathname}; POST to ${this.path}` });
+      return;
+    }
+    if (request.method !== 'POST') {
+      request.resume();
+      response.setHeader('Allow', 'POST');
+      answer(response, 405, { error: `method ${request.method} not allowed; POST to ${this.path}` });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = Number(request.headers['content-length'] ?? 0) > WEBHOOK_MAX_BODY_BYTES;
+    request.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > WEBHOOK_MAX_BODY_BYTES) {
+        tooLarge = true;
+        chunks.length = 0;
+      } else chunks.push(chunk);
+    });
+    request.on('error', () => response.destroy());
+    request.on('end', () => {
+      if (tooLarge) {
+        // the rest was read and dropped, so the client gets the answer rather than a reset
+        response.setHeader('Connection', 'close');
+        answer(response, 413, { error: `the body is larger than ${WEBHOOK_MAX_BODY_BYTES} bytes` });
+        return;
+      }
+      const body = parseBody(Buffer.concat(chunks).toString('utf8'));
+      if (typeof body === 'string') {
+        answer(response, 400, { error: body });
+        return;
+      }
+      if (this.stopping) {
+        response.setHeader('Connection', 'close');
+        answer(response, 503, { error: 'the workflow is stopping' });
+        return;
+      }
+      const answering = this.deliver(request, response, body, emit);
+      this.answering.add(answering);
+      void answering.finally(() => this.answering.delete(answering));
+    });
+  }
+
+  private async deliver(request: IncomingMessage, response: ServerResponse, body: Record<string, unknown>, emit: Emit): Promise<void> {
+    const id = randomUUID();
+    try {
+      await emit({ id, body, headers: loomHeaders(request) });
+    } catch (error) {
+      this.context.logger.warn({ component: this.context.name, messageId: id, err: error }, 'webhook message was not accepted');
+      if (this.stopping) response.setHeader('Connection', 'close');
+      answer(response, 503, { error: 'the workflow did not accept the message' });
+      return;
+    }
+    if (this.stopping) response.setHeader('Connection', 'close');
+    answer(response, 202, { id });
+    if (!response.writableFinished && !response.destroyed) {
+      await new Promise((resolve) => {
+        response.once('finish', resolve);
+        response.once('close', resolve);
+      });
+    }
+  }
+}
+
+/** The body as a JSON object, or what is wrong with it. */
+function parseBody(text: string): Record<string, unknown> | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return 'the body is not valid JSON';
+  }
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  const what = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+  return `the body must be a JSON object, not ${what}`;
+}
+
+function loomHeaders(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    // node lower-cases header names already
+    if (!name.startsWith(WEBHOOK_HEADER_PREFIX) || value === undefined) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+function answer(response: ServerResponse, status: number, body: Record<string, unknown>): void {
+  if (response.headersSent || response.destroyed) return;
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  response.end(text);
+}

@@ -1,0 +1,87 @@
+import { type ComponentInstance, type ResourceInstance } from '@loom/domain';
+import { type Logger } from '@loom/telemetry';
+
+/** A message flowing through a workflow: a JSON object body plus string headers. */
+export interface LoomMessage {
+  readonly id: string;
+  readonly body: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+}
+
+/** What one processor call made of one message. */
+export type Outcome =
+  /** Done: these messages go downstream (none: the message was filtered out or consumed). */
+  | { readonly ok: true; readonly outputs: readonly LoomMessage[] }
+  /** Failed: `transient` failures are retried `max_retry` times `delay` ms apart; the rest go to the failure handler. */
+  | { readonly ok: false; readonly error: string; readonly transient: boolean };
+
+/** Shorthands for outcomes. */
+export const outcome = {
+  emit: (...outputs: LoomMessage[]): Outcome => ({ ok: true, outputs }),
+  none: (): Outcome => ({ ok: true, outputs: [] }),
+  fail: (error: string, transient = false): Outcome => ({ ok: false, error, transient }),
+};
+
+/**
+ * A component that takes messages (processor, skill, persistence, sink). `process` gets a batch
+ * of messages taken together from the component's input queue (at least one) and answers one
+ * outcome per message, in order; it must not throw for a bad message (a throw fails the whole
+ * batch as a transient error). Batches let a component amortise a costly call (an isolate, a
+ * database round trip); a component that works message by message loops over the batch.
+ */
+export interface Processor {
+  process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]>;
+  /** Releases what the component holds (an isolate, a connection); called once, after draining. */
+  close(): Promise<void>;
+}
+
+/**
+ * Hands a message to the workflow; resolves once every downstream queue accepted it, waiting
+ * while one is full (back-pressure). `signal` withdraws a message still waiting.
+ */
+export type Emit = (message: LoomMessage, signal?: AbortSignal) => Promise<void>;
+
+/** A component that produces messages (timer, inlet, file reader, webhook, graph reader). */
+export interface Source {
+  /** Starts producing; resolves once the source is ready (a port bound, a directory checked). */
+  start(emit: Emit): Promise<void>;
+  /** Stops producing; resolves once nothing more will be emitted. */
+  stop(): Promise<void>;
+}
+
+/** A source that also takes messages from PublishMessage. */
+export interface Inlet extends Source {
+  publish(message: LoomMessage, signal: AbortSignal): Promise<void>;
+}
+
+/** Typed access to a component instance's option values, falling back to the catalog defaults. */
+export interface Options {
+  string(name: string): string;
+  optionalString(name: string): string | undefined;
+  integer(name: string): number;
+  boolean(name: string): boolean;
+  /** A JSON option (headers, rules); undefined when unset. */
+  json(name: string): unknown;
+}
+
+/** What a component is built with. */
+export interface ComponentContext {
+  /** The instance name, `<component_name>_<uuid>`. */
+  readonly name: string;
+  readonly instance: ComponentInstance;
+  readonly options: Options;
+  /** The instance's resource with plain parameter values (decrypted at start), if it has one. */
+  readonly resource: ResourceInstance | undefined;
+  readonly workflowName: string;
+  readonly logger: Logger;
+  /** Aborts when the run stops. */
+  readonly signal: AbortSignal;
+  /** True in DryRun: no side effects outside the process. */
+  readonly dryRun: boolean;
+}
+
+/** Builds the runtime of one component kind. */
+export type ComponentFactory =
+  | { readonly kind: 'processor'; create(context: ComponentContext): Promise<Processor> }
+  | { readonly kind: 'source'; create(context: ComponentContext): Promise<Source> }
+  | { readonly kind: 'inlet'; create(context: ComponentContext): Promise<Inlet> };

@@ -1,0 +1,141 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Writable } from 'node:stream';
+import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition, type WorkflowConfiguration } from '@loom/domain';
+import { createLogger } from '@loom/telemetry';
+import { describe, expect, it } from 'vitest';
+import { inletFactory } from '../components/inlet.js';
+import { type ComponentFactory, type LoomMessage, type Outcome, outcome } from './component.js';
+import { WorkflowRun } from './workflow-run.js';
+
+const logLines: string[] = [];
+const logger = createLogger({
+  level: 'debug',
+  destination: new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      logLines.push(chunk.toString());
+      callback();
+    },
+  }),
+});
+
+function instance(kind: string, name: string, options: Record<string, unknown> = {}): ComponentInstance {
+  const component = findComponentDefinition(kind);
+  if (component === undefined) throw new Error(kind);
+  return { name, component, options: Object.entries(options).map(([option, value]) => ({ name: option, value })), resource: null, skill: null, skillConfiguration: { inputs: {}, outputs: {} } };
+}
+
+function workflow(components: ComponentInstance[], links: [string, string][]): WorkflowConfiguration {
+  return { name: 'run test', autoStart: false, components, links: links.map(([from, to]) => ({ from, to })), resources: [], skills: [], workflowResources: [] };
+}
+
+/** A processor kind whose behaviour the test gives, registered under the enricher's kind (it has the failure options). */
+function processorKind(process: (batch: readonly LoomMessage[]) => Promise<readonly Outcome[]>): ComponentFactory {
+  return { kind: 'processor', create: () => Promise.resolve({ process, close: () => Promise.resolve() }) };
+}
+
+function message(n: number, padding = ''): LoomMessage {
+  return { id: `m${n}`, body: { n, padding }, headers: {} };
+}
+
+describe('workflow run', () => {
+  it('keeps memory bounded with a slow sink while 100,000 messages are published: the queues fill and publishers wait', async () => {
+    let received = 0;
+    let deepest = 0;
+    const sink = processorKind(async (batch) => {
+      received += batch.length;
+      await sleep(2);
+      return batch.map(() => outcome.none());
+    });
+    const run = await WorkflowRun.start(
+      workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'slow sink')], [['in', 'slow sink']]),
+      { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.LOGGER, sink]]), logger, queueCapacity: 1000, maxBatch: 100 },
+    );
+    const padding = 'x'.repeat(2000);
+    const retained = (): number => {
+      (globalThis as { gc?: () => void }).gc?.();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = retained();
+    let peak = before;
+    const signal = new AbortController().signal;
+    for (let n = 0; n < 100_000; n++) {
+      // each message its own 2 kB string, so holding them would show
+      await run.publish('in', message(n, `${n}${padding}`), signal);
+      if (n % 5000 === 0) {
+        peak = Math.max(peak, retained());
+        deepest = Math.max(deepest, run.counters()[1]?.queueDepth ?? 0);
+      }
+    }
+    expect(await run.stop(30_000)).toBe(true);
+    expect(received).toBe(100_000);
+    expect(deepest).toBeLessThanOrEqual(1000);
+    // 100,000 messages of 2 kB held at once would be 200 MB and more; bounded queues hold about 1,100 (~2–3 MB)
+    expect(typeof (globalThis as { gc?: unknown }).gc).toBe('function');
+    expect(peak - before).toBeLessThan(20 * 1024 * 1024);
+    expect(run.counters()[1]).toMatchObject({ messagesIn: 100_000, messagesFailed: 0, queueDepth: 0 });
+  });
+
+  it('retries transient failures max_retry times, then hands the message to the failure handler with error and original', async () => {
+    const attempts = new Map<string, number>();
+    const flaky = processorKind((batch) =>
+      Promise.resolve(
+        batch.map((item) => {
+          const seen = (attempts.get(item.id) ?? 0) + 1;
+          attempts.set(item.id, seen);
+          if (item.body.n === 1) return outcome.fail('upstream answered 503', true);
+          if (item.body.n === 2) return outcome.fail('bad request: no title', false);
+          return seen <= 2 ? outcome.fail('upstream answered 503', true) : outcome.emit(item);
+        }),
+      ),
+    );
+    const handled: LoomMessage[] = [];
+    const delivered: LoomMessage[] = [];
+    const collect = (into: LoomMessage[]) => processorKind((batch) => (into.push(...batch), Promise.resolve(batch.map(() => outcome.none()))));
+    const run = await WorkflowRun.start(
+      workflow(
+        [
+          instance(COMPONENT_KINDS.INLET, 'in'),
+          instance(COMPONENT_KINDS.HTTP_ENRICHER, 'flaky', { url: 'http://unused', max_retry: 3, delay: 5, failure_handler: 'errors' }),
+          instance(COMPONENT_KINDS.LOGGER, 'out'),
+          instance(COMPONENT_KINDS.MESSAGE_FILTER, 'errors', { script: 'return true', language: 'javascript' }),
+        ],
+        [
+          ['in', 'flaky'],
+          ['flaky', 'out'],
+        ],
+      ),
+      { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.HTTP_ENRICHER, flaky], [COMPONENT_KINDS.LOGGER, collect(delivered)], [COMPONENT_KINDS.MESSAGE_FILTER, collect(handled)]]), logger },
+    );
+    const signal = new AbortController().signal;
+    for (const n of [0, 1, 2]) await run.publish('in', message(n), signal);
+    expect(await run.stop(5000)).toBe(true);
+    expect(delivered.map((item) => item.id)).toEqual(['m0']);
+    expect(attempts.get('m0')).toBe(3);
+    expect(attempts.get('m1')).toBe(4);
+    expect(attempts.get('m2')).toBe(1);
+    expect(handled.map((item) => item.body)).toEqual([
+      { failedComponent: 'flaky', messageId: 'm1', error: 'upstream answered 503', message: { id: 'm1', body: { n: 1, padding: '' }, headers: {} } },
+      { failedComponent: 'flaky', messageId: 'm2', error: 'bad request: no title', message: { id: 'm2', body: { n: 2, padding: '' }, headers: {} } },
+    ]);
+    expect(run.counters().find((counters) => counters.name === 'flaky')).toMatchObject({ messagesIn: 3, messagesOut: 1, messagesFailed: 2, messagesRetried: 5, lastError: 'bad request: no title' });
+  });
+
+  it('without a failure handler counts, logs and reports the failure; stop drains in-flight messages first', async () => {
+    const slowFail = processorKind(async (batch) => {
+      await sleep(20);
+      return batch.map((item) => (item.body.n === 3 ? outcome.fail('no good') : outcome.none()));
+    });
+    const run = await WorkflowRun.start(
+      workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'sink')], [['in', 'sink']]),
+      { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.LOGGER, slowFail]]), logger, maxBatch: 1 },
+    );
+    const events: string[] = [];
+    run.subscribe((event) => events.push(event.error === undefined ? event.state : `${event.component}: ${event.error}`));
+    const signal = new AbortController().signal;
+    for (let n = 0; n < 10; n++) await run.publish('in', message(n), signal);
+    expect(await run.stop(5000)).toBe(true);
+    expect(run.counters()[1]).toMatchObject({ messagesIn: 10, messagesFailed: 1, lastError: 'no good', queueDepth: 0 });
+    expect(events).toEqual(['STOPPING', 'sink: no good', 'STOPPED']);
+    expect(logLines.some((line) => line.includes('message failed (no failure handler)') && line.includes('"messageId":"m3"'))).toBe(true);
+  });
+});

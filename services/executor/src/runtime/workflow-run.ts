@@ -1,0 +1,363 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ComponentInstance, FailedPreconditionError, NotFoundError, ValidationError, type WorkflowConfiguration } from '@loom/domain';
+import { type Logger } from '@loom/telemetry';
+import { BoundedQueue } from './bounded-queue.js';
+import {
+  type ComponentContext,
+  type ComponentFactory,
+  type Inlet,
+  type LoomMessage,
+  type Outcome,
+  type Processor,
+  type Source,
+} from './component.js';
+import { optionsOf } from './options.js';
+
+/** Life cycle of a run, as in loom.v1.WorkflowState. */
+export type RunState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'STOPPED' | 'FAILED';
+
+/** Counters of one component instance. */
+export interface ComponentCounters {
+  readonly name: string;
+  messagesIn: number;
+  messagesOut: number;
+  messagesFailed: number;
+  messagesRetried: number;
+  queueDepth: number;
+  lastError: string;
+}
+
+/** What WatchRun streams: a state change, or a component's error. */
+export interface RunEvent {
+  readonly time: Date;
+  readonly state: RunState;
+  readonly component?: string;
+  readonly error?: string;
+}
+
+/** How a run is built and sized. */
+export interface RunOptions {
+  /** Component kinds by qualified name. */
+  readonly factories: ReadonlyMap<string, ComponentFactory>;
+  readonly logger: Logger;
+  /** Messages each component's input queue holds before upstream waits. */
+  readonly queueCapacity?: number;
+  /** Most messages handed to one `process` call. */
+  readonly maxBatch?: number;
+  /** DryRun: components without side effects only; see dry-run.ts. */
+  readonly dryRun?: boolean;
+  /** Sees every message a processor emits, by component (DryRun records them). */
+  readonly onOutput?: (component: string, message: LoomMessage) => void;
+  /** Sees every failure that reached the end of its retries, by component. */
+  readonly onFailure?: (component: string, message: LoomMessage, error: string) => void;
+}
+
+export const DEFAULT_QUEUE_CAPACITY = 1024;
+export const DEFAULT_MAX_BATCH = 256;
+const MAX_CONCURRENCY = 64;
+
+/** A component of the running graph. */
+interface Node {
+  readonly instance: ComponentInstance;
+  readonly counters: ComponentCounters;
+  readonly downstream: Node[];
+  failureHandler: Node | undefined;
+  readonly maxRetry: number;
+  readonly delayMs: number;
+  readonly storeError: boolean;
+  readonly storeMessage: boolean;
+  readonly concurrency: number;
+  readonly queue: BoundedQueue<LoomMessage> | undefined;
+  processor?: Processor;
+  source?: Source;
+  workers: Promise<void>[];
+}
+
+/** A workflow with no component that could start it. */
+export class WorkflowRunError extends FailedPreconditionError {}
+
+/**
+ * One run of a workflow: components joined by bounded queues, a worker loop per processor (times
+ * its `concurrency`), failure handling with retries and the failure handler, counters, and a
+ * drain on stop. Nothing is dropped silently: a message either goes downstream, is filtered out
+ * by its component, goes to the failure handler, or is counted as failed, logged and reported.
+ */
+export class WorkflowRun {
+  readonly runId = randomUUID();
+  readonly startedAt = new Date();
+  private currentState: RunState = 'STARTING';
+  private readonly nodes = new Map<string, Node>();
+  private readonly controller = new AbortController();
+  private readonly listeners = new Set<(event: RunEvent) => void>();
+  private inFlight = 0;
+  private idle: (() => void) | undefined;
+  private lastError = '';
+
+  private constructor(
+    readonly workflow: WorkflowConfiguration,
+    private readonly options: RunOptions,
+  ) {}
+
+  /** Builds every component, wires the links, and starts the sources; on any failure closes what it built. */
+  static async start(workflow: WorkflowConfiguration, options: RunOptions): Promise<WorkflowRun> {
+    const run = new WorkflowRun(workflow, options);
+    try {
+      await run.build();
+      await run.startSources();
+    } catch (error) {
+      await run.closeComponents();
+      run.setState('FAILED', undefined, String(error instanceof Error ? error.message : error));
+      throw error;
+    }
+    run.setState('RUNNING');
+    return run;
+  }
+
+  get state(): RunState {
+    return this.currentState;
+  }
+
+  get error(): string {
+    return this.lastError;
+  }
+
+  /** Counters of every component, in the workflow's order. */
+  counters(): ComponentCounters[] {
+    return [...this.nodes.values()].map((node) => ({ ...node.counters, queueDepth: node.queue?.size ?? 0 }));
+  }
+
+  /** Subscribes to state changes and component errors; returns the unsubscribe function. */
+  subscribe(listener: (event: RunEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Hands a message to an inlet source; resolves once its first queue accepted it (waits while full). */
+  async publish(inletName: string, message: LoomMessage, signal: AbortSignal): Promise<void> {
+    const node = this.nodes.get(inletName);
+    if (node === undefined || node.source === undefined || !('publish' in node.source)) {
+      throw new NotFoundError(`inlet source of workflow '${this.workflow.name}'`, inletName);
+    }
+    if (this.currentState !== 'RUNNING') throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.currentState}, not RUNNING`);
+    await (node.source as Inlet).publish(message, signal);
+  }
+
+  /**
+   * Stops the sources, lets in-flight messages drain for at most `drainTimeoutMs`, then closes the
+   * components. Resolves with whether everything drained.
+   */
+  async stop(drainTimeoutMs: number): Promise<boolean> {
+    if (this.currentState === 'STOPPING' || this.currentState === 'STOPPED' || this.currentState === 'FAILED') return true;
+    this.setState('STOPPING');
+    await Promise.allSettled([...this.nodes.values()].flatMap((node) => (node.source === undefined ? [] : [node.source.stop()])));
+    const drained = await this.drained(drainTimeoutMs);
+    if (!drained) this.options.logger.warn({ workflow: this.workflow.name, inFlight: this.inFlight, drainTimeoutMs }, 'stop: messages still in flight at the drain deadline');
+    this.controller.abort();
+    for (const node of this.nodes.values()) node.queue?.close();
+    await Promise.allSettled([...this.nodes.values()].flatMap((node) => node.workers));
+    await this.closeComponents();
+    this.setState('STOPPED');
+    return drained;
+  }
+
+  /** Resolves once no message is in flight (true), or at the deadline (false). */
+  private async drained(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return true;
+    const idle = new Promise<true>((resolve) => {
+      this.idle = () => resolve(true);
+    });
+    const deadline = sleep(timeoutMs, false, { ref: false });
+    return Promise.race([idle, deadline]);
+  }
+
+  private setState(state: RunState, component?: string, error?: string): void {
+    this.currentState = state;
+    if (error !== undefined) this.lastError = error;
+    this.emitEvent({ time: new Date(), state, ...(component === undefined ? {} : { component }), ...(error === undefined ? {} : { error }) });
+  }
+
+  private emitEvent(event: RunEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private async build(): Promise<void> {
+    const { factories, logger } = this.options;
+    const capacity = this.options.queueCapacity ?? DEFAULT_QUEUE_CAPACITY;
+    for (const [index, instance] of this.workflow.components.entries()) {
+      const factory = factories.get(instance.component.qualifiedName);
+      if (factory === undefined) {
+        throw new WorkflowRunError(`components[${index}] (${instance.name}): component kind ${instance.component.qualifiedName} cannot run in this executor yet`);
+      }
+      const options = optionsOf(instance);
+      const takesMessages = factory.kind === 'processor';
+      const has = (name: string): boolean => instance.component.options.some((option) => option.name === name) || instance.options.some((option) => option.name === name);
+      const concurrency = has('concurrency') ? options.integer('concurrency') : 1;
+      if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+        throw ValidationError.of(`components[${index}].options.concurrency`, `must be between 1 and ${MAX_CONCURRENCY}`, 'INVALID_VALUE');
+      }
+      const node: Node = {
+        instance,
+        counters: { name: instance.name, messagesIn: 0, messagesOut: 0, messagesFailed: 0, messagesRetried: 0, queueDepth: 0, lastError: '' },
+        downstream: [],
+        failureHandler: undefined,
+        maxRetry: has('max_retry') ? options.integer('max_retry') : 0,
+        delayMs: has('delay') ? options.integer('delay') : 0,
+        storeError: has('store_error_content') ? options.boolean('store_error_content') : true,
+        storeMessage: has('store_message_content') ? options.boolean('store_message_content') : true,
+        concurrency,
+        queue: takesMessages ? new BoundedQueue<LoomMessage>(`component '${instance.name}'`, capacity) : undefined,
+        workers: [],
+      };
+      this.nodes.set(instance.name, node);
+      const context: ComponentContext = {
+        name: instance.name,
+        instance,
+        options,
+        resource: instance.resource ?? undefined,
+        workflowName: this.workflow.name,
+        logger: logger.child({ workflow: this.workflow.name, component: instance.name }),
+        signal: this.controller.signal,
+        dryRun: this.options.dryRun ?? false,
+      };
+      if (factory.kind === 'processor') node.processor = await factory.create(context);
+      else node.source = await factory.create(context);
+    }
+    for (const link of this.workflow.links) {
+      const from = this.nodes.get(link.from);
+      const to = this.nodes.get(link.to);
+      if (from === undefined || to === undefined) throw new WorkflowRunError(`link ${link.from} → ${link.to} names no component of this workflow`);
+      if (to.queue === undefined) throw new WorkflowRunError(`link ${link.from} → ${link.to}: ${link.to} is a source and takes no messages`);
+      from.downstream.push(to);
+    }
+    for (const node of this.nodes.values()) {
+      const handler = node.instance.options.find((option) => option.name === 'failure_handler')?.value;
+      if (typeof handler === 'string' && handler !== '') {
+        const target = this.nodes.get(handler);
+        if (target?.queue === undefined) throw new WorkflowRunError(`${node.instance.name}: failure_handler '${handler}' names no component that takes messages`);
+        node.failureHandler = target;
+      }
+    }
+    for (const node of this.nodes.values()) {
+      if (node.processor === undefined) continue;
+      for (let worker = 0; worker < node.concurrency; worker++) node.workers.push(this.work(node, node.processor));
+    }
+  }
+
+  private async startSources(): Promise<void> {
+    for (const node of this.nodes.values()) {
+      const source = node.source;
+      if (source === undefined) continue;
+      await source.start(async (message, signal) => {
+        await this.forward(node.downstream, message, signal);
+        node.counters.messagesOut++;
+        this.options.onOutput?.(node.instance.name, message);
+      });
+    }
+  }
+
+  /** Puts a message on every downstream queue, waiting while one is full; copies it for each extra branch. */
+  private async forward(targets: readonly Node[], message: LoomMessage, signal?: AbortSignal): Promise<void> {
+    const abort = signal === undefined ? this.controller.signal : AbortSignal.any([signal, this.controller.signal]);
+    for (const [index, target] of targets.entries()) {
+      const copy = index === 0 ? message : structuredClone(message);
+      this.inFlight++;
+      try {
+        await (target.queue as BoundedQueue<LoomMessage>).put(copy, abort);
+      } catch (error) {
+        this.settle(1);
+        throw error;
+      }
+    }
+  }
+
+  private settle(count: number): void {
+    this.inFlight -= count;
+    if (this.inFlight === 0 && this.idle !== undefined) {
+      const idle = this.idle;
+      this.idle = undefined;
+      idle();
+    }
+  }
+
+  /** One worker of a processor: takes batches until the queue closes. */
+  private async work(node: Node, processor: Processor): Promise<void> {
+    const queue = node.queue as BoundedQueue<LoomMessage>;
+    const maxBatch = this.options.maxBatch ?? DEFAULT_MAX_BATCH;
+    for (;;) {
+      const batch = await queue.take(maxBatch);
+      if (batch.length === 0) return;
+      node.counters.messagesIn += batch.length;
+      try {
+        const outcomes = await this.processWithRetries(node, processor, batch);
+        for (const [index, result] of outcomes.entries()) {
+          const message = batch[index] as LoomMessage;
+          if (result.ok) {
+            node.counters.messagesOut += result.outputs.length;
+            for (const output of result.outputs) {
+              this.options.onOutput?.(node.instance.name, output);
+              await this.forward(node.downstream, output);
+            }
+          } else {
+            await this.fail(node, message, result.error);
+          }
+        }
+      } catch (error) {
+        // only a closed queue (the run is stopping past its deadline) gets here
+        this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, error: String(error) }, 'messages abandoned at stop');
+      } finally {
+        this.settle(batch.length);
+      }
+    }
+  }
+
+  /** Runs a batch, retrying transient failures `max_retry` times `delay` ms apart. */
+  private async processWithRetries(node: Node, processor: Processor, batch: readonly LoomMessage[]): Promise<Outcome[]> {
+    const outcomes = await this.processOnce(processor, batch);
+    for (let attempt = 1; attempt <= node.maxRetry; attempt++) {
+      const retry = outcomes.flatMap((result, index) => (!result.ok && result.transient ? [index] : []));
+      if (retry.length === 0) break;
+      node.counters.messagesRetried += retry.length;
+      if (node.delayMs > 0) await sleep(node.delayMs, undefined, { signal: this.controller.signal }).catch(() => undefined);
+      const again = await this.processOnce(processor, retry.map((index) => batch[index] as LoomMessage));
+      retry.forEach((index, position) => (outcomes[index] = again[position] as Outcome));
+    }
+    return outcomes;
+  }
+
+  private async processOnce(processor: Processor, batch: readonly LoomMessage[]): Promise<Outcome[]> {
+    try {
+      const outcomes = await processor.process(batch, this.controller.signal);
+      if (outcomes.length !== batch.length) {
+        return batch.map(() => ({ ok: false, error: `component answered ${outcomes.length} outcomes for ${batch.length} messages`, transient: false }));
+      }
+      return [...outcomes];
+    } catch (error) {
+      const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      return batch.map(() => ({ ok: false, error: text, transient: true }));
+    }
+  }
+
+  /** A message failed for good: to the failure handler, or counted, logged and reported. */
+  private async fail(node: Node, message: LoomMessage, error: string): Promise<void> {
+    node.counters.messagesFailed++;
+    node.counters.lastError = error;
+    this.options.onFailure?.(node.instance.name, message, error);
+    this.emitEvent({ time: new Date(), state: this.currentState, component: node.instance.name, error });
+    if (node.failureHandler === undefined) {
+      this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, messageId: message.id, error }, 'message failed (no failure handler)');
+      return;
+    }
+    const body: Record<string, unknown> = { failedComponent: node.instance.name, messageId: message.id };
+    if (node.storeError) body.error = error;
+    if (node.storeMessage) body.message = { id: message.id, body: message.body, headers: message.headers };
+    await this.forward([node.failureHandler], { id: randomUUID(), body, headers: { ...message.headers } });
+  }
+
+  private async closeComponents(): Promise<void> {
+    for (const node of this.nodes.values()) {
+      await node.source?.stop().catch(() => undefined);
+      await node.processor?.close().catch((error: unknown) => this.options.logger.warn({ component: node.instance.name, error: String(error) }, 'component did not close cleanly'));
+    }
+  }
+}

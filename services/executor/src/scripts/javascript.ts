@@ -1,0 +1,382 @@
+import { FailedPreconditionError, ValidationError } from '@loom/domain';
+import ivm from 'isolated-vm';
+import { type ComponentContext, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
+
+/** The memory and time a script may use: memory per isolate, time per message. */
+export interface ScriptLimits {
+  /** Heap of the component's isolate, in MB (isolated-vm needs at least 8). */
+  memoryLimitMb: number;
+  /** Time one message may take, in ms. */
+  timeoutMs: number;
+}
+
+/** The limits a script component runs with unless configured otherwise. */
+export const DEFAULT_SCRIPT_LIMITS: ScriptLimits = Object.freeze({ memoryLimitMb: 64, timeoutMs: 1000 });
+
+/** A component's script does not compile; names the instance and the syntax error. */
+export class ScriptCompileError extends ValidationError {
+  constructor(
+    readonly instanceName: string,
+    readonly detail: string,
+  ) {
+    super([{ field: `${instanceName}.options.script`, description: `the JavaScript script does not compile: ${detail}`, reason: 'SCRIPT_SYNTAX' }]);
+  }
+}
+
+/**
+ * Builds the processor of a MessageTransformer or MessageFilter whose script is JavaScript. The
+ * script is the body of a function of `body` (the message body); it runs in an isolate of its
+ * own with nothing of the host in it. Rejects with ScriptCompileError when the script does not
+ * compile.
+ */
+export async function createJavaScriptProcessor(context: ComponentContext, role: 'transformer' | 'filter', limits: ScriptLimits): Promise<Processor> {
+  checkLimits(context.name, limits);
+  const source = context.options.string('script');
+  const engine = await startEngine(source, role, limits);
+  if (typeof engine === 'string') throw new ScriptCompileError(context.name, engine);
+  return new JavaScriptProcessor(context, role, limits, source, engine);
+}
+
+function checkLimits(instanceName: string, limits: ScriptLimits): void {
+  if (!Number.isInteger(limits.memoryLimitMb) || limits.memoryLimitMb < 8) {
+    throw ValidationError.of(`${instanceName}.limits.memoryLimitMb`, 'must be an integer of at least 8', 'OUT_OF_RANGE');
+  }
+  if (!Number.isInteger(limits.timeoutMs) || limits.timeoutMs < 1) {
+    throw ValidationError.of(`${instanceName}.limits.timeoutMs`, 'must be a positive integer', 'OUT_OF_RANGE');
+  }
+}
+
+// Runs inside the isolate. It evaluates to `prepare(source, role)`, which answers the run
+// function, or the syntax error's text when the script does not compile. `run(input, budgetMs,
+// limitMs)` takes the bodies as one JSON array and answers one JSON array with an entry per
+// message: 0 no output (transformer) or dropped (filter), 1 passes (filter), 2 over the time
+// limit, {"v": body} the new body, {"e": text} a failure. It stops starting messages once
+// `budgetMs` has passed (the host carries on with the rest), so one call stays under
+// budgetMs + limitMs whatever the batch size. The built-ins it needs are taken before any user
+// code runs, and concatenation builds the answer, so a script that replaces JSON, Date or
+// Array.prototype spoils its own results only; the host checks the answer anyway.
+const BOOTSTRAP = String.raw`(function () {
+  'use strict';
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const now = Date.now;
+  const isArray = Array.isArray;
+  const makeFunction = Function;
+  const toText = String;
+  // wasm memory is not counted against the isolate's memory limit
+  delete globalThis.WebAssembly;
+
+  function clip(text) {
+    return text.length > 2000 ? text.slice(0, 2000) + '…' : text;
+  }
+  function typeName(value) {
+    if (value === null) return 'null';
+    if (isArray(value)) return 'array';
+    return typeof value;
+  }
+  function describe(error) {
+    try {
+      if ((typeof error === 'object' && error !== null) || typeof error === 'function') {
+        const name = error.name;
+        const message = error.message;
+        if (typeof name === 'string' && typeof message === 'string') return clip(message === '' ? name : name + ': ' + message);
+        return 'script threw a non-Error ' + typeName(error);
+      }
+      return clip('script threw ' + (typeof error === 'string' ? error : toText(error)));
+    } catch (_) {
+      return 'script threw a value that cannot be described';
+    }
+  }
+  function failure(text) {
+    return '{"e":' + stringify(text) + '}';
+  }
+  // JSON.stringify drops functions and symbols silently; a script returning one made a mistake
+  function strict(key, value) {
+    const type = typeof value;
+    if (type === 'function' || type === 'symbol') {
+      throw new TypeError((key === '' ? 'the result' : 'property "' + key + '"') + ' is a ' + type);
+    }
+    return value;
+  }
+  function transformed(value) {
+    if (value === undefined || value === null) return '0';
+    if (typeof value !== 'object' || isArray(value)) {
+      return failure('a transformer script must return an object (or nothing), got ' + typeName(value));
+    }
+    let json;
+    try {
+      json = stringify(value, strict);
+    } catch (error) {
+      return failure('the object the script returned is not JSON-serialisable: ' + describe(error));
+    }
+    if (typeof json !== 'string' || json[0] !== '{') {
+      return failure('a transformer script must return an object (or nothing), got an object whose JSON is ' + (typeof json === 'string' ? 'not an object' : 'nothing'));
+    }
+    return '{"v":' + json + '}';
+  }
+  function judged(value) {
+    if (value === true) return '1';
+    if (value === false) return '0';
+    return failure('a filter script must return true or false, got ' + typeName(value));
+  }
+
+  return function prepare(source, role) {
+    let user;
+    try {
+      user = makeFunction('body', source);
+    } catch (error) {
+      return describe(error);
+    }
+    const answer = role === 'filter' ? judged : transformed;
+    return function run(input, budgetMs, limitMs) {
+      const bodies = parse(input);
+      const count = bodies.length;
+      const start = now();
+      let out = '[';
+      for (let i = 0; i < count; i++) {
+        if (i > 0 && now() - start >= budgetMs) break;
+        const began = now();
+        let entry;
+        try {
+          const value = user(bodies[i]);
+          entry = now() - began > limitMs ? '2' : answer(value);
+        } catch (error) {
+          entry = now() - began > limitMs ? '2' : failure(describe(error));
+        }
+        out += (i === 0 ? '' : ',') + entry;
+      }
+      return out + ']';
+    };
+  };
+})()`;
+
+type RunFunction = (input: string, budgetMs: number, limitMs: number) => string;
+type PrepareFunction = (source: string, role: string) => RunFunction | string;
+
+/** One isolate with the compiled script in its one context. */
+interface Engine {
+  readonly isolate: ivm.Isolate;
+  readonly run: ivm.Reference<RunFunction>;
+}
+
+/** Starts an isolate and compiles the script in it; answers the syntax error's text when it does not compile. */
+async function startEngine(source: string, role: 'transformer' | 'filter', limits: ScriptLimits): Promise<Engine | string> {
+  const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
+  try {
+    const context = await isolate.createContext();
+    const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'loom-script-runner.js' });
+    const prepare = (await bootstrap.run(context, { reference: true, timeout: limits.timeoutMs })) as ivm.Reference<PrepareFunction>;
+    const prepared = await prepare.apply(undefined, [source, role], { result: { reference: true }, timeout: limits.timeoutMs });
+    if (prepared.typeof === 'function') return { isolate, run: prepared as ivm.Reference<RunFunction> };
+    const detail = await prepared.copy();
+    const located = await locateSyntaxError(isolate, source);
+    isolate.dispose();
+    return located ?? (typeof detail === 'string' ? detail : 'the script does not compile');
+  } catch (error) {
+    if (!isolate.isDisposed) isolate.dispose();
+    throw error;
+  }
+}
+
+/**
+ * The syntax error with its line and column in the script (`SyntaxError: Unexpected token '}'
+ * [script:3:5]`), which the Function constructor does not give; undefined when the script
+ * compiles as a plain wrapped function (it broke out of the function body).
+ */
+async function locateSyntaxError(isolate: ivm.Isolate, source: string): Promise<string | undefined> {
+  try {
+    const compiled = await isolate.compileScript(`(function (body) {\n${source}\n})`, { filename: 'script', lineOffset: -1 });
+    compiled.release();
+    return undefined;
+  } catch (error) {
+    return error instanceof SyntaxError ? `SyntaxError: ${error.message}` : undefined;
+  }
+}
+
+/** What one isolate call made of the messages given to it. */
+type CallAnswer =
+  /** One entry per message from the first, possibly fewer than given (the time budget ran out). */
+  | { readonly kind: 'results'; readonly entries: readonly unknown[] }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'memory' }
+  | { readonly kind: 'broken'; readonly detail: string };
+
+/** A message waiting for its outcome: its index in the batch and its body as JSON. */
+interface Pending {
+  readonly index: number;
+  readonly message: LoomMessage;
+  readonly json: string;
+}
+
+// room for parsing the bodies and serialising the answers on top of the script's own time
+const CALL_OVERHEAD_MS = 50;
+
+class JavaScriptProcessor implements Processor {
+  private engine: Engine | undefined;
+  private closed = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly context: ComponentContext,
+    private readonly role: 'transformer' | 'filter',
+    private readonly limits: ScriptLimits,
+    private readonly source: string,
+    engine: Engine,
+  ) {
+    this.engine = engine;
+  }
+
+  process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
+    // calls on one isolate run one at a time anyway; queueing them here keeps a recreation of
+    // the isolate from racing another batch
+    const work = this.queue.then(
+      () => this.processNow(batch, signal),
+      () => this.processNow(batch, signal),
+    );
+    this.queue = work.catch(() => undefined);
+    return work;
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    const engine = this.engine;
+    this.engine = undefined;
+    if (engine !== undefined && !engine.isolate.isDisposed) engine.isolate.dispose();
+    return Promise.resolve();
+  }
+
+  private async processNow(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
+    this.ensureOpen();
+    const outcomes: Outcome[] = new Array<Outcome>(batch.length);
+    const pending: Pending[] = [];
+    batch.forEach((message, index) => {
+      const json = encodeBody(message.body);
+      if (json === undefined) outcomes[index] = outcome.fail('the message body is not a JSON object');
+      else pending.push({ index, message, json });
+    });
+
+    const { timeoutMs } = this.limits;
+    let next = 0;
+    while (next < pending.length) {
+      signal.throwIfAborted();
+      const rest = pending.slice(next);
+      const answer = await this.call(rest, timeoutMs, 2 * timeoutMs + CALL_OVERHEAD_MS);
+      if (answer.kind === 'results') {
+        answer.entries.forEach((entry, offset) => {
+          const item = rest[offset];
+          if (item !== undefined) outcomes[item.index] = this.outcomeOf(entry, item.message);
+        });
+        next += answer.entries.length;
+        continue;
+      }
+      // the call was cut short (a message looped or ate the heap) and its results are lost: run
+      // the rest one message per call, so the limits fall on the culprit alone
+      if (answer.kind !== 'broken') this.context.logger.warn({ component: this.context.name, cause: answer.kind, messages: rest.length }, 'script batch hit a limit; running its messages one by one');
+      for (const item of rest) {
+        signal.throwIfAborted();
+        outcomes[item.index] = await this.processAlone(item);
+      }
+      next = pending.length;
+    }
+    return outcomes;
+  }
+
+  private async processAlone(item: Pending): Promise<Outcome> {
+    const answer = await this.call([item], this.limits.timeoutMs, this.limits.timeoutMs + CALL_OVERHEAD_MS);
+    switch (answer.kind) {
+      case 'results':
+        return this.outcomeOf(answer.entries[0], item.message);
+      case 'timeout':
+        return this.overTime();
+      case 'memory':
+        return outcome.fail(`script exceeded its memory limit of ${this.limits.memoryLimitMb} MB`);
+      case 'broken':
+        return outcome.fail(`script engine failure: ${answer.detail}`);
+    }
+  }
+
+  /** One isolate call for these messages; recreates the isolate first if the last call used up its memory. */
+  private async call(items: readonly Pending[], budgetMs: number, callTimeoutMs: number): Promise<CallAnswer> {
+    const engine = await this.liveEngine();
+    const input = `[${items.map((item) => item.json).join(',')}]`;
+    let result: unknown;
+    try {
+      result = await engine.run.apply(undefined, [input, budgetMs, this.limits.timeoutMs], { timeout: callTimeoutMs });
+    } catch (error) {
+      this.ensureOpen();
+      if (engine.isolate.isDisposed) {
+        // isolated-vm disposes an isolate that reaches its memory limit
+        if (this.engine === engine) this.engine = undefined;
+        return { kind: 'memory' };
+      }
+      const text = error instanceof Error ? error.message : String(error);
+      if (/timed out/i.test(text)) return { kind: 'timeout' };
+      return { kind: 'broken', detail: text };
+    }
+    const entries = parseEntries(result, items.length);
+    return entries === undefined ? { kind: 'broken', detail: 'the script runner answered something unreadable' } : { kind: 'results', entries };
+  }
+
+  private async liveEngine(): Promise<Engine> {
+    this.ensureOpen();
+    if (this.engine !== undefined && !this.engine.isolate.isDisposed) return this.engine;
+    this.engine = undefined;
+    const started = await startEngine(this.source, this.role, this.limits);
+    if (typeof started === 'string') throw new FailedPreconditionError(`${this.context.name}: the script no longer compiles: ${started}`);
+    if (this.closed) {
+      started.isolate.dispose();
+      this.ensureOpen();
+    }
+    this.context.logger.warn({ component: this.context.name }, 'script isolate recreated after it ran out of memory; script globals were reset');
+    this.engine = started;
+    return started;
+  }
+
+  private outcomeOf(entry: unknown, message: LoomMessage): Outcome {
+    // no output (transformer) and dropped (filter) are the same outcome
+    if (entry === 0) return outcome.none();
+    if (entry === 1 && this.role === 'filter') return outcome.emit(message);
+    if (entry === 2) return this.overTime();
+    if (typeof entry === 'object' && entry !== null) {
+      const { v: body, e: error } = entry as { v?: unknown; e?: unknown };
+      if (typeof error === 'string') return outcome.fail(error);
+      if (this.role === 'transformer' && isJsonObject(body)) return outcome.emit({ id: message.id, headers: message.headers, body });
+    }
+    return outcome.fail('script engine failure: the script runner answered something unreadable');
+  }
+
+  private overTime(): Outcome {
+    return outcome.fail(`script exceeded its time limit of ${this.limits.timeoutMs} ms`);
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new FailedPreconditionError(`${this.context.name}: the script processor is closed`);
+  }
+}
+
+function encodeBody(body: unknown): string | undefined {
+  if (!isJsonObject(body)) return undefined;
+  try {
+    const json = JSON.stringify(body);
+    return typeof json === 'string' ? json : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The runner's answer as entries, or undefined when it is not a JSON array of 1 to `count` entries. */
+function parseEntries(result: unknown, count: number): readonly unknown[] | undefined {
+  if (typeof result !== 'string') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(result);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0 || parsed.length > count) return undefined;
+  return parsed as readonly unknown[];
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,122 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { auditModule } from '@loom/audit';
+import { configStoreModule } from '@loom/config-store';
+import { AuditClient, ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
+import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition, type WorkflowConfiguration } from '@loom/domain';
+import { secretsModule } from '@loom/secrets';
+import { createClient, type RunningServices } from '@loom/service-kit';
+import { serveForTest } from '@loom/service-kit/testing';
+import { createLogger } from '@loom/telemetry';
+import { executorModule } from '../src/index.js';
+
+export const executorToken = 'executor-token-0123456789abcdef';
+
+/** The executor with real secrets, config store and audit services in one process, and clients to them. */
+export interface ExecutorHarness {
+  readonly running: RunningServices;
+  readonly executor: ExecutorClient;
+  readonly store: WorkflowStoreClient;
+  /** Presents the executor's identity, which may read the audit log. */
+  readonly audit: AuditClient;
+  readonly logLines: string[];
+  /** Log lines parsed as JSON. */
+  logged(): Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+export async function startExecutor(extra: readonly string[] = []): Promise<ExecutorHarness> {
+  const root = mkdtempSync(join(tmpdir(), 'loom-executor-'));
+  const logLines: string[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    destination: new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+        callback();
+      },
+    }),
+  });
+  const running = await serveForTest(
+    [secretsModule, configStoreModule, auditModule, executorModule],
+    [
+      `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
+      `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
+      `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`,
+      `loom.security.audit.log.path=${join(root, 'audit.log')}`,
+      `loom.auth.tokens.executor=${executorToken}`,
+      'loom.auth.allowAnonymous=true',
+      'loom.experimental.enabled=true',
+      ...extra,
+    ],
+    { logger },
+  );
+  const address = `127.0.0.1:${running.port}`;
+  const executor = createClient(ExecutorClient, address, { retry: false });
+  const store = createClient(WorkflowStoreClient, address, { retry: false });
+  const audit = createClient(AuditClient, address, { retry: false, token: executorToken });
+  return {
+    running,
+    executor,
+    store,
+    audit,
+    logLines,
+    logged: () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    async stop() {
+      executor.close();
+      store.close();
+      audit.close();
+      await running.stop();
+    },
+  };
+}
+
+/** A component instance of a catalog kind with the given option values. */
+export function instance(kind: string, name: string, options: Record<string, unknown> = {}): ComponentInstance {
+  const component = findComponentDefinition(kind);
+  if (component === undefined) throw new Error(`no component kind ${kind} in the catalog`);
+  return {
+    name,
+    component,
+    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
+    resource: null,
+    skill: null,
+    skillConfiguration: { inputs: {}, outputs: {} },
+  };
+}
+
+/** A workflow of these components joined by `[from, to]` links. */
+export function workflowOf(name: string, components: ComponentInstance[], links: [string, string][]): WorkflowConfiguration {
+  return { name, autoStart: false, components, links: links.map(([from, to]) => ({ from, to })), resources: [], skills: [], workflowResources: [] };
+}
+
+/** Instance names of the article pipeline. */
+export const PIPELINE = {
+  inlet: 'Articles_5b2f9c1e-7a34-4d8b-b0e6-2c91a4f7d360',
+  transformer: 'Clean up_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+  filter: 'Long enough_3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
+  sink: 'Log_4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a',
+} as const;
+
+export const TRANSFORM = 'return { ...body, title: String(body.title).toUpperCase(), words: String(body.text).split(" ").length };';
+export const FILTER = 'return body.words > 3;';
+
+/** inlet → JavaScript transformer → JavaScript filter → logger. */
+export function pipelineWorkflow(name = 'Article pipeline_6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b'): WorkflowConfiguration {
+  return workflowOf(
+    name,
+    [
+      instance(COMPONENT_KINDS.INLET, PIPELINE.inlet),
+      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, PIPELINE.transformer, { script: TRANSFORM, language: 'javascript' }),
+      instance(COMPONENT_KINDS.MESSAGE_FILTER, PIPELINE.filter, { script: FILTER, language: 'javascript' }),
+      instance(COMPONENT_KINDS.LOGGER, PIPELINE.sink, { level: 'info' }),
+    ],
+    [
+      [PIPELINE.inlet, PIPELINE.transformer],
+      [PIPELINE.transformer, PIPELINE.filter],
+      [PIPELINE.filter, PIPELINE.sink],
+    ],
+  );
+}

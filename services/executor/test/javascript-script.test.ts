@@ -1,0 +1,266 @@
+import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition } from '@loom/domain';
+import { createLogger } from '@loom/telemetry';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
+import { optionsOf } from '../src/runtime/options.js';
+import { createJavaScriptProcessor, DEFAULT_SCRIPT_LIMITS, ScriptCompileError, type ScriptLimits } from '../src/scripts/javascript.js';
+
+const logLines: string[] = [];
+const logger = createLogger({
+  level: 'debug',
+  destination: new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  }),
+});
+
+function contextFor(script: string, role: 'transformer' | 'filter', name = 'script_3f6c2a4e'): ComponentContext {
+  const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
+  const instance: ComponentInstance = {
+    name,
+    component: findComponentDefinition(kind)!,
+    options: [
+      { name: 'script', value: script },
+      { name: 'language', value: 'javascript' },
+    ],
+    skill: null,
+    skillConfiguration: { inputs: {}, outputs: {} },
+  };
+  return {
+    name,
+    instance,
+    options: optionsOf(instance),
+    resource: undefined,
+    workflowName: 'scripts',
+    logger,
+    signal: new AbortController().signal,
+    dryRun: false,
+  };
+}
+
+const processors: Processor[] = [];
+afterEach(async () => {
+  for (const processor of processors.splice(0)) await processor.close();
+  logLines.splice(0);
+});
+
+async function processorFor(script: string, role: 'transformer' | 'filter' = 'transformer', limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS): Promise<Processor> {
+  const processor = await createJavaScriptProcessor(contextFor(script, role), role, limits);
+  processors.push(processor);
+  return processor;
+}
+
+const message = (body: Record<string, unknown>, id = 'm1'): LoomMessage => ({ id, body, headers: { source: 'test' } });
+const run = (processor: Processor, ...bodies: Record<string, unknown>[]): Promise<readonly Outcome[]> =>
+  processor.process(
+    bodies.map((body, i) => message(body, `m${i}`)),
+    new AbortController().signal,
+  );
+const failed = (error: string | RegExp): unknown => ({ ok: false, error: typeof error === 'string' ? error : expect.stringMatching(error), transient: false });
+const timeLimit = (ms: number): unknown => failed(`script exceeded its time limit of ${ms} ms`);
+const QUICK: ScriptLimits = { memoryLimitMb: 32, timeoutMs: 200 };
+
+describe('JavaScript transformer', () => {
+  it('maps each body to the object the script returns, keeping id and headers', async () => {
+    const processor = await processorFor('return { ...body, total: body.a + body.b, seen: true };');
+    const outcomes = await processor.process([message({ a: 1, b: 2 }, 'first')], new AbortController().signal);
+    expect(outcomes).toStrictEqual([{ ok: true, outputs: [{ id: 'first', headers: { source: 'test' }, body: { a: 1, b: 2, total: 3, seen: true } }] }]);
+  });
+
+  it('emits nothing when the script returns undefined or null', async () => {
+    const processor = await processorFor('if (body.keep) return body; if (body.nil) return null;');
+    expect(await run(processor, { keep: false }, { nil: true }, { keep: true })).toStrictEqual([
+      { ok: true, outputs: [] },
+      { ok: true, outputs: [] },
+      { ok: true, outputs: [message({ keep: true }, 'm2')] },
+    ]);
+  });
+
+  it('answers 500 outcomes in order for a batch of 500 messages', async () => {
+    const processor = await processorFor('return { n: body.n * 2 };');
+    const bodies = Array.from({ length: 500 }, (_, n) => ({ n }));
+    const outcomes = await run(processor, ...bodies);
+    expect(outcomes).toHaveLength(500);
+    outcomes.forEach((result, n) => expect(result).toStrictEqual({ ok: true, outputs: [{ id: `m${n}`, headers: { source: 'test' }, body: { n: n * 2 } }] }));
+  });
+
+  it('fails a result that is not an object, naming the type it got', async () => {
+    const processor = await processorFor('return body.value;');
+    expect(await run(processor, { value: 42 }, { value: 'text' }, { value: [1, 2] }, { value: true })).toStrictEqual([
+      failed('a transformer script must return an object (or nothing), got number'),
+      failed('a transformer script must return an object (or nothing), got string'),
+      failed('a transformer script must return an object (or nothing), got array'),
+      failed('a transformer script must return an object (or nothing), got boolean'),
+    ]);
+  });
+
+  it('fails a result that is not JSON-serialisable: a function, a cycle, a BigInt', async () => {
+    const processor = await processorFor(`
+      if (body.kind === 'function') return { f: () => 1 };
+      if (body.kind === 'cycle') { const o = {}; o.self = o; return o; }
+      if (body.kind === 'bigint') return { n: 10n };
+      return () => 1;`);
+    expect(await run(processor, { kind: 'function' }, { kind: 'cycle' }, { kind: 'bigint' }, { kind: 'top' })).toStrictEqual([
+      failed('the object the script returned is not JSON-serialisable: TypeError: property "f" is a function'),
+      failed(/^the object the script returned is not JSON-serialisable: TypeError: Converting circular structure to JSON/),
+      failed(/^the object the script returned is not JSON-serialisable: TypeError: Do not know how to serialize a BigInt/),
+      failed('a transformer script must return an object (or nothing), got function'),
+    ]);
+  });
+
+  it("fails a message whose script throws with the error's name and message; the others of the batch succeed", async () => {
+    const processor = await processorFor("if (body.bad) throw new RangeError('bad value ' + body.bad); if (body.raw) throw 'plain'; return { ok: 1 };");
+    expect(await run(processor, { bad: 7 }, {}, { raw: true })).toStrictEqual([
+      failed('RangeError: bad value 7'),
+      { ok: true, outputs: [message({ ok: 1 }, 'm1')] },
+      failed('script threw plain'),
+    ]);
+  });
+
+  it('rejects create when the script does not compile, naming the instance and the syntax error', async () => {
+    const context = contextFor('return { a: 1 ', 'transformer', 'MessageTransformer_0b1d');
+    const creating = createJavaScriptProcessor(context, 'transformer', DEFAULT_SCRIPT_LIMITS);
+    await expect(creating).rejects.toBeInstanceOf(ScriptCompileError);
+    await expect(creating).rejects.toThrow(/^MessageTransformer_0b1d\.options\.script: the JavaScript script does not compile: SyntaxError: Unexpected token '\)' \[script:2:\d+\]$/);
+    const error = (await creating.catch((caught: unknown) => caught)) as ScriptCompileError;
+    expect(error.kind).toBe('invalid-argument');
+    expect(error.violations).toStrictEqual([{ field: 'MessageTransformer_0b1d.options.script', description: expect.stringContaining('SyntaxError'), reason: 'SCRIPT_SYNTAX' }]);
+  });
+
+  it('locates the syntax error in the script', async () => {
+    await expect(processorFor('const a = 1;\nlet x = ;\nreturn { a };')).rejects.toThrow("the JavaScript script does not compile: SyntaxError: Unexpected token ';' [script:2:9]");
+  });
+
+  it('rejects a script that tries to close the function body early', async () => {
+    await expect(processorFor('return body; }); (function () {')).rejects.toThrow(/does not compile: SyntaxError: /);
+  });
+});
+
+describe('JavaScript filter', () => {
+  it('passes the message unchanged when the script returns true and drops it on false', async () => {
+    const processor = await processorFor('return body.score > 5;', 'filter');
+    const kept = message({ score: 9, nested: { x: [1, 2] } }, 'keep');
+    const outcomes = await processor.process([kept, message({ score: 1 }, 'drop')], new AbortController().signal);
+    expect(outcomes).toStrictEqual([{ ok: true, outputs: [kept] }, { ok: true, outputs: [] }]);
+    const [passed] = outcomes;
+    expect(passed?.ok === true ? passed.outputs[0] : undefined).toBe(kept);
+  });
+
+  it('fails a result that is not a boolean, naming the type it got', async () => {
+    const processor = await processorFor('return body.value;', 'filter');
+    expect(await run(processor, { value: 1 }, { value: 'yes' }, {}, { value: null }, { value: {} })).toStrictEqual([
+      failed('a filter script must return true or false, got number'),
+      failed('a filter script must return true or false, got string'),
+      failed('a filter script must return true or false, got undefined'),
+      failed('a filter script must return true or false, got null'),
+      failed('a filter script must return true or false, got object'),
+    ]);
+  });
+});
+
+describe('limits', () => {
+  it('fails only the message that loops forever, in its batch and in later calls', async () => {
+    const processor = await processorFor('if (body.loop) { while (true) {} } return { n: body.n };', 'transformer', QUICK);
+    const outcomes = await run(processor, { n: 0 }, { loop: true }, { n: 2 });
+    expect(outcomes).toStrictEqual([{ ok: true, outputs: [message({ n: 0 }, 'm0')] }, timeLimit(200), { ok: true, outputs: [message({ n: 2 }, 'm2')] }]);
+    expect(await run(processor, { n: 5 })).toStrictEqual([{ ok: true, outputs: [message({ n: 5 }, 'm0')] }]);
+    expect(await run(processor, { loop: true })).toStrictEqual([timeLimit(200)]);
+    expect(await run(processor, { n: 6 })).toStrictEqual([{ ok: true, outputs: [message({ n: 6 }, 'm0')] }]);
+  });
+
+  it('fails a message that finishes but took longer than the limit', async () => {
+    const processor = await processorFor('const end = Date.now() + body.ms; while (Date.now() < end) {} return {};', 'transformer', QUICK);
+    expect(await run(processor, { ms: 0 }, { ms: 300 }, { ms: 0 })).toStrictEqual([{ ok: true, outputs: [message({}, 'm0')] }, timeLimit(200), { ok: true, outputs: [message({}, 'm2')] }]);
+  });
+
+  it('runs a batch whose messages together take longer than one limit, each within it', async () => {
+    const processor = await processorFor('const end = Date.now() + 30; while (Date.now() < end) {} return { n: body.n };', 'transformer', { memoryLimitMb: 32, timeoutMs: 100 });
+    const bodies = Array.from({ length: 12 }, (_, n) => ({ n }));
+    const outcomes = await run(processor, ...bodies);
+    expect(outcomes).toStrictEqual(bodies.map((body, n) => ({ ok: true, outputs: [message(body, `m${n}`)] })));
+  });
+
+  it('fails only the message that allocates without end and keeps working afterwards', async () => {
+    const processor = await processorFor(
+      'if (body.hog) { const a = []; while (true) a.push(new Array(1e6).fill(1)); } globalThis.seen = (globalThis.seen || 0) + 1; return { n: body.n };',
+      'transformer',
+      { memoryLimitMb: 16, timeoutMs: 5000 },
+    );
+    const outcomes = await run(processor, { n: 0 }, { hog: true }, { n: 2 });
+    expect(outcomes).toStrictEqual([
+      { ok: true, outputs: [message({ n: 0 }, 'm0')] },
+      failed('script exceeded its memory limit of 16 MB'),
+      { ok: true, outputs: [message({ n: 2 }, 'm2')] },
+    ]);
+    expect(await run(processor, { hog: true })).toStrictEqual([failed('script exceeded its memory limit of 16 MB')]);
+    expect(await run(processor, { n: 3 }, { n: 4 })).toStrictEqual([
+      { ok: true, outputs: [message({ n: 3 }, 'm0')] },
+      { ok: true, outputs: [message({ n: 4 }, 'm1')] },
+    ]);
+    expect(logLines.join('')).toContain('script isolate recreated');
+  });
+
+  it('keeps concurrent batches apart while one of them recreates the isolate', async () => {
+    const processor = await processorFor('if (body.hog) { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return { n: body.n };', 'transformer', { memoryLimitMb: 16, timeoutMs: 5000 });
+    const [first, second, third] = await Promise.all([run(processor, { n: 1 }, { hog: true }), run(processor, { n: 2 }), run(processor, { hog: true }, { n: 3 })]);
+    expect(first).toStrictEqual([{ ok: true, outputs: [message({ n: 1 }, 'm0')] }, failed('script exceeded its memory limit of 16 MB')]);
+    expect(second).toStrictEqual([{ ok: true, outputs: [message({ n: 2 }, 'm0')] }]);
+    expect(third).toStrictEqual([failed('script exceeded its memory limit of 16 MB'), { ok: true, outputs: [message({ n: 3 }, 'm1')] }]);
+  });
+
+  it('does not let WebAssembly memory slip past the memory limit', async () => {
+    const processor = await processorFor('return { wasm: typeof WebAssembly };');
+    expect(await run(processor, {})).toStrictEqual([{ ok: true, outputs: [message({ wasm: 'undefined' }, 'm0')] }]);
+  });
+});
+
+describe('isolation', () => {
+  it.each([
+    ['process', 'return { v: process.env };', 'ReferenceError: process is not defined'],
+    ['require', "return { v: require('fs') };", 'ReferenceError: require is not defined'],
+    ['globalThis.process', 'return { v: globalThis.process.pid };', "TypeError: Cannot read properties of undefined (reading 'pid')"],
+    ['the Function constructor', "return { v: this.constructor.constructor('return process')() };", 'ReferenceError: process is not defined'],
+    ['an error constructor', "return { v: new Error().constructor.constructor('return process')().pid };", 'ReferenceError: process is not defined'],
+    // isolated-vm refuses dynamic import from outside the script's reach, so its own catch cannot see it
+    ['import()', "try { return { v: import('node:fs') }; } catch { return { v: 'caught' }; }", 'script engine failure: Not supported'],
+  ])('never reaches the host through %s', async (_, script, error) => {
+    const processor = await processorFor(script);
+    expect(await run(processor, {})).toStrictEqual([failed(error)]);
+  });
+
+  it('has no host globals in the isolate', async () => {
+    const processor = await processorFor(`
+      const names = Object.getOwnPropertyNames(globalThis);
+      return { host: names.filter((name) => ['process', 'require', 'module', 'Buffer', 'global', 'setTimeout', 'fetch', 'ivm'].includes(name)) };`);
+    expect(await run(processor, {})).toStrictEqual([{ ok: true, outputs: [message({ host: [] }, 'm0')] }]);
+  });
+
+  it('keeps a script that replaces JSON and Date from breaking the engine', async () => {
+    const processor = await processorFor('JSON.parse = () => 1; JSON.stringify = () => "x"; Date.now = () => 0; return { n: body.n };');
+    expect(await run(processor, { n: 1 }, { n: 2 })).toStrictEqual([
+      { ok: true, outputs: [message({ n: 1 }, 'm0')] },
+      { ok: true, outputs: [message({ n: 2 }, 'm1')] },
+    ]);
+  });
+
+  it('logs neither bodies nor script text', async () => {
+    const processor = await processorFor('if (body.secret) { while (true) {} } return { n: 1 }; // SCRIPT-MARKER', 'transformer', QUICK);
+    await run(processor, { secret: 'BODY-MARKER' }, { n: 1 });
+    const logged = logLines.join('');
+    expect(logged).toContain('one by one');
+    expect(logged).not.toContain('BODY-MARKER');
+    expect(logged).not.toContain('SCRIPT-MARKER');
+  });
+});
+
+describe('close', () => {
+  it('disposes the isolate, can be called twice, and refuses later batches', async () => {
+    const processor = await createJavaScriptProcessor(contextFor('return body;', 'transformer'), 'transformer', DEFAULT_SCRIPT_LIMITS);
+    await processor.close();
+    await processor.close();
+    await expect(run(processor, {})).rejects.toThrow(/the script processor is closed/);
+  });
+});

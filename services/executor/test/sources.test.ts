@@ -1,0 +1,395 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition } from '@loom/domain';
+import { createLogger, SecretRedactor } from '@loom/telemetry';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
+import { timerFactory } from '../src/components/timer.js';
+import { WEBHOOK_MAX_BODY_BYTES, WebhookListenError, webhookFactory } from '../src/components/webhook.js';
+import { type ComponentContext, type LoomMessage, type Source } from '../src/runtime/component.js';
+import { optionsOf } from '../src/runtime/options.js';
+
+interface LogLine {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** A component context built by hand, its logger writing JSON lines into `lines`. */
+function contextFor(kind: string, options: Record<string, unknown>, name = 'component_1') {
+  const definition = findComponentDefinition(kind);
+  if (definition === undefined) throw new Error(`no catalog definition for ${kind}`);
+  const instance: ComponentInstance = {
+    name,
+    component: definition,
+    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
+    resource: null,
+    skill: null,
+    skillConfiguration: { inputs: {}, outputs: {} },
+  };
+  const lines: LogLine[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as LogLine);
+      callback();
+    },
+  });
+  const controller = new AbortController();
+  const context: ComponentContext = {
+    name,
+    instance,
+    options: optionsOf(instance),
+    resource: undefined,
+    workflowName: 'sources_test',
+    logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
+    signal: controller.signal,
+    dryRun: false,
+  };
+  return { context, lines, controller };
+}
+
+/** Waits until the condition holds, polling; fails after `timeoutMs`. */
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A promise plus its resolve function, to hold an emit open. */
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+const running: Source[] = [];
+const directories: string[] = [];
+afterEach(async () => {
+  for (const source of running.splice(0)) await source.stop();
+  for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
+});
+
+async function started<T extends Source>(source: T, emit: (message: LoomMessage) => Promise<void>): Promise<T> {
+  await source.start(emit);
+  running.push(source);
+  return source;
+}
+
+describe('timer', () => {
+  it('emits numbered ticks at its period after the initial delay, and nothing once stopped', async () => {
+    const { context } = contextFor(COMPONENT_KINDS.TIMER, { period: 100, initial_delay: 250 });
+    const ticks: { message: LoomMessage; at: number }[] = [];
+    const source = await timerFactory.create(context);
+    if (!('start' in source)) throw new Error('the timer is not a source');
+    const begun = Date.now();
+    await started(source, (message) => {
+      ticks.push({ message, at: Date.now() - begun });
+      return Promise.resolve();
+    });
+    await until(() => ticks.length >= 4);
+    await source.stop();
+    const count = ticks.length;
+
+    expect(ticks[0]!.at).toBeGreaterThanOrEqual(240);
+    expect(ticks.map(({ message }) => message.body.tick)).toEqual(Array.from({ length: count }, (_, index) => index + 1));
+    for (let index = 1; index < 4; index++) {
+      const gap = ticks[index]!.at - ticks[index - 1]!.at;
+      expect(gap).toBeGreaterThanOrEqual(80);
+      expect(gap).toBeLessThan(200);
+    }
+    for (const { message } of ticks) {
+      expect(Number.isNaN(Date.parse(message.body.time as string))).toBe(false);
+      expect(message.body.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(message.id).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect(new Set(ticks.map(({ message }) => message.id)).size).toBe(count);
+    // a stopped timer stays silent
+    await sleep(300);
+    expect(ticks).toHaveLength(count);
+  });
+
+  it('waits for each emit before the next tick, and stop resolves only once the pending emit did', async () => {
+    const { context } = contextFor(COMPONENT_KINDS.TIMER, { period: 20 });
+    const source = await timerFactory.create(context);
+    if (!('start' in source)) throw new Error('the timer is not a source');
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const held = gate();
+    const received: LoomMessage[] = [];
+    await started(source, async (message) => {
+      received.push(message);
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      await held.promise;
+      inFlight -= 1;
+    });
+    await until(() => received.length === 1);
+    // ten periods pass while the first emit is held: no tick piles up behind it
+    await sleep(200);
+    expect(received).toHaveLength(1);
+
+    let stopped = false;
+    const stopping = source.stop().then(() => (stopped = true));
+    await sleep(50);
+    expect(stopped).toBe(false);
+    held.open();
+    await stopping;
+    expect(inFlight).toBe(0);
+    expect(mostInFlight).toBe(1);
+    await sleep(100);
+    expect(received).toHaveLength(1);
+  });
+});
+
+describe('file reader', () => {
+  async function directory(): Promise<string> {
+    const created = await mkdtemp(join(tmpdir(), 'loom-file-reader-'));
+    directories.push(created);
+    return created;
+  }
+
+  async function writeAt(path: string, content: string, secondsAgo: number): Promise<void> {
+    await writeFile(path, content);
+    const at = new Date(Date.now() - secondsAgo * 1000);
+    await utimes(path, at, at);
+  }
+
+  it('emits the messages of each file oldest first, arrays one per element, and moves a file only after all were accepted', async () => {
+    const inbox = await directory();
+    const processed = join(inbox, 'done');
+    await writeAt(join(inbox, 'b.json'), JSON.stringify([{ n: 2 }, { n: 3 }]), 10);
+    await writeAt(join(inbox, 'a.json'), JSON.stringify({ n: 1 }), 20);
+    await writeAt(join(inbox, 'notes.txt'), JSON.stringify({ n: 99 }), 30);
+    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox, processed_directory: processed });
+    const source = await fileReaderFactory.create(context);
+    if (!('start' in source)) throw new Error('the file reader is not a source');
+
+    const received: LoomMessage[] = [];
+    const held = gate();
+    await started(source, async (message) => {
+      received.push(message);
+      // the last message of b.json is held: the workflow has not accepted it yet
+      if (message.body.n === 3) await held.promise;
+    });
+    expect(existsSync(processed)).toBe(true);
+    await until(() => received.length === 3);
+    await until(() => existsSync(join(processed, 'a.json')));
+    expect(existsSync(join(inbox, 'b.json'))).toBe(true);
+    expect(existsSync(join(processed, 'b.json'))).toBe(false);
+
+    held.open();
+    await until(() => existsSync(join(processed, 'b.json')));
+    expect(existsSync(join(inbox, 'b.json'))).toBe(false);
+    expect(received.map((message) => message.body)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(new Set(received.map((message) => message.id)).size).toBe(3);
+    expect(JSON.parse(await readFile(join(processed, 'b.json'), 'utf8'))).toEqual([{ n: 2 }, { n: 3 }]);
+    // other suffixes are left alone
+    expect(existsSync(join(inbox, 'notes.txt'))).toBe(true);
+
+    // a file dropped later is picked up by the polling
+    await writeFile(join(inbox, 'c.json'), JSON.stringify({ n: 4 }));
+    await until(() => received.length === 4);
+    expect(received[3]!.body).toEqual({ n: 4 });
+    await until(() => existsSync(join(processed, 'c.json')));
+  });
+
+  it('renames a read file <file>.processed when no processed directory is set, and honours another suffix', async () => {
+    const inbox = await directory();
+    await writeFile(join(inbox, 'order.msg'), JSON.stringify({ order: 7 }));
+    await writeFile(join(inbox, 'other.json'), JSON.stringify({ order: 8 }));
+    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox, suffix: '.msg' });
+    const source = await fileReaderFactory.create(context);
+    if (!('start' in source)) throw new Error('the file reader is not a source');
+    const received: LoomMessage[] = [];
+    await started(source, (message) => {
+      received.push(message);
+      return Promise.resolve();
+    });
+    await until(() => existsSync(join(inbox, 'order.msg.processed')));
+    expect(received.map((message) => message.body)).toEqual([{ order: 7 }]);
+    expect((await readdir(inbox)).sort()).toEqual(['order.msg.processed', 'other.json']);
+  });
+
+  it('moves a file that holds no object or array of objects to failed/ with a warning naming it, emitting nothing of it', async () => {
+    const inbox = await directory();
+    await writeAt(join(inbox, 'number.json'), '42', 30);
+    await writeAt(join(inbox, 'broken.json'), '{"n": ', 20);
+    await writeAt(join(inbox, 'mixed.json'), JSON.stringify([{ n: 1 }, 'two']), 10);
+    await writeAt(join(inbox, 'good.json'), JSON.stringify({ n: 5 }), 5);
+    const { context, lines } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox });
+    const source = await fileReaderFactory.create(context);
+    if (!('start' in source)) throw new Error('the file reader is not a source');
+    const received: LoomMessage[] = [];
+    await started(source, (message) => {
+      received.push(message);
+      return Promise.resolve();
+    });
+    await until(() => existsSync(join(inbox, 'good.json.processed')));
+
+    expect((await readdir(join(inbox, 'failed'))).sort()).toEqual(['broken.json', 'mixed.json', 'number.json']);
+    expect(received.map((message) => message.body)).toEqual([{ n: 5 }]);
+    const warnings = lines.filter((line) => line.level === 'warn');
+    for (const file of ['number.json', 'broken.json', 'mixed.json']) {
+      const warning = warnings.find((line) => line.msg.includes(file));
+      expect(warning, file).toBeDefined();
+      expect(warning!.file).toBe(join(inbox, file));
+      expect(warning!.component).toBe('component_1');
+    }
+    expect(warnings.find((line) => line.msg.includes('number.json'))!.msg).toContain('not a JSON object');
+    expect(warnings.find((line) => line.msg.includes('broken.json'))!.msg).toContain('not valid JSON');
+    expect(warnings.find((line) => line.msg.includes('mixed.json'))!.msg).toContain('element 1');
+  });
+
+  it('leaves a file whose messages were not all accepted in place, and does not read it again in the same run', async () => {
+    const inbox = await directory();
+    await writeFile(join(inbox, 'a.json'), JSON.stringify([{ n: 1 }, { n: 2 }]));
+    const { context, lines } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox });
+    const source = await fileReaderFactory.create(context);
+    if (!('start' in source)) throw new Error('the file reader is not a source');
+    const received: LoomMessage[] = [];
+    await started(source, (message) => {
+      received.push(message);
+      return message.body.n === 2 ? Promise.reject(new Error('queue closed')) : Promise.resolve();
+    });
+    await until(() => received.length === 2);
+    // two poll intervals: the file is neither moved nor read again
+    await sleep(1_200);
+    expect(received).toHaveLength(2);
+    expect(await readdir(inbox)).toEqual(['a.json']);
+    expect(lines.some((line) => line.level === 'warn' && line.file === join(inbox, 'a.json'))).toBe(true);
+  });
+
+  it('refuses to start on a missing directory, naming the option', async () => {
+    const missing = join(await directory(), 'nowhere');
+    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: missing }, 'reader_9');
+    const source = await fileReaderFactory.create(context);
+    if (!('start' in source)) throw new Error('the file reader is not a source');
+    const failure = source.start(() => Promise.resolve());
+    await expect(failure).rejects.toBeInstanceOf(DirectoryNotFoundError);
+    await expect(failure).rejects.toMatchObject({ kind: 'failed-precondition', option: 'reader_9.options.directory' });
+    await expect(failure).rejects.toThrow(`reader_9.options.directory: '${missing}' is not an existing directory`);
+  });
+
+  it('refuses a file as the directory', async () => {
+    const parent = await directory();
+    await writeFile(join(parent, 'plain'), '');
+    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: join(parent, 'plain') }, 'reader_9');
+    const source = await fileReaderFactory.create(context);
+    if (!('start' in source)) throw new Error('the file reader is not a source');
+    await expect(source.start(() => Promise.resolve())).rejects.toThrow('reader_9.options.directory');
+  });
+});
+
+describe('webhook', () => {
+  async function webhook(options: Record<string, unknown> = {}, name = 'hook_1') {
+    const { context, lines } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in', ...options }, name);
+    const received: LoomMessage[] = [];
+    const source = await started(await webhookFactory.create(context), (message) => {
+      received.push(message);
+      return Promise.resolve();
+    });
+    return { source, received, lines, url: `http://127.0.0.1:${source.port}/hooks/in` };
+  }
+
+  it('answers 202 with the message id only once emit accepted the message', async () => {
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in' });
+    const received: LoomMessage[] = [];
+    const held = gate();
+    const source = await started(await webhookFactory.create(context), async (message) => {
+      received.push(message);
+      await held.promise;
+    });
+    expect(source.port).toBeGreaterThan(0);
+
+    let answered = false;
+    const response = fetch(`http://127.0.0.1:${source.port}/hooks/in?x=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Loom-Trace': 'abc', 'x-other': 'dropped' },
+      body: JSON.stringify({ order: 42, items: ['a'] }),
+    }).then((answer) => {
+      answered = true;
+      return answer;
+    });
+    await until(() => received.length === 1);
+    await sleep(100);
+    expect(answered).toBe(false);
+
+    held.open();
+    const answer = await response;
+    expect(answer.status).toBe(202);
+    expect(await answer.json()).toEqual({ id: received[0]!.id });
+    expect(received[0]!.body).toEqual({ order: 42, items: ['a'] });
+    expect(received[0]!.headers).toEqual({ 'x-loom-trace': 'abc' });
+  });
+
+  it('answers 400 to a body that is not a JSON object, naming the problem', async () => {
+    const { url, received } = await webhook();
+    for (const [body, problem] of [
+      ['[1, 2]', 'the body must be a JSON object, not an array'],
+      ['"text"', 'the body must be a JSON object, not a string'],
+      ['null', 'the body must be a JSON object, not null'],
+      ['{"broken": ', 'the body is not valid JSON'],
+      ['', 'the body is not valid JSON'],
+    ]) {
+      const answer = await fetch(url, { method: 'POST', body });
+      expect(answer.status, body).toBe(400);
+      expect(answer.headers.get('content-type')).toBe('application/json');
+      expect(await answer.json()).toEqual({ error: problem });
+    }
+    expect(received).toHaveLength(0);
+  });
+
+  it('answers 404 on another path, 405 with Allow: POST to another method, 413 to a body over 1 MiB', async () => {
+    const { source, url, received } = await webhook();
+    const elsewhere = await fetch(`http://127.0.0.1:${source.port}/other`, { method: 'POST', body: '{}' });
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ error: 'no webhook at /other; POST to /hooks/in' });
+
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const wrong = await fetch(url, { method, ...(method === 'PUT' ? { body: '{}' } : {}) });
+      expect(wrong.status, method).toBe(405);
+      expect(wrong.headers.get('allow')).toBe('POST');
+      await wrong.body?.cancel();
+    }
+
+    const large = JSON.stringify({ text: 'x'.repeat(WEBHOOK_MAX_BODY_BYTES) });
+    const tooLarge = await fetch(url, { method: 'POST', body: large });
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toEqual({ error: `the body is larger than ${WEBHOOK_MAX_BODY_BYTES} bytes` });
+
+    // exactly at the limit is fine
+    const fitting = JSON.stringify({ text: 'x'.repeat(WEBHOOK_MAX_BODY_BYTES - 11) });
+    expect(Buffer.byteLength(fitting)).toBe(WEBHOOK_MAX_BODY_BYTES);
+    expect((await fetch(url, { method: 'POST', body: fitting })).status).toBe(202);
+    expect(received).toHaveLength(1);
+  });
+
+  it('fails to start on a port already in use, naming the port and the option', async () => {
+    const { source } = await webhook();
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: source.port, path: '/' }, 'hook_2');
+    const second = await webhookFactory.create(context);
+    const failure = second.start(() => Promise.resolve());
+    await expect(failure).rejects.toBeInstanceOf(WebhookListenError);
+    await expect(failure).rejects.toThrow(`hook_2.options.port: port ${source.port} is already in use`);
+    await expect(failure).rejects.toMatchObject({ kind: 'failed-precondition', port: source.port, code: 'EADDRINUSE' });
+    // the first one still serves
+    expect((await fetch(`http://127.0.0.1:${source.port}/hooks/in`, { method: 'POST', body: '{}' })).status).toBe(202);
+  });
+
+  it('stops promptly despite a kept-alive connection, and then refuses connections', async () => {
+    const { source, url } = await webhook();
+    // fetch keeps the connection alive for the next request
+    expect((await fetch(url, { method: 'POST', body: '{"a": 1}' })).status).toBe(202);
+    const begun = Date.now();
+    await source.stop();
+    expect(Date.now() - begun).toBeLessThan(1_000);
+    await expect(fetch(url, { method: 'POST', body: '{}' })).rejects.toThrow();
+  });
+});
