@@ -17,6 +17,7 @@ export {
   scheduleToProto,
   scheduleFromProto,
   componentDefinitionToProto,
+  componentDefinitionsFromProto,
   resourceDefinitionToProto,
 } from './workflow-proto.js';
 export { SEALED_PREFIX, VARIABLE_NAME, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';

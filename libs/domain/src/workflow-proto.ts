@@ -202,6 +202,14 @@ export function workflowFromProto(message: WorkflowMessage): WorkflowConfigurati
   return parseWithSchema(workflowSchema, workflow);
 }
 
+/** The component definitions of a ListComponentDefinitions answer, as the specification writes them. */
+export function componentDefinitionsFromProto(messages: readonly ComponentDefinitionMessage[]): ComponentDefinition[] {
+  const reader = new ProtoReader();
+  const definitions = messages.map((message, i) => reader.componentDefinition(message, `definitions[${i}]`));
+  reader.throwIfInvalid();
+  return definitions;
+}
+
 /** Converts a schedule to its loom.v1.Schedule message. */
 export function scheduleToProto(schedule: Schedule): ScheduleMessage {
   return {

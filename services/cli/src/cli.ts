@@ -6,6 +6,7 @@ import { ConfigError } from '@loom/config';
 import { ValidationError } from '@loom/domain';
 import { healthCommand } from './commands/health.js';
 import { addAuditCommands } from './commands/audit.js';
+import { addExecutorCommands } from './commands/executor.js';
 import { addSecretsCommands } from './commands/secrets.js';
 import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
@@ -57,7 +58,7 @@ export function buildProgram(): Command {
     });
 
   addSecretsCommands(program);
-  addWorkflowCommands(program);
+  addExecutorCommands(program, addWorkflowCommands(program));
   addAuditCommands(program);
 
   return program;

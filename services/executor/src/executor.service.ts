@@ -98,22 +98,22 @@ export class Executor {
     return this.auditAppender;
   }
 
-  /** Loads, opens, audits and starts a workflow. */
+  /** Loads, opens, audits and starts a workflow; `name` is its stored name, or its workflow name when only one has it. */
   async start(name: string): Promise<WorkflowRun> {
     if (name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
-    const current = this.runs.get(name);
-    if (this.starting.has(name) || current?.state === 'RUNNING' || current?.state === 'STOPPING') {
-      throw new WorkflowAlreadyRunningError(`workflow '${name}' is already ${this.starting.has(name) ? 'STARTING' : current?.state}`);
+    const { config, clients, logger } = this.dependencies;
+    const stored = await call(clients.get('config-store'), 'getWorkflow', { name });
+    if (stored.workflow === undefined) throw new NotFoundError('workflow configuration', name);
+    const workflow = workflowFromProto(stored.workflow);
+    const current = this.runs.get(workflow.name);
+    if (this.starting.has(workflow.name) || current?.state === 'RUNNING' || current?.state === 'STOPPING') {
+      throw new WorkflowAlreadyRunningError(`workflow '${workflow.name}' is already ${this.starting.has(workflow.name) ? 'STARTING' : current?.state}`);
     }
-    this.starting.add(name);
+    this.starting.add(workflow.name);
     try {
-      const { config, clients, logger } = this.dependencies;
-      const stored = await call(clients.get('config-store'), 'getWorkflow', { name });
-      if (stored.workflow === undefined) throw new NotFoundError('workflow configuration', name);
-      const workflow = workflowFromProto(stored.workflow);
       checkComponentsEnabled(workflow, config.experimental.enabled);
       const opened = await call(clients.get('secrets'), 'decryptResources', { workflow: stored.workflow });
-      if (opened.workflow === undefined) throw new FailedPreconditionError(`the secrets service returned no workflow for '${name}'`);
+      if (opened.workflow === undefined) throw new FailedPreconditionError(`the secrets service returned no workflow for '${workflow.name}'`);
       const plain = workflowFromProto(opened.workflow);
       if (plain.components.some(isScriptComponent)) {
         // fail closed: no script runs unless its start is on disk in the audit log
@@ -128,12 +128,12 @@ export class Executor {
         logger,
         onFailure: (component, _message, error) => this.auditScriptFailure(plain, component, error),
       });
-      this.runs.set(name, run);
+      this.runs.set(workflow.name, run);
       this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });
       logger.info({ workflow: workflow.name, runId: run.runId, components: plain.components.length }, 'workflow started');
       return run;
     } finally {
-      this.starting.delete(name);
+      this.starting.delete(workflow.name);
     }
   }
 
@@ -146,11 +146,14 @@ export class Executor {
     return run;
   }
 
-  /** The latest run of a workflow. */
+  /** The latest run of a workflow, by stored name, or by workflow name when only one has it. */
   run(name: string): WorkflowRun {
-    const run = this.runs.get(name);
-    if (run === undefined) throw new NotFoundError('run on this executor of workflow', name);
-    return run;
+    const exact = this.runs.get(name);
+    if (exact !== undefined) return exact;
+    const byWorkflowName = [...this.runs.entries()].filter(([stored]) => stored.startsWith(`${name}_`));
+    if (byWorkflowName.length === 1) return (byWorkflowName[0] as [string, WorkflowRun])[1];
+    if (byWorkflowName.length > 1) throw ValidationError.of('name', `matches ${byWorkflowName.length} workflows; give the stored name <workflow_name>_<uuid>`, 'AMBIGUOUS_NAME');
+    throw new NotFoundError('run on this executor of workflow', name);
   }
 
   /** Runs sample messages through a configuration without side effects (see dry-run.ts). */
@@ -207,7 +210,7 @@ export function executorImplementation(executor: Executor, config: LoomConfig): 
     getWorkflowStatus(request) {
       const run = executor.run(request.name);
       return Promise.resolve({
-        name: request.name,
+        name: run.workflow.name,
         runId: run.runId,
         state: STATES[run.state],
         startedAt: run.startedAt,

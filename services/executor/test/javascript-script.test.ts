@@ -87,13 +87,22 @@ describe('JavaScript transformer', () => {
     outcomes.forEach((result, n) => expect(result).toStrictEqual({ ok: true, outputs: [{ id: `m${n}`, headers: { source: 'test' }, body: { n: n * 2 } }] }));
   });
 
+  it('serialises results as JSON does: deep nesting kept, undefined properties left out, dates as text', async () => {
+    const processor = await processorFor('let deep = { leaf: true }; for (let i = 0; i < 50; i++) deep = { deep }; return { deep, gone: undefined, at: new Date(0) };');
+    const [result] = await run(processor, {});
+    let expected: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 50; i++) expected = { deep: expected };
+    expect(result).toStrictEqual({ ok: true, outputs: [message({ deep: expected, at: '1970-01-01T00:00:00.000Z' }, 'm0')] });
+  });
+
   it('fails a result that is not an object, naming the type it got', async () => {
-    const processor = await processorFor('return body.value;');
-    expect(await run(processor, { value: 42 }, { value: 'text' }, { value: [1, 2] }, { value: true })).toStrictEqual([
+    const processor = await processorFor('return body.promise ? Promise.resolve({}) : body.value;');
+    expect(await run(processor, { value: 42 }, { value: 'text' }, { value: [1, 2] }, { value: true }, { promise: true })).toStrictEqual([
       failed('a transformer script must return an object (or nothing), got number'),
       failed('a transformer script must return an object (or nothing), got string'),
       failed('a transformer script must return an object (or nothing), got array'),
       failed('a transformer script must return an object (or nothing), got boolean'),
+      failed('a transformer script must return an object (or nothing), got a promise: scripts run synchronously'),
     ]);
   });
 
@@ -102,13 +111,25 @@ describe('JavaScript transformer', () => {
       if (body.kind === 'function') return { f: () => 1 };
       if (body.kind === 'cycle') { const o = {}; o.self = o; return o; }
       if (body.kind === 'bigint') return { n: 10n };
+      if (body.kind === 'deep') return { a: [{ b: { c: [Symbol('s')] } }] };
+      if (body.kind === 'toJSON') return { toJSON: () => ({ f: () => 1, kept: 1 }) };
       return () => 1;`);
-    expect(await run(processor, { kind: 'function' }, { kind: 'cycle' }, { kind: 'bigint' }, { kind: 'top' })).toStrictEqual([
+    expect(await run(processor, { kind: 'function' }, { kind: 'cycle' }, { kind: 'bigint' }, { kind: 'deep' }, { kind: 'toJSON' }, { kind: 'top' })).toStrictEqual([
       failed('the object the script returned is not JSON-serialisable: TypeError: property "f" is a function'),
       failed(/^the object the script returned is not JSON-serialisable: TypeError: Converting circular structure to JSON/),
       failed(/^the object the script returned is not JSON-serialisable: TypeError: Do not know how to serialize a BigInt/),
+      failed('the object the script returned is not JSON-serialisable: TypeError: property "0" is a symbol'),
+      failed('the object the script returned is not JSON-serialisable: TypeError: property "f" is a function'),
       failed('a transformer script must return an object (or nothing), got function'),
     ]);
+  });
+
+  it('fails a message whose body cannot be serialised; the others of the batch succeed', async () => {
+    const processor = await processorFor('return { n: body.n };');
+    const cyclic: Record<string, unknown> = { n: 1 };
+    cyclic.self = cyclic;
+    const outcomes = await processor.process([message({ n: 0 }, 'm0'), message(cyclic, 'm1'), message({ n: 2 }, 'm2')], new AbortController().signal);
+    expect(outcomes).toStrictEqual([{ ok: true, outputs: [message({ n: 0 }, 'm0')] }, failed('the message body is not JSON-serialisable'), { ok: true, outputs: [message({ n: 2 }, 'm2')] }]);
   });
 
   it("fails a message whose script throws with the error's name and message; the others of the batch succeed", async () => {
@@ -225,6 +246,7 @@ describe('isolation', () => {
     ['the Function constructor', "return { v: this.constructor.constructor('return process')() };", 'ReferenceError: process is not defined'],
     ['an error constructor', "return { v: new Error().constructor.constructor('return process')().pid };", 'ReferenceError: process is not defined'],
     // isolated-vm refuses dynamic import from outside the script's reach, so its own catch cannot see it
+    ['endless recursion', 'const down = () => down(); return down();', 'RangeError: Maximum call stack size exceeded'],
     ['import()', "try { return { v: import('node:fs') }; } catch { return { v: 'caught' }; }", 'script engine failure: Not supported'],
   ])('never reaches the host through %s', async (_, script, error) => {
     const processor = await processorFor(script);

@@ -42,8 +42,8 @@ function readWorkflowFile(file: string): string {
   }
 }
 
-/** `loom workflow push|list|get|delete` and `loom schedule set|get`. */
-export function addWorkflowCommands(program: Command): void {
+/** `loom workflow push|list|get|delete` and `loom schedule set|get`; returns the `workflow` command for the executor's verbs. */
+export function addWorkflowCommands(program: Command): Command {
   const workflow = program.command('workflow').description('workflow configurations kept by the config store');
 
   workflow
@@ -137,4 +137,5 @@ export function addWorkflowCommands(program: Command): void {
         if (stored !== undefined) process.stdout.write(serializeScheduleJson(scheduleFromProto(stored)));
       }),
     );
+  return workflow;
 }

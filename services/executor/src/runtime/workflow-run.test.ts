@@ -3,6 +3,9 @@ import { Writable } from 'node:stream';
 import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition, type WorkflowConfiguration } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { enricherFactory } from '../components/enricher.js';
 import { inletFactory } from '../components/inlet.js';
 import { type ComponentFactory, type LoomMessage, type Outcome, outcome } from './component.js';
 import { WorkflowRun } from './workflow-run.js';
@@ -137,5 +140,66 @@ describe('workflow run', () => {
     expect(run.counters()[1]).toMatchObject({ messagesIn: 10, messagesFailed: 1, lastError: 'no good', queueDepth: 0 });
     expect(events).toEqual(['STOPPING', 'sink: no good', 'STOPPED']);
     expect(logLines.some((line) => line.includes('message failed (no failure handler)') && line.includes('"messageId":"m3"'))).toBe(true);
+  });
+
+  it('delivers through an enricher whose server fails twice then answers (max_retry 3); one that always fails reaches the failure handler', async () => {
+    const calls = new Map<string, number>();
+    const server = createServer((request, response) => {
+      const seen = (calls.get(request.url ?? '') ?? 0) + 1;
+      calls.set(request.url ?? '', seen);
+      if (request.url?.startsWith('/down') === true || seen <= 2) {
+        response.writeHead(503).end();
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ label: `item ${request.url}` }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const delivered: LoomMessage[] = [];
+      const handled: LoomMessage[] = [];
+      const collect = (into: LoomMessage[]) => processorKind((batch) => (into.push(...batch), Promise.resolve(batch.map(() => outcome.none()))));
+      const run = await WorkflowRun.start(
+        workflow(
+          [
+            instance(COMPONENT_KINDS.INLET, 'in'),
+            instance(COMPONENT_KINDS.HTTP_ENRICHER, 'flaky', { url: `${base}/items/{n}`, max_retry: 3, delay: 10 }),
+            instance(COMPONENT_KINDS.HTTP_ENRICHER, 'down', { url: `${base}/down/{n}`, max_retry: 3, delay: 10, failure_handler: 'errors' }),
+            instance(COMPONENT_KINDS.LOGGER, 'out'),
+            instance(COMPONENT_KINDS.MESSAGE_FILTER, 'errors', { script: 'return true', language: 'javascript' }),
+          ],
+          [
+            ['in', 'flaky'],
+            ['in', 'down'],
+            ['flaky', 'out'],
+          ],
+        ),
+        {
+          factories: new Map([
+            [COMPONENT_KINDS.INLET, inletFactory],
+            [COMPONENT_KINDS.HTTP_ENRICHER, enricherFactory],
+            [COMPONENT_KINDS.LOGGER, collect(delivered)],
+            [COMPONENT_KINDS.MESSAGE_FILTER, collect(handled)],
+          ]),
+          logger,
+        },
+      );
+      await run.publish('in', message(7), new AbortController().signal);
+      expect(await run.stop(10_000)).toBe(true);
+      expect(calls.get('/items/7')).toBe(3);
+      expect(delivered.map((item) => item.body._enrichment)).toEqual([{ label: 'item /items/7' }]);
+      expect(calls.get('/down/7')).toBe(4);
+      expect(handled).toHaveLength(1);
+      expect(handled[0]?.body).toMatchObject({
+        failedComponent: 'down',
+        messageId: 'm7',
+        error: expect.stringContaining('answered 503') as unknown,
+        message: { id: 'm7', body: { n: 7, padding: '' }, headers: {} },
+      });
+      expect(run.counters().find((counters) => counters.name === 'flaky')).toMatchObject({ messagesOut: 1, messagesRetried: 2, messagesFailed: 0 });
+      expect(run.counters().find((counters) => counters.name === 'down')).toMatchObject({ messagesOut: 0, messagesRetried: 3, messagesFailed: 1 });
+    } finally {
+      server.close();
+    }
   });
 });

@@ -1,0 +1,160 @@
+import { readFileSync } from 'node:fs';
+import { ComponentState, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
+import { componentDefinitionsFromProto, parseJsonText, parseWorkflowJson, workflowToProto } from '@loom/domain';
+import { call } from '@loom/service-kit';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type GlobalOptions } from '../global-options.js';
+import { UsageError } from '../modules.js';
+import { printTable } from '../output.js';
+import { withClient } from '../service-client.js';
+
+function withExecutor<T>(command: Command, use: (client: ExecutorClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
+  return withClient(command, ExecutorClient, use);
+}
+
+const stateName = (state: WorkflowState): string => WorkflowState[state]?.replace('WORKFLOW_STATE_', '') ?? String(state);
+
+/** A JSON object given on the command line; anything else is a usage error naming the option. */
+function jsonObject(option: string): (value: string, previous?: Record<string, unknown>[]) => Record<string, unknown>[] {
+  return (value, previous = []) => {
+    let parsed: unknown;
+    try {
+      parsed = parseJsonText(value);
+    } catch (error) {
+      throw new InvalidArgumentError(`${option} must be a JSON object: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`${option} must be a JSON object`);
+    return [...previous, parsed as Record<string, unknown>];
+  };
+}
+
+function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new InvalidArgumentError('expected a number of seconds');
+  return seconds;
+}
+
+function printStatus(globals: GlobalOptions, status: GetWorkflowStatusResponse): void {
+  if (globals.output === 'json') {
+    printTable('json', [], { ...status, state: stateName(status.state) });
+    return;
+  }
+  process.stdout.write(`${status.name}  ${stateName(status.state)}  run ${status.runId}  since ${status.startedAt?.toISOString() ?? '-'}\n`);
+  if (status.lastError !== '') process.stdout.write(`last error: ${status.lastError}\n`);
+  printTable(
+    'text',
+    status.components.map((component) => ({
+      component: component.name,
+      in: component.messagesIn,
+      out: component.messagesOut,
+      failed: component.messagesFailed,
+      retried: component.messagesRetried,
+      queued: component.queueDepth,
+      lastError: component.lastError === '' ? '-' : component.lastError,
+    })),
+  );
+}
+
+/** `loom component list`, `loom workflow start|stop|status|dry-run` and `loom message publish`. */
+export function addExecutorCommands(program: Command, workflow: Command): void {
+  program
+    .command('component')
+    .description('the component catalog of the executor')
+    .command('list')
+    .description('list component kinds; --output json prints the definitions as the specification writes them')
+    .action((_options: object, command: Command) =>
+      withExecutor(command, async (client, globals) => {
+        const { definitions } = await call(client, 'listComponentDefinitions', {});
+        const shown = componentDefinitionsFromProto(definitions);
+        printTable(
+          globals.output,
+          definitions.map((definition) => ({
+            qualifiedName: definition.qualifiedName,
+            name: definition.name,
+            state: ComponentState[definition.state]?.replace('COMPONENT_STATE_', '') ?? '',
+            dryRun: definition.dryRunSupported ? 'yes' : 'no',
+          })),
+          shown,
+        );
+      }),
+    );
+
+  workflow
+    .command('start')
+    .description('start a stored workflow on the executor')
+    .argument('<name>', 'stored name, or the workflow name when only one has it')
+    .action((name: string, _options: object, command: Command) =>
+      withExecutor(command, async (client, globals) => {
+        const started = await call(client, 'startWorkflow', { name });
+        printTable(globals.output, [{ workflow: name, runId: started.runId, state: stateName(started.state) }]);
+      }),
+    );
+
+  workflow
+    .command('stop')
+    .description('stop a running workflow: sources stop, in-flight messages drain, components close')
+    .argument('<name>', 'stored name, or the workflow name when only one has it')
+    .option('--drain <seconds>', 'how long in-flight messages may drain (server default 30)', parseSeconds)
+    .action((name: string, options: { drain?: number }, command: Command) =>
+      withExecutor(command, async (client, globals) => {
+        const drainTimeout = options.drain === undefined ? undefined : { seconds: Math.floor(options.drain), nanos: Math.round((options.drain % 1) * 1e9) };
+        const stopped = await call(client, 'stopWorkflow', { name, drainTimeout }, { deadlineMs: ((options.drain ?? 30) + 30) * 1000 });
+        printTable(globals.output, [{ workflow: name, state: stateName(stopped.state) }]);
+      }),
+    );
+
+  workflow
+    .command('status')
+    .description("a workflow's run state and per-component counters")
+    .argument('<name>', 'stored name, or the workflow name when only one has it')
+    .action((name: string, _options: object, command: Command) =>
+      withExecutor(command, async (client, globals) => printStatus(globals, await call(client, 'getWorkflowStatus', { name }))),
+    );
+
+  workflow
+    .command('dry-run')
+    .description('run sample messages through a .workflow.json file without side effects; prints what each component emitted')
+    .argument('<file>', 'a .workflow.json file')
+    .requiredOption('--message <json>', 'a sample message body (repeatable)', jsonObject('--message'))
+    .option('--inlet <name>', 'source that receives the messages (default: the first source)', '')
+    .action((file: string, options: { message: Record<string, unknown>[]; inlet: string }, command: Command) =>
+      withExecutor(command, async (client, globals) => {
+        let text: string;
+        try {
+          text = readFileSync(file, 'utf8');
+        } catch (error) {
+          throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+        }
+        const { outputs } = await call(client, 'dryRun', {
+          workflow: workflowToProto(parseWorkflowJson(text)),
+          messages: options.message.map((body, index) => ({ id: `sample-${index + 1}`, body, headers: {} })),
+          inlet: options.inlet,
+        });
+        printTable(
+          globals.output,
+          outputs.flatMap((output) => [
+            ...output.messages.map((message) => ({ component: output.component, emitted: JSON.stringify(message.body) })),
+            ...output.errors.map((error) => ({ component: output.component, emitted: `error: ${error}` })),
+            ...(output.skipped ? [{ component: output.component, emitted: '(skipped: no dry run for this kind; messages passed through)' }] : []),
+          ]),
+          outputs,
+        );
+      }),
+    );
+
+  program
+    .command('message')
+    .description('messages of running workflows')
+    .command('publish')
+    .description("hand a message to a running workflow's inlet source; returns once it is accepted")
+    .argument('<workflow>', 'stored name, or the workflow name when only one has it')
+    .requiredOption('--inlet <name>', 'the inlet source component instance')
+    .requiredOption('--body <json>', 'the message body, a JSON object', jsonObject('--body'))
+    .option('--id <id>', 'message id for de-duplication (generated when absent)', '')
+    .action((workflowName: string, options: { inlet: string; body: Record<string, unknown>[]; id: string }, command: Command) =>
+      withExecutor(command, async (client, globals) => {
+        const published = await call(client, 'publishMessage', { workflowName, inlet: options.inlet, body: options.body.at(-1), headers: {}, messageId: options.id });
+        printTable(globals.output, [{ messageId: published.messageId }]);
+      }),
+    );
+}
