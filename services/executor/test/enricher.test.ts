@@ -1,13 +1,14 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition, ValidationError } from '@loom/domain';
+import { COMPONENT_KINDS, ValidationError } from '@loom/domain';
 import { createLogger, SecretRedactor } from '@loom/telemetry';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { enricherFactory } from '../src/components/enricher.js';
 import { loggerFactory } from '../src/components/logger.js';
 import { type ComponentContext, type LoomMessage, type Processor } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
+import { instance as instanceOf } from './workflows.js';
 
 interface LogLine {
   level: string;
@@ -17,16 +18,7 @@ interface LogLine {
 
 /** A component context built by hand, its logger writing JSON lines into `raw` (and parsed into `lines`). */
 function contextFor(kind: string, options: Record<string, unknown>, name = 'component_1') {
-  const definition = findComponentDefinition(kind);
-  if (definition === undefined) throw new Error(`no catalog definition for ${kind}`);
-  const instance: ComponentInstance = {
-    name,
-    component: definition,
-    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
-    resource: null,
-    skill: null,
-    skillConfiguration: { inputs: {}, outputs: {} },
-  };
+  const instance = instanceOf(kind, name, options);
   const raw: string[] = [];
   const lines: LogLine[] = [];
   const destination = new Writable({

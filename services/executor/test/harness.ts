@@ -5,12 +5,15 @@ import { Writable } from 'node:stream';
 import { auditModule } from '@loom/audit';
 import { configStoreModule } from '@loom/config-store';
 import { AuditClient, ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
-import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition, type WorkflowConfiguration } from '@loom/domain';
+import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
 import { createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { createLogger } from '@loom/telemetry';
 import { executorModule } from '../src/index.js';
+import { instance, workflowOf } from './workflows.js';
+
+export { instance, workflowOf };
 
 export const executorToken = 'executor-token-0123456789abcdef';
 
@@ -71,25 +74,6 @@ export async function startExecutor(extra: readonly string[] = []): Promise<Exec
       await running.stop();
     },
   };
-}
-
-/** A component instance of a catalog kind with the given option values. */
-export function instance(kind: string, name: string, options: Record<string, unknown> = {}): ComponentInstance {
-  const component = findComponentDefinition(kind);
-  if (component === undefined) throw new Error(`no component kind ${kind} in the catalog`);
-  return {
-    name,
-    component,
-    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
-    resource: null,
-    skill: null,
-    skillConfiguration: { inputs: {}, outputs: {} },
-  };
-}
-
-/** A workflow of these components joined by `[from, to]` links. */
-export function workflowOf(name: string, components: ComponentInstance[], links: [string, string][]): WorkflowConfiguration {
-  return { name, autoStart: false, components, links: links.map(([from, to]) => ({ from, to })), resources: [], skills: [], workflowResources: [] };
 }
 
 /** Instance names of the article pipeline. */

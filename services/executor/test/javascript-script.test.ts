@@ -1,9 +1,10 @@
-import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
+import { instance as instanceOf } from './workflows.js';
 import { createJavaScriptProcessor, DEFAULT_SCRIPT_LIMITS, ScriptCompileError, type ScriptLimits } from '../src/scripts/javascript.js';
 
 const logLines: string[] = [];
@@ -19,16 +20,7 @@ const logger = createLogger({
 
 function contextFor(script: string, role: 'transformer' | 'filter', name = 'script_3f6c2a4e'): ComponentContext {
   const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
-  const instance: ComponentInstance = {
-    name,
-    component: findComponentDefinition(kind)!,
-    options: [
-      { name: 'script', value: script },
-      { name: 'language', value: 'javascript' },
-    ],
-    skill: null,
-    skillConfiguration: { inputs: {}, outputs: {} },
-  };
+  const instance = instanceOf(kind, name, { script, language: 'javascript' });
   return {
     name,
     instance,

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger, SecretRedactor } from '@loom/telemetry';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
@@ -11,6 +11,7 @@ import { timerFactory } from '../src/components/timer.js';
 import { WEBHOOK_MAX_BODY_BYTES, WebhookListenError, webhookFactory } from '../src/components/webhook.js';
 import { type ComponentContext, type LoomMessage, type Source } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
+import { instance as instanceOf } from './workflows.js';
 
 interface LogLine {
   level: string;
@@ -20,16 +21,7 @@ interface LogLine {
 
 /** A component context built by hand, its logger writing JSON lines into `lines`. */
 function contextFor(kind: string, options: Record<string, unknown>, name = 'component_1') {
-  const definition = findComponentDefinition(kind);
-  if (definition === undefined) throw new Error(`no catalog definition for ${kind}`);
-  const instance: ComponentInstance = {
-    name,
-    component: definition,
-    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
-    resource: null,
-    skill: null,
-    skillConfiguration: { inputs: {}, outputs: {} },
-  };
+  const instance = instanceOf(kind, name, options);
   const lines: LogLine[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {

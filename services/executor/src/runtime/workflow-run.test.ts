@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Writable } from 'node:stream';
-import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition, type WorkflowConfiguration } from '@loom/domain';
+import { COMPONENT_KINDS, type ComponentInstance, type WorkflowConfiguration } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { enricherFactory } from '../components/enricher.js';
 import { inletFactory } from '../components/inlet.js';
+import { instance, workflowOf } from '../../test/workflows.js';
 import { type ComponentFactory, type LoomMessage, type Outcome, outcome } from './component.js';
 import { WorkflowRun } from './workflow-run.js';
 
@@ -21,15 +22,7 @@ const logger = createLogger({
   }),
 });
 
-function instance(kind: string, name: string, options: Record<string, unknown> = {}): ComponentInstance {
-  const component = findComponentDefinition(kind);
-  if (component === undefined) throw new Error(kind);
-  return { name, component, options: Object.entries(options).map(([option, value]) => ({ name: option, value })), resource: null, skill: null, skillConfiguration: { inputs: {}, outputs: {} } };
-}
-
-function workflow(components: ComponentInstance[], links: [string, string][]): WorkflowConfiguration {
-  return { name: 'run test', autoStart: false, components, links: links.map(([from, to]) => ({ from, to })), resources: [], skills: [], workflowResources: [] };
-}
+const workflow = (components: ComponentInstance[], links: [string, string][]): WorkflowConfiguration => workflowOf('run test', components, links);
 
 /** A processor kind whose behaviour the test gives, registered under the enricher's kind (it has the failure options). */
 function processorKind(process: (batch: readonly LoomMessage[]) => Promise<readonly Outcome[]>): ComponentFactory {
