@@ -47,6 +47,8 @@ const ROTATED_SUFFIX = /\.(\d{12})$/;
 export class AuditLog {
   private pending: Pending[] = [];
   private writing = false;
+  /** Settles when the rotation in progress (if any) has finished. */
+  private rotation: Promise<void> = Promise.resolve();
   private failure: unknown;
   private readonly listeners = new Set<(record: AuditRecord) => void>();
   private closed = false;
@@ -145,16 +147,41 @@ export class AuditLog {
 
   /** Renames the current file to `<name>.<its first sequence>` and starts a new one; the chain carries on. */
   private async rotate(): Promise<void> {
+    let done = (): void => undefined;
+    this.rotation = new Promise<void>((resolve) => (done = resolve));
+    try {
+      await this.rotateFile();
+    } finally {
+      done();
+    }
+  }
+
+  private async rotateFile(): Promise<void> {
     await this.file.close();
-    await rename(this.options.path, `${this.options.path}.${String(this.fileFirstSequence).padStart(12, '0')}`);
+    await rename(this.options.path, this.rotatedPath(this.fileFirstSequence));
     this.file = await open(this.options.path, 'a', 0o600);
     await syncDirectory(dirname(this.options.path));
     this.size = 0;
     this.fileFirstSequence = this.durable + 1;
   }
 
+  private rotatedPath(firstSequence: number): string {
+    return `${this.options.path}.${String(firstSequence).padStart(12, '0')}`;
+  }
+
+  /**
+   * The durable text of the current file as it was when `first` and `size` were read, even when it was rotated since:
+   * readers list the files, then read them, and a rotation may fall in between.
+   */
+  private async readCurrent(first: number, size: number): Promise<string> {
+    await this.rotation;
+    const path = this.fileFirstSequence === first ? this.options.path : this.rotatedPath(first);
+    return Buffer.from(await readFile(path)).subarray(0, size).toString('utf8');
+  }
+
   /** Every durable record from `fromSequence` on, oldest first, across rotated files. */
   async *records(fromSequence = 1): AsyncGenerator<AuditRecord> {
+    await this.rotation;
     const files = [...(await rotatedFiles(this.options.path)), { path: this.options.path, first: this.fileFirstSequence }];
     const durableSize = this.size;
     for (const [index, file] of files.entries()) {
@@ -162,12 +189,11 @@ export class AuditLog {
       if (next !== undefined && next.first <= fromSequence) continue;
       let text: string;
       try {
-        text = await readFile(file.path, 'utf8');
+        text = file.path === this.options.path ? await this.readCurrent(file.first, durableSize) : await readFile(file.path, 'utf8');
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // rotated away while we looked
         throw error;
       }
-      if (file.path === this.options.path) text = Buffer.from(text).subarray(0, durableSize).toString('utf8');
       for (const line of text.split('\n')) {
         const record = parseLine(line);
         if (record !== undefined && record.seq >= fromSequence) yield record;
@@ -188,13 +214,14 @@ export class AuditLog {
 
   /** Walks every file: sequence numbers without gaps from 1, each `prev` the previous hash, each hash recomputed. */
   async verify(): Promise<Verification> {
+    await this.rotation;
     const files = [...(await rotatedFiles(this.options.path)), { path: this.options.path, first: this.fileFirstSequence }];
+    const durableSize = this.size;
     let expected = 1;
     let prev = GENESIS_HASH;
     const broken = (sequence: number, problem: string): Verification => ({ ok: false, eventsChecked: expected - 1, firstBrokenSequence: sequence, problem });
     for (const file of files) {
-      let text = await readFile(file.path, 'utf8');
-      if (file.path === this.options.path) text = Buffer.from(text).subarray(0, this.size).toString('utf8');
+      const text = file.path === this.options.path ? await this.readCurrent(file.first, durableSize) : await readFile(file.path, 'utf8');
       const lines = text.split('\n');
       if (lines.at(-1) === '') lines.pop();
       for (const [index, line] of lines.entries()) {
