@@ -32,6 +32,11 @@ describe('configKeys', () => {
       'loom.secrets.database.url',
       'loom.secrets.keys.<id>',
       'loom.secrets.activeKeyId',
+      'loom.secrets.keyRingFile',
+      'loom.embedded.postgres.dataDir',
+      'loom.embedded.postgres.port',
+      'loom.embedded.graph.dataDir',
+      'loom.embedded.graph.port',
       'loom.services.<name>.address',
       'loom.auth.tokens.<identity>',
       'loom.auth.allowAnonymous',
@@ -42,6 +47,7 @@ describe('configKeys', () => {
       'loom.telemetry.otlp.endpoint',
       'loom.telemetry.prometheus.port',
       'loom.telemetry.sampling.ratio',
+      'loom.telemetry.messages.sampling.ratio',
       'loom.log.level',
     ]);
   });

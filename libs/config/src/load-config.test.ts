@@ -26,10 +26,10 @@ describe('loadConfig defaults', () => {
       security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
       experimental: { enabled: false },
       secrets: { keys: {}, keyRingFile: './.loom/keyring.json' },
-      embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 } },
+      embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 }, graph: { dataDir: './.loom/graphdata', port: 0 } },
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
       auth: { tokens: {}, allowAnonymous: false },
-      telemetry: { serviceName: 'loom', prometheusPort: 9464, samplingRatio: 1 },
+      telemetry: { serviceName: 'loom', prometheusPort: 9464, samplingRatio: 1, messageSamplingRatio: 0.01 },
       log: { level: 'info' },
     });
   });

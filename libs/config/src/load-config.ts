@@ -61,6 +61,8 @@ export interface LoomConfig {
   };
   readonly embedded: {
     readonly postgres: { readonly dataDir: string; readonly port: number };
+    /** PGlite with Apache AGE, for AGE resources whose host is `embedded`. */
+    readonly graph: { readonly dataDir: string; readonly port: number };
   };
   readonly services: Readonly<Record<ServiceName, ServiceEndpoint>>;
   readonly auth: {
@@ -74,6 +76,7 @@ export interface LoomConfig {
     readonly otlpEndpoint?: string;
     readonly prometheusPort: number;
     readonly samplingRatio: number;
+    readonly messageSamplingRatio: number;
   };
   readonly log: { readonly level: LogLevel };
 }
@@ -138,6 +141,10 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
         dataDir: values.get(fixedKeys['loom.embedded.postgres.dataDir']),
         port: values.get(fixedKeys['loom.embedded.postgres.port']),
       },
+      graph: {
+        dataDir: values.get(fixedKeys['loom.embedded.graph.dataDir']),
+        port: values.get(fixedKeys['loom.embedded.graph.port']),
+      },
     },
     services: serviceEndpoints(values),
     auth: {
@@ -150,6 +157,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       ...definedOnly({ otlpEndpoint: otlpEndpoint(values, env) }),
       prometheusPort: values.get(fixedKeys['loom.telemetry.prometheus.port']),
       samplingRatio: values.get(fixedKeys['loom.telemetry.sampling.ratio']),
+      messageSamplingRatio: values.get(fixedKeys['loom.telemetry.messages.sampling.ratio']),
     },
     log: { level: values.get(fixedKeys['loom.log.level']) },
   };

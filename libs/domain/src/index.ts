@@ -20,7 +20,18 @@ export {
   componentDefinitionsFromProto,
   resourceDefinitionToProto,
 } from './workflow-proto.js';
-export { SEALED_PREFIX, VARIABLE_NAME, secretReference, isSealed, forEachResourceParameter, type ResourceParameterVisitor } from './secret-values.js';
+export {
+  SEALED_PREFIX,
+  VARIABLE_NAME,
+  secretReference,
+  isSealed,
+  forEachResourceParameter,
+  type ResourceParameterVisitor,
+  forEachSecretSlot,
+  type SecretSlot,
+  SECRET_BEARING_OPTIONS,
+  secretBearingOptions,
+} from './secret-values.js';
 export {
   MESSAGE_TYPES,
   COMPONENT_KINDS,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sampleWorkflow } from '../test/sample-workflow.js';
-import { forEachResourceParameter, isSealed, SEALED_PREFIX, secretReference } from './secret-values.js';
+import { COMPONENT_KINDS } from './catalog.js';
+import { forEachResourceParameter, forEachSecretSlot, isSealed, SEALED_PREFIX, secretReference } from './secret-values.js';
 
 describe('secretReference', () => {
   it.each([
@@ -66,5 +67,50 @@ describe('forEachResourceParameter', () => {
     const paths: string[] = [];
     forEachResourceParameter(workflow, (path) => paths.push(path));
     expect(paths).toEqual([]);
+  });
+});
+
+describe('forEachSecretSlot', () => {
+  const enricher = (headers: unknown) => {
+    const workflow = sampleWorkflow();
+    workflow.resources = [];
+    workflow.workflowResources = [];
+    workflow.components = [
+      {
+        name: 'Prices_1',
+        component: { ...workflow.components[0]!.component, qualifiedName: COMPONENT_KINDS.HTTP_ENRICHER },
+        options: [
+          { name: 'url', value: 'http://prices/{sku}' },
+          { name: 'headers', value: headers },
+        ],
+        resource: null,
+        skill: null,
+        skillConfiguration: { inputs: {}, outputs: {} },
+      },
+    ];
+    return workflow;
+  };
+
+  it('visits enricher header values, credential headers as sensitive, and writes JSON text back as text', () => {
+    const workflow = enricher(JSON.stringify({ Authorization: '$$TOKEN', 'x-api-key': 'k', accept: 'application/json' }));
+    const visited: [string, unknown, boolean][] = [];
+    forEachSecretSlot(workflow, (slot) => {
+      visited.push([slot.path, slot.value, slot.sensitive]);
+      if (slot.sensitive) slot.set('###AES-x');
+    });
+    expect(visited).toEqual([
+      ['components[0].options.headers.Authorization', '$$TOKEN', true],
+      ['components[0].options.headers["x-api-key"]', 'k', true],
+      ['components[0].options.headers.accept', 'application/json', false],
+    ]);
+    expect(JSON.parse(workflow.components[0]!.options[1]!.value as string)).toEqual({ Authorization: '###AES-x', 'x-api-key': '###AES-x', accept: 'application/json' });
+  });
+
+  it('leaves other options, and headers that are not a JSON object, alone', () => {
+    for (const headers of ['not json', '[1]', null]) {
+      const visited: string[] = [];
+      forEachSecretSlot(enricher(headers), (slot) => visited.push(slot.path));
+      expect(visited).toEqual([]);
+    }
   });
 });

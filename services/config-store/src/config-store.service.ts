@@ -7,6 +7,7 @@ import {
   UnavailableError,
   scheduleFromProto,
   scheduleToProto,
+  secretBearingOptions,
   serializeWorkflowJson,
   validateWorkflow,
   ValidationError,
@@ -62,8 +63,9 @@ function fileTextOf(configuration: WorkflowConfiguration): string {
 }
 
 /**
- * What SealConfiguration needs of a workflow: its resources where they are (so violations keep their paths), without
- * the options, scripts and copied definitions that make up most of a configuration's bytes.
+ * What SealConfiguration needs of a workflow: its resources and its secret-bearing options (enricher headers) where
+ * they are (so violations keep their paths), without the other options, scripts and copied definitions that make up
+ * most of a configuration's bytes.
  */
 function resourcesOnly(workflow: WorkflowConfiguration): WorkflowConfiguration {
   return {
@@ -71,7 +73,7 @@ function resourcesOnly(workflow: WorkflowConfiguration): WorkflowConfiguration {
     components: workflow.components.map((instance) => ({
       ...instance,
       component: { ...instance.component, options: [] },
-      options: [],
+      options: secretBearingOptions(instance.component.qualifiedName, instance.options),
       skill: null,
       skillConfiguration: { inputs: {}, outputs: {} },
     })),
@@ -79,11 +81,18 @@ function resourcesOnly(workflow: WorkflowConfiguration): WorkflowConfiguration {
   };
 }
 
-/** The workflow with the resources of its sealed resources-only copy. */
+/** The workflow with the resources and secret-bearing options of its sealed resources-only copy. */
 function withSealedResources(workflow: WorkflowConfiguration, sealed: WorkflowConfiguration): WorkflowConfiguration {
   return {
     ...workflow,
-    components: workflow.components.map((instance, index) => ({ ...instance, resource: sealed.components[index]?.resource ?? null })),
+    components: workflow.components.map((instance, index) => {
+      const sealedOptions = sealed.components[index]?.options ?? [];
+      return {
+        ...instance,
+        resource: sealed.components[index]?.resource ?? null,
+        options: instance.options.map((option) => sealedOptions.find((candidate) => candidate.name === option.name) ?? option),
+      };
+    }),
     resources: sealed.resources,
     workflowResources: sealed.workflowResources,
   };

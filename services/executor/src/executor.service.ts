@@ -126,6 +126,7 @@ export class Executor {
       const run = await WorkflowRun.start(plain, {
         factories: this.factories,
         logger,
+        messageSamplingRatio: config.telemetry.messageSamplingRatio,
         onFailure: (component, _message, error) => this.auditScriptFailure(plain, component, error),
       });
       this.runs.set(workflow.name, run);

@@ -130,6 +130,14 @@ describe('enricher', () => {
     });
   });
 
+  it("passes the message's trace context on to the service it calls, and no other message header", async () => {
+    const { processor: enricher } = await processor(COMPONENT_KINDS.HTTP_ENRICHER, { url: `${base}/items/1` });
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await enricher.process([message({}, { traceparent, tracestate: 'loom=1', 'x-loom-tenant': 't1' })], signal());
+    expect(seen[0]!.headers).toMatchObject({ traceparent, tracestate: 'loom=1' });
+    expect(seen[0]!.headers['x-loom-tenant']).toBeUndefined();
+  });
+
   it('sends the body as JSON for other methods and honours target_field', async () => {
     const { processor: enricher } = await processor(COMPONENT_KINDS.HTTP_ENRICHER, { url: `${base}/echo`, method: 'POST', target_field: 'details' });
     const [result] = await enricher.process([message({ order: 1, tags: ['x'] })], signal());

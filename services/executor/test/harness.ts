@@ -20,6 +20,8 @@ export const executorToken = 'executor-token-0123456789abcdef';
 /** The executor with real secrets, config store and audit services in one process, and clients to them. */
 export interface ExecutorHarness {
   readonly running: RunningServices;
+  /** Directory of the stored workflow files. */
+  readonly workflowsDir: string;
   readonly executor: ExecutorClient;
   readonly store: WorkflowStoreClient;
   /** Presents the executor's identity, which may read the audit log. */
@@ -62,6 +64,7 @@ export async function startExecutor(extra: readonly string[] = []): Promise<Exec
   const audit = createClient(AuditClient, address, { retry: false, token: executorToken });
   return {
     running,
+    workflowsDir: join(root, 'workflows'),
     executor,
     store,
     audit,

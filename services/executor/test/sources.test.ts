@@ -303,7 +303,12 @@ describe('webhook', () => {
     let answered = false;
     const response = fetch(`http://127.0.0.1:${source.port}/hooks/in?x=1`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'X-Loom-Trace': 'abc', 'x-other': 'dropped' },
+      headers: {
+        'content-type': 'application/json',
+        'X-Loom-Trace': 'abc',
+        'x-other': 'dropped',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      },
       body: JSON.stringify({ order: 42, items: ['a'] }),
     }).then((answer) => {
       answered = true;
@@ -318,7 +323,8 @@ describe('webhook', () => {
     expect(answer.status).toBe(202);
     expect(await answer.json()).toEqual({ id: received[0]!.id });
     expect(received[0]!.body).toEqual({ order: 42, items: ['a'] });
-    expect(received[0]!.headers).toEqual({ 'x-loom-trace': 'abc' });
+    // the caller's trace context stays with the message
+    expect(received[0]!.headers).toEqual({ 'x-loom-trace': 'abc', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
   });
 
   it('answers 400 to a body that is not a JSON object, naming the problem', async () => {

@@ -1,8 +1,7 @@
 import {
   type FieldViolation,
-  forEachResourceParameter,
+  forEachSecretSlot,
   isSealed,
-  type ResourceInstance,
   SEALED_PREFIX,
   secretReference,
   ValidationError,
@@ -14,40 +13,32 @@ import { type VariableRow } from './variable-store.js';
 /** Looks up the variables a workflow refers to, by name. */
 export type VariableLookup = (names: readonly string[]) => Promise<Map<string, VariableRow>>;
 
-function parameterType(resource: ResourceInstance, name: string): string | undefined {
-  return resource.resource.parameters.find((parameter) => parameter.name === name)?.type;
-}
-
-function setParameter(resource: ResourceInstance, name: string, value: unknown): void {
-  resource.parameters[name] = value;
-}
-
 /**
- * Seals a workflow: each `$$<variable>` parameter becomes the variable's value (`###AES-…` for an
- * encrypted one) and each plain PASSWORD value is encrypted, so no password is stored in clear.
- * An unknown variable or an undecryptable sealed value is a ValidationError naming the field;
- * the input is never changed.
+ * Seals a workflow: each `$$<variable>` value (a resource parameter, an enricher header) becomes the
+ * variable's value (`###AES-…` for an encrypted one), and each plain sensitive value (a PASSWORD
+ * parameter, a credential header) is encrypted, so no password is stored in clear. An unknown
+ * variable or an undecryptable sealed value is a ValidationError naming the field; the input is
+ * never changed.
  */
 export async function sealWorkflow(workflow: WorkflowConfiguration, lookup: VariableLookup, keyRing: KeyRing): Promise<WorkflowConfiguration> {
   const sealed = structuredClone(workflow);
   const references = new Set<string>();
-  forEachResourceParameter(sealed, (_path, _resource, _name, value) => {
+  forEachSecretSlot(sealed, ({ value }) => {
     const reference = secretReference(value);
     if (reference !== undefined) references.add(reference);
   });
   const variables = await lookup([...references]);
   const violations: FieldViolation[] = [];
-  forEachResourceParameter(sealed, (path, resource, name, value) => {
-    const password = parameterType(resource, name) === 'PASSWORD';
+  forEachSecretSlot(sealed, ({ path, value, sensitive, set }) => {
     const reference = secretReference(value);
     if (reference !== undefined) {
       const variable = variables.get(reference);
       if (variable === undefined) {
         violations.push({ field: path, description: `refers to unknown variable '${reference}'`, reason: 'UNKNOWN_VARIABLE' });
       } else if (variable.encrypted) {
-        setParameter(resource, name, SEALED_PREFIX + variable.value);
+        set(SEALED_PREFIX + variable.value);
       } else {
-        setParameter(resource, name, password ? SEALED_PREFIX + keyRing.encrypt(variable.value) : variable.value);
+        set(sensitive ? SEALED_PREFIX + keyRing.encrypt(variable.value) : variable.value);
       }
       return;
     }
@@ -61,20 +52,20 @@ export async function sealWorkflow(workflow: WorkflowConfiguration, lookup: Vari
       }
       return;
     }
-    if (password && typeof value === 'string' && value !== '') setParameter(resource, name, SEALED_PREFIX + keyRing.encrypt(value));
+    if (sensitive && typeof value === 'string' && value !== '') set(SEALED_PREFIX + keyRing.encrypt(value));
   });
   if (violations.length > 0) throw new ValidationError(violations);
   return sealed;
 }
 
 /**
- * Opens every sealed parameter of a workflow. The plain values go to `onPlainValue` (the log
+ * Opens every sealed value of a workflow (resource parameters, enricher headers). The plain values go to `onPlainValue` (the log
  * redactor) before the workflow is returned; a value that cannot be opened fails the whole call
  * with a SealedValueError naming the parameter.
  */
 export function openWorkflow(workflow: WorkflowConfiguration, keyRing: KeyRing, onPlainValue: (plain: string) => void): WorkflowConfiguration {
   const opened = structuredClone(workflow);
-  forEachResourceParameter(opened, (path, resource, name, value) => {
+  forEachSecretSlot(opened, ({ path, value, set }) => {
     if (!isSealed(value)) return;
     let plain: string;
     try {
@@ -84,7 +75,7 @@ export function openWorkflow(workflow: WorkflowConfiguration, keyRing: KeyRing, 
       throw error;
     }
     onPlainValue(plain);
-    setParameter(resource, name, plain);
+    set(plain);
   });
   return opened;
 }

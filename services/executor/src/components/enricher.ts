@@ -1,6 +1,7 @@
 import { ValidationError } from '@loom/domain';
 import fetch, { FetchError } from 'node-fetch';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
+import { TRACE_HEADERS } from '../runtime/tracing.js';
 
 /** HTTP methods the enricher may use. */
 export const ENRICHER_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -75,6 +76,11 @@ class Enricher implements Processor {
     const call = `${method} ${withoutQuery(url.value)}`;
     const timeout = AbortSignal.timeout(timeoutMs);
     const headers: Record<string, string> = { accept: 'application/json', ...lowerCased(this.settings.headers) };
+    // the message's trace context goes on, so the service's spans join the message's trace
+    for (const name of TRACE_HEADERS) {
+      const value = message.headers[name];
+      if (value !== undefined) headers[name] = value;
+    }
     let requestBody: string | undefined;
     if (method !== 'GET') {
       requestBody = JSON.stringify(message.body);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { FailedPreconditionError, ValidationError } from '@loom/domain';
 import { type ComponentContext, type ComponentFactory, type Emit, type Source } from '../runtime/component.js';
+import { TRACE_HEADERS } from '../runtime/tracing.js';
 
 /** The address every webhook listens on. */
 export const WEBHOOK_HOST = '0.0.0.0';
@@ -180,7 +181,7 @@ function loomHeaders(request: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     // node lower-cases header names already
-    if (!name.startsWith(WEBHOOK_HEADER_PREFIX) || value === undefined) continue;
+    if (!(name.startsWith(WEBHOOK_HEADER_PREFIX) || TRACE_HEADERS.includes(name)) || value === undefined) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;

@@ -13,6 +13,7 @@ import {
   type Source,
 } from './component.js';
 import { optionsOf } from './options.js';
+import { endMessageSpan, outputOf, RunTracing } from './tracing.js';
 
 /** Life cycle of a run, as in loom.v1.WorkflowState. */
 export type RunState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'STOPPED' | 'FAILED';
@@ -51,6 +52,8 @@ export interface RunOptions {
   readonly onOutput?: (component: string, message: LoomMessage) => void;
   /** Sees every failure that reached the end of its retries, by component. */
   readonly onFailure?: (component: string, message: LoomMessage, error: string) => void;
+  /** Share of the messages a source makes that get a span per component, 0 to 1 (see tracing.ts); default 0. */
+  readonly messageSamplingRatio?: number;
 }
 
 export const DEFAULT_QUEUE_CAPACITY = 1024;
@@ -93,11 +96,14 @@ export class WorkflowRun {
   private inFlight = 0;
   private idle: (() => void) | undefined;
   private lastError = '';
+  private readonly tracing: RunTracing;
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
     private readonly options: RunOptions,
-  ) {}
+  ) {
+    this.tracing = new RunTracing(workflow.name, this.runId, options.messageSamplingRatio ?? 0);
+  }
 
   /** Builds every component, wires the links, and starts the sources; on any failure closes what it built. */
   static async start(workflow: WorkflowConfiguration, options: RunOptions): Promise<WorkflowRun> {
@@ -108,6 +114,7 @@ export class WorkflowRun {
     } catch (error) {
       await run.closeComponents();
       run.setState('FAILED', undefined, String(error instanceof Error ? error.message : error));
+      run.tracing.end('FAILED', run.lastError);
       throw error;
     }
     run.setState('RUNNING');
@@ -158,6 +165,7 @@ export class WorkflowRun {
     await Promise.allSettled([...this.nodes.values()].flatMap((node) => node.workers));
     await this.closeComponents();
     this.setState('STOPPED');
+    this.tracing.end('STOPPED', drained ? undefined : 'messages were still in flight at the drain deadline');
     return drained;
   }
 
@@ -248,10 +256,19 @@ export class WorkflowRun {
     for (const node of this.nodes.values()) {
       const source = node.source;
       if (source === undefined) continue;
+      const name = node.instance.name;
       await source.start(async (message, signal) => {
-        await this.forward(node.downstream, message, signal);
+        const traced = this.tracing.emit(name, message);
+        const sent = traced?.message ?? message;
+        try {
+          await this.forward(node.downstream, sent, signal);
+        } catch (error) {
+          endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
+          throw error;
+        }
+        endMessageSpan(traced?.span, undefined, 0);
         node.counters.messagesOut++;
-        this.options.onOutput?.(node.instance.name, message);
+        this.options.onOutput?.(name, sent);
       });
     }
   }
@@ -285,22 +302,27 @@ export class WorkflowRun {
     const queue = node.queue as BoundedQueue<LoomMessage>;
     const maxBatch = this.options.maxBatch ?? DEFAULT_MAX_BATCH;
     for (;;) {
-      const batch = await queue.take(maxBatch);
-      if (batch.length === 0) return;
-      node.counters.messagesIn += batch.length;
+      const taken = await queue.take(maxBatch);
+      if (taken.length === 0) return;
+      node.counters.messagesIn += taken.length;
+      const traced = this.tracing.process(node.instance.name, taken);
+      const batch = traced?.batch ?? taken;
       try {
-        const outcomes = await this.processWithRetries(node, processor, batch);
+        const { outcomes, retries } = await this.processWithRetries(node, processor, batch);
         for (const [index, result] of outcomes.entries()) {
           const message = batch[index] as LoomMessage;
+          const span = traced?.spans[index];
           if (result.ok) {
             node.counters.messagesOut += result.outputs.length;
-            for (const output of result.outputs) {
+            for (const made of result.outputs) {
+              const output = outputOf(made, span);
               this.options.onOutput?.(node.instance.name, output);
               await this.forward(node.downstream, output);
             }
           } else {
             await this.fail(node, message, result.error);
           }
+          endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
         }
       } catch (error) {
         // only a closed queue (the run is stopping past its deadline) gets here
@@ -311,18 +333,20 @@ export class WorkflowRun {
     }
   }
 
-  /** Runs a batch, retrying transient failures `max_retry` times `delay` ms apart. */
-  private async processWithRetries(node: Node, processor: Processor, batch: readonly LoomMessage[]): Promise<Outcome[]> {
+  /** Runs a batch, retrying transient failures `max_retry` times `delay` ms apart; answers the outcomes and the retries of each message. */
+  private async processWithRetries(node: Node, processor: Processor, batch: readonly LoomMessage[]): Promise<{ outcomes: Outcome[]; retries: number[] }> {
     const outcomes = await this.processOnce(processor, batch);
+    const retries: number[] = [];
     for (let attempt = 1; attempt <= node.maxRetry; attempt++) {
       const retry = outcomes.flatMap((result, index) => (!result.ok && result.transient ? [index] : []));
       if (retry.length === 0) break;
       node.counters.messagesRetried += retry.length;
+      for (const index of retry) retries[index] = attempt;
       if (node.delayMs > 0) await sleep(node.delayMs, undefined, { signal: this.controller.signal }).catch(() => undefined);
       const again = await this.processOnce(processor, retry.map((index) => batch[index] as LoomMessage));
       retry.forEach((index, position) => (outcomes[index] = again[position] as Outcome));
     }
-    return outcomes;
+    return { outcomes, retries };
   }
 
   private async processOnce(processor: Processor, batch: readonly LoomMessage[]): Promise<Outcome[]> {

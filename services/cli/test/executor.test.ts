@@ -1,0 +1,94 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+
+const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.json', import.meta.url));
+const NAME = 'Article pipeline_6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b';
+const INLET = 'Articles_5b2f9c1e-7a34-4d8b-b0e6-2c91a4f7d360';
+const FILTER = 'Long enough_3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f';
+const SINK = 'Log_4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a';
+
+let loom: LoomProcess;
+beforeAll(async () => {
+  loom = await startLoom([
+    '--services',
+    'secrets,config-store,audit,executor',
+    '--set',
+    'loom.auth.allowAnonymous=true',
+    '--set',
+    'loom.experimental.enabled=true',
+  ]);
+});
+afterAll(async () => {
+  loom.child.kill('SIGTERM');
+  await loom.exited;
+});
+
+const loomAt = (...args: string[]): ReturnType<typeof runLoom> => runLoom(['--address', loom.address, ...args]);
+
+interface StatusJson {
+  state: string;
+  components: { name: string; messagesIn: number; messagesOut: number }[];
+}
+
+describe('loom component, workflow start|status|dry-run|stop and message publish', () => {
+  it('lists the catalog as a table and, with --output json, as the specification writes definitions', () => {
+    const table = loomAt('component', 'list');
+    expect(table.status).toBe(0);
+    expect(table.stdout).toMatch(/loom\.components\.processor\.MessageTransformer\s+Message Transformer\s+AVAILABLE\s+yes/);
+    const json = JSON.parse(loomAt('component', 'list', '--output', 'json').stdout) as { qualifiedName: string; options: { name: string; group: string }[] }[];
+    const writer = json.find((definition) => definition.qualifiedName === 'loom.components.persistence.GraphDatabaseWriter');
+    expect(writer?.options.map((option) => option.name).slice(0, 9)).toEqual([
+      'stream_records',
+      'batch_writes',
+      'batch_size',
+      'aggregation_timeout',
+      'max_retry',
+      'delay',
+      'store_error_content',
+      'store_message_content',
+      'failure_handler',
+    ]);
+  });
+
+  it('runs the example: start, publish, status, dry-run, stop', async () => {
+    expect(loomAt('workflow', 'push', example).status).toBe(0);
+    const started = loomAt('workflow', 'start', 'Article pipeline');
+    expect(started.stderr).toBe('');
+    expect(started.stdout).toMatch(/Article pipeline\s+[0-9a-f-]{36}\s+RUNNING/);
+
+    const published = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '{"title":"graphs","text":"a long enough article about graphs"}', '--id', 'cli-1');
+    expect(published.stdout).toMatch(/cli-1/);
+    const short = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '{"title":"x","text":"too short"}');
+    expect(short.status).toBe(0);
+
+    await expect
+      .poll(() => (JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson).components.find((c) => c.name === SINK)?.messagesIn, {
+        timeout: 10_000,
+      })
+      .toBe(1);
+    const status = JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson;
+    expect(status.state).toBe('RUNNING');
+    expect(status.components.find((component) => component.name === INLET)?.messagesOut).toBe(2);
+    const table = loomAt('workflow', 'status', 'Article pipeline').stdout;
+    expect(table).toMatch(new RegExp(`^${NAME}\\s+RUNNING`));
+    expect(table).toMatch(/COMPONENT\s+IN\s+OUT\s+FAILED\s+RETRIED\s+QUEUED\s+LAST ?ERROR/i);
+
+    const dry = loomAt('workflow', 'dry-run', example, '--message', '{"title":"x","text":"one two three four"}', '--output', 'json');
+    expect(dry.status).toBe(0);
+    const outputs = JSON.parse(dry.stdout) as { component: string; messages: { body: Record<string, unknown> }[] }[];
+    expect(outputs.find((output) => output.component === FILTER)?.messages[0]?.body).toMatchObject({ title: 'X', words: 4 });
+
+    const stopped = loomAt('workflow', 'stop', 'Article pipeline', '--drain', '5');
+    expect(stopped.stdout).toMatch(/Article pipeline\s+STOPPED/);
+  });
+
+  it('reports a publish to an unknown inlet and a start of an unknown workflow as one line with the status', () => {
+    const unknown = loomAt('workflow', 'start', 'No such workflow');
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr.trim()).toMatch(/^loom: NOT_FOUND: /);
+    const badBody = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '[1,2]');
+    expect(badBody.status).not.toBe(0);
+    expect(badBody.stderr).toMatch(/--body/);
+  });
+});
