@@ -175,13 +175,13 @@ describe('every resource kind of the catalog', () => {
     expect(resourceSatisfies(RESOURCE_KINDS.NEO4J_DATABASE, RESOURCE_KINDS.AGE_DATABASE)).toBe(false);
   });
 
-  it('gives AGE the connection parameters, the graph name (3+ characters) and a PASSWORD password', () => {
+  it('gives AGE the connection parameters, the graph name (3+ characters) and an optional PASSWORD password', () => {
     const age = findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE);
     expect(age?.parameters.map(({ name, type, required }) => `${name}:${type}${required ? '!' : ''}`)).toStrictEqual([
       'host:STRING!',
       'port:INTEGER',
       'user:STRING!',
-      'password:PASSWORD!',
+      'password:PASSWORD',
       'database:STRING',
       'graph:STRING!',
       'read_only:BOOLEAN',

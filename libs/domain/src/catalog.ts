@@ -369,12 +369,13 @@ const resources: ReadonlyMap<string, ResourceEntry> = deepFreeze(
         { name: 'read_only', type: 'BOOLEAN', required: false },
       ]),
       // PostgreSQL with Apache AGE: the Neo4j parameters (so the password is a PASSWORD parameter
-      // that gets sealed, which it would not be inside a connection URL) plus the graph's name
+      // that gets sealed, which it would not be inside a connection URL) plus the graph's name; the
+      // password is optional, for the embedded graph (host `embedded`) and trust-authenticated servers
       resource(RESOURCE_KINDS.AGE_DATABASE, 'PostgreSQL with Apache AGE', [GRAPH_DATABASE_RESOURCE], [
         { name: 'host', type: 'STRING', required: true },
         { name: 'port', type: 'INTEGER', required: false },
         { name: 'user', type: 'STRING', required: true },
-        { name: 'password', type: 'PASSWORD', required: true },
+        { name: 'password', type: 'PASSWORD', required: false },
         { name: 'database', type: 'STRING', required: false },
         // AGE refuses graph names shorter than 3 characters
         { name: 'graph', type: 'STRING', required: true, minLength: 3 },

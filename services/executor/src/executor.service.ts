@@ -26,6 +26,7 @@ import {
   type ServiceModule,
 } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
+import { GraphStores } from './components/graph-stores.js';
 import { componentFactories, isScriptComponent } from './components/registry.js';
 import { dryRun } from './dry-run.js';
 import { type ComponentFactory } from './runtime/component.js';
@@ -87,9 +88,11 @@ export class Executor {
   private readonly starting = new Set<string>();
   private auditAppender: AuditAppender | undefined;
   private readonly factories: ReadonlyMap<string, ComponentFactory>;
+  private readonly graphStores: GraphStores;
 
   constructor(private readonly dependencies: ExecutorDependencies) {
-    this.factories = dependencies.factories ?? componentFactories(dependencies.config);
+    this.graphStores = new GraphStores(dependencies.config, dependencies.logger);
+    this.factories = dependencies.factories ?? componentFactories(dependencies.config, { graphStores: this.graphStores });
   }
 
   /** The audit client, created at first use (the server's own address is known only once it listens). */
@@ -163,9 +166,10 @@ export class Executor {
     return dryRun(workflow, messages, inlet, this.factories, this.dependencies.logger);
   }
 
-  /** Stops every run (shutdown). */
+  /** Stops every run, then the embedded graph if it was started (shutdown). */
   async stopAll(drainTimeoutMs: number): Promise<void> {
     await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
+    await this.graphStores.close();
   }
 
   private auditScriptFailure(workflow: WorkflowConfiguration, component: string, error: string): void {

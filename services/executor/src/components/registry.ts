@@ -4,6 +4,9 @@ import { type ComponentFactory } from '../runtime/component.js';
 import { createJavaScriptProcessor, DEFAULT_SCRIPT_LIMITS, type ScriptLimits } from '../scripts/javascript.js';
 import { enricherFactory } from './enricher.js';
 import { fileReaderFactory } from './file-reader.js';
+import { graphReaderFactory } from './graph-reader.js';
+import { type GraphStores } from './graph-stores.js';
+import { graphWriterFactory } from './graph-writer.js';
 import { inletFactory } from './inlet.js';
 import { loggerFactory } from './logger.js';
 import { timerFactory } from './timer.js';
@@ -33,9 +36,25 @@ function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits): Co
   };
 }
 
+/** What the component kinds are built with. */
+export interface FactoryOptions {
+  readonly limits?: ScriptLimits;
+  /** Where graph components get their stores; without it, graph components are not available. */
+  readonly graphStores?: GraphStores;
+}
+
 /** The component kinds this executor runs, by qualified name. */
-export function componentFactories(_config: LoomConfig, limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS): ReadonlyMap<string, ComponentFactory> {
+export function componentFactories(_config: LoomConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
+  const limits = options.limits ?? DEFAULT_SCRIPT_LIMITS;
+  const graph: [string, ComponentFactory][] =
+    options.graphStores === undefined
+      ? []
+      : [
+          [COMPONENT_KINDS.GRAPH_READER, graphReaderFactory(options.graphStores)],
+          [COMPONENT_KINDS.GRAPH_DATABASE_WRITER, graphWriterFactory(options.graphStores)],
+        ];
   return new Map<string, ComponentFactory>([
+    ...graph,
     [COMPONENT_KINDS.TIMER, timerFactory],
     [COMPONENT_KINDS.INLET, inletFactory],
     [COMPONENT_KINDS.FILE_READER, fileReaderFactory],

@@ -69,11 +69,28 @@ export class BoundedQueue<T> {
     });
   }
 
-  /** Takes up to `max` items, waiting while the queue is empty; an empty array once it is closed and drained. */
-  async take(max: number): Promise<T[]> {
+  /**
+   * Takes up to `max` items, waiting while the queue is empty; an empty array once it is closed and
+   * drained. With `gatherMs`, once the first item is there it waits up to that long for `max` items
+   * (or the queue's capacity) before taking what there is: how a component batches its writes.
+   */
+  async take(max: number, gatherMs = 0): Promise<T[]> {
     while (this.size === 0) {
       if (this.closed) return [];
       await new Promise<void>((resolve) => this.readers.push(resolve));
+    }
+    const wanted = Math.min(max, this.capacity);
+    if (gatherMs > 0 && this.size < wanted) {
+      const deadline = Date.now() + gatherMs;
+      for (let left = gatherMs; left > 0 && this.size < wanted && !this.closed; left = deadline - Date.now()) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          this.readers.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
     }
     const end = Math.min(this.items.length, this.head + max);
     const taken = this.items.slice(this.head, end);

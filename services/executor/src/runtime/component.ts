@@ -31,6 +31,11 @@ export const outcome = {
  */
 export interface Processor {
   process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]>;
+  /**
+   * Batches gathered for this component: up to `size` messages, waiting at most `gatherMs` after
+   * the first for the rest. Absent: whatever is waiting, up to the run's batch size, at once.
+   */
+  readonly batching?: { readonly size: number; readonly gatherMs: number };
   /** Releases what the component holds (an isolate, a connection); called once, after draining. */
   close(): Promise<void>;
 }

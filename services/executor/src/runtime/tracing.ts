@@ -5,6 +5,7 @@ import {
   propagation,
   ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
   type TextMapGetter,
@@ -43,6 +44,12 @@ const headerSetter: TextMapSetter<Record<string, string>> = {
 export function isTraced(message: LoomMessage): boolean {
   const header = message.headers[TRACEPARENT];
   return header !== undefined && header.length >= 55 && (Number.parseInt(header.slice(-2), 16) & 1) === 1;
+}
+
+/** The span context a traced message carries (a span link to it from a batch), or undefined. */
+export function spanContextOf(message: LoomMessage): SpanContext | undefined {
+  if (!isTraced(message)) return undefined;
+  return trace.getSpanContext(propagation.extract(ROOT_CONTEXT, message.headers, headerGetter));
 }
 
 /** The message with its trace headers pointing at `span`; the original is left as it was. */

@@ -302,7 +302,7 @@ export class WorkflowRun {
     const queue = node.queue as BoundedQueue<LoomMessage>;
     const maxBatch = this.options.maxBatch ?? DEFAULT_MAX_BATCH;
     for (;;) {
-      const taken = await queue.take(maxBatch);
+      const taken = await queue.take(processor.batching?.size ?? maxBatch, processor.batching?.gatherMs ?? 0);
       if (taken.length === 0) return;
       node.counters.messagesIn += taken.length;
       const traced = this.tracing.process(node.instance.name, taken);

@@ -1,0 +1,25 @@
+/** Throws the signal's reason when it is already aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  signal?.throwIfAborted();
+}
+
+/** Calls `onAbort` once when the signal aborts; the returned function stops listening. */
+export function whenAborted(signal: AbortSignal | undefined, onAbort: () => void): () => void {
+  if (signal === undefined) return () => undefined;
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
+}
+
+/** Settles like `promise`, or rejects with the signal's reason as soon as it aborts. */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined); // its outcome no longer matters, but must not be an unhandled rejection
+    return Promise.reject(signal.reason as Error);
+  }
+  let stop = (): void => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    stop = whenAborted(signal, () => reject(signal.reason as Error));
+  });
+  return Promise.race([promise, aborted]).finally(stop);
+}

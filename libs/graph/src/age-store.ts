@@ -1,0 +1,281 @@
+import { createPool, type Database } from '@loom/postgres';
+import type pg from 'pg';
+import { abortable, throwIfAborted } from './abort.js';
+import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
+import { findWritingClause } from './cypher-text.js';
+import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
+import { type GraphParameters, type GraphQueryOptions, type GraphRecord, type GraphStore, type GraphTransaction } from './graph-store.js';
+import { bracketed, checkGraphName, type AgeConnection } from './parameters.js';
+
+/** Options of createAgeStore. */
+export interface AgeStoreOptions {
+  /** The server is an embedded PostgreSQL (one connection per pool); default: true when this process serves it. */
+  readonly embedded?: boolean;
+  /** Rows per FETCH when stream() reads through a cursor; default 500. */
+  readonly streamBatchSize?: number;
+  /** Told when a pooled connection fails while nobody is using it. */
+  readonly logger?: { warn(obj: object, msg: string): void };
+}
+
+const DEFAULT_STREAM_BATCH = 500;
+const INSUFFICIENT_PRIVILEGE = '42501';
+const COLUMN_LIST_MISMATCH = '42804';
+
+/** One checked-out connection; `broken` sends it away instead of back to the pool. */
+interface Lease {
+  readonly client: pg.PoolClient;
+  broken: boolean;
+}
+
+/**
+ * A GraphStore on PostgreSQL with Apache AGE through `pg`. Every new connection runs `LOAD 'age'` and sets
+ * `search_path = ag_catalog, "$user", public`; the first one also installs the extension and creates the graph when
+ * they are missing (unless read_only). Reads of a read_only resource run in READ ONLY transactions. Nothing connects
+ * until the first query.
+ */
+export function createAgeStore(connection: AgeConnection, options: AgeStoreOptions = {}): GraphStore {
+  checkGraphName(connection.graph); // it is written into the SQL text
+  const credentials = `${encodeURIComponent(connection.user)}:${encodeURIComponent(connection.password)}`;
+  const url = `postgresql://${credentials}@${bracketed(connection.host)}:${connection.port}/${encodeURIComponent(connection.database)}`;
+  const db = createPool(url, {
+    applicationName: 'loom-graph',
+    ...(options.embedded === undefined ? {} : { embedded: options.embedded }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  return new AgeStore(db, connection, options.streamBatchSize ?? DEFAULT_STREAM_BATCH);
+}
+
+class AgeStore implements GraphStore {
+  readonly kind = 'age' as const;
+  readonly readOnly: boolean;
+  private readonly context: GraphErrorContext;
+  private readonly prepared = new WeakSet<pg.PoolClient>();
+  private extensionReady: Promise<void> | undefined;
+  private graphReady: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly connection: AgeConnection,
+    private readonly streamBatchSize: number,
+  ) {
+    this.readOnly = connection.readOnly;
+    const address = `${bracketed(connection.host)}:${connection.port}/${connection.database} graph ${connection.graph}`;
+    this.context = { store: 'age', address, password: connection.password, readOnly: connection.readOnly };
+  }
+
+  async run(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): Promise<GraphRecord[]> {
+    const statement = this.statement(query, parameters, options);
+    return this.withLease(options.signal, async (lease) => {
+      if (!this.readOnly) return this.execute(lease, statement, options.signal);
+      return this.inTransaction(lease, 'BEGIN READ ONLY', () => this.execute(lease, statement, options.signal));
+    });
+  }
+
+  async *stream(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): AsyncGenerator<GraphRecord> {
+    const statement = this.statement(query, parameters, options);
+    // With a pool of one connection (the embedded server) a cursor would hold that connection, and PGlite's single
+    // session, until the consumer finishes: a consumer that writes while it reads would wait on itself. There the
+    // rows are read in one go and then yielded.
+    if (this.db.pool.options.max === 1) {
+      yield* await this.run(query, parameters, options);
+      return;
+    }
+    const lease = await this.lease(options.signal);
+    let open = false;
+    try {
+      await this.sql(lease, this.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
+      open = true;
+      await this.sql(lease, { text: `DECLARE loom_graph_stream NO SCROLL CURSOR FOR ${statement.sql}`, values: statement.values }, options.signal);
+      for (;;) {
+        const batch = await this.sql(lease, { text: `FETCH ${this.streamBatchSize} FROM loom_graph_stream`, rowMode: 'array' }, options.signal);
+        for (const row of batch.rows as unknown[][]) yield ageRecord(statement.columns, row);
+        if (batch.rows.length < this.streamBatchSize) break;
+      }
+      await this.sql(lease, 'COMMIT');
+      open = false;
+    } finally {
+      // the consumer left early or something failed: end the transaction (and the cursor with it)
+      if (open) await this.rollback(lease);
+      this.release(lease);
+    }
+  }
+
+  async writeTransaction<T>(work: (tx: GraphTransaction) => Promise<T>): Promise<T> {
+    if (this.readOnly) throw new GraphReadOnlyError('age', this.context.address, undefined, 'refused a write transaction before opening it');
+    return this.withLease(undefined, (lease) =>
+      this.inTransaction(lease, 'BEGIN', () =>
+        work({
+          run: (query, parameters = {}, options = {}) => this.execute(lease, this.statement(query, parameters, options), options.signal),
+        }),
+      ),
+    );
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.db.close();
+    return this.closing;
+  }
+
+  /** Everything that can be refused without the server: closed store, read_only write, `$$`, undeclared columns. */
+  private statement(query: string, parameters: GraphParameters, options: GraphQueryOptions): AgeStatement {
+    if (this.closing !== undefined) throw new GraphStoreClosedError('age', this.context.address);
+    throwIfAborted(options.signal);
+    if (this.readOnly) {
+      const clause = findWritingClause(query);
+      if (clause !== undefined) throw GraphReadOnlyError.forClause('age', this.context.address, clause);
+    }
+    return ageStatement(this.connection.graph, query, parameters, options.columns, this.context.address);
+  }
+
+  private async execute(lease: Lease, statement: AgeStatement, signal: AbortSignal | undefined): Promise<GraphRecord[]> {
+    const result = await this.sql(lease, { text: statement.sql, values: statement.values, rowMode: 'array' }, signal);
+    return (result.rows as unknown[][]).map((row) => ageRecord(statement.columns, row));
+  }
+
+  private async inTransaction<T>(lease: Lease, begin: string, work: () => Promise<T>): Promise<T> {
+    await this.sql(lease, begin);
+    let result: T;
+    try {
+      result = await work();
+    } catch (error) {
+      await this.rollback(lease);
+      throw error;
+    }
+    const committed = await this.sql(lease, 'COMMIT');
+    // PostgreSQL answers COMMIT of a transaction in which a statement failed (and the caller caught it) with ROLLBACK
+    if (committed.command === 'ROLLBACK') {
+      throw new GraphQueryError('age', this.context.address, undefined, 'the transaction was rolled back because a statement in it failed');
+    }
+    return result;
+  }
+
+  private async rollback(lease: Lease): Promise<void> {
+    try {
+      await lease.client.query('ROLLBACK');
+    } catch {
+      lease.broken = true; // a connection that cannot roll back must not go back to the pool
+    }
+  }
+
+  private async withLease<T>(signal: AbortSignal | undefined, work: (lease: Lease) => Promise<T>): Promise<T> {
+    const lease = await this.lease(signal);
+    try {
+      return await work(lease);
+    } finally {
+      this.release(lease);
+    }
+  }
+
+  /** Checks out a connection and prepares its session for AGE once. */
+  private async lease(signal: AbortSignal | undefined): Promise<Lease> {
+    const connecting = this.db.pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await abortable(connecting, signal);
+    } catch (error) {
+      if (signal?.aborted === true) {
+        connecting.then((late) => late.release(), () => undefined);
+        throw signal.reason;
+      }
+      throw graphErrorFromPg(error, this.context);
+    }
+    const lease: Lease = { client, broken: false };
+    // a connection that dies while checked out emits 'error'; unheard, that would end the process
+    client.on('error', markBroken);
+    leases.set(client, lease);
+    try {
+      if (!this.prepared.has(client)) {
+        await this.prepareSession(lease);
+        this.prepared.add(client);
+      }
+    } catch (error) {
+      this.release(lease);
+      throw error;
+    }
+    return lease;
+  }
+
+  private release(lease: Lease): void {
+    lease.client.removeListener('error', markBroken);
+    leases.delete(lease.client);
+    lease.client.release(lease.broken);
+  }
+
+  private async prepareSession(lease: Lease): Promise<void> {
+    if (!this.readOnly) {
+      this.extensionReady ??= this.ensureExtension(lease).catch((error: unknown) => {
+        this.extensionReady = undefined; // the next connection tries again
+        throw error;
+      });
+      await this.extensionReady;
+    }
+    try {
+      await this.sql(lease, "LOAD 'age'");
+    } catch (error) {
+      // LOAD needs superuser unless the library sits in $libdir/plugins; servers that preload AGE
+      // (shared_preload_libraries) do not need it, and a server without AGE fails clearly at the first cypher() call
+      if (!(error instanceof GraphQueryError && error.code === INSUFFICIENT_PRIVILEGE)) throw error;
+    }
+    // create_graph and the agtype operators need ag_catalog on the path; relational tables must be schema-qualified
+    await this.sql(lease, 'SET search_path = ag_catalog, "$user", public');
+    this.graphReady ??= this.ensureGraph(lease).catch((error: unknown) => {
+      this.graphReady = undefined;
+      throw error;
+    });
+    await this.graphReady;
+  }
+
+  private async ensureExtension(lease: Lease): Promise<void> {
+    const installed = async (): Promise<boolean> => (await this.sql(lease, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'age'")).rowCount === 1;
+    if (await installed()) return;
+    try {
+      await this.sql(lease, 'CREATE EXTENSION IF NOT EXISTS age');
+    } catch (error) {
+      if (!(await installed())) throw error; // another process may have won the race
+    }
+  }
+
+  private async ensureGraph(lease: Lease): Promise<void> {
+    const graph = this.connection.graph;
+    const exists = async (): Promise<boolean> => (await this.sql(lease, { text: 'SELECT 1 FROM ag_catalog.ag_graph WHERE name = $1', values: [graph] })).rowCount === 1;
+    if (await exists()) return;
+    if (this.readOnly) throw new GraphQueryError('age', this.context.address, '3F000', `graph '${graph}' does not exist, and a read_only resource does not create it`);
+    try {
+      await this.sql(lease, { text: 'SELECT ag_catalog.create_graph($1::name)', values: [graph] });
+    } catch (error) {
+      if (!(await exists())) throw error;
+    }
+  }
+
+  /** One pg call with abort and error mapping: a failed connection or an aborted call is not reused. */
+  private async sql(lease: Lease, query: string | pg.QueryConfig | pg.QueryArrayConfig, signal?: AbortSignal): Promise<pg.QueryResult | pg.QueryArrayResult> {
+    throwIfAborted(signal);
+    const running = lease.client.query(query as pg.QueryConfig);
+    try {
+      return await abortable(running, signal);
+    } catch (error) {
+      if (signal?.aborted === true) {
+        // destroying the connection is the only way pg has to stop a query; the server rolls its work back
+        running.catch(() => undefined);
+        lease.broken = true;
+        throw signal.reason;
+      }
+      const mapped = graphErrorFromPg(error, this.context);
+      if (mapped instanceof GraphUnavailableError) lease.broken = true;
+      if (mapped instanceof GraphQueryError && mapped.code === COLUMN_LIST_MISMATCH) {
+        const hint = `${(error as Error).message} (declare options.columns, one name per RETURN item)`;
+        throw new GraphQueryError('age', this.context.address, mapped.code, hint, { cause: error });
+      }
+      throw mapped;
+    }
+  }
+}
+
+// the 'error' listener has to be one function to remove it again; it finds its lease through the client
+const leases = new WeakMap<pg.PoolClient, Lease>();
+
+function markBroken(this: pg.PoolClient): void {
+  const lease = leases.get(this);
+  if (lease !== undefined) lease.broken = true;
+}

@@ -1,0 +1,141 @@
+import { FailedPreconditionError, LoomError, UnavailableError } from '@loom/domain';
+import { redactPassword } from '@loom/postgres';
+import { Neo4jError, isRetryableError } from 'neo4j-driver';
+import { type GraphStoreKind } from './graph-store.js';
+
+/** The store refused the statement (syntax, constraint, unknown graph) or it cannot be sent as written; retrying will not help. */
+export class GraphQueryError extends FailedPreconditionError {
+  constructor(
+    readonly store: GraphStoreKind,
+    readonly address: string,
+    /** The store's own code (SQLSTATE, Neo4j status code), when it gave one. */
+    readonly code: string | undefined,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`query failed on ${store} ${address}: ${reason}`, options);
+  }
+}
+
+/** The store cannot be reached or dropped the connection (refused, reset, timed out, shutting down); transient. */
+export class GraphUnavailableError extends UnavailableError {
+  constructor(
+    readonly store: GraphStoreKind,
+    readonly address: string,
+    readonly code: string | undefined,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${store} ${address} is unavailable: ${reason}`, options);
+  }
+}
+
+/** The statement lost a race the store reports as retryable (deadlock, serialization failure, leader switch); transient. */
+export class GraphTransientError extends UnavailableError {
+  constructor(
+    readonly store: GraphStoreKind,
+    readonly address: string,
+    readonly code: string | undefined,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`transient failure on ${store} ${address} (retrying may succeed): ${reason}`, options);
+  }
+}
+
+/** A read_only resource refused a write: before sending it (`clause` names the writing clause) or, as a second fence, the store did. */
+export class GraphReadOnlyError extends FailedPreconditionError {
+  constructor(
+    readonly store: GraphStoreKind,
+    readonly address: string,
+    /** The writing clause found in the query (`CREATE`, `CALL db.create`...), when that was the reason. */
+    readonly clause: string | undefined,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${store} ${address} is read_only: ${reason}`, options);
+  }
+
+  /** The query has a writing clause; nothing was sent. */
+  static forClause(store: GraphStoreKind, address: string, clause: string): GraphReadOnlyError {
+    return new GraphReadOnlyError(store, address, clause, `refused a query with the writing clause ${clause} before sending it`);
+  }
+}
+
+/** The store was closed; a programming error in the caller, not a property of the database. */
+export class GraphStoreClosedError extends FailedPreconditionError {
+  constructor(
+    readonly store: GraphStoreKind,
+    readonly address: string,
+  ) {
+    super(`the ${store} graph store for ${address} is closed`);
+  }
+}
+
+/** True when retrying the same statement later may succeed: GraphUnavailableError, GraphTransientError, or a raw store error of that sort. */
+export function isTransientGraphError(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof GraphUnavailableError || current instanceof GraphTransientError) return true;
+    if (current instanceof LoomError) return false;
+    if (current instanceof Neo4jError) return isRetryableError(current);
+    const code = errorCode(current);
+    if (code !== undefined && (TRANSIENT_SQLSTATES.test(code) || UNAVAILABLE_SQLSTATES.test(code) || NETWORK_ERROR_CODES.has(code))) return true;
+  }
+  return false;
+}
+
+/** Where an error happened, for messages; the password is only used to redact it from them. */
+export interface GraphErrorContext {
+  readonly store: GraphStoreKind;
+  readonly address: string;
+  readonly password: string;
+  readonly readOnly: boolean;
+}
+
+// SQLSTATE: serialization failure, deadlock, lock not available
+const TRANSIENT_SQLSTATES = /^(40001|40P01|55P03)$/;
+// SQLSTATE: class 08 connection exception, admin/crash shutdown, cannot connect now, too many connections
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
+const READ_ONLY_TRANSACTION = '25006';
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// what pg says (without a code) when the socket went away under a query or a connect
+const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not queryable|Client has encountered a connection error/i;
+const NEO4J_ACCESS_MODE = 'Neo.ClientError.Statement.AccessMode';
+const NEO4J_UNAVAILABLE_CODES = new Set(['ServiceUnavailable', 'SessionExpired']);
+
+/** Turns an error from `pg` into the matching graph error; LoomErrors pass through unchanged. */
+export function graphErrorFromPg(error: unknown, context: GraphErrorContext): Error {
+  if (!(error instanceof Error)) return new GraphQueryError(context.store, context.address, undefined, String(error));
+  if (error instanceof LoomError) return error;
+  const code = errorCode(error);
+  const reason = redactPassword(error.message, context.password);
+  const { store, address } = context;
+  if (code !== undefined && TRANSIENT_SQLSTATES.test(code)) return new GraphTransientError(store, address, code, reason, { cause: error });
+  if ((code !== undefined && (UNAVAILABLE_SQLSTATES.test(code) || NETWORK_ERROR_CODES.has(code))) || CONNECTION_LOST_MESSAGES.test(error.message)) {
+    return new GraphUnavailableError(store, address, code, reason, { cause: error });
+  }
+  if (code === READ_ONLY_TRANSACTION && context.readOnly) return new GraphReadOnlyError(store, address, undefined, `the store refused a write in a read-only transaction: ${reason}`, { cause: error });
+  return new GraphQueryError(store, address, code, reason, { cause: error });
+}
+
+/** Turns an error from neo4j-driver into the matching graph error, using the driver's own retryability. */
+export function graphErrorFromNeo4j(error: unknown, context: GraphErrorContext): Error {
+  if (!(error instanceof Error)) return new GraphQueryError(context.store, context.address, undefined, String(error));
+  if (error instanceof LoomError) return error;
+  const { store, address } = context;
+  const code = error instanceof Neo4jError ? error.code : errorCode(error);
+  const reason = redactPassword(error.message, context.password);
+  if (error instanceof Neo4jError) {
+    if (NEO4J_UNAVAILABLE_CODES.has(error.code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });
+    if (isRetryableError(error)) return new GraphTransientError(store, address, code, reason, { cause: error });
+    if (error.code === NEO4J_ACCESS_MODE && context.readOnly) return new GraphReadOnlyError(store, address, undefined, `the store refused a write in read access mode: ${reason}`, { cause: error });
+    return new GraphQueryError(store, address, code, reason, { cause: error });
+  }
+  if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });
+  return error;
+}
+
+function errorCode(error: Error): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -1,0 +1,174 @@
+import neo4j, { type AuthToken, type Config } from 'neo4j-driver';
+import { abortable, throwIfAborted } from './abort.js';
+import { findWritingClause } from './cypher-text.js';
+import { GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
+import { type GraphParameters, type GraphQueryOptions, type GraphRecord, type GraphStore, type GraphTransaction } from './graph-store.js';
+import { fromNeo4j, toNeo4jParameters } from './neo4j-values.js';
+import { type Neo4jConnection } from './parameters.js';
+
+/** The part of a neo4j-driver Record the adapter reads. */
+export interface Neo4jRecordLike {
+  readonly keys: readonly PropertyKey[];
+  get(key: string): unknown;
+}
+
+/** The part of a neo4j-driver Transaction the adapter uses. */
+export interface Neo4jTransactionLike {
+  run(query: string, parameters: Record<string, unknown>): AsyncIterable<Neo4jRecordLike>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** The part of a neo4j-driver Session the adapter uses. */
+export interface Neo4jSessionLike {
+  run(query: string, parameters: Record<string, unknown>): AsyncIterable<Neo4jRecordLike>;
+  beginTransaction(): Neo4jTransactionLike;
+  close(): Promise<void>;
+}
+
+/** The part of a neo4j-driver Driver the adapter uses, so tests can record what crosses the driver boundary. */
+export interface Neo4jDriverLike {
+  session(config: { database?: string; defaultAccessMode: 'READ' | 'WRITE' }): Neo4jSessionLike;
+  close(): Promise<void>;
+}
+
+/** Makes a driver; the default is neo4j-driver's own `neo4j.driver`. */
+export type Neo4jDriverFactory = (url: string, auth: AuthToken, config: Config) => Neo4jDriverLike;
+
+/** Options of createNeo4jStore. */
+export interface Neo4jStoreOptions {
+  readonly driverFactory?: Neo4jDriverFactory;
+}
+
+/**
+ * The driver must not retry underneath the executor, whose max_retry and delay options decide how often and how
+ * far apart a transient failure is retried: managed transactions (executeRead/executeWrite) are not used, and
+ * auto-commit runs do not get the driver's one-shot retry either.
+ */
+export const NEO4J_DRIVER_CONFIG: Config = {
+  maxTransactionRetryTime: 0,
+  disableAutoCommitRetries: true,
+  connectionTimeout: 15_000,
+  connectionAcquisitionTimeout: 30_000,
+  userAgent: 'loom-graph',
+};
+
+const defaultDriverFactory: Neo4jDriverFactory = (url, auth, config) => neo4j.driver(url, auth, config);
+
+/**
+ * A GraphStore on Neo4j over Bolt. Each run is an auto-commit transaction in its own session, in READ access mode
+ * when the resource is read_only (so the server refuses a write the text check missed) and WRITE otherwise.
+ * Nothing connects until the first query.
+ */
+export function createNeo4jStore(connection: Neo4jConnection, options: Neo4jStoreOptions = {}): GraphStore {
+  const factory = options.driverFactory ?? defaultDriverFactory;
+  const driver = factory(connection.url, neo4j.auth.basic(connection.user, connection.password), NEO4J_DRIVER_CONFIG);
+  return new Neo4jStore(driver, connection);
+}
+
+class Neo4jStore implements GraphStore {
+  readonly kind = 'neo4j' as const;
+  readonly readOnly: boolean;
+  private readonly context: GraphErrorContext;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly driver: Neo4jDriverLike,
+    private readonly connection: Neo4jConnection,
+  ) {
+    this.readOnly = connection.readOnly;
+    const address = connection.database === undefined ? connection.url : `${connection.url} database ${connection.database}`;
+    this.context = { store: 'neo4j', address, password: connection.password, readOnly: connection.readOnly };
+  }
+
+  async run(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): Promise<GraphRecord[]> {
+    const records: GraphRecord[] = [];
+    for await (const record of this.stream(query, parameters, options)) records.push(record);
+    return records;
+  }
+
+  async *stream(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): AsyncGenerator<GraphRecord> {
+    this.assertUsable(query, options.signal);
+    const session = this.driver.session({ database: this.connection.database, defaultAccessMode: this.readOnly ? 'READ' : 'WRITE' });
+    try {
+      yield* this.records(() => session.run(query, toNeo4jParameters(parameters)), options.signal);
+    } finally {
+      await this.closeSession(session, options.signal);
+    }
+  }
+
+  async writeTransaction<T>(work: (tx: GraphTransaction) => Promise<T>): Promise<T> {
+    if (this.closing !== undefined) throw this.closedError();
+    if (this.readOnly) throw new GraphReadOnlyError('neo4j', this.context.address, undefined, 'refused a write transaction before opening it');
+    const session = this.driver.session({ database: this.connection.database, defaultAccessMode: 'WRITE' });
+    let transaction: Neo4jTransactionLike | undefined;
+    try {
+      const tx = session.beginTransaction();
+      transaction = tx;
+      const result = await work({
+        run: async (query, parameters = {}, options = {}) => {
+          throwIfAborted(options.signal);
+          const records: GraphRecord[] = [];
+          for await (const record of this.records(() => tx.run(query, toNeo4jParameters(parameters)), options.signal)) records.push(record);
+          return records;
+        },
+      });
+      await tx.commit();
+      transaction = undefined;
+      return result;
+    } catch (error) {
+      // a rollback that fails (the connection is gone) changes nothing: the server drops the transaction with it
+      await transaction?.rollback().catch(() => undefined);
+      throw graphErrorFromNeo4j(error, this.context);
+    } finally {
+      await session.close().catch(() => undefined);
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.driver.close();
+    return this.closing;
+  }
+
+  private assertUsable(query: string, signal: AbortSignal | undefined): void {
+    if (this.closing !== undefined) throw this.closedError();
+    throwIfAborted(signal);
+    if (this.readOnly) {
+      const clause = findWritingClause(query);
+      if (clause !== undefined) throw GraphReadOnlyError.forClause('neo4j', this.context.address, clause);
+    }
+  }
+
+  private async *records(start: () => AsyncIterable<Neo4jRecordLike>, signal: AbortSignal | undefined): AsyncGenerator<GraphRecord> {
+    try {
+      const iterator = start()[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await abortable(iterator.next(), signal);
+        if (next.done === true) return;
+        yield toRecord(next.value);
+      }
+    } catch (error) {
+      if (signal?.aborted === true) throw signal.reason;
+      throw graphErrorFromNeo4j(error, this.context);
+    }
+  }
+
+  private async closeSession(session: Neo4jSessionLike, signal: AbortSignal | undefined): Promise<void> {
+    const closed = session.close().catch(() => undefined);
+    // after an abort the session may still wait for the server; closing it must not hold up the caller
+    if (signal?.aborted !== true) await closed;
+  }
+
+  private closedError(): GraphStoreClosedError {
+    return new GraphStoreClosedError('neo4j', this.context.address);
+  }
+}
+
+function toRecord(record: Neo4jRecordLike): GraphRecord {
+  const result: { [column: string]: ReturnType<typeof fromNeo4j> } = {};
+  for (const key of record.keys) {
+    const column = String(key);
+    Object.defineProperty(result, column, { value: fromNeo4j(record.get(column)), enumerable: true, writable: true, configurable: true });
+  }
+  return result;
+}

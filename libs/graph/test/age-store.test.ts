@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, isTransientGraphError, openGraphStore, type GraphStore } from '../src/index.js';
+import { describeGraphStoreContract } from './graph-contract.js';
+import { ageResource, closedPort, startTestGraph } from './harness.js';
+
+let graph: Awaited<ReturnType<typeof startTestGraph>>;
+beforeAll(async () => {
+  graph = await startTestGraph();
+});
+afterAll(async () => {
+  await graph?.close();
+});
+
+describeGraphStoreContract('GraphStore contract on embedded PGlite + AGE', () => ({
+  prefix: 'C',
+  open: ({ readOnly }) => openGraphStore(ageResource(graph.server, { graph: 'contract', read_only: readOnly })),
+}));
+
+describe('AGE adapter', () => {
+  let store: GraphStore;
+  beforeAll(() => {
+    store = openGraphStore(ageResource(graph.server, { graph: 'specifics' }));
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it('returns agtype values as plain JSON values, integers beyond 2^53 as text', async () => {
+    const [row] = await store.run(`RETURN 9007199254740993 AS big, -12 AS small, 2.5 AS float, 'it\\'s "quoted"' AS text, [1, {a: 'x', b: [true, null]}] AS list, null AS nothing`);
+    expect(row).toEqual({ big: '9007199254740993', small: -12, float: 2.5, text: 'it\'s "quoted"', list: [1, { a: 'x', b: [true, null] }], nothing: null });
+    // parameters travel as one agtype map and come back with their types
+    expect(await store.run('RETURN $value AS value', { value: { n: 3, f: 0.25, s: 'ä€', l: ['a', 1], nested: { ok: true } } })).toEqual([
+      { value: { n: 3, f: 0.25, s: 'ä€', l: ['a', 1], nested: { ok: true } } },
+    ]);
+  });
+
+  it('refuses Cypher containing $$ clearly, before sending it', async () => {
+    const error = await store.run("RETURN 'price: $$5' AS text").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(GraphQueryError);
+    expect((error as Error).message).toContain("contains '$$'");
+    expect((error as Error).message).toContain('as a parameter');
+    expect(isTransientGraphError(error)).toBe(false);
+    // the same text as a parameter is fine
+    expect(await store.run('RETURN $text AS text', { text: 'price: $$5' })).toEqual([{ text: 'price: $$5' }]);
+  });
+
+  it('asks for columns when a RETURN item has no simple name, and uses declared columns', async () => {
+    await store.run('CREATE (:Greeter {name: $name})', { name: 'Ann' });
+    const error = await store.run("MATCH (g:Greeter) RETURN 'hello ' + g.name").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(GraphQueryError);
+    expect((error as Error).message).toContain("the RETURN item ''hello ' + g.name' has no simple name");
+    expect((error as Error).message).toContain('options.columns');
+
+    expect(await store.run("MATCH (g:Greeter) RETURN 'hello ' + g.name", {}, { columns: ['greeting'] })).toEqual([{ greeting: 'hello Ann' }]);
+    // bare identifiers, property paths, DISTINCT and aliases need nothing declared
+    expect(await store.run('MATCH (g:Greeter) RETURN DISTINCT g.name, count(*) AS c ORDER BY g.name LIMIT 5')).toEqual([{ 'g.name': 'Ann', c: 1 }]);
+    const wrongCount = await store.run('MATCH (g:Greeter) RETURN g, g.name', {}, { columns: ['only_one'] }).catch((caught: unknown) => caught);
+    expect((wrongCount as Error).message).toContain('declare options.columns');
+  });
+
+  it('MERGE of a relationship between matched nodes creates nothing on AGE; WHERE NOT exists(...) CREATE does', async () => {
+    await store.run("CREATE (:Doc {id: 'a'}), (:Doc {id: 'b'})");
+    const link = 'MATCH (a:Doc {id: $a}), (b:Doc {id: $b}) MERGE (a)-[:CITES]->(b)';
+    await store.run(link, { a: 'a', b: 'b' });
+    expect(await store.run('MATCH (:Doc)-[r:CITES]->(:Doc) RETURN count(r) AS c')).toEqual([{ c: 0 }]); // the AGE difference the README names
+
+    const portable = 'MATCH (a:Doc {id: $a}), (b:Doc {id: $b}) WHERE NOT exists((a)-[:CITES]->(b)) CREATE (a)-[:CITES]->(b)';
+    await store.run(portable, { a: 'a', b: 'b' });
+    await store.run(portable, { a: 'a', b: 'b' });
+    expect(await store.run('MATCH (:Doc)-[r:CITES]->(:Doc) RETURN count(r) AS c')).toEqual([{ c: 1 }]);
+  });
+
+  it('a read_only resource refuses CREATE without connecting at all', async () => {
+    // nothing listens on this port: reaching the server would be a GraphUnavailableError
+    const offline = openGraphStore(ageResource({ host: '127.0.0.1', port: await closedPort() }, { graph: 'specifics', read_only: true }));
+    try {
+      const error = await offline.run("CREATE (:Intruder {name: 'x'}) RETURN 1 AS one").catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(GraphReadOnlyError);
+      expect(error).toMatchObject({ clause: 'CREATE', store: 'age' });
+      expect((error as Error).message).toContain('before sending it');
+    } finally {
+      await offline.close();
+    }
+    expect(await store.run('MATCH (n:Intruder) RETURN count(n) AS c')).toEqual([{ c: 0 }]);
+  });
+
+  it('a read_only resource does not create its graph', async () => {
+    const missing = openGraphStore(ageResource(graph.server, { graph: 'never_created', read_only: true }));
+    try {
+      const error = await missing.run('MATCH (n) RETURN n').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(GraphQueryError);
+      expect((error as Error).message).toContain("graph 'never_created' does not exist");
+    } finally {
+      await missing.close();
+    }
+  });
+
+  it('a transaction in which a caught statement failed is not reported as committed', async () => {
+    const error = await store
+      .writeTransaction(async (tx) => {
+        await tx.run("CREATE (:Careless {name: 'kept?'})");
+        await tx.run('MATCH (n RETURN n').catch(() => undefined); // the caller swallows the failure
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(GraphQueryError);
+    expect((error as Error).message).toContain('rolled back');
+    expect(await store.run('MATCH (n:Careless) RETURN count(n) AS c')).toEqual([{ c: 0 }]);
+  });
+
+  it('an aborted signal rejects with its reason and leaves the store usable', async () => {
+    const controller = new AbortController();
+    const reason = new Error('stopped by the caller');
+    controller.abort(reason);
+    await expect(store.run('RETURN 1 AS one', {}, { signal: controller.signal })).rejects.toBe(reason);
+    expect(await store.run('RETURN 1 AS one')).toEqual([{ one: 1 }]);
+  });
+
+  it('a closed store says so', async () => {
+    const closing = openGraphStore(ageResource(graph.server, { graph: 'specifics' }));
+    await closing.close();
+    await expect(closing.run('RETURN 1 AS one')).rejects.toBeInstanceOf(GraphStoreClosedError);
+  });
+});

@@ -1,0 +1,148 @@
+import { ValidationError } from '@loom/domain';
+import { type GraphRecord, type GraphStore, isTransientGraphError, toBatchQuery } from '@loom/graph';
+import { type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { TELEMETRY_SCOPE } from '@loom/telemetry';
+import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
+import { spanContextOf } from '../runtime/tracing.js';
+import { type GraphStores } from './graph-stores.js';
+
+/** The body field that receives a statement's records when `stream_records` is off. */
+export const RECORDS_FIELD = 'records';
+
+/** The parameter a batch is bound to, and the name each of its rows gets. */
+export const BATCH_PARAMETER = 'batch';
+export const BATCH_ROW = 'row';
+
+/** Most messages one batched statement takes, whatever `batch_size` says. */
+const MAX_BATCH_SIZE = 10_000;
+
+interface WriterSettings {
+  readonly query: string;
+  readonly batchQuery: string | undefined;
+  readonly streamRecords: boolean;
+  readonly batchSize: number;
+  readonly gatherMs: number;
+}
+
+function settingsOf(context: ComponentContext): WriterSettings {
+  const field = (name: string): string => `${context.name}.options.${name}`;
+  const query = context.options.string('query').trim();
+  if (query === '') throw ValidationError.of(field('query'), 'is required: a Cypher statement', 'MISSING_FIELD');
+  const batchWrites = context.options.boolean('batch_writes');
+  const batchSize = context.options.integer('batch_size');
+  if (batchWrites && (batchSize < 1 || batchSize > MAX_BATCH_SIZE)) {
+    throw ValidationError.of(field('batch_size'), `must be between 1 and ${MAX_BATCH_SIZE}`, 'OUT_OF_RANGE');
+  }
+  const gatherMs = context.options.integer('aggregation_timeout');
+  if (gatherMs < 0) throw ValidationError.of(field('aggregation_timeout'), 'must not be negative (milliseconds)', 'OUT_OF_RANGE');
+  return {
+    query,
+    batchQuery: batchWrites ? toBatchQuery(query, BATCH_PARAMETER, BATCH_ROW) : undefined,
+    streamRecords: context.options.boolean('stream_records'),
+    batchSize,
+    gatherMs,
+  };
+}
+
+/**
+ * The graph database writer: runs its Cypher `query` with each message's body fields as parameters
+ * (`$name`). With `batch_writes`, messages are gathered up to `batch_size`, or for at most
+ * `aggregation_timeout` milliseconds after the first, and written by one statement,
+ * `UNWIND $batch AS row` followed by the query with each `$name` read as `row.name`. A batch the
+ * store refuses for a reason other than a transient one is split in halves until the bad messages
+ * are found: only those fail; the rest are written.
+ */
+export function graphWriterFactory(stores: GraphStores): ComponentFactory {
+  return {
+    kind: 'processor',
+    async create(context) {
+      const settings = settingsOf(context);
+      if (context.resource === undefined) {
+        throw ValidationError.of(`${context.name}.resource`, 'is required: a graph database resource (Neo4j or AGE)', 'MISSING_FIELD');
+      }
+      const store = await stores.open(context.resource);
+      return new GraphWriter(context, settings, store);
+    },
+  };
+}
+
+class GraphWriter implements Processor {
+  readonly batching: Processor['batching'];
+  private readonly tracer = trace.getTracer(TELEMETRY_SCOPE);
+
+  constructor(
+    private readonly context: ComponentContext,
+    private readonly settings: WriterSettings,
+    private readonly store: GraphStore,
+  ) {
+    this.batching = settings.batchQuery === undefined ? undefined : { size: settings.batchSize, gatherMs: settings.gatherMs };
+  }
+
+  async process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
+    if (this.settings.batchQuery === undefined) {
+      const outcomes: Outcome[] = [];
+      for (const message of batch) outcomes.push(await this.writeOne(message, signal));
+      return outcomes;
+    }
+    const links: Link[] = batch.flatMap((message) => {
+      const linked = spanContextOf(message);
+      return linked === undefined ? [] : [{ context: linked }];
+    });
+    const span = this.tracer.startSpan(`graph batch ${this.context.name}`, {
+      kind: SpanKind.CLIENT,
+      links,
+      attributes: { 'loom.workflow.name': this.context.workflowName, 'loom.component.name': this.context.name, 'loom.batch.size': batch.length },
+    });
+    try {
+      const outcomes = await this.writeBatch(batch, signal);
+      const failed = outcomes.filter((result) => !result.ok).length;
+      if (failed > 0) span.setStatus({ code: SpanStatusCode.ERROR, message: `${failed} of ${batch.length} messages failed` });
+      return outcomes;
+    } finally {
+      span.end();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+
+  private async writeOne(message: LoomMessage, signal: AbortSignal): Promise<Outcome> {
+    try {
+      const records = await this.store.run(this.settings.query, message.body, { signal });
+      return outcome.emit(...this.outputs([message], records));
+    } catch (error) {
+      return failure(error);
+    }
+  }
+
+  /** Writes a batch in one statement; on a refusal that is not transient, splits it to find the messages at fault. */
+  private async writeBatch(batch: readonly LoomMessage[], signal: AbortSignal): Promise<Outcome[]> {
+    try {
+      const records = await this.store.run(this.settings.batchQuery as string, { [BATCH_PARAMETER]: batch.map((message) => message.body) }, { signal });
+      const outputs = this.outputs(batch, records);
+      // streamed records go out once, with the batch's first message; the others are done
+      return batch.map((message, index) => (this.settings.streamRecords ? outcome.emit(...(index === 0 ? outputs : [])) : outcome.emit(outputs[index] ?? message)));
+    } catch (error) {
+      if (batch.length === 1 || isTransientGraphError(error) || signal.aborted) return batch.map(() => failure(error));
+      const middle = Math.ceil(batch.length / 2);
+      return [...(await this.writeBatch(batch.slice(0, middle), signal)), ...(await this.writeBatch(batch.slice(middle), signal))];
+    }
+  }
+
+  /** What goes downstream: the records as messages (`stream_records`), or the messages, with their records when one message was written. */
+  private outputs(batch: readonly LoomMessage[], records: readonly GraphRecord[]): LoomMessage[] {
+    const first = batch[0] as LoomMessage;
+    if (this.settings.streamRecords) {
+      return records.map((record, index) => ({ id: `${first.id}:${index}`, headers: first.headers, body: { ...record } }));
+    }
+    // the records of a batched statement belong to no single message: the messages go on as they were
+    if (batch.length > 1 || this.settings.batchQuery !== undefined) return [...batch];
+    return [{ ...first, body: { ...first.body, [RECORDS_FIELD]: records } }];
+  }
+}
+
+function failure(error: unknown): Outcome {
+  const text = error instanceof Error ? error.message : String(error);
+  return outcome.fail(text, isTransientGraphError(error));
+}
