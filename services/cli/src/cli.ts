@@ -3,10 +3,11 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { describeStartupError, EXIT_USAGE, fieldViolationsOf, isServiceError, serveProcess } from '@loom/service-kit';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { ConfigError } from '@loom/config';
-import { ValidationError } from '@loom/domain';
+import { LoomError, ValidationError } from '@loom/domain';
 import { healthCommand } from './commands/health.js';
 import { addAuditCommands } from './commands/audit.js';
 import { addExecutorCommands } from './commands/executor.js';
+import { addGraphCommands } from './commands/graph.js';
 import { addSecretsCommands } from './commands/secrets.js';
 import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   addSecretsCommands(program);
   addExecutorCommands(program, addWorkflowCommands(program));
   addAuditCommands(program);
+  addGraphCommands(program);
 
   return program;
 }
@@ -87,6 +89,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     if (error instanceof UsageError) {
       process.stderr.write(`loom: ${error.message}\n`);
       return EXIT_USAGE;
+    }
+    if (error instanceof LoomError) {
+      // work the command did itself (a graph query) and that failed: the error names what and why
+      process.stderr.write(`loom: ${error.message}\n`);
+      return 1;
     }
     process.stderr.write(`loom: ${describeStartupError(error)}\n`);
     return error instanceof ConfigError ? EXIT_USAGE : 1;

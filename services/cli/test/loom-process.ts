@@ -53,3 +53,19 @@ export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}, in
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
+
+/** Runs the `loom` binary to completion without blocking this process (which may be serving what it talks to). */
+export async function runLoomAsync(args: readonly string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
+    cwd: mkdtempSync(join(tmpdir(), 'loom-cli-')),
+    env: { PATH: process.env.PATH },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stdin.end(input ?? '');
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { status, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') };
+}

@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { isSealed, parseJsonText, secretReference } from '@loom/domain';
+import { type GraphRecord, type GraphResource, openGraphStore } from '@loom/graph';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type GlobalOptions } from '../global-options.js';
+import { UsageError } from '../modules.js';
+import { printTable } from '../output.js';
+
+/** The host of an AGE resource served by `loom serve` itself, which the CLI cannot reach by that name. */
+const EMBEDDED_HOST = 'embedded';
+
+/** Reads a resource file: a resource instance as in a workflow file (`resource.qualifiedName` and `parameters`). */
+function readResource(file: string): GraphResource {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseJsonText(text);
+  } catch (error) {
+    throw new UsageError(`${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const candidate = parsed as { resource?: { qualifiedName?: unknown }; parameters?: unknown };
+  if (typeof candidate.resource?.qualifiedName !== 'string' || typeof candidate.parameters !== 'object' || candidate.parameters === null) {
+    throw new UsageError(`${file}: expected a resource instance with resource.qualifiedName and parameters, as in a workflow file`);
+  }
+  return { resource: { qualifiedName: candidate.resource.qualifiedName }, parameters: candidate.parameters as Record<string, unknown> };
+}
+
+/** The password: from standard input when asked, else the file's own; a sealed value or a $$ reference cannot be opened here. */
+function withPassword(resource: GraphResource, passwordStdin: boolean): GraphResource {
+  if (passwordStdin) {
+    if (process.stdin.isTTY) throw new UsageError('--password-stdin: pipe the password in on standard input');
+    // descriptor 0 rather than /dev/stdin: opening /dev/stdin fails with ENXIO when standard input is a socket
+    const password = readFileSync(0, 'utf8').replace(/\r?\n$/, '');
+    return { ...resource, parameters: { ...resource.parameters, password } };
+  }
+  const password = resource.parameters.password;
+  if (isSealed(password) || secretReference(password) !== undefined) {
+    throw new UsageError('the resource password is sealed or a $$ reference, which only the executor opens; give it with --password-stdin');
+  }
+  return resource;
+}
+
+function parameter(value: string, previous: Record<string, unknown> = {}): Record<string, unknown> {
+  const at = value.indexOf('=');
+  if (at < 1) throw new InvalidArgumentError('expected name=value, the value as JSON (or as text when it is not JSON)');
+  const text = value.slice(at + 1);
+  let parsed: unknown;
+  try {
+    parsed = parseJsonText(text);
+  } catch {
+    parsed = text;
+  }
+  return { ...previous, [value.slice(0, at)]: parsed };
+}
+
+function cell(value: GraphRecord[string]): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** `loom graph query`: Cypher against a graph database resource, for operators. */
+export function addGraphCommands(program: Command): void {
+  program
+    .command('graph')
+    .description('graph databases (Neo4j, PostgreSQL with Apache AGE)')
+    .command('query')
+    .description('run a Cypher statement against the graph database of a resource file and print its records')
+    .argument('<cypher>', 'the statement, e.g. "MATCH (n) RETURN count(n) AS nodes"')
+    .requiredOption('--resource <file>', 'a resource instance as JSON (resource.qualifiedName and parameters), as in a workflow file')
+    .option('--param <name=value>', 'a parameter, $name in the statement; the value as JSON (repeatable)', parameter)
+    .option('--columns <names>', 'return columns, comma-separated (AGE needs them when the RETURN clause does not name them)')
+    .option('--password-stdin', 'read the password from standard input (for a sealed or $$ password)', false)
+    .action(async (cypher: string, options: { resource: string; param?: Record<string, unknown>; columns?: string; passwordStdin: boolean }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const resource = withPassword(readResource(options.resource), options.passwordStdin);
+      if (resource.parameters.host === EMBEDDED_HOST) {
+        throw new UsageError("host 'embedded' is the graph `loom serve` runs in its own process: use host 127.0.0.1 and the port it logged ('embedded graph … started')");
+      }
+      const store = openGraphStore(resource);
+      try {
+        const columns = options.columns?.split(',').map((column) => column.trim());
+        const records = await store.run(cypher, options.param ?? {}, columns === undefined ? {} : { columns });
+        printTable(
+          globals.output,
+          records.map((record) => Object.fromEntries(Object.entries(record).map(([column, value]) => [column, cell(value)]))),
+          records,
+        );
+        if (globals.output === 'text') process.stderr.write(`${records.length} record${records.length === 1 ? '' : 's'}\n`);
+      } finally {
+        await store.close();
+      }
+    });
+}

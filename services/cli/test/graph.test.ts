@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RESOURCE_KINDS } from '@loom/domain';
+import { startEmbeddedGraph } from '@loom/graph';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLoomAsync } from './loom-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'loom-cli-graph-'));
+let server: Awaited<ReturnType<typeof startEmbeddedGraph>>;
+
+beforeAll(async () => {
+  server = await startEmbeddedGraph({ dataDir: join(dir, 'graph'), port: 0 });
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function resourceFile(parameters: Record<string, unknown> = {}): string {
+  const file = join(dir, `resource-${Math.random().toString(16).slice(2)}.json`);
+  const resource = {
+    name: 'Graph_7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d',
+    resource: { qualifiedName: RESOURCE_KINDS.AGE_DATABASE },
+    parameters: { host: server.host, port: server.port, user: 'postgres', graph: 'cli_graph', ...parameters },
+  };
+  writeFileSync(file, JSON.stringify(resource));
+  return file;
+}
+
+describe('loom graph query', () => {
+  it('runs Cypher with parameters against a resource and prints the records as a table or JSON', async () => {
+    const file = resourceFile();
+    const created = await runLoomAsync(['graph', 'query', '--resource', file, '--param', 'id=7', '--param', 'name=widget', 'CREATE (n:Part {id: $id, name: $name}) RETURN n.id AS id, n.name AS name']);
+    expect(created.stderr).toBe('1 record\n');
+    expect(created.stdout).toBe('ID  NAME\n7   widget\n');
+
+    const json = await runLoomAsync(['--output', 'json', 'graph', 'query', '--resource', file, 'MATCH (n:Part) RETURN n']);
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([{ n: expect.objectContaining({ labels: ['Part'], properties: { id: 7, name: 'widget' } }) }]);
+  });
+
+  it('reports a statement the graph refuses in one line, exit code 1', async () => {
+    const refused = await runLoomAsync(['graph', 'query', '--resource', resourceFile(), 'MATCH (n RETURN n']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^loom: query failed on age 127\.0\.0\.1:\d+\/postgres graph cli_graph: syntax error at or near "RETURN"\n$/);
+  });
+
+  it('refuses writes through a read_only resource before sending them', async () => {
+    const refused = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ read_only: true }), 'CREATE (n:Part {id: 8})']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/read_only.*CREATE/);
+  });
+
+  it('asks for the password on standard input when the file holds a sealed one, and cannot reach `embedded`', async () => {
+    const sealed = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), 'RETURN 1 AS one']);
+    expect(sealed.status).toBe(2);
+    expect(sealed.stderr).toMatch(/--password-stdin/);
+    const piped = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), '--password-stdin', 'RETURN 1 AS one'], 'any\n');
+    expect(piped.stdout).toBe('ONE\n1\n');
+
+    const embedded = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ host: 'embedded' }), 'RETURN 1 AS one']);
+    expect(embedded.status).toBe(2);
+    expect(embedded.stderr).toMatch(/loom serve/);
+  });
+});
