@@ -49,6 +49,7 @@ export async function startExecutor(extra: readonly string[] = []): Promise<Exec
     [
       `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
       `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
+      `loom.embedded.graph.dataDir=${join(root, 'graphdata')}`,
       `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`,
       `loom.security.audit.log.path=${join(root, 'audit.log')}`,
       `loom.auth.tokens.executor=${executorToken}`,

@@ -1,10 +1,10 @@
-import { workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ExecutorHarness, PIPELINE, pipelineWorkflow, startExecutor } from './harness.js';
+import { type ExecutorHarness, instance, PIPELINE, pipelineWorkflow, startExecutor, workflowOf } from './harness.js';
 
 const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;
@@ -103,5 +103,36 @@ describe('executor tracing', () => {
     expect(ofCaller[0]?.parentSpanContext?.spanId).toBe(caller.spanContext().spanId);
     for (const span of ofCaller) expect(span.spanContext().traceId).toBe(caller.spanContext().traceId);
     expect(ofCaller[0]?.links.map((link) => link.context.spanId)).toEqual([run?.spanContext().spanId]);
+  });
+
+  it('gives each graph batch a span linked to the spans of the messages in it', async () => {
+    const inlet = 'Nodes_8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e';
+    const writer = 'Write nodes_9c0d1e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f';
+    const graph = {
+      name: 'Embedded graph_0d1e2f3a-4b5c-4d6e-9f7a-8b9c0d1e2f3a',
+      resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE)!,
+      parameters: { host: 'embedded', user: 'postgres', graph: 'traced_graph' },
+    };
+    const workflow = workflowOf(
+      'Traced writes_1e2f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b',
+      [
+        instance(COMPONENT_KINDS.INLET, inlet),
+        { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, writer, { query: 'CREATE (n:Traced {id: $id})', batch_writes: true, batch_size: 3, aggregation_timeout: 2_000 }), resource: graph },
+      ],
+      [[inlet, writer]],
+    );
+    const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
+    const name = put.summary?.name ?? '';
+    await call(harness.executor, 'startWorkflow', { name });
+    await Promise.all(
+      ['a', 'b', 'c'].map((id) => call(harness.executor, 'publishMessage', { workflowName: name, inlet, body: { id }, headers: {}, messageId: `batched-${id}` })),
+    );
+    const batchSpan = () => exporter.getFinishedSpans().find((span) => span.name === `graph batch ${writer}`);
+    await expect.poll(batchSpan, { timeout: 10_000 }).toBeDefined();
+    await call(harness.executor, 'stopWorkflow', { name });
+
+    const messageSpans = ['a', 'b', 'c'].map((id) => spansOf(`batched-${id}`).find((span) => span.name === `process ${writer}`));
+    expect(batchSpan()?.attributes).toMatchObject({ 'loom.batch.size': 3 });
+    expect(batchSpan()?.links.map((link) => link.context.spanId).sort()).toEqual(messageSpans.map((span) => span?.spanContext().spanId).sort());
   });
 });
