@@ -186,7 +186,11 @@ describe('every resource kind of the catalog', () => {
       'graph:STRING!',
       'read_only:BOOLEAN',
     ]);
-    expect(parameterConstraint(RESOURCE_KINDS.AGE_DATABASE, 'graph')).toStrictEqual({ minLength: 3 });
+    const graph = parameterConstraint(RESOURCE_KINDS.AGE_DATABASE, 'graph');
+    expect(graph?.minLength).toBe(3);
+    // AGE names a schema after the graph: an identifier
+    expect(['people_graph', 'g_1'].map((name) => graph?.pattern?.regex.test(name))).toEqual([true, true]);
+    expect(['my-graph', '1graph', 'a b c'].map((name) => graph?.pattern?.regex.test(name))).toEqual([false, false, false]);
   });
 
   it('recognises the SSO resource', () => {

@@ -70,10 +70,12 @@ export const SKILL_CAPABILITY_QUALIFIED_NAMES: Readonly<Record<SkillCapabilityNa
   PDF_PARSING: 'loom.capabilities.PdfParsing',
 });
 
-/** What a value must be beyond its type: one of some strings, or a string of a minimum length. */
+/** What a value must be beyond its type: one of some strings, a string of a minimum length, or of a pattern. */
 export interface ValueConstraint {
   readonly allowedValues?: readonly string[];
   readonly minLength?: number;
+  /** A string this pattern matches; `description` says what that is, for the error. */
+  readonly pattern?: { readonly regex: RegExp; readonly description: string };
 }
 
 // ---- building blocks -------------------------------------------------------------------------
@@ -139,8 +141,9 @@ interface ComponentSpec {
 
 function component(spec: ComponentSpec): ComponentEntry {
   const constraints = new Map<string, ValueConstraint>();
-  const options = spec.options.map(({ allowedValues, minLength, ...definition }) => {
-    if (allowedValues !== undefined || minLength !== undefined) constraints.set(definition.name, constraintOf(allowedValues, minLength));
+  const options = spec.options.map(({ allowedValues, minLength, pattern, ...definition }) => {
+    const constraint = constraintOf({ allowedValues, minLength, pattern });
+    if (constraint !== undefined) constraints.set(definition.name, constraint);
     return definition;
   });
   const definition: ComponentDefinition = {
@@ -161,15 +164,18 @@ function component(spec: ComponentSpec): ComponentEntry {
 
 function resource(qualifiedName: ResourceKindName, name: string, families: string[], parameters: ParameterSpec[]): ResourceEntry {
   const constraints = new Map<string, ValueConstraint>();
-  const definitions = parameters.map(({ allowedValues, minLength, ...definition }) => {
-    if (allowedValues !== undefined || minLength !== undefined) constraints.set(definition.name, constraintOf(allowedValues, minLength));
+  const definitions = parameters.map(({ allowedValues, minLength, pattern, ...definition }) => {
+    const constraint = constraintOf({ allowedValues, minLength, pattern });
+    if (constraint !== undefined) constraints.set(definition.name, constraint);
     return definition;
   });
   return { definition: { qualifiedName, name, parameters: definitions, group: 'DATABASES', experimental: false }, families, constraints };
 }
 
-function constraintOf(allowedValues: readonly string[] | undefined, minLength: number | undefined): ValueConstraint {
-  return { ...(allowedValues === undefined ? {} : { allowedValues }), ...(minLength === undefined ? {} : { minLength }) };
+/** The constraint with only the parts given, or undefined when none is. */
+function constraintOf(parts: { [K in keyof ValueConstraint]: ValueConstraint[K] | undefined }): ValueConstraint | undefined {
+  const given = Object.fromEntries(Object.entries(parts).filter(([, value]) => value !== undefined)) as ValueConstraint;
+  return Object.keys(given).length === 0 ? undefined : given;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -377,8 +383,14 @@ const resources: ReadonlyMap<string, ResourceEntry> = deepFreeze(
         { name: 'user', type: 'STRING', required: true },
         { name: 'password', type: 'PASSWORD', required: false },
         { name: 'database', type: 'STRING', required: false },
-        // AGE refuses graph names shorter than 3 characters
-        { name: 'graph', type: 'STRING', required: true, minLength: 3 },
+        // AGE refuses graph names shorter than 3 characters, and names a schema after the graph
+        {
+          name: 'graph',
+          type: 'STRING',
+          required: true,
+          minLength: 3,
+          pattern: { regex: /^[A-Za-z_][A-Za-z0-9_]{2,62}$/, description: 'an identifier of 3 to 63 characters (letters, digits, _; not starting with a digit)' },
+        },
         { name: 'read_only', type: 'BOOLEAN', required: false },
       ]),
       // the specification's SSO database type: a name and the server's location; in no family,

@@ -237,6 +237,14 @@ describe('resources', () => {
     const workflow = articleImportWith((w) => (writer(w).resource = age({ graph: 'kg' })));
     expect(problems(workflow)).toStrictEqual([['components[2].resource.parameters.graph', 'INVALID_VALUE']]);
   });
+
+  it('refuses an AGE graph name that is not an identifier, saying what it must be', () => {
+    const workflow = articleImportWith((w) => (writer(w).resource = age({ graph: 'my-graph' })));
+    const violations = violationsThrownBy(() => validateWorkflow(workflow));
+    expect(violations).toStrictEqual([
+      expect.objectContaining({ field: 'components[2].resource.parameters.graph', reason: 'INVALID_VALUE', description: expect.stringContaining('an identifier of 3 to 63 characters') }),
+    ]);
+  });
 });
 
 describe('skills', () => {

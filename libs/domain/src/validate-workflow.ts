@@ -236,6 +236,8 @@ class Check {
   private constraint(constraint: ValueConstraint | undefined, value: unknown, path: string, what: string): void {
     if (constraint?.minLength !== undefined && typeof value === 'string' && value.length < constraint.minLength) {
       this.report(path, `${what} must be at least ${constraint.minLength} characters long`, 'INVALID_VALUE');
+    } else if (constraint?.pattern !== undefined && typeof value === 'string' && !constraint.pattern.regex.test(value)) {
+      this.report(path, `${what} must be ${constraint.pattern.description}`, 'INVALID_VALUE');
     }
   }
 }
