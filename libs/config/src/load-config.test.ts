@@ -25,6 +25,7 @@ describe('loadConfig defaults', () => {
       startup: { workflowsDirectory: './.loom/workflows' },
       security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
       experimental: { enabled: false },
+      scripts: { timeLimitMs: 1000, javascriptMemoryLimitMb: 64, pythonMemoryLimitMb: 256 },
       secrets: { keys: {}, keyRingFile: './.loom/keyring.json' },
       embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 }, graph: { dataDir: './.loom/graphdata', port: 0 } },
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },

@@ -50,6 +50,8 @@ export interface LoomConfig {
     readonly serverPolicy: { readonly enabled: boolean };
   };
   readonly experimental: { readonly enabled: boolean };
+  /** Limits of script components. */
+  readonly scripts: { readonly timeLimitMs: number; readonly javascriptMemoryLimitMb: number; readonly pythonMemoryLimitMb: number };
   readonly secrets: {
     /** Absent: the embedded PGlite database. */
     readonly databaseUrl?: string;
@@ -130,6 +132,11 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       serverPolicy: { enabled: values.get(fixedKeys['loom.security.serverPolicy.enabled']) },
     },
     experimental: { enabled: values.get(fixedKeys['loom.experimental.enabled']) },
+    scripts: {
+      timeLimitMs: values.get(fixedKeys['loom.scripts.timeLimitMs']),
+      javascriptMemoryLimitMb: values.get(fixedKeys['loom.scripts.javascript.memoryLimitMb']),
+      pythonMemoryLimitMb: values.get(fixedKeys['loom.scripts.python.memoryLimitMb']),
+    },
     secrets: {
       ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.secrets.database.url']) }),
       keys,

@@ -1,7 +1,7 @@
 import { type LoomConfig } from '@loom/config';
 import { COMPONENT_KINDS, type ComponentInstance, FailedPreconditionError } from '@loom/domain';
 import { type ComponentFactory } from '../runtime/component.js';
-import { createJavaScriptProcessor, DEFAULT_SCRIPT_LIMITS, type ScriptLimits } from '../scripts/javascript.js';
+import { createJavaScriptProcessor, type ScriptLimits } from '../scripts/javascript.js';
 import { enricherFactory } from './enricher.js';
 import { fileReaderFactory } from './file-reader.js';
 import { graphReaderFactory } from './graph-reader.js';
@@ -38,14 +38,15 @@ function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits): Co
 
 /** What the component kinds are built with. */
 export interface FactoryOptions {
+  /** Limits of JavaScript scripts; default from `loom.scripts.*`. */
   readonly limits?: ScriptLimits;
   /** Where graph components get their stores; without it, graph components are not available. */
   readonly graphStores?: GraphStores;
 }
 
 /** The component kinds this executor runs, by qualified name. */
-export function componentFactories(_config: LoomConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
-  const limits = options.limits ?? DEFAULT_SCRIPT_LIMITS;
+export function componentFactories(config: LoomConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
+  const limits = options.limits ?? { memoryLimitMb: config.scripts.javascriptMemoryLimitMb, timeoutMs: config.scripts.timeLimitMs };
   const graph: [string, ComponentFactory][] =
     options.graphStores === undefined
       ? []
