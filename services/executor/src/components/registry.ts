@@ -2,6 +2,8 @@ import { type LoomConfig } from '@loom/config';
 import { COMPONENT_KINDS, type ComponentInstance, FailedPreconditionError } from '@loom/domain';
 import { type ComponentFactory } from '../runtime/component.js';
 import { createJavaScriptProcessor, type ScriptLimits } from '../scripts/javascript.js';
+import { createPythonProcessor } from '../scripts/python.js';
+import { type PythonSandbox, pythonSandbox } from '../scripts/sandbox.js';
 import { enricherFactory } from './enricher.js';
 import { fileReaderFactory } from './file-reader.js';
 import { graphReaderFactory } from './graph-reader.js';
@@ -21,19 +23,26 @@ export function isScriptComponent(instance: ComponentInstance): boolean {
 /** A script language this executor cannot run yet. */
 export class ScriptLanguageUnavailableError extends FailedPreconditionError {}
 
-function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits): ComponentFactory {
+function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits, python: PythonSettings): ComponentFactory {
   return {
     kind: 'processor',
     create(context) {
       const language = context.options.string('language');
-      if (language !== 'javascript') {
-        return Promise.reject(
-          new ScriptLanguageUnavailableError(`${context.name}: language '${language}' cannot run in this executor yet; set the option language to 'javascript'`),
+      if (language === 'javascript') return createJavaScriptProcessor(context, role, limits);
+      if (language === 'python') {
+        // the sandbox is probed at the first Python component, so a machine without namespaces fails only Python workflows
+        return new Promise<PythonSandbox>((resolve) => resolve(pythonSandbox(python.policy))).then((sandbox) =>
+          createPythonProcessor(context, role, { memoryLimitMb: python.memoryLimitMb, timeoutMs: limits.timeoutMs }, sandbox),
         );
       }
-      return createJavaScriptProcessor(context, role, limits);
+      return Promise.reject(new ScriptLanguageUnavailableError(`${context.name}: language '${language}' is neither 'python' nor 'javascript'`));
     },
   };
+}
+
+interface PythonSettings {
+  readonly policy: boolean;
+  readonly memoryLimitMb: number;
 }
 
 /** What the component kinds are built with. */
@@ -47,6 +56,7 @@ export interface FactoryOptions {
 /** The component kinds this executor runs, by qualified name. */
 export function componentFactories(config: LoomConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
   const limits = options.limits ?? { memoryLimitMb: config.scripts.javascriptMemoryLimitMb, timeoutMs: config.scripts.timeLimitMs };
+  const python: PythonSettings = { policy: config.security.serverPolicy.enabled, memoryLimitMb: config.scripts.pythonMemoryLimitMb };
   const graph: [string, ComponentFactory][] =
     options.graphStores === undefined
       ? []
@@ -60,8 +70,8 @@ export function componentFactories(config: LoomConfig, options: FactoryOptions =
     [COMPONENT_KINDS.INLET, inletFactory],
     [COMPONENT_KINDS.FILE_READER, fileReaderFactory],
     [COMPONENT_KINDS.WEBHOOK, webhookFactory],
-    [COMPONENT_KINDS.MESSAGE_TRANSFORMER, scriptFactory('transformer', limits)],
-    [COMPONENT_KINDS.MESSAGE_FILTER, scriptFactory('filter', limits)],
+    [COMPONENT_KINDS.MESSAGE_TRANSFORMER, scriptFactory('transformer', limits, python)],
+    [COMPONENT_KINDS.MESSAGE_FILTER, scriptFactory('filter', limits, python)],
     [COMPONENT_KINDS.HTTP_ENRICHER, enricherFactory],
     [COMPONENT_KINDS.LOGGER, loggerFactory],
   ]);

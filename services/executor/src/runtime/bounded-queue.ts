@@ -39,6 +39,13 @@ export class BoundedQueue<T> {
     return this.items.length - this.head;
   }
 
+  /** Queues the item at once when there is room and nobody waits ahead of it; false otherwise (nothing queued). */
+  tryPut(item: T): boolean {
+    if (this.closed || this.size >= this.capacity || this.writers.length > 0) return false;
+    this.push(item);
+    return true;
+  }
+
   /** Resolves once the item is queued; waits while the queue is full. Rejects when the queue closes or the signal aborts. */
   put(item: T, signal?: AbortSignal): Promise<void> {
     if (this.closed) return Promise.reject(new QueueClosedError(this.name));

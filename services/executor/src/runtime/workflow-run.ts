@@ -275,12 +275,16 @@ export class WorkflowRun {
 
   /** Puts a message on every downstream queue, waiting while one is full; copies it for each extra branch. */
   private async forward(targets: readonly Node[], message: LoomMessage, signal?: AbortSignal): Promise<void> {
-    const abort = signal === undefined ? this.controller.signal : AbortSignal.any([signal, this.controller.signal]);
+    // the combined signal costs microseconds per message: made only when a queue is full and the put must wait
+    let abort: AbortSignal | undefined;
     for (const [index, target] of targets.entries()) {
       const copy = index === 0 ? message : structuredClone(message);
+      const queue = target.queue as BoundedQueue<LoomMessage>;
       this.inFlight++;
+      if (queue.tryPut(copy)) continue;
+      abort ??= signal === undefined ? this.controller.signal : AbortSignal.any([signal, this.controller.signal]);
       try {
-        await (target.queue as BoundedQueue<LoomMessage>).put(copy, abort);
+        await queue.put(copy, abort);
       } catch (error) {
         this.settle(1);
         throw error;

@@ -18,8 +18,9 @@ export class ScriptCompileError extends ValidationError {
   constructor(
     readonly instanceName: string,
     readonly detail: string,
+    readonly language: 'JavaScript' | 'Python' = 'JavaScript',
   ) {
-    super([{ field: `${instanceName}.options.script`, description: `the JavaScript script does not compile: ${detail}`, reason: 'SCRIPT_SYNTAX' }]);
+    super([{ field: `${instanceName}.options.script`, description: `the ${language} script does not compile: ${detail}`, reason: 'SCRIPT_SYNTAX' }]);
   }
 }
 

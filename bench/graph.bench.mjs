@@ -1,0 +1,220 @@
+// Nodes per second written by loom's graph database writer (inlet → GraphDatabaseWriter with batch_writes → counting
+// sink, in a WorkflowRun) into the embedded graph (PGlite with Apache AGE served on loopback, in this process), against
+// a raw `pg` loop sending the same UNWIND batches through the same ag_catalog.cypher() SQL, sequentially, in the same
+// run. PGlite has one session, so the two sides take turns (never at once), alternating which goes first, ROUNDS times
+// each; the medians are compared. The server is warmed up before anything is measured, and each side writes a warm-up
+// batch to its own graph (connection, extension, create_graph) before each timed part. Loom's figure runs from its
+// first publish to the sink counting the last node; the raw one from its first batch to its last answer.
+// Target (from the issue): loom within 3x of the raw loop. The node counts are read back at the end.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { loadConfig } from '@loom/config';
+import { COMPONENT_KINDS, findComponentDefinition, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import { componentFactories, GraphStores, outcome, WorkflowRun } from '@loom/executor';
+import { startEmbeddedGraph, toBatchQuery } from '@loom/graph';
+import { createLogger } from '@loom/telemetry';
+
+const NODES = Number(process.env.BENCH_NODES ?? 20_000);
+const BATCH_SIZES = process.env.BENCH_BATCH === undefined ? [20, 200] : [Number(process.env.BENCH_BATCH)];
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP = 1_000;
+// PGlite's WebAssembly takes about a thousand statements to reach its steady speed: whichever side ran first would pay
+// for that, so the server is warmed up with raw batches on a graph of its own before anything is measured
+const SERVER_WARMUP = 30_000;
+const QUERY = 'CREATE (n:Item {id: $id, name: $name, score: $score})';
+// what the writer sends in batch mode (graph-writer.ts through toBatchQuery), written out for the raw loop
+const RAW_CYPHER = 'UNWIND $batch AS row CREATE (n:Item {id: row.id, name: row.name, score: row.score})';
+const COUNT_CYPHER = 'MATCH (n:Item) RETURN count(n) AS nodes';
+
+/** The SQL age-statement.ts builds for a Cypher statement without RETURN: one declared column, the parameters in $1. */
+const cypherSql = (graph, cypher, columns = 'result ag_catalog.agtype') => `SELECT * FROM ag_catalog.cypher('${graph}', $$ ${cypher} $$, $1) AS (${columns})`;
+
+const node = (index) => ({ id: index, name: `item ${index}`, score: (index % 1000) / 10 });
+
+function instance(kind, name, options = {}) {
+  return { name, component: findComponentDefinition(kind), options: Object.entries(options).map(([option, value]) => ({ name: option, value })), resource: null, skill: null, skillConfiguration: { inputs: {}, outputs: {} } };
+}
+
+// a message that fails in the writer never reaches the sink: failures count too, so a failing run ends (and says so)
+const sink = { count: 0, failed: 0, target: Infinity, reached: undefined };
+const arrive = () => {
+  if (sink.count + sink.failed >= sink.target) sink.reached?.();
+};
+const countingSink = {
+  kind: 'processor',
+  create: () =>
+    Promise.resolve({
+      process(batch) {
+        sink.count += batch.length;
+        arrive();
+        return Promise.resolve(batch.map(() => outcome.none()));
+      },
+      close: () => Promise.resolve(),
+    }),
+};
+
+/** Wraps a factory's processors to count the batches they get (the writer's batches are its statements). */
+function countingBatches(factory, batches) {
+  return {
+    kind: factory.kind,
+    async create(context) {
+      const processor = await factory.create(context);
+      return {
+        batching: processor.batching,
+        process(batch, signal) {
+          batches.calls++;
+          batches.messages += batch.length;
+          return processor.process(batch, signal);
+        },
+        close: () => processor.close(),
+      };
+    },
+  };
+}
+
+async function measureLoom(server, batchSize) {
+  const graph = `bench_graph_${batchSize}`;
+  const config = loadConfig({ env: {} });
+  const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
+  const graphStores = new GraphStores(config, logger);
+  const factories = new Map(componentFactories(config, { graphStores }));
+  const batches = { calls: 0, messages: 0 };
+  factories.set(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, countingBatches(factories.get(COMPONENT_KINDS.GRAPH_DATABASE_WRITER), batches));
+  factories.set(COMPONENT_KINDS.LOGGER, countingSink);
+  const resource = {
+    name: 'graph_1',
+    resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
+    parameters: { host: server.host, port: server.port, user: 'postgres', graph },
+  };
+  const writer = {
+    ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'writer', { query: QUERY, batch_writes: true, batch_size: batchSize, aggregation_timeout: 50 }),
+    resource,
+  };
+  const workflow = {
+    name: 'graph-bench',
+    autoStart: false,
+    components: [instance(COMPONENT_KINDS.INLET, 'in'), writer, instance(COMPONENT_KINDS.LOGGER, 'sink')],
+    links: [{ from: 'in', to: 'writer' }, { from: 'writer', to: 'sink' }],
+    resources: [], skills: [], workflowResources: [],
+  };
+  const onFailure = () => {
+    sink.failed++;
+    arrive();
+  };
+  const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
+  const signal = new AbortController().signal;
+  // the writer's input queue (1024 messages) keeps publishing ahead of it, so batches fill
+  const feed = async (count, offset) => {
+    const arrived = new Promise((resolve) => (sink.reached = resolve));
+    sink.count = 0;
+    sink.failed = 0;
+    sink.target = count;
+    for (let index = offset; index < offset + count; index++) await run.publish('in', { id: String(index), body: node(index), headers: {} }, signal);
+    await arrived;
+  };
+  let seconds;
+  let failed;
+  try {
+    await feed(WARMUP, 0);
+    batches.calls = 0;
+    batches.messages = 0;
+    const started = performance.now();
+    await feed(NODES, WARMUP);
+    seconds = (performance.now() - started) / 1000;
+  } finally {
+    failed = run.counters().reduce((sum, counters) => sum + counters.messagesFailed, 0);
+    await run.stop(10_000);
+  }
+  if (failed > 0) {
+    await graphStores.close();
+    throw new Error(`${failed} messages failed in loom's graph writer (last error: ${run.counters().find((counters) => counters.lastError !== '')?.lastError})`);
+  }
+  // read back through a store of the same resource
+  const store = await graphStores.open(resource);
+  let stored;
+  try {
+    stored = Number((await store.run(COUNT_CYPHER))[0]?.nodes);
+  } finally {
+    await store.close();
+    await graphStores.close();
+  }
+  return { seconds, perSecond: NODES / seconds, stored, statements: batches.calls, meanBatch: batches.messages / batches.calls };
+}
+
+async function measureRaw(server, graph, batchSize, warmup, nodes) {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  try {
+    // the set-up age-store.ts does on a new connection (the extension is there already when loom ran first)
+    await client.query('CREATE EXTENSION IF NOT EXISTS age');
+    await client.query("LOAD 'age'").catch(() => undefined);
+    await client.query('SET search_path = ag_catalog, "$user", public');
+    const exists = await client.query({ text: 'SELECT 1 FROM ag_catalog.ag_graph WHERE name = $1', values: [graph] });
+    if (exists.rowCount !== 1) await client.query({ text: 'SELECT ag_catalog.create_graph($1::name)', values: [graph] });
+    const text = cypherSql(graph, RAW_CYPHER);
+    const write = async (count, offset) => {
+      for (let start = offset; start < offset + count; start += batchSize) {
+        const rows = [];
+        for (let index = start; index < Math.min(start + batchSize, offset + count); index++) rows.push(node(index));
+        await client.query({ text, values: [JSON.stringify({ batch: rows })], rowMode: 'array' });
+      }
+    };
+    await write(warmup, 0);
+    const started = performance.now();
+    await write(nodes, warmup);
+    const seconds = (performance.now() - started) / 1000;
+    const counted = await client.query({ text: cypherSql(graph, COUNT_CYPHER, 'nodes ag_catalog.agtype'), values: ['{}'], rowMode: 'array' });
+    return { seconds, perSecond: nodes / seconds, stored: Number(counted.rows[0]?.[0]), statements: Math.ceil(nodes / batchSize) };
+  } finally {
+    await client.end();
+  }
+}
+
+if (toBatchQuery(QUERY, 'batch', 'row') !== RAW_CYPHER) {
+  console.error(`the writer's batch statement is now '${toBatchQuery(QUERY, 'batch', 'row')}', not the raw loop's '${RAW_CYPHER}': update the baseline`);
+  process.exit(1);
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const rate = (perSecond) => `${perSecond.toFixed(0)} nodes/s`;
+
+const dataDir = mkdtempSync(join(tmpdir(), 'loom-graph-bench-'));
+const server = await startEmbeddedGraph({ dataDir, port: 0 });
+console.log(`embedded graph (PGlite + AGE) on ${server.host}:${server.port}; ${NODES} nodes per measurement after ${WARMUP} warm-up nodes, ${ROUNDS} rounds per side`);
+console.log(`statement: ${cypherSql('<graph>', RAW_CYPHER)}`);
+try {
+  const warm = await measureRaw(server, 'bench_warmup', 20, 0, SERVER_WARMUP);
+  console.log(`server warm-up: ${SERVER_WARMUP} nodes in batches of 20 through raw pg in ${warm.seconds.toFixed(2)} s (not counted)`);
+  for (const batchSize of BATCH_SIZES) {
+    console.log(`\nbatch_size ${batchSize}:`);
+    const looms = [];
+    const raws = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // PGlite has one session: the two sides run one after the other, never at once; which goes first alternates
+      const loomFirst = round % 2 === 1;
+      const first = loomFirst ? await measureLoom(server, batchSize) : await measureRaw(server, `bench_raw_${batchSize}`, batchSize, WARMUP, NODES);
+      const second = loomFirst ? await measureRaw(server, `bench_raw_${batchSize}`, batchSize, WARMUP, NODES) : await measureLoom(server, batchSize);
+      const [loom, raw] = loomFirst ? [first, second] : [second, first];
+      looms.push(loom);
+      raws.push(raw);
+      console.log(
+        `  round ${round} (${loomFirst ? 'loom' : 'raw'} first): loom ${NODES} nodes in ${loom.seconds.toFixed(2)} s = ${rate(loom.perSecond)}` +
+          ` (${loom.statements} statements, ${loom.meanBatch.toFixed(1)} nodes each); raw pg ${raw.seconds.toFixed(2)} s = ${rate(raw.perSecond)} (${raw.statements} statements)`,
+      );
+    }
+    const loom = median(looms.map((result) => result.perSecond));
+    const raw = median(raws.map((result) => result.perSecond));
+    console.log(`  loom graph writer: ${rate(loom)} (median)`);
+    console.log(`  raw pg loop:       ${rate(raw)} (median)`);
+    console.log(`  ratio raw pg / loom: ${(raw / loom).toFixed(2)}x (target: loom within 3x)`);
+    const expected = ROUNDS * (WARMUP + NODES);
+    console.log(`  nodes read back: loom graph ${looms.at(-1).stored}, raw graph ${raws.at(-1).stored} (expected ${expected} each)`);
+  }
+} finally {
+  await server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(0);

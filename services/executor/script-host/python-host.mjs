@@ -1,0 +1,236 @@
+// The Python script host: one child process per Python script component, started by
+// services/executor/src/scripts/python.ts inside its sandbox (no network namespace, its own PID
+// namespace, Node's permission model, a scrubbed environment, capped WebAssembly memory). It loads
+// Pyodide once, compiles the component's script, then runs batches of messages.
+//
+// Protocol: the first line on standard input is the setup
+//   { script, role: 'transformer' | 'filter', policy: boolean, pyodideDir, readGrants: [dir], writeGrant: dir }
+// then each line is a batch: { messages: [<body as JSON text>] }. Answers go to descriptor 3, one
+// JSON line each, written synchronously so an answer is out before the next message starts (the
+// host blames the first unanswered message when the time limit strikes):
+//   { ready: true } | { ready: false, error }   after the setup
+//   { i, ok: true, out }                          out: JSON text of the new body, null (no output) or a boolean (filter)
+//   { i, ok: false, error }
+import fs, { constants, writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const ANSWERS = 3;
+const answer = (value) => writeSync(ANSWERS, `${JSON.stringify(value)}\n`);
+
+// Emscripten's NODEFS reads the fs constants through process.binding, which the permission model refuses
+const binding = process.binding;
+process.binding = (name) => (name === 'constants' ? { fs: constants } : binding(name));
+
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+const iterator = lines[Symbol.asyncIterator]();
+const first = await iterator.next();
+if (first.done) process.exit(0);
+const setup = JSON.parse(first.value);
+
+// Node 20's permission model grants what is below a granted directory but not the directory itself,
+// and Emscripten stats a mount's root: a granted root answers as a plain directory
+const roots = new Set(setup.readGrants.map((dir) => dir.replace(/\/+$/, '')));
+const epoch = new Date(0);
+const directoryStats = () => ({
+  dev: 0, ino: 0, mode: 0o40555, nlink: 1, uid: 0, gid: 0, rdev: 0, size: 4096, blksize: 4096, blocks: 8,
+  atime: epoch, mtime: epoch, ctime: epoch, birthtime: epoch, atimeMs: 0, mtimeMs: 0, ctimeMs: 0,
+  isDirectory: () => true, isFile: () => false, isSymbolicLink: () => false,
+});
+for (const name of ['lstatSync', 'statSync']) {
+  const original = fs[name];
+  fs[name] = (path, options) => {
+    try {
+      return original(path, options);
+    } catch (error) {
+      if (error?.code === 'ERR_ACCESS_DENIED' && roots.has(String(path).replace(/\/+$/, ''))) return directoryStats();
+      throw error;
+    }
+  };
+}
+
+const { loadPyodide } = await import(new URL('pyodide.mjs', `file://${setup.pyodideDir}/`).href);
+const pyodide = await loadPyodide({
+  indexURL: `${setup.pyodideDir}/`,
+  // print() output goes to the host's log, never to the answers
+  stdout: (text) => process.stderr.write(`[stdout] ${text}\n`),
+  stderr: (text) => process.stderr.write(`[stderr] ${text}\n`),
+});
+
+// the granted host directories become visible to Python at their own paths (everything else is the
+// interpreter's in-memory file system); nested grants are covered by their parent's mount
+const mounts = [...new Set(setup.readGrants)].sort().filter((dir, index, all) => !all.slice(0, index).some((parent) => dir.startsWith(`${parent}/`)));
+if (setup.policy) {
+  for (const dir of mounts) {
+    pyodide.FS.mkdirTree(dir);
+    pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: dir }, dir);
+  }
+}
+
+// nothing of the environment stays reachable from the JavaScript side either
+const refuse = (what) => () => {
+  throw new Error(`loom script policy: ${what} is not allowed`);
+};
+if (setup.policy) {
+  Object.defineProperty(process, 'env', { get: refuse('reading environment variables'), configurable: false });
+  for (const name of ['kill', '_kill', 'dlopen', 'chdir', 'setuid', 'setgid', 'setgroups', 'seteuid', 'setegid', 'abort', 'reallyExit']) {
+    try {
+      Object.defineProperty(process, name, { value: refuse(`process.${name}`), configurable: false, writable: false });
+    } catch {
+      // a property the platform will not let us replace is one Node's permission model guards
+    }
+  }
+}
+
+let call;
+try {
+  pyodide.runPython(PRELUDE());
+  const install = pyodide.globals.get('__loom_install');
+  pyodide.globals.delete('__loom_install');
+  const config = pyodide.toPy({ policy: setup.policy, readGrants: setup.readGrants, writeGrant: setup.writeGrant, role: setup.role, script: setup.script });
+  call = install(config);
+  install.destroy();
+  config.destroy();
+} catch (error) {
+  answer({ ready: false, error: lastLine(error) });
+  process.exit(0);
+}
+answer({ ready: true });
+
+for (;;) {
+  const next = await iterator.next();
+  if (next.done) break;
+  const { messages } = JSON.parse(next.value);
+  for (let i = 0; i < messages.length; i++) {
+    try {
+      const result = JSON.parse(call(messages[i]));
+      answer(result.ok ? { i, ok: true, out: result.out } : { i, ok: false, error: result.error });
+    } catch (error) {
+      // a fatal interpreter error (stack exhausted, memory corrupt): answer, then let the host start afresh
+      answer({ i, ok: false, error: lastLine(error) });
+      if (error?.pyodide_fatal_error) process.exit(70);
+    }
+  }
+}
+
+function lastLine(error) {
+  const text = String(error?.message ?? error);
+  return text.split('\n').filter((line) => line.trim() !== '').at(-1)?.trim() ?? text;
+}
+
+// The Python side: the policy (an audit hook that refuses what the policy does not grant, with a
+// PermissionError naming it; no environment; no bridge to JavaScript), then the script compiled as
+// the body of a function of `body`, and the call that runs it for one message.
+function PRELUDE() {
+  return String.raw`
+def __loom_install(setup):
+    import sys, os, json, builtins, posix
+
+    policy = bool(setup['policy'])
+    role = setup['role']
+    read = tuple(os.path.normpath(d) for d in setup['readGrants'])
+    write = os.path.normpath(setup['writeGrant'])
+    # the interpreter's own standard library lives in its in-memory file system
+    internal = ('/lib/', '/usr/lib/')
+    network = ('socket.', 'urllib.', 'http.client.', 'ftplib.', 'smtplib.', 'poplib.', 'imaplib.', 'nntplib.', 'telnetlib.', 'webbrowser.')
+    processes = ('subprocess.Popen', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty', 'pty.spawn', 'os.kill', 'os.killpg', 'signal.pthread_kill')
+    writes = ('os.remove', 'os.rename', 'os.mkdir', 'os.rmdir', 'os.chmod', 'os.chown', 'os.utime', 'os.link', 'os.symlink', 'os.truncate', 'shutil.rmtree', 'shutil.copyfile', 'shutil.move')
+    introspection = ('sys._getframe', 'sys._current_frames', 'gc.get_objects', 'gc.get_referrers', 'gc.get_referents', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'code.__new__', 'function.__new__', 'ctypes.', 'marshal.loads')
+    bridges = frozenset(('js', 'pyodide', 'pyodide_js', '_pyodide', '_pyodide_core', 'pyodide_http', 'micropip', 'ctypes', '_ctypes', 'subprocess', '_posixsubprocess', 'multiprocessing', 'socket', '_socket', 'ssl', '_ssl', 'select', 'asyncio', '__main__'))
+    refused_env = "loom script policy: reading environment variables is not allowed"
+
+    class Environment(dict):
+        """The environment under the policy: empty, and every read or listing is refused."""
+        def __getitem__(self, key):
+            raise PermissionError(f"loom script policy: reading environment variable {key!r} is not allowed")
+        def get(self, key, default=None):
+            raise PermissionError(f"loom script policy: reading environment variable {key!r} is not allowed")
+        def __iter__(self):
+            raise PermissionError(refused_env)
+        def __len__(self):
+            raise PermissionError(refused_env)
+        keys = items = values = copy = __repr__ = __str__ = lambda self: (_ for _ in ()).throw(PermissionError(refused_env))
+
+    def under(path, dirs):
+        return any(path == d or path.startswith(d.rstrip('/') + '/') for d in dirs)
+
+    def path_of(value):
+        if isinstance(value, int):
+            return None  # an open descriptor: its path was checked when it was opened
+        if isinstance(value, bytes):
+            value = value.decode('utf-8', 'replace')
+        return os.path.normpath(os.path.join(os.getcwd(), os.fspath(value)))
+
+    def hook(event, args):
+        if event == 'open':
+            path = path_of(args[0])
+            if path is None:
+                return
+            mode = args[1] or 'r'
+            flags = args[2] or 0
+            writing = any(c in str(mode) for c in 'wax+') or (flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
+            if writing:
+                if not under(path, (write,)):
+                    raise PermissionError(f"loom script policy: writing {path} is not allowed (only the private temp directory {write})")
+            elif not (under(path, read) or path.startswith(internal)):
+                raise PermissionError(f"loom script policy: reading {path} is not allowed (outside the granted directories)")
+        elif event in ('os.listdir', 'os.scandir'):
+            path = path_of(args[0] if args and args[0] is not None else '.')
+            if path is not None and not (under(path, read) or path.startswith(internal)):
+                raise PermissionError(f"loom script policy: listing {path} is not allowed (outside the granted directories)")
+        elif event.startswith(writes):
+            path = path_of(args[0]) if args and isinstance(args[0], (str, bytes, os.PathLike)) else None
+            if path is None or not under(path, (write,)):
+                raise PermissionError(f"loom script policy: {event} on {path} is not allowed (only the private temp directory {write})")
+        elif event.startswith(network):
+            raise PermissionError(f"loom script policy: network access is not allowed ({event})")
+        elif event.startswith(processes):
+            raise PermissionError(f"loom script policy: creating or signalling processes is not allowed ({event})")
+        elif event.startswith(introspection):
+            raise PermissionError(f"loom script policy: {event} is not allowed")
+        elif event in ('os.putenv', 'os.unsetenv'):
+            raise PermissionError("loom script policy: changing environment variables is not allowed")
+        elif event == 'import' and str(args[0]).split('.')[0] in bridges:
+            raise PermissionError(f"loom script policy: importing {args[0]} is not allowed")
+
+    source = 'def __loom_script(body):\n' + ''.join('    ' + line + '\n' for line in (setup['script'] or 'pass').splitlines()) + '    pass\n'
+    namespace = {'__name__': '__loom_script__', '__builtins__': builtins}
+    exec(compile(source, '<script>', 'exec'), namespace)
+    script = namespace['__loom_script']
+
+    limit = sys.setrecursionlimit
+    limit(min(sys.getrecursionlimit(), 900))
+    if policy:
+        # no module that bridges to JavaScript or to the machine stays loaded for the script to pick up
+        for name in list(sys.modules):
+            if name.split('.')[0] in bridges:
+                del sys.modules[name]
+        posix.environ.clear()
+        os.environ = Environment()
+        sys.setrecursionlimit = lambda n: limit(min(int(n), 900))
+        sys.addaudithook(hook)
+
+    dumps, loads = json.dumps, json.loads
+
+    def call(text):
+        try:
+            result = script(loads(text))
+        except (KeyboardInterrupt, SystemExit) as error:
+            return dumps({'ok': False, 'error': f"{type(error).__name__}: the script tried to stop the interpreter"})
+        except BaseException as error:
+            return dumps({'ok': False, 'error': f"{type(error).__name__}: {error}"})
+        if role == 'filter':
+            if not isinstance(result, bool):
+                return dumps({'ok': False, 'error': f"a filter must return True or False, not {type(result).__name__}"})
+            return dumps({'ok': True, 'out': result})
+        if result is None:
+            return dumps({'ok': True, 'out': None})
+        if not isinstance(result, dict):
+            return dumps({'ok': False, 'error': f"a transformer must return a dict (the new message) or None, not {type(result).__name__}"})
+        try:
+            return dumps({'ok': True, 'out': dumps(result)})
+        except (TypeError, ValueError) as error:
+            return dumps({'ok': False, 'error': f"the returned message is not JSON: {error}"})
+
+    return call
+`;
+}

@@ -1,0 +1,105 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { FailedPreconditionError } from '@loom/domain';
+
+/** The script host's entry point (the same relative place from src/scripts and dist/scripts). */
+const HOST_ENTRY = fileURLToPath(new URL('../../script-host/python-host.mjs', import.meta.url));
+/** The loom installation: the directory holding services/ and node_modules/. */
+export const INSTALLATION_DIR = resolve(dirname(HOST_ENTRY), '../../..');
+const PYODIDE_DIR = dirname(createRequire(import.meta.url).resolve('pyodide/package.json'));
+
+/** Environment variables a script host keeps under the policy: none of the service's own. */
+const POLICY_ENVIRONMENT: NodeJS.ProcessEnv = { LANG: 'C.UTF-8' };
+
+/** Where and how Python script hosts run. */
+export interface PythonSandbox {
+  /** `loom.security.serverPolicy.enabled`: the restrictive policy (see docs/security.md). */
+  readonly policy: boolean;
+  /** The command that puts a process in its own network and PID namespaces. */
+  readonly isolate: readonly string[];
+}
+
+/** Python scripts cannot run here: no way to take the network away from them. */
+export class SandboxUnavailableError extends FailedPreconditionError {}
+
+let probed: readonly string[] | undefined | null = null;
+
+/**
+ * The namespace command of this machine: `unshare -n -p -f --kill-child` as root, with `-r` (a
+ * user namespace) otherwise; undefined when neither works (no util-linux, or namespaces are not
+ * allowed). Probed once per process.
+ */
+export function namespaceCommand(): readonly string[] | undefined {
+  if (probed !== null) return probed;
+  probed = undefined;
+  // an absolute path: the script host's scrubbed environment has no PATH to look it up in
+  const unshare = (process.env.PATH ?? '/usr/bin:/bin')
+    .split(delimiter)
+    .map((dir) => join(dir, 'unshare'))
+    .find((path) => existsSync(path));
+  if (unshare === undefined) return probed;
+  for (const candidate of [[unshare, '-n', '-p', '-f', '--kill-child'], [unshare, '-r', '-n', '-p', '-f', '--kill-child']]) {
+    const [file, ...args] = candidate as [string, ...string[]];
+    const result = spawnSync(file, [...args, 'true'], { stdio: 'ignore', timeout: 5_000 });
+    if (result.status === 0) {
+      probed = candidate;
+      break;
+    }
+  }
+  return probed;
+}
+
+/** The sandbox for this process, or SandboxUnavailableError naming what is missing. */
+export function pythonSandbox(policy: boolean): PythonSandbox {
+  const isolate = namespaceCommand();
+  if (isolate === undefined) {
+    throw new SandboxUnavailableError(
+      "Python script components need network and PID namespaces ('unshare -n -p -f', util-linux) so that scripts have no network, and this machine refuses them; " +
+        'run loom where unshare works (as root, or with user namespaces allowed), or use JavaScript scripts',
+    );
+  }
+  return { policy, isolate };
+}
+
+/** How to start one script host. */
+export interface SandboxCommand {
+  readonly file: string;
+  readonly args: string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly pyodideDir: string;
+  /** Directories the script may read (under the policy): temp, working, private temp, installation. */
+  readonly readGrants: string[];
+}
+
+/**
+ * The command line of a script host. Always: its own network namespace (no network at all), its
+ * own PID namespace (no other process to signal), WebAssembly memory capped at the limit. Under
+ * the policy also: Node's permission model (reads only of the grants and the interpreter, writes
+ * only of the private temp directory, no child processes, workers or native addons) and an
+ * environment with nothing of the service's.
+ */
+export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb: number; privateDir: string }): SandboxCommand {
+  const readGrants = [resolve(tmpdir()), resolve(process.cwd()), resolve(options.privateDir), INSTALLATION_DIR];
+  const [file, ...isolate] = sandbox.isolate as [string, ...string[]];
+  const node = [
+    process.execPath,
+    '--no-warnings',
+    `--wasm-max-mem-pages=${options.memoryLimitMb * 16}`,
+    `--max-old-space-size=${Math.max(64, Math.ceil(options.memoryLimitMb / 2))}`,
+  ];
+  if (sandbox.policy) {
+    // one flag per path: Node 20 reads no lists
+    node.push('--experimental-permission', ...[PYODIDE_DIR, HOST_ENTRY, ...readGrants].map((path) => `--allow-fs-read=${path}`), `--allow-fs-write=${resolve(options.privateDir)}`);
+  }
+  return {
+    file,
+    args: [...isolate, ...node, HOST_ENTRY],
+    env: sandbox.policy ? POLICY_ENVIRONMENT : process.env,
+    pyodideDir: PYODIDE_DIR,
+    readGrants,
+  };
+}

@@ -1,0 +1,108 @@
+import { writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { COMPONENT_KINDS } from '@loom/domain';
+import { createLogger } from '@loom/telemetry';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
+import { optionsOf } from '../src/runtime/options.js';
+import { ScriptCompileError } from '../src/scripts/javascript.js';
+import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
+import { INSTALLATION_DIR, pythonSandbox } from '../src/scripts/sandbox.js';
+import { instance as instanceOf } from './workflows.js';
+
+const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+const LIMITS: PythonLimits = { memoryLimitMb: 256, timeoutMs: 2_000 };
+
+function contextFor(script: string, role: 'transformer' | 'filter'): ComponentContext {
+  const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
+  const name = `python_${role}`;
+  const instance = instanceOf(kind, name, { script, language: 'python' });
+  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false };
+}
+
+const processors: Processor[] = [];
+afterEach(async () => {
+  for (const processor of processors.splice(0)) await processor.close();
+});
+
+async function processorFor(script: string, role: 'transformer' | 'filter' = 'transformer', limits = LIMITS, policy = true): Promise<Processor> {
+  const processor = await createPythonProcessor(contextFor(script, role), role, limits, pythonSandbox(policy));
+  processors.push(processor);
+  return processor;
+}
+
+const message = (body: Record<string, unknown>, id: string): LoomMessage => ({ id, body, headers: { source: 'test' } });
+const run = (processor: Processor, ...bodies: Record<string, unknown>[]): Promise<readonly Outcome[]> =>
+  processor.process(
+    bodies.map((body, i) => message(body, `m${i}`)),
+    new AbortController().signal,
+  );
+const failed = (error: RegExp): unknown => ({ ok: false, error: expect.stringMatching(error), transient: false });
+
+// a configuration file under the installation directory, which the policy lets scripts read
+const configDir = join(INSTALLATION_DIR, '.loom-test-python');
+mkdirSync(configDir, { recursive: true });
+writeFileSync(join(configDir, 'settings.json'), '{"greeting": "hello"}');
+afterAll(() => rmSync(configDir, { recursive: true, force: true }));
+
+describe('Python transformer and filter', () => {
+  it('transforms with the standard library (re, json, datetime): the script is the body of a function of body', async () => {
+    const processor = await processorFor(
+      [
+        'import re, json, datetime',
+        "text = re.sub(r'\\s+', ' ', body['text']).strip()",
+        "day = datetime.date.fromisoformat(body['date']).strftime('%A')",
+        "return {**body, 'text': text, 'day': day, 'echo': json.loads(json.dumps({'n': body['n']}))}",
+      ].join('\n'),
+    );
+    const [result] = await run(processor, { text: '  many   spaces\there ', date: '2026-11-21', n: 3 });
+    expect(result).toEqual({
+      ok: true,
+      outputs: [{ id: 'm0', headers: { source: 'test' }, body: { text: 'many spaces here', date: '2026-11-21', n: 3, day: 'Saturday', echo: { n: 3 } } }],
+    });
+  });
+
+  it('answers no output for None, keeps or drops with a filter, and names a wrong return type', async () => {
+    const transformer = await processorFor("if body['n'] % 2:\n    return None\nreturn body");
+    expect((await run(transformer, { n: 1 }, { n: 2 })).map((o) => (o.ok ? o.outputs.length : -1))).toEqual([0, 1]);
+    const filter = await processorFor("return body['n'] > 1", 'filter');
+    expect((await run(filter, { n: 1 }, { n: 2 })).map((o) => (o.ok ? o.outputs.length : -1))).toEqual([0, 1]);
+    const wrong = await processorFor("return 'text'");
+    expect(await run(wrong, { n: 1 })).toEqual([failed(/^a transformer must return a dict \(the new message\) or None, not str$/)]);
+  });
+
+  it('fails one message with its exception and goes on with the rest', async () => {
+    const processor = await processorFor("return {'inverse': 1 / body['n']}");
+    const outcomes = await run(processor, { n: 2 }, { n: 0 }, { n: 4 });
+    expect(outcomes[1]).toEqual(failed(/^ZeroDivisionError: division by zero$/));
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
+  });
+
+  it('refuses a script that does not compile, naming the component', async () => {
+    const creating = createPythonProcessor(contextFor('return (', 'transformer'), 'transformer', LIMITS, pythonSandbox(true));
+    await expect(creating).rejects.toBeInstanceOf(ScriptCompileError);
+    await expect(creating).rejects.toThrow(/python_transformer\.options\.script: the Python script does not compile/);
+  });
+
+  it('under the policy reads a configuration file under the installation directory', async () => {
+    const processor = await processorFor(`import json\nwith open('${configDir}/settings.json') as f:\n    return {**body, **json.load(f)}`);
+    expect(await run(processor, { n: 1 })).toEqual([{ ok: true, outputs: [expect.objectContaining({ body: { n: 1, greeting: 'hello' } })] }]);
+  });
+
+  it('fails a message over the time limit alone, and the next message runs on a fresh interpreter', async () => {
+    const processor = await processorFor("if body['loop']:\n    while True:\n        pass\nreturn body", 'transformer', { memoryLimitMb: 256, timeoutMs: 500 });
+    const outcomes = await run(processor, { loop: false, n: 1 }, { loop: true }, { loop: false, n: 3 });
+    expect(outcomes[1]).toEqual(failed(/^the script ran longer than the time limit of 500 ms$/));
+    expect([outcomes[0]?.ok, outcomes[2]?.ok]).toEqual([true, true]);
+  });
+
+  it('turns memory bombs into MemoryError and deep recursion into RecursionError, and keeps running', async () => {
+    const processor = await processorFor(
+      "kind = body['kind']\nif kind == 'bytes':\n    return {'n': len(bytearray(2_000_000_000))}\nif kind == 'list':\n    x = []\n    while True:\n        x.append('y' * 1_000_000)\nif kind == 'recursion':\n    import sys\n    sys.setrecursionlimit(10**6)\n    def f(n):\n        return f(n + 1)\n    return {'n': f(0)}\nreturn body",
+    );
+    const outcomes = await run(processor, { kind: 'bytes' }, { kind: 'list' }, { kind: 'recursion' }, { kind: 'fine' });
+    expect(outcomes.slice(0, 3)).toEqual([failed(/^MemoryError/), failed(/^MemoryError/), failed(/^RecursionError/)]);
+    expect(outcomes[3]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { kind: 'fine' } })] });
+  });
+});
