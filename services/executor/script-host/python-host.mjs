@@ -204,8 +204,11 @@ def __loom_install(setup):
         for name in list(sys.modules):
             if name.split('.')[0] in bridges:
                 del sys.modules[name]
+        # importlib does not raise the import audit event: the finders that make the bridge modules go too
+        sys.meta_path[:] = [finder for finder in sys.meta_path if not getattr(finder, '__module__', type(finder).__module__).split('.')[0].lstrip('_').startswith('pyodide')]
+        sys.path_hooks[:] = [hook for hook in sys.path_hooks if not getattr(hook, '__module__', '').split('.')[0].lstrip('_').startswith('pyodide')]
         posix.environ.clear()
-        os.environ = Environment()
+        posix.environ = os.environ = Environment()
         sys.setrecursionlimit = lambda n: limit(min(int(n), 900))
         sys.addaudithook(hook)
 

@@ -1,4 +1,6 @@
 import { writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { COMPONENT_KINDS } from '@loom/domain';
@@ -104,5 +106,28 @@ describe('Python transformer and filter', () => {
     const outcomes = await run(processor, { kind: 'bytes' }, { kind: 'list' }, { kind: 'recursion' }, { kind: 'fine' });
     expect(outcomes.slice(0, 3)).toEqual([failed(/^MemoryError/), failed(/^MemoryError/), failed(/^RecursionError/)]);
     expect(outcomes[3]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { kind: 'fine' } })] });
+  });
+
+  it('with the policy off keeps the network block: a process the script starts reaches no loopback server', async () => {
+    let connections = 0;
+    const server = createServer((_request, response) => response.end('reached'));
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const reach = `require('http').get('http://127.0.0.1:${port}/', () => process.exit(0)).on('error', () => process.exit(3))`;
+      const processor = await processorFor(
+        `import js\nreturn {'status': js.eval(${JSON.stringify(`process.getBuiltinModule('child_process').spawnSync(process.execPath, ['-e', ${JSON.stringify(reach)}]).status`)})}`,
+        'transformer',
+        LIMITS,
+        false,
+      );
+      const [result] = await run(processor, {});
+      // policy off: the script may start processes, but they share its empty network namespace
+      expect(result).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { status: 3 } })] });
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -1,0 +1,182 @@
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { AuditEventType, WorkflowState } from '@loom/contracts';
+import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
+import { call } from '@loom/service-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
+
+// Scripts that try to get out of their sandbox. Each attempt must fail its message with a clear
+// error, the message must reach the failure handler, the audit log must get
+// PRIVILEGED_WORKFLOW_COMPONENT_FAILURE, and the service must stay healthy. A secret planted in
+// the service's environment must never show, and the loopback server must see no connection.
+
+const SECRET = 'loom-adversarial-secret-5f1e9c27';
+process.env.LOOM_ADVERSARIAL_SECRET = SECRET;
+const STRAY_FILE = `/tmp/loom-adversarial-${process.pid}.txt`;
+
+let server: Server;
+let url: string;
+let connections = 0;
+let harness: ExecutorHarness;
+
+interface Attack {
+  readonly name: string;
+  readonly code: string;
+  readonly error: RegExp;
+}
+
+const POLICY = /^PermissionError: loom script policy: /;
+const python = (name: string, code: string, error: RegExp = POLICY): Attack => ({ name, code, error });
+const PYTHON_ATTACKS = (): Attack[] => [
+  python('urllib to the loopback server', `import urllib.request\nreturn {'page': urllib.request.urlopen('${url}').read().decode()}`),
+  python('http.client to the loopback server', `import http.client\nc = http.client.HTTPConnection('127.0.0.1', ${new URL(url).port})\nc.request('GET', '/')\nreturn {'status': c.getresponse().status}`),
+  python('raw socket', "import socket\ns = socket.create_connection(('127.0.0.1', 5432))\nreturn {'ok': True}"),
+  python('raw _socket', "import _socket\nreturn {'s': str(_socket.socket())}"),
+  python('js module: process.env', "import js\nreturn {'env': str(js.process.env.LOOM_ADVERSARIAL_SECRET)}"),
+  python('pyodide.code.run_js', "import pyodide.code\nreturn {'env': str(pyodide.code.run_js('process.env.LOOM_ADVERSARIAL_SECRET'))}"),
+  python('pyodide_js module', "import pyodide_js\nreturn {'v': str(pyodide_js.version)}"),
+  python('js through sys.modules', "import sys\nreturn {'env': str(sys.modules['js'].process.env)}", /^KeyError: 'js'$/),
+  python('__import__ through a function globals', "import json\nimp = json.loads.__globals__['__builtins__']['__import__']\nreturn {'env': str(imp('js').process.env)}"),
+  python('gc.get_objects to find a JavaScript proxy', "import gc\nproxies = [o for o in gc.get_objects() if 'JsProxy' in type(o).__name__]\nreturn {'n': len(proxies)}"),
+  python('frames to reach the host globals', "import sys\nreturn {'g': str(sys._getframe(1).f_globals.keys())}"),
+  python('reading /etc/passwd', "return {'p': open('/etc/passwd').read()}"),
+  python('reading /proc/self/environ', "return {'e': open('/proc/self/environ').read()}"),
+  python('reading outside the grants', "return {'h': open('/root/.bashrc').read()}"),
+  python('listing the root directory', "import os\nreturn {'ls': os.listdir('/')}"),
+  python('writing outside the private temp directory', `open('${STRAY_FILE}', 'w').write('pwned')\nreturn body`),
+  python('listing environment variables', "import os\nreturn {'env': dict(os.environ)}"),
+  python('reading an environment variable', "import os\nreturn {'secret': os.environ['LOOM_ADVERSARIAL_SECRET']}"),
+  python('os.getenv', "import os\nreturn {'secret': os.getenv('LOOM_ADVERSARIAL_SECRET')}"),
+  python('posix.environ', "import posix\nreturn {'env': str(posix.environ)}"),
+  python('ctypes', "import ctypes\nreturn {'libc': str(ctypes.CDLL(None))}"),
+  python('os.system', "import os\nreturn {'rc': os.system('id > /tmp/loom-adversarial-id')}"),
+  python('subprocess', "import subprocess\nreturn {'out': subprocess.check_output(['id']).decode()}"),
+  python('signalling the service', "import os\nos.kill(os.getppid(), 9)\nreturn body"),
+  // importlib raises no import audit event; the bridge modules' finders are gone, so there is nothing to import
+  python('importlib to reopen the JavaScript bridge', "import importlib\nreturn {'env': str(importlib.import_module('js').process.env)}", /^ModuleNotFoundError: No module named 'js'$/),
+  python('infinite loop', 'while True:\n    pass', /^the script ran longer than the time limit of \d+ ms$/),
+  python('memory bomb (bytes)', "return {'n': len(b'x' * 2_000_000_000)}", /^MemoryError/),
+  python('memory bomb (lists)', "x = []\nwhile True:\n    x.append([0] * 10_000_000)", /^MemoryError/),
+  python('deep recursion', "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nreturn {'n': f(0)}", /^RecursionError/),
+  python('SystemExit', 'raise SystemExit(0)', /^SystemExit: the script tried to stop the interpreter$/),
+];
+
+const javascript = (name: string, code: string, error: RegExp): Attack => ({ name, code, error });
+const JAVASCRIPT_ATTACKS = (): Attack[] => [
+  javascript('process.env', 'return { env: process.env.LOOM_ADVERSARIAL_SECRET };', /process is not defined/),
+  javascript('require', "return { fs: require('fs').readFileSync('/etc/passwd', 'utf8') };", /require is not defined/),
+  javascript('constructor chain to the host', "return { p: this.constructor.constructor('return process')().env };", /process is not defined|Cannot read properties of undefined/),
+  javascript('Function to globalThis.process', "return { p: Function('return globalThis.process')().getBuiltinModule('fs') };", /Cannot read properties of undefined/),
+  javascript('process.getBuiltinModule', "return { p: globalThis.process.getBuiltinModule('child_process').execSync('id') };", /Cannot read properties of undefined/),
+  javascript('prototype pollution to reach the host', "Object.prototype.polluted = 'yes'; return { p: ({}).constructor.constructor('return this')().process.env };", /Cannot read properties of undefined/),
+  javascript('fetch to the loopback server', `return { r: fetch('${url}') };`, /fetch is not defined/),
+  javascript('dynamic import', "return { m: import('node:fs') };", /import|not supported|Not supported/i),
+  javascript('eval of process', "return { p: eval('process') };", /process is not defined/),
+  javascript('WebAssembly', 'return { w: WebAssembly.compile(new Uint8Array(8)) };', /WebAssembly is not defined/),
+  javascript('infinite loop', 'for (;;) {}', /time limit/),
+  javascript('memory bomb', 'const a = []; for (;;) a.push(new Array(1e6).fill(1));', /memory|limit|disposed/i),
+];
+
+function pythonScript(attacks: readonly Attack[]): string {
+  return [
+    "attack = body.get('attack')",
+    ...attacks.flatMap((attack, index) => [`if attack == ${index}:`, ...attack.code.split('\n').map((line) => `    ${line}`)]),
+    'return body',
+  ].join('\n');
+}
+
+function javascriptScript(attacks: readonly Attack[]): string {
+  return ['switch (body.attack) {', ...attacks.map((attack, index) => `  case ${index}: { ${attack.code} }`), '}', 'return body;'].join('\n');
+}
+
+beforeAll(async () => {
+  server = createServer((_request, response) => response.end('reached'));
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  harness = await startExecutor(['loom.scripts.timeLimitMs=1500']);
+});
+
+afterAll(async () => {
+  await harness.stop();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  delete process.env.LOOM_ADVERSARIAL_SECRET;
+});
+
+async function attackWorkflow(language: 'python' | 'javascript', attacks: readonly Attack[], uuid: string): Promise<{ name: string; script: string; failures: string; out: string; inlet: string }> {
+  const inlet = `Attacks_${uuid}`;
+  const script = `Script_${uuid}`;
+  const out = `Out_${uuid}`;
+  const failures = `Failures_${uuid}`;
+  const source = language === 'python' ? pythonScript(attacks) : javascriptScript(attacks);
+  const workflow = workflowOf(
+    `Adversarial ${language}_${uuid}`,
+    [
+      instance(COMPONENT_KINDS.INLET, inlet),
+      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, script, { script: source, language, failure_handler: failures }),
+      instance(COMPONENT_KINDS.LOGGER, out),
+      instance(COMPONENT_KINDS.LOGGER, failures, { level: 'warn' }),
+    ],
+    [
+      [inlet, script],
+      [script, out],
+    ],
+  );
+  const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
+  const name = put.summary?.name ?? '';
+  await call(harness.executor, 'startWorkflow', { name });
+  return { name, script, failures, out, inlet };
+}
+
+describe.each([
+  ['python', PYTHON_ATTACKS, '7d3f1a2b-4c5d-4e6f-8a7b-9c0d1e2f3a4b'],
+  ['javascript', JAVASCRIPT_ATTACKS, '8e4a2b3c-5d6e-4f7a-9b8c-0d1e2f3a4b5c'],
+] as const)('%s scripts trying to escape', (language, attacksOf, uuid) => {
+  it('fail each attempt with a clear error, into the failure handler, audited; the service stays healthy', async () => {
+    const attacks = attacksOf();
+    const { name, script, failures, out, inlet } = await attackWorkflow(language, attacks, uuid);
+    for (const [index] of attacks.entries()) {
+      await call(harness.executor, 'publishMessage', { workflowName: name, inlet, body: { attack: index }, headers: {}, messageId: `${language}-attack-${index}` });
+    }
+    await call(harness.executor, 'publishMessage', { workflowName: name, inlet, body: { attack: -1, fine: true }, headers: {}, messageId: `${language}-fine` });
+
+    const handled = () => harness.logged().filter((line) => line.component === failures);
+    await expect.poll(() => handled().length, { timeout: 120_000, interval: 250 }).toBe(attacks.length);
+    const errors = new Map(handled().map((line) => [(line.body as { messageId: string }).messageId, (line.body as { error: string }).error]));
+    const outcomes = attacks.map((attack, index) => ({ attack: attack.name, error: errors.get(`${language}-attack-${index}`) }));
+    for (const [index, attack] of attacks.entries()) {
+      expect(outcomes[index], attack.name).toEqual({ attack: attack.name, error: expect.stringMatching(attack.error) });
+    }
+
+    // the harmless message still goes through: the component survived every attempt
+    await expect.poll(() => harness.logged().some((line) => line.component === out && line.messageId === `${language}-fine`), { timeout: 30_000 }).toBe(true);
+    const status = await call(harness.executor, 'getWorkflowStatus', { name });
+    expect(status.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+    expect(status.components.find((component) => component.name === script)).toMatchObject({ messagesFailed: attacks.length });
+
+    const failureEvents = async () =>
+      (
+        await call(harness.audit, 'query', {
+          types: [AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE],
+          workflowName: name,
+          since: undefined,
+          until: undefined,
+          pageSize: 0,
+          pageToken: '',
+        })
+      ).events;
+    await expect.poll(async () => (await failureEvents()).length, { timeout: 10_000 }).toBe(attacks.length);
+    const audited = { events: await failureEvents() };
+    expect(audited.events.every((event) => event.componentName === script && event.componentType === 'PROCESSOR')).toBe(true);
+
+    await call(harness.executor, 'stopWorkflow', { name });
+    expect(connections).toBe(0);
+    expect(existsSync(STRAY_FILE)).toBe(false);
+    expect(existsSync('/tmp/loom-adversarial-id')).toBe(false);
+    expect(harness.logLines.join('\n')).not.toContain(SECRET);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  }, 180_000);
+});
