@@ -10,7 +10,7 @@ import { type ComponentContext, type LoomMessage, type Outcome, type Processor }
 import { optionsOf } from '../src/runtime/options.js';
 import { ScriptCompileError } from '../src/scripts/javascript.js';
 import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
-import { INSTALLATION_DIR, pythonSandbox } from '../src/scripts/sandbox.js';
+import { INSTALLATION_DIR, outermost, pythonSandbox } from '../src/scripts/sandbox.js';
 import { instance as instanceOf } from './workflows.js';
 
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
@@ -129,5 +129,15 @@ describe('Python transformer and filter', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('script host grants', () => {
+  it('passes each granted path once, leaving out those below another (Node 20 aborts on some overlaps)', () => {
+    expect(outermost(['/work/app', '/tmp', '/tmp/loom-script-1', '/work/app', '/work/app/node_modules/pyodide', '/work/application'])).toEqual([
+      '/tmp',
+      '/work/app',
+      '/work/application',
+    ]);
   });
 });

@@ -92,8 +92,10 @@ export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb:
     `--max-old-space-size=${Math.max(64, Math.ceil(options.memoryLimitMb / 2))}`,
   ];
   if (sandbox.policy) {
-    // one flag per path: Node 20 reads no lists
-    node.push('--experimental-permission', ...[PYODIDE_DIR, HOST_ENTRY, ...readGrants].map((path) => `--allow-fs-read=${path}`), `--allow-fs-write=${resolve(options.privateDir)}`);
+    // one flag per path (Node 20 reads no lists), and neither a repeat nor a path below another:
+    // Node 20's permission tree aborts the process on some of those
+    const reads = outermost([PYODIDE_DIR, HOST_ENTRY, ...readGrants]);
+    node.push('--experimental-permission', ...reads.map((path) => `--allow-fs-read=${path}`), `--allow-fs-write=${resolve(options.privateDir)}`);
   }
   return {
     file,
@@ -102,4 +104,10 @@ export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb:
     pyodideDir: PYODIDE_DIR,
     readGrants,
   };
+}
+
+/** The paths without repeats and without those below another of them. */
+export function outermost(paths: readonly string[]): string[] {
+  const unique = [...new Set(paths.map((path) => resolve(path)))].sort();
+  return unique.filter((path) => !unique.some((other) => other !== path && path.startsWith(other === '/' ? '/' : `${other}/`)));
 }
