@@ -1,5 +1,5 @@
 import { ValidationError } from '@loom/domain';
-import { type GraphRecord, type GraphStore, isTransientGraphError, toBatchQuery } from '@loom/graph';
+import { deriveReturnColumns, type GraphQueryOptions, type GraphRecord, type GraphStore, isTransientGraphError, toBatchQuery } from '@loom/graph';
 import { type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { TELEMETRY_SCOPE } from '@loom/telemetry';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
@@ -69,6 +69,8 @@ export function graphWriterFactory(stores: GraphStores): ComponentFactory {
 class GraphWriter implements Processor {
   readonly batching: Processor['batching'];
   private readonly tracer = trace.getTracer(TELEMETRY_SCOPE);
+  /** The statement's return columns, read from its text once rather than per statement. */
+  private readonly columns: Pick<GraphQueryOptions, 'columns'>;
 
   constructor(
     private readonly context: ComponentContext,
@@ -76,6 +78,9 @@ class GraphWriter implements Processor {
     private readonly store: GraphStore,
   ) {
     this.batching = settings.batchQuery === undefined ? undefined : { size: settings.batchSize, gatherMs: settings.gatherMs };
+    // when they cannot be read, the store says why at the first statement
+    const derived = deriveReturnColumns(settings.batchQuery ?? settings.query);
+    this.columns = derived.ok ? { columns: derived.columns } : {};
   }
 
   async process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
@@ -109,7 +114,7 @@ class GraphWriter implements Processor {
 
   private async writeOne(message: LoomMessage, signal: AbortSignal): Promise<Outcome> {
     try {
-      const records = await this.store.run(this.settings.query, message.body, { signal });
+      const records = await this.store.run(this.settings.query, message.body, { ...this.columns, signal });
       return outcome.emit(...this.outputs([message], records));
     } catch (error) {
       return failure(error);
@@ -119,7 +124,7 @@ class GraphWriter implements Processor {
   /** Writes a batch in one statement; on a refusal that is not transient, splits it to find the messages at fault. */
   private async writeBatch(batch: readonly LoomMessage[], signal: AbortSignal): Promise<Outcome[]> {
     try {
-      const records = await this.store.run(this.settings.batchQuery as string, { [BATCH_PARAMETER]: batch.map((message) => message.body) }, { signal });
+      const records = await this.store.run(this.settings.batchQuery as string, { [BATCH_PARAMETER]: batch.map((message) => message.body) }, { ...this.columns, signal });
       const outputs = this.outputs(batch, records);
       // streamed records go out once, with the batch's first message; the others are done
       return batch.map((message, index) => (this.settings.streamRecords ? outcome.emit(...(index === 0 ? outputs : [])) : outcome.emit(outputs[index] ?? message)));
