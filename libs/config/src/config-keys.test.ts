@@ -51,6 +51,15 @@ describe('configKeys', () => {
       'loom.telemetry.prometheus.port',
       'loom.telemetry.sampling.ratio',
       'loom.telemetry.messages.sampling.ratio',
+      'loom.scheduler.database.url',
+      'loom.scheduler.stateFile',
+      'loom.scheduler.lease.pollMs',
+      'loom.scheduler.lease.timeoutMs',
+      'loom.scheduler.restart.initialDelayMs',
+      'loom.scheduler.restart.maxDelayMs',
+      'loom.scheduler.catchUp.maxFires',
+      'loom.scheduler.update.default',
+      'loom.scheduler.update.workflows.<name>',
       'loom.log.level',
     ]);
   });
@@ -72,6 +81,7 @@ describe('isKnownKey', () => {
     expect(isKnownKey('loom.auth.tokens.alice')).toBe(true);
     expect(isKnownKey('loom.secrets.keys.k1')).toBe(true);
     expect(isKnownKey('loom.secrets.keys.')).toBe(false);
+    expect(isKnownKey('loom.scheduler.update.workflows.Article pipeline')).toBe(true);
     expect(isKnownKey('loom.services.billing.address')).toBe(false);
     expect(isKnownKey('loom.security.audit.enable')).toBe(false);
     expect(isKnownKey('toString')).toBe(false);

@@ -19,6 +19,12 @@ export const serviceNames = ['config-store', 'scheduler', 'executor', 'secrets',
 /** The name of one loom service. */
 export type ServiceName = (typeof serviceNames)[number];
 
+/** What the scheduler does when a new version of a running workflow is pushed: restart it, or keep the old run. */
+export const updatePolicies = ['restart', 'keep'] as const;
+
+/** A value of `loom.scheduler.update.default` and `loom.scheduler.update.workflows.<name>`. */
+export type UpdatePolicy = (typeof updatePolicies)[number];
+
 /** Log levels accepted by `loom.log.level`. */
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -268,6 +274,64 @@ export const fixedKeys = {
     schema: decimal(0, 1),
     expected: 'a number from 0 to 1',
   }),
+  'loom.scheduler.database.url': spec({
+    key: 'loom.scheduler.database.url',
+    description: 'PostgreSQL URL for the scheduler state (fires, pauses, lease); set it to run several schedulers, one leading',
+    default: undefined,
+    defaultText: 'none (one scheduler, state in loom.scheduler.stateFile)',
+    schema: optional(postgresUrl()),
+    expected: 'a postgres:// or postgresql:// URL',
+    secret: true,
+  }),
+  'loom.scheduler.stateFile': spec({
+    key: 'loom.scheduler.stateFile',
+    description: 'file of the scheduler state (last fire times, pauses) when no loom.scheduler.database.url is set',
+    default: './.loom/scheduler-state.json',
+    schema: nonEmptyString(),
+    expected: 'a file path',
+  }),
+  'loom.scheduler.lease.pollMs': spec({
+    key: 'loom.scheduler.lease.pollMs',
+    description: 'how often a standby scheduler tries to take the lease, and the leader checks it still holds it, in ms',
+    default: 1000,
+    schema: integer(50, 60_000),
+    expected: 'an integer from 50 to 60000',
+  }),
+  'loom.scheduler.lease.timeoutMs': spec({
+    key: 'loom.scheduler.lease.timeoutMs',
+    description: 'a leader that cannot confirm its lease session for this long steps down; the database ends a lease session idle this long',
+    default: 10_000,
+    schema: integer(1000, 600_000),
+    expected: 'an integer from 1000 to 600000',
+  }),
+  'loom.scheduler.restart.initialDelayMs': spec({
+    key: 'loom.scheduler.restart.initialDelayMs',
+    description: 'delay before the first restart of an autoStart workflow that failed; doubles with each attempt (with jitter)',
+    default: 1000,
+    schema: integer(1, 3_600_000),
+    expected: 'an integer from 1 to 3600000',
+  }),
+  'loom.scheduler.restart.maxDelayMs': spec({
+    key: 'loom.scheduler.restart.maxDelayMs',
+    description: 'longest delay between restarts of a failed autoStart workflow',
+    default: 300_000,
+    schema: integer(1, 86_400_000),
+    expected: 'an integer from 1 to 86400000',
+  }),
+  'loom.scheduler.catchUp.maxFires': spec({
+    key: 'loom.scheduler.catchUp.maxFires',
+    description: 'most missed fires one schedule with catchUp ALL makes up for at start (the latest ones; the rest are logged)',
+    default: 1000,
+    schema: integer(1, 100_000),
+    expected: 'an integer from 1 to 100000',
+  }),
+  'loom.scheduler.update.default': spec<UpdatePolicy>({
+    key: 'loom.scheduler.update.default',
+    description: 'when a new version of a running workflow is pushed: restart it, or keep the old run until its next start',
+    default: 'restart',
+    schema: oneOf(updatePolicies),
+    expected: `one of ${updatePolicies.join(', ')}`,
+  }),
   'loom.log.level': spec<LogLevel>({
     key: 'loom.log.level',
     description: 'lowest level written to the log',
@@ -322,8 +386,18 @@ export const authTokensSpec: MapKeySpec = {
   secret: true,
 };
 
-/** Both map-valued key families. */
-export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec];
+/** Per-workflow choice on a new version: `loom.scheduler.update.workflows.<workflow name>`. */
+export const updateWorkflowsSpec: MapKeySpec = {
+  prefix: 'loom.scheduler.update.workflows.',
+  key: 'loom.scheduler.update.workflows.<name>',
+  description: 'loom.scheduler.update.default for one workflow, by its name or stored name <name>_<uuid>',
+  defaultText: 'loom.scheduler.update.default',
+  schema: oneOf(updatePolicies),
+  expected: `one of ${updatePolicies.join(', ')}`,
+};
+
+/** Every map-valued key family. */
+export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, updateWorkflowsSpec];
 
 /** Returns true if `key` is a configuration key loom reads. */
 export function isKnownKey(key: string): boolean {
@@ -388,5 +462,14 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'loom.telemetry.prometheus.port',
   'loom.telemetry.sampling.ratio',
   'loom.telemetry.messages.sampling.ratio',
+  'loom.scheduler.database.url',
+  'loom.scheduler.stateFile',
+  'loom.scheduler.lease.pollMs',
+  'loom.scheduler.lease.timeoutMs',
+  'loom.scheduler.restart.initialDelayMs',
+  'loom.scheduler.restart.maxDelayMs',
+  'loom.scheduler.catchUp.maxFires',
+  'loom.scheduler.update.default',
+  updateWorkflowsSpec,
   'loom.log.level',
 ]);

@@ -7,6 +7,8 @@ export {
   logLevels,
   type ServiceName,
   serviceNames,
+  type UpdatePolicy,
+  updatePolicies,
 } from './config-keys.js';
 export {
   loadConfig,

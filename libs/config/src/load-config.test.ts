@@ -31,6 +31,13 @@ describe('loadConfig defaults', () => {
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
       auth: { tokens: {}, allowAnonymous: false },
       telemetry: { serviceName: 'loom', prometheusPort: 9464, samplingRatio: 1, messageSamplingRatio: 0.01 },
+      scheduler: {
+        stateFile: './.loom/scheduler-state.json',
+        lease: { pollMs: 1000, timeoutMs: 10000 },
+        restart: { initialDelayMs: 1000, maxDelayMs: 300000 },
+        catchUp: { maxFires: 1000 },
+        update: { default: 'restart', workflows: {} },
+      },
       log: { level: 'info' },
     });
   });
@@ -150,6 +157,10 @@ describe('bad values', () => {
     ['loom.log.level=verbose', 'loom.log.level'],
     ['loom.services.executor.address=executor', 'loom.services.executor.address'],
     ['loom.secrets.database.url=mysql://db/loom', 'loom.secrets.database.url'],
+    ['loom.scheduler.database.url=mysql://db/loom', 'loom.scheduler.database.url'],
+    ['loom.scheduler.update.default=stop', 'loom.scheduler.update.default'],
+    ['loom.scheduler.update.workflows.Nightly import=never', 'loom.scheduler.update.workflows.Nightly import'],
+    ['loom.scheduler.lease.pollMs=10', 'loom.scheduler.lease.pollMs'],
   ])('%s is refused', (override, key) => {
     const error = configError(() => loadConfig({ env: {}, overrides: [override] }));
     expect(error.key).toBe(key);
@@ -188,6 +199,25 @@ describe('rules across keys', () => {
     const error = configError(() => loadConfig({ env: {}, overrides: all.slice(0, 2) }));
     expect(error.key).toBe('loom.tls.caFile');
     expect(error.message).toContain('loom.tls.certFile is set (from --set)');
+  });
+});
+
+describe('scheduler keys', () => {
+  it('read a per-workflow update policy by the name as written, spaces and dots included', () => {
+    const config = loadConfig({
+      env: { LOOM_SCHEDULER_UPDATE_DEFAULT: 'keep' },
+      overrides: ['loom.scheduler.update.workflows.Nightly import v1.2=restart', 'loom.scheduler.database.url=postgresql://db:5432/loom'],
+    });
+    expect(config.scheduler.update).toEqual({ default: 'keep', workflows: { 'Nightly import v1.2': 'restart' } });
+    expect(config.scheduler.databaseUrl).toBe('postgresql://db:5432/loom');
+  });
+
+  it('a lease timeout under two polls, or a restart cap under the first delay, names the key', () => {
+    const lease = configError(() => loadConfig({ env: {}, overrides: ['loom.scheduler.lease.pollMs=1000', 'loom.scheduler.lease.timeoutMs=1500'] }));
+    expect(lease.message).toBe('loom.scheduler.lease.timeoutMs: expected at least twice loom.scheduler.lease.pollMs (1000), got 1500 (from --set)');
+    const restart = configError(() => loadConfig({ env: { LOOM_SCHEDULER_RESTART_INITIALDELAYMS: '5000' }, overrides: ['loom.scheduler.restart.maxDelayMs=100'] }));
+    expect(restart.key).toBe('loom.scheduler.restart.maxDelayMs');
+    expect(restart.message).toContain('initialDelayMs (5000)');
   });
 });
 

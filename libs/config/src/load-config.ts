@@ -10,6 +10,8 @@ import {
   serviceAddressSpec,
   type ServiceName,
   serviceNames,
+  type UpdatePolicy,
+  updateWorkflowsSpec,
   type ValueSpec,
 } from './config-keys.js';
 import { type Layer, parseOverrides, type RawValue, readConfigFile, readEnvironment } from './config-sources.js';
@@ -79,6 +81,17 @@ export interface LoomConfig {
     readonly prometheusPort: number;
     readonly samplingRatio: number;
     readonly messageSamplingRatio: number;
+  };
+  /** The scheduler: where its state lives, its lease, restarts, catch-up and new versions. */
+  readonly scheduler: {
+    /** Absent: one scheduler with its state in `stateFile`. */
+    readonly databaseUrl?: string;
+    readonly stateFile: string;
+    readonly lease: { readonly pollMs: number; readonly timeoutMs: number };
+    readonly restart: { readonly initialDelayMs: number; readonly maxDelayMs: number };
+    readonly catchUp: { readonly maxFires: number };
+    /** What a new version of a running workflow does: the default, and per workflow name or stored name. */
+    readonly update: { readonly default: UpdatePolicy; readonly workflows: Readonly<Record<string, UpdatePolicy>> };
   };
   readonly log: { readonly level: LogLevel };
 }
@@ -165,6 +178,18 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       prometheusPort: values.get(fixedKeys['loom.telemetry.prometheus.port']),
       samplingRatio: values.get(fixedKeys['loom.telemetry.sampling.ratio']),
       messageSamplingRatio: values.get(fixedKeys['loom.telemetry.messages.sampling.ratio']),
+    },
+    scheduler: {
+      ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.scheduler.database.url']) }),
+      stateFile: values.get(fixedKeys['loom.scheduler.stateFile']),
+      lease: leaseTimes(values),
+      restart: restartDelays(values),
+      catchUp: { maxFires: values.get(fixedKeys['loom.scheduler.catchUp.maxFires']) },
+      update: {
+        default: values.get(fixedKeys['loom.scheduler.update.default']),
+        // validated against updatePolicies by the spec's schema
+        workflows: values.map(updateWorkflowsSpec) as Record<string, UpdatePolicy>,
+      },
     },
     log: { level: values.get(fixedKeys['loom.log.level']) },
   };
@@ -276,6 +301,28 @@ function tlsFiles(values: Values): TlsConfig | undefined {
       'and TLS needs certFile, keyFile and caFile together or none of them',
     { key, source },
   );
+}
+
+function leaseTimes(values: Values): LoomConfig['scheduler']['lease'] {
+  const pollMs = values.get(fixedKeys['loom.scheduler.lease.pollMs']);
+  const timeoutMs = values.get(fixedKeys['loom.scheduler.lease.timeoutMs']);
+  const key = 'loom.scheduler.lease.timeoutMs';
+  if (timeoutMs < 2 * pollMs) {
+    const source = values.sourceOf(key) ?? DEFAULT_SOURCE;
+    throw new ConfigError(`${key}: expected at least twice loom.scheduler.lease.pollMs (${pollMs}), got ${timeoutMs} (from ${source})`, { key, source });
+  }
+  return { pollMs, timeoutMs };
+}
+
+function restartDelays(values: Values): LoomConfig['scheduler']['restart'] {
+  const initialDelayMs = values.get(fixedKeys['loom.scheduler.restart.initialDelayMs']);
+  const maxDelayMs = values.get(fixedKeys['loom.scheduler.restart.maxDelayMs']);
+  const key = 'loom.scheduler.restart.maxDelayMs';
+  if (maxDelayMs < initialDelayMs) {
+    const source = values.sourceOf(key) ?? DEFAULT_SOURCE;
+    throw new ConfigError(`${key}: expected at least loom.scheduler.restart.initialDelayMs (${initialDelayMs}), got ${maxDelayMs} (from ${source})`, { key, source });
+  }
+  return { initialDelayMs, maxDelayMs };
 }
 
 function otlpEndpoint(values: Values, env: NodeJS.ProcessEnv): string | undefined {

@@ -11,3 +11,4 @@ export * from './service-module.js';
 export * from './process.js';
 export * from './atomic-file.js';
 export * from './audit-client.js';
+export * from './keyed-lock.js';

@@ -8,6 +8,7 @@ import { healthCommand } from './commands/health.js';
 import { addAuditCommands } from './commands/audit.js';
 import { addExecutorCommands } from './commands/executor.js';
 import { addGraphCommands } from './commands/graph.js';
+import { addScheduleCommands } from './commands/schedules.js';
 import { addSecretsCommands } from './commands/secrets.js';
 import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
@@ -59,7 +60,9 @@ export function buildProgram(): Command {
     });
 
   addSecretsCommands(program);
-  addExecutorCommands(program, addWorkflowCommands(program));
+  const { workflow, schedule } = addWorkflowCommands(program);
+  addExecutorCommands(program, workflow);
+  addScheduleCommands(schedule);
   addAuditCommands(program);
   addGraphCommands(program);
 

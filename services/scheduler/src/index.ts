@@ -1,1 +1,14 @@
-export * from './scheduler.service.js';
+export { schedulerModule, createSchedulerInstance, schedulerImplementation, type SchedulerTestHooks } from './scheduler.service.js';
+export { Scheduler, type SchedulerOptions } from './scheduler.js';
+export { type Clock, systemClock, ManualClock } from './clock.js';
+export { CronSchedule, type MissedFires } from './cron-schedule.js';
+export { restartDelayMs, type BackoffPolicy } from './backoff.js';
+export { type FireEvent, type FireResult, NO_INLET_DETAIL } from './fire-runner.js';
+export { SCHEDULED_AT_HEADER, FIRE_KIND_HEADER } from './executor-port.js';
+export { FileStateStore } from './file-state-store.js';
+export { PostgresStateStore, schedulerMigrations, FIRE_RETENTION_DAYS } from './postgres-state-store.js';
+export { LEASE_LOCK_KEY } from './leadership.js';
+export { MISFIRE_MS } from './schedule-loop.js';
+export { HEALTHY_RUN_MS } from './run-supervisor.js';
+export * from './errors.js';
+export type { FireClaim, FireCounts, FireKind, FireOutcomeName, ScheduleRecord, SchedulerStateStore } from './state-store.js';

@@ -1,24 +1,230 @@
 import { status } from '@grpc/grpc-js';
-import { SchedulerService } from '@loom/contracts';
-import { probeEveryRpc, serveForTest } from '@loom/service-kit/testing';
+import { FireOutcome, WorkflowState } from '@loom/contracts';
+import { type Schedule } from '@loom/domain';
+import { call } from '@loom/service-kit';
+import { failure } from '@loom/service-kit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { schedulerModule } from '../src/index.js';
+import { NO_INLET_DETAIL } from '../src/index.js';
+import { FakeExecutor, FakeStore, type SchedulerHarness, startScheduler } from './harness.js';
+import { storedName } from './fake-store.js';
 
-const cleanups: (() => Promise<void>)[] = [];
+const harnesses: SchedulerHarness[] = [];
 afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
+  for (const harness of harnesses.splice(0)) await harness.stop();
 });
 
-describe('scheduler service', () => {
-  it('serves every RPC of its contract, each answering UNIMPLEMENTED with the capability still to come', async () => {
-    const running = await serveForTest([schedulerModule]);
-    cleanups.push(() => running.stop());
-    const outcomes = await probeEveryRpc(SchedulerService, `127.0.0.1:${running.port}`);
-    expect(Object.keys(outcomes)).toHaveLength(Object.keys(SchedulerService).length);
-    for (const [path, outcome] of Object.entries(outcomes)) {
-      expect(outcome.code, path).toBe(status.UNIMPLEMENTED);
-      expect(outcome.details, path).toMatch(new RegExp(`^not implemented yet: ${path.slice(1)} \\(.+\\)$`));
+async function serve(store: FakeStore, executor: FakeExecutor, overrides: string[] = []): Promise<SchedulerHarness> {
+  const harness = await startScheduler({ store, executor, overrides });
+  harnesses.push(harness);
+  return harness;
+}
+
+function everySecond(overlap: Schedule['overlap'], catchUp: Schedule['catchUp'] = 'NONE'): Schedule {
+  return { enabled: true, cron: '* * * * * *', timezone: 'Europe/Berlin', overlap, catchUp };
+}
+
+describe('auto-start and restart', () => {
+  it('starts every stored autoStart workflow without any call, and no other', async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    store.put(storedName('Ingest', 1), { autoStart: true });
+    store.put(storedName('Ingest', 2), { autoStart: true });
+    store.put(storedName('Manual', 3), { autoStart: false });
+    const harness = await serve(store, executor);
+    await expect.poll(() => executor.runs.length).toBe(2);
+    expect(executor.runs.map((run) => run.name).sort()).toEqual([storedName('Ingest', 1), storedName('Ingest', 2)]);
+
+    store.put(storedName('Late', 4), { autoStart: true });
+    await expect.poll(() => executor.current(storedName('Late', 4))?.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+    const { schedules } = await call(harness.client, 'listSchedules', {});
+    expect(schedules.map((schedule) => [schedule.workflowName, schedule.autoStart, schedule.runState])).toEqual([
+      [storedName('Ingest', 1), true, WorkflowState.WORKFLOW_STATE_RUNNING],
+      [storedName('Ingest', 2), true, WorkflowState.WORKFLOW_STATE_RUNNING],
+      [storedName('Late', 4), true, WorkflowState.WORKFLOW_STATE_RUNNING],
+    ]);
+  });
+
+  it('retries a workflow that throws at start with growing delays, attempts in ListSchedules and the log', async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const name = storedName('Webhook intake');
+    executor.behave(name, { failStarts: 4 });
+    store.put(name, { autoStart: true });
+    const harness = await serve(store, executor);
+
+    await expect.poll(() => executor.refused.length, { timeout: 5000 }).toBeGreaterThanOrEqual(3);
+    const [failing] = (await call(harness.client, 'listSchedules', {})).schedules;
+    expect(failing?.restartAttempts).toBeGreaterThanOrEqual(2);
+    expect(failing?.lastError).toContain('EADDRINUSE');
+    expect(failing?.nextRestartTime).toBeInstanceOf(Date);
+
+    await expect.poll(() => executor.current(name)?.state, { timeout: 5000 }).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+    const times = [...executor.refused.map((start) => start.at), executor.current(name)?.startedAt ?? 0];
+    const gaps = times.slice(1).map((time, index) => time - (times[index] as number));
+    expect(gaps).toHaveLength(4);
+    // 100, 200, 400, 800 ms less up to 20 % jitter: each longer than the one before
+    for (let index = 1; index < gaps.length; index++) expect(gaps[index]).toBeGreaterThan(gaps[index - 1] as number);
+    expect(gaps[0]).toBeGreaterThanOrEqual(75);
+
+    const retries = harness.logged().filter((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay');
+    expect(retries.map((entry) => entry.attempt)).toEqual([1, 2, 3, 4]);
+    expect(retries.map((entry) => entry.delayMs as number).every((delay, index, all) => index === 0 || delay > (all[index - 1] as number))).toBe(true);
+  });
+
+  it('restarts an autoStart run that FAILED after a backoff delay, and starts again at once what a restarted executor lost', async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const name = storedName('Long running');
+    store.put(name, { autoStart: true });
+    const harness = await serve(store, executor);
+    await expect.poll(() => executor.current(name)?.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+
+    executor.fail(name);
+    const failedAt = Date.now();
+    await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBe(2);
+    expect((executor.current(name)?.startedAt ?? 0) - failedAt).toBeGreaterThanOrEqual(75); // 100 ms less jitter
+    expect(harness.logged().find((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay')).toMatchObject({ workflow: name, attempt: 1, reason: 'run failed' });
+
+    executor.restart();
+    await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBe(1);
+    expect(harness.logged().filter((entry) => entry.msg === 'workflow started' && entry.reason === 'the executor no longer has the run')).toHaveLength(1);
+  });
+
+  it('restarts a running workflow when a new version is pushed, unless its update policy is keep', async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const restarted = storedName('Restarted', 1);
+    const kept = storedName('Kept', 2);
+    store.put(restarted, { autoStart: true });
+    store.put(kept, { autoStart: true });
+    await serve(store, executor, ['loom.scheduler.update.workflows.Kept=keep']);
+    await expect.poll(() => executor.runs.length).toBe(2);
+
+    store.put(restarted, { autoStart: true });
+    store.put(kept, { autoStart: true });
+    await expect.poll(() => executor.runsOf(restarted).length).toBe(2);
+    expect(executor.runsOf(restarted)[0]?.state).toBe(WorkflowState.WORKFLOW_STATE_STOPPED);
+    expect(executor.current(restarted)?.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+    expect(executor.runsOf(kept)).toHaveLength(1);
+    expect(executor.current(kept)?.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+  });
+});
+
+describe('overlap: every second, each run taking 2.5 s', () => {
+  it('SKIP never overlaps, QUEUE starts as the previous run ends, ALLOW sends trigger messages into the running one', { timeout: 20_000 }, async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const names = { SKIP: storedName('Skip'), QUEUE: storedName('Queue'), ALLOW: storedName('Allow') } as const;
+    for (const [overlap, name] of Object.entries(names) as [Schedule['overlap'], string][]) {
+      executor.behave(name, { runMs: 2500 });
+      store.put(name, { inlet: true, schedule: everySecond(overlap) });
     }
-    expect(outcomes['/loom.v1.Scheduler/TriggerNow']?.details).toContain('cron schedules and auto-start');
+    const harness = await serve(store, executor);
+    await new Promise((resolve) => setTimeout(resolve, 6500));
+    await harness.stop();
+    harnesses.splice(0);
+
+    const overlapping = (name: string): number => {
+      const runs = executor.runsOf(name);
+      return runs.filter((run, index) => index > 0 && run.startedAt < (runs[index - 1]?.endedAt ?? Infinity)).length;
+    };
+    const outcomes = (name: string): string[] => harness.fires.filter((fire) => fire.workflow === name).map((fire) => fire.outcome);
+
+    // SKIP: runs back to back, never two at once; the fires in between did nothing
+    expect(executor.runsOf(names.SKIP).length).toBeGreaterThanOrEqual(2);
+    expect(overlapping(names.SKIP)).toBe(0);
+    expect(outcomes(names.SKIP).filter((outcome) => outcome === 'skipped').length).toBeGreaterThanOrEqual(3);
+    expect(executor.publishes.filter((publish) => publish.name === names.SKIP)).toEqual([]);
+
+    // QUEUE: the queued fire starts the moment the run ends, never during it
+    const queued = executor.runsOf(names.QUEUE);
+    expect(queued.length).toBeGreaterThanOrEqual(2);
+    expect(overlapping(names.QUEUE)).toBe(0);
+    const handover = (queued[1]?.startedAt ?? 0) - (queued[0]?.endedAt ?? 0);
+    expect(handover).toBeGreaterThanOrEqual(0);
+    expect(handover).toBeLessThan(500);
+    expect(outcomes(names.QUEUE)).toContain('queued');
+
+    // ALLOW: fires during a run reach the running workflow as trigger messages, so work for the next fire overlaps the run
+    const published = executor.publishes.filter((publish) => publish.name === names.ALLOW);
+    expect(published.length).toBeGreaterThanOrEqual(3);
+    const runs = executor.runsOf(names.ALLOW);
+    const during = published.filter((publish) => runs.some((run) => run.startedAt < publish.at && publish.at < (run.endedAt ?? Infinity)));
+    expect(during).toHaveLength(published.length);
+    expect(published[0]?.body).toMatchObject({ schedule: { cron: '* * * * * *', timezone: 'Europe/Berlin', kind: 'cron' } });
+    expect(Date.parse(published[0]?.body.scheduledAt as string) % 1000).toBe(0);
+    expect(new Set(published.map((publish) => publish.messageId)).size).toBe(published.length);
+  });
+
+  it('ALLOW without an inlet skips, saying why', { timeout: 10_000 }, async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const name = storedName('No inlet');
+    store.put(name, { inlet: false, schedule: everySecond('ALLOW') });
+    const harness = await serve(store, executor);
+    await expect.poll(() => harness.fires.find((fire) => fire.outcome === 'skipped')?.detail, { timeout: 4000 }).toBe(NO_INLET_DETAIL);
+    expect(executor.runsOf(name)).toHaveLength(1);
+  });
+});
+
+describe('ListSchedules, PauseSchedule, ResumeSchedule, TriggerNow', () => {
+  it('lists next fire times, pauses and resumes, and fires on request under the overlap policy', { timeout: 15_000 }, async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const name = storedName('Nightly import');
+    store.put(name, { schedule: { enabled: true, cron: '0 0 3 * * *', timezone: 'Europe/Berlin', overlap: 'SKIP', catchUp: 'LATEST' } });
+    store.put(storedName('Unscheduled', 9), {});
+    const harness = await serve(store, executor);
+    await expect.poll(async () => (await call(harness.client, 'listSchedules', {})).schedules.length).toBe(1);
+
+    const [listed] = (await call(harness.client, 'listSchedules', {})).schedules;
+    expect(listed?.workflowName).toBe(name);
+    expect(listed?.schedule?.cron).toBe('0 0 3 * * *');
+    expect(listed?.leaseHolder).toMatch(/:\d+:[0-9a-f]{6}$/);
+    const next = listed?.nextFireTime as Date;
+    expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit', hour12: false }).format(next)).toBe('03:00');
+    expect(next.getTime() - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000 + 3600 * 1000);
+
+    const paused = await call(harness.client, 'pauseSchedule', { workflowName: 'Nightly import' });
+    expect(paused.status?.paused).toBe(true);
+    expect(paused.status?.nextFireTime).toBeUndefined();
+
+    const triggered = await call(harness.client, 'triggerNow', { workflowName: name });
+    expect(triggered.outcome).toBe(FireOutcome.FIRE_OUTCOME_STARTED);
+    expect(triggered.runId).toBe(executor.current(name)?.runId);
+    expect(executor.current(name)?.kind).toBe('manual');
+    const again = await call(harness.client, 'triggerNow', { workflowName: name });
+    expect(again.outcome).toBe(FireOutcome.FIRE_OUTCOME_SKIPPED);
+    expect(again.detail).toContain('SKIP: the previous run');
+
+    const resumed = await call(harness.client, 'resumeSchedule', { workflowName: name });
+    expect(resumed.status?.paused).toBe(false);
+    expect(resumed.status?.fires).toMatchObject({ started: 1, skipped: 1 });
+
+    expect((await failure(call(harness.client, 'pauseSchedule', { workflowName: 'No such workflow' }))).code).toBe(status.NOT_FOUND);
+    expect((await failure(call(harness.client, 'triggerNow', { workflowName: '' }))).code).toBe(status.INVALID_ARGUMENT);
+    store.put(storedName('Auto only', 5), { autoStart: true });
+    await expect.poll(() => executor.runsOf(storedName('Auto only', 5)).length).toBe(1);
+    const noSchedule = await failure(call(harness.client, 'triggerNow', { workflowName: 'Auto only' }));
+    expect(noSchedule.code).toBe(status.FAILED_PRECONDITION);
+    expect(noSchedule.details).toContain('has no schedule');
+  });
+
+  it('a paused schedule does not fire; resumed, it fires again without making up the pause', { timeout: 15_000 }, async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const name = storedName('Pausable');
+    executor.behave(name, { runMs: 0 });
+    store.put(name, { schedule: everySecond('SKIP', 'ALL') });
+    const harness = await serve(store, executor);
+    await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBeGreaterThanOrEqual(1);
+    await call(harness.client, 'pauseSchedule', { workflowName: name });
+    const before = executor.runsOf(name).length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(executor.runsOf(name).length).toBeLessThanOrEqual(before + 1); // a fire already past its claim may finish
+    const whilePaused = executor.runsOf(name).length;
+    await call(harness.client, 'resumeSchedule', { workflowName: name });
+    await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBe(whilePaused + 1);
+    expect(executor.runsOf(name).every((run) => run.kind === 'cron')).toBe(true);
   });
 });

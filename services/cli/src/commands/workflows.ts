@@ -42,8 +42,8 @@ function readWorkflowFile(file: string): string {
   }
 }
 
-/** `loom workflow push|list|get|delete` and `loom schedule set|get`; returns the `workflow` command for the executor's verbs. */
-export function addWorkflowCommands(program: Command): Command {
+/** `loom workflow push|list|get|delete` and `loom schedule set|get`; returns the `workflow` and `schedule` commands for the other services' verbs. */
+export function addWorkflowCommands(program: Command): { workflow: Command; schedule: Command } {
   const workflow = program.command('workflow').description('workflow configurations kept by the config store');
 
   workflow
@@ -137,5 +137,5 @@ export function addWorkflowCommands(program: Command): Command {
         if (stored !== undefined) process.stdout.write(serializeScheduleJson(scheduleFromProto(stored)));
       }),
     );
-  return workflow;
+  return { workflow, schedule };
 }

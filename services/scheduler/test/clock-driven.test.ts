@@ -1,0 +1,131 @@
+import { type Schedule } from '@loom/domain';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileStateStore, ManualClock } from '../src/index.js';
+import { FakeExecutor, FakeStore, type SchedulerHarness, scratchStateFile, startScheduler } from './harness.js';
+import { storedName } from './fake-store.js';
+
+// Time moves by hand here (ManualClock): a loop wakes at the cron time it asked for, with no waiting.
+
+const harnesses: SchedulerHarness[] = [];
+afterEach(async () => {
+  for (const harness of harnesses.splice(0)) await harness.stop();
+});
+
+function schedule(cron: string, catchUp: Schedule['catchUp'] = 'NONE', timezone = 'Europe/Berlin'): Schedule {
+  return { enabled: true, cron, timezone, overlap: 'SKIP', catchUp };
+}
+
+const iso = (dates: readonly Date[]): string[] => dates.map((date) => date.toISOString());
+
+describe('catch-up of fires missed while the scheduler was stopped', () => {
+  it('stopped for five fires: LATEST makes up one, ALL five, NONE none', async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const names = { LATEST: storedName('Latest'), ALL: storedName('All'), NONE: storedName('None') } as const;
+    for (const [catchUp, name] of Object.entries(names) as [Schedule['catchUp'], string][]) {
+      executor.behave(name, { runMs: 0 });
+      store.put(name, { schedule: schedule('* * * * * *', catchUp, 'UTC') });
+    }
+    const stateFile = scratchStateFile();
+    const clock = new ManualClock(new Date('2026-01-01T00:00:00.500Z'));
+
+    const first = await startScheduler({ store, executor, stateFile, clock });
+    await clock.untilWaiting(3);
+    await clock.advanceTo(new Date('2026-01-01T00:00:02.500Z'), 3);
+    const before = first.fires.map((fire) => [fire.workflow, fire.scheduledAt.toISOString(), fire.kind]);
+    expect(before).toHaveLength(6);
+    await first.stop();
+
+    // down while 00:03 … 00:07 pass: five fires missed
+    await clock.advanceTo(new Date('2026-01-01T00:00:07.500Z'), 0);
+    const second = await startScheduler({ store, executor, stateFile, clock });
+    harnesses.push(second);
+    await clock.untilWaiting(3);
+    const caughtUp = (name: string): string[] => second.fires.filter((fire) => fire.workflow === name && fire.kind === 'catch-up').map((fire) => fire.scheduledAt.toISOString());
+    expect(caughtUp(names.LATEST)).toEqual(['2026-01-01T00:00:07.000Z']);
+    expect(caughtUp(names.ALL)).toEqual(['03', '04', '05', '06', '07'].map((second) => `2026-01-01T00:00:${second}.000Z`));
+    expect(caughtUp(names.NONE)).toEqual([]);
+    expect(second.fires.every((fire) => fire.outcome === 'started')).toBe(true);
+    const missedLog = second.logged().find((entry) => entry.workflow === names.NONE && entry.catchUp === 'NONE');
+    expect(missedLog?.msg).toMatch(/not made up/);
+
+    // and then on as usual, each from 00:08 on
+    await clock.advanceTo(new Date('2026-01-01T00:00:08.500Z'), 3);
+    for (const name of Object.values(names)) {
+      expect(second.fires.filter((fire) => fire.workflow === name && fire.kind === 'cron').map((fire) => fire.scheduledAt.toISOString())).toEqual(['2026-01-01T00:00:08.000Z']);
+    }
+  });
+});
+
+describe('a fire claimed by a scheduler that stopped before it acted', () => {
+  it('is carried out by the next scheduler, once', async () => {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    const name = storedName('Interrupted');
+    store.put(name, { schedule: schedule('0 0 * * * *', 'NONE', 'UTC') });
+    const stateFile = scratchStateFile();
+    const clock = new ManualClock(new Date('2026-01-01T10:00:00.200Z'));
+    const state = await FileStateStore.open(stateFile);
+    const claim = { workflow: name, scheduledAt: new Date('2026-01-01T10:00:00Z'), kind: 'cron' as const, holder: 'a scheduler that died', claimedAt: new Date('2026-01-01T10:00:00.010Z') };
+    expect(await state.claim(claim)).toBe(true);
+    await state.close();
+
+    const harness = await startScheduler({ store, executor, stateFile, clock });
+    harnesses.push(harness);
+    await expect.poll(() => executor.runsOf(name).map((run) => run.scheduledAt)).toEqual(['2026-01-01T10:00:00.000Z']);
+    await expect.poll(() => harness.fires.map((fire) => [fire.scheduledAt.toISOString(), fire.outcome])).toEqual([['2026-01-01T10:00:00.000Z', 'started']]);
+    expect(await (await FileStateStore.open(stateFile)).unfinished()).toEqual([]);
+  });
+});
+
+describe('time zones', () => {
+  async function firesBetween(crons: Record<string, string>, from: string, to: string): Promise<Record<string, string[]>> {
+    const store = new FakeStore();
+    const executor = new FakeExecutor();
+    for (const [base, cron] of Object.entries(crons)) {
+      executor.behave(storedName(base), { runMs: 0 });
+      store.put(storedName(base), { schedule: schedule(cron) });
+    }
+    const clock = new ManualClock(new Date(from));
+    const harness = await startScheduler({ store, executor, clock });
+    harnesses.push(harness);
+    const loops = Object.keys(crons).length;
+    await clock.untilWaiting(loops);
+    await clock.advanceTo(new Date(to), loops);
+    // every fire started a run whose StartWorkflow named that fire
+    expect(executor.runs.map((run) => run.scheduledAt).sort()).toEqual(harness.fires.map((fire) => fire.scheduledAt.toISOString()).sort());
+    return Object.fromEntries(Object.keys(crons).map((base) => [base, iso(harness.fires.filter((fire) => fire.workflow === storedName(base)).map((fire) => fire.scheduledAt))]));
+  }
+
+  it('fires at the right instants when Europe/Berlin springs forward (02:00 → 03:00 on 29 March 2026)', async () => {
+    const fires = await firesBetween({ Daily: '0 30 2 * * *', Halfhourly: '0 */30 * * * *' }, '2026-03-28T23:10:00Z', '2026-03-29T02:10:00Z');
+    // 02:30 does not exist that night: the fixed-time job runs at the first valid time after the gap, 03:00 CEST
+    expect(fires.Daily).toEqual(['2026-03-29T01:00:00.000Z']);
+    // the interval job skips the gap: 00:30, 01:00, 01:30 CET, then 03:00, 03:30, 04:00 CEST
+    expect(fires.Halfhourly).toEqual([
+      '2026-03-28T23:30:00.000Z',
+      '2026-03-29T00:00:00.000Z',
+      '2026-03-29T00:30:00.000Z',
+      '2026-03-29T01:00:00.000Z',
+      '2026-03-29T01:30:00.000Z',
+      '2026-03-29T02:00:00.000Z',
+    ]);
+  });
+
+  it('fires at the right instants when Europe/Berlin falls back (03:00 → 02:00 on 25 October 2026)', async () => {
+    const fires = await firesBetween({ Daily: '0 30 2 * * *', Halfhourly: '0 */30 * * * *' }, '2026-10-24T23:10:00Z', '2026-10-25T03:10:00Z');
+    // 02:30 happens twice; the fixed-time job runs once, at the first (CEST)
+    expect(fires.Daily).toEqual(['2026-10-25T00:30:00.000Z']);
+    // the interval job runs at both 02:00 and both 02:30
+    expect(fires.Halfhourly).toEqual([
+      '2026-10-24T23:30:00.000Z',
+      '2026-10-25T00:00:00.000Z',
+      '2026-10-25T00:30:00.000Z',
+      '2026-10-25T01:00:00.000Z',
+      '2026-10-25T01:30:00.000Z',
+      '2026-10-25T02:00:00.000Z',
+      '2026-10-25T02:30:00.000Z',
+      '2026-10-25T03:00:00.000Z',
+    ]);
+  });
+});
