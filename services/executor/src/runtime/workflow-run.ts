@@ -192,45 +192,59 @@ export class WorkflowRun {
   private async build(): Promise<void> {
     const { factories, logger } = this.options;
     const capacity = this.options.queueCapacity ?? DEFAULT_QUEUE_CAPACITY;
-    for (const [index, instance] of this.workflow.components.entries()) {
-      const factory = factories.get(instance.component.qualifiedName);
-      if (factory === undefined) {
-        throw new WorkflowRunError(`components[${index}] (${instance.name}): component kind ${instance.component.qualifiedName} cannot run in this executor yet`);
+    const creations: Promise<void>[] = [];
+    try {
+      for (const [index, instance] of this.workflow.components.entries()) {
+        const factory = factories.get(instance.component.qualifiedName);
+        if (factory === undefined) {
+          throw new WorkflowRunError(`components[${index}] (${instance.name}): component kind ${instance.component.qualifiedName} cannot run in this executor yet`);
+        }
+        const options = optionsOf(instance);
+        const takesMessages = factory.kind === 'processor';
+        const has = (name: string): boolean => instance.component.options.some((option) => option.name === name) || instance.options.some((option) => option.name === name);
+        const concurrency = has('concurrency') ? options.integer('concurrency') : 1;
+        if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+          throw ValidationError.of(`components[${index}].options.concurrency`, `must be between 1 and ${MAX_CONCURRENCY}`, 'INVALID_VALUE');
+        }
+        const node: Node = {
+          instance,
+          counters: { name: instance.name, messagesIn: 0, messagesOut: 0, messagesFailed: 0, messagesRetried: 0, queueDepth: 0, lastError: '' },
+          downstream: [],
+          failureHandler: undefined,
+          maxRetry: has('max_retry') ? options.integer('max_retry') : 0,
+          delayMs: has('delay') ? options.integer('delay') : 0,
+          storeError: has('store_error_content') ? options.boolean('store_error_content') : true,
+          storeMessage: has('store_message_content') ? options.boolean('store_message_content') : true,
+          concurrency,
+          queue: takesMessages ? new BoundedQueue<LoomMessage>(`component '${instance.name}'`, capacity) : undefined,
+          workers: [],
+        };
+        this.nodes.set(instance.name, node);
+        const context: ComponentContext = {
+          name: instance.name,
+          instance,
+          options,
+          resource: instance.resource ?? undefined,
+          workflowName: this.workflow.name,
+          logger: logger.child({ workflow: this.workflow.name, component: instance.name }),
+          signal: this.controller.signal,
+          dryRun: this.options.dryRun ?? false,
+        };
+        // components are built side by side: a Python interpreter or a graph connection takes a while to come up
+        creations.push(
+          factory.kind === 'processor'
+            ? factory.create(context).then((processor) => void (node.processor = processor))
+            : factory.create(context).then((source) => void (node.source = source)),
+        );
       }
-      const options = optionsOf(instance);
-      const takesMessages = factory.kind === 'processor';
-      const has = (name: string): boolean => instance.component.options.some((option) => option.name === name) || instance.options.some((option) => option.name === name);
-      const concurrency = has('concurrency') ? options.integer('concurrency') : 1;
-      if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-        throw ValidationError.of(`components[${index}].options.concurrency`, `must be between 1 and ${MAX_CONCURRENCY}`, 'INVALID_VALUE');
-      }
-      const node: Node = {
-        instance,
-        counters: { name: instance.name, messagesIn: 0, messagesOut: 0, messagesFailed: 0, messagesRetried: 0, queueDepth: 0, lastError: '' },
-        downstream: [],
-        failureHandler: undefined,
-        maxRetry: has('max_retry') ? options.integer('max_retry') : 0,
-        delayMs: has('delay') ? options.integer('delay') : 0,
-        storeError: has('store_error_content') ? options.boolean('store_error_content') : true,
-        storeMessage: has('store_message_content') ? options.boolean('store_message_content') : true,
-        concurrency,
-        queue: takesMessages ? new BoundedQueue<LoomMessage>(`component '${instance.name}'`, capacity) : undefined,
-        workers: [],
-      };
-      this.nodes.set(instance.name, node);
-      const context: ComponentContext = {
-        name: instance.name,
-        instance,
-        options,
-        resource: instance.resource ?? undefined,
-        workflowName: this.workflow.name,
-        logger: logger.child({ workflow: this.workflow.name, component: instance.name }),
-        signal: this.controller.signal,
-        dryRun: this.options.dryRun ?? false,
-      };
-      if (factory.kind === 'processor') node.processor = await factory.create(context);
-      else node.source = await factory.create(context);
+    } catch (error) {
+      // a bad option of a later component: those already being built finish, so they can be closed
+      await Promise.allSettled(creations);
+      throw error;
     }
+    // every creation settles before the first failure is thrown, so closeComponents sees all that were built
+    const failure = (await Promise.allSettled(creations)).find((result) => result.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
     for (const link of this.workflow.links) {
       const from = this.nodes.get(link.from);
       const to = this.nodes.get(link.to);
