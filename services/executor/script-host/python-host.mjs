@@ -200,6 +200,8 @@ def __loom_install(setup):
     limit = sys.setrecursionlimit
     limit(min(sys.getrecursionlimit(), 900))
     if policy:
+        # relative paths land in the private temp directory, the one place a script may write
+        os.chdir(write)
         # no module that bridges to JavaScript or to the machine stays loaded for the script to pick up
         for name in list(sys.modules):
             if name.split('.')[0] in bridges:

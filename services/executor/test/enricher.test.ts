@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -39,6 +40,7 @@ function contextFor(kind: string, options: Record<string, unknown>, name = 'comp
     logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
     signal: new AbortController().signal,
     dryRun: false,
+    privateDirectory: () => tmpdir(),
   };
   return { context, raw, lines };
 }

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { Writable } from 'node:stream';
@@ -30,6 +31,7 @@ function contextFor(script: string, role: 'transformer' | 'filter', name = 'scri
     logger,
     signal: new AbortController().signal,
     dryRun: false,
+    privateDirectory: () => tmpdir(),
   };
 }
 

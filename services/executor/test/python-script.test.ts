@@ -1,4 +1,5 @@
-import { writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -14,13 +15,16 @@ import { INSTALLATION_DIR, outermost, pythonSandbox } from '../src/scripts/sandb
 import { instance as instanceOf } from './workflows.js';
 
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+// the workflow's private temp directory, as a run would make it
+const privateDir = mkdtempSync(join(tmpdir(), 'loom-workflow-'));
+afterAll(() => rmSync(privateDir, { recursive: true, force: true }));
 const LIMITS: PythonLimits = { memoryLimitMb: 256, timeoutMs: 2_000 };
 
 function contextFor(script: string, role: 'transformer' | 'filter'): ComponentContext {
   const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
   const name = `python_${role}`;
   const instance = instanceOf(kind, name, { script, language: 'python' });
-  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false };
+  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false, privateDirectory: () => privateDir };
 }
 
 const processors: Processor[] = [];
@@ -90,6 +94,12 @@ describe('Python transformer and filter', () => {
   it('under the policy reads a configuration file under the installation directory', async () => {
     const processor = await processorFor(`import json\nwith open('${configDir}/settings.json') as f:\n    return {**body, **json.load(f)}`);
     expect(await run(processor, { n: 1 })).toEqual([{ ok: true, outputs: [expect.objectContaining({ body: { n: 1, greeting: 'hello' } })] }]);
+  });
+
+  it("under the policy writes and reads back files in the workflow's private temp directory, its working directory", async () => {
+    const processor = await processorFor("import os\nwith open('notes.txt', 'w') as f:\n    f.write(body['text'])\nwith open(os.path.join(os.getcwd(), 'notes.txt')) as f:\n    return {'read': f.read(), 'cwd': os.getcwd()}");
+    expect(await run(processor, { text: 'kept' })).toEqual([{ ok: true, outputs: [expect.objectContaining({ body: { read: 'kept', cwd: privateDir } })] }]);
+    expect(readFileSync(join(privateDir, 'notes.txt'), 'utf8')).toBe('kept');
   });
 
   it('fails a message over the time limit alone, and the next message runs on a fresh interpreter', async () => {

@@ -39,6 +39,7 @@ function contextFor(kind: string, options: Record<string, unknown>, name = 'comp
     logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
     signal: controller.signal,
     dryRun: false,
+    privateDirectory: () => tmpdir(),
   };
   return { context, lines, controller };
 }

@@ -83,6 +83,8 @@ export interface ComponentContext {
   readonly signal: AbortSignal;
   /** True in DryRun: no side effects outside the process. */
   readonly dryRun: boolean;
+  /** The workflow run's private temp directory, created at first call and removed when the run ends. */
+  readonly privateDirectory: () => string;
 }
 
 /** Builds the runtime of one component kind. */

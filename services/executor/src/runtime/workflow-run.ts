@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ComponentInstance, FailedPreconditionError, NotFoundError, ValidationError, type WorkflowConfiguration } from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
@@ -97,6 +100,7 @@ export class WorkflowRun {
   private idle: (() => void) | undefined;
   private lastError = '';
   private readonly tracing: RunTracing;
+  private privateDir: string | undefined;
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
@@ -113,6 +117,7 @@ export class WorkflowRun {
       await run.startSources();
     } catch (error) {
       await run.closeComponents();
+      run.removePrivateDirectory();
       run.setState('FAILED', undefined, String(error instanceof Error ? error.message : error));
       run.tracing.end('FAILED', run.lastError);
       throw error;
@@ -164,9 +169,21 @@ export class WorkflowRun {
     for (const node of this.nodes.values()) node.queue?.close();
     await Promise.allSettled([...this.nodes.values()].flatMap((node) => node.workers));
     await this.closeComponents();
+    this.removePrivateDirectory();
     this.setState('STOPPED');
     this.tracing.end('STOPPED', drained ? undefined : 'messages were still in flight at the drain deadline');
     return drained;
+  }
+
+  /** The run's private temp directory (scripts may write only there), made at first use. */
+  private privateDirectory(): string {
+    this.privateDir ??= mkdtempSync(join(tmpdir(), 'loom-workflow-'));
+    return this.privateDir;
+  }
+
+  private removePrivateDirectory(): void {
+    if (this.privateDir !== undefined) rmSync(this.privateDir, { recursive: true, force: true });
+    this.privateDir = undefined;
   }
 
   /** Resolves once no message is in flight (true), or at the deadline (false). */
@@ -229,6 +246,7 @@ export class WorkflowRun {
           logger: logger.child({ workflow: this.workflow.name, component: instance.name }),
           signal: this.controller.signal,
           dryRun: this.options.dryRun ?? false,
+          privateDirectory: () => this.privateDirectory(),
         };
         // components are built side by side: a Python interpreter or a graph connection takes a while to come up
         creations.push(

@@ -1,6 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { type Readable, type Writable } from 'node:stream';
 import { FailedPreconditionError, UnavailableError } from '@loom/domain';
@@ -46,8 +44,7 @@ export async function createPythonProcessor(
   sandbox: PythonSandbox,
 ): Promise<Processor> {
   const script = context.options.string('script');
-  const privateDir = mkdtempSync(`${tmpdir()}/loom-script-`);
-  const processor = new PythonProcessor(context, role, limits, sandbox, script, privateDir);
+  const processor = new PythonProcessor(context, role, limits, sandbox, script, context.privateDirectory());
   try {
     await processor.start();
   } catch (error) {
@@ -205,7 +202,6 @@ class PythonProcessor implements Processor {
       const exited = await Promise.race([host.exited, new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2_000).unref())]);
       if (exited === 'late') host.kill();
     }
-    rmSync(this.privateDir, { recursive: true, force: true });
   }
 }
 
