@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SecretsClient, WorkflowStoreClient } from '@loom/contracts';
-import { COMPONENT_KINDS, findComponentDefinition, findResourceDefinition, RESOURCE_KINDS, serializeWorkflowJson, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance as component, findResourceDefinition, RESOURCE_KINDS, serializeWorkflowJson, workflowToProto } from '@loom/domain';
 import { call, createClient, writeFilesAtomic } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { configStoreModule } from '@loom/config-store';
@@ -14,17 +14,6 @@ import { secretsModule } from '@loom/secrets';
 const SEQUENTIAL = 500;
 const CONCURRENT_WORKFLOWS = 8;
 const CONCURRENT_ROUNDS = 60;
-
-function component(kind, name, options) {
-  return {
-    name,
-    component: findComponentDefinition(kind),
-    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
-    resource: null,
-    skill: null,
-    skillConfiguration: { inputs: {}, outputs: {} },
-  };
-}
 
 /** inlet → 8 × (JavaScript transformer → filter) → logger → graph database writer, a logger as failure handler: 20 components. */
 function typicalWorkflow(name) {

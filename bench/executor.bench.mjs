@@ -4,8 +4,9 @@
 // Both count messages taken in and fully processed per second (half are filtered out); both sinks only count.
 import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, findComponentDefinition } from '@loom/domain';
-import { componentFactories, outcome, WorkflowRun } from '@loom/executor';
+import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
+import { componentFactories, WorkflowRun } from '@loom/executor';
+import { countingSink } from './counting-sink.mjs';
 import { createLogger } from '@loom/telemetry';
 import { measureNodeRed, samplePayload, stopNodeRed } from './node-red-baseline.mjs';
 
@@ -16,27 +17,11 @@ const LOOM_FILTER = 'return body.words > 3;';
 const NODE_RED_TRANSFORM = 'msg.payload = { ...msg.payload, title: String(msg.payload.title).toUpperCase(), words: String(msg.payload.text).split(" ").length }; return msg;';
 const NODE_RED_FILTER = 'return msg.payload.words > 3 ? msg : null;';
 
-function instance(kind, name, options = {}) {
-  return { name, component: findComponentDefinition(kind), options: Object.entries(options).map(([option, value]) => ({ name: option, value })), resource: null, skill: null, skillConfiguration: { inputs: {}, outputs: {} } };
-}
-
-const sink = { count: 0, target: Infinity, reached: undefined };
-const countingSink = {
-  kind: 'processor',
-  create: () =>
-    Promise.resolve({
-      process(batch) {
-        sink.count += batch.length;
-        if (sink.count >= sink.target) sink.reached?.();
-        return Promise.resolve(batch.map(() => outcome.none()));
-      },
-      close: () => Promise.resolve(),
-    }),
-};
+const sink = countingSink();
 
 async function measureLoom() {
   const factories = new Map(componentFactories(loadConfig({ env: {} })));
-  factories.set(COMPONENT_KINDS.LOGGER, countingSink);
+  factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
   const workflow = {
     name: 'bench',
     autoStart: false,
@@ -53,9 +38,7 @@ async function measureLoom() {
   const run = await WorkflowRun.start(workflow, { factories, logger });
   const signal = new AbortController().signal;
   const feed = async (count, offset) => {
-    const arrived = new Promise((resolve) => (sink.reached = resolve));
-    sink.count = 0;
-    sink.target = count / 2;
+    const arrived = sink.expect(count / 2);
     for (let index = 0; index < count; index++) await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
     await arrived;
   };

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, findComponentDefinition, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { componentFactories, GraphStores, outcome, WorkflowRun } from '@loom/executor';
 import { startEmbeddedGraph, toBatchQuery } from '@loom/graph';
 import { createLogger } from '@loom/telemetry';
@@ -33,10 +33,6 @@ const COUNT_CYPHER = 'MATCH (n:Item) RETURN count(n) AS nodes';
 const cypherSql = (graph, cypher, columns = 'result ag_catalog.agtype') => `SELECT * FROM ag_catalog.cypher('${graph}', $$ ${cypher} $$, $1) AS (${columns})`;
 
 const node = (index) => ({ id: index, name: `item ${index}`, score: (index % 1000) / 10 });
-
-function instance(kind, name, options = {}) {
-  return { name, component: findComponentDefinition(kind), options: Object.entries(options).map(([option, value]) => ({ name: option, value })), resource: null, skill: null, skillConfiguration: { inputs: {}, outputs: {} } };
-}
 
 // a message that fails in the writer never reaches the sink: failures count too, so a failing run ends (and says so)
 const sink = { count: 0, failed: 0, target: Infinity, reached: undefined };

@@ -6,8 +6,9 @@
 // the Python flow at 0.5x Node-RED's or better.
 import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, findComponentDefinition } from '@loom/domain';
-import { componentFactories, outcome, WorkflowRun } from '@loom/executor';
+import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
+import { componentFactories, WorkflowRun } from '@loom/executor';
+import { countingSink } from './counting-sink.mjs';
 import { createLogger } from '@loom/telemetry';
 import { measureNodeRed, samplePayload, stopNodeRed } from './node-red-baseline.mjs';
 
@@ -26,28 +27,12 @@ const SCRIPTS = {
 const NODE_RED_TRANSFORM = 'msg.payload = { ...msg.payload, title: String(msg.payload.title).toUpperCase(), words: String(msg.payload.text).split(" ").length }; return msg;';
 const NODE_RED_FILTER = 'return msg.payload.words > 3 ? msg : null;';
 
-function instance(kind, name, options = {}) {
-  return { name, component: findComponentDefinition(kind), options: Object.entries(options).map(([option, value]) => ({ name: option, value })), resource: null, skill: null, skillConfiguration: { inputs: {}, outputs: {} } };
-}
-
-const sink = { count: 0, target: Infinity, reached: undefined };
-const countingSink = {
-  kind: 'processor',
-  create: () =>
-    Promise.resolve({
-      process(batch) {
-        sink.count += batch.length;
-        if (sink.count >= sink.target) sink.reached?.();
-        return Promise.resolve(batch.map(() => outcome.none()));
-      },
-      close: () => Promise.resolve(),
-    }),
-};
+const sink = countingSink();
 
 async function measure(language) {
   const config = loadConfig({ env: {}, overrides: ['loom.experimental.enabled=true'] });
   const factories = new Map(componentFactories(config));
-  factories.set(COMPONENT_KINDS.LOGGER, countingSink);
+  factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
   const { transform, filter } = SCRIPTS[language];
   const workflow = {
     name: `bench ${language}`,
@@ -68,18 +53,14 @@ async function measure(language) {
   const startMs = performance.now() - starting;
 
   // the first message after start: a long article, so it passes the filter
-  sink.count = 0;
-  sink.target = 1;
-  const first = new Promise((resolve) => (sink.reached = resolve));
+  const first = sink.expect(1);
   const sent = performance.now();
   await run.publish('in', { id: 'first', body: { title: 'first', text: 'a long enough first article' }, headers: {} }, signal);
   await first;
   const firstMs = performance.now() - sent;
 
   const feed = async (count, offset) => {
-    const arrived = new Promise((resolve) => (sink.reached = resolve));
-    sink.count = 0;
-    sink.target = count / 2;
+    const arrived = sink.expect(count / 2);
     for (let index = 0; index < count; index++) await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
     await arrived;
   };

@@ -9,16 +9,12 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SchedulerClient, WorkflowState } from '@loom/contracts';
-import { COMPONENT_KINDS, findComponentDefinition, serializeWorkflowJson } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance as instance, serializeWorkflowJson } from '@loom/domain';
 import { call, createClient } from '@loom/service-kit';
 
 const WORKFLOWS = Number(process.env.BENCH_WORKFLOWS ?? 1000);
 const TARGET_MS = 3000;
 const loomMain = join(dirname(fileURLToPath(import.meta.url)), '..', 'services', 'cli', 'dist', 'main.js');
-
-function instance(kind, name) {
-  return { name, component: findComponentDefinition(kind), options: [], resource: null, skill: null, skillConfiguration: { inputs: {}, outputs: {} } };
-}
 
 /** Writes the workflow files (again: a push of autoStart on). */
 function writeWorkflows(root, autoStart) {

@@ -3,8 +3,10 @@
 // nobody trusts (see validate-workflow.ts). The data below is frozen; every exported function
 // hands out copies, so a caller can change what it gets without touching the catalog.
 
+import { NotFoundError } from './errors.js';
 import type {
   ComponentDefinition,
+  ComponentInstance,
   ComponentTypeName,
   OptionDefinition,
   OptionTypeName,
@@ -424,6 +426,23 @@ export function frozenResourceDefinition(qualifiedName: string): Readonly<Resour
 export function findComponentDefinition(qualifiedName: string): ComponentDefinition | undefined {
   const entry = components.get(qualifiedName);
   return entry === undefined ? undefined : structuredClone(entry.definition);
+}
+
+/**
+ * A new instance of a catalog kind with these option values (in their order), no resource and no
+ * skill: how tests, benchmarks and tools build workflows. NotFoundError for a kind not in the catalog.
+ */
+export function componentInstance(qualifiedName: string, name: string, options: Readonly<Record<string, unknown>> = {}): ComponentInstance {
+  const component = findComponentDefinition(qualifiedName);
+  if (component === undefined) throw new NotFoundError('component kind', qualifiedName);
+  return {
+    name,
+    component,
+    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
+    resource: null,
+    skill: null,
+    skillConfiguration: { inputs: {}, outputs: {} },
+  };
 }
 
 /**

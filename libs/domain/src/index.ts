@@ -43,6 +43,7 @@ export {
   type ValueConstraint,
   componentCatalog,
   findComponentDefinition,
+  componentInstance,
   catalogFor,
   resourceCatalog,
   findResourceDefinition,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { AssertionError } from 'node:assert';
+import { Writable } from 'node:stream';
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { loadConfig } from '@loom/config';
 import { createLogger, type Logger } from '@loom/telemetry';
@@ -81,4 +82,16 @@ export async function startServiceProcess(main: string, overrides: readonly stri
     child.on('exit', (code) => reject(new AssertionError({ message: `${main} exited with ${code} before listening: ${stderr.join('')}` })));
   });
   return { process: child, address: `127.0.0.1:${port}` };
+}
+
+/** A debug logger whose JSON lines are kept in `lines` as they are written, for assertions on what was logged. */
+export function capturedLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+      callback();
+    },
+  });
+  return { logger: createLogger({ level: 'debug', destination }), lines };
 }

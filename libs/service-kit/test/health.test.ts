@@ -2,7 +2,7 @@ import { credentials, makeGenericClientConstructor, Metadata, type ClientReadabl
 import { SecretsService } from '@loom/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Authenticator, healthDefinition, LoomServer, unimplemented } from '../src/index.js';
-import { capturedLogger } from './helpers.js';
+import { capturedLogger } from '../src/testing.js';
 
 interface HealthClient {
   Check(request: { service: string }, callback: (error: ServiceError | null, response?: { status: string }) => void): void;

@@ -6,7 +6,7 @@ import { credentials, ServerCredentials, status, type ServiceError } from '@grpc
 import { SecretsClient, SecretsService } from '@loom/contracts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator, call, createClient, LoomServer, unimplemented } from '../src/index.js';
-import { capturedLogger } from './helpers.js';
+import { capturedLogger } from '../src/testing.js';
 
 let dir: string;
 const openssl = (...args: string[]): void => {

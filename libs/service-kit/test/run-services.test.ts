@@ -5,7 +5,7 @@ import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, createClient, type RunningServices, type ServiceModule, startServices, unimplemented } from '../src/index.js';
-import { capturedLogger } from './helpers.js';
+import { capturedLogger } from '../src/testing.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

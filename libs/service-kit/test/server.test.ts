@@ -11,7 +11,7 @@ import {
   LoomServer,
   unimplemented,
 } from '../src/index.js';
-import { capturedLogger } from './helpers.js';
+import { capturedLogger } from '../src/testing.js';
 
 const executorToken = 'executor-token-0123456789';
 const storeToken = 'config-store-token-0123456789';
@@ -21,7 +21,7 @@ type Secrets = ReturnType<typeof unimplemented<typeof SecretsService>>;
 interface Harness {
   server: LoomServer;
   address: string;
-  lines: () => string[];
+  lines: string[];
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -97,7 +97,7 @@ describe('error mapping', () => {
     expect(error.details).toMatch(/^internal error \(reference [0-9a-f-]{36}\)$/);
     expect(error.details).not.toContain('hunter2');
     const reference = /reference ([0-9a-f-]{36})/.exec(error.details)?.[1];
-    expect(lines().some((line) => line.includes(reference!) && line.includes('unhandled error'))).toBe(true);
+    expect(lines.some((line) => line.includes(reference!) && line.includes('unhandled error'))).toBe(true);
   });
 
   it('answers UNIMPLEMENTED naming the missing capability', async () => {

@@ -1,24 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMPONENT_KINDS, type ComponentInstance, findComponentDefinition, type Schedule, serializeScheduleJson, serializeWorkflowJson } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance, type Schedule, serializeScheduleJson, serializeWorkflowJson } from '@loom/domain';
 
 /** A uuid for test workflow `index`. */
 export function uuid(index: number): string {
   return `5c4e0d2a-0000-4000-8000-${String(index).padStart(12, '0')}`;
 }
 
-function instance(kind: string, name: string, options: Record<string, unknown> = {}): ComponentInstance {
-  const component = findComponentDefinition(kind);
-  if (component === undefined) throw new Error(`no component kind ${kind}`);
-  return {
-    name,
-    component,
-    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
-    resource: null,
-    skill: null,
-    skillConfiguration: { inputs: {}, outputs: {} },
-  };
-}
+const instance = componentInstance;
 
 /** The inlet of every workflow written here. */
 export const INLET = `Ticks_${uuid(900)}`;

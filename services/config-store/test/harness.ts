@@ -1,14 +1,12 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { status } from '@grpc/grpc-js';
 import { SecretsClient, WorkflowStoreClient } from '@loom/contracts';
 import { parseWorkflowJson, type WorkflowConfiguration } from '@loom/domain';
 import { createClient, type RunningServices } from '@loom/service-kit';
-import { serveForTest } from '@loom/service-kit/testing';
+import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { secretsModule } from '@loom/secrets';
-import { createLogger } from '@loom/telemetry';
 import { configStoreModule } from '../src/index.js';
 
 export const storeToken = 'config-store-token-0123456789ab';
@@ -51,16 +49,7 @@ export function overridesFor(dirs: Scratch, extra: readonly string[] = []): stri
 }
 
 export async function startStore(dirs: Scratch, extra: readonly string[] = [], modules = [secretsModule, configStoreModule]): Promise<StoreHarness> {
-  const logLines: string[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
-        callback();
-      },
-    }),
-  });
+  const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(modules, overridesFor(dirs, extra), { logger });
   const address = `127.0.0.1:${running.port}`;
   const store = createClient(WorkflowStoreClient, address, { retry: false });

@@ -1,15 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { auditModule } from '@loom/audit';
 import { configStoreModule } from '@loom/config-store';
 import { AuditClient, ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
 import { createClient, type RunningServices } from '@loom/service-kit';
-import { serveForTest } from '@loom/service-kit/testing';
-import { createLogger } from '@loom/telemetry';
+import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { executorModule } from '../src/index.js';
 import { instance, workflowOf } from './workflows.js';
 
@@ -34,16 +32,7 @@ export interface ExecutorHarness {
 
 export async function startExecutor(extra: readonly string[] = []): Promise<ExecutorHarness> {
   const root = mkdtempSync(join(tmpdir(), 'loom-executor-'));
-  const logLines: string[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
-        callback();
-      },
-    }),
-  });
+  const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(
     [secretsModule, configStoreModule, auditModule, executorModule],
     [

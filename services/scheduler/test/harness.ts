@@ -1,11 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { SchedulerClient } from '@loom/contracts';
 import { createClient, type RunningServices } from '@loom/service-kit';
-import { serveForTest } from '@loom/service-kit/testing';
-import { createLogger } from '@loom/telemetry';
+import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { type Clock, createSchedulerInstance, type FireEvent, type Scheduler, schedulerModule } from '../src/index.js';
 import { FakeExecutor } from './fake-executor.js';
 import { FakeStore } from './fake-store.js';
@@ -42,16 +40,7 @@ export function scratchStateFile(): string {
 
 /** Serves the scheduler beside the fakes; restart delays are short (100 ms doubling to 2 s). */
 export async function startScheduler(options: HarnessOptions): Promise<SchedulerHarness> {
-  const logLines: string[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
-        callback();
-      },
-    }),
-  });
+  const { logger, lines: logLines } = capturedLogger();
   const fires: FireEvent[] = [];
   let scheduler: Scheduler | undefined;
   const module = {
