@@ -142,6 +142,20 @@ describe('Python transformer and filter', () => {
   });
 });
 
+describe('script host protocol', () => {
+  it('replaces a host that writes something else than answers (policy off: the script reaches its own descriptors), failing only that message', async () => {
+    const processor = await processorFor(
+      "if body.get('forge'):\n    import js\n    js.eval(\"process.getBuiltinModule('fs').writeSync(3, 'not json\\\\n')\")\n    while True:\n        pass\nreturn body",
+      'transformer',
+      { memoryLimitMb: 256, timeoutMs: 2_000 },
+      false,
+    );
+    const outcomes = await run(processor, { forge: true }, { n: 2 });
+    expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/));
+    expect(outcomes[1]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { n: 2 } })] });
+  });
+});
+
 describe('script host grants', () => {
   it('passes each granted path once, leaving out those below another (Node 20 aborts on some overlaps)', () => {
     expect(outermost(['/work/app', '/tmp', '/tmp/loom-script-1', '/work/app', '/work/app/node_modules/pyodide', '/work/application'])).toEqual([

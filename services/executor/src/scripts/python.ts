@@ -16,6 +16,8 @@ export interface PythonLimits {
 const START_TIMEOUT_MS = 60_000;
 /** The exit code of a script host whose interpreter suffered a fatal error after answering. */
 const FATAL_EXIT = 70;
+/** Most characters of a script's error text kept (it goes to the failure handler and the audit log). */
+const MAX_ERROR_LENGTH = 2_000;
 /** Most bytes of a script host's own output kept for the log when it fails. */
 const STDERR_KEPT = 4_096;
 
@@ -64,7 +66,14 @@ class ScriptHost {
   constructor(readonly child: ChildProcess) {
     const answers = child.stdio[3] as Readable;
     createInterface({ input: answers, crlfDelay: Infinity }).on('line', (line) => {
-      this.answers.push(JSON.parse(line) as Answer);
+      // the host runs untrusted code: an answer that is not what the protocol says ends that host
+      const answer = parseAnswer(line);
+      if (answer === undefined) {
+        this.stderr = `${this.stderr}\nthe script host broke its protocol`.slice(-STDERR_KEPT);
+        this.kill();
+      } else {
+        this.answers.push(answer);
+      }
       this.wake?.();
     });
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -180,10 +189,12 @@ class PythonProcessor implements Processor {
   }
 
   private outcomeOf(message: LoomMessage, answer: Answer): Outcome {
-    if (answer.ok !== true) return outcome.fail(answer.error ?? 'the script failed');
+    if (answer.ok !== true) return outcome.fail(typeof answer.error === 'string' ? answer.error.slice(0, MAX_ERROR_LENGTH) : 'the script failed');
     if (this.role === 'filter') return answer.out === true ? outcome.emit(message) : outcome.none();
     if (answer.out === null || answer.out === undefined) return outcome.none();
-    return outcome.emit({ id: message.id, headers: message.headers, body: JSON.parse(answer.out as string) as Record<string, unknown> });
+    const body = typeof answer.out === 'string' ? jsonObject(answer.out) : undefined;
+    if (body === undefined) return outcome.fail('the script host answered something that is not a message');
+    return outcome.emit({ id: message.id, headers: message.headers, body });
   }
 
   private async restart(): Promise<void> {
@@ -202,6 +213,29 @@ class PythonProcessor implements Processor {
       const exited = await Promise.race([host.exited, new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2_000).unref())]);
       if (exited === 'late') host.kill();
     }
+  }
+}
+
+/** An answer line as the protocol has it, or undefined for anything else. */
+function parseAnswer(line: string): Answer | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const answer = value as Answer;
+  if (answer.ready === undefined && (typeof answer.i !== 'number' || typeof answer.ok !== 'boolean')) return undefined;
+  return answer;
+}
+
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
