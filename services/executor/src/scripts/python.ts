@@ -61,10 +61,20 @@ class ScriptHost {
   private readonly answers: Answer[] = [];
   private wake: (() => void) | undefined;
   private stderr = '';
+  /** The process has exited, or never started. */
+  dead = false;
   readonly exited: Promise<number | null>;
 
   constructor(readonly child: ChildProcess) {
     const answers = child.stdio[3] as Readable;
+    // a host that dies mid-write, or never starts, surfaces through `exited` and the answers it did not give:
+    // its streams' errors (EPIPE, ENOENT) must not become uncaught exceptions of the service
+    const note = (error: Error): void => {
+      this.stderr = `${this.stderr}\n${error.message}`.slice(-STDERR_KEPT);
+    };
+    child.on('error', note);
+    child.stdin?.on('error', note);
+    answers.on('error', note);
     createInterface({ input: answers, crlfDelay: Infinity }).on('line', (line) => {
       // the host runs untrusted code: an answer that is not what the protocol says ends that host
       const answer = parseAnswer(line);
@@ -79,7 +89,16 @@ class ScriptHost {
     child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEPT);
     });
-    this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    this.exited = new Promise((resolve) => {
+      const ended = (code: number | null): void => {
+        this.dead = true;
+        resolve(code);
+      };
+      // 'close' comes after the answer stream has ended, so every answer the host wrote has been read by then
+      child.on('close', ended);
+      // a process that could not be spawned emits no exit
+      child.on('error', () => ended(null));
+    });
     void this.exited.then(() => this.wake?.());
   }
 
@@ -99,7 +118,7 @@ class ScriptHost {
       const answer = this.answers.shift();
       if (answer !== undefined) return answer;
       const left = deadline - Date.now();
-      if (left <= 0 || this.child.exitCode !== null || this.child.signalCode !== null) return undefined;
+      if (left <= 0 || this.dead) return undefined;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.wake = () => {
@@ -168,7 +187,7 @@ class PythonProcessor implements Processor {
     for (const message of messages) {
       const answer = await host.next(this.limits.timeoutMs);
       if (answer === undefined || answer.i !== outcomes.length) {
-        const exited = host.child.exitCode !== null || host.child.signalCode !== null;
+        const exited = host.dead;
         if (host.child.exitCode === FATAL_EXIT && outcomes.length > 0) {
           // the interpreter answered the message that broke it, then stopped: the rest go to a new host
           this.host = undefined;
