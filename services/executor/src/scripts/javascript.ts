@@ -309,7 +309,13 @@ class JavaScriptProcessor implements Processor {
   }
 
   private async processAlone(item: Pending): Promise<Outcome> {
-    const answer = await this.call([item], this.limits.timeoutMs, this.limits.timeoutMs + CALL_OVERHEAD_MS);
+    let answer = await this.call([item], this.limits.timeoutMs, this.limits.timeoutMs + CALL_OVERHEAD_MS);
+    if (answer.kind === 'broken') {
+      // an engine failure left over from an earlier call (a refused dynamic import, seen under load) can land on
+      // this one: a message that fails the same way twice is the culprit, one that does not gets its own answer
+      const again = await this.call([item], this.limits.timeoutMs, this.limits.timeoutMs + CALL_OVERHEAD_MS);
+      if (again.kind !== 'broken') answer = again;
+    }
     switch (answer.kind) {
       case 'results':
         return this.outcomeOf(answer.entries[0], item.message);
