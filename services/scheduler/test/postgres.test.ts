@@ -75,8 +75,9 @@ describe.runIf(adminUrl !== undefined)('scheduler state and lease in PostgreSQL'
     // the leader's session ends as it would when its process is killed: the server frees the lock
     await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'loom-scheduler-lease scheduler-a%'`);
     const lostAt = Date.now();
-    await expect.poll(() => b.isLeader, { timeout: 2000, interval: 20 }).toBe(true);
-    expect(Date.now() - lostAt).toBeLessThan(1000);
+    await expect.poll(() => b.isLeader, { timeout: 5000, interval: 20 }).toBe(true);
+    // bounded: the standby polls every pollMs; generous for a loaded CI machine
+    expect(Date.now() - lostAt).toBeLessThan(3000);
     expect(await a.holder()).toBe('scheduler-b');
     expect(events).toEqual(['a leads', 'a lost', 'b leads']);
     await Promise.all([a.close(), b.close(), db.close()]);

@@ -52,11 +52,11 @@ describe('auto-start and restart', () => {
     store.put(name, { autoStart: true });
     const harness = await serve(store, executor);
 
-    await expect.poll(() => executor.refused.length, { timeout: 5000 }).toBeGreaterThanOrEqual(3);
-    const [failing] = (await call(harness.client, 'listSchedules', {})).schedules;
-    expect(failing?.restartAttempts).toBeGreaterThanOrEqual(2);
-    expect(failing?.lastError).toContain('EADDRINUSE');
-    expect(failing?.nextRestartTime).toBeInstanceOf(Date);
+    await expect.poll(() => executor.refused.length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    // between two attempts (not while one is under way) the schedule shows the next restart time
+    const waiting = async () => (await call(harness.client, 'listSchedules', {})).schedules[0];
+    await expect.poll(waiting, { timeout: 5000, interval: 10 }).toSatisfy((status) => status?.nextRestartTime instanceof Date && status.restartAttempts >= 2);
+    expect((await waiting())?.lastError).toContain('EADDRINUSE');
 
     await expect.poll(() => executor.current(name)?.state, { timeout: 5000 }).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
     const times = [...executor.refused.map((start) => start.at), executor.current(name)?.startedAt ?? 0];
@@ -142,7 +142,8 @@ describe('overlap: every second, each run taking 2.5 s', () => {
     expect(overlapping(names.QUEUE)).toBe(0);
     const handover = (queued[1]?.startedAt ?? 0) - (queued[0]?.endedAt ?? 0);
     expect(handover).toBeGreaterThanOrEqual(0);
-    expect(handover).toBeLessThan(500);
+    // at the end of the run, not at the next fire a second later (with room for a loaded machine)
+    expect(handover).toBeLessThan(900);
     expect(outcomes(names.QUEUE)).toContain('queued');
 
     // ALLOW: fires during a run reach the running workflow as trigger messages, so work for the next fire overlaps the run
