@@ -23,3 +23,24 @@ export function countingSink() {
   };
   return { factory, expect };
 }
+
+/**
+ * Publishes `warmup`, then `messages` sample payloads into the run's inlet 'in' and times the second part until the
+ * sink has seen half of them (the flows filter out every other one). Stops the run; throws when a message failed.
+ */
+export async function measureThroughput(run, sink, { messages, warmup, samplePayload, label }) {
+  const signal = new AbortController().signal;
+  const feed = async (count, offset) => {
+    const arrived = sink.expect(count / 2);
+    for (let index = 0; index < count; index++) await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
+    await arrived;
+  };
+  await feed(warmup, 0);
+  const started = performance.now();
+  await feed(messages, warmup);
+  const seconds = (performance.now() - started) / 1000;
+  const failed = run.counters().reduce((sum, counters) => sum + counters.messagesFailed, 0);
+  await run.stop(10_000);
+  if (failed > 0) throw new Error(`${failed} messages failed in ${label}`);
+  return { seconds, perSecond: messages / seconds };
+}

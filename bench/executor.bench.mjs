@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
 import { componentFactories, WorkflowRun } from '@loom/executor';
-import { countingSink } from './counting-sink.mjs';
+import { countingSink, measureThroughput } from './counting-sink.mjs';
 import { createLogger } from '@loom/telemetry';
 import { measureNodeRed, samplePayload, stopNodeRed } from './node-red-baseline.mjs';
 
@@ -36,20 +36,7 @@ async function measureLoom() {
   };
   const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
   const run = await WorkflowRun.start(workflow, { factories, logger });
-  const signal = new AbortController().signal;
-  const feed = async (count, offset) => {
-    const arrived = sink.expect(count / 2);
-    for (let index = 0; index < count; index++) await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
-    await arrived;
-  };
-  await feed(WARMUP, 0);
-  const started = performance.now();
-  await feed(MESSAGES, WARMUP);
-  const seconds = (performance.now() - started) / 1000;
-  const failed = run.counters().reduce((sum, counters) => sum + counters.messagesFailed, 0);
-  await run.stop(10_000);
-  if (failed > 0) throw new Error(`${failed} messages failed in loom's flow`);
-  return { seconds, perSecond: MESSAGES / seconds };
+  return measureThroughput(run, sink, { messages: MESSAGES, warmup: WARMUP, samplePayload, label: "loom's flow" });
 }
 
 const loom = await measureLoom();

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
 import { componentFactories, WorkflowRun } from '@loom/executor';
-import { countingSink } from './counting-sink.mjs';
+import { countingSink, measureThroughput } from './counting-sink.mjs';
 import { createLogger } from '@loom/telemetry';
 import { measureNodeRed, samplePayload, stopNodeRed } from './node-red-baseline.mjs';
 
@@ -59,19 +59,8 @@ async function measure(language) {
   await first;
   const firstMs = performance.now() - sent;
 
-  const feed = async (count, offset) => {
-    const arrived = sink.expect(count / 2);
-    for (let index = 0; index < count; index++) await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
-    await arrived;
-  };
-  await feed(WARMUP, 0);
-  const started = performance.now();
-  await feed(MESSAGES, WARMUP);
-  const seconds = (performance.now() - started) / 1000;
-  const failed = run.counters().reduce((sum, counters) => sum + counters.messagesFailed, 0);
-  await run.stop(10_000);
-  if (failed > 0) throw new Error(`${failed} messages failed in the ${language} flow`);
-  return { startMs, firstMs, perSecond: MESSAGES / seconds };
+  const { perSecond } = await measureThroughput(run, sink, { messages: MESSAGES, warmup: WARMUP, samplePayload, label: `the ${language} flow` });
+  return { startMs, firstMs, perSecond };
 }
 
 const results = {};

@@ -8,7 +8,10 @@ import {
   type WorkflowConfiguration,
 } from '../src/index.js';
 
-/** A component instance of a catalog kind with the given option values (in the given order). */
+/**
+ * A component instance of a catalog kind with the given option values (in the given order). Not componentInstance:
+ * it looks the kind up through the package's exports, which validate-workflow.resource-type.test.ts mocks.
+ */
 export function instance(kind: string, name: string, options: Record<string, unknown> = {}, more: Partial<ComponentInstance> = {}): ComponentInstance {
   const component = findComponentDefinition(kind);
   if (component === undefined) throw new Error(`no component kind ${kind} in the catalog`);
