@@ -53,3 +53,12 @@ export {
   parameterConstraint,
 } from './catalog.js';
 export { validateWorkflow, MAX_WORKFLOW_BYTES, type WorkflowViolationReason } from './validate-workflow.js';
+export {
+  NO_ENTITY,
+  ROOT_RELATION,
+  type Annotation,
+  type AnnotationSentence,
+  type AnnotationToken,
+  type AnnotationDependency,
+  type AnnotationEntityMention,
+} from './annotation.js';
