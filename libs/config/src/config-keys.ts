@@ -1,4 +1,4 @@
-import { type z } from 'zod';
+import { z } from 'zod';
 import {
   base64Key,
   boolean,
@@ -6,6 +6,7 @@ import {
   hostPort,
   httpUrl,
   integer,
+  listOf,
   nonEmptyString,
   oneOf,
   optional,
@@ -18,6 +19,12 @@ export const serviceNames = ['config-store', 'scheduler', 'executor', 'secrets',
 
 /** The name of one loom service. */
 export type ServiceName = (typeof serviceNames)[number];
+
+/** The roles of people calling loom's API (see the permission table in libs/service-kit). */
+export const loomRoles = ['viewer', 'editor', 'operator', 'admin'] as const;
+
+/** One of loom's roles. */
+export type LoomRole = (typeof loomRoles)[number];
 
 /** What the scheduler does when a new version of a running workflow is pushed: restart it, or keep the old run. */
 export const updatePolicies = ['restart', 'keep'] as const;
@@ -226,6 +233,76 @@ export const fixedKeys = {
     schema: boolean(),
     expected: 'true or false',
   }),
+  'loom.auth.anonymousRoles': spec({
+    key: 'loom.auth.anonymousRoles',
+    description: 'roles of a call without credentials when loom.auth.allowAnonymous is true',
+    default: 'viewer,editor,operator,admin',
+    schema: listOf(loomRoles),
+    expected: `a comma-separated list of ${loomRoles.join(', ')}`,
+  }),
+  'loom.auth.oidc.configFile': spec({
+    key: 'loom.auth.oidc.configFile',
+    description: "the identity provider's installation configuration (OIDC client JSON) for signing in to loom's API; unset: no sign-in",
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a file path',
+  }),
+  'loom.auth.oidc.rolePrefix': spec({
+    key: 'loom.auth.oidc.rolePrefix',
+    description: "prefix of the identity provider's roles that are loom roles (`loom_editor` gives editor), compared case-insensitively",
+    default: 'loom_',
+    schema: nonEmptyString(),
+    expected: 'a non-empty prefix',
+  }),
+  'loom.graph.sso.providerConfigFile': spec({
+    key: 'loom.graph.sso.providerConfigFile',
+    description: "the graph database's identity-provider installation configuration (its conf/ file); unset: no single sign-on queries",
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a file path',
+  }),
+  'loom.graph.sso.uri': spec({
+    key: 'loom.graph.sso.uri',
+    description: 'Bolt URI of the graph database that single sign-on queries run on',
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(z.url({ protocol: /^(bolt|neo4j)(\+s|\+ssc)?$/ })),
+    expected: 'a bolt://, bolt+s://, neo4j:// or neo4j+s:// URI',
+  }),
+  'loom.graph.sso.mode': spec<'impersonate' | 'bearer'>({
+    key: 'loom.graph.sso.mode',
+    description: "how a query runs as its user: `impersonate` (the service account impersonates the token's user) or `bearer` (the token is passed to a database configured for OIDC)",
+    default: 'impersonate',
+    schema: oneOf(['impersonate', 'bearer'] as const),
+    expected: 'impersonate or bearer',
+  }),
+  'loom.graph.sso.user': spec({
+    key: 'loom.graph.sso.user',
+    description: 'service account that impersonates users (mode impersonate; needs the IMPERSONATE privilege)',
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a user name',
+  }),
+  'loom.graph.sso.password': spec({
+    key: 'loom.graph.sso.password',
+    description: 'password of loom.graph.sso.user',
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a password',
+    secret: true,
+  }),
+  'loom.graph.sso.database': spec({
+    key: 'loom.graph.sso.database',
+    description: "database single sign-on queries run in (unset: the user's home database)",
+    default: undefined,
+    defaultText: 'none',
+    schema: optional(nonEmptyString()),
+    expected: 'a database name',
+  }),
   'loom.tls.certFile': spec({
     key: 'loom.tls.certFile',
     description: 'PEM certificate of this process (set all three TLS files or none)',
@@ -399,6 +476,16 @@ export const authTokensSpec: MapKeySpec = {
   secret: true,
 };
 
+/** Roles of a static token's identity: `loom.auth.roles.<identity>`. */
+export const authRolesSpec: MapKeySpec = {
+  prefix: 'loom.auth.roles.',
+  key: 'loom.auth.roles.<identity>',
+  description: 'roles of an identity of loom.auth.tokens (a service identity has its own rights without any)',
+  defaultText: 'none: the identity may call nothing',
+  schema: listOf(loomRoles),
+  expected: `a comma-separated list of ${loomRoles.join(', ')}`,
+};
+
 /** Per-workflow choice on a new version: `loom.scheduler.update.workflows.<workflow name>`. */
 export const updateWorkflowsSpec: MapKeySpec = {
   prefix: 'loom.scheduler.update.workflows.',
@@ -410,7 +497,7 @@ export const updateWorkflowsSpec: MapKeySpec = {
 };
 
 /** Every map-valued key family. */
-export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, updateWorkflowsSpec];
+export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, authRolesSpec, updateWorkflowsSpec];
 
 /** Returns true if `key` is a configuration key loom reads. */
 export function isKnownKey(key: string): boolean {
@@ -467,7 +554,17 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'loom.embedded.graph.port',
   serviceAddressSpec,
   authTokensSpec,
+  authRolesSpec,
   'loom.auth.allowAnonymous',
+  'loom.auth.anonymousRoles',
+  'loom.auth.oidc.configFile',
+  'loom.auth.oidc.rolePrefix',
+  'loom.graph.sso.providerConfigFile',
+  'loom.graph.sso.uri',
+  'loom.graph.sso.mode',
+  'loom.graph.sso.user',
+  'loom.graph.sso.password',
+  'loom.graph.sso.database',
   'loom.tls.certFile',
   'loom.tls.keyFile',
   'loom.tls.caFile',

@@ -5,6 +5,8 @@ export {
   envVarFor,
   type LogLevel,
   logLevels,
+  type LoomRole,
+  loomRoles,
   type ServiceName,
   serviceNames,
   type UpdatePolicy,
@@ -13,6 +15,7 @@ export {
 export {
   loadConfig,
   type LoadConfigOptions,
+  type GraphSsoConfig,
   type LoomConfig,
   resolveConfig,
   type ResolvedConfig,

@@ -30,7 +30,7 @@ describe('loadConfig defaults', () => {
       secrets: { keys: {}, keyRingFile: './.loom/keyring.json' },
       embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 }, graph: { dataDir: './.loom/graphdata', port: 0 } },
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
-      auth: { tokens: {}, allowAnonymous: false },
+      auth: { tokens: {}, roles: {}, allowAnonymous: false, anonymousRoles: ['viewer', 'editor', 'operator', 'admin'] },
       telemetry: { serviceName: 'loom', prometheusPort: 9464, samplingRatio: 1, messageSamplingRatio: 0.01 },
       scheduler: {
         stateFile: './.loom/scheduler-state.json',
@@ -255,5 +255,31 @@ describe('resolveConfig', () => {
     expect(origins.get('loom.log.level')).toBe('--set');
     expect(origins.get('server.host')).toBe('default');
     expect(origins.get('loom.startup.workflows.directory')).toBe('default');
+  });
+});
+
+describe('roles and single sign-on keys', () => {
+  it('read the roles of each identity and of anonymous calls', () => {
+    const config = loadConfig({
+      overrides: ['loom.auth.roles.alice=editor, operator', 'loom.auth.roles.bob=viewer', 'loom.auth.anonymousRoles=viewer'],
+    });
+    expect(config.auth.roles).toEqual({ alice: ['editor', 'operator'], bob: ['viewer'] });
+    expect(config.auth.anonymousRoles).toEqual(['viewer']);
+  });
+
+  it('refuse a role loom does not have, naming the key', () => {
+    expect(() => loadConfig({ overrides: ['loom.auth.roles.alice=editor,superuser'] })).toThrow(/loom\.auth\.roles\.alice/);
+  });
+
+  it('need the provider configuration and the URI together, and the service account when impersonating', () => {
+    expect(() => loadConfig({ overrides: ['loom.graph.sso.uri=neo4j://graph:7687'] })).toThrow(/loom\.graph\.sso\.providerConfigFile is required/);
+    expect(() => loadConfig({ overrides: ['loom.graph.sso.uri=neo4j://graph:7687', 'loom.graph.sso.providerConfigFile=/conf/keycloak.json'] })).toThrow(
+      /loom\.graph\.sso\.user is required/,
+    );
+    const bearer = loadConfig({
+      overrides: ['loom.graph.sso.uri=neo4j://graph:7687', 'loom.graph.sso.providerConfigFile=/conf/keycloak.json', 'loom.graph.sso.mode=bearer'],
+    });
+    expect(bearer.graphSso).toEqual({ providerConfigFile: '/conf/keycloak.json', uri: 'neo4j://graph:7687', mode: 'bearer' });
+    expect(() => loadConfig({ overrides: ['loom.graph.sso.uri=http://graph:7474'] })).toThrow(/loom\.graph\.sso\.uri/);
   });
 });

@@ -1,9 +1,11 @@
 import { ConfigError } from './config-error.js';
 import {
+  authRolesSpec,
   authTokensSpec,
   fixedKeys,
   type KeySpec,
   type LogLevel,
+  type LoomRole,
   type MapKeySpec,
   secretKeysSpec,
   serviceAddressKey,
@@ -78,8 +80,15 @@ export interface LoomConfig {
   readonly auth: {
     /** Identity to bearer token. */
     readonly tokens: Readonly<Record<string, string>>;
+    /** Identity of a static token to its roles. */
+    readonly roles: Readonly<Record<string, readonly LoomRole[]>>;
     readonly allowAnonymous: boolean;
+    readonly anonymousRoles: readonly LoomRole[];
+    /** Sign-in with the identity provider: its installation configuration file and the prefix of loom roles. */
+    readonly oidc?: { readonly configFile: string; readonly rolePrefix: string };
   };
+  /** Graph queries under the caller's own identity; absent when not configured. */
+  readonly graphSso?: GraphSsoConfig;
   readonly tls?: TlsConfig;
   readonly telemetry: {
     readonly serviceName: string;
@@ -179,8 +188,12 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
     services: serviceEndpoints(values),
     auth: {
       tokens: values.map(authTokensSpec),
+      roles: Object.fromEntries(Object.entries(values.map(authRolesSpec)).map(([identity, list]) => [identity, roleList(list)])),
       allowAnonymous: values.get(fixedKeys['loom.auth.allowAnonymous']),
+      anonymousRoles: roleList(values.get(fixedKeys['loom.auth.anonymousRoles'])),
+      ...definedOnly({ oidc: oidcSignIn(values) }),
     },
+    ...definedOnly({ graphSso: graphSso(values) }),
     ...definedOnly({ tls: tlsFiles(values) }),
     telemetry: {
       serviceName: values.get(fixedKeys['loom.telemetry.serviceName']),
@@ -204,6 +217,44 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
     log: { level: values.get(fixedKeys['loom.log.level']) },
   };
   return { config, origins: values.origins };
+}
+
+/** Where and how single sign-on graph queries run. */
+export interface GraphSsoConfig {
+  readonly providerConfigFile: string;
+  readonly uri: string;
+  readonly mode: 'impersonate' | 'bearer';
+  readonly user?: string;
+  readonly password?: string;
+  readonly database?: string;
+}
+
+/** `editor, operator` -> ['editor', 'operator'] (validated by the key's schema). */
+function roleList(list: string): LoomRole[] {
+  return [...new Set(list.split(',').map((role) => role.trim() as LoomRole))];
+}
+
+function oidcSignIn(values: Values): { configFile: string; rolePrefix: string } | undefined {
+  const configFile = values.get(fixedKeys['loom.auth.oidc.configFile']);
+  return configFile === undefined ? undefined : { configFile, rolePrefix: values.get(fixedKeys['loom.auth.oidc.rolePrefix']) };
+}
+
+function graphSso(values: Values): GraphSsoConfig | undefined {
+  const providerConfigFile = values.get(fixedKeys['loom.graph.sso.providerConfigFile']);
+  const uri = values.get(fixedKeys['loom.graph.sso.uri']);
+  if (providerConfigFile === undefined && uri === undefined) return undefined;
+  if (providerConfigFile === undefined || uri === undefined) {
+    const missing = providerConfigFile === undefined ? 'loom.graph.sso.providerConfigFile' : 'loom.graph.sso.uri';
+    throw new ConfigError(`${missing} is required when the other loom.graph.sso keys are set`, { key: missing });
+  }
+  const mode = values.get(fixedKeys['loom.graph.sso.mode']);
+  const user = values.get(fixedKeys['loom.graph.sso.user']);
+  const password = values.get(fixedKeys['loom.graph.sso.password']);
+  if (mode === 'impersonate' && (user === undefined || password === undefined)) {
+    const missing = user === undefined ? 'loom.graph.sso.user' : 'loom.graph.sso.password';
+    throw new ConfigError(`${missing} is required with loom.graph.sso.mode impersonate (the account that impersonates users)`, { key: missing });
+  }
+  return { providerConfigFile, uri, mode, ...definedOnly({ user, password, database: values.get(fixedKeys['loom.graph.sso.database']) }) };
 }
 
 /** The keys whose default is a place inside loom.data.directory. */

@@ -82,3 +82,9 @@ export function token(): z.ZodType<string, unknown> {
 export function optional<T>(schema: z.ZodType<T, unknown>): z.ZodType<T | undefined, unknown> {
   return z.union([z.literal('').transform(() => undefined), schema]);
 }
+
+/** A comma-separated list of words from `values` (`editor,operator`), at least one. */
+export function listOf(values: readonly string[]): z.ZodType<string, unknown> {
+  const word = `(?:${values.join('|')})`;
+  return z.string().regex(new RegExp(`^\\s*${word}\\s*(?:,\\s*${word}\\s*)*$`));
+}

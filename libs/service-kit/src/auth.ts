@@ -10,41 +10,79 @@ import {
   ServerListenerBuilder,
   status,
 } from '@grpc/grpc-js';
+import { type LoomRole, loomRoles, serviceNames } from '@loom/config';
 import { CALLER_IDENTITY_KEY } from './call-context.js';
+import { type Permission, permissionOf, permissionsOfRoles, SERVICE_PERMISSIONS } from './permissions.js';
 
 /** What the transport knows about the peer (its TLS certificate). */
 type AuthContext = ReturnType<ServerInterceptingCallInterface['getAuthContext']>;
 
-/** How callers prove who they are. */
+/** Verifies an identity provider's access token (libs/identity's TokenValidator fits). */
+export interface AccessTokenVerifier {
+  /** Resolves to the user and their provider roles; rejects when the token proves nobody. */
+  verify(token: string): Promise<{ readonly user: string; readonly roles: readonly string[] }>;
+}
+
+/** A refused call, for the audit log and the process log (never with a credential in it). */
+export interface Refusal {
+  readonly path: string;
+  readonly code: status;
+  /** The identity that was refused, when one was proven. */
+  readonly identity: string | undefined;
+  /** Why, for operators; the client is told less. */
+  readonly reason: string;
+}
+
+/** How callers prove who they are and what each may do. */
 export interface AuthOptions {
   /** Identity → bearer token. Tokens are compared by their SHA-256, never logged. */
   readonly tokens: Readonly<Record<string, string>>;
-  /** Whether calls without credentials may use RPCs that do not name allowed identities. */
+  /** Identity of a static token → its roles. A service identity has its own narrow rights besides. */
+  readonly roles?: Readonly<Record<string, readonly LoomRole[]>>;
+  /** Whether calls without credentials are accepted (with `anonymousRoles`). */
   readonly allowAnonymous: boolean;
+  /** Roles of a call without credentials when allowed; every role unless given. */
+  readonly anonymousRoles?: readonly LoomRole[];
   /** Whether a verified client certificate's common name is taken as the identity (mTLS). */
   readonly clientCertificates: boolean;
+  /** Sign-in with the identity provider: bearer tokens that are not static tokens are verified here. */
+  readonly signIn?: { readonly verifier: AccessTokenVerifier; readonly rolePrefix: string };
+  /** Told of every refused call (PERMISSION_DENIED and UNAUTHENTICATED), to audit and log it. */
+  readonly onRefused?: (refusal: Refusal) => void;
 }
 
 /** Outcome of checking a call's credentials. */
 export type Authentication =
   | { readonly ok: true; readonly identity: string | undefined }
-  | { readonly ok: false; readonly code: status; readonly reason: string };
+  | { readonly ok: false; readonly code: status; readonly reason: string; readonly identity?: string; readonly clientMessage?: string };
+
+/** Who a call proved to be, and what that allows. */
+interface Principal {
+  readonly identity: string | undefined;
+  readonly permissions: ReadonlySet<Permission>;
+}
 
 const AUTHORIZATION = 'authorization';
 const BEARER = /^Bearer\s+(\S+)$/i;
+/** Three base64url parts: what a signed access token (JWS compact form) looks like. */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+/** Identities proven by the identity provider are kept apart from configured identities (a user named `executor`). */
+export const SIGNED_IN_PREFIX = 'user:';
 
 /** Services every caller may reach: health checks and reflection must work for probes and grpcurl. */
 const OPEN_SERVICES = ['/grpc.health.v1.Health/', '/grpc.reflection.v1.ServerReflection/', '/grpc.reflection.v1alpha.ServerReflection/'];
 
-/** Verifies credentials and enforces which identities may call which RPC. */
+/** Verifies credentials and enforces the permission table and which identities may call which RPC. */
 export class Authenticator {
   private readonly identityByTokenHash = new Map<string, string>();
   private readonly allowedByPath = new Map<string, ReadonlySet<string>>();
+  private readonly anonymous: Principal;
 
   constructor(private readonly options: AuthOptions) {
     for (const [identity, token] of Object.entries(options.tokens)) {
       this.identityByTokenHash.set(hashToken(token), identity);
     }
+    this.anonymous = { identity: undefined, permissions: permissionsOfRoles(options.anonymousRoles ?? loomRoles) };
   }
 
   /** Restricts an RPC (by its full path, `/loom.v1.Secrets/DecryptResources`) to the given identities. */
@@ -52,38 +90,87 @@ export class Authenticator {
     this.allowedByPath.set(path, new Set(identities));
   }
 
-  /** Decides whether a call with this metadata and transport may reach the RPC at `path`. */
-  authenticate(path: string, metadata: Metadata, authContext: AuthContext | null): Authentication {
+  /**
+   * Decides whether a call with this metadata and transport may reach the RPC at `path`:
+   * who the caller is, then whether that identity holds the permission the RPC needs.
+   * Synchronous for static tokens; a provider's token needs its signature checked first.
+   */
+  authenticate(path: string, metadata: Metadata, authContext: AuthContext | null): Authentication | Promise<Authentication> {
     if (OPEN_SERVICES.some((prefix) => path.startsWith(prefix))) return { ok: true, identity: undefined };
-    const presented = this.presentedIdentity(metadata, authContext);
-    if (!presented.ok) return presented;
-    const { identity } = presented;
-    const allowed = this.allowedByPath.get(path);
-    if (identity === undefined) {
-      if (allowed !== undefined || !this.options.allowAnonymous) {
-        return { ok: false, code: status.UNAUTHENTICATED, reason: `${path} requires credentials` };
-      }
-      return presented;
-    }
-    if (allowed !== undefined && !allowed.has(identity)) {
-      return { ok: false, code: status.PERMISSION_DENIED, reason: `identity '${identity}' may not call ${path}` };
-    }
-    return presented;
+    const presented = this.presentedPrincipal(metadata, authContext);
+    if (presented instanceof Promise) return presented.then((principal) => this.authorise(path, principal));
+    return this.authorise(path, presented);
   }
 
-  private presentedIdentity(metadata: Metadata, authContext: AuthContext | null): Authentication {
+  private authorise(path: string, principal: Principal | Authentication): Authentication {
+    if ('ok' in principal) return principal;
+    const { identity, permissions } = principal;
+    if (identity === undefined && !this.options.allowAnonymous) {
+      return { ok: false, code: status.UNAUTHENTICATED, reason: `${path} requires credentials` };
+    }
+    const needed = permissionOf(path);
+    if (needed === undefined) {
+      return { ok: false, code: status.PERMISSION_DENIED, identity, reason: `${path} has no permission in the permission table, so nobody may call it` };
+    }
+    // Credentials could help an anonymous caller, so it is told to present some.
+    if (identity === undefined && !permissions.has(needed)) {
+      return { ok: false, code: status.UNAUTHENTICATED, reason: `${path} requires credentials` };
+    }
+    const who = `identity '${identity}'`;
+    if (!permissions.has(needed)) {
+      return { ok: false, code: status.PERMISSION_DENIED, identity, reason: `${who} lacks the permission '${needed}' that ${path} needs` };
+    }
+    const allowed = this.allowedByPath.get(path);
+    if (allowed !== undefined && (identity === undefined || !allowed.has(identity))) {
+      return identity === undefined
+        ? { ok: false, code: status.UNAUTHENTICATED, reason: `${path} requires credentials` }
+        : { ok: false, code: status.PERMISSION_DENIED, identity, reason: `${who} may not call ${path}` };
+    }
+    return { ok: true, identity };
+  }
+
+  private presentedPrincipal(metadata: Metadata, authContext: AuthContext | null): Principal | Authentication | Promise<Principal | Authentication> {
     const [header] = metadata.get(AUTHORIZATION);
     if (typeof header === 'string') {
       const token = BEARER.exec(header)?.[1];
       const identity = token === undefined ? undefined : this.identityByTokenHash.get(hashToken(token));
-      if (identity === undefined) return { ok: false, code: status.UNAUTHENTICATED, reason: 'invalid bearer token' };
-      return { ok: true, identity };
+      if (identity !== undefined) return this.configuredPrincipal(identity);
+      if (token !== undefined && this.options.signIn !== undefined && JWT_SHAPE.test(token)) return this.signedInPrincipal(token, this.options.signIn);
+      return { ok: false, code: status.UNAUTHENTICATED, reason: 'invalid bearer token' };
     }
     if (this.options.clientCertificates && authContext?.sslPeerCertificate?.raw !== undefined) {
       const commonName = commonNameOf(authContext.sslPeerCertificate.raw);
-      if (commonName !== undefined) return { ok: true, identity: commonName };
+      if (commonName !== undefined) return this.configuredPrincipal(commonName);
     }
-    return { ok: true, identity: undefined };
+    return this.anonymous;
+  }
+
+  private configuredPrincipal(identity: string): Principal {
+    const service = (serviceNames as readonly string[]).includes(identity) ? SERVICE_PERMISSIONS[identity as keyof typeof SERVICE_PERMISSIONS] : [];
+    const permissions = permissionsOfRoles(this.options.roles?.[identity] ?? []);
+    for (const permission of service) permissions.add(permission);
+    return { identity, permissions };
+  }
+
+  private async signedInPrincipal(token: string, signIn: NonNullable<AuthOptions['signIn']>): Promise<Principal | Authentication> {
+    try {
+      const verified = await signIn.verifier.verify(token);
+      const prefix = signIn.rolePrefix.toLowerCase();
+      const roles = verified.roles
+        .filter((role) => role.toLowerCase().startsWith(prefix))
+        .map((role) => role.slice(prefix.length).toLowerCase())
+        .filter((role): role is LoomRole => (loomRoles as readonly string[]).includes(role));
+      return { identity: `${SIGNED_IN_PREFIX}${verified.user}`, permissions: permissionsOfRoles(roles) };
+    } catch (error) {
+      const reason = (error as { reason?: unknown }).reason;
+      const unavailable = (error as { kind?: unknown }).kind === 'unavailable';
+      return {
+        ok: false,
+        code: unavailable ? status.UNAVAILABLE : status.UNAUTHENTICATED,
+        reason: typeof reason === 'string' ? `access token refused: ${reason}` : `access token refused: ${error instanceof Error ? error.message : String(error)}`,
+        clientMessage: unavailable ? 'the identity provider cannot be reached' : 'invalid access token',
+      };
+    }
   }
 
   /** A server interceptor that rejects calls failing `authenticate` and passes the verified identity to handlers. */
@@ -93,14 +180,19 @@ export class Authenticator {
         .withOnReceiveMetadata((metadata, next) => {
           // Whatever the client sent under the identity key is dropped: only this interceptor sets it.
           metadata.remove(CALLER_IDENTITY_KEY);
+          const settle = (result: Authentication): void => {
+            if (!result.ok) {
+              this.options.onRefused?.({ path: methodDescriptor.path, code: result.code, identity: result.identity, reason: result.reason });
+              call.sendStatus({ code: result.code, details: result.clientMessage ?? result.reason });
+              return;
+            }
+            if (result.identity !== undefined) metadata.set(CALLER_IDENTITY_KEY, result.identity);
+            metadata.remove(AUTHORIZATION);
+            next(metadata);
+          };
           const result = this.authenticate(methodDescriptor.path, metadata, call.getAuthContext());
-          if (!result.ok) {
-            call.sendStatus({ code: result.code, details: result.reason });
-            return;
-          }
-          if (result.identity !== undefined) metadata.set(CALLER_IDENTITY_KEY, result.identity);
-          metadata.remove(AUTHORIZATION);
-          next(metadata);
+          if (result instanceof Promise) void result.then(settle);
+          else settle(result);
         })
         .build();
       const responder = new ResponderBuilder().withStart((next) => next(listener)).build();

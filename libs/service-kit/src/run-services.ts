@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials } from '@grpc/grpc-js';
-import { type LoomConfig, type ServiceName, serviceNames } from '@loom/config';
+import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials, status } from '@grpc/grpc-js';
+import { ConfigError, type LoomConfig, type ServiceName, serviceNames } from '@loom/config';
 import {
   clientTracingInterceptor,
   type Logger,
@@ -11,7 +11,10 @@ import {
   serverTracingInterceptor,
 } from '@loom/telemetry';
 import { metrics } from '@opentelemetry/api';
-import { Authenticator } from './auth.js';
+import { parseIdentityProviderConfig, TokenValidator } from '@loom/identity';
+import { AuditEventType } from '@loom/contracts';
+import { type AccessTokenVerifier, Authenticator, type Refusal } from './auth.js';
+import { AuditAppender } from './audit-client.js';
 import { LoomServer } from './server.js';
 import { ServiceClients } from './service-clients.js';
 import { type ServiceInstance, type ServiceModule } from './service-module.js';
@@ -44,9 +47,47 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
   for (const token of Object.values(tokens)) redactor.add(token);
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
 
+  const hostedNames = options.modules.map((module) => module.name);
+  // Refusals are audited by this process under the identity of a service it hosts (each may append).
+  const refusalAudit = new ServiceClients({
+    addressOf: (service) => addressOf(service),
+    token: hostedNames[0] === undefined ? undefined : tokens[hostedNames[0]],
+    interceptors: [],
+    ...(tls === undefined ? {} : { credentials: tls.client }),
+  });
+  let refusalAppender: AuditAppender | undefined;
+  const refusalRecords = new Set<Promise<void>>();
+  const onRefused = (refusal: Refusal): void => {
+    logger.warn({ rpc: refusal.path, identity: refusal.identity, code: status[refusal.code], reason: refusal.reason }, 'call refused');
+    if (refusal.code !== status.PERMISSION_DENIED || hostedNames.length === 0) return;
+    refusalAppender ??= new AuditAppender(refusalAudit.get('audit'));
+    // The refusal stands whether or not its record is written; a failed write is logged, not retried.
+    const record = refusalAppender
+      .append({
+        type: AuditEventType.AUDIT_EVENT_TYPE_PERMISSION_DENIED,
+        actor: refusal.identity ?? 'anonymous',
+        reason: refusal.reason,
+        attributes: { rpc: refusal.path },
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => logger.error({ err: error, rpc: refusal.path }, 'the audit event of a refused call could not be written'),
+      )
+      .finally(() => refusalRecords.delete(record));
+    refusalRecords.add(record);
+  };
+
   const server = new LoomServer({
     logger,
-    authenticator: new Authenticator({ tokens, allowAnonymous: config.auth.allowAnonymous, clientCertificates: tls !== undefined }),
+    authenticator: new Authenticator({
+      tokens,
+      roles: config.auth.roles,
+      allowAnonymous: config.auth.allowAnonymous,
+      anonymousRoles: config.auth.anonymousRoles,
+      clientCertificates: tls !== undefined,
+      ...(config.auth.oidc === undefined ? {} : { signIn: { verifier: signInVerifier(config.auth.oidc.configFile), rolePrefix: config.auth.oidc.rolePrefix } }),
+      onRefused,
+    }),
     interceptors: [serverTracingInterceptor(), rpcMetricsInterceptor(metrics.getMeter('@loom/service-kit'))],
     ...(tls === undefined ? {} : { credentials: tls.server }),
   });
@@ -81,14 +122,18 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
       server,
       async stop() {
         await server.shutdown(config.server.shutdown.deadlineMs);
+        // records of refusals made before the shutdown are written while the audit service still runs
+        await Promise.all(refusalRecords);
         for (const instance of instances.reverse()) await instance.close();
         for (const clients of allClients) clients.close();
+        refusalAudit.close();
       },
     };
   } catch (error) {
     await server.shutdown(0);
     for (const instance of instances.reverse()) await instance.close();
     for (const clients of allClients) clients.close();
+    refusalAudit.close();
     throw error;
   }
 }
@@ -111,6 +156,23 @@ function serviceTokens(config: LoomConfig, logger: Logger): Record<string, strin
     logger.warn({ identities: generated }, 'no loom.auth.tokens.<identity> configured for these services; calls between processes will be refused');
   }
   return tokens;
+}
+
+/** The verifier of sign-in tokens, from the provider's installation configuration file. */
+function signInVerifier(configFile: string): AccessTokenVerifier {
+  let text: string;
+  try {
+    text = readFileSync(configFile, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read the identity provider configuration ${configFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+      key: 'loom.auth.oidc.configFile',
+    });
+  }
+  try {
+    return new TokenValidator(parseIdentityProviderConfig(text));
+  } catch (error) {
+    throw new ConfigError(`${configFile}: ${error instanceof Error ? error.message : String(error)}`, { key: 'loom.auth.oidc.configFile', cause: error });
+  }
 }
 
 function loadTls(tls: NonNullable<LoomConfig['tls']>): { server: ServerCredentials; client: ChannelCredentials } {

@@ -15,6 +15,7 @@ import { capturedLogger } from '../src/testing.js';
 
 const executorToken = 'executor-token-0123456789';
 const storeToken = 'config-store-token-0123456789';
+const aliceToken = 'alice-token-0123456789';
 
 type Secrets = ReturnType<typeof unimplemented<typeof SecretsService>>;
 
@@ -34,7 +35,8 @@ async function serve(overrides: Partial<Secrets>, options: { allowAnonymous?: bo
   const server = new LoomServer({
     logger,
     authenticator: new Authenticator({
-      tokens: { executor: executorToken, 'config-store': storeToken },
+      tokens: { executor: executorToken, 'config-store': storeToken, alice: aliceToken },
+      roles: { alice: ['editor'] },
       allowAnonymous: options.allowAnonymous ?? true,
       clientCertificates: false,
     }),
@@ -128,7 +130,7 @@ describe('service identity', () => {
 
     const store = await failure(call(client(address, storeToken), 'decryptResources', {}));
     expect(store.code).toBe(status.PERMISSION_DENIED);
-    expect(store.details).toContain("identity 'config-store' may not call /loom.v1.Secrets/DecryptResources");
+    expect(store.details).toContain("identity 'config-store' lacks the permission 'decrypt' that /loom.v1.Secrets/DecryptResources needs");
 
     const forged = await failure(call(client(address, 'not-a-token-at-all-000'), 'decryptResources', {}));
     expect(forged.code).toBe(status.UNAUTHENTICATED);
@@ -158,7 +160,7 @@ describe('service identity', () => {
     const { address } = await serve({ listVariables: () => Promise.resolve(emptyList) }, { allowAnonymous: false });
     const anonymous = await failure(call(client(address), 'listVariables', { pageSize: 0, pageToken: '' }));
     expect(anonymous.code).toBe(status.UNAUTHENTICATED);
-    await expect(call(client(address, storeToken), 'listVariables', { pageSize: 0, pageToken: '' })).resolves.toEqual(emptyList);
+    await expect(call(client(address, aliceToken), 'listVariables', { pageSize: 0, pageToken: '' })).resolves.toEqual(emptyList);
   });
 });
 
