@@ -26,6 +26,7 @@ export {
   type Neo4jDriverFactory,
   type Neo4jDriverLike,
   type Neo4jSessionLike,
+  type Neo4jSessionConfig,
   type Neo4jTransactionLike,
   type Neo4jRecordLike,
 } from './neo4j-store.js';
@@ -34,3 +35,4 @@ export { startEmbeddedGraph, type EmbeddedGraphOptions } from './embedded-graph.
 export { neo4jConnection, ageConnection, type Neo4jConnection, type AgeConnection } from './parameters.js';
 export { findWritingClause, deriveReturnColumns, toBatchQuery, type DerivedColumns } from './cypher-text.js';
 export { parseAgtype, AgtypeSyntaxError } from './agtype.js';
+export { SsoGraphQueries, GraphPermissionDeniedError, type SsoGraphConnection, type SsoCaller } from './sso-queries.js';

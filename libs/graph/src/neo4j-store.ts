@@ -26,9 +26,19 @@ export interface Neo4jSessionLike {
   close(): Promise<void>;
 }
 
+/** How a session is opened: database, access mode, and for single sign-on whose identity it runs under. */
+export interface Neo4jSessionConfig {
+  database?: string;
+  defaultAccessMode: 'READ' | 'WRITE';
+  /** The user the driver's own account impersonates (the server checks the IMPERSONATE privilege). */
+  impersonatedUser?: string;
+  /** Credentials of this session instead of the driver's (user switching, e.g. a bearer token). */
+  auth?: AuthToken;
+}
+
 /** The part of a neo4j-driver Driver the adapter uses, so tests can record what crosses the driver boundary. */
 export interface Neo4jDriverLike {
-  session(config: { database?: string; defaultAccessMode: 'READ' | 'WRITE' }): Neo4jSessionLike;
+  session(config: Neo4jSessionConfig): Neo4jSessionLike;
   close(): Promise<void>;
 }
 

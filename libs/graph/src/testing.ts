@@ -1,7 +1,14 @@
 /** Test helpers for graph stores (`@loom/graph/testing`): a proxy that resets connections for real, and a Neo4j driver that records what crosses its boundary. */
 import { type AddressInfo, createServer, connect, type Server, type Socket } from 'node:net';
 import { type AuthToken, type Config, type Record as Neo4jRecord } from 'neo4j-driver';
-import { type Neo4jDriverFactory, type Neo4jDriverLike, type Neo4jRecordLike, type Neo4jSessionLike, type Neo4jTransactionLike } from './neo4j-store.js';
+import {
+  type Neo4jDriverFactory,
+  type Neo4jDriverLike,
+  type Neo4jRecordLike,
+  type Neo4jSessionConfig,
+  type Neo4jSessionLike,
+  type Neo4jTransactionLike,
+} from './neo4j-store.js';
 
 /**
  * A loopback TCP proxy in front of a server that can reset connections for real (TCP RST), so a client sees the
@@ -72,6 +79,9 @@ export interface SentStatement {
   readonly via: 'auto-commit' | 'transaction';
   readonly database: string | undefined;
   readonly accessMode: 'READ' | 'WRITE';
+  /** Single sign-on: the impersonated user, or the scheme and principal of the session's own credentials. */
+  readonly impersonatedUser?: string;
+  readonly sessionAuth?: { readonly scheme: string; readonly principal?: string };
   readonly query: string;
   readonly parameters: Record<string, unknown>;
 }
@@ -101,11 +111,15 @@ export class RecordingDriver implements Neo4jDriverLike {
     this.answer = answer;
   }
 
-  session(config: { database?: string; defaultAccessMode: 'READ' | 'WRITE' }): Neo4jSessionLike {
-    const { database, defaultAccessMode: accessMode } = config;
-    this.events.push(`session ${accessMode} ${database ?? '(home)'}`);
+  session(config: Neo4jSessionConfig): Neo4jSessionLike {
+    const { database, defaultAccessMode: accessMode, impersonatedUser } = config;
+    this.events.push(`session ${accessMode} ${database ?? '(home)'}${impersonatedUser === undefined ? '' : ` as ${impersonatedUser}`}`);
+    const sso = {
+      ...(impersonatedUser === undefined ? {} : { impersonatedUser }),
+      ...(config.auth === undefined ? {} : { sessionAuth: { scheme: config.auth.scheme, ...(config.auth.principal === undefined ? {} : { principal: config.auth.principal }) } }),
+    };
     const statement = (via: SentStatement['via'], query: string, parameters: Record<string, unknown>): AsyncIterable<Neo4jRecordLike> => {
-      this.sent.push({ via, database, accessMode, query, parameters });
+      this.sent.push({ via, database, accessMode, ...sso, query, parameters });
       const answer = this.answer(query, parameters);
       return (async function* () {
         await Promise.resolve(); // the driver reads records asynchronously, and reports failures while reading

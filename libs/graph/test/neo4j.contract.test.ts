@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { describe } from 'vitest';
-import { openGraphStore } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { openGraphStore, SsoGraphQueries } from '../src/index.js';
 import { describeGraphStoreContract } from './graph-contract.js';
 import { neo4jResource } from './harness.js';
 
@@ -24,4 +24,16 @@ describe.skipIf(uri === undefined)('against the Neo4j server at LOOM_TEST_NEO4J_
     prefix,
     open: ({ readOnly }) => openGraphStore(neo4jResource({ host: uri, user, password, read_only: readOnly, ...(database === undefined ? {} : { database }) })),
   }));
+});
+
+describe.skipIf(uri === undefined)('single sign-on impersonation against LOOM_TEST_NEO4J_URI', () => {
+  it('runs a query as the impersonated user (LOOM_TEST_NEO4J_USER impersonating itself needs no extra privilege)', async () => {
+    const queries = new SsoGraphQueries({ url: uri ?? '', mode: 'impersonate', user, password, ...(database === undefined ? {} : { database }) });
+    try {
+      const [row] = await queries.run('SHOW CURRENT USER YIELD user RETURN user', {}, { user, token: '' });
+      expect(row?.user).toBe(user);
+    } finally {
+      await queries.close();
+    }
+  });
 });

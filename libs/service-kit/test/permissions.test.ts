@@ -103,12 +103,12 @@ async function serve(options: { signIn?: TokenValidator; allowAnonymous?: boolea
     ...unimplemented(SecretsService, {} as never),
     getVariable: answer({ variable: undefined }),
     rotateKey: answer({ activeKeyId: 'k2', variablesReencrypted: 0, workflowsReencrypted: 0 }),
-  } as never);
+  });
   server.addService('loom.v1.WorkflowStore', WorkflowStoreService, {
     ...unimplemented(WorkflowStoreService, {} as never),
     putWorkflow: answer({}),
     listWorkflows: answer({ workflows: [], nextPageToken: '' }),
-  } as never);
+  });
   const port = await server.listen('127.0.0.1', 0);
   cleanups.push(() => server.shutdown(1000));
   return { address: `127.0.0.1:${port}`, refusals, identities };

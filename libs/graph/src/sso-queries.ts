@@ -1,0 +1,91 @@
+import { PermissionDeniedError } from '@loom/domain';
+import neo4j, { Neo4jError } from 'neo4j-driver';
+import { graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
+import { type GraphParameters, type GraphRecord } from './graph-store.js';
+import { NEO4J_DRIVER_CONFIG, type Neo4jDriverFactory, type Neo4jDriverLike, type Neo4jSessionConfig } from './neo4j-store.js';
+import { fromNeo4j, toNeo4jParameters } from './neo4j-values.js';
+
+/** The graph database that single sign-on queries run on, and how a query takes its user's identity. */
+export interface SsoGraphConnection {
+  readonly url: string;
+  /**
+   * `impersonate`: loom's service account (`user`, `password`) opens each session impersonating the
+   * token's user, so the server applies that user's roles; `bearer`: the user's own token is the
+   * session's credential, for a server configured for OIDC.
+   */
+  readonly mode: 'impersonate' | 'bearer';
+  readonly user?: string;
+  readonly password?: string;
+  readonly database?: string;
+}
+
+/** Who a query runs as: the user the token proved, and the token itself (for bearer mode). */
+export interface SsoCaller {
+  readonly user: string;
+  readonly token: string;
+}
+
+/** The database refused the caller's identity or role for this query. */
+export class GraphPermissionDeniedError extends PermissionDeniedError {
+  constructor(
+    readonly code: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the graph database refused the query for this user: ${reason}`, options);
+  }
+}
+
+// Neo4j's security codes: a missing privilege, an expired or refused credential, impersonation refused
+const NEO4J_SECURITY = /^Neo\.ClientError\.Security\./;
+
+/** Runs Cypher on the single sign-on database under each caller's own identity, never as the service account. */
+export class SsoGraphQueries {
+  private readonly driver: Neo4jDriverLike;
+  private readonly context: GraphErrorContext;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly connection: SsoGraphConnection,
+    options: { readonly driverFactory?: Neo4jDriverFactory } = {},
+  ) {
+    const factory = options.driverFactory ?? ((url, auth, config) => neo4j.driver(url, auth, config));
+    const auth =
+      connection.mode === 'impersonate' ? neo4j.auth.basic(connection.user ?? '', connection.password ?? '') : neo4j.auth.bearer('');
+    this.driver = factory(connection.url, auth, NEO4J_DRIVER_CONFIG);
+    const address = connection.database === undefined ? connection.url : `${connection.url} database ${connection.database}`;
+    this.context = { store: 'neo4j', address, password: connection.password ?? '', readOnly: false };
+  }
+
+  /** Runs one auto-commit query as the caller; READ access unless `write`. */
+  async run(query: string, parameters: GraphParameters, caller: SsoCaller, options: { readonly write?: boolean } = {}): Promise<GraphRecord[]> {
+    const session = this.driver.session(this.sessionConfig(caller, options.write === true));
+    try {
+      const records: GraphRecord[] = [];
+      for await (const record of session.run(query, toNeo4jParameters(parameters))) {
+        const row: Record<string, GraphRecord[string]> = {};
+        for (const key of record.keys) row[String(key)] = fromNeo4j(record.get(String(key)));
+        records.push(row);
+      }
+      return records;
+    } catch (error) {
+      if (error instanceof Neo4jError && NEO4J_SECURITY.test(error.code)) {
+        throw new GraphPermissionDeniedError(error.code, error.message.replace(caller.token, '[token]'), { cause: error });
+      }
+      throw graphErrorFromNeo4j(error, { ...this.context, password: caller.token });
+    } finally {
+      // a session that fails to close has already failed the query or returned its records
+      await session.close().catch(() => undefined);
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.driver.close();
+    return this.closing;
+  }
+
+  private sessionConfig(caller: SsoCaller, write: boolean): Neo4jSessionConfig {
+    const base = { defaultAccessMode: write ? ('WRITE' as const) : ('READ' as const), ...(this.connection.database === undefined ? {} : { database: this.connection.database }) };
+    return this.connection.mode === 'impersonate' ? { ...base, impersonatedUser: caller.user } : { ...base, auth: neo4j.auth.bearer(caller.token) };
+  }
+}
