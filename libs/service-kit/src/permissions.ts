@@ -45,6 +45,7 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.Executor/StopWorkflow': 'operate',
   '/loom.v1.Executor/PublishMessage': 'operate',
   '/loom.v1.Executor/DryRun': 'operate',
+  '/loom.v1.Executor/QueryGraph': 'query-graph',
 
   '/loom.v1.Secrets/DescribeStorage': 'read',
   '/loom.v1.Secrets/GetVariable': 'read-variables',

@@ -29,6 +29,7 @@ import { type Logger } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
 import { componentFactories, isScriptComponent } from './components/registry.js';
 import { dryRun } from './dry-run.js';
+import { GraphSsoQuery } from './graph-sso-query.js';
 import { type ComponentFactory } from './runtime/component.js';
 import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
@@ -200,7 +201,11 @@ function statusOf(run: WorkflowRun): ComponentStatus[] {
 }
 
 /** The loom.v1.Executor handlers over an executor. */
-export function executorImplementation(executor: Executor, config: LoomConfig): AsyncImplementation<typeof ExecutorService> {
+export function executorImplementation(
+  executor: Executor,
+  config: LoomConfig,
+  graphSso?: GraphSsoQuery,
+): AsyncImplementation<typeof ExecutorService> {
   return {
     async startWorkflow(request) {
       const run = await executor.start(request.name);
@@ -263,6 +268,13 @@ export function executorImplementation(executor: Executor, config: LoomConfig): 
       }
     },
 
+    queryGraph(request) {
+      if (graphSso === undefined) {
+        return Promise.reject(new FailedPreconditionError('single sign-on graph queries are not configured (loom.graph.sso.providerConfigFile and loom.graph.sso.uri)'));
+      }
+      return graphSso.handle(request);
+    },
+
     listComponentDefinitions() {
       return Promise.resolve({
         definitions: catalogFor({ experimentalEnabled: config.experimental.enabled }).map(componentDefinitionToProto),
@@ -278,11 +290,15 @@ export const executorModule: ServiceModule = {
   fullName: 'loom.v1.Executor',
   create({ config, logger, clients }): Promise<ServiceInstance> {
     const executor = new Executor({ config, logger, clients });
+    const graphSso = config.graphSso === undefined ? undefined : new GraphSsoQuery(config.graphSso, { logger });
     return Promise.resolve({
       addToServer(server) {
-        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config));
+        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, graphSso));
       },
-      close: () => executor.stopAll(config.server.shutdown.deadlineMs),
+      close: async () => {
+        await executor.stopAll(config.server.shutdown.deadlineMs);
+        await graphSso?.close();
+      },
     });
   },
 };
