@@ -8,6 +8,7 @@ import { healthCommand } from './commands/health.js';
 import { addAuditCommands } from './commands/audit.js';
 import { addExecutorCommands } from './commands/executor.js';
 import { addGraphCommands } from './commands/graph.js';
+import { addLoginCommands } from './commands/login.js';
 import { addScheduleCommands } from './commands/schedules.js';
 import { addSecretsCommands } from './commands/secrets.js';
 import { addWorkflowCommands } from './commands/workflows.js';
@@ -65,6 +66,7 @@ export function buildProgram(): Command {
   addScheduleCommands(schedule);
   addAuditCommands(program);
   addGraphCommands(program);
+  addLoginCommands(program);
 
   return program;
 }

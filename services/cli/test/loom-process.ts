@@ -55,10 +55,14 @@ export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}, in
 }
 
 /** Runs the `loom` binary to completion without blocking this process (which may be serving what it talks to). */
-export async function runLoomAsync(args: readonly string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export async function runLoomAsync(
+  args: readonly string[],
+  input?: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
     cwd: mkdtempSync(join(tmpdir(), 'loom-cli-')),
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const stdout: Buffer[] = [];

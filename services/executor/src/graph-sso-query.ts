@@ -55,7 +55,7 @@ export class GraphSsoQuery {
     const records = await this.queries.run(request.query, request.parameters ?? {}, { user: identity.user, token: request.accessToken }, { write: request.write });
     return {
       columns: columnsOf(records),
-      rows: records as GraphRecord[] as Record<string, unknown>[],
+      rows: records,
       user: identity.user,
       databaseRoles: databaseRoles(identity.roles),
     };

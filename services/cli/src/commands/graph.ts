@@ -1,10 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { isSealed, parseJsonText, secretReference } from '@loom/domain';
 import { type GraphRecord, type GraphResource, openGraphStore } from '@loom/graph';
-import { type Command, InvalidArgumentError } from 'commander';
+import { ExecutorClient } from '@loom/contracts';
+import { call } from '@loom/service-kit';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { UsageError } from '../modules.js';
 import { printTable } from '../output.js';
+import { withClient } from '../service-client.js';
+import { loadToken } from '../token-cache.js';
 
 /** The host of an AGE resource served by `loom serve` itself, which the CLI cannot reach by that name. */
 const EMBEDDED_HOST = 'embedded';
@@ -62,6 +66,32 @@ function cell(value: GraphRecord[string]): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+interface GraphQueryOptions {
+  resource?: string;
+  sso: boolean;
+  accessToken?: string;
+  write: boolean;
+  param?: Record<string, unknown>;
+  columns?: string;
+  passwordStdin: boolean;
+}
+
+/** `--sso`: the executor's QueryGraph runs the statement as the user of the access token. */
+async function ssoQuery(cypher: string, options: GraphQueryOptions, command: Command, globals: GlobalOptions): Promise<void> {
+  const accessToken = options.accessToken ?? loadToken()?.accessToken;
+  if (accessToken === undefined) throw new UsageError('--sso needs your access token: run loom login, or give --access-token');
+  const answer = await withClient(command, ExecutorClient, (client) =>
+    call(client, 'queryGraph', { query: cypher, parameters: options.param ?? {}, accessToken, write: options.write }),
+  );
+  const records = answer.rows as GraphRecord[];
+  printTable(
+    globals.output,
+    records.map((record) => Object.fromEntries(Object.entries(record).map(([column, value]) => [column, cell(value)]))),
+    answer,
+  );
+  if (globals.output === 'text') process.stderr.write(`${records.length} record${records.length === 1 ? '' : 's'} as ${answer.user}\n`);
+}
+
 /** `loom graph query`: Cypher against a graph database resource, for operators. */
 export function addGraphCommands(program: Command): void {
   program
@@ -70,12 +100,21 @@ export function addGraphCommands(program: Command): void {
     .command('query')
     .description('run a Cypher statement against the graph database of a resource file and print its records')
     .argument('<cypher>', 'the statement, e.g. "MATCH (n) RETURN count(n) AS nodes"')
-    .requiredOption('--resource <file>', 'a resource instance as JSON (resource.qualifiedName and parameters), as in a workflow file')
+    .option('--resource <file>', 'a resource instance as JSON (resource.qualifiedName and parameters), as in a workflow file')
+    .option('--sso', "run on loom's single sign-on graph database as yourself (the token of loom login, or --access-token), through loom", false)
+    .addOption(new Option('--access-token <token>', 'with --sso: your access token from the identity provider').env('LOOM_ACCESS_TOKEN'))
+    .option('--write', 'with --sso: open the session for writing (READ otherwise)', false)
     .option('--param <name=value>', 'a parameter, $name in the statement; the value as JSON (repeatable)', parameter)
     .option('--columns <names>', 'return columns, comma-separated (AGE needs them when the RETURN clause does not name them)')
     .option('--password-stdin', 'read the password from standard input (for a sealed or $$ password)', false)
-    .action(async (cypher: string, options: { resource: string; param?: Record<string, unknown>; columns?: string; passwordStdin: boolean }, command: Command) => {
+    .action(async (cypher: string, options: GraphQueryOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
+      if (options.sso) {
+        if (options.resource !== undefined) throw new UsageError('--sso and --resource exclude each other: --sso runs on the database loom is configured for');
+        await ssoQuery(cypher, options, command, globals);
+        return;
+      }
+      if (options.resource === undefined) throw new UsageError('give --resource FILE, or --sso');
       const resource = withPassword(readResource(options.resource), options.passwordStdin);
       if (resource.parameters.host === EMBEDDED_HOST) {
         throw new UsageError("host 'embedded' is the graph `loom serve` runs in its own process: use host 127.0.0.1 and the port it logged ('embedded graph … started')");
