@@ -47,11 +47,12 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
   for (const token of Object.values(tokens)) redactor.add(token);
   const tls = config.tls === undefined ? undefined : loadTls(config.tls);
 
-  const hostedNames = options.modules.map((module) => module.name);
-  // Refusals are audited by this process under the identity of a service it hosts (each may append).
+  // Refusals are audited by this process under the identity of a service it hosts that writes to the
+  // audit log (the audit service itself does not); a process hosting only the audit service logs them.
+  const auditor = options.modules.map((module) => module.name).find((name) => name !== 'audit');
   const refusalAudit = new ServiceClients({
     addressOf: (service) => addressOf(service),
-    token: hostedNames[0] === undefined ? undefined : tokens[hostedNames[0]],
+    token: auditor === undefined ? undefined : tokens[auditor],
     interceptors: [],
     ...(tls === undefined ? {} : { credentials: tls.client }),
   });
@@ -59,7 +60,8 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
   const refusalRecords = new Set<Promise<void>>();
   const onRefused = (refusal: Refusal): void => {
     logger.warn({ rpc: refusal.path, identity: refusal.identity, code: status[refusal.code], reason: refusal.reason }, 'call refused');
-    if (refusal.code !== status.PERMISSION_DENIED || hostedNames.length === 0) return;
+    // a refused audit append is not itself appended: that could refuse again, without end
+    if (refusal.code !== status.PERMISSION_DENIED || auditor === undefined || refusal.path.startsWith('/loom.v1.Audit/Append')) return;
     refusalAppender ??= new AuditAppender(refusalAudit.get('audit'));
     // The refusal stands whether or not its record is written; a failed write is logged, not retried.
     const record = refusalAppender

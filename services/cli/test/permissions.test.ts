@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+import { type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
 
 const viewerToken = 'viewer-token-for-the-cli-test-0001';
 const adminToken = 'admin-token-for-the-cli-test-00001';
@@ -29,23 +29,23 @@ afterAll(async () => {
 });
 
 describe('permissions through loom serve', () => {
-  it('refuses a viewer the push with PERMISSION_DENIED, writes nothing, and audits the refusal', () => {
-    const refused = runLoom(['--address', loom.address, '--token', viewerToken, 'workflow', 'push', example]);
+  it('refuses a viewer the push with PERMISSION_DENIED, writes nothing, and audits the refusal', async () => {
+    const refused = await runLoomAsync(['--address', loom.address, '--token', viewerToken, 'workflow', 'push', example]);
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain('PERMISSION_DENIED');
-    const listed = runLoom(['--address', loom.address, '--token', viewerToken, 'workflow', 'list', '--output', 'json']);
+    const listed = await runLoomAsync(['--address', loom.address, '--token', viewerToken, 'workflow', 'list', '--output', 'json']);
     expect(listed.status).toBe(0);
     expect(listed.stdout).not.toContain('article');
 
-    const tail = runLoom(['--address', loom.address, '--token', adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED']);
+    const tail = await runLoomAsync(['--address', loom.address, '--token', adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED']);
     expect(tail.stderr).toBe('');
     expect(tail.stdout).toContain('PERMISSION_DENIED');
     expect(tail.stdout).toContain('actor="dana"');
     expect(tail.stdout).toContain('/loom.v1.WorkflowStore/PutWorkflow');
   });
 
-  it('lets the admin push what the viewer could not', () => {
-    const pushed = runLoom(['--address', loom.address, '--token', adminToken, 'workflow', 'push', example]);
+  it('lets the admin push what the viewer could not', async () => {
+    const pushed = await runLoomAsync(['--address', loom.address, '--token', adminToken, 'workflow', 'push', example]);
     expect(pushed.stderr).toBe('');
     expect(pushed.status).toBe(0);
   });
