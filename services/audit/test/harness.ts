@@ -15,7 +15,8 @@ export function logPath(): string {
 
 /** Config overrides of an audit service on `path`, with the executor's token. */
 export function auditOverrides(path: string, extra: readonly string[] = []): string[] {
-  return [`loom.security.audit.log.path=${path}`, `loom.auth.tokens.executor=${executorToken}`, ...extra];
+  // one client writes, reads and verifies: the executor's identity appends, and admin lets it verify
+  return [`loom.security.audit.log.path=${path}`, `loom.auth.tokens.executor=${executorToken}`, 'loom.auth.roles.executor=admin', ...extra];
 }
 
 export interface AuditHarness {
