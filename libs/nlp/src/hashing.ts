@@ -19,7 +19,8 @@ export function finish(h: number): number {
   x = Math.imul(x, 0x85ebca6b);
   x ^= x >>> 13;
   x = Math.imul(x, 0xc2b2ae35);
-  return (x ^ (x >>> 16)) >>> 0;
+  // A signed result stays a small integer in V8 (no heap number per feature); callers mask it.
+  return (x ^ (x >>> 16)) | 0;
 }
 
 /** Hash of a string (FNV-1a over UTF-16 code units, then avalanched). */

@@ -36,8 +36,12 @@ function gazCodes(tokens: readonly string[], gazetteer: ReadonlyMap<string, numb
   return out;
 }
 
+/** The code at position j, or the start marker before the sentence. */
+function before(a: Int32Array, j: number): number {
+  return j < 0 ? START : a[j]!;
+}
+
 function extract(c: WordCodes, gaz: Int32Array, tokens: readonly string[], i: number, p1: number, p2: number, out: Int32Array): number {
-  const at = (a: Int32Array, j: number): number => (j < 0 ? START : a[j]!);
   const t = tokens[i]!;
   const first = t[0] ?? '';
   const capital = first !== first.toLowerCase() ? 1 : 0;
@@ -50,11 +54,11 @@ function extract(c: WordCodes, gaz: Int32Array, tokens: readonly string[], i: nu
   out[n++] = feature(5, c.suffix3[i]!);
   out[n++] = feature(6, c.prefix3[i]!);
   out[n++] = feature(7, c.suffix2[i]!);
-  out[n++] = feature(8, at(c.lower, i - 1));
+  out[n++] = feature(8, before(c.lower, i - 1));
   out[n++] = feature(9, c.lower[i + 1]!);
-  out[n++] = feature(10, at(c.lower, i - 2));
+  out[n++] = feature(10, before(c.lower, i - 2));
   out[n++] = feature(11, c.lower[i + 2]!);
-  out[n++] = feature(12, at(c.shape, i - 1));
+  out[n++] = feature(12, before(c.shape, i - 1));
   out[n++] = feature(13, c.shape[i + 1]!);
   out[n++] = feature(14, p1);
   out[n++] = feature(15, p1, p2);
@@ -65,12 +69,12 @@ function extract(c: WordCodes, gaz: Int32Array, tokens: readonly string[], i: nu
   out[n++] = feature(20, gaz[i + 1]!);
   out[n++] = feature(21, gaz[i]!, capital);
   out[n++] = feature(22, i === 0 ? 1 : 0, capital);
-  out[n++] = feature(23, at(c.lower, i - 1), w);
+  out[n++] = feature(23, before(c.lower, i - 1), w);
   out[n++] = feature(24, w, c.lower[i + 1]);
-  out[n++] = feature(25, at(c.shape, i - 1), c.shape[i], c.shape[i + 1]);
-  out[n++] = feature(26, p1, at(c.lower, i - 1));
+  out[n++] = feature(25, before(c.shape, i - 1), c.shape[i], c.shape[i + 1]);
+  out[n++] = feature(26, p1, before(c.lower, i - 1));
   out[n++] = feature(27, c.suffix4[i]!);
-  out[n++] = feature(28, at(c.form, i - 1), capital);
+  out[n++] = feature(28, before(c.form, i - 1), capital);
   out[n++] = feature(29, c.form[i + 1]!, capital);
   return n;
 }

@@ -169,11 +169,23 @@ function codesOf(input: ParserInput): Codes {
   return { word, tag };
 }
 
+function wordOf(c: Codes, i: number): number {
+  return i === NONE ? NULL_WORD : c.word[i]!;
+}
+
+function tagOf(c: Codes, i: number): number {
+  return i === NONE ? NULL_TAG : c.tag[i]!;
+}
+
+function labelOf(st: State, i: number): number {
+  return i === NONE ? NULL_LABEL : st.labels[i]!;
+}
+
+function at(a: Int32Array, i: number): number {
+  return i === NONE ? NONE : a[i]!;
+}
+
 function extract(st: State, c: Codes, out: Int32Array): number {
-  const w = (i: number): number => (i === NONE ? NULL_WORD : c.word[i]!);
-  const t = (i: number): number => (i === NONE ? NULL_TAG : c.tag[i]!);
-  const l = (i: number): number => (i === NONE ? NULL_LABEL : st.labels[i]!);
-  const at = (a: Int32Array, i: number): number => (i === NONE ? NONE : a[i]!);
   const s0 = st.s(0);
   const s1 = st.s(1);
   const s2 = st.s(2);
@@ -188,15 +200,15 @@ function extract(st: State, c: Codes, out: Int32Array): number {
   const b0L2 = at(st.lc2, b0);
   const s1L = at(st.lc1, s1);
   const s1R = at(st.rc1, s1);
-  const s0w = w(s0);
-  const s0t = t(s0);
-  const s1w = w(s1);
-  const s1t = t(s1);
-  const b0w = w(b0);
-  const b0t = t(b0);
-  const b1w = w(b1);
-  const b1t = t(b1);
-  const b2t = t(b2);
+  const s0w = wordOf(c, s0);
+  const s0t = tagOf(c, s0);
+  const s1w = wordOf(c, s1);
+  const s1t = tagOf(c, s1);
+  const b0w = wordOf(c, b0);
+  const b0t = tagOf(c, b0);
+  const b1w = wordOf(c, b1);
+  const b1t = tagOf(c, b1);
+  const b2t = tagOf(c, b2);
   const d = s0 === NONE || b0 === NONE || s0 === 0 ? 0 : Math.min(b0 - s0, 7);
   const s1s0d = s1 === NONE || s0 === NONE || s1 === 0 ? 0 : Math.min(s0 - s1, 7);
   const s0vl = s0 === NONE ? 0 : st.nLeft[s0]!;
@@ -213,12 +225,12 @@ function extract(st: State, c: Codes, out: Int32Array): number {
   out[n++] = feature(7, b1w, b1t);
   out[n++] = feature(8, b1w);
   out[n++] = feature(9, b1t);
-  out[n++] = feature(10, w(b2), b2t);
+  out[n++] = feature(10, wordOf(c, b2), b2t);
   out[n++] = feature(11, b2t);
   out[n++] = feature(12, s1w, s1t);
   out[n++] = feature(13, s1w);
   out[n++] = feature(14, s1t);
-  out[n++] = feature(15, w(s2), t(s2));
+  out[n++] = feature(15, wordOf(c, s2), tagOf(c, s2));
   // pairs
   out[n++] = feature(20, s0w, s0t, b0w, b0t);
   out[n++] = feature(21, s0w, s0t, b0w);
@@ -238,16 +250,16 @@ function extract(st: State, c: Codes, out: Int32Array): number {
   out[n++] = feature(40, b0t, b1t, b2t);
   out[n++] = feature(41, s0t, b0t, b1t);
   out[n++] = feature(42, s1t, s0t, b0t);
-  out[n++] = feature(43, s0t, t(s0L), b0t);
-  out[n++] = feature(44, s0t, t(s0R), b0t);
-  out[n++] = feature(45, s0t, b0t, t(b0L));
-  out[n++] = feature(46, s1t, s0t, t(s0L));
-  out[n++] = feature(47, s1t, s0t, t(s0R));
-  out[n++] = feature(48, s1t, t(s1R), s0t);
-  out[n++] = feature(49, t(s2), s1t, s0t);
+  out[n++] = feature(43, s0t, tagOf(c, s0L), b0t);
+  out[n++] = feature(44, s0t, tagOf(c, s0R), b0t);
+  out[n++] = feature(45, s0t, b0t, tagOf(c, b0L));
+  out[n++] = feature(46, s1t, s0t, tagOf(c, s0L));
+  out[n++] = feature(47, s1t, s0t, tagOf(c, s0R));
+  out[n++] = feature(48, s1t, tagOf(c, s1R), s0t);
+  out[n++] = feature(49, tagOf(c, s2), s1t, s0t);
   out[n++] = feature(50, s0w, b0t, b1t);
   out[n++] = feature(51, s0t, b0w, b1t);
-  out[n++] = feature(52, s1t, s1L === NONE ? NULL_TAG : t(s1L), s0t);
+  out[n++] = feature(52, s1t, s1L === NONE ? NULL_TAG : tagOf(c, s1L), s0t);
   // distance
   out[n++] = feature(60, s0w, d);
   out[n++] = feature(61, s0t, d);
@@ -265,29 +277,29 @@ function extract(st: State, c: Codes, out: Int32Array): number {
   out[n++] = feature(74, b0w, b0vl);
   out[n++] = feature(75, b0t, b0vl);
   // children
-  out[n++] = feature(80, w(s0L));
-  out[n++] = feature(81, t(s0L));
-  out[n++] = feature(82, l(s0L));
-  out[n++] = feature(83, w(s0R));
-  out[n++] = feature(84, t(s0R));
-  out[n++] = feature(85, l(s0R));
-  out[n++] = feature(86, w(b0L));
-  out[n++] = feature(87, t(b0L));
-  out[n++] = feature(88, l(b0L));
-  out[n++] = feature(89, l(s1R), s1t);
+  out[n++] = feature(80, wordOf(c, s0L));
+  out[n++] = feature(81, tagOf(c, s0L));
+  out[n++] = feature(82, labelOf(st, s0L));
+  out[n++] = feature(83, wordOf(c, s0R));
+  out[n++] = feature(84, tagOf(c, s0R));
+  out[n++] = feature(85, labelOf(st, s0R));
+  out[n++] = feature(86, wordOf(c, b0L));
+  out[n++] = feature(87, tagOf(c, b0L));
+  out[n++] = feature(88, labelOf(st, b0L));
+  out[n++] = feature(89, labelOf(st, s1R), s1t);
   // third order
-  out[n++] = feature(90, w(s0L2));
-  out[n++] = feature(91, t(s0L2));
-  out[n++] = feature(92, l(s0L2));
-  out[n++] = feature(93, w(s0R2));
-  out[n++] = feature(94, t(s0R2));
-  out[n++] = feature(95, l(s0R2));
-  out[n++] = feature(96, w(b0L2));
-  out[n++] = feature(97, t(b0L2));
-  out[n++] = feature(98, l(b0L2));
-  out[n++] = feature(99, s0t, t(s0L), t(s0L2));
-  out[n++] = feature(100, s0t, t(s0R), t(s0R2));
-  out[n++] = feature(101, b0t, t(b0L), t(b0L2));
+  out[n++] = feature(90, wordOf(c, s0L2));
+  out[n++] = feature(91, tagOf(c, s0L2));
+  out[n++] = feature(92, labelOf(st, s0L2));
+  out[n++] = feature(93, wordOf(c, s0R2));
+  out[n++] = feature(94, tagOf(c, s0R2));
+  out[n++] = feature(95, labelOf(st, s0R2));
+  out[n++] = feature(96, wordOf(c, b0L2));
+  out[n++] = feature(97, tagOf(c, b0L2));
+  out[n++] = feature(98, labelOf(st, b0L2));
+  out[n++] = feature(99, s0t, tagOf(c, s0L), tagOf(c, s0L2));
+  out[n++] = feature(100, s0t, tagOf(c, s0R), tagOf(c, s0R2));
+  out[n++] = feature(101, b0t, tagOf(c, b0L), tagOf(c, b0L2));
   // label sets
   out[n++] = feature(110, s0w, at(st.rightSetLo, s0), at(st.rightSetHi, s0));
   out[n++] = feature(111, s0t, at(st.rightSetLo, s0), at(st.rightSetHi, s0));
@@ -345,7 +357,8 @@ export function parse(model: ParserModel, input: ParserInput): { heads: number[]
   while (!st.terminal()) {
     const count = extract(st, c, feats);
     model.perceptron.score(feats, count, scores);
-    const action = Perceptron.best(scores, (a) => legal(st, a));
+    let action = -1;
+    for (let a = 0; a < 3; a++) if (legal(st, a) && (action < 0 || scores[a]! > scores[action]!)) action = a;
     let label = NULL_LABEL;
     if (action !== SHIFT) {
       (action === LEFT ? model.leftLabeler : model.rightLabeler).score(feats, count, labelScores);

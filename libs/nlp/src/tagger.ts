@@ -38,8 +38,12 @@ function ambiguityCodes(words: readonly string[], ambiguity: ReadonlyMap<string,
 
 const UNKNOWN_CLASS = hashString('<UNK-CLASS>');
 
+/** The code at position j, or the start marker before the sentence. */
+function before(a: Int32Array, j: number): number {
+  return j < 0 ? START : a[j]!;
+}
+
 function extract(c: WordCodes, amb: Int32Array, i: number, p1: number, p2: number, out: Int32Array): number {
-  const at = (a: Int32Array, j: number): number => (j < 0 ? START : a[j]!);
   let n = 0;
   const w = c.lower[i]!;
   out[n++] = feature(1, 0);
@@ -57,9 +61,9 @@ function extract(c: WordCodes, amb: Int32Array, i: number, p1: number, p2: numbe
   out[n++] = feature(13, p2);
   out[n++] = feature(14, p1, p2);
   out[n++] = feature(15, p1, w);
-  out[n++] = feature(16, at(c.lower, i - 1));
-  out[n++] = feature(17, at(c.suffix3, i - 1));
-  out[n++] = feature(18, at(c.lower, i - 2));
+  out[n++] = feature(16, before(c.lower, i - 1));
+  out[n++] = feature(17, before(c.suffix3, i - 1));
+  out[n++] = feature(18, before(c.lower, i - 2));
   out[n++] = feature(19, c.lower[i + 1]!);
   out[n++] = feature(20, c.suffix3[i + 1]!);
   out[n++] = feature(21, c.lower[i + 2]!);
@@ -67,12 +71,12 @@ function extract(c: WordCodes, amb: Int32Array, i: number, p1: number, p2: numbe
   out[n++] = feature(23, amb[i + 1]!);
   out[n++] = feature(24, amb[i + 2]!);
   out[n++] = feature(25, w, c.lower[i + 1]);
-  out[n++] = feature(26, at(c.lower, i - 1), w);
+  out[n++] = feature(26, before(c.lower, i - 1), w);
   out[n++] = feature(27, p1, amb[i]);
   out[n++] = feature(28, amb[i]!, amb[i + 1]);
   out[n++] = feature(29, c.shape[i + 1]!);
   out[n++] = feature(30, p1, c.suffix3[i]);
-  out[n++] = feature(31, at(c.shape, i - 1), c.shape[i]);
+  out[n++] = feature(31, before(c.shape, i - 1), c.shape[i]);
   out[n++] = feature(32, p1, amb[i + 1]);
   out[n++] = feature(33, c.suffix2[i]!, c.shape[i]);
   return n;
