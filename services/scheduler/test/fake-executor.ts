@@ -104,7 +104,7 @@ export class FakeExecutor {
 
   private implementation(): AsyncImplementation<typeof ExecutorService> {
     const refuse = unimplemented(ExecutorService, {
-      startWorkflow: '', stopWorkflow: '', getWorkflowStatus: '', publishMessage: '', dryRun: 'not faked', watchRun: '', listComponentDefinitions: 'not faked',
+      startWorkflow: '', stopWorkflow: '', getWorkflowStatus: '', publishMessage: '', dryRun: 'not faked', watchRun: '', listComponentDefinitions: 'not faked', queryGraph: 'not faked',
     });
     return {
       ...refuse,
