@@ -298,8 +298,8 @@ export class SkillServer {
         summary: route.summary,
         ...(route.description === undefined ? {} : { description: route.description }),
         consumes: [...consumes],
-        // a binary body is not JSON-schema checked; the handler reads the Buffer
-        ...(route.body === undefined ? {} : { body: route.body }),
+        // only a JSON body is schema-checked; a route that also reads binary bodies gets those as a Buffer
+        ...(route.body === undefined ? {} : { body: consumes.length === 1 ? route.body : { content: { 'application/json': { schema: route.body } } } }),
         response,
       },
       preValidation: (request, _reply, done) => {

@@ -1,4 +1,3 @@
-import { cpus } from 'node:os';
 import { z } from 'zod';
 import { type FetchLimits } from './safe-fetch.js';
 import { SkillSettingsError } from './errors.js';
@@ -41,7 +40,7 @@ export const SKILL_SETTING_VARIABLES = {
 /** Defaults a serious deployment starts from; every one can be set. */
 export const DEFAULT_SKILL_SETTINGS: SkillSettings = {
   host: '127.0.0.1',
-  limits: { bodyLimitBytes: 16 * 1024 * 1024, concurrency: Math.max(8, cpus().length * 8), timeLimitMs: 60_000, retryAfterSeconds: 1 },
+  limits: { bodyLimitBytes: 16 * 1024 * 1024, concurrency: 64, timeLimitMs: 60_000, retryAfterSeconds: 1 },
   shutdownDeadlineMs: 10_000,
   dataDirectory: './.loom/skills',
   fetchAllowHosts: [],
