@@ -63,3 +63,4 @@ export {
   type AnnotationDependency,
   type AnnotationEntityMention,
 } from './annotation.js';
+export { ANNOTATION_JSON_SCHEMA } from './annotation-schema.js';
