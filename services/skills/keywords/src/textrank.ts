@@ -121,15 +121,15 @@ export function textRank(annotation: Annotation, options: TextRankOptions = DEFA
   }
 
   const found = new Map<string, { value: string; relevance: number; words: number }>();
-  while (items.length > 0) {
-    let current: Occurrence | undefined = items.shift();
-    let value = current.tag;
-    let relevance = ranks.get(current.tag) ?? 0;
+  for (let first = items.shift(); first !== undefined; first = items.shift()) {
+    let current: Occurrence | undefined = first;
+    let value = first.tag;
+    let relevance = ranks.get(first.tag) ?? 0;
     let topRated = 0;
-    const relatedTop = [...relatedInDepth(current, items)].filter((tag) => top.has(tag));
-    if (!options.useDependencies && !top.has(current.tag)) continue;
-    if (options.useDependencies && !top.has(current.tag) && relatedTop.length === 0) continue;
-    if (top.has(current.tag)) topRated += 1;
+    const relatedTop = [...relatedInDepth(first, items)].filter((tag) => top.has(tag));
+    if (!options.useDependencies && !top.has(first.tag)) continue;
+    if (options.useDependencies && !top.has(first.tag) && relatedTop.length === 0) continue;
+    if (top.has(first.tag)) topRated += 1;
     let candidates: string[];
     do {
       const endPosition: number = current.end;
