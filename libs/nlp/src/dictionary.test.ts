@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Dictionary } from './dictionary.js';
+import { type Annotation } from '@loom/domain';
+import { applyDictionary, Dictionary } from './dictionary.js';
 import { CorpusFormatError } from './errors.js';
 
 describe('Dictionary', () => {
@@ -35,5 +36,27 @@ describe('Dictionary', () => {
       { start: 0, end: 1, type: 'TECHNOLOGY' },
       { start: 1, end: 2, type: 'TECHNOLOGY' },
     ]);
+  });
+});
+
+describe('applyDictionary', () => {
+  it('overrides token types and rebuilds the entity mentions of matched sentences', () => {
+    const words = ['Ada', 'uses', 'Apache', 'AGE', '.'];
+    let offset = 0;
+    const tokens = words.map((word, i) => {
+      const before = i === 0 || word === '.' ? '' : ' ';
+      offset += before.length;
+      const token = { index: i + 1, word, originalText: word, characterOffsetBegin: offset, characterOffsetEnd: offset + word.length, ner: i === 0 ? 'PERSON' : 'O', before, after: '' };
+      offset += word.length;
+      return token;
+    });
+    const annotation: Annotation = { sentences: [{ index: 0, tokens }, { index: 1, tokens: [{ ...tokens[0]!, ner: 'O' }] }] };
+    const result = applyDictionary(annotation, Dictionary.parse('apache age\tTECHNOLOGY\n', 'tech.tsv'));
+    expect(result.sentences[0]!.tokens.map((token) => token.ner)).toEqual(['PERSON', 'O', 'TECHNOLOGY', 'TECHNOLOGY', 'O']);
+    expect(result.sentences[0]!.entitymentions).toEqual([
+      { docTokenBegin: 0, docTokenEnd: 1, tokenBegin: 0, tokenEnd: 1, text: 'Ada', characterOffsetBegin: 0, characterOffsetEnd: 3, ner: 'PERSON' },
+      { docTokenBegin: 2, docTokenEnd: 4, tokenBegin: 2, tokenEnd: 4, text: 'Apache AGE', characterOffsetBegin: 9, characterOffsetEnd: 19, ner: 'TECHNOLOGY' },
+    ]);
+    expect(result.sentences[1]).toBe(annotation.sentences[1]);
   });
 });

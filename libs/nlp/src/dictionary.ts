@@ -1,3 +1,4 @@
+import { type Annotation, type AnnotationEntityMention, type AnnotationToken, NO_ENTITY } from '@loom/domain';
 import { CorpusFormatError } from './errors.js';
 
 /** One dictionary match: tokens `[start, end)` of the sequence given to `match`, and the entity type. */
@@ -81,4 +82,57 @@ export class Dictionary {
 
 function normalize(term: string): string {
   return term.trim().toLowerCase().replace(/\s+/g, ' ');
+}
+
+/**
+ * The annotation with dictionary matches overriding the statistical NER: each matched token's
+ * `ner` becomes the dictionary type, and `entitymentions` of a sentence with a match are rebuilt
+ * from the tokens (one mention per run of tokens of one type, as CoreNLP writes them).
+ */
+export function applyDictionary(annotation: Annotation, dictionary: Dictionary): Annotation {
+  let documentOffset = 0;
+  const sentences = annotation.sentences.map((sentence) => {
+    const firstToken = documentOffset;
+    documentOffset += sentence.tokens.length;
+    const matches = dictionary.match(sentence.tokens);
+    if (matches.length === 0) return sentence;
+    const ner = sentence.tokens.map((token) => token.ner ?? NO_ENTITY);
+    const dictionaryRun = sentence.tokens.map(() => -1);
+    matches.forEach((found, m) => {
+      for (let i = found.start; i < found.end; i += 1) {
+        ner[i] = found.type;
+        dictionaryRun[i] = m;
+      }
+    });
+    const tokens = sentence.tokens.map((token, i) => ({ ...token, ner: ner[i]! }));
+    return { ...sentence, tokens, entitymentions: mentionsOf(tokens, dictionaryRun, firstToken) };
+  });
+  return { ...annotation, sentences };
+}
+
+/** One mention per run of tokens with one type; a dictionary match is one mention even beside another of its type. */
+function mentionsOf(tokens: readonly AnnotationToken[], dictionaryRun: readonly number[], firstToken: number): AnnotationEntityMention[] {
+  const mentions: AnnotationEntityMention[] = [];
+  let start = 0;
+  while (start < tokens.length) {
+    const type = tokens[start]!.ner ?? NO_ENTITY;
+    let end = start + 1;
+    while (end < tokens.length && tokens[end]!.ner === type && dictionaryRun[end] === dictionaryRun[start]) end += 1;
+    if (type !== NO_ENTITY) {
+      const first = tokens[start]!;
+      const last = tokens[end - 1]!;
+      mentions.push({
+        docTokenBegin: firstToken + start,
+        docTokenEnd: firstToken + end,
+        tokenBegin: start,
+        tokenEnd: end,
+        text: tokens.slice(start, end).map((token, i) => (i === 0 ? token.originalText : `${token.before}${token.originalText}`)).join(''),
+        characterOffsetBegin: first.characterOffsetBegin,
+        characterOffsetEnd: last.characterOffsetEnd,
+        ner: type,
+      });
+    }
+    start = end;
+  }
+  return mentions;
 }
