@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type SkillServer } from '@loom/skill-service-kit';
 import { postJson, startSkillForTest } from '@loom/skill-service-kit/testing';
 import { createPdfSkill, pdfDate, pdfSkill } from '../src/index.js';
-import { makePdf } from './make-pdf.js';
+import { makePdf } from '../src/testing.js';
 
 const servers: SkillServer[] = [];
 const sites: Server[] = [];

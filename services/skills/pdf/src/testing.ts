@@ -1,3 +1,4 @@
+// PDFs for tests and benchmarks: small valid documents with known text, an encrypted one, bombs.
 import { randomBytes } from 'node:crypto';
 
 /** What `makePdf` writes. */
