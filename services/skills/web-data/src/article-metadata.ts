@@ -1,3 +1,5 @@
+import { type DomDocument, type DomScope } from './dom.js';
+
 /** Rules, in the manner of newspaper3k, for an article's authors, publish date, top image and videos. */
 
 const AUTHOR_MARKERS = ['author', 'byline', 'dc.creator', 'byl', 'article:author', 'parsely-author', 'sailthru.author'];
@@ -32,8 +34,7 @@ const VIDEO_PROVIDERS = /(youtube(-nocookie)?\.com|youtu\.be|vimeo\.com|dailymot
 
 const URL_DATE = /(?:^|[/_-])((?:19|20)\d{2})[/_-]?(0[1-9]|1[0-2])[/_-]?(0[1-9]|[12]\d|3[01])(?:[/_.-]|$)/;
 
-/** The part of the DOM these rules read; linkedom's and a browser's documents both have it. */
-type Doc = Document;
+type Doc = DomDocument;
 
 /** The JSON-LD objects of a page, flattened through `@graph`. */
 export function jsonLdObjects(document: Doc): Record<string, unknown>[] {
@@ -172,7 +173,7 @@ function validInstant(instant: number): string | null {
 }
 
 /** The top image: og/twitter image meta, `link rel=image_src`, else the largest image of the article. */
-export function extractTopImage(document: Doc, articleRoot: Element | null, baseUrl: string): string {
+export function extractTopImage(document: Doc, articleRoot: DomScope | null, baseUrl: string): string {
   for (const [attribute, value] of IMAGE_META) {
     const content = metaContent(document, attribute, value);
     if (content !== undefined) return absolute(content, baseUrl);
@@ -194,7 +195,7 @@ export function extractTopImage(document: Doc, articleRoot: Element | null, base
 }
 
 /** Embedded video players (YouTube, Vimeo, Dailymotion, … iframes and embeds, `<video>` sources, og:video). */
-export function extractMovies(document: Doc, articleRoot: Element | null, baseUrl: string): string[] {
+export function extractMovies(document: Doc, articleRoot: DomScope | null, baseUrl: string): string[] {
   const movies = new Set<string>();
   const ogVideo = metaContent(document, 'property', 'og:video') ?? metaContent(document, 'property', 'og:video:url');
   if (ogVideo !== undefined) movies.add(absolute(ogVideo, baseUrl));

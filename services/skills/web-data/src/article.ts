@@ -1,5 +1,6 @@
 import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import { parseHTML as parseWithLinkedom } from 'linkedom';
+import { type DomDocument, type DomElement, type DomNode } from './dom.js';
 import { bylineNames, extractAuthors, extractMovies, extractPublishDate, extractTopImage } from './article-metadata.js';
 import { ENGLISH_STOPWORDS } from './stopwords.js';
 
@@ -23,9 +24,12 @@ const BLOCK_TAGS = new Set([
   'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'TABLE', 'TBODY', 'TD', 'TH', 'THEAD', 'TR', 'UL',
 ]);
 
+/** linkedom's parser, typed by what the rules use (its own declarations need the DOM library). */
+const parseHTML = parseWithLinkedom as unknown as (html: string) => { document: DomDocument };
+
 /** Extracts article text (Readability over linkedom) and newspaper-style metadata from a page. */
 export function extractArticle(html: string, url: string): WebData {
-  const { document } = parseHTML(html);
+  const document = parseHTML(html).document;
   // relative links and images resolve against the page, unless the page sets its own base
   if (document.querySelector('base[href]') === null) {
     const base = document.createElement('base');
@@ -40,9 +44,10 @@ export function extractArticle(html: string, url: string): WebData {
   const metaTopImage = extractTopImage(document, document.querySelector('head'), absoluteBase);
   const ogVideos = extractMovies(document, document.querySelector('head'), absoluteBase);
 
+  // Readability declares the DOM library's Document (unresolved here, so unchecked); linkedom's document is one at run time
   const parsed = new Readability(document, { keepClasses: false }).parse();
   const { document: content } = parseHTML(`<!doctype html><html><body>${parsed?.content ?? ''}</body></html>`);
-  const root = content.body as unknown as Element;
+  const root = content.body;
 
   const title = cleanTitle(parsed?.title ?? document.title ?? '');
   const authors = unique([...pageAuthors, ...(parsed?.byline === null || parsed?.byline === undefined ? [] : bylineNames(parsed.byline))]);
@@ -53,7 +58,7 @@ export function extractArticle(html: string, url: string): WebData {
 }
 
 /** The article's text: one paragraph per block, blank lines between; a heading repeating the title and byline lines dropped. */
-export function articleText(root: Element, title: string, authors: readonly string[]): string {
+export function articleText(root: DomElement | null, title: string, authors: readonly string[]): string {
   const paragraphs: string[] = [];
   let current = '';
   const flush = (): void => {
@@ -61,13 +66,13 @@ export function articleText(root: Element, title: string, authors: readonly stri
     if (text !== '') paragraphs.push(text);
     current = '';
   };
-  const walk = (node: Node): void => {
+  const walk = (node: DomNode): void => {
     if (node.nodeType === 3) {
       current += (node.textContent ?? '').replace(/\s+/g, ' ');
       return;
     }
     if (node.nodeType !== 1) return;
-    const element = node as Element;
+    const element = node as DomElement;
     if (element.tagName === 'BR') {
       current += '\n';
       return;
@@ -78,7 +83,7 @@ export function articleText(root: Element, title: string, authors: readonly stri
     for (const child of element.childNodes) walk(child);
     if (block) flush();
   };
-  walk(root);
+  if (root !== null) walk(root);
   flush();
   const normalizedTitle = normalize(title);
   const authorKeys = authors.map(normalize);
