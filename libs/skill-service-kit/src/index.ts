@@ -16,5 +16,5 @@ export { type JsonSchema, type SkillDefinition, type SkillRequest, type SkillRou
 export { type SkillContext, type SkillModule } from './skill-module.js';
 export { type SkillLimits, SkillServer, type SkillServerOptions, type SkillServerState, startSkillServer } from './skill-server.js';
 export { DEFAULT_SKILL_SETTINGS, SKILL_SETTING_VARIABLES, type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';
-export { type RunningSkills, runSkillMain, runSkills, serveSkills, type ServeSkillsOptions, shutdownSignal } from './serve-skills.js';
+export { type RunningSkills, runSkillMain, runSkills, type RunSkillsOptions, serveSkills, type ServeSkillsOptions, shutdownSignal } from './serve-skills.js';
 export { validationField } from './validation-field.js';

@@ -69,19 +69,35 @@ export function shutdownSignal(): Promise<NodeJS.Signals> {
  * Runs skill modules in this process until SIGTERM or SIGINT, with settings from the
  * environment, JSON logs and OpenTelemetry (OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set).
  */
-export async function runSkills(modules: readonly SkillModule[], options: { env?: NodeJS.ProcessEnv; portOf?: (module: SkillModule) => number; settings?: SkillSettings } = {}): Promise<void> {
+export async function runSkills(modules: readonly SkillModule[], options: RunSkillsOptions = {}): Promise<void> {
   const settings = options.settings ?? skillSettingsFromEnv(options.env ?? process.env);
   const serviceName = modules.length === 1 ? `loom-skill-${modules[0]!.name}` : 'loom-skills';
   const logger = createLogger({ level: settings.logLevel, base: { service: serviceName, pid: process.pid } });
-  const telemetry = startTelemetry({ serviceName, ...(settings.otlpEndpoint === undefined ? {} : { otlpEndpoint: settings.otlpEndpoint }) });
+  // beside `loom serve` the process's telemetry is already started: the skills use its global tracer
+  const telemetry = options.startTelemetry === false ? undefined : startTelemetry({ serviceName, ...(settings.otlpEndpoint === undefined ? {} : { otlpEndpoint: settings.otlpEndpoint }) });
   try {
-    const running = await serveSkills(modules, { settings, logger, tracer: telemetry.tracer, ...(options.portOf === undefined ? {} : { portOf: options.portOf }) });
+    const running = await serveSkills(modules, {
+      settings,
+      logger,
+      ...(telemetry === undefined ? {} : { tracer: telemetry.tracer }),
+      ...(options.portOf === undefined ? {} : { portOf: options.portOf }),
+    });
     const signal = await shutdownSignal();
     logger.info({ signal }, 'shutting down');
     await running.stop();
   } finally {
-    await telemetry.shutdown();
+    await telemetry?.shutdown();
   }
+}
+
+/** How `runSkills` runs. */
+export interface RunSkillsOptions {
+  /** Where settings come from when `settings` is absent; `process.env` by default. */
+  readonly env?: NodeJS.ProcessEnv;
+  readonly settings?: SkillSettings;
+  readonly portOf?: (module: SkillModule) => number;
+  /** Start this process's telemetry (default true); false when another part of the process has. */
+  readonly startTelemetry?: boolean;
 }
 
 /** `main` of one skill's own process: port from SERVER_PORT, else the module's default port. */

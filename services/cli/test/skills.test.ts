@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { loomMain, runLoom } from './loom-process.js';
+import { loomMain, runLoom, startLoom } from './loom-process.js';
 
 describe('loom skills serve', () => {
   it('runs the skill services in one process, each healthy on its own port, and stops on SIGTERM', async () => {
@@ -28,6 +28,22 @@ describe('loom skills serve', () => {
     }
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('loom serve --with-skills runs skill services beside loom, with their data in <loom.data.directory>/skills', async () => {
+    const loom = await startLoom(['--services', 'audit', '--with-skills', 'keywords,web-data', '--skill-port', 'keywords=0', '--skill-port', 'web-data=0']);
+    try {
+      let listening: Array<{ skill: string; url: string }> = [];
+      for (let attempt = 0; attempt < 100 && listening.length < 2; attempt += 1) {
+        listening = loom.logLines.map((line) => JSON.parse(line) as { msg?: string; skill: string; url: string }).filter((entry) => entry.msg === 'skill service listening');
+        if (listening.length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(listening.map((entry) => entry.skill).sort()).toEqual(['keywords', 'web-data']);
+      for (const entry of listening) expect((await fetch(`${entry.url}/health`)).status).toBe(200);
+    } finally {
+      loom.child.kill('SIGTERM');
+    }
+    expect((await loom.exited).code).toBe(0);
   });
 
   it('refuses an unknown skill and a bad setting with exit code 2', () => {

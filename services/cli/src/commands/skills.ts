@@ -1,5 +1,5 @@
 import { type Command } from 'commander';
-import { runSkills, type SkillModule, SkillSettingsError } from '@loom/skill-service-kit';
+import { runSkills, type RunSkillsOptions, type SkillModule, SkillSettingsError, skillSettingsFromEnv } from '@loom/skill-service-kit';
 import { keywordsSkill } from '@loom/skill-keywords';
 import { pdfSkill } from '@loom/skill-pdf';
 import { webDataSkill } from '@loom/skill-web-data';
@@ -47,11 +47,26 @@ export function addSkillsCommands(program: Command): void {
     .action(async (options: { only?: string; port: string[] }) => {
       const modules = selectSkills(options.only);
       const ports = parsePorts(options.port);
-      try {
-        await runSkills(modules, { portOf: (module) => ports.get(module.name) ?? module.hostPort });
-      } catch (error) {
-        if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
-        throw error;
-      }
+      await serveSkillModules(modules, { portOf: (module) => ports.get(module.name) ?? module.hostPort });
     });
+}
+
+/** Runs skill modules until SIGTERM or SIGINT; a bad SKILL_* setting is a usage error. */
+export async function serveSkillModules(modules: readonly SkillModule[], options: RunSkillsOptions): Promise<void> {
+  try {
+    await runSkills(modules, options);
+  } catch (error) {
+    if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
+    throw error;
+  }
+}
+
+/** Settings of skills run beside `loom serve`: the environment's, with skill data in `<loom.data.directory>/skills`. */
+export function besideLoomSettings(skillsDirectory: string): RunSkillsOptions['settings'] {
+  try {
+    return { ...skillSettingsFromEnv(process.env), dataDirectory: skillsDirectory };
+  } catch (error) {
+    if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
+    throw error;
+  }
 }
