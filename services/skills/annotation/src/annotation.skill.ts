@@ -1,16 +1,34 @@
 import { ANNOTATION_JSON_SCHEMA, type Annotation } from '@loom/domain';
-import { applyDictionary } from '@loom/nlp';
+import { type DictionaryEntry, NlpPipeline } from '@loom/nlp';
 import { type SkillDefinition, type SkillModule, type SkillRoute } from '@loom/skill-service-kit';
 import { entitiesOf } from './entities.js';
 import { type Pipeline, PipelineStore, SUPPORTED_ANNOTATORS } from './pipelines.js';
 
-/** Annotates text with the given annotators (libs/nlp's `annotate`). */
-export type Annotator = (text: string, options: { readonly annotators: readonly string[] }) => Annotation | Promise<Annotation>;
+/** Annotates text with the given annotators, dictionary entries overriding the statistical entity types. */
+export type Annotator = (text: string, options: { readonly annotators: readonly string[]; readonly dictionary: readonly DictionaryEntry[] }) => Annotation | Promise<Annotation>;
 
 /** What the annotation skill is built from. */
 export interface AnnotationSkillOptions {
-  readonly annotator: Annotator;
+  /** Default: loom's own models (libs/nlp). */
+  readonly annotator?: Annotator;
 }
+
+/** libs/nlp's models: one NlpPipeline (models loaded once, checked) per dictionary, the plain one shared. */
+export function nlpAnnotator(): Annotator {
+  const plain = new NlpPipeline();
+  const withDictionary = new WeakMap<readonly DictionaryEntry[], NlpPipeline>();
+  return (text, { annotators, dictionary }) => {
+    let pipeline = plain;
+    if (dictionary.length > 0) {
+      pipeline = withDictionary.get(dictionary) ?? new NlpPipeline({ dictionary });
+      withDictionary.set(dictionary, pipeline);
+    }
+    return pipeline.annotate(text, { annotators });
+  };
+}
+
+/** The entity extraction skill on loom's own models. */
+export const annotationSkill: SkillModule = createAnnotationSkill();
 
 const PIPELINE_SCHEMA = {
   type: 'object',
@@ -46,7 +64,8 @@ const ANNOTATE_RESPONSE = {
 };
 
 /** The entity extraction skill (loom's models): pipelines with dictionaries, `/annotate` and `/v2/annotate`. */
-export function createAnnotationSkill(options: AnnotationSkillOptions): SkillModule {
+export function createAnnotationSkill(options: AnnotationSkillOptions = {}): SkillModule {
+  const annotator = options.annotator ?? nlpAnnotator();
   return {
     name: 'annotation',
     defaultPort: 8085,
@@ -67,7 +86,7 @@ export function createAnnotationSkill(options: AnnotationSkillOptions): SkillMod
         async handler(request) {
           const body = request.body as { text: string; pipeline: string; id?: string };
           const pipeline = store.get(body.pipeline);
-          const annotation = await annotate(options.annotator, store, pipeline, body.text);
+          const annotation = await annotate(annotator, store, pipeline, body.text);
           request.span.setAttributes({ 'loom.annotation.pipeline': pipeline.name, 'loom.annotation.sentences': annotation.sentences.length });
           return { ...(body.id === undefined ? {} : { docId: body.id }), ...annotation, pipeline: pipeline.name, entities: entitiesOf(annotation, merged) };
         },
@@ -109,7 +128,6 @@ export function createAnnotationSkill(options: AnnotationSkillOptions): SkillMod
 
 async function annotate(annotator: Annotator, store: PipelineStore, pipeline: Pipeline, text: string): Promise<Annotation> {
   const annotators = pipeline.annotators.map((name) => (name === 'dependency' ? 'depparse' : name));
-  const annotation = await annotator(text, { annotators });
-  const dictionary = annotators.includes('ner') || pipeline.nerRegexFiles.length > 0 ? await store.dictionaryOf(pipeline) : undefined;
-  return dictionary === undefined ? annotation : applyDictionary(annotation, dictionary);
+  const dictionary = annotators.includes('ner') ? await store.dictionaryOf(pipeline) : [];
+  return annotator(text, { annotators, dictionary });
 }

@@ -1,6 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { Dictionary } from '@loom/nlp';
+import { type DictionaryEntry, parseDictionaryTsv } from '@loom/nlp';
 import { writeFileAtomic } from '@loom/service-kit';
 import { InvalidRequestError, NotFoundError, UnprocessableError } from '@loom/skill-service-kit';
 
@@ -35,7 +35,7 @@ const PIPELINES_FILE = 'annotation-pipelines.json';
 /** Pipelines by name, kept in a file of the data directory so they survive restarts; dictionaries loaded once and cached. */
 export class PipelineStore {
   private readonly pipelines = new Map<string, Pipeline>();
-  private readonly dictionaries = new Map<string, Promise<Dictionary | undefined>>();
+  private readonly dictionaries = new Map<string, Promise<readonly DictionaryEntry[]>>();
   private writing: Promise<void> = Promise.resolve();
 
   private constructor(private readonly dataDirectory: string) {
@@ -90,11 +90,11 @@ export class PipelineStore {
     this.pipelines.set(saved.name, saved);
     this.dictionaries.set(saved.name, Promise.resolve(dictionary));
     await this.save();
-    return { created, dictionaryTerms: dictionary?.size ?? 0 };
+    return { created, dictionaryTerms: dictionary.length };
   }
 
-  /** The pipeline's dictionaries as one, or undefined when it names none; a file gone or broken since is 422. */
-  dictionaryOf(pipeline: Pipeline): Promise<Dictionary | undefined> {
+  /** The entries of the pipeline's dictionaries, the same array on every call; a file gone or broken since is 422. */
+  dictionaryOf(pipeline: Pipeline): Promise<readonly DictionaryEntry[]> {
     let loading = this.dictionaries.get(pipeline.name);
     if (loading === undefined) {
       loading = this.loadDictionaries(pipeline.nerRegexFiles, () => 'pipeline').catch((error: unknown) => {
@@ -106,9 +106,8 @@ export class PipelineStore {
     return loading;
   }
 
-  private async loadDictionaries(files: readonly string[], fieldOf: (index: number) => string): Promise<Dictionary | undefined> {
-    if (files.length === 0) return undefined;
-    const dictionaries: Dictionary[] = [];
+  private async loadDictionaries(files: readonly string[], fieldOf: (index: number) => string): Promise<readonly DictionaryEntry[]> {
+    const entries: DictionaryEntry[] = [];
     const root = await realpath(this.dataDirectory).catch(() => this.dataDirectory);
     for (const [index, file] of files.entries()) {
       const field = fieldOf(index);
@@ -123,12 +122,12 @@ export class PipelineStore {
       // a link inside the data directory must not lead out of it
       if (escapes(root, real)) throw new InvalidRequestError(`'${file}' leads outside the data directory`, { field });
       try {
-        dictionaries.push(Dictionary.parse(await readFile(real, 'utf8'), file));
+        entries.push(...parseDictionaryTsv(await readFile(real, 'utf8'), file));
       } catch (error) {
         throw new InvalidRequestError(`dictionary '${file}' is not a TSV of term and type: ${(error as Error).message}`, { field });
       }
     }
-    return Dictionary.merge(dictionaries);
+    return entries;
   }
 
   private save(): Promise<void> {
