@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
 import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
+import { dryRun } from '../src/dry-run.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { annotation } from './relations/annotations.js';
 import { BASED_IN, BLETCHLEY, LEADS, LIVES_IN, NEGATED, RULES, TURING, WORKS_FOR } from './relations/fixtures.js';
@@ -198,5 +199,35 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
     const errors = Object.fromEntries(failures.map((failure) => [failure.body['messageId'], failure.body['error']]));
     expect(errors['bad']).toMatch(/^body\._annotation\.sentences\[0\]\.tokens\[0\]\.originalText: must be a string/);
     expect(errors['none']).toMatch(/^body\._annotation: is missing/);
+  });
+
+  it('dry run: shows the relations a rule set finds in a fixture annotation, on a scratch graph, writing nothing', async () => {
+    const factories = componentFactories(config, { graphStores: stores });
+    const workflow = {
+      ...workflowOf(
+        'relations dry run',
+        [
+          instance(COMPONENT_KINDS.INLET, INLET),
+          { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, WRITER), resource: resource('nlp_helper') },
+          { ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, EXTRACT, { rules: RULES, target_resource: KNOWLEDGE }), resource: resource('nlp_helper') },
+        ],
+        [
+          [INLET, WRITER],
+          [WRITER, EXTRACT],
+        ],
+      ),
+      resources: [resource('knowledge', KNOWLEDGE)],
+    };
+    const outputs = await dryRun(workflow, [{ id: 'sample', body: { _annotation: annotation([LEADS, BASED_IN], 'dry-run-doc') }, headers: {} }], '', factories, logger);
+    const extraction = outputs.find((output) => output.component === EXTRACT);
+    expect(extraction).toMatchObject({ skipped: false, errors: [] });
+    const relations = (extraction?.messages[0]?.body?.['_relations'] ?? []) as { relation: string; subject: { text: string }; object: { text: string } }[];
+    expect(relations.map((relation) => [relation.relation, relation.subject.text, relation.object.text])).toEqual([
+      ['LEADS', 'Grace Hopper', 'Navy Lab'],
+      ['BASED_IN', 'Analytical Engines', 'London'],
+    ]);
+    // neither the helper graph nor the target saw the document
+    expect(await count(helper, "MATCH (d:AnnotatedText) WHERE d.id = 'dry-run-doc' RETURN count(d) AS c")).toBe(0);
+    expect(await count(knowledge, "MATCH ()-[r]->() WHERE r.document = 'dry-run-doc' RETURN count(r) AS c")).toBe(0);
   });
 });
