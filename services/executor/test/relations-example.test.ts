@@ -13,7 +13,6 @@ import {
   type ResourceInstance,
   type WorkflowConfiguration,
 } from '@loom/domain';
-import { openGraphStore } from '@loom/graph';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
@@ -134,7 +133,7 @@ describe('examples/relations.workflow.json', () => {
     const embedded = await stores.open(graph('check', 'knowledge'));
     try {
       const rows = await embedded.run('MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object, r.document AS document');
-      expect(rows.sort((x, y) => String(x['relation']).localeCompare(String(y['relation'])))).toEqual([
+      expect(rows.sort((x, y) => JSON.stringify(x['relation']).localeCompare(JSON.stringify(y['relation'])))).toEqual([
         { subject: 'Grace Hopper', relation: 'LEADS', object: 'Navy Lab', document: 'article-1' },
         { subject: 'Ada Lovelace', relation: 'WORKS_FOR', object: 'Analytical Engines', document: 'article-1' },
       ]);

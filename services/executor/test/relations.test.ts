@@ -5,6 +5,8 @@ import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
 import { type GraphStore, openGraphStore, startEmbeddedGraph } from '@loom/graph';
 import { capturedLogger } from '@loom/service-kit/testing';
+import { readFileSync } from 'node:fs';
+import { annotationFromConllu, findDataDir, parseConllu, parseIob } from '@loom/nlp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
@@ -24,6 +26,7 @@ let helper: GraphStore;
 let knowledge: GraphStore;
 const stores = new GraphStores(config, logger);
 const runs: WorkflowRun[] = [];
+let firstCounts: Record<string, number> = {};
 
 const INLET = 'Documents_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 const WRITER = 'Token Occurrence Writer_1b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e';
@@ -119,7 +122,7 @@ const pairsOf = (message: LoomMessage | undefined): Pair[] =>
     relation.sentence,
   ]);
 
-describe('Token Occurrence Writer and Rule Based Relation Extraction on the embedded AGE graph', () => {
+describe('Token Occurrence Writer and Rule Based Relation Extraction on the embedded AGE graph', { timeout: 180_000 }, () => {
   it('finds the pairs a person would mark, respects negation, and writes each document once', async () => {
     const { publish, sink, failures } = await startPipeline();
     await publish('doc-1', { title: 'one', _annotation: annotation([WORKS_FOR, NEGATED, LEADS], 'doc-1') });
@@ -229,5 +232,35 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
     // neither the helper graph nor the target saw the document
     expect(await count(helper, "MATCH (d:AnnotatedText) WHERE d.id = 'dry-run-doc' RETURN count(d) AS c")).toBe(0);
     expect(await count(knowledge, "MATCH ()-[r]->() WHERE r.document = 'dry-run-doc' RETURN count(r) AS c")).toBe(0);
+  });
+
+  it('EWT dev sentences with UNER entities: the graph counts equal the CoNLL-U counts, and writing again changes none', async () => {
+    const data = findDataDir();
+    const sentences = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8')).slice(0, 30);
+    const entities = new Map(parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8')).map((sentence) => [sentence.sentId!, sentence]));
+    // documents of up to 6 sentences, as the converter makes them
+    const documents = Array.from({ length: 5 }, (_, d) => annotationFromConllu(sentences.slice(d * 6, d * 6 + 6), { docId: `ewt-dev-${d}`, entities }));
+    const words = sentences.reduce((sum, sentence) => sum + sentence.words.length, 0);
+    const helperCounts = async () => ({
+      sentences: await count(helper, "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(s) AS c"),
+      tokens: await count(helper, "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(t) AS c"),
+      // every relationship between two occurrences is a dependency (the root's to itself included)
+      dependencies: await count(
+        helper,
+        "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(a:TagOccurrence)-[r]->(:TagOccurrence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(r) AS c",
+      ),
+      nodes: await count(helper, 'MATCH (n) RETURN count(n) AS c'),
+      relationships: await count(helper, 'MATCH ()-[r]->() RETURN count(r) AS c'),
+    });
+    for (const pass of [1, 2]) {
+      const { publish, sink, failures } = await startPipeline();
+      for (const [d, document] of documents.entries()) await publish(`ewt-${pass}-${d}`, { _annotation: document });
+      await expect.poll(() => sink.length + failures.length, { timeout: 150_000 }).toBe(documents.length);
+      expect(failures).toEqual([]);
+      const counts = await helperCounts();
+      expect({ sentences: counts.sentences, tokens: counts.tokens, dependencies: counts.dependencies }).toEqual({ sentences: 30, tokens: words, dependencies: words });
+      if (pass === 2) expect(counts).toEqual(firstCounts);
+      firstCounts = counts;
+    }
   });
 });
