@@ -20,6 +20,7 @@ import { componentFactories } from '../src/components/registry.js';
 import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { annotation } from './relations/annotations.js';
+import { captureSink } from './workflows.js';
 import { LEADS, RULES, WORKS_FOR } from './relations/fixtures.js';
 
 // examples/relations.workflow.json is made here from the catalog (UPDATE_EXAMPLE=1 writes it), so it cannot drift
@@ -115,11 +116,8 @@ describe('examples/relations.workflow.json', () => {
         }),
     };
     factories.set(COMPONENT_KINDS.ENTITY_EXTRACTION, standIn);
-    const failures: LoomMessage[] = [];
-    factories.set(COMPONENT_KINDS.LOGGER, {
-      kind: 'processor',
-      create: () => Promise.resolve({ process: (batch: readonly LoomMessage[]) => (failures.push(...batch), Promise.resolve(batch.map(() => outcome.none()))), close: () => Promise.resolve() }),
-    });
+    const { factory: failureSink, received: failures } = captureSink();
+    factories.set(COMPONENT_KINDS.LOGGER, failureSink);
     const run = await WorkflowRun.start(workflow, { factories, logger });
     try {
       for (const id of ['first', 'again']) {

@@ -7,11 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { ruleQuery } from '../src/components/relations/rule-cypher.js';
 import { componentFactories } from '../src/components/registry.js';
-import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { annotation } from './relations/annotations.js';
 import { LEADS, RULES } from './relations/fixtures.js';
-import { instance, workflowOf } from './workflows.js';
+import { captureSink, instance, workflowOf } from './workflows.js';
 
 // The Cypher of the relation components checked at the driver boundary: there is no Neo4j server here. The same
 // texts run on the embedded AGE graph in relations.test.ts; with LOOM_TEST_NEO4J_URI set, libs/graph's contract suite
@@ -38,18 +37,7 @@ describe('relation components on Neo4j (recording driver)', () => {
   it('send the token graph in one transaction with the neo4j-nlp labels, and each rule as one statement over the documents', async () => {
     const driver = new RecordingDriver();
     const stores = new GraphStores(config, logger, { neo4jDriverFactory: driver.factory });
-    const received: LoomMessage[] = [];
-    const sink: ComponentFactory = {
-      kind: 'processor',
-      create: () =>
-        Promise.resolve({
-          process: (batch: readonly LoomMessage[]) => {
-            received.push(...batch);
-            return Promise.resolve(batch.map(() => outcome.none()));
-          },
-          close: () => Promise.resolve(),
-        }),
-    };
+    const { factory: sink, received } = captureSink();
     const factories = new Map(componentFactories(config, { graphStores: stores }));
     factories.set(COMPONENT_KINDS.LOGGER, sink);
     const rules = parseRelationRules(RULES);

@@ -10,12 +10,12 @@ import { annotationFromConllu, findDataDir, parseConllu, parseIob } from '@loom/
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
-import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
+import { type LoomMessage } from '../src/runtime/component.js';
 import { dryRun } from '../src/dry-run.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { annotation } from './relations/annotations.js';
 import { BASED_IN, BLETCHLEY, LEADS, LIVES_IN, NEGATED, RULES, TURING, WORKS_FOR } from './relations/fixtures.js';
-import { instance, workflowOf } from './workflows.js';
+import { captureSink, instance, workflowOf } from './workflows.js';
 
 const { logger } = capturedLogger();
 const root = mkdtempSync(join(tmpdir(), 'loom-relations-'));
@@ -59,26 +59,10 @@ function resource(graph: string, name = `Graph ${graph}_6a7b8c9d-0e1f-4a2b-8c3d-
   return { name, resource: definition, parameters: { host: server.host, port: server.port, user: 'postgres', graph } };
 }
 
-function capture(): { factory: ComponentFactory; received: LoomMessage[] } {
-  const received: LoomMessage[] = [];
-  const factory: ComponentFactory = {
-    kind: 'processor',
-    create: () =>
-      Promise.resolve({
-        process: (batch: readonly LoomMessage[]) => {
-          received.push(...batch);
-          return Promise.resolve(batch.map(() => outcome.none()));
-        },
-        close: () => Promise.resolve(),
-      }),
-  };
-  return { factory, received };
-}
-
 /** inlet → Token Occurrence Writer → Rule Based Relation Extraction → sink, both on the helper graph. */
 async function startPipeline(options: { target?: boolean; rules?: unknown } = {}) {
-  const sink = capture();
-  const failures = capture();
+  const sink = captureSink();
+  const failures = captureSink();
   const factories = new Map(componentFactories(config, { graphStores: stores }));
   factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
   factories.set(COMPONENT_KINDS.MESSAGE_FILTER, failures.factory);
