@@ -39,17 +39,18 @@ beforeAll(async () => {
   server = await startEmbeddedGraph({ dataDir: join(root, 'server'), port: 0 });
   helper = openGraphStore(resource('nlp_helper'));
   knowledge = openGraphStore(resource('knowledge'));
-});
+  // starting PGlite with AGE takes seconds, and much longer on a loaded machine
+}, 120_000);
 
 afterEach(async () => {
   for (const run of runs.splice(0)) await run.stop(5_000);
 });
 
 afterAll(async () => {
-  await helper.close();
-  await knowledge.close();
+  await helper?.close();
+  await knowledge?.close();
   await stores.close();
-  await server.close();
+  await server?.close();
   rmSync(root, { recursive: true, force: true });
 });
 
