@@ -13,7 +13,7 @@ import {
 import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
 import { relationRulesViolations } from './relation-rules.js';
-import { isSealed, secretReference } from './secret-values.js';
+import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';
 import type {
   ComponentDefinition,
   ComponentInstance,
@@ -46,7 +46,8 @@ export type WorkflowViolationReason =
   | 'UNKNOWN_PARAMETER'
   | 'INVALID_VALUE'
   | 'MISSING_SKILL'
-  | 'WRONG_SKILL_CAPABILITY';
+  | 'WRONG_SKILL_CAPABILITY'
+  | 'UNREADABLE_SECRET_OPTION';
 
 /**
  * Checks a workflow against the catalog: component kinds, options and their types, links,
@@ -145,6 +146,11 @@ class Check {
     if (option.required && isBlank(value)) {
       this.report(path, `option '${option.name}' (${option.label}) is required and must not be empty`, 'MISSING_OPTION');
       return;
+    }
+    if (SECRET_BEARING_OPTIONS[definition.qualifiedName]?.includes(option.name) === true) {
+      // sealing must find every header value, or a credential would be stored in clear
+      const content = readSecretBearingOption(value);
+      if (!content.ok) this.report(path, `option '${option.name}' ${content.description}`, 'UNREADABLE_SECRET_OPTION');
     }
     if (definition.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION) {
       // the rule language has its own schema (schema/relation-rules.schema.json); its violations name paths inside the value
