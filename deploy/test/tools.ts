@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,4 +46,38 @@ export class MissingToolError extends Error {
 /** A fresh temporary directory. */
 export function scratchDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `loom-deploy-${prefix}-`));
+}
+
+/** What the final stage of deploy/Dockerfile says about starting the image. */
+export interface ImageSpec {
+  readonly env: Record<string, string>;
+  readonly workdir: string;
+  readonly user: string;
+  readonly entrypoint: string[];
+  readonly cmd: string[];
+  readonly volumes: string[];
+}
+
+/** Reads the final stage of deploy/Dockerfile (ENV KEY=VALUE pairs, exec-form ENTRYPOINT and CMD). */
+export function imageSpec(dockerfile = join(deployDir, 'Dockerfile')): ImageSpec {
+  const text = readFileSync(dockerfile, 'utf8').replace(/\\\n/g, ' ');
+  const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const finalStage = lines.slice(lines.map((line) => line.startsWith('FROM ')).lastIndexOf(true));
+  const spec = { env: {} as Record<string, string>, workdir: '/', user: 'root', entrypoint: [] as string[], cmd: [] as string[], volumes: [] as string[] };
+  for (const line of finalStage) {
+    const [instruction = '', ...rest] = line.split(/\s+/);
+    const argument = line.slice(instruction.length).trim();
+    if (instruction === 'ENV') {
+      for (const pair of rest) {
+        const match = /^([A-Za-z_][A-Za-z0-9_]*)=(\S*)$/.exec(pair);
+        if (match === null) throw new Error(`Dockerfile ENV: expected KEY=VALUE without spaces, got ${pair}`);
+        spec.env[match[1] as string] = match[2] as string;
+      }
+    } else if (instruction === 'WORKDIR') spec.workdir = argument;
+    else if (instruction === 'USER') spec.user = argument;
+    else if (instruction === 'ENTRYPOINT') spec.entrypoint = JSON.parse(argument) as string[];
+    else if (instruction === 'CMD') spec.cmd = JSON.parse(argument) as string[];
+    else if (instruction === 'VOLUME') spec.volumes = JSON.parse(argument) as string[];
+  }
+  return spec;
 }
