@@ -106,6 +106,7 @@ describe('the production-like values', () => {
     const schedulerEnv = deployment('scheduler').spec.template.spec.containers[0]?.env.map((variable) => variable.name);
     expect(schedulerEnv).toContain('LOOM_SCHEDULER_DATABASE_URL_FILE');
     expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K2_FILE', value: '/run/secrets/loom/encryption-key' });
+    expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K1_FILE', value: '/run/secrets/loom/encryption-key-k1' });
     expect(deployment('secrets').spec.template.spec.volumes.find((volume) => volume.name === 'secrets')?.secret?.secretName).toBe('loom-production-credentials');
     expect(byKind(objects, 'Secret')).toEqual([]);
     // only the secrets service holds the encryption key

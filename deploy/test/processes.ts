@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
+import { ExecutorClient } from '@loom/contracts';
+import { call, createClient } from '@loom/service-kit';
 
 /** A started loom process (`serve`), its JSON log lines kept for assertions. */
 export interface ServiceProcess {
@@ -66,7 +68,18 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    if (Date.now() > end) throw new Error(`${what}: not reached within ${deadlineMs} ms${last === undefined ? '' : `: ${String(last)}`}`);
+    if (Date.now() > end) throw new Error(`${what}: not reached within ${deadlineMs} ms${last instanceof Error ? `: ${last.message}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** How many messages a workflow's component has passed on, asked over gRPC (polling through the CLI would start a process per poll). */
+export async function messagesOut(address: string, token: string, workflow: string, componentPrefix: string): Promise<number> {
+  const client = createClient(ExecutorClient, address, { token, deadlineMs: 10_000 });
+  try {
+    const status = await call(client, 'getWorkflowStatus', { name: workflow });
+    return Number(status.components.find((component) => component.name.startsWith(componentPrefix))?.messagesOut ?? -1);
+  } finally {
+    client.close();
   }
 }

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, freePort, runAsync, type ServiceProcess, startService, stopService } from './processes.js';
+import { eventually, freePort, messagesOut, runAsync, type ServiceProcess, startService, stopService } from './processes.js';
 import { imageSpec, repoRoot, run, scratchDir } from './tools.js';
 
 /**
@@ -13,6 +13,7 @@ const INSTALL = '/opt/loom';
 const DATA = '/var/lib/loom';
 const WORKFLOW = 'Graph import';
 const INLET = 'People_6b7c8d9e-0f1a-4b2c-9d3e-4f5a6b7c8d9e';
+const OPERATOR_TOKEN = 'operator-token-0123456789abcdef';
 
 /** Every path under a directory with its size and modification time (symbolic links not followed). */
 function snapshot(root: string): Map<string, string> {
@@ -42,7 +43,7 @@ describe('the production installation, started as the image starts it', () => {
   let address: string;
   const mapPath = (value: string): string => value.replace(INSTALL, install).replace(DATA, data).replace(/^\/tmp$/, tmp);
   const cli = (args: readonly string[], input?: string) =>
-    runAsync(process.execPath, [join(install, 'services/cli/bin/loom.js'), '--address', address, ...args], { cwd: data, env, ...(input === undefined ? {} : { input }) });
+    runAsync(process.execPath, ['--no-node-snapshot', join(install, 'services/cli/dist/main.js'), '--address', address, ...args], { cwd: data, env, ...(input === undefined ? {} : { input }) });
 
   beforeAll(async () => {
     const assembled = run(process.execPath, [join(repoRoot, 'deploy/image/assemble.mjs'), repoRoot, install], { timeoutMs: 280_000 });
@@ -50,7 +51,7 @@ describe('the production installation, started as the image starts it', () => {
     for (const dir of [data, tmp, secrets]) mkdirSync(dir, { recursive: true, mode: 0o700 });
     // what an operator gives `docker run`: the key and a token as secret files
     writeFileSync(join(secrets, 'encryption-key'), Buffer.alloc(32, 7).toString('base64'));
-    writeFileSync(join(secrets, 'token-operator'), 'operator-token-0123456789abcdef');
+    writeFileSync(join(secrets, 'token-operator'), OPERATOR_TOKEN);
     before = snapshot(install);
 
     const port = await freePort();
@@ -65,7 +66,7 @@ describe('the production installation, started as the image starts it', () => {
       LOOM_SECRETS_KEYS_K1_FILE: join(secrets, 'encryption-key'),
       LOOM_SECRETS_ACTIVEKEYID: 'k1',
       LOOM_AUTH_TOKENS_OPERATOR_FILE: join(secrets, 'token-operator'),
-      LOOM_TOKEN: 'operator-token-0123456789abcdef',
+      LOOM_TOKEN: OPERATOR_TOKEN,
     };
     const [command, ...args] = [...image.entrypoint, ...image.cmd].map(mapPath);
     expect(command).toBe('node');
@@ -93,7 +94,7 @@ describe('the production installation, started as the image starts it', () => {
     expect(health.stdout + health.stderr).toMatch(/loom\.v1\.Executor\s+SERVING/);
     expect(health.status).toBe(0);
     const started = loom.logLines.map((line) => JSON.parse(line) as { msg: string; path?: string });
-    expect(started.find((entry) => entry.msg === 'audit logging')?.path).toBe(join(data, 'audit/audit.log'));
+    expect(started.find((entry) => entry.msg === 'audit logging')?.path).toBe(join(data, 'audit.log'));
     expect(image.entrypoint).toContain('--no-node-snapshot');
     expect(image.user).toBe('10001:10001');
     expect(image.volumes).toEqual([DATA]);
@@ -108,17 +109,15 @@ describe('the production installation, started as the image starts it', () => {
     expect(started.status, started.stderr).toBe(0);
     const published = await cli(['message', 'publish', WORKFLOW, '--inlet', INLET, '--body', '{"id":1,"name":"Ada"}']);
     expect(published.status, published.stderr).toBe(0);
-    await eventually('the message written to the embedded graph', async () => {
-      const status = await cli(['workflow', 'status', WORKFLOW, '--output', 'json']);
-      const components = (JSON.parse(status.stdout) as { components: { name: string; messagesOut: number | string }[] }).components;
-      return Number(components.find((component) => component.name.startsWith('Write people'))?.messagesOut) === 1 ? true : undefined;
-    });
+    await eventually('the message written to the embedded graph', async () =>
+      (await messagesOut(address, OPERATOR_TOKEN, WORKFLOW, 'Write people')) === 1 ? true : undefined,
+    );
     expect(await stopService(loom, 'SIGTERM')).toEqual({ code: 0, signal: null });
 
     const state = readdirSync(data).sort();
-    expect(state).toEqual(expect.arrayContaining(['audit', 'graphdata', 'pgdata', 'workflows']));
+    expect(state).toEqual(expect.arrayContaining(['audit.log', 'graphdata', 'pgdata', 'workflows']));
     expect(readdirSync(join(data, 'workflows')).some((name) => name.startsWith('Graph import_') && name.endsWith('.workflow.json'))).toBe(true);
-    expect(existsSync(join(data, 'audit/audit.log'))).toBe(true);
+    expect(existsSync(join(data, 'audit.log'))).toBe(true);
     const after = snapshot(install);
     const changed = [...after].filter(([path, stat]) => before.get(path) !== stat).map(([path]) => path);
     const removed = [...before.keys()].filter((path) => !after.has(path));
