@@ -1,11 +1,11 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import pg from 'pg';
+import { createScratchDatabase, queryOnce, type ScratchDatabase } from '@loom/postgres/testing';
 import { parse } from 'yaml';
 import { checkHealth } from '@loom/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, freePort, messagesOut, runAsync, type ServiceProcess, startService, stopService } from './processes.js';
+import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
 import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
 
 /**
@@ -38,15 +38,6 @@ interface ComposeConfig {
   secrets: Record<string, { file: string }>;
 }
 
-async function sql<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** Services in an order where each comes after those it depends on. */
 function startOrder(services: Record<string, ComposeService>, names: readonly string[]): string[] {
@@ -61,7 +52,7 @@ function startOrder(services: Record<string, ComposeService>, names: readonly st
 }
 
 describe.runIf(adminUrl !== undefined)('the compose topology as processes', () => {
-  const database = `loom_compose_${process.pid}_${Date.now()}`;
+  let database: ScratchDatabase;
   const base = scratchDir('topology');
   const image = imageSpec();
   const processes = new Map<string, ServiceProcess>();
@@ -94,10 +85,8 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     const secretsDir = join(base, 'secrets');
     const generated = run('sh', [join(composeDir, 'generate-secrets.sh'), secretsDir]);
     expect(generated.status, generated.stderr).toBe(0);
-    await sql(adminUrl as string, `CREATE DATABASE ${database}`);
-    const url = new URL(adminUrl as string);
-    url.pathname = `/${database}`;
-    writeFileSync(join(secretsDir, 'database-url'), url.toString());
+    database = await createScratchDatabase(adminUrl as string, 'loom_compose');
+    writeFileSync(join(secretsDir, 'database-url'), database.url);
     operatorToken = readFileSync(join(secretsDir, 'token-operator'), 'utf8');
 
     const resolved = run('docker-compose', ['-f', 'docker-compose.yml', 'config'], {
@@ -166,7 +155,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
   afterAll(async () => {
     for (const service of processes.values()) await stopService(service, 'SIGKILL');
     otlp?.close();
-    if (adminUrl !== undefined) await sql(adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database?.drop();
   });
 
   it('runs the six services, each in its own process, each healthy and hosting only itself', async () => {
@@ -200,9 +189,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     expect(pushed.status, pushed.stderr).toBe(0);
     const created = await cli('secrets', ['variable', 'create', 'GRAPH_IMPORT_NOTE', '--encrypted'], 'kept in PostgreSQL');
     expect(created.status, created.stderr).toBe(0);
-    const url = new URL(adminUrl as string);
-    url.pathname = `/${database}`;
-    expect(await sql(url.toString(), "SELECT encrypted FROM public.ecosystem_variable WHERE key = 'GRAPH_IMPORT_NOTE'")).toEqual([{ encrypted: true }]);
+    expect(await queryOnce(database.url, "SELECT encrypted FROM public.ecosystem_variable WHERE key = 'GRAPH_IMPORT_NOTE'")).toEqual([{ encrypted: true }]);
     // the scheduler reaches its PostgreSQL and the config store
     const schedules = await cli('scheduler', ['schedule', 'list']);
     expect(schedules.status, schedules.stderr).toBe(0);
@@ -217,16 +204,14 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     };
 
     // executor → config-store, secrets (DecryptResources: the executor's identity only), audit
-    const started = await cli('executor', ['workflow', 'start', WORKFLOW]);
-    expect(started.status, started.stderr).toBe(0);
+    await startWorkflow(addressOf('executor'), operatorToken, WORKFLOW);
     await publish([1, 2, 3, 4, 5]);
     await writtenBy(5);
 
     const killed = await stopService(processes.get('executor') as ServiceProcess, 'SIGKILL');
     expect(killed.signal).toBe('SIGKILL');
     const executor = await start('executor');
-    const restarted = await cli('executor', ['workflow', 'start', WORKFLOW]);
-    expect(restarted.status, restarted.stderr).toBe(0);
+    await startWorkflow(addressOf('executor'), operatorToken, WORKFLOW);
     await publish([6, 7, 8]);
     await writtenBy(3);
 

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { ExecutorClient } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit';
+export { freeLoopbackPort as freePort } from '@loom/service-kit/testing';
 
 /** A started loom process (`serve`), its JSON log lines kept for assertions. */
 export interface ServiceProcess {
@@ -33,16 +33,6 @@ export async function startService(name: string, command: string, args: readonly
 export async function stopService(service: ServiceProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill(signal);
   return service.exited;
-}
-
-/** A loopback port free at this moment (the test's processes need fixed ports, known before they start). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** Runs a command without blocking this process (whose children keep logging), returning its output. */
@@ -79,6 +69,19 @@ export async function messagesOut(address: string, token: string, workflow: stri
   try {
     const status = await call(client, 'getWorkflowStatus', { name: workflow });
     return Number(status.components.find((component) => component.name.startsWith(componentPrefix))?.messagesOut ?? -1);
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Starts a workflow over gRPC with a deadline for a loaded machine: the first start opens the
+ * executor's embedded graph, which can take longer than the CLI's 30 s default on a busy CI host.
+ */
+export async function startWorkflow(address: string, token: string, workflow: string): Promise<void> {
+  const client = createClient(ExecutorClient, address, { token, deadlineMs: 180_000 });
+  try {
+    await call(client, 'startWorkflow', { name: workflow }, { deadlineMs: 180_000 });
   } finally {
     client.close();
   }

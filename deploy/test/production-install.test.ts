@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, freePort, messagesOut, runAsync, type ServiceProcess, startService, stopService } from './processes.js';
+import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
 import { imageSpec, repoRoot, run, scratchDir } from './tools.js';
 
 /**
@@ -105,8 +105,7 @@ describe('the production installation, started as the image starts it', () => {
     expect(pushed.status, pushed.stderr).toBe(0);
     const variable = await cli(['variable', 'create', 'GRAPH_PASSWORD', '--encrypted'], 'not-in-any-file');
     expect(variable.status, variable.stderr).toBe(0);
-    const started = await cli(['workflow', 'start', WORKFLOW]);
-    expect(started.status, started.stderr).toBe(0);
+    await startWorkflow(address, OPERATOR_TOKEN, WORKFLOW);
     const published = await cli(['message', 'publish', WORKFLOW, '--inlet', INLET, '--body', '{"id":1,"name":"Ada"}']);
     expect(published.status, published.stderr).toBe(0);
     await eventually('the message written to the embedded graph', async () =>
