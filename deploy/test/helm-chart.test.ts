@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type KubeObject, type Located, parseManifests, restrictedViolations, validateAgainstSchemas, wiringProblems } from './kubernetes.js';
-import { deployDir, run, scratchDir } from './tools.js';
+import { runAsync } from './processes.js';
+import { deployDir, MissingToolError, run, scratchDir } from './tools.js';
 
 const chartDir = join(deployDir, 'helm', 'loom');
 const productionValues = join(chartDir, 'ci', 'production-values.yaml');
@@ -17,12 +18,13 @@ interface Rendered {
 let renderer: string;
 
 /** Builds deploy/helm/render (Go's text/template + Debian's sprig) once for the file. */
-beforeAll(() => {
+beforeAll(async () => {
   renderer = join(scratchDir('render'), 'render');
-  const result = run('go', ['build', '-o', renderer, join(deployDir, 'helm', 'render', 'main.go')], {
+  if (run('go', ['version']).status !== 0) throw new MissingToolError('go');
+  const result = await runAsync('go', ['build', '-o', renderer, join(deployDir, 'helm', 'render', 'main.go')], {
+    cwd: deployDir,
     // GOPATH mode over Debian's Go libraries (golang-*-dev install them under /usr/share/gocode)
     env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOFLAGS: '', GOCACHE: process.env.GOCACHE ?? join(scratchDir('gocache'), 'cache') },
-    timeoutMs: 240_000,
   });
   expect(result.status, result.stderr).toBe(0);
 });

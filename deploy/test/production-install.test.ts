@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'no
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
-import { imageSpec, repoRoot, run, scratchDir } from './tools.js';
+import { imageSpec, repoRoot, scratchDir } from './tools.js';
 
 /**
  * The image's build and start sequence without a Docker engine: deploy/image/assemble.mjs (the
@@ -46,7 +46,8 @@ describe('the production installation, started as the image starts it', () => {
     runAsync(process.execPath, ['--no-node-snapshot', join(install, 'services/cli/dist/main.js'), '--address', address, ...args], { cwd: data, env, ...(input === undefined ? {} : { input }) });
 
   beforeAll(async () => {
-    const assembled = run(process.execPath, [join(repoRoot, 'deploy/image/assemble.mjs'), repoRoot, install], { timeoutMs: 280_000 });
+    // asynchronously: a minute of blocked event loop would cut this worker off from vitest
+    const assembled = await runAsync(process.execPath, [join(repoRoot, 'deploy/image/assemble.mjs'), repoRoot, install], { cwd: repoRoot, env: process.env });
     expect(assembled.status, assembled.stderr).toBe(0);
     for (const dir of [data, tmp, secrets]) mkdirSync(dir, { recursive: true, mode: 0o700 });
     // what an operator gives `docker run`: the key and a token as secret files
