@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createScratchDatabase, queryOnce, type ScratchDatabase } from '@loom/postgres/testing';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, startLoom } from './loom-process.js';
 import { writeWorkflow } from './scheduled-workflows.js';
@@ -11,6 +11,16 @@ if (adminUrl === undefined) console.log('cli: scheduler high-availability test s
 
 const TOKEN = 'scheduler-ha-token-0123456789abcdef';
 const POLL_MS = 200;
+
+async function sql<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
 
 interface Logged {
   time: string;
@@ -24,15 +34,17 @@ const logOf = (loom: LoomProcess): Logged[] => loom.logLines.map((line) => JSON.
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL, the leader killed', () => {
-  let database: ScratchDatabase;
+  const database = `loom_scheduler_ha_${process.pid}_${Date.now()}`;
   const processes: LoomProcess[] = [];
   let url: string;
   let services: LoomProcess;
   let name: string;
 
   beforeAll(async () => {
-    database = await createScratchDatabase(adminUrl as string, 'loom_scheduler_ha');
-    url = database.url;
+    await sql(adminUrl as string, `CREATE DATABASE ${database}`);
+    const parsed = new URL(adminUrl as string);
+    parsed.pathname = `/${database}`;
+    url = parsed.toString();
     const root = join(mkdtempSync(join(tmpdir(), 'loom-ha-')), 'workflows');
     mkdirSync(root);
     // every fire of a running workflow under ALLOW is a trigger message, which the executor's logger logs once each
@@ -51,7 +63,7 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
       if (loom.child.exitCode === null && loom.child.signalCode === null) loom.child.kill('SIGTERM');
       await loom.exited;
     }
-    await database?.drop();
+    await sql(adminUrl as string, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   });
 
   const scheduler = (): Promise<LoomProcess> =>
@@ -73,7 +85,7 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
     await expect.poll(() => triggers().length, { timeout: 15_000 }).toBeGreaterThan(0);
     await sleep(2500);
 
-    const [lease] = await queryOnce<{ holder: string }>(url, 'SELECT holder FROM public.scheduler_lease');
+    const [lease] = await sql<{ holder: string }>(url, 'SELECT holder FROM public.scheduler_lease');
     const leaderPid = Number(lease?.holder.split(':')[1]);
     const leader = pair.find((loom) => loom.child.pid === leaderPid);
     const survivor = pair.find((loom) => loom !== leader);
@@ -100,7 +112,7 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
     expect({ missing, repeated }).toEqual({ missing: [], repeated: [] });
 
     // both schedulers fired in the window (a fire due during the takeover, if any, as a catch-up fire)
-    const holders = await queryOnce<{ holder: string; n: string }>(url, `SELECT holder, count(*) AS n FROM public.scheduler_fire WHERE workflow = '${name}' GROUP BY holder`);
+    const holders = await sql<{ holder: string; n: string }>(url, `SELECT holder, count(*) AS n FROM public.scheduler_fire WHERE workflow = '${name}' GROUP BY holder`);
     expect(holders.map((row) => row.holder).sort()).toEqual([lease?.holder, logOf(survivor as LoomProcess).find((entry) => entry.msg === 'scheduler starting')?.identity].sort());
   });
 });
