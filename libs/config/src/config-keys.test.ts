@@ -32,6 +32,7 @@ describe('configKeys', () => {
       'loom.scripts.timeLimitMs',
       'loom.scripts.javascript.memoryLimitMb',
       'loom.scripts.python.memoryLimitMb',
+      'loom.executor.queueCapacity',
       'loom.secrets.database.url',
       'loom.secrets.keys.<id>',
       'loom.secrets.activeKeyId',

@@ -155,6 +155,13 @@ export const fixedKeys = {
     schema: integer(64, 4096),
     expected: 'an integer from 64 to 4096',
   }),
+  'loom.executor.queueCapacity': spec({
+    key: 'loom.executor.queueCapacity',
+    description: 'messages each link (a component\'s input queue) holds before the component upstream waits',
+    default: 1024,
+    schema: integer(1, 1_000_000),
+    expected: 'an integer from 1 to 1000000',
+  }),
   'loom.secrets.database.url': spec({
     key: 'loom.secrets.database.url',
     description: 'Postgres URL for ecosystem_variable',
@@ -443,6 +450,7 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'loom.scripts.timeLimitMs',
   'loom.scripts.javascript.memoryLimitMb',
   'loom.scripts.python.memoryLimitMb',
+  'loom.executor.queueCapacity',
   'loom.secrets.database.url',
   secretKeysSpec,
   'loom.secrets.activeKeyId',

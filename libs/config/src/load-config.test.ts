@@ -26,6 +26,7 @@ describe('loadConfig defaults', () => {
       security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
       experimental: { enabled: false },
       scripts: { timeLimitMs: 1000, javascriptMemoryLimitMb: 64, pythonMemoryLimitMb: 256 },
+      executor: { queueCapacity: 1024 },
       secrets: { keys: {}, keyRingFile: './.loom/keyring.json' },
       embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 }, graph: { dataDir: './.loom/graphdata', port: 0 } },
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },

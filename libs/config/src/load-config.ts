@@ -54,6 +54,8 @@ export interface LoomConfig {
   readonly experimental: { readonly enabled: boolean };
   /** Limits of script components. */
   readonly scripts: { readonly timeLimitMs: number; readonly javascriptMemoryLimitMb: number; readonly pythonMemoryLimitMb: number };
+  /** How the executor runs workflows. */
+  readonly executor: { readonly queueCapacity: number };
   readonly secrets: {
     /** Absent: the embedded PGlite database. */
     readonly databaseUrl?: string;
@@ -150,6 +152,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       javascriptMemoryLimitMb: values.get(fixedKeys['loom.scripts.javascript.memoryLimitMb']),
       pythonMemoryLimitMb: values.get(fixedKeys['loom.scripts.python.memoryLimitMb']),
     },
+    executor: { queueCapacity: values.get(fixedKeys['loom.executor.queueCapacity']) },
     secrets: {
       ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.secrets.database.url']) }),
       keys,

@@ -20,6 +20,7 @@ import {
   AuditAppender,
   type AsyncImplementation,
   call,
+  type ErrorSink,
   isServiceError,
   type ServiceClients,
   type ServiceInstance,
@@ -30,6 +31,7 @@ import { GraphStores } from './components/graph-stores.js';
 import { componentFactories, isScriptComponent } from './components/registry.js';
 import { dryRun } from './dry-run.js';
 import { type ComponentFactory } from './runtime/component.js';
+import { checkBatchSize, publishBatch } from './publishing.js';
 import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
@@ -130,6 +132,7 @@ export class Executor {
         factories: this.factories,
         logger,
         messageSamplingRatio: config.telemetry.messageSamplingRatio,
+        queueCapacity: config.executor.queueCapacity,
         onFailure: (component, _message, error) => this.auditScriptFailure(plain, component, error),
       });
       this.runs.set(workflow.name, run);
@@ -200,7 +203,7 @@ function statusOf(run: WorkflowRun): ComponentStatus[] {
 }
 
 /** The loom.v1.Executor handlers over an executor. */
-export function executorImplementation(executor: Executor, config: LoomConfig): AsyncImplementation<typeof ExecutorService> {
+export function executorImplementation(executor: Executor, config: LoomConfig, logger: ErrorSink): AsyncImplementation<typeof ExecutorService> {
   return {
     async startWorkflow(request) {
       const run = await executor.start(request.name);
@@ -228,9 +231,39 @@ export function executorImplementation(executor: Executor, config: LoomConfig): 
       if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
       if (request.body === undefined) throw ValidationError.of('body', 'is required: a JSON object', 'MISSING_FIELD');
       const run = executor.run(request.workflowName);
-      const messageId = request.messageId === '' ? randomUUID() : request.messageId;
-      await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context.signal);
-      return { messageId };
+      const clientId = request.messageId !== '';
+      const messageId = clientId ? request.messageId : randomUUID();
+      const outcome = await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context.signal, clientId);
+      return { messageId, duplicate: outcome === 'duplicate' };
+    },
+
+    async publishMessages(request, context) {
+      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
+      checkBatchSize(request.messages, 'messages');
+      const run = executor.run(request.workflowName);
+      run.checkInlet(request.inlet);
+      return { results: await publishBatch(run, request.inlet, request.messages, context.signal, 'messages', logger) };
+    },
+
+    async publishStream(requests, send, context) {
+      let run: WorkflowRun | undefined;
+      let inlet = '';
+      let index = 0;
+      // one request at a time: the next is read only once this one's messages were accepted, so a
+      // full workflow stops the reads and HTTP/2 flow control slows the sender down
+      for await (const request of requests) {
+        const field = `requests[${index}]`;
+        if (run === undefined || (request.workflowName !== '' && request.workflowName !== run.workflow.name)) {
+          if (request.workflowName === '') throw ValidationError.of(`${field}.workflow_name`, 'is required in the first request', 'MISSING_FIELD');
+          run = executor.run(request.workflowName);
+        }
+        if (request.inlet !== '') inlet = request.inlet;
+        if (inlet === '') throw ValidationError.of(`${field}.inlet`, 'is required in the first request', 'MISSING_FIELD');
+        run.checkInlet(inlet);
+        checkBatchSize(request.messages, `${field}.messages`);
+        await send({ results: await publishBatch(run, inlet, request.messages, context.signal, `${field}.messages`, logger) });
+        index++;
+      }
     },
 
     async dryRun(request) {
@@ -280,7 +313,7 @@ export const executorModule: ServiceModule = {
     const executor = new Executor({ config, logger, clients });
     return Promise.resolve({
       addToServer(server) {
-        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config));
+        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger));
       },
       close: () => executor.stopAll(config.server.shutdown.deadlineMs),
     });
