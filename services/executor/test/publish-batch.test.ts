@@ -6,14 +6,15 @@ import { type PublishedMessage, type PublishResult, type PublishStreamResponse, 
 import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
 import { call, fieldViolationsOf } from '@loom/service-kit';
 import { failure } from '@loom/service-kit/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PUBLISH_BATCH } from '../src/publishing.js';
 import { DEFAULT_MAX_BATCH } from '../src/runtime/workflow-run.js';
 import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 const INLET = 'Feed_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 const ENRICHER = 'Slow service_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e';
-const WORKFLOW = 'Batch feed_2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f';
+/** The workflow of the current test. */
+let workflowName = '';
 
 /** The links' capacity in these tests (loom.executor.queueCapacity): small, so that full queues come quickly. */
 const QUEUE_CAPACITY = 64;
@@ -80,24 +81,39 @@ function answer(response: ServerResponse): void {
   response.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
 }
 
+// one executor for the file (its start is the slow part); each test runs a workflow of its own
+let harness: ExecutorHarness;
+beforeAll(async () => {
+  harness = await startExecutor([`loom.executor.queueCapacity=${QUEUE_CAPACITY}`]);
+}, 120_000);
+afterAll(async () => {
+  await harness.stop();
+});
+
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The executor running inlet → enricher (calling the held service), and the service. */
+let workflows = 0;
+
+/** Starts a workflow inlet → enricher (calling a new held service): answers the executor and the service. */
 async function startFeed(): Promise<{ harness: ExecutorHarness; service: HeldService }> {
   const service = await HeldService.start();
   cleanups.push(() => service.close());
-  const harness = await startExecutor([`loom.executor.queueCapacity=${QUEUE_CAPACITY}`]);
-  cleanups.push(() => harness.stop());
+  workflowName = `Batch feed ${++workflows}_2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f`;
+  const name = workflowName;
+  cleanups.push(async () => {
+    const state = (await call(harness.executor, 'getWorkflowStatus', { name })).state;
+    if (state === WorkflowState.WORKFLOW_STATE_RUNNING) await call(harness.executor, 'stopWorkflow', { name, drainTimeout: { seconds: 0, nanos: 0 } });
+  });
   const workflow = workflowOf(
-    WORKFLOW,
+    workflowName,
     [instance(COMPONENT_KINDS.INLET, INLET), instance(COMPONENT_KINDS.HTTP_ENRICHER, ENRICHER, { url: service.url, method: 'POST', target_field: 'answer', timeout: 120_000 })],
     [[INLET, ENRICHER]],
   );
   await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
-  await call(harness.executor, 'startWorkflow', { name: WORKFLOW });
+  await call(harness.executor, 'startWorkflow', { name: workflowName });
   return { harness, service };
 }
 
@@ -105,7 +121,7 @@ const messagesFrom = (first: number, count: number, padding = ''): PublishedMess
   Array.from({ length: count }, (_, offset) => ({ body: { n: first + offset, padding }, headers: {}, messageId: `m-${first + offset}` }));
 
 async function enricherCounter(harness: ExecutorHarness, counter: 'queueDepth' | 'messagesIn'): Promise<number> {
-  const current = await call(harness.executor, 'getWorkflowStatus', { name: WORKFLOW });
+  const current = await call(harness.executor, 'getWorkflowStatus', { name: workflowName });
   return current.components.find((component) => component.name === ENRICHER)?.[counter] ?? -1;
 }
 
@@ -113,10 +129,10 @@ const enricherQueueDepth = (harness: ExecutorHarness): Promise<number> => enrich
 
 describe('batch publishing', () => {
   it('answers one result per message in order: per-message errors naming the field, duplicates by message_id not published again', async () => {
-    const { harness, service } = await startFeed();
+    const { service } = await startFeed();
     service.release();
     const first = await call(harness.executor, 'publishMessages', {
-      workflowName: WORKFLOW,
+      workflowName: workflowName,
       inlet: INLET,
       messages: [
         { body: { n: 1 }, headers: {}, messageId: 'a' },
@@ -132,31 +148,31 @@ describe('batch publishing', () => {
     expect(first.results[1]?.error).toMatchObject({ code: status.INVALID_ARGUMENT, field: 'messages[1].body' });
     expect(first.results[2]?.messageId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const again = await call(harness.executor, 'publishMessages', { workflowName: WORKFLOW, inlet: INLET, messages: [{ body: { n: 1 }, headers: {}, messageId: 'a' }, { body: { n: 4 }, headers: {}, messageId: 'd' }] });
+    const again = await call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: [{ body: { n: 1 }, headers: {}, messageId: 'a' }, { body: { n: 4 }, headers: {}, messageId: 'd' }] });
     expect(again.results.map((result) => [result.messageId, result.accepted, result.duplicate])).toEqual([
       ['a', true, true],
       ['d', true, false],
     ]);
-    const single = await call(harness.executor, 'publishMessage', { workflowName: WORKFLOW, inlet: INLET, body: { n: 4 }, headers: {}, messageId: 'd' });
+    const single = await call(harness.executor, 'publishMessage', { workflowName: workflowName, inlet: INLET, body: { n: 4 }, headers: {}, messageId: 'd' });
     expect(single).toEqual({ messageId: 'd', duplicate: true });
     await expect.poll(() => [...service.received].sort()).toEqual([1, 3, 4]);
 
-    const tooMany = await failure(call(harness.executor, 'publishMessages', { workflowName: WORKFLOW, inlet: INLET, messages: messagesFrom(0, MAX_PUBLISH_BATCH + 1) }));
+    const tooMany = await failure(call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, MAX_PUBLISH_BATCH + 1) }));
     expect(tooMany.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(tooMany).map((violation) => violation.field)).toEqual(['messages']);
-    const noInlet = await failure(call(harness.executor, 'publishMessages', { workflowName: WORKFLOW, inlet: 'Nothing_x', messages: messagesFrom(0, 1) }));
+    const noInlet = await failure(call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: 'Nothing_x', messages: messagesFrom(0, 1) }));
     expect(noInlet.code).toBe(status.NOT_FOUND);
     expect(service.received).toHaveLength(3);
-  });
+  }, 60_000);
 
   it('acknowledges exactly the accepted messages when the workflow stops mid-batch: each acknowledged one is processed, no other', async () => {
-    const { harness, service } = await startFeed();
+    const { service } = await startFeed();
     // the batch fills the queue behind the held service and waits inside it
-    const batch = call(harness.executor, 'publishMessages', { workflowName: WORKFLOW, inlet: INLET, messages: messagesFrom(0, 200) }, { deadlineMs: 120_000 });
+    const batch = call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, 200) }, { deadlineMs: 120_000 });
     const held = await fullyHeld(harness, service);
 
-    const stopping = call(harness.executor, 'stopWorkflow', { name: WORKFLOW, drainTimeout: { seconds: 60, nanos: 0 } }, { deadlineMs: 120_000 });
-    await expect.poll(async () => (await call(harness.executor, 'getWorkflowStatus', { name: WORKFLOW })).state).toBe(WorkflowState.WORKFLOW_STATE_STOPPING);
+    const stopping = call(harness.executor, 'stopWorkflow', { name: workflowName, drainTimeout: { seconds: 60, nanos: 0 } }, { deadlineMs: 120_000 });
+    await expect.poll(async () => (await call(harness.executor, 'getWorkflowStatus', { name: workflowName })).state).toBe(WorkflowState.WORKFLOW_STATE_STOPPING);
     service.release();
     const { results } = await batch;
     expect((await stopping).state).toBe(WorkflowState.WORKFLOW_STATE_STOPPED);
@@ -172,10 +188,10 @@ describe('batch publishing', () => {
     }
     const acknowledged = accepted.map((result) => Number(result.messageId.slice(2)));
     expect([...service.received].sort((a, b) => a - b)).toEqual(acknowledged.sort((a, b) => a - b));
-  });
+  }, 60_000);
 
   it('slows a streaming publisher down while the queues are full, drops nothing, and acknowledges every message once', async () => {
-    const { harness, service } = await startFeed();
+    const { service } = await startFeed();
     const stream = harness.executor.publishStream();
     const acks: PublishResult[] = [];
     stream.on('data', (response: PublishStreamResponse) => acks.push(...response.results));
@@ -191,7 +207,7 @@ describe('batch publishing', () => {
     let waitedForDrain = false;
     const writing = (async () => {
       for (let index = 0; index < requests; index++) {
-        const request = index === 0 ? { workflowName: WORKFLOW, inlet: INLET, messages: messagesFrom(0, 1, padding) } : { workflowName: '', inlet: '', messages: messagesFrom(index, 1, padding) };
+        const request = index === 0 ? { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, 1, padding) } : { workflowName: '', inlet: '', messages: messagesFrom(index, 1, padding) };
         written++;
         if (!stream.write(request)) {
           waitedForDrain = true;

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { ComponentState, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
 import { componentDefinitionsFromProto, parseJsonText, parseWorkflowJson, workflowToProto } from '@loom/domain';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 

@@ -3,7 +3,7 @@ import { isSealed, parseJsonText, secretReference } from '@loom/domain';
 import { type GraphRecord, type GraphResource, openGraphStore } from '@loom/graph';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 
 /** The host of an AGE resource served by `loom serve` itself, which the CLI cannot reach by that name. */

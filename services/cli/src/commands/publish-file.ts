@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { status } from '@grpc/grpc-js';
 import { type ExecutorClient, type PublishedMessage, type PublishStreamRequest, type PublishStreamResponse } from '@loom/contracts';
 import { parseJsonText } from '@loom/domain';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 
 /** Messages per PublishStream request. */
 const REQUEST_SIZE = 100;
