@@ -10,7 +10,7 @@ import {
 } from './catalog.js';
 import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
-import { isSealed, secretReference } from './secret-values.js';
+import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';
 import type {
   ComponentDefinition,
   ComponentInstance,
@@ -43,7 +43,8 @@ export type WorkflowViolationReason =
   | 'UNKNOWN_PARAMETER'
   | 'INVALID_VALUE'
   | 'MISSING_SKILL'
-  | 'WRONG_SKILL_CAPABILITY';
+  | 'WRONG_SKILL_CAPABILITY'
+  | 'UNREADABLE_SECRET_OPTION';
 
 /**
  * Checks a workflow against the catalog: component kinds, options and their types, links,
@@ -142,6 +143,11 @@ class Check {
     if (option.required && isBlank(value)) {
       this.report(path, `option '${option.name}' (${option.label}) is required and must not be empty`, 'MISSING_OPTION');
       return;
+    }
+    if (SECRET_BEARING_OPTIONS[definition.qualifiedName]?.includes(option.name) === true) {
+      // sealing must find every header value, or a credential would be stored in clear
+      const content = readSecretBearingOption(value);
+      if (!content.ok) this.report(path, `option '${option.name}' ${content.description}`, 'UNREADABLE_SECRET_OPTION');
     }
     if (typeof value !== 'string') return;
     const allowedValues = optionConstraint(definition.qualifiedName, option.name)?.allowedValues;
