@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
@@ -76,25 +73,6 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     const table = loomAt('workflow', 'status', 'Article pipeline').stdout;
     expect(table).toMatch(new RegExp(`^${NAME}\\s+RUNNING`));
     expect(table).toMatch(/COMPONENT\s+IN\s+OUT\s+FAILED\s+RETRIED\s+QUEUED\s+LAST ?ERROR/i);
-
-    // a JSON-lines file, streamed; ids from a body field de-duplicate a second run of the same file
-    const directory = mkdtempSync(join(tmpdir(), 'loom-publish-'));
-    const file = join(directory, 'articles.jsonl');
-    writeFileSync(file, Array.from({ length: 250 }, (_, n) => JSON.stringify({ key: `article-${n}`, title: `t${n}`, text: `article number ${n} about graphs` })).join('\n') + '\n');
-    const fromFile = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file, '--id-field', 'key');
-    expect(fromFile.stderr).toBe('');
-    expect(fromFile.status).toBe(0);
-    expect(fromFile.stdout).toMatch(/250 of 250 messages accepted \(0 duplicates\), 0 refused/);
-    const again = JSON.parse(loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file, '--id-field', 'key', '--output', 'json').stdout) as { accepted: number; duplicates: number };
-    expect(again).toMatchObject({ accepted: 250, duplicates: 250 });
-    await expect
-      .poll(() => (JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson).components.find((c) => c.name === INLET)?.messagesOut)
-      .toBe(252);
-    writeFileSync(file, '{"title":"a","text":"b"}\n\n[1]\n');
-    const badLine = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
-    expect(badLine.status).not.toBe(0);
-    expect(badLine.stderr).toMatch(/articles\.jsonl:3: each line must be a JSON object/);
-    rmSync(directory, { recursive: true, force: true });
 
     const dry = loomAt('workflow', 'dry-run', example, '--message', '{"title":"x","text":"one two three four"}', '--output', 'json');
     expect(dry.status).toBe(0);

@@ -146,41 +146,15 @@ export function addExecutorCommands(program: Command, workflow: Command): void {
     .command('message')
     .description('messages of running workflows')
     .command('publish')
-    .description("hand messages to a running workflow's inlet source: one (--body), or a JSON-lines file (--file); returns once they were accepted")
+    .description("hand a message to a running workflow's inlet source; returns once it is accepted")
     .argument('<workflow>', 'stored name, or the workflow name when only one has it')
     .requiredOption('--inlet <name>', 'the inlet source component instance')
-    .option('--body <json>', 'the message body, a JSON object', jsonObject('--body'))
+    .requiredOption('--body <json>', 'the message body, a JSON object', jsonObject('--body'))
     .option('--id <id>', 'message id for de-duplication (generated when absent)', '')
-    .option('--file <messages.jsonl>', 'publish every line of this file (a JSON object each) as a message, streamed; a progress bar on a terminal')
-    .option('--id-field <field>', 'with --file: the body field whose value is the message id (de-duplication)')
-    .action((workflowName: string, options: { inlet: string; body?: Record<string, unknown>[]; id: string; file?: string; idField?: string }, command: Command) =>
+    .action((workflowName: string, options: { inlet: string; body: Record<string, unknown>[]; id: string }, command: Command) =>
       withExecutor(command, async (client, globals) => {
-        if ((options.body === undefined) === (options.file === undefined)) throw new UsageError('message publish: give either --body or --file');
-        if (options.file === undefined) {
-          const published = await call(client, 'publishMessage', { workflowName, inlet: options.inlet, body: options.body?.at(-1), headers: {}, messageId: options.id });
-          printTable(globals.output, [{ messageId: published.messageId, duplicate: published.duplicate }]);
-          return;
-        }
-        const { progressBar, publishFile } = await import('./publish-file.js');
-        const bar = progressBar(process.stderr);
-        const summary = await publishFile(client, {
-          workflowName,
-          inlet: options.inlet,
-          file: options.file,
-          ...(options.idField === undefined ? {} : { idField: options.idField }),
-          onProgress: (done, total) => bar.update(done, total),
-        });
-        bar.finish();
-        if (globals.output === 'json') printTable('json', [], summary);
-        else {
-          const rate = Math.round(summary.messages / Math.max(summary.seconds, 0.001));
-          process.stdout.write(
-            `${summary.file}: ${summary.accepted} of ${summary.messages} messages accepted (${summary.duplicates} duplicates), ${summary.refused} refused, in ${summary.seconds.toFixed(1)} s (${rate} msg/s)\n`,
-          );
-          for (const error of summary.errors) process.stdout.write(`line ${error.line} (${error.messageId}): ${error.code}: ${error.message}\n`);
-          if (summary.refused > summary.errors.length) process.stdout.write(`… and ${summary.refused - summary.errors.length} more refused\n`);
-        }
-        if (summary.refused > 0) process.exitCode = 1;
+        const published = await call(client, 'publishMessage', { workflowName, inlet: options.inlet, body: options.body.at(-1), headers: {}, messageId: options.id });
+        printTable(globals.output, [{ messageId: published.messageId, duplicate: published.duplicate }]);
       }),
     );
 }
