@@ -65,3 +65,17 @@ export {
   type AnnotationDependency,
   type AnnotationEntityMention,
 } from './annotation.js';
+export {
+  UNIVERSAL_POS_TAGS,
+  MAX_RULES,
+  MAX_PATH_STEPS,
+  relationRulesSchema,
+  relationRulesJsonSchema,
+  relationRulesViolations,
+  parseRelationRules,
+  type RelationRuleSet,
+  type RelationRule,
+  type RelationRuleStep,
+  type TokenConstraint,
+} from './relation-rules.js';
+export { ANNOTATION_JSON_SCHEMA } from './annotation-schema.js';

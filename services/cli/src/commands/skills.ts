@@ -1,0 +1,72 @@
+import { type Command } from 'commander';
+import { runSkills, type RunSkillsOptions, type SkillModule, SkillSettingsError, skillSettingsFromEnv } from '@loom/skill-service-kit';
+import { keywordsSkill } from '@loom/skill-keywords';
+import { pdfSkill } from '@loom/skill-pdf';
+import { webDataSkill } from '@loom/skill-web-data';
+import { UsageError } from '../modules.js';
+
+/** loom's own skill services, by name, in start order. */
+export const skillModules: readonly SkillModule[] = [keywordsSkill, webDataSkill, pdfSkill];
+
+/** The modules named in `--only a,b`; every skill when absent. */
+export function selectSkills(list: string | undefined): SkillModule[] {
+  if (list === undefined || list.trim() === '' || list.trim() === 'all') return [...skillModules];
+  const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const known = skillModules.map((module) => module.name);
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length > 0) throw new UsageError(`--only: unknown skill ${unknown.map((name) => `'${name}'`).join(', ')}; choose from ${known.join(', ')}`);
+  return skillModules.filter((module) => names.includes(module.name));
+}
+
+/** `--port web-data=9000` (repeatable) → skill name to port. */
+export function parsePorts(entries: readonly string[]): Map<string, number> {
+  const ports = new Map<string, number>();
+  const known = skillModules.map((module) => module.name);
+  for (const entry of entries) {
+    const [name = '', text = ''] = entry.split('=');
+    const port = Number(text);
+    if (!known.includes(name)) throw new UsageError(`--port ${entry}: unknown skill '${name}'; choose from ${known.join(', ')}`);
+    if (!/^\d+$/.test(text) || port > 65535) throw new UsageError(`--port ${entry}: expected <skill>=<port from 0 to 65535>`);
+    ports.set(name, port);
+  }
+  return ports;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** `loom skills serve`: loom's skill services in this process, each on its own port. */
+export function addSkillsCommands(program: Command): void {
+  const skills = program.command('skills').description("loom's own skill microservices (web data, PDF, keywords)");
+  skills
+    .command('serve')
+    .description('run the skill services in this process until SIGTERM or SIGINT (settings: SERVER_HOST and the SKILL_* variables)')
+    .option('--only <list>', `comma-separated skills to run: ${skillModules.map((module) => module.name).join(',')}`)
+    .option('--port <skill=port>', 'port of one skill (repeatable; 0 picks a free one); default the published ports 8086, 8087, 8089', collect, [])
+    .action(async (options: { only?: string; port: string[] }) => {
+      const modules = selectSkills(options.only);
+      const ports = parsePorts(options.port);
+      await serveSkillModules(modules, { portOf: (module) => ports.get(module.name) ?? module.hostPort });
+    });
+}
+
+/** Runs skill modules until SIGTERM or SIGINT; a bad SKILL_* setting is a usage error. */
+export async function serveSkillModules(modules: readonly SkillModule[], options: RunSkillsOptions): Promise<void> {
+  try {
+    await runSkills(modules, options);
+  } catch (error) {
+    if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
+    throw error;
+  }
+}
+
+/** Settings of skills run beside `loom serve`: the environment's, with skill data in `<loom.data.directory>/skills`. */
+export function besideLoomSettings(skillsDirectory: string): RunSkillsOptions['settings'] {
+  try {
+    return { ...skillSettingsFromEnv(process.env), dataDirectory: skillsDirectory };
+  } catch (error) {
+    if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
+    throw error;
+  }
+}
