@@ -62,3 +62,13 @@ export {
   type AnnotationDependency,
   type AnnotationEntityMention,
 } from './annotation.js';
+export {
+  SKILL_NAME,
+  KEYWORD_EXTRACTION_PARAMETERS,
+  annotationEndpoint,
+  skillViolations,
+  type AnnotationEndpoint,
+  type SkillCheckOptions,
+  type SkillViolationReason,
+} from './skill.js';
+export { entitiesOf, mergedEntitiesOf, isAnnotation, type EntityMention, type Entities, type MergedEntities } from './entities.js';
