@@ -95,3 +95,4 @@ export function capturedLogger(): { logger: Logger; lines: string[] } {
   });
   return { logger: createLogger({ level: 'debug', destination }), lines };
 }
+export { startFakeSkill, type FakeSkill, type FakeSkillAnswer, type FakeSkillRequest } from './fake-skill.js';
