@@ -22,6 +22,7 @@ describe('configKeys', () => {
       'server.port',
       'server.host',
       'server.shutdown.deadlineMs',
+      'loom.data.directory',
       'loom.datasource.filesystemRoot',
       'loom.startup.workflows.directory',
       'loom.security.audit.enabled',

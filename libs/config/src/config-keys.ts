@@ -84,11 +84,19 @@ export const fixedKeys = {
     schema: integer(0),
     expected: 'an integer >= 0 (milliseconds)',
   }),
+  'loom.data.directory': spec({
+    key: 'loom.data.directory',
+    description: "directory of loom's own state: every state path below defaults to a place inside it (one volume holds it all)",
+    default: './.loom',
+    schema: nonEmptyString(),
+    expected: 'a non-empty directory path',
+  }),
   'loom.datasource.filesystemRoot': spec({
     key: 'loom.datasource.filesystemRoot',
     description: 'directory where workflow configurations are stored',
-    default: './.loom/workflows',
-    schema: nonEmptyString(),
+    default: undefined,
+    defaultText: '<loom.data.directory>/workflows',
+    schema: nonEmptyString().optional(),
     expected: 'a non-empty directory path',
   }),
   'loom.startup.workflows.directory': spec({
@@ -109,8 +117,9 @@ export const fixedKeys = {
   'loom.security.audit.log.path': spec({
     key: 'loom.security.audit.log.path',
     description: 'audit log file',
-    default: './.loom/audit.log',
-    schema: nonEmptyString(),
+    default: undefined,
+    defaultText: '<loom.data.directory>/audit.log',
+    schema: nonEmptyString().optional(),
     expected: 'a non-empty file path',
   }),
   'loom.security.audit.log.maxBytes': spec({
@@ -175,15 +184,17 @@ export const fixedKeys = {
   'loom.secrets.keyRingFile': spec({
     key: 'loom.secrets.keyRingFile',
     description: 'file (mode 0600) holding keys generated in development and by RotateKey without a key id',
-    default: './.loom/keyring.json',
-    schema: nonEmptyString(),
+    default: undefined,
+    defaultText: '<loom.data.directory>/keyring.json',
+    schema: nonEmptyString().optional(),
     expected: 'a file path',
   }),
   'loom.embedded.postgres.dataDir': spec({
     key: 'loom.embedded.postgres.dataDir',
     description: 'data directory of the embedded PostgreSQL (PGlite) used when no database URL is configured',
-    default: './.loom/pgdata',
-    schema: nonEmptyString(),
+    default: undefined,
+    defaultText: '<loom.data.directory>/pgdata',
+    schema: nonEmptyString().optional(),
     expected: 'a directory path',
   }),
   'loom.embedded.postgres.port': spec({
@@ -196,8 +207,9 @@ export const fixedKeys = {
   'loom.embedded.graph.dataDir': spec({
     key: 'loom.embedded.graph.dataDir',
     description: 'data directory of the embedded graph (PGlite with Apache AGE), started by the executor for AGE resources whose host is `embedded`',
-    default: './.loom/graphdata',
-    schema: nonEmptyString(),
+    default: undefined,
+    defaultText: '<loom.data.directory>/graphdata',
+    schema: nonEmptyString().optional(),
     expected: 'a directory path',
   }),
   'loom.embedded.graph.port': spec({
@@ -286,8 +298,9 @@ export const fixedKeys = {
   'loom.scheduler.stateFile': spec({
     key: 'loom.scheduler.stateFile',
     description: 'file of the scheduler state (last fire times, pauses) when no loom.scheduler.database.url is set',
-    default: './.loom/scheduler-state.json',
-    schema: nonEmptyString(),
+    default: undefined,
+    defaultText: '<loom.data.directory>/scheduler-state.json',
+    schema: nonEmptyString().optional(),
     expected: 'a file path',
   }),
   'loom.scheduler.lease.pollMs': spec({
@@ -525,6 +538,7 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'server.port',
   'server.host',
   'server.shutdown.deadlineMs',
+  'loom.data.directory',
   'loom.datasource.filesystemRoot',
   'loom.startup.workflows.directory',
   'loom.security.audit.enabled',

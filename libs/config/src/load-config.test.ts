@@ -21,6 +21,7 @@ describe('loadConfig defaults', () => {
   it('gives the production defaults with nothing configured', () => {
     expect(loadConfig({ env: {} })).toEqual({
       server: { port: 8100, host: '127.0.0.1', shutdown: { deadlineMs: 10000 } },
+      data: { directory: './.loom', skillsDirectory: './.loom/skills' },
       datasource: { filesystemRoot: './.loom/workflows' },
       startup: { workflowsDirectory: './.loom/workflows' },
       security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
@@ -66,6 +67,32 @@ describe('loadConfig defaults', () => {
     expect(Object.keys(config)).not.toContain('tls');
     expect(Object.keys(config.secrets)).toEqual(['keys', 'keyRingFile']);
     expect(Object.keys(config.services.executor)).toEqual([]);
+  });
+});
+
+describe('loom.data.directory', () => {
+  it('moves every state default with it', () => {
+    const { config, origins } = resolveConfig({ env: { LOOM_DATA_DIRECTORY: '/var/lib/loom/' } });
+    expect(config.data).toEqual({ directory: '/var/lib/loom/', skillsDirectory: '/var/lib/loom/skills' });
+    expect(config.datasource.filesystemRoot).toBe('/var/lib/loom/workflows');
+    expect(config.startup.workflowsDirectory).toBe('/var/lib/loom/workflows');
+    expect(config.security.audit.logPath).toBe('/var/lib/loom/audit.log');
+    expect(config.secrets.keyRingFile).toBe('/var/lib/loom/keyring.json');
+    expect(config.embedded.postgres.dataDir).toBe('/var/lib/loom/pgdata');
+    expect(config.embedded.graph.dataDir).toBe('/var/lib/loom/graphdata');
+    expect(config.scheduler.stateFile).toBe('/var/lib/loom/scheduler-state.json');
+    expect(origins.get('loom.data.directory')).toBe('environment variable LOOM_DATA_DIRECTORY');
+    expect(origins.get('loom.secrets.keyRingFile')).toBe('default');
+  });
+
+  it('leaves a state path that has its own key where that key puts it', () => {
+    const config = loadConfig({ env: {}, overrides: ['loom.data.directory=/data', 'loom.security.audit.log.path=/logs/audit.log'] });
+    expect(config.security.audit.logPath).toBe('/logs/audit.log');
+    expect(config.secrets.keyRingFile).toBe('/data/keyring.json');
+  });
+
+  it('refuses an empty directory, naming the key', () => {
+    expect(configError(() => loadConfig({ env: { LOOM_DATA_DIRECTORY: '' } })).message).toMatch(/^loom\.data\.directory: expected a non-empty directory path/);
   });
 });
 

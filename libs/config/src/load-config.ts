@@ -47,6 +47,12 @@ export interface LoomConfig {
     readonly host: string;
     readonly shutdown: { readonly deadlineMs: number };
   };
+  /** `loom.data.directory`: where loom's own state lives unless a key puts a part elsewhere. */
+  readonly data: {
+    readonly directory: string;
+    /** `<loom.data.directory>/skills`: data of the skills (models, lexicons) kept with the rest of the state. */
+    readonly skillsDirectory: string;
+  };
   readonly datasource: { readonly filesystemRoot: string };
   readonly startup: { readonly workflowsDirectory: string };
   readonly security: {
@@ -140,7 +146,10 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const environment = readEnvironment(env, (map) => [...entryNames(file, map), ...entryNames(overrides, map)]);
   const values = new Values(new Map([...file, ...environment, ...overrides]));
 
-  const filesystemRoot = values.get(fixedKeys['loom.datasource.filesystemRoot']);
+  const dataDirectory = values.get(fixedKeys['loom.data.directory']);
+  /** A state path: its own key when set, else its place inside loom.data.directory. */
+  const statePath = (key: StatePathKey, name: string): string => values.get(fixedKeys[key]) ?? values.derive(key, inside(dataDirectory, name));
+  const filesystemRoot = statePath('loom.datasource.filesystemRoot', 'workflows');
   const keys = values.map(secretKeysSpec);
   const config: LoomConfig = {
     server: {
@@ -148,6 +157,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       host: values.get(fixedKeys['server.host']),
       shutdown: { deadlineMs: values.get(fixedKeys['server.shutdown.deadlineMs']) },
     },
+    data: { directory: dataDirectory, skillsDirectory: inside(dataDirectory, 'skills') },
     datasource: { filesystemRoot },
     startup: {
       workflowsDirectory:
@@ -157,7 +167,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
     security: {
       audit: {
         enabled: values.get(fixedKeys['loom.security.audit.enabled']),
-        logPath: values.get(fixedKeys['loom.security.audit.log.path']),
+        logPath: statePath('loom.security.audit.log.path', 'audit.log'),
         maxFileBytes: values.get(fixedKeys['loom.security.audit.log.maxBytes']),
       },
       serverPolicy: { enabled: values.get(fixedKeys['loom.security.serverPolicy.enabled']) },
@@ -172,15 +182,15 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.secrets.database.url']) }),
       keys,
       ...definedOnly({ activeKeyId: activeKeyId(values, keys) }),
-      keyRingFile: values.get(fixedKeys['loom.secrets.keyRingFile']),
+      keyRingFile: statePath('loom.secrets.keyRingFile', 'keyring.json'),
     },
     embedded: {
       postgres: {
-        dataDir: values.get(fixedKeys['loom.embedded.postgres.dataDir']),
+        dataDir: statePath('loom.embedded.postgres.dataDir', 'pgdata'),
         port: values.get(fixedKeys['loom.embedded.postgres.port']),
       },
       graph: {
-        dataDir: values.get(fixedKeys['loom.embedded.graph.dataDir']),
+        dataDir: statePath('loom.embedded.graph.dataDir', 'graphdata'),
         port: values.get(fixedKeys['loom.embedded.graph.port']),
       },
     },
@@ -199,7 +209,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
     },
     scheduler: {
       ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.scheduler.database.url']) }),
-      stateFile: values.get(fixedKeys['loom.scheduler.stateFile']),
+      stateFile: statePath('loom.scheduler.stateFile', 'scheduler-state.json'),
       lease: leaseTimes(values),
       restart: restartDelays(values),
       catchUp: { maxFires: values.get(fixedKeys['loom.scheduler.catchUp.maxFires']) },
@@ -213,6 +223,20 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
     skills: skillSettings(values),
   };
   return { config, origins: values.origins };
+}
+
+/** The keys whose default is a place inside loom.data.directory. */
+type StatePathKey =
+  | 'loom.datasource.filesystemRoot'
+  | 'loom.security.audit.log.path'
+  | 'loom.secrets.keyRingFile'
+  | 'loom.embedded.postgres.dataDir'
+  | 'loom.embedded.graph.dataDir'
+  | 'loom.scheduler.stateFile';
+
+/** `name` inside `directory`, written as the directory is (`./.loom` + `audit.log` -> `./.loom/audit.log`). */
+function inside(directory: string, name: string): string {
+  return `${directory.replace(/\/+$/, '')}/${name}`;
 }
 
 /** The merged raw values, validated key by key as they are read, recording where each came from. */
