@@ -113,7 +113,7 @@ describe('InvokeSkillBatch', () => {
     const requests = Array.from({ length: 20 }, (_, n) => ({ body: json({ n }), contentType: '', traceHeaders: {}, path: '' }));
     const { results } = await call(gateway.client, 'invokeSkillBatch', { skillName: 'capped', requests });
     expect(results.map((result) => result.code)).toEqual(requests.map((_, n) => (n === 7 ? status.INVALID_ARGUMENT : status.OK)));
-    expect(results.map((result) => (result.code === status.OK ? (JSON.parse(result.body.toString()) as { n: number }).n : -1))).toEqual(requests.map((_, n) => (n === 7 ? -1 : n)));
+    expect(results.map((result) => (result.code === Number(status.OK) ? (JSON.parse(result.body.toString()) as { n: number }).n : -1))).toEqual(requests.map((_, n) => (n === 7 ? -1 : n)));
     expect(results[7]?.message).toContain('seven is not text');
     expect(fake.maxInFlight).toBeLessThanOrEqual(3);
     expect((await call(gateway.client, 'checkSkill', { name: 'capped' })).maxConcurrency).toBe(3);

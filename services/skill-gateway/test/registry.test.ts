@@ -57,7 +57,8 @@ describe('skill registry (embedded PostgreSQL)', () => {
       ['keywords', KEYWORDS, 'http://127.0.0.1:9086/extractKeywords'],
     ]);
     expect(listed.skills[0]).toMatchObject({ pipeline: 'default', version: 'v2' });
-    expect(listed.registrations[1]?.updatedAt.getTime()).toBeGreaterThanOrEqual(listed.registrations[1]?.createdAt.getTime() ?? Infinity);
+    const replaced = listed.registrations[1];
+    expect(replaced?.updatedAt?.getTime()).toBeGreaterThanOrEqual(replaced?.createdAt?.getTime() ?? Infinity);
 
     await call(gateway.client, 'deleteSkill', { name: 'keywords' });
     expect((await failure(call(gateway.client, 'deleteSkill', { name: 'keywords' }))).code).toBe(status.NOT_FOUND);
