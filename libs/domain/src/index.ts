@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './workflow.js';
 export { formatJsonPath, appendJsonPath } from './json-path.js';
+export { parseWithSchema } from './zod-violations.js';
 export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
 export {
   parseWorkflowJson,

@@ -1,0 +1,14 @@
+export {
+  type IdentityProviderConfig,
+  parseIdentityProviderConfig,
+  issuerOf,
+  endpointsOf,
+} from './provider-config.js';
+export {
+  TokenValidator,
+  TokenRejectedError,
+  type TokenRejection,
+  type TokenValidatorOptions,
+  type VerifiedIdentity,
+} from './token-validator.js';
+export { databaseRoles, NEO4J_ROLE_PREFIX } from './database-roles.js';

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { entitySpans, findDataDir, parseConllu, parseIob, surfaceTokens } from '@loom/nlp';
+
+const data = findDataDir();
+
+describe('the shared corpora read', () => {
+  it('EWT dev: 2,001 sentences whose surface tokens rebuild each sentence text', () => {
+    const sentences = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8'), 'en_ewt-ud-dev.conllu');
+    expect(sentences).toHaveLength(2001);
+    for (const sentence of sentences) {
+      const rebuilt = surfaceTokens(sentence)
+        .map((t) => t.form + (t.spaceAfter ? ' ' : ''))
+        .join('')
+        .trimEnd();
+      expect(rebuilt.replace(/\s+/g, ' ')).toBe(sentence.text!.replace(/\s+/g, ' ').trimEnd());
+      expect(sentence.words.filter((w) => w.head === 0)).toHaveLength(1);
+    }
+  });
+
+  it('UNER dev: sentences keyed by sent_id with PER, ORG and LOC spans', () => {
+    const sentences = parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8'), { source: 'en_ewt-ud-dev.iob2' });
+    expect(sentences.length).toBeGreaterThan(1900);
+    expect(sentences.every((s) => s.sentId !== undefined)).toBe(true);
+    const types = new Set(sentences.flatMap((s) => entitySpans(s.tags).map((span) => span.type)));
+    expect([...types].sort()).toEqual(['LOC', 'ORG', 'PER']);
+  });
+});
