@@ -154,17 +154,18 @@ export class SkillCaller {
           return done(status.CANCELLED, `call to skill '${skill.name}' cancelled`, attempt);
         }
       }
-      const admission = state.breaker.admit();
-      if (admission === 'refuse') {
-        const why = last === undefined ? '' : ` (last attempt: ${describeAttempt(last)})`;
-        return done(status.UNAVAILABLE, `skill '${skill.name}' is unavailable: its circuit is open after repeated failures${why}`, attempt);
-      }
+      // the circuit is asked once a place is free, so an attempt that waited behind others sees its current state
       let release: () => void;
       try {
         release = await state.limit.acquire(signal);
       } catch {
-        state.breaker.abandoned(admission);
         return done(status.CANCELLED, `call to skill '${skill.name}' cancelled`, attempt);
+      }
+      const admission = state.breaker.admit();
+      if (admission === 'refuse') {
+        release();
+        const why = last === undefined ? '' : ` (last attempt: ${describeAttempt(last)})`;
+        return done(status.UNAVAILABLE, `skill '${skill.name}' is unavailable: its circuit is open after repeated failures${why}`, attempt);
       }
       try {
         last = await this.attempt(skill, url, request, state, attempt, parent, signal);
