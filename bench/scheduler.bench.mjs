@@ -35,7 +35,7 @@ async function serve(cwd, autoStart) {
   const spawned = performance.now();
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', loomMain, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', '--set', `loom.datasource.filesystemRoot=${root}`, '--set', 'loom.auth.allowAnonymous=true'],
+    ['--no-node-snapshot', loomMain, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', '--set', `loom.datasource.filesystemRoot=${root}`, '--set', 'loom.auth.allowAnonymous=true', '--set', 'loom.secrets.generateKeys=true'],
     { cwd, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const started = new Set();

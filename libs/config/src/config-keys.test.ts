@@ -37,6 +37,7 @@ describe('configKeys', () => {
       'loom.secrets.keys.<id>',
       'loom.secrets.activeKeyId',
       'loom.secrets.keyRingFile',
+      'loom.secrets.generateKeys',
       'loom.embedded.postgres.dataDir',
       'loom.embedded.postgres.port',
       'loom.embedded.graph.dataDir',
@@ -81,6 +82,7 @@ describe('configKeys', () => {
     const row = (key: string) => configKeys.find((entry) => entry.key === key);
     expect(row('server.port')).toMatchObject({ default: '8100', env: 'SERVER_PORT' });
     expect(row('loom.experimental.enabled')).toMatchObject({ default: 'false', env: 'LOOM_EXPERIMENTAL_ENABLED' });
+    expect(row('loom.secrets.generateKeys')).toMatchObject({ default: 'false', env: 'LOOM_SECRETS_GENERATEKEYS' });
     expect(row('loom.secrets.database.url')?.default).toMatch(/embedded/);
     expect(row('loom.auth.tokens.<identity>')?.env).toBe('LOOM_AUTH_TOKENS_<IDENTITY>');
     for (const entry of configKeys) expect(entry.description).not.toBe('');

@@ -189,6 +189,14 @@ export const fixedKeys = {
     schema: nonEmptyString().optional(),
     expected: 'a file path',
   }),
+  'loom.secrets.generateKeys': spec({
+    key: 'loom.secrets.generateKeys',
+    description:
+      'with no key configured, generate one into loom.secrets.keyRingFile, and let RotateKey without a key id generate one (development only: production configures loom.secrets.keys)',
+    default: false,
+    schema: boolean(),
+    expected: 'true or false',
+  }),
   'loom.embedded.postgres.dataDir': spec({
     key: 'loom.embedded.postgres.dataDir',
     description: 'data directory of the embedded PostgreSQL (PGlite) used when no database URL is configured',
@@ -553,6 +561,7 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   secretKeysSpec,
   'loom.secrets.activeKeyId',
   'loom.secrets.keyRingFile',
+  'loom.secrets.generateKeys',
   'loom.embedded.postgres.dataDir',
   'loom.embedded.postgres.port',
   'loom.embedded.graph.dataDir',

@@ -27,7 +27,7 @@ describe('loadConfig defaults', () => {
       security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
       experimental: { enabled: false },
       scripts: { timeLimitMs: 1000, javascriptMemoryLimitMb: 64, pythonMemoryLimitMb: 256 },
-      secrets: { keys: {}, keyRingFile: './.loom/keyring.json' },
+      secrets: { keys: {}, keyRingFile: './.loom/keyring.json', generateKeys: false },
       embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 }, graph: { dataDir: './.loom/graphdata', port: 0 } },
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
       auth: { tokens: {}, allowAnonymous: false },
@@ -65,7 +65,7 @@ describe('loadConfig defaults', () => {
   it('leaves optional values absent rather than undefined', () => {
     const config = loadConfig({ env: {} });
     expect(Object.keys(config)).not.toContain('tls');
-    expect(Object.keys(config.secrets)).toEqual(['keys', 'keyRingFile']);
+    expect(Object.keys(config.secrets)).toEqual(['keys', 'keyRingFile', 'generateKeys']);
     expect(Object.keys(config.services.executor)).toEqual([]);
   });
 });

@@ -70,6 +70,8 @@ export interface LoomConfig {
     readonly activeKeyId?: string;
     /** Where generated keys are kept. */
     readonly keyRingFile: string;
+    /** Whether loom may generate keys itself (development); false: every key is configured. */
+    readonly generateKeys: boolean;
   };
   readonly embedded: {
     readonly postgres: { readonly dataDir: string; readonly port: number };
@@ -183,6 +185,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       keys,
       ...definedOnly({ activeKeyId: activeKeyId(values, keys) }),
       keyRingFile: statePath('loom.secrets.keyRingFile', 'keyring.json'),
+      generateKeys: values.get(fixedKeys['loom.secrets.generateKeys']),
     },
     embedded: {
       postgres: {

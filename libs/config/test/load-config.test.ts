@@ -90,7 +90,7 @@ describe('config files', () => {
     const config = loadConfig({ configFile, env: {} });
     expect(config.security.audit.enabled).toBe(false);
     expect(config.datasource.filesystemRoot).toBe('/srv/workflows');
-    expect(config.secrets).toEqual({ keys: { k1: key }, activeKeyId: 'k1', keyRingFile: './.loom/keyring.json' });
+    expect(config.secrets).toEqual({ keys: { k1: key }, activeKeyId: 'k1', keyRingFile: './.loom/keyring.json', generateKeys: false });
     expect(config.services['config-store']).toEqual({ address: 'store:8100' });
     expect(config.auth.tokens).toEqual({ executor: 'executor-token-0123456789' });
     expect(config.telemetry.samplingRatio).toBe(0.5);

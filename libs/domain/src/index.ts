@@ -29,6 +29,8 @@ export {
   forEachResourceParameter,
   type ResourceParameterVisitor,
   forEachSecretSlot,
+  readSecretBearingOption,
+  type SecretBearingOptionContent,
   type SecretSlot,
   SECRET_BEARING_OPTIONS,
   secretBearingOptions,

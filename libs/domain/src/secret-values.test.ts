@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sampleWorkflow } from '../test/sample-workflow.js';
+import { violationsThrownBy } from '../test/violations.js';
 import { COMPONENT_KINDS } from './catalog.js';
 import { forEachResourceParameter, forEachSecretSlot, isSealed, SEALED_PREFIX, secretReference } from './secret-values.js';
 
@@ -106,10 +107,20 @@ describe('forEachSecretSlot', () => {
     expect(JSON.parse(workflow.components[0]!.options[1]!.value as string)).toEqual({ Authorization: '###AES-x', 'x-api-key': '###AES-x', accept: 'application/json' });
   });
 
-  it('leaves other options, and headers that are not a JSON object, alone', () => {
-    for (const headers of ['not json', '[1]', null]) {
+  it('leaves other options and absent headers alone', () => {
+    for (const headers of [null, '']) {
       const visited: string[] = [];
       forEachSecretSlot(enricher(headers), (slot) => visited.push(slot.path));
+      expect(visited).toEqual([]);
+    }
+  });
+
+  it('fails closed on headers it cannot read, naming the option, never passing them over', () => {
+    for (const headers of ['{"Authorization": "Bearer s3cr3t"', 'not json', '[1]', { Authorization: { nested: 's3cr3t' } }]) {
+      const visited: string[] = [];
+      const violations = violationsThrownBy(() => forEachSecretSlot(enricher(headers), (slot) => visited.push(slot.path)));
+      expect(violations).toEqual([expect.objectContaining({ field: 'components[0].options[1].value', reason: 'UNREADABLE_SECRET_OPTION' })]);
+      expect(violations[0]?.description).not.toContain('s3cr3t');
       expect(visited).toEqual([]);
     }
   });

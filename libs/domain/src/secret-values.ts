@@ -1,5 +1,7 @@
 import { COMPONENT_KINDS } from './catalog.js';
+import { ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
+import { findJsonSyntaxProblem } from './json-text.js';
 import type { ResourceInstance, WorkflowConfiguration } from './workflow.js';
 
 /** Prefix of a sealed (encrypted) resource parameter value: `###AES-<encrypted value>`. */
@@ -63,10 +65,40 @@ export interface SecretSlot {
   readonly set: (value: unknown) => void;
 }
 
+/** The header values a secret-bearing option holds, or why they cannot be read. */
+export type SecretBearingOptionContent =
+  | { readonly ok: true; readonly values: Record<string, unknown>; readonly asText: boolean }
+  | { readonly ok: false; readonly description: string };
+
+/**
+ * Reads a secret-bearing option (enricher `headers`): a JSON object of string values, or the JSON text of one;
+ * null, absent or '' is no headers. Anything else cannot be sealed, so validation refuses it and sealing fails
+ * closed. Descriptions never quote the value: it may hold a credential.
+ */
+export function readSecretBearingOption(value: unknown): SecretBearingOptionContent {
+  if (value === null || value === undefined || value === '') return { ok: true, values: {}, asText: false };
+  let parsed: unknown = value;
+  const asText = typeof value === 'string';
+  if (asText) {
+    const problem = findJsonSyntaxProblem(value.startsWith('\uFEFF') ? value.slice(1) : value);
+    if (problem !== undefined) {
+      return { ok: false, description: `must be a JSON object of string values; its text is malformed at line ${problem.line}, column ${problem.column}: ${problem.description}` };
+    }
+    parsed = JSON.parse(value.startsWith('\uFEFF') ? value.slice(1) : value) as unknown;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, description: 'must be a JSON object of string values' };
+  for (const [header, headerValue] of Object.entries(parsed)) {
+    if (typeof headerValue !== 'string') return { ok: false, description: `header '${header}' must have a string value` };
+  }
+  return { ok: true, values: parsed as Record<string, unknown>, asText };
+}
+
 /**
  * Visits every value of a workflow that may hold a secret: each resource parameter (in
  * forEachResourceParameter's order), then each header value of the secret-bearing component
  * options. `set` writes into the workflow it was given (a headers option kept as JSON text stays text).
+ * A secret-bearing option that cannot be read is a ValidationError naming its JSON path
+ * (`components[i].options[j].value`): a value nobody can find cannot be sealed, so it is never passed over.
  */
 export function forEachSecretSlot(workflow: WorkflowConfiguration, visit: (slot: SecretSlot) => void): void {
   forEachResourceParameter(workflow, (path, resource, name, value) => {
@@ -75,19 +107,11 @@ export function forEachSecretSlot(workflow: WorkflowConfiguration, visit: (slot:
   });
   workflow.components.forEach((component, index) => {
     const names = SECRET_BEARING_OPTIONS[component.component.qualifiedName] ?? [];
-    for (const option of component.options) {
-      if (!names.includes(option.name)) continue;
-      const asText = typeof option.value === 'string';
-      let headers: unknown = option.value;
-      if (asText) {
-        try {
-          headers = JSON.parse(option.value as string) as unknown;
-        } catch {
-          continue; // not JSON: the component refuses it at start, naming the option
-        }
-      }
-      if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) continue;
-      const values = headers as Record<string, unknown>;
+    component.options.forEach((option, optionIndex) => {
+      if (!names.includes(option.name)) return;
+      const content = readSecretBearingOption(option.value);
+      if (!content.ok) throw ValidationError.of(`components[${index}].options[${optionIndex}].value`, `option '${option.name}' ${content.description}`, 'UNREADABLE_SECRET_OPTION');
+      const { values, asText } = content;
       const base = appendJsonPath(`components[${index}].options`, option.name);
       let changed = false;
       for (const [header, value] of Object.entries(values)) {
@@ -102,7 +126,7 @@ export function forEachSecretSlot(workflow: WorkflowConfiguration, visit: (slot:
         });
       }
       if (changed && asText) option.value = JSON.stringify(values);
-    }
+    });
   });
 }
 

@@ -124,6 +124,21 @@ describe('components and options', () => {
     expect(language?.description).toBe("option 'language' must be one of: python, javascript");
   });
 
+  it('refuses enricher headers that sealing could not read, naming the option and never quoting the value', () => {
+    const secret = 'Bearer s3cr3t-7f1e';
+    const enricherWith = (headers: unknown) =>
+      workflowOf([instance(COMPONENT_KINDS.HTTP_ENRICHER, 'Prices', { url: 'http://prices.example/{sku}', headers })]);
+    for (const headers of [`{"Authorization": "${secret}"`, `["${secret}"]`, { Authorization: { token: secret } }, `{"Authorization": ["${secret}"]}`, 'not json']) {
+      const violations = violationsThrownBy(() => validateWorkflow(enricherWith(headers)));
+      expect(violations.map(({ field, reason }) => [field, reason]), JSON.stringify(headers)).toStrictEqual([['components[0].options[1].value', 'UNREADABLE_SECRET_OPTION']]);
+      expect(violations[0]?.description).not.toContain('s3cr3t');
+    }
+    expect(violationsThrownBy(() => validateWorkflow(enricherWith(`{"Authorization": "${secret}"`)))[0]?.description).toContain('line 1, column');
+    for (const headers of [null, '', { Authorization: '$$TOKEN' }, JSON.stringify({ Authorization: '$$TOKEN' })]) {
+      expect(() => validateWorkflow(enricherWith(headers))).not.toThrow();
+    }
+  });
+
   it('refuses an option given twice, at the second occurrence', () => {
     const workflow = articleImportWith((w) => component(w, 2).options.push({ name: 'batch_size', value: 10 }));
     expect(problems(workflow)).toStrictEqual([['components[2].options[7].name', 'DUPLICATE_NAME']]);

@@ -11,7 +11,7 @@ import {
 } from './catalog.js';
 import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
-import { isSealed, secretReference } from './secret-values.js';
+import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';
 import { skillViolations } from './skill.js';
 import type {
   ComponentDefinition,
@@ -47,6 +47,7 @@ export type WorkflowViolationReason =
   | 'INVALID_VALUE'
   | 'MISSING_SKILL'
   | 'WRONG_SKILL_CAPABILITY'
+  | 'UNREADABLE_SECRET_OPTION'
   | 'INVALID_SKILL'
   | 'MISSING_UPSTREAM';
 
@@ -148,6 +149,11 @@ class Check {
     if (option.required && isBlank(value)) {
       this.report(path, `option '${option.name}' (${option.label}) is required and must not be empty`, 'MISSING_OPTION');
       return;
+    }
+    if (SECRET_BEARING_OPTIONS[definition.qualifiedName]?.includes(option.name) === true) {
+      // sealing must find every header value, or a credential would be stored in clear
+      const content = readSecretBearingOption(value);
+      if (!content.ok) this.report(path, `option '${option.name}' ${content.description}`, 'UNREADABLE_SECRET_OPTION');
     }
     if (typeof value !== 'string') return;
     const allowedValues = optionConstraint(definition.qualifiedName, option.name)?.allowedValues;

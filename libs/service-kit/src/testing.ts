@@ -17,7 +17,7 @@ export function serveForTest(
 ): Promise<RunningServices> {
   const config = loadConfig({
     env: {},
-    overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', ...overrides],
+    overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', 'loom.secrets.generateKeys=true', ...overrides],
   });
   return startServices({ config, modules, logger: options.logger ?? createLogger({ level: 'silent' }) });
 }

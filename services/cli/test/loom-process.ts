@@ -22,7 +22,7 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
   const cwd = mkdtempSync(join(tmpdir(), 'loom-cli-'));
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', loomMain, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', ...args],
+    ['--no-node-snapshot', loomMain, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', '--set', 'loom.secrets.generateKeys=true', ...args],
     { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

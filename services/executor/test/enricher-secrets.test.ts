@@ -99,4 +99,23 @@ describe('secrets in enricher headers', () => {
     ]);
     expect(readdirSync(harness.workflowsDir).some((entry) => entry.startsWith('Broken prices'))).toBe(false);
   });
+
+  it('refuses headers whose JSON text is malformed, naming the option, never quoting it, and stores nothing', async () => {
+    const name = 'Torn headers_7a2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
+    // the closing brace is missing: sealing cannot read it, so it must not be stored in clear
+    const headers = '{"Authorization": "Bearer s3cr3t-torn-91"';
+    const refused = await failure(call(harness.store, 'putWorkflow', { workflow: workflowToProto(enricherWorkflow(name, headers)) }));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(fieldViolationsOf(refused)).toEqual([expect.objectContaining({ field: 'components[1].options[1].value', reason: 'UNREADABLE_SECRET_OPTION' })]);
+    expect(refused.details).not.toContain('s3cr3t');
+    expect(readdirSync(harness.workflowsDir).some((entry) => entry.startsWith('Torn headers'))).toBe(false);
+    expect(harness.logLines.join('\n')).not.toContain('s3cr3t-torn');
+  });
+
+  it('SealConfiguration itself fails closed on headers it cannot read', async () => {
+    const workflow = enricherWorkflow('Direct seal_8b3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a', '{"Authorization": "Bearer s3cr3t-direct"');
+    const refused = await failure(call(secrets, 'sealConfiguration', { workflow: workflowToProto(workflow) }));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(fieldViolationsOf(refused)).toEqual([expect.objectContaining({ field: 'components[1].options[1].value' })]);
+  });
 });

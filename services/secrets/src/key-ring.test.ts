@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ const warnings: string[] = [];
 const logger = { warn: (_fields: object, message: string) => warnings.push(message), info: () => undefined };
 
 function source(overrides: Partial<KeyRingSource> = {}): KeyRingSource {
-  return { configuredKeys: {}, file: join(mkdtempSync(join(tmpdir(), 'loom-keyring-')), 'keyring.json'), production: false, logger, ...overrides };
+  return { configuredKeys: {}, file: join(mkdtempSync(join(tmpdir(), 'loom-keyring-')), 'keyring.json'), generateKeys: true, logger, ...overrides };
 }
 
 const k1 = randomBytes(32).toString('base64');
@@ -55,10 +55,11 @@ describe('KeyRing', () => {
     expect(again.decrypt(ring.encrypt('x'))).toBe('x');
   });
 
-  it('refuses to start in production without a configured key', async () => {
-    const productionSource = source({ production: true });
+  it('refuses to start without a configured key unless loom.secrets.generateKeys allows one, and writes no file', async () => {
+    const productionSource = source({ generateKeys: false });
     await expect(KeyRing.load(productionSource)).rejects.toThrow(KeyRingError);
-    await expect(KeyRing.load(productionSource)).rejects.toThrow(/NODE_ENV=production/);
+    await expect(KeyRing.load(productionSource)).rejects.toThrow(/loom\.secrets\.generateKeys=true/);
+    expect(existsSync(productionSource.file)).toBe(false);
   });
 
   it('refuses a key ring file others can read', async () => {
@@ -81,7 +82,7 @@ describe('KeyRing', () => {
   });
 
   it('rotates only to configured keys in production', async () => {
-    const ring = await KeyRing.load(source({ production: true, configuredKeys: { k1, k2 }, configuredActiveKeyId: 'k1' }));
+    const ring = await KeyRing.load(source({ generateKeys: false, configuredKeys: { k1, k2 }, configuredActiveKeyId: 'k1' }));
     await expect(ring.rotate()).rejects.toThrow(/rotate to a key you configured/);
     await expect(ring.rotate('k3')).rejects.toThrow(/'k3' is not in the key ring/);
     expect(await ring.rotate('k2')).toBe('k2');

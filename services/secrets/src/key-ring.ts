@@ -12,7 +12,7 @@ const KEY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 /** An encrypted value cannot be decrypted: it was changed, cut, or made by other keys. */
 export class SealedValueError extends FailedPreconditionError {}
 
-/** The key ring cannot be set up (no key in production, a bad key file). */
+/** The key ring cannot be set up (no key configured and none may be generated, a bad key file). */
 export class KeyRingError extends LoomError {
   readonly kind = 'failed-precondition';
 }
@@ -24,8 +24,8 @@ export interface KeyRingSource {
   readonly configuredActiveKeyId?: string;
   /** File of generated keys (`loom.secrets.keyRingFile`), mode 0600. */
   readonly file: string;
-  /** Production refuses to generate a key on its own. */
-  readonly production: boolean;
+  /** `loom.secrets.generateKeys`: whether loom may make keys itself (development); false, every key is configured. */
+  readonly generateKeys: boolean;
   readonly logger: { warn(fields: object, message: string): void; info(fields: object, message: string): void };
 }
 
@@ -47,7 +47,7 @@ export class KeyRing {
     private readonly generated: Record<string, string>,
   ) {}
 
-  /** Loads configured and generated keys; in development with no key at all, generates one. */
+  /** Loads configured and generated keys; with no key at all, generates one if generateKeys allows it, else refuses. */
   static async load(source: KeyRingSource): Promise<KeyRing> {
     const fromFile = await readKeyRingFile(source.file);
     const keys = new Map<string, Buffer>();
@@ -55,9 +55,10 @@ export class KeyRing {
     const generated = { ...(fromFile?.keys ?? {}) };
     let active = source.configuredActiveKeyId ?? fromFile?.activeKeyId ?? singleKey(source.configuredKeys);
     if (keys.size === 0) {
-      if (source.production) {
+      if (!source.generateKeys) {
         throw new KeyRingError(
-          'no encryption key configured: set loom.secrets.keys.<id> (base64 of 32 bytes) and loom.secrets.activeKeyId; NODE_ENV=production never generates one',
+          'no encryption key configured: set loom.secrets.keys.<id> (base64 of 32 bytes) and loom.secrets.activeKeyId, ' +
+            'or, for development only, loom.secrets.generateKeys=true to generate one into loom.secrets.keyRingFile',
         );
       }
       active = `dev-${new Date().toISOString().slice(0, 10).replaceAll('-', '')}-${randomBytes(3).toString('hex')}`;
@@ -65,7 +66,7 @@ export class KeyRing {
       keys.set(active, key);
       generated[active] = key.toString('base64');
       await writeFileAtomic(source.file, serialize({ activeKeyId: active, keys: generated }), { mode: 0o600 });
-      source.logger.warn({ file: source.file, keyId: active }, 'generated a development encryption key; configure loom.secrets.keys in production');
+      source.logger.warn({ file: source.file, keyId: active }, 'generated a development encryption key (loom.secrets.generateKeys=true); configure loom.secrets.keys in production');
     }
     if (active === undefined) throw new KeyRingError('loom.secrets.activeKeyId must name the key that encrypts new values');
     if (!keys.has(active)) throw new KeyRingError(`the active key '${active}' is not in the key ring`);
@@ -121,8 +122,10 @@ export class KeyRing {
       this.active = keyId;
       return keyId;
     }
-    if (this.source.production) {
-      throw new KeyRingError('in production, rotate to a key you configured: add loom.secrets.keys.<id> and call RotateKey with that id');
+    if (!this.source.generateKeys) {
+      throw new KeyRingError(
+        'loom.secrets.generateKeys is false: rotate to a key you configured (add loom.secrets.keys.<id> and call RotateKey with that id)',
+      );
     }
     const id = `key-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
     const key = randomBytes(KEY_BYTES);

@@ -186,7 +186,7 @@ export const secretsModule: ServiceModule = {
         configuredKeys: config.secrets.keys,
         ...(config.secrets.activeKeyId === undefined ? {} : { configuredActiveKeyId: config.secrets.activeKeyId }),
         file: config.secrets.keyRingFile,
-        production: process.env.NODE_ENV === 'production',
+        generateKeys: config.secrets.generateKeys,
         logger,
       });
       for (const secret of keyRing.secrets()) processRedactor.add(secret);

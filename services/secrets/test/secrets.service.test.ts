@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { workflowFromProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
@@ -181,5 +185,24 @@ describe('secrets service restart (embedded)', () => {
     const { workflow: opened } = await call(second.executor, 'decryptResources', { workflow: sealed });
     expect(passwordOf(opened)).toBe(PLAIN);
     expect((await call(second.anonymous, 'listVariables', { pageSize: 0, pageToken: '' })).variables.map((v) => v.key)).toEqual(['API_TOKEN']);
+  });
+
+  it('generates no key unless loom.secrets.generateKeys says so: the default refuses to start, whatever NODE_ENV is', async () => {
+    const keyRingFile = join(mkdtempSync(join(tmpdir(), 'loom-keys-')), 'keyring.json');
+    const nodeEnv = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'development';
+    try {
+      const refused = startSecrets(embeddedBackend(), { keyRingFile, extraOverrides: ['loom.secrets.generateKeys=false'] });
+      await expect(refused).rejects.toThrow(/no encryption key configured: set loom\.secrets\.keys\.<id>/);
+      expect(existsSync(keyRingFile)).toBe(false);
+    } finally {
+      process.env.NODE_ENV = nodeEnv;
+    }
+    const key = randomBytes(32).toString('base64');
+    const configured = await startSecrets(embeddedBackend(), { keyRingFile, extraOverrides: ['loom.secrets.generateKeys=false', `loom.secrets.keys.k1=${key}`] });
+    cleanups.push(() => configured.stop());
+    expect((await call(configured.anonymous, 'describeStorage', {})).activeKeyId).toBe('k1');
+    expect((await failure(call(configured.anonymous, 'rotateKey', { keyId: '' }))).details).toMatch(/loom\.secrets\.generateKeys is false/);
+    expect(existsSync(keyRingFile)).toBe(false);
   });
 });
