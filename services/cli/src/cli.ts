@@ -10,6 +10,7 @@ import { addExecutorCommands } from './commands/executor.js';
 import { addGraphCommands } from './commands/graph.js';
 import { addScheduleCommands } from './commands/schedules.js';
 import { addSecretsCommands } from './commands/secrets.js';
+import { addSkillCommands } from './commands/skills.js';
 import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
 import { selectModules, UsageError } from './modules.js';
@@ -65,6 +66,7 @@ export function buildProgram(): Command {
   addScheduleCommands(schedule);
   addAuditCommands(program);
   addGraphCommands(program);
+  addSkillCommands(program);
 
   return program;
 }
