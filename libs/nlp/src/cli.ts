@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+/**
+ * `npm run train -- <tokenizer|tagger|lemmatizer|parser|ner|all>` and `npm run eval -- nlp [--sample N] [--record]`.
+ * Training reads only the data directory (no network) and writes models/<name>.bin and its card.
+ */
+import { findDataDir } from './data-dir.js';
+import { evalNlp, MODELS } from './eval-command.js';
+import { defaultModelsDir } from './pipeline.js';
+import { trainLemmatizerModel, trainNerModel, trainParserModel, trainTaggerModel, trainTokenizerModel, type TrainContext } from './train.js';
+
+function log(line: string): void {
+  process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+}
+
+function train(names: readonly string[], limit: number | undefined): void {
+  const ctx: TrainContext = { dataDir: findDataDir(), modelsDir: defaultModelsDir(), log, limit };
+  const run: Record<string, () => unknown> = {
+    tokenizer: () => trainTokenizerModel(ctx),
+    tagger: () => trainTaggerModel(ctx),
+    lemmatizer: () => trainLemmatizerModel(ctx),
+    parser: () => trainParserModel(ctx),
+    ner: () => trainNerModel(ctx),
+  };
+  for (const name of names) {
+    const started = Date.now();
+    log(`training ${name}`);
+    run[name]!();
+    log(`trained ${name} in ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+}
+
+function main(argv: readonly string[]): number {
+  const [command, target, ...rest] = argv;
+  const option = (name: string): string | undefined => {
+    const i = rest.indexOf(name);
+    return i >= 0 ? rest[i + 1] : undefined;
+  };
+  if (command === 'train') {
+    const names = target === 'all' ? [...MODELS] : target !== undefined && (MODELS as readonly string[]).includes(target) ? [target] : undefined;
+    if (!names) {
+      console.error(`usage: npm run train -- <${MODELS.join('|')}|all> [--limit N]`);
+      return 2;
+    }
+    const limit = option('--limit');
+    train(names, limit === undefined ? undefined : Number(limit));
+    return 0;
+  }
+  if (command === 'eval' && target === 'nlp') {
+    const sample = option('--sample');
+    return evalNlp({ sample: sample === undefined ? undefined : Number(sample), record: rest.includes('--record'), print: (line) => console.log(line) });
+  }
+  console.error('usage: cli.js train <model> | cli.js eval nlp [--sample N] [--record]');
+  return 2;
+}
+
+process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,92 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { findDataDir } from './data-dir.js';
+import { evaluate, type Evaluation } from './evaluate.js';
+import { cardPath, readCard } from './model-card.js';
+import { defaultModelsDir, NlpPipeline } from './pipeline.js';
+
+/** The committed models, in training order. */
+export const MODELS = ['tokenizer', 'tagger', 'lemmatizer', 'parser', 'ner'] as const;
+
+/** The figures compared between an evaluation run and the cards (name → [measured, card]). */
+export function compareWithCards(result: Evaluation, cards: Record<string, Record<string, number>>): { name: string; measured: number; card: number }[] {
+  const out: { name: string; measured: number; card: number }[] = [];
+  for (const [name, value] of Object.entries(measuredFigures(result))) {
+    const [model, field] = name.split('.') as [string, string];
+    const card = cards[model]?.[field];
+    if (card !== undefined) out.push({ name, measured: value, card });
+  }
+  return out;
+}
+
+/** The figures an evaluation yields, keyed `model.field` as the cards hold them. */
+export function measuredFigures(result: Evaluation): Record<string, number> {
+  return {
+    'tokenizer.tokensF1': result.raw.tokensF1,
+    'tokenizer.wordsF1': result.raw.wordsF1,
+    'tokenizer.sentencesF1': result.raw.sentencesF1,
+    'tagger.upos': result.gold.upos,
+    'tagger.xpos': result.gold.xpos,
+    'lemmatizer.lemma': result.gold.lemma,
+    'parser.uas': result.gold.uas,
+    'parser.las': result.gold.las,
+    'parser.lasRaw': result.raw.lasF1,
+    'ner.micro': result.ner['micro'] ?? 0,
+  };
+}
+
+/** Options of the `eval nlp` command. */
+export interface EvalOptions {
+  /** Evaluate on the first N dev sentences (and N held-out UNER sentences) and compare with the cards' devSample. */
+  readonly sample?: number;
+  /** Write the figures into the cards (devSample with a sample, dev without) instead of comparing. */
+  readonly record?: boolean;
+  readonly modelsDir?: string;
+  readonly print: (line: string) => void;
+}
+
+/** Runs the evaluation, prints its figures, and returns 1 when a figure is more than 1 point under its card. */
+export function evalNlp(options: EvalOptions): number {
+  const { sample, record } = options;
+  const modelsDir = options.modelsDir ?? defaultModelsDir();
+  const pipeline = new NlpPipeline({ modelsDir });
+  const loadStart = performance.now();
+  const loadCpu = process.cpuUsage();
+  pipeline.loadAll();
+  const loadSeconds = (performance.now() - loadStart) / 1000;
+  const loadCpuSeconds = (process.cpuUsage(loadCpu).user + process.cpuUsage(loadCpu).system) / 1e6;
+  const result = evaluate(pipeline, findDataDir(), sample);
+  const rssMb = process.memoryUsage().rss / 2 ** 20;
+  const p = (x: number): string => x.toFixed(2);
+  options.print(`EWT dev${sample === undefined ? '' : ` sample (first ${sample} sentences)`}: ${result.devSentences} sentences`);
+  options.print(`raw text:    tokens F1 ${p(result.raw.tokensF1)}  words F1 ${p(result.raw.wordsF1)}  sentences F1 ${p(result.raw.sentencesF1)}  LAS F1 ${p(result.raw.lasF1)}`);
+  options.print(`gold tokens: UPOS ${p(result.gold.upos)}  XPOS ${p(result.gold.xpos)}  lemma ${p(result.gold.lemma)}  UAS ${p(result.gold.uas)}  LAS ${p(result.gold.las)}`);
+  options.print(`NER (held-out UNER documents, exact span F1): ${Object.entries(result.ner).map(([k, v]) => `${k} ${p(v)}`).join('  ')}`);
+  options.print(
+    `speed: ${result.speed.words} words, ${Math.round(result.speed.wordsPerCpuSecond)} words per CPU second (${Math.round(result.speed.wordsPerWallSecond)} per wall second on this shared machine); models load in ${p(loadSeconds)} s (${p(loadCpuSeconds)} CPU s); RSS ${Math.round(rssMb)} MB`,
+  );
+  const key = sample === undefined ? 'dev' : 'devSample';
+  const cards = Object.fromEntries(MODELS.map((m) => [m, (readCard(modelsDir, m) as unknown as Record<string, Record<string, number> | undefined>)[key] ?? {}]));
+  if (record) {
+    for (const model of MODELS) {
+      const path = cardPath(modelsDir, model);
+      const card = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+      const mine = Object.entries(measuredFigures(result))
+        .filter(([name]) => name.startsWith(`${model}.`))
+        .map(([name, value]) => [name.slice(model.length + 1), Math.round(value * 100) / 100]);
+      card[key] = { ...(card[key] as object | undefined), ...(sample === undefined ? {} : { sentences: sample }), ...Object.fromEntries(mine) };
+      writeFileSync(path, `${JSON.stringify(card, null, 2)}\n`);
+    }
+    options.print(`recorded the figures in the cards' ${key}`);
+    return 0;
+  }
+  let failed = 0;
+  for (const c of compareWithCards(result, cards)) {
+    const under = c.card - c.measured;
+    if (under > 1) {
+      failed++;
+      options.print(`FAIL ${c.name}: ${p(c.measured)} is ${p(under)} points under the card's ${p(c.card)}`);
+    }
+  }
+  return failed === 0 ? 0 : 1;
+}
+

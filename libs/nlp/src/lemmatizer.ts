@@ -1,0 +1,86 @@
+/**
+ * Lemmas as EWT has them: a lookup of (lower-cased form, XPOS) → lemma learned from the treebank,
+ * then suffix rules learned from it (per XPOS, the longest known suffix's most frequent
+ * "cut n characters, append s" edit) for unseen words. Proper nouns keep their form.
+ */
+export interface LemmatizerModel {
+  /** `lower\txpos` → lemma. */
+  readonly lexicon: ReadonlyMap<string, string>;
+  /** `xpos\tsuffix` → [cut, append]. */
+  readonly rules: ReadonlyMap<string, readonly [number, string]>;
+}
+
+const MAX_SUFFIX = 5;
+const MIN_RULE_COUNT = 2;
+
+/** Lemma of a word with its XPOS tag. */
+export function lemmatize(model: LemmatizerModel, form: string, xpos: string): string {
+  const lower = form.toLowerCase();
+  const known = model.lexicon.get(`${lower}\t${xpos}`);
+  if (known !== undefined) return known;
+  if (xpos === 'NNP' || xpos === 'NNPS') return form;
+  for (let k = Math.min(MAX_SUFFIX, lower.length); k >= 0; k--) {
+    const rule = model.rules.get(`${xpos}\t${lower.slice(lower.length - k)}`);
+    if (rule && rule[0] < lower.length) return lower.slice(0, lower.length - rule[0]) + rule[1];
+  }
+  return lower;
+}
+
+function edit(lower: string, lemma: string): [number, string] {
+  let common = 0;
+  while (common < lower.length && common < lemma.length && lower[common] === lemma[common]) common++;
+  return [lower.length - common, lemma.slice(common)];
+}
+
+/** Learns the lookup and the suffix rules from (form, XPOS, lemma) triples. */
+export function trainLemmatizer(words: Iterable<{ form: string; xpos: string; lemma: string }>): LemmatizerModel {
+  const counts = new Map<string, Map<string, number>>();
+  const ruleCounts = new Map<string, Map<string, number>>();
+  const bump = (m: Map<string, Map<string, number>>, key: string, value: string): void => {
+    let inner = m.get(key);
+    if (!inner) m.set(key, (inner = new Map<string, number>()));
+    inner.set(value, (inner.get(value) ?? 0) + 1);
+  };
+  for (const w of words) {
+    if (w.lemma === '_' || w.xpos === '_') continue;
+    const lower = w.form.toLowerCase();
+    bump(counts, `${lower}\t${w.xpos}`, w.lemma);
+    if (w.xpos === 'NNP' || w.xpos === 'NNPS') continue;
+    const [cut, append] = edit(lower, w.lemma);
+    for (let k = 0; k <= Math.min(MAX_SUFFIX, lower.length); k++) bump(ruleCounts, `${w.xpos}\t${lower.slice(lower.length - k)}`, `${cut}\t${append}`);
+  }
+  const top = (m: Map<string, number>): [string, number] => [...m].reduce((a, b) => (b[1] > a[1] ? b : a));
+  const lexicon = new Map<string, string>();
+  for (const [key, lemmas] of counts) lexicon.set(key, top(lemmas)[0]);
+  const rules = new Map<string, readonly [number, string]>();
+  for (const [key, edits] of ruleCounts) {
+    const [best, n] = top(edits);
+    if (n < MIN_RULE_COUNT) continue;
+    const tab = best.indexOf('\t');
+    rules.set(key, [Number(best.slice(0, tab)), best.slice(tab + 1)]);
+  }
+  return { lexicon, rules };
+}
+
+/** Lines of a lemmatizer model (lexicon entries, then rules). */
+export function encodeLemmatizer(model: LemmatizerModel): { lexicon: string[]; rules: string[] } {
+  return {
+    lexicon: [...model.lexicon].map(([k, v]) => `${k}\t${v}`),
+    rules: [...model.rules].map(([k, [cut, append]]) => `${k}\t${cut}\t${append}`),
+  };
+}
+
+/** Rebuilds a lemmatizer from encodeLemmatizer's lines. */
+export function decodeLemmatizer(lexiconLines: readonly string[], ruleLines: readonly string[]): LemmatizerModel {
+  const lexicon = new Map<string, string>();
+  for (const line of lexiconLines) {
+    const [lower, xpos, lemma] = line.split('\t');
+    lexicon.set(`${lower}\t${xpos}`, lemma ?? '');
+  }
+  const rules = new Map<string, readonly [number, string]>();
+  for (const line of ruleLines) {
+    const [xpos, suffix, cut, append] = line.split('\t');
+    rules.set(`${xpos}\t${suffix}`, [Number(cut), append ?? '']);
+  }
+  return { lexicon, rules };
+}

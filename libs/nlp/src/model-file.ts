@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { ModelLoadError } from './errors.js';
+
+const MAGIC = 'LOOMNLP1';
+
+/** A model file's parts: a JSON header and named binary sections. */
+export interface ModelFile {
+  readonly header: Record<string, unknown>;
+  readonly sections: ReadonlyMap<string, Uint8Array>;
+}
+
+/** Serialises a model (magic, header length, JSON header with the section table, the sections) and returns its bytes. */
+export function encodeModelFile(header: Record<string, unknown>, sections: ReadonlyMap<string, Uint8Array>): Buffer {
+  const table: { name: string; offset: number; length: number }[] = [];
+  let offset = 0;
+  for (const [name, bytes] of sections) {
+    table.push({ name, offset, length: bytes.length });
+    offset += bytes.length;
+  }
+  const json = Buffer.from(JSON.stringify({ ...header, sections: table }), 'utf8');
+  const prefix = Buffer.alloc(MAGIC.length + 4);
+  prefix.write(MAGIC, 0, 'latin1');
+  prefix.writeUInt32LE(json.length, MAGIC.length);
+  return Buffer.concat([prefix, json, ...[...sections.values()].map((b) => Buffer.from(b.buffer, b.byteOffset, b.length))]);
+}
+
+/** Writes a model file and returns its SHA-256 (hex). */
+export function writeModelFile(path: string, header: Record<string, unknown>, sections: ReadonlyMap<string, Uint8Array>): string {
+  const bytes = encodeModelFile(header, sections);
+  writeFileSync(path, bytes);
+  return sha256(bytes);
+}
+
+/** SHA-256 of bytes, hex. */
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Reads a model file, checking its SHA-256 against the card's; a missing, corrupt or truncated file is a ModelLoadError. */
+export function readModelFile(model: string, path: string, expectedSha256: string): ModelFile {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    throw new ModelLoadError(model, `cannot read ${path}`, { cause: error });
+  }
+  const actual = sha256(bytes);
+  if (actual !== expectedSha256) throw new ModelLoadError(model, `checksum mismatch for ${path}: expected ${expectedSha256}, found ${actual}`);
+  return decodeModelFile(model, bytes);
+}
+
+/** Parses model bytes (checksum already verified). */
+export function decodeModelFile(model: string, bytes: Buffer): ModelFile {
+  if (bytes.length < MAGIC.length + 4 || bytes.toString('latin1', 0, MAGIC.length) !== MAGIC) throw new ModelLoadError(model, 'not a loom NLP model file');
+  const headerLength = bytes.readUInt32LE(MAGIC.length);
+  const start = MAGIC.length + 4 + headerLength;
+  if (start > bytes.length) throw new ModelLoadError(model, 'model file truncated in its header');
+  const header = JSON.parse(bytes.toString('utf8', MAGIC.length + 4, start)) as Record<string, unknown> & { sections: { name: string; offset: number; length: number }[] };
+  const sections = new Map<string, Uint8Array>();
+  for (const s of header.sections) {
+    if (start + s.offset + s.length > bytes.length) throw new ModelLoadError(model, `model file truncated in section ${s.name}`);
+    sections.set(s.name, new Uint8Array(bytes.buffer, bytes.byteOffset + start + s.offset, s.length));
+  }
+  return { header, sections };
+}
+
+/** Section of a model file, or a ModelLoadError naming it. */
+export function section(model: string, file: ModelFile, name: string): Uint8Array {
+  const bytes = file.sections.get(name);
+  if (!bytes) throw new ModelLoadError(model, `section '${name}' missing`);
+  return bytes;
+}
+
+/**
+ * Encodes weights sparsely: the non-zero entries after quantisation to 16 bits, indices as
+ * varint deltas. Entries whose magnitude is under `prune` × the largest are dropped.
+ */
+export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
+  let max = 0;
+  for (const w of weights) max = Math.max(max, Math.abs(w));
+  const scale = max > 0 ? max / 32767 : 1;
+  const floor = prune * max;
+  const indices: number[] = [];
+  const values: number[] = [];
+  for (let i = 0; i < weights.length; i++) {
+    const w = weights[i]!;
+    if (w === 0 || Math.abs(w) < floor) continue;
+    const q = Math.round(w / scale);
+    if (q === 0) continue;
+    indices.push(i);
+    values.push(q);
+  }
+  const out = Buffer.alloc(16 + indices.length * 7);
+  out.writeUInt32LE(weights.length, 0);
+  out.writeUInt32LE(indices.length, 4);
+  out.writeFloatLE(scale, 8);
+  let at = 12;
+  let previous = 0;
+  for (const index of indices) {
+    let delta = index - previous;
+    previous = index;
+    while (delta >= 0x80) {
+      out[at++] = (delta & 0x7f) | 0x80;
+      delta >>>= 7;
+    }
+    out[at++] = delta;
+  }
+  if (at % 2 === 1) at++;
+  for (const v of values) {
+    out.writeInt16LE(v, at);
+    at += 2;
+  }
+  return new Uint8Array(out.buffer, out.byteOffset, at);
+}
+
+/** Decodes weights written by encodeWeights into a dense array. */
+export function decodeWeights(model: string, bytes: Uint8Array): Float32Array {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (view.length < 12) throw new ModelLoadError(model, 'weights section truncated');
+  const size = view.readUInt32LE(0);
+  const count = view.readUInt32LE(4);
+  const scale = view.readFloatLE(8);
+  const weights = new Float32Array(size);
+  const indices = new Uint32Array(count);
+  let at = 12;
+  let index = 0;
+  for (let n = 0; n < count; n++) {
+    let delta = 0;
+    let shift = 0;
+    for (;;) {
+      const byte = view[at++];
+      if (byte === undefined) throw new ModelLoadError(model, 'weights section truncated');
+      delta += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) break;
+      shift += 7;
+    }
+    index += delta;
+    if (index >= size) throw new ModelLoadError(model, 'weights section corrupt');
+    indices[n] = index;
+  }
+  if (at % 2 === 1) at++;
+  if (at + count * 2 > view.length) throw new ModelLoadError(model, 'weights section truncated');
+  for (let n = 0; n < count; n++) weights[indices[n]!] = view.readInt16LE(at + n * 2) * scale;
+  return weights;
+}
+
+/** Encodes a list of strings as UTF-8 lines. */
+export function encodeStrings(items: readonly string[]): Uint8Array {
+  return Buffer.from(items.join('\n'), 'utf8');
+}
+
+/** Decodes a list written by encodeStrings. */
+export function decodeStrings(bytes: Uint8Array): string[] {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+  return text.length === 0 ? [] : text.split('\n');
+}

@@ -1,0 +1,104 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseConllu, type ConlluSentence } from './conllu.js';
+import { normaliseTags, parseIob, type IobSentence } from './iob.js';
+import type { NerExample } from './ner.js';
+
+const GUM_TYPES: Record<string, string> = { person: 'PER', organization: 'ORG', place: 'LOC' };
+const KEPT = new Set(['PER', 'ORG', 'LOC']);
+
+/** Named PER/ORG/LOC spans of a GUM sentence: entity mentions of those types whose head word is a proper noun; outermost first. */
+export function gumEntities(sentence: ConlluSentence): string[] {
+  const open = new Map<string, { start: number; type: string }[]>();
+  const spans: { start: number; end: number; type: string }[] = [];
+  sentence.words.forEach((w, i) => {
+    const m = /(?:^|\|)Entity=([^|]*)/.exec(w.misc);
+    if (!m) return;
+    const re = /\((\d+)-([a-z]+)([^()]*)(\))?|(\d+)\)/g;
+    for (let x = re.exec(m[1]!); x !== null; x = re.exec(m[1]!)) {
+      if (x[1] !== undefined) {
+        if (x[4]) spans.push({ start: i, end: i + 1, type: x[2]! });
+        else {
+          const list = open.get(x[1]) ?? [];
+          list.push({ start: i, type: x[2]! });
+          open.set(x[1], list);
+        }
+      } else {
+        const list = open.get(x[5]!);
+        const o = list?.pop();
+        if (o) spans.push({ start: o.start, end: i + 1, type: o.type });
+      }
+    }
+  });
+  const tags: string[] = sentence.words.map(() => 'O');
+  const named = spans
+    .filter((s) => GUM_TYPES[s.type] !== undefined)
+    .filter((s) => {
+      // the head: the word of the span whose head lies outside it
+      const head = sentence.words.slice(s.start, s.end).find((w) => w.head - 1 < s.start || w.head - 1 >= s.end);
+      return head?.upos === 'PROPN';
+    })
+    .sort((a, b) => b.end - b.start - (a.end - a.start));
+  for (const s of named) {
+    if (tags.slice(s.start, s.end).some((t) => t !== 'O')) continue;
+    for (let i = s.start; i < s.end; i++) tags[i] = `${i === s.start ? 'B' : 'I'}-${GUM_TYPES[s.type]!}`;
+  }
+  return tags;
+}
+
+/**
+ * BTC tags a user mention's `@` and its name each B-PER; UNER has no such entities. The `@`
+ * becomes O so that the tagger does not learn B-PER B-PER for one name.
+ */
+function withoutMentionSigns(tokens: readonly string[], tags: readonly string[]): string[] {
+  return tags.map((t, i) => (tokens[i] === '@' ? 'O' : t));
+}
+
+function keepTypes(tags: readonly string[]): string[] {
+  return normaliseTags(tags.map((t) => (t === 'O' || KEPT.has(t.slice(2)) ? t : 'O')));
+}
+
+/** The open NER training sets under `ner/`: GUM (open genres), WikiGold, Broad Twitter Corpus. */
+export function openNerExamples(dataDir: string): { examples: NerExample[]; files: string[] } {
+  const examples: NerExample[] = [];
+  const files: string[] = [];
+  const gumDir = join(dataDir, 'ner', 'gum');
+  for (const file of readdirSync(gumDir).filter((f) => f.endsWith('.conllu')).sort()) {
+    files.push(join('ner', 'gum', file));
+    for (const s of parseConllu(readFileSync(join(gumDir, file), 'utf8'), file)) examples.push({ tokens: s.words.map((w) => w.form), tags: gumEntities(s) });
+  }
+  files.push(join('ner', 'wikigold', 'wikigold.conll'));
+  for (const s of parseIob(readFileSync(join(dataDir, 'ner', 'wikigold', 'wikigold.conll'), 'utf8'), { source: 'wikigold.conll', scheme: 'iob1' })) {
+    examples.push({ tokens: s.tokens, tags: keepTypes(s.tags) });
+  }
+  const btcDir = join(dataDir, 'ner', 'btc');
+  for (const file of readdirSync(btcDir).filter((f) => f.endsWith('.conll')).sort()) {
+    files.push(join('ner', 'btc', file));
+    for (const s of parseIob(readFileSync(join(btcDir, file), 'utf8'), { source: file })) examples.push({ tokens: s.tokens, tags: keepTypes(withoutMentionSigns(s.tokens, s.tags)) });
+  }
+  return { examples, files };
+}
+
+/** UNER file under the data directory. */
+export const UNER_DEV = join('uner-english-ewt', 'en_ewt-ud-dev.iob2');
+
+/** Every how-many-th UNER document is held out from training for evaluation. */
+export const UNER_HELD_OUT_EVERY = 4;
+
+/**
+ * UNER English EWT dev split by document (in file order): document i is held out for evaluation
+ * when i % every === every - 1, the others are training data. A document is a sent_id without its
+ * `-NNNN` suffix.
+ */
+export function unerSplit(dataDir: string, every = UNER_HELD_OUT_EVERY): { train: IobSentence[]; heldOut: IobSentence[] } {
+  const sentences = parseIob(readFileSync(join(dataDir, UNER_DEV), 'utf8'), { source: UNER_DEV });
+  const docs: string[] = [];
+  const train: IobSentence[] = [];
+  const heldOut: IobSentence[] = [];
+  for (const s of sentences) {
+    const doc = (s.sentId ?? '').replace(/-\d+$/, '');
+    if (docs[docs.length - 1] !== doc) docs.push(doc);
+    ((docs.length - 1) % every === every - 1 ? heldOut : train).push(s);
+  }
+  return { train, heldOut };
+}

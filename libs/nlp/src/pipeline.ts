@@ -1,0 +1,264 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NO_ENTITY, ROOT_RELATION, type Annotation, type AnnotationDependency, type AnnotationEntityMention, type AnnotationSentence, type AnnotationToken } from '@loom/domain';
+import { DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
+import { AnnotateOptionError } from './errors.js';
+import { entitySpans } from './iob.js';
+import { lemmatize, type LemmatizerModel } from './lemmatizer.js';
+import { readCard } from './model-card.js';
+import { readModelFile, type ModelFile } from './model-file.js';
+import { decodeLemmatizerFile, decodeNer, decodeParser, decodeTagger, decodeTokenizer } from './models.js';
+import { tagEntities, type NerModel } from './ner.js';
+import { parse, type ParserModel } from './parser.js';
+import { segmentText, type SplitterModel } from './sentences.js';
+import { tagWords, type TaggerModel } from './tagger.js';
+import { splitWords, tokenize, type TokenizerLexicon, type Word } from './tokenizer.js';
+
+/** Annotators, named as CoreNLP names them. */
+export const ANNOTATORS = ['tokenize', 'ssplit', 'pos', 'lemma', 'ner', 'depparse'] as const;
+export type AnnotatorName = (typeof ANNOTATORS)[number];
+
+const REQUIRES: Record<AnnotatorName, readonly AnnotatorName[]> = {
+  tokenize: [],
+  ssplit: ['tokenize'],
+  pos: ['tokenize', 'ssplit'],
+  lemma: ['tokenize', 'ssplit', 'pos'],
+  ner: ['tokenize', 'ssplit'],
+  depparse: ['tokenize', 'ssplit', 'pos'],
+};
+
+/** NER types of the statistical tagger as CoreNLP writes them. */
+const NER_NAMES: Record<string, string> = { PER: 'PERSON', ORG: 'ORGANIZATION', LOC: 'LOCATION' };
+
+/** Options of annotate(). */
+export interface AnnotateOptions {
+  /** Annotators to run (comma-separated string or list); their prerequisites are added. Default: all. */
+  readonly annotators?: string | readonly string[];
+  readonly docId?: string;
+}
+
+/** Options of a pipeline. */
+export interface PipelineOptions {
+  /** Directory with the model files and cards; default: the package's committed models. */
+  readonly modelsDir?: string;
+  /** Dictionary NER entries, overriding the statistical tagger where they match. */
+  readonly dictionary?: readonly DictionaryEntry[];
+}
+
+/** The package's committed models directory. */
+export function defaultModelsDir(): string {
+  return fileURLToPath(new URL('../models/', import.meta.url));
+}
+
+/** Resolves the annotator list, naming a wrong entry by its path (`annotators[2]`). */
+export function resolveAnnotators(value: AnnotateOptions['annotators']): Set<AnnotatorName> {
+  if (value === undefined) return new Set(ANNOTATORS);
+  const list: readonly unknown[] = typeof value === 'string' ? value.split(',').map((a) => a.trim()).filter((a) => a !== '') : value;
+  if (!Array.isArray(list)) throw new AnnotateOptionError('annotators', 'must be a string or a list of strings');
+  const out = new Set<AnnotatorName>();
+  list.forEach((name, i) => {
+    if (typeof name !== 'string') throw new AnnotateOptionError(`annotators[${i}]`, 'must be a string');
+    if (!(ANNOTATORS as readonly string[]).includes(name)) throw new AnnotateOptionError(`annotators[${i}]`, `unknown annotator '${String(name)}' (known: ${ANNOTATORS.join(', ')})`);
+    for (const r of REQUIRES[name as AnnotatorName]) out.add(r);
+    out.add(name as AnnotatorName);
+  });
+  return out;
+}
+
+interface Loaded {
+  tokenizer?: { lexicon: TokenizerLexicon; splitter: SplitterModel };
+  tagger?: TaggerModel;
+  lemmatizer?: LemmatizerModel;
+  parser?: ParserModel & { tags: string[]; tagCodes: Map<string, number> };
+  ner?: NerModel;
+  dictionary?: DictionaryMatcher;
+}
+
+/** The NLP pipeline: models are loaded (and checksum-verified) on first use of the annotator needing them. */
+export class NlpPipeline {
+  readonly modelsDir: string;
+  private readonly loaded: Loaded = {};
+
+  constructor(private readonly options: PipelineOptions = {}) {
+    this.modelsDir = options.modelsDir ?? defaultModelsDir();
+  }
+
+  private file(name: string): ModelFile {
+    const card = readCard(this.modelsDir, name);
+    return readModelFile(name, join(this.modelsDir, card.file), card.sha256);
+  }
+
+  private tokenizer(): { lexicon: TokenizerLexicon; splitter: SplitterModel } {
+    return (this.loaded.tokenizer ??= decodeTokenizer('tokenizer', this.file('tokenizer')));
+  }
+
+  private tagger(): TaggerModel {
+    return (this.loaded.tagger ??= decodeTagger('tagger', this.file('tagger')));
+  }
+
+  private lemmatizer(): LemmatizerModel {
+    return (this.loaded.lemmatizer ??= decodeLemmatizerFile('lemmatizer', this.file('lemmatizer')));
+  }
+
+  private parser(): ParserModel & { tags: string[]; tagCodes: Map<string, number> } {
+    if (!this.loaded.parser) {
+      const parser = decodeParser('parser', this.file('parser'));
+      this.loaded.parser = { ...parser, tagCodes: new Map(parser.tags.map((t, i) => [t, i])) };
+    }
+    return this.loaded.parser;
+  }
+
+  private ner(): NerModel {
+    return (this.loaded.ner ??= decodeNer('ner', this.file('ner')));
+  }
+
+  private dictionary(): DictionaryMatcher | undefined {
+    if (!this.options.dictionary || this.options.dictionary.length === 0) return undefined;
+    if (!this.loaded.dictionary) {
+      const { lexicon } = this.tokenizer();
+      this.loaded.dictionary = new DictionaryMatcher(
+        this.options.dictionary.map((e) => ({ words: splitWords(tokenize(e.term, lexicon), lexicon).map((w) => w.text), type: e.type })),
+      );
+    }
+    return this.loaded.dictionary;
+  }
+
+  /** Loads every model now (to measure load time or fail early). */
+  loadAll(): void {
+    this.tokenizer();
+    this.tagger();
+    this.lemmatizer();
+    this.parser();
+    this.ner();
+    this.dictionary();
+  }
+
+  /** Splits text into sentences of words (with their surface token indices and offsets). */
+  segment(text: string, split = true): Word[][] {
+    const { lexicon, splitter } = this.tokenizer();
+    return segmentText(text, lexicon, splitter, split);
+  }
+
+  /** Tags words: joint labels as [UPOS, XPOS]. */
+  tag(words: readonly string[]): { upos: string; xpos: string; label: string }[] {
+    const tagger = this.tagger();
+    return tagWords(tagger, words).map((l) => {
+      const label = tagger.labels[l]!;
+      const tab = label.indexOf('\t');
+      return { upos: label.slice(0, tab), xpos: label.slice(tab + 1), label };
+    });
+  }
+
+  /** Lemma of a word with its XPOS. */
+  lemma(form: string, xpos: string): string {
+    return lemmatize(this.lemmatizer(), form, xpos);
+  }
+
+  /** Parses words with their joint tag labels: heads (0 = root) and relations. */
+  parseWords(words: readonly string[], labels: readonly string[]): { heads: number[]; relations: string[] } {
+    const parser = this.parser();
+    const tags = labels.map((l) => parser.tagCodes.get(l) ?? -4);
+    const result = parse(parser, { words, tags });
+    return { heads: result.heads, relations: result.labels.map((l) => parser.labels[l]!) };
+  }
+
+  /** Entity type per word (`PERSON`, …, a dictionary type upper-cased, or `O`), dictionary matches overriding the tagger. */
+  entities(words: readonly string[]): string[] {
+    const tags = tagEntities(this.ner(), words);
+    const out = words.map(() => NO_ENTITY as string);
+    const spans = entitySpans(tags);
+    const dictionary = this.dictionary()?.match(words) ?? [];
+    for (const s of spans) {
+      if (dictionary.some((d) => d.start < s.end && s.start < d.end)) continue;
+      for (let i = s.start; i < s.end; i++) out[i] = NER_NAMES[s.type] ?? s.type;
+    }
+    for (const d of dictionary) for (let i = d.start; i < d.end; i++) out[i] = d.type.toUpperCase();
+    return out;
+  }
+
+  /** Annotates a text; the shape is the CoreNLP server's JSON plus `upos` (libs/domain `Annotation`). */
+  annotate(text: string, options: AnnotateOptions = {}): Annotation {
+    if (typeof text !== 'string') throw new AnnotateOptionError('text', 'must be a string');
+    const run = resolveAnnotators(options.annotators);
+    const sentences: AnnotationSentence[] = [];
+    let docToken = 0;
+    const segmented = this.segment(text, run.has('ssplit'));
+    segmented.forEach((words, si) => {
+      const forms = words.map((w) => w.text);
+      const tags = run.has('pos') ? this.tag(forms) : undefined;
+      const ner = run.has('ner') ? this.entities(forms) : undefined;
+      const tokens: AnnotationToken[] = words.map((w, i) => {
+        const previous = i > 0 ? words[i - 1] : si > 0 ? segmented[si - 1]![segmented[si - 1]!.length - 1] : undefined;
+        const next = i + 1 < words.length ? words[i + 1] : segmented[si + 1]?.[0];
+        const sameTokenBefore = previous !== undefined && previous.token === w.token;
+        const sameTokenAfter = next !== undefined && next.token === w.token;
+        const tag = tags?.[i];
+        return {
+          index: i + 1,
+          word: w.text,
+          originalText: text.slice(w.start, w.end),
+          ...(tag && run.has('lemma') ? { lemma: this.lemma(w.text, tag.xpos) } : {}),
+          characterOffsetBegin: w.start,
+          characterOffsetEnd: w.end,
+          ...(tag ? { pos: tag.xpos, upos: tag.upos } : {}),
+          ...(ner ? { ner: ner[i]! } : {}),
+          before: sameTokenBefore ? '' : text.slice(previous?.end ?? 0, w.start),
+          after: sameTokenAfter ? '' : text.slice(w.end, next?.start ?? text.length),
+        };
+      });
+      const sentence: { index: number; tokens: AnnotationToken[]; basicDependencies?: AnnotationDependency[]; entitymentions?: AnnotationEntityMention[] } = { index: si, tokens };
+      if (run.has('depparse') && tags) {
+        const { heads, relations } = this.parseWords(
+          forms,
+          tags.map((t) => t.label),
+        );
+        const arcs: AnnotationDependency[] = heads.map((h, i) => ({
+          dep: h === 0 ? ROOT_RELATION : relations[i]!,
+          governor: h,
+          governorGloss: h === 0 ? ROOT_RELATION : forms[h - 1]!,
+          dependent: i + 1,
+          dependentGloss: forms[i]!,
+        }));
+        sentence.basicDependencies = [...arcs.filter((a) => a.governor === 0), ...arcs.filter((a) => a.governor !== 0)];
+      }
+      if (ner) sentence.entitymentions = mentions(text, tokens, ner, docToken);
+      sentences.push(sentence);
+      docToken += tokens.length;
+    });
+    return { ...(options.docId !== undefined ? { docId: options.docId } : {}), sentences };
+  }
+}
+
+function mentions(text: string, tokens: readonly AnnotationToken[], ner: readonly string[], docToken: number): AnnotationEntityMention[] {
+  const out: AnnotationEntityMention[] = [];
+  for (let i = 0; i < ner.length; ) {
+    if (ner[i] === NO_ENTITY) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < ner.length && ner[j] === ner[i]) j++;
+    const first = tokens[i]!;
+    const last = tokens[j - 1]!;
+    out.push({
+      docTokenBegin: docToken + i,
+      docTokenEnd: docToken + j,
+      tokenBegin: i,
+      tokenEnd: j,
+      text: text.slice(first.characterOffsetBegin, last.characterOffsetEnd),
+      characterOffsetBegin: first.characterOffsetBegin,
+      characterOffsetEnd: last.characterOffsetEnd,
+      ner: ner[i]!,
+    });
+    i = j;
+  }
+  return out;
+}
+
+let shared: NlpPipeline | undefined;
+
+/** Annotates text with the committed models (loaded once, lazily). */
+export function annotate(text: string, options: AnnotateOptions = {}): Annotation {
+  shared ??= new NlpPipeline();
+  return shared.annotate(text, options);
+}

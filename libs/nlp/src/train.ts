@@ -1,0 +1,343 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { readEwt, EWT_DEV, EWT_TRAIN, jointTag, Vocabulary } from './ewt.js';
+import { dataEntry, EWT_ATTRIBUTION, EWT_LICENCE, writeCard } from './model-card.js';
+import { readModelFile, writeModelFile } from './model-file.js';
+import { decodeTagger, encodeLemmatizerFile, encodeNer, encodeParser, encodeTagger, encodeTokenizer } from './models.js';
+import { parse, trainParser, type ParserExample, type ParserModel } from './parser.js';
+import { tagWords, trainTagger, type TaggedSentence, type TaggerModel } from './tagger.js';
+import type { ConlluSentence } from './conllu.js';
+import { readCard, type ModelCard } from './model-card.js';
+import { learnLexicon, splitterExamples } from './tokenizer-training.js';
+import { trainSplitter } from './sentences.js';
+import { segmentationScores } from './evaluate.js';
+import { lemmatize, trainLemmatizer } from './lemmatizer.js';
+import { tagEntities, trainNer, type NerModel } from './ner.js';
+import { openNerExamples, unerSplit, UNER_DEV } from './ner-data.js';
+import { entitySpans } from './iob.js';
+import { ModelLoadError } from './errors.js';
+
+/** Where training reads data and writes models, and how it reports progress. */
+export interface TrainContext {
+  readonly dataDir: string;
+  readonly modelsDir: string;
+  readonly log: (line: string) => void;
+  /** Use only the first N training sentences (tests, quick checks). */
+  readonly limit?: number;
+  /** Evaluate on only the first N dev sentences. */
+  readonly devLimit?: number;
+  readonly seed?: number;
+  /** Override every model's epochs and hash-table bits (small slices in tests). */
+  readonly epochs?: number;
+  readonly bits?: number;
+  /** Called before a model trained by another run is loaded (a parallel run may still be writing it). */
+  readonly beforeLoading?: (model: string) => void;
+}
+
+/** Settings of the tagger. */
+export const TAGGER_SETTINGS = { epochs: 6, bits: 22, prune: 0.0005 };
+/** Settings of the parser. */
+export const PARSER_SETTINGS = { epochs: 12, bits: 23, explore: 0.9, jackknifeFolds: 2, jackknifeEpochs: 4, prune: 0.0005 };
+
+function taggedSentences(sentences: readonly ConlluSentence[], tags: Vocabulary): TaggedSentence[] {
+  return sentences.map((s) => ({ words: s.words.map((w) => w.form), labels: s.words.map((w) => tags.add(jointTag(w.upos, w.xpos))) }));
+}
+
+function slice<T>(items: readonly T[], limit: number | undefined): readonly T[] {
+  return limit === undefined ? items : items.slice(0, limit);
+}
+
+/** UPOS and XPOS accuracy (%) of a tagger on sentences. */
+export function taggerAccuracy(model: TaggerModel, sentences: readonly ConlluSentence[]): { upos: number; xpos: number } {
+  let upos = 0;
+  let xpos = 0;
+  let n = 0;
+  for (const s of sentences) {
+    const predicted = tagWords(
+      model,
+      s.words.map((w) => w.form),
+    );
+    predicted.forEach((label, i) => {
+      const [u, x] = model.labels[label]!.split('\t');
+      const gold = s.words[i]!;
+      n++;
+      if (u === gold.upos) upos++;
+      if (x === gold.xpos) xpos++;
+    });
+  }
+  return { upos: (100 * upos) / n, xpos: (100 * xpos) / n };
+}
+
+/** Trains the tagger on EWT train and writes models/tagger.bin and its card. */
+export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: { upos: number; xpos: number } } {
+  const started = Date.now();
+  const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
+  const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
+  const tags = new Vocabulary();
+  const examples = taggedSentences(train, tags);
+  const model = trainTagger(examples, tags.items, {
+    epochs: ctx.epochs ?? TAGGER_SETTINGS.epochs,
+    bits: ctx.bits ?? TAGGER_SETTINGS.bits,
+    seed: ctx.seed ?? 1,
+    onEpoch: (epoch, accuracy) => ctx.log(`tagger epoch ${epoch}/${ctx.epochs ?? TAGGER_SETTINGS.epochs}: train accuracy ${(100 * accuracy).toFixed(2)}`),
+  });
+  const devScores = taggerAccuracy(model, dev);
+  ctx.log(`tagger dev UPOS ${devScores.upos.toFixed(2)} XPOS ${devScores.xpos.toFixed(2)}`);
+  const { header, sections } = encodeTagger(model, TAGGER_SETTINGS.prune);
+  const file = join(ctx.modelsDir, 'tagger.bin');
+  const digest = writeModelFile(file, header, sections);
+  writeCard(ctx.modelsDir, {
+    name: 'tagger',
+    file: 'tagger.bin',
+    sha256: digest,
+    bytes: statSync(file).size,
+    data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
+    settings: { ...TAGGER_SETTINGS, features: 'word, lower-case word, affixes 1-4, shape, two previous tags, ±2 words, ambiguity classes of w0..w+2', labels: 'joint UPOS+XPOS', trainingSentences: train.length, devSentences: dev.length },
+    epochs: TAGGER_SETTINGS.epochs,
+    dev: { upos: round(devScores.upos), xpos: round(devScores.xpos) },
+    licence: EWT_LICENCE,
+    attribution: [EWT_ATTRIBUTION],
+    trainingSeconds: Math.round((Date.now() - started) / 1000),
+  });
+  return { model, dev: devScores };
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+/** UAS and LAS (%) of a parser on sentences with the given tag codes. */
+export function parserScores(model: ParserModel, examples: readonly ParserExample[]): { uas: number; las: number } {
+  let uas = 0;
+  let las = 0;
+  let n = 0;
+  for (const ex of examples) {
+    const p = parse(model, ex);
+    p.heads.forEach((h, i) => {
+      n++;
+      if (h === ex.heads[i]) {
+        uas++;
+        if (p.labels[i] === ex.labels[i]) las++;
+      }
+    });
+  }
+  return { uas: (100 * uas) / n, las: (100 * las) / n };
+}
+
+/** Loads the trained tagger from the models directory (checksum verified). */
+export function loadTaggerFrom(modelsDir: string): TaggerModel {
+  const card = readCard(modelsDir, 'tagger');
+  return decodeTagger('tagger', readModelFile('tagger', join(modelsDir, card.file), card.sha256));
+}
+
+/**
+ * Trains the parser on EWT train with jackknifed predicted tags (each fold tagged by a tagger
+ * trained on the other folds); dev is tagged by the committed tagger. Writes models/parser.bin
+ * and its card after every epoch that improves dev LAS, so an interrupted run leaves its best.
+ */
+export function trainParserModel(ctx: TrainContext): { uas: number; las: number } {
+  const started = Date.now();
+  const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
+  const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
+  // Tag codes are indices into the joint labels in order of first use in train, as the tagger numbers them.
+  const tags = new Vocabulary();
+  taggedSentences(train, tags);
+  const relations = new Vocabulary();
+  const folds = PARSER_SETTINGS.jackknifeFolds;
+  const predicted: number[][] = new Array<number[]>(train.length);
+  for (let f = 0; f < folds; f++) {
+    const rest = train.filter((_, i) => i % folds !== f);
+    const foldTags = new Vocabulary(tags.items);
+    const foldTagger = trainTagger(taggedSentences(rest, foldTags), foldTags.items, {
+      epochs: ctx.epochs ?? PARSER_SETTINGS.jackknifeEpochs,
+      bits: ctx.bits ?? TAGGER_SETTINGS.bits,
+      seed: (ctx.seed ?? 1) + f,
+    });
+    train.forEach((s, i) => {
+      if (i % folds !== f) return;
+      predicted[i] = tagWords(
+        foldTagger,
+        s.words.map((w) => w.form),
+      ).map((label) => tags.add(foldTags.items[label]!));
+    });
+    ctx.log(`parser: jackknife fold ${f + 1}/${folds} tagged`);
+  }
+  const toExample = (s: ConlluSentence, tagCodes: readonly number[]): ParserExample => ({
+    words: s.words.map((w) => w.form),
+    tags: tagCodes,
+    heads: s.words.map((w) => w.head),
+    labels: s.words.map((w) => relations.add(w.deprel)),
+  });
+  const examples = train.map((s, i) => toExample(s, predicted[i]!));
+  ctx.beforeLoading?.('tagger');
+  const tagger = loadTaggerFrom(ctx.modelsDir);
+  if (tagger.labels.join('\n') !== tags.items.join('\n')) throw new ModelLoadError('tagger', 'its labels differ from those of the training data; retrain the tagger first');
+  const devExamples = dev.map((s) =>
+    toExample(
+      s,
+      tagWords(
+        tagger,
+        s.words.map((w) => w.form),
+      ),
+    ),
+  );
+  let best = { uas: -1, las: -1 };
+  const write = (model: ParserModel, epoch: number, scores: { uas: number; las: number }): void => {
+    const { header, sections } = encodeParser(model, tags.items, PARSER_SETTINGS.prune);
+    const file = join(ctx.modelsDir, 'parser.bin');
+    const digest = writeModelFile(file, header, sections);
+    writeCard(ctx.modelsDir, {
+      name: 'parser',
+      file: 'parser.bin',
+      sha256: digest,
+      bytes: statSync(file).size,
+      data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
+      settings: { ...PARSER_SETTINGS, system: 'arc-hybrid, dynamic oracle, averaged perceptron, per-direction labelers', tags: 'jackknifed predicted (train), tagger model (dev)', trainingSentences: train.length, devSentences: dev.length },
+      epochs: epoch,
+      dev: { uas: round(scores.uas), las: round(scores.las) },
+      licence: EWT_LICENCE,
+      attribution: [EWT_ATTRIBUTION],
+      trainingSeconds: Math.round((Date.now() - started) / 1000),
+    });
+  };
+  const model = trainParser(examples, relations.items, {
+    epochs: ctx.epochs ?? PARSER_SETTINGS.epochs,
+    bits: ctx.bits ?? PARSER_SETTINGS.bits,
+    explore: PARSER_SETTINGS.explore,
+    seed: ctx.seed ?? 1,
+    onEpoch: (epoch, current) => {
+      const averaged = { perceptron: current.perceptron.averagedCopy(), leftLabeler: current.leftLabeler.averagedCopy(), rightLabeler: current.rightLabeler.averagedCopy(), labels: current.labels };
+      const scores = parserScores(averaged, devExamples);
+      ctx.log(`parser epoch ${epoch}/${PARSER_SETTINGS.epochs}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`);
+      if (scores.las > best.las) {
+        best = scores;
+        write(averaged, epoch, scores);
+        ctx.log(`parser: wrote epoch ${epoch}`);
+      }
+    },
+  });
+  void model;
+  return best;
+}
+
+/** Settings of the tokenizer's sentence splitter. */
+export const TOKENIZER_SETTINGS = { epochs: 4, bits: 18, prune: 0.0005 };
+/** Settings of the NER tagger; UNER training documents are counted this many times. */
+export const NER_SETTINGS = { epochs: 5, bits: 20, prune: 0.0005, unerWeight: 3 };
+
+function writeModel(ctx: TrainContext, name: string, encoded: { header: Record<string, unknown>; sections: Map<string, Uint8Array> }, card: Omit<ModelCard, 'name' | 'file' | 'sha256' | 'bytes'>): void {
+  const file = join(ctx.modelsDir, `${name}.bin`);
+  const digest = writeModelFile(file, encoded.header, encoded.sections);
+  writeCard(ctx.modelsDir, { name, file: `${name}.bin`, sha256: digest, bytes: statSync(file).size, ...card });
+}
+
+/** Learns the tokenizer lexicon and trains the sentence splitter on EWT train; writes models/tokenizer.bin. */
+export function trainTokenizerModel(ctx: TrainContext): Record<string, number> {
+  const started = Date.now();
+  const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
+  const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
+  const lexicon = learnLexicon(train);
+  const splitter = trainSplitter(splitterExamples(train), lexicon, { epochs: ctx.epochs ?? TOKENIZER_SETTINGS.epochs, seed: ctx.seed ?? 1, bits: ctx.bits ?? TOKENIZER_SETTINGS.bits });
+  const scores = segmentationScores(lexicon, splitter, dev);
+  ctx.log(`tokenizer dev: tokens F1 ${scores.tokens.toFixed(2)}, words F1 ${scores.words.toFixed(2)}, sentences F1 ${scores.sentences.toFixed(2)}`);
+  writeModel(ctx, 'tokenizer', encodeTokenizer(lexicon, splitter, TOKENIZER_SETTINGS.prune), {
+    data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
+    settings: { ...TOKENIZER_SETTINGS, lexicon: { abbreviations: lexicon.abbreviations.size, hyphenated: lexicon.hyphenated.size, multiwordTokens: lexicon.multiwordTokens.size }, trainingSentences: train.length, devSentences: dev.length },
+    epochs: TOKENIZER_SETTINGS.epochs,
+    dev: { tokensF1: round(scores.tokens), wordsF1: round(scores.words), sentencesF1: round(scores.sentences) },
+    licence: EWT_LICENCE,
+    attribution: [EWT_ATTRIBUTION],
+    trainingSeconds: Math.round((Date.now() - started) / 1000),
+  });
+  return scores;
+}
+
+/** Learns the lemmatizer from EWT train; writes models/lemmatizer.bin. */
+export function trainLemmatizerModel(ctx: TrainContext): number {
+  const started = Date.now();
+  const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
+  const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
+  const model = trainLemmatizer(train.flatMap((s) => s.words));
+  let right = 0;
+  let n = 0;
+  for (const s of dev) for (const w of s.words) {
+    n++;
+    if (lemmatize(model, w.form, w.xpos) === w.lemma) right++;
+  }
+  const accuracy = (100 * right) / n;
+  ctx.log(`lemmatizer dev accuracy (gold XPOS) ${accuracy.toFixed(2)}`);
+  writeModel(ctx, 'lemmatizer', encodeLemmatizerFile(model), {
+    data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
+    settings: { method: '(form, XPOS) lookup, then per-XPOS suffix edit rules (suffixes up to 5, seen twice)', entries: model.lexicon.size, rules: model.rules.size },
+    epochs: 1,
+    dev: { lemmaGoldXpos: round(accuracy) },
+    licence: EWT_LICENCE,
+    attribution: [EWT_ATTRIBUTION],
+    trainingSeconds: Math.round((Date.now() - started) / 1000),
+  });
+  return accuracy;
+}
+
+/** Exact-span NER scores (%) per type and micro-averaged. */
+export function nerScores(model: NerModel, sentences: readonly { tokens: readonly string[]; tags: readonly string[] }[]): Record<string, number> {
+  const counts = new Map<string, { tp: number; predicted: number; gold: number }>();
+  const get = (type: string): { tp: number; predicted: number; gold: number } => {
+    let c = counts.get(type);
+    if (!c) counts.set(type, (c = { tp: 0, predicted: 0, gold: 0 }));
+    return c;
+  };
+  for (const s of sentences) {
+    const predicted = entitySpans(tagEntities(model, s.tokens));
+    const gold = entitySpans(s.tags);
+    const goldKeys = new Set(gold.map((g) => `${g.start}:${g.end}:${g.type}`));
+    for (const g of gold) get(g.type).gold++;
+    for (const p of predicted) {
+      get(p.type).predicted++;
+      if (goldKeys.has(`${p.start}:${p.end}:${p.type}`)) get(p.type).tp++;
+    }
+  }
+  const f1 = (c: { tp: number; predicted: number; gold: number }): number => (c.predicted + c.gold === 0 ? 0 : (200 * c.tp) / (c.predicted + c.gold));
+  const all = { tp: 0, predicted: 0, gold: 0 };
+  const out: Record<string, number> = {};
+  for (const [type, c] of [...counts].sort()) {
+    out[type] = f1(c);
+    all.tp += c.tp;
+    all.predicted += c.predicted;
+    all.gold += c.gold;
+  }
+  out['micro'] = f1(all);
+  return out;
+}
+
+/** Trains NER on the open sets plus the even UNER dev documents; scores on the odd ones; writes models/ner.bin. */
+export function trainNerModel(ctx: TrainContext): Record<string, number> {
+  const started = Date.now();
+  const open = openNerExamples(ctx.dataDir);
+  const uner = unerSplit(ctx.dataDir);
+  const unerTrain = uner.train.map((s) => ({ tokens: s.tokens, tags: s.tags }));
+  const examples = slice([...open.examples, ...Array.from({ length: NER_SETTINGS.unerWeight }, () => unerTrain).flat()], ctx.limit);
+  const heldOut = slice(uner.heldOut, ctx.devLimit);
+  const model = trainNer(examples, {
+    epochs: ctx.epochs ?? NER_SETTINGS.epochs,
+    bits: ctx.bits ?? NER_SETTINGS.bits,
+    seed: ctx.seed ?? 1,
+    onEpoch: (epoch, accuracy) => ctx.log(`ner epoch ${epoch}/${NER_SETTINGS.epochs}: train tag accuracy ${(100 * accuracy).toFixed(2)}`),
+  });
+  const scores = nerScores(model, heldOut);
+  ctx.log(`ner held-out UNER: ${Object.entries(scores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+  writeModel(ctx, 'ner', encodeNer(model, NER_SETTINGS.prune), {
+    data: [...open.files.map((f) => dataEntry(ctx.dataDir, f, 'training')), dataEntry(ctx.dataDir, UNER_DEV, 'training (documents i with i % 4 != 3), evaluation (held out: i % 4 == 3)')],
+    settings: { ...NER_SETTINGS, decoding: 'greedy, constrained to valid IOB2', trainingSentences: examples.length, heldOutSentences: heldOut.length },
+    epochs: NER_SETTINGS.epochs,
+    dev: Object.fromEntries(Object.entries(scores).map(([k, v]) => [`f1${k[0]!.toUpperCase()}${k.slice(1).toLowerCase()}`, round(v)])),
+    licence: 'CC BY-SA 4.0 (UNER English EWT) and CC BY 4.0 (GUM annotations, WikiGold, Broad Twitter Corpus)',
+    attribution: [
+      'Universal NER English EWT (UNER_English-EWT commit 8ed072d; Mayhew et al., NAACL 2024), CC BY-SA 4.0.',
+      'GUM, Georgetown University Multilayer corpus (Zeldes 2017), open genres, annotations CC BY 4.0; texts per LICENSE-UD-GUM.txt.',
+      'WikiGold (Balasuriya et al. 2009), CC BY 4.0.',
+      'Broad Twitter Corpus (Derczynski et al., COLING 2016), CC BY 4.0.',
+    ],
+    trainingSeconds: Math.round((Date.now() - started) / 1000),
+  });
+  return scores;
+}

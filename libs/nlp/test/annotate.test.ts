@@ -1,0 +1,97 @@
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT_RELATION } from '@loom/domain';
+import { AnnotateOptionError, defaultModelsDir, ModelLoadError, NlpPipeline, parseDictionaryTsv } from '@loom/nlp';
+
+const TEXT =
+  "Dr. Jane Smith joined Acme Rocket Works in Houston last May. She doesn't like long meetings! " +
+  'The U.S. team, however, met her at 3:30pm and e-mailed john@example.com about it.';
+
+const dictionary = parseDictionaryTsv('# term\ttype\nAcme Rocket Works\tCompany\nrocket\tThing\n');
+const pipeline = new NlpPipeline({ dictionary });
+const scratch: string[] = [];
+
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('annotate with the committed models', () => {
+  const annotation = pipeline.annotate(TEXT, { docId: 'd1' });
+
+  it('gives a tree per sentence: one root listed first, every token headed once, no cycles', () => {
+    expect(annotation.docId).toBe('d1');
+    expect(annotation.sentences.length).toBeGreaterThanOrEqual(2);
+    for (const sentence of annotation.sentences) {
+      const n = sentence.tokens.length;
+      const deps = sentence.basicDependencies!;
+      expect(deps).toHaveLength(n);
+      expect(deps[0]!.dep).toBe(ROOT_RELATION);
+      expect(deps[0]!.governor).toBe(0);
+      expect(deps.filter((d) => d.governor === 0)).toHaveLength(1);
+      expect(deps.map((d) => d.dependent).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+      const head = new Map(deps.map((d) => [d.dependent, d.governor]));
+      for (let i = 1; i <= n; i++) {
+        let at = i;
+        for (let steps = 0; at !== 0; steps++) {
+          expect(steps).toBeLessThanOrEqual(n);
+          at = head.get(at)!;
+        }
+      }
+      for (const d of deps) {
+        expect(d.dependentGloss).toBe(sentence.tokens[d.dependent - 1]!.word);
+        if (d.governor > 0) expect(d.governorGloss).toBe(sentence.tokens[d.governor - 1]!.word);
+      }
+    }
+  });
+
+  it('gives every token offsets that slice the text, tags, a lemma, and before/after whitespace', () => {
+    const tokens = annotation.sentences.flatMap((s) => s.tokens);
+    for (const t of tokens) {
+      expect(TEXT.slice(t.characterOffsetBegin, t.characterOffsetEnd)).toBe(t.originalText);
+      expect(t.pos).toMatch(/\S/);
+      expect(t.upos).toMatch(/^[A-Z]+$/);
+      expect(t.lemma).toMatch(/\S/);
+    }
+    expect(tokens.map((t) => t.word)).toEqual(expect.arrayContaining(['Dr.', 'does', "n't", 'U.S.', '3:30', 'pm', 'john@example.com']));
+    const does = tokens.find((t) => t.word === 'does')!;
+    expect([does.before, does.after, does.lemma]).toEqual([' ', '', 'do']);
+    // before + word … rebuilds the text
+    expect(tokens.map((t, i) => (i === 0 ? t.before : '') + t.originalText + t.after).join('')).toBe(TEXT);
+  });
+
+  it('lets the dictionary override the tagger, longest match first, its type upper-cased as CoreNLP writes it', () => {
+    const tokens = annotation.sentences[0]!.tokens;
+    const acme = tokens.filter((t) => ['Acme', 'Rocket', 'Works'].includes(t.word));
+    expect(acme.map((t) => t.ner)).toEqual(['COMPANY', 'COMPANY', 'COMPANY']);
+    const mention = annotation.sentences[0]!.entitymentions!.find((m) => m.text === 'Acme Rocket Works')!;
+    expect(mention.ner.toLowerCase()).toBe('company');
+    expect(TEXT.slice(mention.characterOffsetBegin, mention.characterOffsetEnd)).toBe('Acme Rocket Works');
+  });
+
+  it('runs only the annotators asked for (with their prerequisites) and names a wrong one', () => {
+    const tokensOnly = pipeline.annotate('Hello there. Bye.', { annotators: 'tokenize,ssplit' });
+    expect(tokensOnly.sentences).toHaveLength(2);
+    const token = tokensOnly.sentences[0]!.tokens[0]!;
+    expect(token).not.toHaveProperty('pos');
+    expect(token).not.toHaveProperty('ner');
+    expect(tokensOnly.sentences[0]).not.toHaveProperty('basicDependencies');
+    expect(() => pipeline.annotate('x', { annotators: ['tokenize', 'sentiment'] })).toThrow(AnnotateOptionError);
+    expect(() => pipeline.annotate('x', { annotators: ['tokenize', 'sentiment'] })).toThrow('annotators[1]');
+    expect(pipeline.annotate('   ').sentences).toEqual([]);
+  });
+
+  it('refuses a corrupt or missing model with a clear error, never a fallback', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loom-nlp-models-'));
+    scratch.push(dir);
+    for (const file of readdirSync(defaultModelsDir())) copyFileSync(join(defaultModelsDir(), file), join(dir, file));
+    const bytes = readFileSync(join(dir, 'tagger.bin'));
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    writeFileSync(join(dir, 'tagger.bin'), bytes);
+    expect(() => new NlpPipeline({ modelsDir: dir }).annotate('Hello.', { annotators: 'pos' })).toThrow(ModelLoadError);
+    expect(() => new NlpPipeline({ modelsDir: dir }).annotate('Hello.', { annotators: 'pos' })).toThrow(/checksum mismatch/);
+    rmSync(join(dir, 'ner.card.json'));
+    expect(() => new NlpPipeline({ modelsDir: dir }).annotate('Hello.', { annotators: 'ner' })).toThrow(/no model card/);
+  });
+});
