@@ -16,7 +16,8 @@ export function defineLoomTestConfig(overrides: UserConfig['test'] = {}): UserCo
       environment: 'node',
       pool: 'forks',
       testTimeout: 30_000,
-      hookTimeout: 30_000,
+      // hooks start embedded databases (PGlite, PGlite with AGE): seconds alone, over 30 s on a machine shared by many builds
+      hookTimeout: 120_000,
       ...overrides,
     },
   });

@@ -1,8 +1,11 @@
 // A sink component for benchmarks: counts what reaches it and says when a target count is reached.
 import { outcome } from '@loom/executor';
 
-/** A processor factory to register in place of the logger, and `expect(n)`: resolves once n more messages arrived. */
-export function countingSink() {
+/**
+ * A processor factory to register in place of the logger, and `expect(n)`: resolves once n more messages arrived.
+ * `observe`, if given, sees every message that arrives.
+ */
+export function countingSink(observe = undefined) {
   const state = { count: 0, target: Infinity, reached: undefined };
   const factory = {
     kind: 'processor',
@@ -10,6 +13,7 @@ export function countingSink() {
       Promise.resolve({
         process(batch) {
           state.count += batch.length;
+          if (observe !== undefined) for (const message of batch) observe(message);
           if (state.count >= state.target) state.reached?.();
           return Promise.resolve(batch.map(() => outcome.none()));
         },

@@ -332,7 +332,8 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
           ...failureHandlingOptions(),
         ],
         resource: GRAPH_DATABASE_RESOURCE,
-        dryRunSupported: false,
+        // a dry run writes into a scratch graph of the run, not into the resource
+        dryRunSupported: true,
       }),
       component({
         qualifiedName: COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION,
@@ -340,10 +341,15 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         type: 'DATA_SCIENCE',
         inputType: NODE_ID,
         outputType: JSON_MESSAGE,
-        options: [option('Main', 'rules', 'JSON', 'Rules', true, null), ...failureHandlingOptions()],
+        options: [
+          option('Main', 'rules', 'JSON', 'Rules (schema/relation-rules.schema.json)', true, null),
+          ...failureHandlingOptions(),
+          // the graph the relations are also written into, by the name of a resource of the workflow
+          option('Advanced', 'target_resource', 'STRING', 'Target graph resource (name of a workflow resource)', false, null),
+        ],
         resource: GRAPH_DATABASE_RESOURCE,
-        // its rules become Cypher that stores the relations it finds
-        dryRunSupported: false,
+        // a dry run reads the run's scratch graph (see the Token Occurrence Writer) and writes no target
+        dryRunSupported: true,
       }),
       component({
         qualifiedName: COMPONENT_KINDS.LOGGER,

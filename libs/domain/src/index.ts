@@ -75,3 +75,17 @@ export {
   type SkillViolationReason,
 } from './skill.js';
 export { entitiesOf, mergedEntitiesOf, isAnnotation, type EntityMention, type Entities, type MergedEntities } from './entities.js';
+export {
+  UNIVERSAL_POS_TAGS,
+  MAX_RULES,
+  MAX_PATH_STEPS,
+  relationRulesSchema,
+  relationRulesJsonSchema,
+  relationRulesViolations,
+  parseRelationRules,
+  type RelationRuleSet,
+  type RelationRule,
+  type RelationRuleStep,
+  type TokenConstraint,
+} from './relation-rules.js';
+export { ANNOTATION_JSON_SCHEMA } from './annotation-schema.js';

@@ -2,6 +2,7 @@ import {
   COMPONENT_KINDS,
   frozenComponentDefinition,
   frozenResourceDefinition,
+  GRAPH_DATABASE_RESOURCE,
   isGraphSsoResource,
   optionConstraint,
   parameterConstraint,
@@ -11,6 +12,7 @@ import {
 } from './catalog.js';
 import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
+import { relationRulesViolations } from './relation-rules.js';
 import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';
 import { skillViolations } from './skill.js';
 import type {
@@ -155,6 +157,14 @@ class Check {
       const content = readSecretBearingOption(value);
       if (!content.ok) this.report(path, `option '${option.name}' ${content.description}`, 'UNREADABLE_SECRET_OPTION');
     }
+    if (definition.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION) {
+      // the rule language has its own schema (schema/relation-rules.schema.json); its violations name paths inside the value
+      if (option.name === 'rules') for (const violation of relationRulesViolations(value, path)) this.report(violation.field, violation.description, 'INVALID_VALUE');
+      if (option.name === 'target_resource' && typeof value === 'string' && !this.isGraphResourceName(value)) {
+        this.report(path, `option '${option.name}' must name a graph database resource of this workflow (resources or workflowResources)`, 'UNKNOWN_RESOURCE');
+      }
+      if (option.name === 'rules') return;
+    }
     if (typeof value !== 'string') return;
     const allowedValues = optionConstraint(definition.qualifiedName, option.name)?.allowedValues;
     if (allowedValues !== undefined && !allowedValues.includes(value)) {
@@ -163,6 +173,12 @@ class Check {
     if (option.type === 'COMPONENT_SELECTION_FAILURE_HANDLER' && (value === component.name || !this.componentNames.has(value))) {
       this.report(path, `option '${option.name}' must name another component of this workflow`, 'UNKNOWN_FAILURE_HANDLER');
     }
+  }
+
+  private isGraphResourceName(name: string): boolean {
+    return [...this.workflow.resources, ...this.workflow.workflowResources].some(
+      (resource) => resource.name === name && resourceSatisfies(GRAPH_DATABASE_RESOURCE, resource.resource.qualifiedName),
+    );
   }
 
   private componentResource(component: ComponentInstance, definition: ComponentDefinition, path: string): void {

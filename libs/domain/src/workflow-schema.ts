@@ -31,7 +31,8 @@ interface SchemaDocs {
 
 const docs = z.registry<SchemaDocs>();
 
-function doc<T extends z.ZodType>(schema: T, meta: SchemaDocs): T {
+/** Attaches a description (or title) to a schema for the published JSON Schema; used by every schema of the package. */
+export function doc<T extends z.ZodType>(schema: T, meta: SchemaDocs): T {
   // add() rather than schema.register(): TypeScript cannot resolve register's conditional
   // parameter type for a generic T
   docs.add(schema, meta);
@@ -226,14 +227,15 @@ const _workflowInput: (workflow: WorkflowConfiguration) => z.input<typeof workfl
 
 const SCHEMA_BASE = 'https://loom.dev/schema/';
 
-function publish(schema: z.ZodType, file: string, title: string, description: string): Record<string, unknown> {
+/** The published JSON Schema of a zod schema: draft 2020-12, with `$id`, title and description first. */
+export function publishJsonSchema(schema: z.ZodType, file: string, title: string, description: string): Record<string, unknown> {
   const { $schema, ...generated } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', metadata: docs });
   return { $schema, $id: `${SCHEMA_BASE}${file}`, title, description, ...generated };
 }
 
 /** JSON Schema (draft 2020-12) of a `.workflow.json` file, as published in schema/workflow.schema.json. */
 export function workflowJsonSchema(): Record<string, unknown> {
-  return publish(
+  return publishJsonSchema(
     workflowSchema,
     'workflow.schema.json',
     'loom workflow configuration',
@@ -243,7 +245,7 @@ export function workflowJsonSchema(): Record<string, unknown> {
 
 /** JSON Schema (draft 2020-12) of a `.scheduler.json` file, as published in schema/schedule.schema.json. */
 export function scheduleJsonSchema(): Record<string, unknown> {
-  return publish(
+  return publishJsonSchema(
     scheduleSchema,
     'schedule.schema.json',
     'loom workflow schedule',

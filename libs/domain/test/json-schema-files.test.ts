@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { scheduleJsonSchema, workflowJsonSchema } from '../src/index.js';
+import { relationRulesJsonSchema, scheduleJsonSchema, workflowJsonSchema } from '../src/index.js';
 
 // The published schemas are generated from the zod schemas of src/workflow-schema.ts. With
 // UPDATE_SCHEMA=1 (`npm run schema -w @loom/domain`) this test writes them instead of comparing.
@@ -9,6 +9,7 @@ const REFRESH = 'npm run schema -w @loom/domain   (or, in libs/domain: UPDATE_SC
 const files = [
   { file: 'workflow.schema.json', schema: workflowJsonSchema },
   { file: 'schedule.schema.json', schema: scheduleJsonSchema },
+  { file: 'relation-rules.schema.json', schema: relationRulesJsonSchema },
 ];
 
 describe.each(files)('schema/$file', ({ file, schema }) => {

@@ -4,8 +4,8 @@ import { abortable, throwIfAborted } from './abort.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
-import { type GraphParameters, type GraphQueryOptions, type GraphRecord, type GraphStore, type GraphTransaction } from './graph-store.js';
-import { bracketed, checkGraphName, type AgeConnection } from './parameters.js';
+import { type GraphParameters, type GraphPropertyIndex, type GraphQueryOptions, type GraphRecord, type GraphStore, type GraphTransaction } from './graph-store.js';
+import { bracketed, checkGraphName, checkIdentifier, type AgeConnection } from './parameters.js';
 
 /** Options of createAgeStore. */
 export interface AgeStoreOptions {
@@ -110,6 +110,39 @@ class AgeStore implements GraphStore {
         }),
       ),
     );
+  }
+
+  async ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void> {
+    if (this.closing !== undefined) throw new GraphStoreClosedError('age', this.context.address);
+    if (this.readOnly) throw new GraphReadOnlyError('age', this.context.address, undefined, 'refused to create indexes');
+    indexes.forEach((index, i) => {
+      checkIdentifier(index.label, `indexes[${i}].label`);
+      checkIdentifier(index.property, `indexes[${i}].property`);
+    });
+    const graph = this.connection.graph;
+    await this.withLease(undefined, async (lease) => {
+      for (const { label, property } of indexes) {
+        // AGE keeps each label in a table of the graph's schema, made at the label's first CREATE; the index needs it now
+        const labelExists = async (): Promise<boolean> =>
+          (
+            await this.sql(lease, {
+              text: 'SELECT 1 FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name = $2',
+              values: [graph, label],
+            })
+          ).rowCount === 1;
+        if (!(await labelExists())) {
+          try {
+            await this.sql(lease, { text: 'SELECT ag_catalog.create_vlabel($1::cstring, $2::cstring)', values: [graph, label] });
+          } catch (error) {
+            if (!(await labelExists())) throw error; // another writer may have made it in the meantime
+          }
+        }
+        // `WHERE n.p = v` compiles to agtype_access_operator(properties, '"p"') = v, which this btree index serves
+        const name = `${label}_${property}_loom_idx`.slice(0, 63);
+        const key = `ag_catalog.agtype_access_operator(VARIADIC ARRAY[properties, '"${property}"'::ag_catalog.agtype])`;
+        await this.sql(lease, `CREATE INDEX IF NOT EXISTS "${name}" ON "${graph}"."${label}" USING btree (${key})`);
+      }
+    });
   }
 
   close(): Promise<void> {

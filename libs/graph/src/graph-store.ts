@@ -61,6 +61,14 @@ export interface GraphTransaction {
   run(query: string, parameters?: GraphParameters, options?: GraphQueryOptions): Promise<GraphRecord[]>;
 }
 
+/** A property of a node label that loom's own statements look nodes up by (`WHERE n.property = value`). */
+export interface GraphPropertyIndex {
+  /** Node label: an identifier (letters, digits, _). */
+  readonly label: string;
+  /** Property name: an identifier (letters, digits, _). */
+  readonly property: string;
+}
+
 /** Cypher against one graph database resource; every failure is a LoomError (see errors.ts). */
 export interface GraphStore {
   readonly kind: GraphStoreKind;
@@ -72,6 +80,11 @@ export interface GraphStore {
   stream(query: string, parameters?: GraphParameters, options?: GraphQueryOptions): AsyncIterable<GraphRecord>;
   /** Runs `work` in one write transaction: committed when it resolves, rolled back when it throws. */
   writeTransaction<T>(work: (tx: GraphTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Creates the indexes that are missing for equality lookups (`WHERE n.property = value`) of these node properties;
+   * idempotent. Index creation is not Cypher on AGE, hence a method of the port. Refused on a read_only resource.
+   */
+  ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void>;
   /** Closes connections; the store cannot be used afterwards. */
   close(): Promise<void>;
 }

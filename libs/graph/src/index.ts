@@ -9,6 +9,7 @@ export {
   type GraphPath,
   type GraphParameters,
   type GraphQueryOptions,
+  type GraphPropertyIndex,
 } from './graph-store.js';
 export {
   GraphQueryError,

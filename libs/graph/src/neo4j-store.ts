@@ -2,9 +2,9 @@ import neo4j, { type AuthToken, type Config } from 'neo4j-driver';
 import { abortable, throwIfAborted } from './abort.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
-import { type GraphParameters, type GraphQueryOptions, type GraphRecord, type GraphStore, type GraphTransaction } from './graph-store.js';
+import { type GraphParameters, type GraphPropertyIndex, type GraphQueryOptions, type GraphRecord, type GraphStore, type GraphTransaction } from './graph-store.js';
 import { fromNeo4j, toNeo4jParameters } from './neo4j-values.js';
-import { type Neo4jConnection } from './parameters.js';
+import { checkIdentifier, type Neo4jConnection } from './parameters.js';
 
 /** The part of a neo4j-driver Record the adapter reads. */
 export interface Neo4jRecordLike {
@@ -122,6 +122,19 @@ class Neo4jStore implements GraphStore {
       throw graphErrorFromNeo4j(error, this.context);
     } finally {
       await session.close().catch(() => undefined);
+    }
+  }
+
+  async ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void> {
+    if (this.closing !== undefined) throw this.closedError();
+    if (this.readOnly) throw new GraphReadOnlyError('neo4j', this.context.address, undefined, 'refused to create indexes');
+    indexes.forEach((index, i) => {
+      checkIdentifier(index.label, `indexes[${i}].label`);
+      checkIdentifier(index.property, `indexes[${i}].property`);
+    });
+    for (const { label, property } of indexes) {
+      // schema statements cannot run in an explicit transaction with data writes: one auto-commit statement each
+      await this.run(`CREATE INDEX loom_${label}_${property} IF NOT EXISTS FOR (n:\`${label}\`) ON (n.\`${property}\`)`);
     }
   }
 

@@ -89,6 +89,13 @@ export function checkGraphName(graph: string): void {
   }
 }
 
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Refuses a label or property name that is not a plain identifier: it is written into statement text. */
+export function checkIdentifier(name: string, field: string): void {
+  if (!IDENTIFIER.test(name)) throw ValidationError.of(field, 'must be an identifier of at most 63 characters (letters, digits, _; not starting with a digit)');
+}
+
 /** Puts an IPv6 address in brackets for a URL. */
 export function bracketed(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;

@@ -34,6 +34,31 @@ describe('AGE adapter', () => {
     ]);
   });
 
+  it('ensurePropertyIndexes makes an index that equality lookups use, for a label not created yet, idempotently', async () => {
+    const indexed = openGraphStore(ageResource(graph.server, { graph: 'indexed' }));
+    try {
+      await indexed.ensurePropertyIndexes([{ label: 'Token', property: 'id' }]);
+      await indexed.ensurePropertyIndexes([{ label: 'Token', property: 'id' }]);
+      await indexed.run('UNWIND range(1, 2000) AS i CREATE (:Token {id: i, text: toString(i)})');
+      expect(await indexed.run('UNWIND [7, 1999] AS wanted MATCH (t:Token) WHERE t.id = wanted RETURN t.text AS text')).toEqual([{ text: '7' }, { text: '1999' }]);
+      const { Client } = (await import('pg')).default;
+      const client = new Client({ host: graph.server.host, port: graph.server.port, user: 'postgres', database: 'postgres' });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ indexname: string }>("SELECT indexname FROM pg_catalog.pg_indexes WHERE schemaname = 'indexed' AND tablename = 'Token'");
+        expect(rows.map((row) => row.indexname)).toContain('Token_id_loom_idx');
+      } finally {
+        await client.end();
+      }
+      await expect(indexed.ensurePropertyIndexes([{ label: 'Bad label', property: 'id' }])).rejects.toMatchObject({ violations: [{ field: 'indexes[0].label' }] });
+    } finally {
+      await indexed.close();
+    }
+    const readOnly = openGraphStore(ageResource(graph.server, { graph: 'indexed', read_only: true }));
+    await expect(readOnly.ensurePropertyIndexes([{ label: 'Token', property: 'id' }])).rejects.toBeInstanceOf(GraphReadOnlyError);
+    await readOnly.close();
+  });
+
   it('refuses Cypher containing $$ clearly, before sending it', async () => {
     const error = await store.run("RETURN 'price: $$5' AS text").catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GraphQueryError);

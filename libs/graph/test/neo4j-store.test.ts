@@ -47,6 +47,21 @@ describe('neo4j adapter (recording driver)', () => {
     expect(driver.events.at(-1)).toBe('close driver');
   });
 
+  it('ensurePropertyIndexes sends one CREATE INDEX ... IF NOT EXISTS per property, and nothing on a read_only resource', async () => {
+    const { driver, store } = open({ host: 'graph.example.com' });
+    await store.ensurePropertyIndexes([
+      { label: 'Sentence', property: 'id' },
+      { label: 'Tag', property: 'id' },
+    ]);
+    expect(driver.sent.map(({ query, accessMode, via }) => ({ query, accessMode, via }))).toEqual([
+      { query: 'CREATE INDEX loom_Sentence_id IF NOT EXISTS FOR (n:`Sentence`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
+      { query: 'CREATE INDEX loom_Tag_id IF NOT EXISTS FOR (n:`Tag`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
+    ]);
+    const readOnly = open({ host: 'graph.example.com', read_only: true });
+    await expect(readOnly.store.ensurePropertyIndexes([{ label: 'Tag', property: 'id' }])).rejects.toBeInstanceOf(GraphReadOnlyError);
+    expect(readOnly.driver.sent).toEqual([]);
+  });
+
   it('sends an UNWIND batch of 100 maps in one write transaction and commits it', async () => {
     const { driver, store } = open({ host: 'neo4j+s://cluster.example.com' });
     const batch = Array.from({ length: 100 }, (_, index) => ({ id: index, name: `item ${index}`, tags: ['a'] }));

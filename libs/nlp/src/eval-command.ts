@@ -79,6 +79,13 @@ export function evalNlp(options: EvalOptions): number {
     options.print(`recorded the figures in the cards' ${key}`);
     return 0;
   }
+  // Card figures of another sample size are not comparable.
+  for (const [model, figures] of Object.entries(cards)) {
+    if (sample !== undefined && figures['sentences'] !== sample) {
+      options.print(`${model}: its card has no figures for a ${sample}-sentence sample; not compared`);
+      cards[model] = {};
+    }
+  }
   let failed = 0;
   for (const c of compareWithCards(result, cards)) {
     const under = c.card - c.measured;

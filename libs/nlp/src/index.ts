@@ -11,3 +11,4 @@ export { unerSplit, openNerExamples, gumEntities, UNER_DEV } from './ner-data.js
 export { readCard, type ModelCard } from './model-card.js';
 export { trainTokenizerModel, trainTaggerModel, trainLemmatizerModel, trainParserModel, trainNerModel, type TrainContext } from './train.js';
 export { evalNlp, MODELS, compareWithCards, measuredFigures, type EvalOptions } from './eval-command.js';
+export { annotationFromConllu, type ConlluAnnotationOptions } from './conllu-annotation.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeStartupError, EXIT_USAGE, fieldViolationsOf, isServiceError, serveProcess } from '@loom/service-kit';
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { ConfigError } from '@loom/config';
+import { ConfigError, loadConfig } from '@loom/config';
 import { LoomError, ValidationError } from '@loom/domain';
 import { healthCommand } from './commands/health.js';
 import { addAuditCommands } from './commands/audit.js';
@@ -10,7 +10,9 @@ import { addExecutorCommands } from './commands/executor.js';
 import { addGraphCommands } from './commands/graph.js';
 import { addScheduleCommands } from './commands/schedules.js';
 import { addSecretsCommands } from './commands/secrets.js';
-import { addSkillCommands } from './commands/skills.js';
+import { addSkillCommands } from './commands/skill.js';
+import { addSkillsCommands, besideLoomSettings, parsePorts, selectSkills, serveSkillModules } from './commands/skills.js';
+import { type SkillModule } from '@loom/skill-service-kit';
 import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
 import { selectModules, UsageError } from './modules.js';
@@ -45,11 +47,18 @@ export function buildProgram(): Command {
     .option('--services <list>', 'comma-separated services to run: config-store,scheduler,executor,secrets,skill-gateway,audit')
     .option('--config <file>', 'configuration file (.yaml, .yml or .properties)')
     .option('--set <key=value>', 'override a configuration key (repeatable)', collect, [])
-    .action(async (options: { services?: string; config?: string; set: string[] }) => {
-      await serveProcess(selectModules(options.services), {
-        ...(options.config === undefined ? {} : { configFile: options.config }),
-        overrides: options.set,
-      });
+    .option('--with-skills [list]', "also run loom's skill services in this process (all, or a comma-separated list), on their published ports")
+    .option('--skill-port <skill=port>', 'with --with-skills: port of one skill (repeatable; 0 picks a free one)', collect, [])
+    .action(async (options: { services?: string; config?: string; set: string[]; withSkills?: string | true; skillPort: string[] }) => {
+      const source = { ...(options.config === undefined ? {} : { configFile: options.config }), overrides: options.set };
+      const modules = selectModules(options.services);
+      if (options.withSkills === undefined) return serveProcess(modules, source);
+      // everything that can be refused is checked before anything starts
+      const skills = selectSkills(options.withSkills === true ? undefined : options.withSkills);
+      const ports = parsePorts(options.skillPort);
+      const settings = besideLoomSettings(loadConfig({ ...source, env: process.env }).data.skillsDirectory);
+      const portOf = (module: SkillModule): number => ports.get(module.name) ?? module.hostPort;
+      await Promise.all([serveProcess(modules, source), serveSkillModules(skills, { settings, startTelemetry: false, portOf })]);
     });
 
   program
@@ -66,6 +75,7 @@ export function buildProgram(): Command {
   addScheduleCommands(schedule);
   addAuditCommands(program);
   addGraphCommands(program);
+  addSkillsCommands(program);
   addSkillCommands(program);
 
   return program;

@@ -11,9 +11,8 @@ import { createLogger } from '@loom/telemetry';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
-import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
-import { instance, workflowOf } from './workflows.js';
+import { captureSink, instance, workflowOf } from './workflows.js';
 
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
 const root = mkdtempSync(join(tmpdir(), 'loom-graph-writer-'));
@@ -55,25 +54,6 @@ function resource(parameters: Record<string, unknown> = {}): ResourceInstance {
   };
 }
 
-/** A sink that records what reaches it, under the logger's kind. */
-function capture(): { factory: ComponentFactory; received: LoomMessage[] } {
-  const received: LoomMessage[] = [];
-  return {
-    received,
-    factory: {
-      kind: 'processor',
-      create: () =>
-        Promise.resolve({
-          process: (batch: readonly LoomMessage[]) => {
-            received.push(...batch);
-            return Promise.resolve(batch.map(() => outcome.none()));
-          },
-          close: () => Promise.resolve(),
-        }),
-    },
-  };
-}
-
 interface WriterSetup {
   readonly query: string;
   readonly options?: Record<string, unknown>;
@@ -82,8 +62,8 @@ interface WriterSetup {
 
 /** inlet → graph writer → sink, with a failure handler that records what fails. */
 async function startWriter({ query, options = {}, resource: graphResource = resource() }: WriterSetup) {
-  const sink = capture();
-  const failures = capture();
+  const sink = captureSink();
+  const failures = captureSink();
   const factories = new Map(componentFactories(config, { graphStores: stores }));
   const writer = { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, WRITER, { query, failure_handler: FAILED, ...options }), resource: graphResource };
   const workflow = workflowOf(
@@ -206,7 +186,7 @@ describe('graph database writer on the embedded AGE graph', () => {
 describe('graph reader', () => {
   it('polls its query every period and emits each record as a message', async () => {
     await graph.run('CREATE (:Polled {id: 1}), (:Polled {id: 2})');
-    const sink = capture();
+    const sink = captureSink();
     const factories = new Map(componentFactories(config, { graphStores: stores }));
     factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
     const reader = { ...instance(COMPONENT_KINDS.GRAPH_READER, INLET, { query: 'MATCH (n:Polled) RETURN n.id AS id ORDER BY n.id', period: 100 }), resource: resource() };
@@ -229,7 +209,7 @@ describe('graph database writer on Neo4j, checked at the driver boundary', () =>
       resource: definition!,
       parameters: { host: 'neo4j://graph.internal', user: 'loom', password: 'pw-1', database: 'articles' },
     };
-    const sink = capture();
+    const sink = captureSink();
     const factories = new Map(componentFactories(config, { graphStores: neo4jStores }));
     factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
     const writer = {

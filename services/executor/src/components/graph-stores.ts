@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { type LoomConfig } from '@loom/config';
 import { RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
-import { type GraphStore, type OpenGraphStoreOptions, openGraphStore, startEmbeddedGraph } from '@loom/graph';
+import { type GraphPropertyIndex, type GraphStore, type GraphTransaction, type OpenGraphStoreOptions, openGraphStore, startEmbeddedGraph } from '@loom/graph';
 import { type Logger } from '@loom/telemetry';
 
 type EmbeddedGraph = Awaited<ReturnType<typeof startEmbeddedGraph>>;
@@ -15,6 +16,7 @@ export const EMBEDDED_GRAPH_HOST = 'embedded';
  */
 export class GraphStores {
   private embedded: Promise<EmbeddedGraph> | undefined;
+  private readonly scratch = new Map<string, { graph: Promise<EmbeddedGraph>; users: number }>();
 
   constructor(
     private readonly config: LoomConfig,
@@ -33,6 +35,38 @@ export class GraphStores {
     return openGraphStore(resource, this.options);
   }
 
+  /**
+   * A store on a scratch graph of one dry run: an embedded PGlite+AGE in `directory` (the run's private directory,
+   * removed when the run ends), shared by every component that opens it with the same directory and stopped when the
+   * last of them closes its store. Nothing outside the process is touched.
+   */
+  async openScratch(directory: string): Promise<GraphStore> {
+    let entry = this.scratch.get(directory);
+    if (entry === undefined) {
+      entry = { graph: startEmbeddedGraph({ dataDir: join(directory, 'dry-run-graph'), port: 0, logger: this.logger }), users: 0 };
+      this.scratch.set(directory, entry);
+    }
+    entry.users++;
+    const release = async (): Promise<void> => {
+      const current = this.scratch.get(directory);
+      if (current === undefined || --current.users > 0) return;
+      this.scratch.delete(directory);
+      await (await current.graph).close();
+    };
+    let graph: EmbeddedGraph;
+    try {
+      graph = await entry.graph;
+    } catch (error) {
+      await release().catch(() => undefined); // the start failed: there is nothing to stop
+      throw error;
+    }
+    const resource = {
+      resource: { qualifiedName: RESOURCE_KINDS.AGE_DATABASE },
+      parameters: { host: graph.host, port: graph.port, user: 'postgres', password: '', database: 'postgres', graph: 'dry_run' },
+    };
+    return new ScratchStore(openGraphStore(resource, { ...this.options, age: { ...this.options.age, embedded: true } }), release);
+  }
+
   /** Stops the embedded graph, if it was started. */
   async close(): Promise<void> {
     const embedded = this.embedded;
@@ -48,5 +82,41 @@ export class GraphStores {
     // a failed start is tried again at the next use
     this.embedded.catch(() => (this.embedded = undefined));
     return this.embedded;
+  }
+}
+
+/** A store that also releases its scratch graph when it is closed (once). */
+class ScratchStore implements GraphStore {
+  readonly kind: GraphStore['kind'];
+  readonly readOnly: boolean;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly release: () => Promise<void>,
+  ) {
+    this.kind = store.kind;
+    this.readOnly = store.readOnly;
+  }
+
+  run(...args: Parameters<GraphStore['run']>): ReturnType<GraphStore['run']> {
+    return this.store.run(...args);
+  }
+
+  stream(...args: Parameters<GraphStore['stream']>): ReturnType<GraphStore['stream']> {
+    return this.store.stream(...args);
+  }
+
+  writeTransaction<T>(work: (tx: GraphTransaction) => Promise<T>): Promise<T> {
+    return this.store.writeTransaction(work);
+  }
+
+  ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void> {
+    return this.store.ensurePropertyIndexes(indexes);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.store.close().finally(() => this.release());
+    return this.closing;
   }
 }

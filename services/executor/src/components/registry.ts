@@ -9,6 +9,8 @@ import { fileReaderFactory } from './file-reader.js';
 import { graphReaderFactory } from './graph-reader.js';
 import { type GraphStores } from './graph-stores.js';
 import { graphWriterFactory } from './graph-writer.js';
+import { relationExtractionFactory } from './relations/relation-extraction.js';
+import { tokenOccurrenceWriterFactory } from './relations/token-occurrence-writer.js';
 import { inletFactory } from './inlet.js';
 import { loggerFactory } from './logger.js';
 import { skillFactory, type SkillGatewayProvider } from './skills.js';
@@ -66,6 +68,8 @@ export function componentFactories(config: LoomConfig, options: FactoryOptions =
       : [
           [COMPONENT_KINDS.GRAPH_READER, graphReaderFactory(options.graphStores)],
           [COMPONENT_KINDS.GRAPH_DATABASE_WRITER, graphWriterFactory(options.graphStores)],
+          [COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, tokenOccurrenceWriterFactory(options.graphStores)],
+          [COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, relationExtractionFactory(options.graphStores)],
         ];
   const gateway = options.skillGateway;
   const skills: [string, ComponentFactory][] =

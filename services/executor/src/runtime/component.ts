@@ -77,6 +77,8 @@ export interface ComponentContext {
   readonly options: Options;
   /** The instance's resource with plain parameter values (decrypted at start), if it has one. */
   readonly resource: ResourceInstance | undefined;
+  /** The workflow's `resources` and `workflowResources` (decrypted at start), which options may name; absent: none. */
+  readonly workflowResources?: readonly ResourceInstance[];
   readonly workflowName: string;
   readonly logger: Logger;
   /** Aborts when the run stops. */

@@ -242,6 +242,7 @@ export class WorkflowRun {
           instance,
           options,
           resource: instance.resource ?? undefined,
+          workflowResources: [...this.workflow.resources, ...this.workflow.workflowResources],
           workflowName: this.workflow.name,
           logger: logger.child({ workflow: this.workflow.name, component: instance.name }),
           signal: this.controller.signal,

@@ -1,0 +1,156 @@
+// Sentences per second through the relation components on the embedded graph (PGlite with Apache AGE on loopback, in
+// this process), with EWT dev sentences joined with their UNER entities (libs/nlp annotationFromConllu), grouped into
+// documents at the treebank's `# newdoc` marks:
+//   write:    inlet → Token Occurrence Writer → counting sink (the token graph of every sentence)
+//   evaluate: inlet of node_ids → Rule Based Relation Extraction with a 10-rule set → counting sink (on that graph)
+// Baseline, same run and same server: the graph database writer storing each sentence as one plain node with its
+// text (`CREATE (:PlainSentence {id, text})`, batches of 20), i.e. what a token graph costs against not having one.
+// Each side gets a fresh graph per round; ROUNDS rounds, medians reported. Counts are read back from the graph.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import { loadConfig } from '@loom/config';
+import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import { componentFactories, GraphStores, WorkflowRun } from '@loom/executor';
+import { startEmbeddedGraph } from '@loom/graph';
+import { annotationFromConllu, findDataDir, parseConllu, parseIob } from '@loom/nlp';
+import { createLogger } from '@loom/telemetry';
+import { countingSink } from './counting-sink.mjs';
+
+const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const here = dirname(fileURLToPath(import.meta.url));
+
+// the five rules of examples/relations.workflow.json, and five more, so the set has ten
+const example = JSON.parse(readFileSync(join(here, '..', 'examples', 'relations.workflow.json'), 'utf8'));
+const exampleRules = example.components.find((component) => component.component.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION).options.find((option) => option.name === 'rules').value.rules;
+const RULES = {
+  rules: [
+    ...exampleRules,
+    { name: 'member-of', relation: 'MEMBER_OF', subject: { entity: ['PERSON'] }, path: [{ relation: 'nmod', direction: 'down' }], object: { entity: ['ORGANIZATION'], token: { dependents: [{ relation: 'case', lemma: ['of', 'at', 'from'] }] } } },
+    { name: 'org-in-place', relation: 'LOCATED_IN', subject: { entity: ['ORGANIZATION'] }, path: [{ relation: 'nmod', direction: 'down' }], object: { entity: ['LOCATION'], token: { dependents: [{ relation: 'case', lemma: ['in', 'of'] }] } } },
+    { name: 'person-from', relation: 'FROM', subject: { entity: ['PERSON'] }, path: [{ relation: 'nmod', direction: 'down' }], object: { entity: ['LOCATION'], token: { dependents: [{ relation: 'case', lemma: ['from', 'of'] }] } } },
+    { name: 'visited', relation: 'VISITED', subject: { entity: ['PERSON'] }, path: [{ relation: 'nsubj', direction: 'up', token: { lemma: ['visit', 'go', 'travel', 'come'], negated: false } }, { relation: ['obj', 'obl'], direction: 'down' }], object: { entity: ['LOCATION'] } },
+    { name: 'said-about', relation: 'SPOKE_ABOUT', subject: { entity: ['PERSON'] }, path: [{ relation: 'nsubj', direction: 'up', token: { lemma: ['say', 'tell', 'speak', 'talk', 'announce'] } }, { relation: ['obl', 'obj', 'ccomp'], direction: 'down' }], object: { entity: ['ORGANIZATION', 'PERSON', 'LOCATION'] } },
+  ],
+};
+
+const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
+const config = loadConfig({ env: {} });
+
+// the documents: treebank documents (`# newdoc`), at most 20 sentences each
+const data = findDataDir();
+const conllu = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8')).slice(0, SENTENCES);
+const entities = new Map(parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8')).map((sentence) => [sentence.sentId, sentence]));
+const groups = [];
+for (const sentence of conllu) {
+  if (sentence.newDoc || groups.length === 0 || groups[groups.length - 1].length >= 20) groups.push([]);
+  groups[groups.length - 1].push(sentence);
+}
+const documents = groups.map((group, index) => annotationFromConllu(group, { docId: `bench-${index}`, entities }));
+const words = conllu.reduce((sum, sentence) => sum + sentence.words.length, 0);
+const mentions = documents.reduce((sum, document) => sum + document.sentences.reduce((s, sentence) => s + sentence.entitymentions.length, 0), 0);
+
+function resource(server, graph) {
+  return { name: `graph ${graph}`, resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE), parameters: { host: server.host, port: server.port, user: 'postgres', graph } };
+}
+
+/** Runs inlet → component → sink over the messages; answers seconds from the first publish to the last arrival. */
+async function timed(component, messages) {
+  const graphStores = new GraphStores(config, logger);
+  const factories = new Map(componentFactories(config, { graphStores }));
+  let relations = 0;
+  const sink = countingSink((message) => (relations += message.body._relations?.length ?? 0));
+  factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
+  const workflow = {
+    name: 'relations-bench',
+    autoStart: false,
+    components: [instance(COMPONENT_KINDS.INLET, 'in'), { ...component, name: 'work' }, instance(COMPONENT_KINDS.LOGGER, 'sink')],
+    links: [{ from: 'in', to: 'work' }, { from: 'work', to: 'sink' }],
+    resources: [], skills: [], workflowResources: [],
+  };
+  // a failed message never reaches the sink: it ends the measurement with its error
+  let fail;
+  const failed = new Promise((_resolve, reject) => (fail = reject));
+  const onFailure = (_component, message, error) => fail(new Error(`message ${message.id} failed: ${error}`));
+  const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
+  const arrived = sink.expect(messages.length);
+  const signal = new AbortController().signal;
+  const started = performance.now();
+  try {
+    const fed = (async () => {
+      for (const message of messages) await run.publish('in', message, signal);
+      await arrived;
+    })();
+    await Promise.race([fed, failed]);
+  } finally {
+    await run.stop(10_000);
+    await graphStores.close();
+  }
+  return { seconds: (performance.now() - started) / 1000, relations };
+}
+
+async function count(server, graph, cypher) {
+  const graphStores = new GraphStores(config, logger);
+  const store = await graphStores.open(resource(server, graph));
+  try {
+    return Number(Object.values((await store.run(cypher))[0] ?? {})[0]);
+  } finally {
+    await store.close();
+    await graphStores.close();
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+const dataDir = mkdtempSync(join(tmpdir(), 'loom-relations-bench-'));
+const server = await startEmbeddedGraph({ dataDir, port: 0 });
+console.log(`${conllu.length} EWT dev sentences (${words} words, ${mentions} UNER entities) in ${documents.length} documents; ${RULES.rules.length} rules; ${ROUNDS} rounds`);
+try {
+  // warm-up: PGlite's WebAssembly and AGE's label tables, on a graph of its own
+  await timed({ ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: resource(server, 'warmup') }, documents.slice(0, 10).map((document, i) => ({ id: `w${i}`, body: { _annotation: document }, headers: {} })));
+  const writes = [];
+  const evaluations = [];
+  const baselines = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const graph = `relations_bench_${round}`;
+    const helper = resource(server, graph);
+    const write = await timed(
+      { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: helper },
+      documents.map((document, i) => ({ id: `d${i}`, body: { _annotation: document }, headers: {} })),
+    );
+    const evaluate = await timed(
+      { ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, 'work', { rules: RULES }), resource: helper },
+      documents.map((document, i) => ({ id: `e${i}`, body: { node_id: document.docId }, headers: {} })),
+    );
+    const plain = await timed(
+      { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'work', { query: 'CREATE (:PlainSentence {id: $id, text: $text})', batch_writes: true, batch_size: 20, aggregation_timeout: 50 }), resource: resource(server, `plain_bench_${round}`) },
+      documents.flatMap((document) => document.sentences.map((sentence) => ({ id: `${document.docId}-${sentence.index}`, body: { id: `${document.docId}-${sentence.index}`, text: sentence.tokens.map((token) => token.before + token.originalText).join('') }, headers: {} }))),
+    );
+    const stored = {
+      sentences: await count(server, graph, 'MATCH (s:Sentence) RETURN count(s) AS c'),
+      tokens: await count(server, graph, 'MATCH (t:TagOccurrence) RETURN count(t) AS c'),
+      dependencies: await count(server, graph, 'MATCH (:TagOccurrence)-[r]->(:TagOccurrence) RETURN count(r) AS c'),
+    };
+    writes.push(conllu.length / write.seconds);
+    evaluations.push(conllu.length / evaluate.seconds);
+    baselines.push(conllu.length / plain.seconds);
+    console.log(
+      `  round ${round}: write ${write.seconds.toFixed(2)} s = ${(conllu.length / write.seconds).toFixed(1)} sentences/s; ` +
+        `evaluate ${evaluate.seconds.toFixed(2)} s = ${(conllu.length / evaluate.seconds).toFixed(1)} sentences/s (${evaluate.relations} relations); ` +
+        `baseline plain nodes ${plain.seconds.toFixed(2)} s = ${(conllu.length / plain.seconds).toFixed(1)} sentences/s; ` +
+        `stored ${stored.sentences} sentences, ${stored.tokens} tokens, ${stored.dependencies} dependencies (expected ${conllu.length}, ${words}, ${words})`,
+    );
+  }
+  const write = median(writes);
+  const evaluate = median(evaluations);
+  const baseline = median(baselines);
+  const both = 1 / (1 / write + 1 / evaluate);
+  console.log(`\nmedian of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s; 10-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`);
+  console.log(`baseline (graph writer, one plain node per sentence): ${baseline.toFixed(1)} sentences/s; token graph write / baseline = ${(write / baseline).toFixed(2)}x, write+evaluate / baseline = ${(both / baseline).toFixed(2)}x`);
+} finally {
+  await server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Creates every secret the compose stack reads, for its first start:
+#   ./generate-secrets.sh [DIR]        (DIR defaults to ./secrets beside this script)
+# the encryption key (base64 of 32 random bytes), a bearer token per loom service identity and
+# for the operator, the PostgreSQL password and the loom database URL that carries it, and the
+# Neo4j passwords. Existing files are kept, so running it again changes nothing: delete a file
+# to replace it (docs/operations.md says how to rotate each). The directory is 0700; the files
+# are 0644 because compose bind-mounts them as they are and loom runs as uid 10001 in the
+# container, while the directory keeps other users of this host out.
+set -eu
+dir=${1:-$(dirname "$0")/secrets}
+mkdir -p "$dir"
+chmod 0700 "$dir"
+
+random_base64() { head -c "$1" /dev/urandom | base64 | tr -d '\n'; }
+random_token() { head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'; }
+
+# write NAME COMMAND...: the command's output becomes the file, unless the file exists
+write() {
+  name=$1
+  shift
+  if [ -e "$dir/$name" ]; then
+    echo "kept    $dir/$name"
+    return
+  fi
+  "$@" > "$dir/.$name.tmp"
+  chmod 0644 "$dir/.$name.tmp"
+  mv "$dir/.$name.tmp" "$dir/$name"
+  echo "created $dir/$name"
+}
+
+write encryption-key random_base64 32
+# the identities that call another service (secrets and audit call none) and the operator
+for identity in config-store scheduler executor skill-gateway operator; do
+  write "token-$identity" random_token
+done
+write postgres-password random_token
+database_url() { printf 'postgresql://loom:%s@postgres:5432/loom' "$(cat "$dir/postgres-password")"; }
+neo4j_auth() { printf 'neo4j/%s' "$(random_token)"; }
+write database-url database_url
+write neo4j-auth neo4j_auth
+write neo4j-nlp-auth neo4j_auth

@@ -1,0 +1,236 @@
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { createScratchDatabase, queryOnce, type ScratchDatabase } from '@loom/postgres/testing';
+import { parse } from 'yaml';
+import { checkHealth } from '@loom/cli';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
+import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
+
+/**
+ * deploy/compose/docker-compose.yml run for real without Docker: `docker-compose config` resolves
+ * the file, then each loom service starts as its own `loom serve --services …` process with the
+ * image's environment plus that service's, its container addresses mapped to loopback ports, its
+ * Docker secrets as files (only those the service mounts), its volume as a directory of its own,
+ * and the compose file's PostgreSQL played by the machine's (a fresh database).
+ */
+const adminUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
+if (adminUrl === undefined) console.log('deploy: compose topology test skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
+
+const composeDir = join(deployDir, 'compose');
+const cliMain = join(repoRoot, 'services/cli/dist/main.js');
+const WORKFLOW = 'Graph import';
+const INLET = 'People_6b7c8d9e-0f1a-4b2c-9d3e-4f5a6b7c8d9e';
+const GRPC_PORT = 8100;
+const METRICS_PORT = 9464;
+
+interface ComposeService {
+  image?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  secrets?: { source: string }[];
+  volumes?: string[];
+  depends_on?: Record<string, unknown>;
+}
+interface ComposeConfig {
+  services: Record<string, ComposeService>;
+  secrets: Record<string, { file: string }>;
+}
+
+
+/** Services in an order where each comes after those it depends on. */
+function startOrder(services: Record<string, ComposeService>, names: readonly string[]): string[] {
+  const ordered: string[] = [];
+  const visit = (name: string): void => {
+    if (ordered.includes(name) || !names.includes(name)) return;
+    for (const dependency of Object.keys(services[name]?.depends_on ?? {})) visit(dependency);
+    ordered.push(name);
+  };
+  for (const name of names) visit(name);
+  return ordered;
+}
+
+describe.runIf(adminUrl !== undefined)('the compose topology as processes', () => {
+  let database: ScratchDatabase;
+  const base = scratchDir('topology');
+  const image = imageSpec();
+  const processes = new Map<string, ServiceProcess>();
+  const launch = new Map<string, { args: string[]; cwd: string; env: NodeJS.ProcessEnv }>();
+  const grpcPorts = new Map<string, number>();
+  const metricsPorts = new Map<string, number>();
+  let compose: ComposeConfig;
+  let loomServices: string[];
+  let operatorToken: string;
+  let otlp: Server;
+  const otlpRequests: string[] = [];
+
+  const addressOf = (service: string): string => `127.0.0.1:${grpcPorts.get(service)}`;
+  const cli = (service: string, args: readonly string[], input?: string) =>
+    runAsync(process.execPath, ['--no-node-snapshot', cliMain, '--address', addressOf(service), '--token', operatorToken, ...args], {
+      cwd: base,
+      env: { PATH: process.env.PATH },
+      ...(input === undefined ? {} : { input }),
+    });
+
+  async function start(name: string): Promise<ServiceProcess> {
+    const { args, cwd, env } = launch.get(name) as { args: string[]; cwd: string; env: NodeJS.ProcessEnv };
+    const started = await startService(name, process.execPath, args, { cwd, env });
+    processes.set(name, started);
+    return started;
+  }
+
+  beforeAll(async () => {
+    // the secrets as an operator makes them, the database URL pointing at the machine's PostgreSQL
+    const secretsDir = join(base, 'secrets');
+    const generated = run('sh', [join(composeDir, 'generate-secrets.sh'), secretsDir]);
+    expect(generated.status, generated.stderr).toBe(0);
+    database = await createScratchDatabase(adminUrl as string, 'loom_compose');
+    writeFileSync(join(secretsDir, 'database-url'), database.url);
+    operatorToken = readFileSync(join(secretsDir, 'token-operator'), 'utf8');
+
+    const resolved = run('docker-compose', ['-f', 'docker-compose.yml', 'config'], {
+      cwd: composeDir,
+      env: { PATH: process.env.PATH, LOOM_SECRETS_DIR: secretsDir },
+    });
+    expect(resolved.status, resolved.stderr).toBe(0);
+    compose = parse(resolved.stdout) as ComposeConfig;
+    loomServices = Object.keys(compose.services).filter((name) => compose.services[name]?.command?.[0] === 'serve');
+    const skillServices = Object.keys(compose.services).filter((name) => compose.services[name]?.command?.[0] === 'skills');
+    const hasSkillsCommand = run(process.execPath, ['--no-node-snapshot', cliMain, 'skills', '--help']).status === 0;
+    if (!hasSkillsCommand) {
+      console.log(`deploy: compose topology runs without the skill services (${skillServices.join(', ')}): this loom has no \`loom skills serve\` yet`);
+    }
+
+    // the OpenTelemetry collector, played by a loopback HTTP server that takes OTLP requests
+    otlp = createServer((request, response) => {
+      otlpRequests.push(request.url ?? '');
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((resolve) => otlp.listen(0, '127.0.0.1', resolve));
+    const otlpPort = (otlp.address() as { port: number }).port;
+
+    for (const name of loomServices) {
+      grpcPorts.set(name, await freePort());
+      metricsPorts.set(name, await freePort());
+    }
+    /** A value as the process sees it: container hosts and paths mapped to this machine's. */
+    const mapValue = (value: string, secretDir: string): string =>
+      value
+        .replace(/^(https?:\/\/)?([a-z][a-z0-9-]*):(\d+)$/, (whole, scheme: string | undefined, host: string, port: string) => {
+          if (host === 'otel-collector' && port === '4318') return `${scheme ?? ''}127.0.0.1:${otlpPort}`;
+          if (grpcPorts.has(host) && Number(port) === GRPC_PORT) return `${scheme ?? ''}127.0.0.1:${grpcPorts.get(host)}`;
+          throw new Error(`compose value ${whole}: no mapping for ${host}:${port}`);
+        })
+        .replace(/^\/run\/secrets\//, `${secretDir}/`);
+
+    for (const name of loomServices) {
+      const service = compose.services[name] as ComposeService;
+      const dir = join(base, 'containers', name);
+      const data = join(dir, 'var-lib-loom');
+      const tmp = join(dir, 'tmp');
+      const secretDir = join(dir, 'run-secrets');
+      for (const path of [data, tmp, secretDir]) mkdirSync(path, { recursive: true });
+      // only the secrets this service mounts exist in its /run/secrets
+      for (const { source } of service.secrets ?? []) copyFileSync(compose.secrets[source]?.file as string, join(secretDir, source));
+      expect(service.volumes).toEqual([`${name}-data:/var/lib/loom:rw`]);
+      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
+      for (const [key, value] of Object.entries(image.env)) env[key] = value.replace('/var/lib/loom', data).replace(/^\/tmp$/, tmp);
+      for (const [key, value] of Object.entries(service.environment ?? {})) env[key] = mapValue(value, secretDir);
+      expect(env.LOOM_TELEMETRY_PROMETHEUS_PORT).toBe(String(METRICS_PORT));
+      Object.assign(env, {
+        // what differs between containers and processes on one machine: the bind address and the ports
+        SERVER_HOST: '127.0.0.1',
+        SERVER_PORT: String(grpcPorts.get(name)),
+        LOOM_TELEMETRY_PROMETHEUS_PORT: String(metricsPorts.get(name)),
+      });
+      const entrypoint = image.entrypoint.map((part) => part.replace('/opt/loom', repoRoot));
+      expect(entrypoint[0]).toBe('node');
+      launch.set(name, { args: [...entrypoint.slice(1), ...(service.command ?? [])], cwd: data, env });
+    }
+    for (const name of startOrder(compose.services, loomServices)) await start(name);
+  });
+
+  afterAll(async () => {
+    for (const service of processes.values()) await stopService(service, 'SIGKILL');
+    otlp?.close();
+    await database?.drop();
+  });
+
+  it('runs the six services, each in its own process, each healthy and hosting only itself', async () => {
+    expect(loomServices.sort()).toEqual(['audit', 'config-store', 'executor', 'scheduler', 'secrets', 'skill-gateway']);
+    const grpcNames: Record<string, string> = {
+      'config-store': 'loom.v1.WorkflowStore', scheduler: 'loom.v1.Scheduler', executor: 'loom.v1.Executor',
+      secrets: 'loom.v1.Secrets', 'skill-gateway': 'loom.v1.SkillGateway', audit: 'loom.v1.Audit',
+    };
+    for (const name of loomServices) {
+      const rows = await checkHealth(addressOf(name));
+      const serving = rows.filter((row) => row.status === 'SERVING').map((row) => row.service);
+      expect(serving).toEqual(['(server)', grpcNames[name]]);
+    }
+  });
+
+  it('serves metrics where prometheus.yml scrapes them', async () => {
+    const prometheus = parse(readFileSync(join(composeDir, 'prometheus.yml'), 'utf8')) as { scrape_configs: { static_configs: { targets: string[] }[] }[] };
+    const targets = prometheus.scrape_configs.flatMap((config) => config.static_configs.flatMap((entry) => entry.targets));
+    expect(targets.map((target) => target.split(':')[0]).sort()).toEqual([...loomServices].sort());
+    for (const target of targets) {
+      const [host, port] = target.split(':');
+      expect(Number(port)).toBe(METRICS_PORT);
+      const response = await fetch(`http://127.0.0.1:${metricsPorts.get(host as string)}/metrics`);
+      expect(response.status).toBe(200);
+    }
+  });
+
+  it('pushes and runs an example through the services; a killed executor loses nothing acknowledged', async () => {
+    // config-store → secrets (seal) with the config-store's token; variables in PostgreSQL from the database-url secret
+    const pushed = await cli('config-store', ['workflow', 'push', join(repoRoot, 'examples/graph-import.workflow.json')]);
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const created = await cli('secrets', ['variable', 'create', 'GRAPH_IMPORT_NOTE', '--encrypted'], 'kept in PostgreSQL');
+    expect(created.status, created.stderr).toBe(0);
+    expect(await queryOnce(database.url, "SELECT encrypted FROM public.ecosystem_variable WHERE key = 'GRAPH_IMPORT_NOTE'")).toEqual([{ encrypted: true }]);
+    // the scheduler reaches its PostgreSQL and the config store
+    const schedules = await cli('scheduler', ['schedule', 'list']);
+    expect(schedules.status, schedules.stderr).toBe(0);
+
+    const writtenBy = async (count: number) =>
+      eventually(`${count} messages written`, async () => ((await messagesOut(addressOf('executor'), operatorToken, WORKFLOW, 'Write people')) === count ? true : undefined));
+    const publish = async (ids: readonly number[]) => {
+      for (const id of ids) {
+        const published = await cli('executor', ['message', 'publish', WORKFLOW, '--inlet', INLET, '--body', JSON.stringify({ id, name: `person ${id}` })]);
+        expect(published.status, published.stderr).toBe(0);
+      }
+    };
+
+    // executor → config-store, secrets (DecryptResources: the executor's identity only), audit
+    await startWorkflow(addressOf('executor'), operatorToken, WORKFLOW);
+    await publish([1, 2, 3, 4, 5]);
+    await writtenBy(5);
+
+    const killed = await stopService(processes.get('executor') as ServiceProcess, 'SIGKILL');
+    expect(killed.signal).toBe('SIGKILL');
+    const executor = await start('executor');
+    await startWorkflow(addressOf('executor'), operatorToken, WORKFLOW);
+    await publish([6, 7, 8]);
+    await writtenBy(3);
+
+    // the graph on the executor's volume kept every write acknowledged before the kill
+    const graphLog = executor.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).find((entry) => entry.msg.startsWith('embedded graph'));
+    expect(graphLog?.port).toBeGreaterThan(0);
+    const resource = join(base, 'graph.json');
+    writeFileSync(resource, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'people_graph' } }));
+    const people = await cli('executor', ['graph', 'query', '--resource', resource, '--output', 'json', 'MATCH (p:Person) RETURN p.id AS id ORDER BY p.id']);
+    expect(people.status, people.stderr).toBe(0);
+    expect((JSON.parse(people.stdout) as { id: number }[]).map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+
+    // both starts are in the audit log (on the audit service's volume), and its chain holds
+    const audit = await cli('audit', ['audit', 'tail', '--type', 'WORKFLOW_START', '--output', 'json']);
+    expect(audit.status, audit.stderr).toBe(0);
+    expect(audit.stdout.trim().split('\n').filter((line) => line.includes(WORKFLOW))).toHaveLength(2);
+    const verified = await cli('audit', ['audit', 'verify']);
+    expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+    // each service's state lies in its own volume
+    expect(readFileSync(join(base, 'containers/audit/var-lib-loom/audit.log'), 'utf8')).toContain('WORKFLOW_START');
+  });
+});

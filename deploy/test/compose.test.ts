@@ -1,0 +1,121 @@
+import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { deployDir, run, scratchDir } from './tools.js';
+
+const composeDir = join(deployDir, 'compose');
+
+/** Runs `docker-compose config` (Debian's docker-compose 1.29) on the given files in `dir`. */
+function composeConfig(dir: string, files: readonly string[], env: NodeJS.ProcessEnv, quiet = true): ReturnType<typeof run> {
+  const args = [...files.flatMap((file) => ['-f', file]), 'config', ...(quiet ? ['-q'] : [])];
+  return run('docker-compose', args, { cwd: dir, env: { PATH: process.env.PATH, ...env } });
+}
+
+function generatedSecrets(): string {
+  const dir = join(scratchDir('secrets'), 'secrets');
+  const result = run('sh', [join(composeDir, 'generate-secrets.sh'), dir]);
+  expect(result.status, result.stderr).toBe(0);
+  return dir;
+}
+
+interface ComposeService {
+  image?: string;
+  environment?: Record<string, string>;
+  ports?: { published: number; target: number }[];
+  volumes?: string[];
+}
+
+describe('generate-secrets.sh', () => {
+  it('writes every secret once: a 32-byte key, tokens, the database URL; a second run keeps them', () => {
+    const dir = generatedSecrets();
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const key = readFileSync(join(dir, 'encryption-key'), 'utf8');
+    expect(Buffer.from(key, 'base64')).toHaveLength(32);
+    const token = readFileSync(join(dir, 'token-executor'), 'utf8');
+    expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    const password = readFileSync(join(dir, 'postgres-password'), 'utf8');
+    expect(readFileSync(join(dir, 'database-url'), 'utf8')).toBe(`postgresql://loom:${password}@postgres:5432/loom`);
+    expect(readFileSync(join(dir, 'neo4j-auth'), 'utf8')).toMatch(/^neo4j\/[A-Za-z0-9_-]{40,}$/);
+
+    const again = run('sh', [join(composeDir, 'generate-secrets.sh'), dir]);
+    expect(again.status).toBe(0);
+    expect(again.stdout).not.toContain('created');
+    expect(readFileSync(join(dir, 'encryption-key'), 'utf8')).toBe(key);
+  });
+});
+
+describe('docker-compose config', () => {
+  it('accepts docker-compose.yml with the generated secrets', () => {
+    const result = composeConfig(composeDir, ['docker-compose.yml'], { LOOM_SECRETS_DIR: generatedSecrets() });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('refuses a broken compose file, naming the problem', () => {
+    const dir = scratchDir('compose-broken');
+    const text = readFileSync(join(composeDir, 'docker-compose.yml'), 'utf8');
+    // a service-level key that does not exist in format 3.7 (it belongs under deploy:)
+    const broken = text.replace('  audit:\n    <<: *loom-service\n', '  audit:\n    <<: *loom-service\n    restart_policy: always\n');
+    expect(broken).not.toBe(text);
+    writeFileSync(join(dir, 'docker-compose.yml'), broken);
+    const result = composeConfig(dir, ['docker-compose.yml'], { LOOM_SECRETS_DIR: generatedSecrets() });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('restart_policy');
+  });
+
+  it("skills.yml is the specification's deployment definitions: keys, images, environment, ports", () => {
+    const result = composeConfig(composeDir, ['skills.yml'], { REGISTRY: 'registry.example.com' }, false);
+    expect(result.status, result.stderr).toBe(0);
+    const config = parse(result.stdout) as { version: string; services: Record<string, ComposeService> };
+    expect(config.version).toBe('3.7');
+    const services = config.services;
+    expect(Object.keys(services).sort()).toEqual(['annotation-service', 'keyword-service', 'tikapdf', 'webdata-parser']);
+    expect(services['annotation-service']?.image).toBe('registry.example.com/annotation-service:2.2.1');
+    expect(services['keyword-service']?.image).toBe('registry.example.com/keyword-service:2.5.0');
+    expect(services['webdata-parser']?.image).toBe('registry.example.com/webdata-parser:2.6.0-RC4');
+    expect(services.tikapdf?.image).toBe('registry.example.com/tikapdf:2.7.0');
+    expect(services['annotation-service']?.environment).toEqual({ SERVER_PORT: '8085', JAVA_OPTS: '-Xmx4g' });
+    expect(services['keyword-service']?.environment).toEqual({ SERVER_PORT: '8086', 'server.tomcat.max-connections': '100', JAVA_OPTS: '-Xmx2g' });
+    const ports = Object.fromEntries(Object.entries(services).map(([name, service]) => [name, service.ports?.map((port) => `${port.published}:${port.target}`)]));
+    expect(ports).toEqual({ 'annotation-service': ['8085:8085'], 'keyword-service': ['8086:8086'], 'webdata-parser': ['8087:8000'], tikapdf: ['8089:8089'] });
+  });
+
+  it('the version variables override the default tags', () => {
+    const result = composeConfig(composeDir, ['skills.yml'], { REGISTRY: 'r.example', ANNOTATION_VERSION: '2.3.0' }, false);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain('image: r.example/annotation-service:2.3.0');
+  });
+
+  it('the dictionary variant mounts ./public/models at /data with the cgroup memory options', () => {
+    const result = composeConfig(composeDir, ['skills.yml', 'skills.dictionary.yml'], { REGISTRY: 'registry.example.com' }, false);
+    expect(result.status, result.stderr).toBe(0);
+    const annotation = (parse(result.stdout) as { services: Record<string, ComposeService> }).services['annotation-service'];
+    expect(annotation?.environment?.JAVA_OPTS).toBe('-Xmx4g -XX:+UnlockExperimentalVMOptions -XX:+UseCGroupMemoryLimitForHeap');
+    expect(annotation?.volumes).toEqual([`${join(composeDir, 'public', 'models')}:/data:rw`]);
+    expect(annotation?.ports?.map((port) => `${port.published}:${port.target}`)).toEqual(['8085:8085']);
+  });
+
+  it('skills.yml without REGISTRY stops with a message naming it', () => {
+    const result = composeConfig(composeDir, ['skills.yml'], {});
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('REGISTRY must name the skill image registry');
+  });
+});
+
+describe('yamllint', () => {
+  it('passes on every YAML file of deploy/', () => {
+    const result = run('yamllint', ['--strict', '-c', '.yamllint.yaml', '.'], { cwd: deployDir });
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('fails on a broken file: a duplicate key and a tab', () => {
+    const dir = scratchDir('yamllint');
+    copyFileSync(join(deployDir, '.yamllint.yaml'), join(dir, '.yamllint.yaml'));
+    writeFileSync(join(dir, 'broken.yml'), 'services:\n  audit:\n    image: loom\n    image: other\n');
+    const result = run('yamllint', ['--strict', '-c', join(dir, '.yamllint.yaml'), join(dir, 'broken.yml')]);
+    expect(result.status).not.toBe(0);
+    expect(result.stdout).toContain('duplication of key "image"');
+  });
+});

@@ -1,0 +1,206 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type KubeObject, type Located, parseManifests, restrictedViolations, validateAgainstSchemas, wiringProblems } from './kubernetes.js';
+import { runAsync } from './processes.js';
+import { deployDir, MissingToolError, run, scratchDir } from './tools.js';
+
+const chartDir = join(deployDir, 'helm', 'loom');
+const productionValues = join(chartDir, 'ci', 'production-values.yaml');
+
+interface Rendered {
+  manifests: { source: string; content: string }[];
+  notes: string;
+  values: Record<string, unknown>;
+}
+
+let renderer: string;
+
+/** Builds deploy/helm/render (Go's text/template + Debian's sprig) once for the file. */
+beforeAll(async () => {
+  renderer = join(scratchDir('render'), 'render');
+  if (run('go', ['version']).status !== 0) throw new MissingToolError('go');
+  const result = await runAsync('go', ['build', '-o', renderer, join(deployDir, 'helm', 'render', 'main.go')], {
+    cwd: deployDir,
+    // GOPATH mode over Debian's Go libraries (golang-*-dev install them under /usr/share/gocode)
+    env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOFLAGS: '', GOCACHE: process.env.GOCACHE ?? join(scratchDir('gocache'), 'cache') },
+  });
+  expect(result.status, result.stderr).toBe(0);
+});
+
+function render(chart: string, valuesFiles: readonly string[] = []): { status: number | null; rendered?: Rendered; stderr: string } {
+  const result = run(renderer, [...valuesFiles.flatMap((file) => ['-f', file]), '-release', 'loom', '-namespace', 'knowledge', chart]);
+  return result.status === 0 ? { status: 0, rendered: JSON.parse(result.stdout) as Rendered, stderr: result.stderr } : { status: result.status, stderr: result.stderr };
+}
+
+function renderOk(chart: string, valuesFiles: readonly string[] = []): Rendered {
+  const result = render(chart, valuesFiles);
+  expect(result.stderr).toBe('');
+  expect(result.status).toBe(0);
+  return result.rendered as Rendered;
+}
+
+/** values.schema.json checked against the values the templates saw, as helm does before rendering. */
+function schemaErrors(values: unknown, chart = chartDir): string[] {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const validate = ajv.compile(JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')) as object);
+  return validate(values) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
+}
+
+const byKind = (objects: readonly Located[], kind: string): KubeObject[] => objects.filter(({ object }) => object.kind === kind).map(({ object }) => object);
+
+describe.each([
+  ['default values', [] as string[]],
+  ['production-like values', [productionValues]],
+])('the chart rendered with %s', (_label, valuesFiles) => {
+  let rendered: Rendered;
+  let objects: Located[];
+
+  beforeAll(() => {
+    rendered = renderOk(chartDir, valuesFiles);
+    objects = parseManifests(rendered.manifests);
+  });
+
+  it('has values that satisfy values.schema.json', () => {
+    expect(schemaErrors(rendered.values)).toEqual([]);
+  });
+
+  it('renders only objects valid against the Kubernetes 1.31 schemas, with no unknown field', () => {
+    expect(objects.length).toBeGreaterThan(10);
+    expect(validateAgainstSchemas(objects)).toEqual([]);
+  });
+
+  it('meets the restricted Pod Security Standard in every pod', () => {
+    expect(byKind(objects, 'Deployment').length).toBeGreaterThanOrEqual(6);
+    expect(restrictedViolations(objects)).toEqual([]);
+  });
+
+  it('wires Services, volumes and secret files together', () => {
+    const external = valuesFiles.length > 0 ? ['loom-production-credentials'] : [];
+    expect(wiringProblems(objects, external)).toEqual([]);
+  });
+
+  it('runs each of the six services in its own Deployment with gRPC health probes on its service name', () => {
+    const services: Record<string, string> = {
+      'config-store': 'loom.v1.WorkflowStore', scheduler: 'loom.v1.Scheduler', executor: 'loom.v1.Executor',
+      secrets: 'loom.v1.Secrets', 'skill-gateway': 'loom.v1.SkillGateway', audit: 'loom.v1.Audit',
+    };
+    for (const [name, grpcService] of Object.entries(services)) {
+      const deployment = byKind(objects, 'Deployment').find((object) => object.metadata.name === `loom-${name}`);
+      const container = (deployment?.spec as { template: { spec: { containers: { args: string[]; readinessProbe: { grpc: { service: string } } }[] } } }).template.spec.containers[0];
+      expect(container?.args.slice(0, 3)).toEqual(['serve', '--services', name]);
+      expect(container?.readinessProbe.grpc.service).toBe(grpcService);
+    }
+  });
+
+  it('renders NOTES.txt naming the release', () => {
+    expect(rendered.notes).toContain('release loom in namespace knowledge');
+  });
+});
+
+describe('the production-like values', () => {
+  it('run two schedulers on PostgreSQL, one executor, keys from the existing Secret, SSO settings for Neo4j', () => {
+    const objects = parseManifests(renderOk(chartDir, [productionValues]).manifests);
+    const deployment = (name: string) => byKind(objects, 'Deployment').find((object) => object.metadata.name === `loom-${name}`) as unknown as { spec: { replicas: number; template: { spec: { containers: { env: { name: string; value: string }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } } } };
+    expect(deployment('scheduler').spec.replicas).toBe(2);
+    expect(deployment('executor').spec.replicas).toBe(1);
+    const schedulerEnv = deployment('scheduler').spec.template.spec.containers[0]?.env.map((variable) => variable.name);
+    expect(schedulerEnv).toContain('LOOM_SCHEDULER_DATABASE_URL_FILE');
+    expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K2_FILE', value: '/run/secrets/loom/encryption-key' });
+    expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K1_FILE', value: '/run/secrets/loom/encryption-key-k1' });
+    expect(deployment('secrets').spec.template.spec.volumes.find((volume) => volume.name === 'secrets')?.secret?.secretName).toBe('loom-production-credentials');
+    expect(byKind(objects, 'Secret')).toEqual([]);
+    // only the secrets service holds the encryption key
+    const holders = byKind(objects, 'Deployment').filter((object) => JSON.stringify(object).includes('encryption-key')).map((object) => object.metadata.name);
+    expect(holders).toEqual(['loom-secrets']);
+    const sso = byKind(objects, 'ConfigMap').find((object) => object.metadata.name === 'loom-neo4j-sso') as unknown as { data: Record<string, string> };
+    expect(sso.data['neo4j.conf']).toBe('dbms.security.authentication_providers=plugin-keycloak-sso,native\ndbms.security.authorization_providers=plugin-keycloak-sso,native\n');
+  });
+
+  it('the default values generate keys and tokens into a Secret kept on uninstall', () => {
+    const objects = parseManifests(renderOk(chartDir).manifests);
+    const [secret] = byKind(objects, 'Secret') as (KubeObject & { data: Record<string, string> })[];
+    expect(secret?.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    expect(Buffer.from(Buffer.from(secret?.data['encryption-key'] ?? '', 'base64').toString(), 'base64')).toHaveLength(32);
+    expect(Object.keys(secret?.data ?? {}).sort()).toEqual(['encryption-key', 'token-config-store', 'token-executor', 'token-operator', 'token-scheduler', 'token-skill-gateway']);
+  });
+});
+
+describe('each check fails on a deliberately broken chart or values file', () => {
+  it('values.schema.json refuses two executors, naming the field', () => {
+    const file = join(scratchDir('values'), 'values.yaml');
+    writeFileSync(file, 'services:\n  executor:\n    replicas: 2\n');
+    const { values } = renderOk(chartDir, [file]);
+    expect(schemaErrors(values)).toContain('/services/executor/replicas must be <= 1');
+  });
+
+  it('values.schema.json refuses two schedulers without PostgreSQL', () => {
+    const file = join(scratchDir('values'), 'values.yaml');
+    writeFileSync(file, 'services:\n  scheduler:\n    replicas: 2\n');
+    const result = render(chartDir, [file]);
+    // the template refuses it too (helm without a schema check would still stop here)
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('services.scheduler.replicas > 1 needs database.enabled');
+  });
+
+  it('a template error stops the renderer with the template named', () => {
+    const broken = brokenChart((text) => text.replace('{{- range $name, $_ := include "loom.topology" . | fromYaml }}', '{{- range $name, $_ := include "loom.topology" . | fromYaml }}{{ .Values.nope.deeper }'), 'services.yaml');
+    const result = render(broken);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('loom/templates/services.yaml');
+  });
+
+  it('an unknown field in a container is named', () => {
+    const broken = brokenChart((text) => text.replace('          securityContext:\n            allowPrivilegeEscalation: false', '          securityContxt:\n            allowPrivilegeEscalation: false'), 'deployments.yaml');
+    const problems = validateAgainstSchemas(parseManifests(renderOk(broken).manifests));
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toContain(`'"securityContxt"' does not exist in type 'IContainer'`);
+  });
+
+  it('a field of the wrong type is named', () => {
+    const broken = brokenChart((text) => text.replace('containerPort: {{ $root.Values.grpcPort }}', 'containerPort: "{{ $root.Values.grpcPort }}"'), 'deployments.yaml');
+    const problems = validateAgainstSchemas(parseManifests(renderOk(broken).manifests));
+    expect(problems.some((problem) => problem.includes('containerPort must be integer'))).toBe(true);
+  });
+
+  it('a privileged container, a kept capability and a hostPath volume break the restricted standard', () => {
+    const broken = brokenChart(
+      (text) =>
+        text
+          .replace('allowPrivilegeEscalation: false', 'allowPrivilegeEscalation: true\n            privileged: true')
+          .replace('drop: ["ALL"]', 'add: ["SYS_ADMIN"]')
+          .replace('        - name: tmp\n          emptyDir:', '        - name: tmp\n          hostPath:\n            path: /tmp\n          emptyDir:'),
+      'deployments.yaml',
+    );
+    const problems = restrictedViolations(parseManifests(renderOk(broken).manifests));
+    const executor = problems.filter((problem) => problem.includes('Deployment/loom-executor'));
+    expect(executor).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('privileged must not be true'),
+        expect.stringContaining('allowPrivilegeEscalation must be false'),
+        expect.stringContaining('capabilities must drop ALL'),
+        expect.stringContaining('capability SYS_ADMIN may not be added'),
+        expect.stringContaining('volume tmp of type hostPath is not allowed'),
+      ]),
+    );
+  });
+
+  it('a secret file no volume provides is found', () => {
+    const broken = brokenChart((text) => text.replace('value: /run/secrets/loom/encryption-key', 'value: /run/secrets/loom/encryption-keys'), 'deployments.yaml');
+    const problems = wiringProblems(parseManifests(renderOk(broken).manifests));
+    expect(problems).toContain('templates/deployments.yaml Deployment/loom-secrets: LOOM_SECRETS_KEYS_K1_FILE=/run/secrets/loom/encryption-keys is not a mounted secret item'.replace(/^/, 'loom/'));
+  });
+});
+
+/** A copy of the chart with one template changed. */
+function brokenChart(change: (text: string) => string, template: string): string {
+  const dir = join(scratchDir('chart'), 'loom');
+  cpSync(chartDir, dir, { recursive: true });
+  const file = join(dir, 'templates', template);
+  const text = readFileSync(file, 'utf8');
+  const changed = change(text);
+  expect(changed).not.toBe(text);
+  writeFileSync(file, changed);
+  return dir;
+}

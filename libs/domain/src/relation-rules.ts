@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import { type FieldViolation, ValidationError } from './errors.js';
+import { doc, publishJsonSchema } from './workflow-schema.js';
+import { violationsOf } from './zod-violations.js';
+
+// The rule language of the Rule Based Relation Extraction component (its `rules` option): the one
+// description of it, from which the parser and the published JSON Schema
+// (schema/relation-rules.schema.json) are both made. A rule finds a relation between two named
+// entities of ONE sentence by a path of Universal Dependencies between a token of each.
+
+/** The universal POS tags of Universal Dependencies v2. */
+export const UNIVERSAL_POS_TAGS = [
+  'ADJ', 'ADP', 'ADV', 'AUX', 'CCONJ', 'DET', 'INTJ', 'NOUN', 'NUM', 'PART', 'PRON', 'PROPN', 'PUNCT', 'SCONJ', 'SYM', 'VERB', 'X',
+] as const; // prettier-ignore
+
+/** Most rules in one rule set, and most steps in one path: each rule is one statement, each step a join. */
+export const MAX_RULES = 100;
+export const MAX_PATH_STEPS = 6;
+
+const UD_RELATION = /^[a-z]+(:[a-z]+)?$/;
+const ENTITY_TYPE = /^[A-Z][A-Z0-9_]{0,62}$/;
+const RELATION_TYPE = /^[A-Z][A-Z0-9_]{0,62}$/;
+const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+const nonEmptyList = <T extends z.ZodType>(item: T) => z.array(item).min(1, { message: 'must list at least one value' }).max(200);
+const words = () => nonEmptyList(z.string().min(1).max(100));
+
+const udRelation = doc(z.string().regex(UD_RELATION, { message: 'must be a Universal Dependencies relation in lower case, e.g. nsubj or obl:tmod' }), {
+  description: 'A Universal Dependencies relation, lower case (`nsubj`, `obl`, `nsubj:pass`). A relation without subtype also matches its subtypes (`obl` matches `obl:tmod`).',
+});
+const udRelations = doc(z.union([udRelation, nonEmptyList(udRelation)]), { description: 'One relation, or a list of which any matches.' });
+const entityTypes = doc(nonEmptyList(z.string().regex(ENTITY_TYPE, { message: 'must be an entity type in upper case, e.g. PERSON' })), {
+  description: 'Named-entity types as the annotation writes them, upper case: PERSON, ORGANIZATION, LOCATION, or a dictionary type.',
+});
+
+const dependent = doc(
+  z.strictObject({
+    relation: udRelations,
+    lemma: doc(words(), { description: 'Lemmas of the dependent, compared in lower case.' }).optional(),
+  }),
+  { description: 'A dependent the token must have, off the path: e.g. `{"relation": "case", "lemma": ["in"]}` for the preposition of an oblique.' },
+);
+
+const tokenConstraint = doc(
+  z.strictObject({
+    lemma: doc(words(), { description: 'The token is one of these lemmas (compared in lower case).' }).optional(),
+    pos: doc(words(), { description: 'The token has one of these Penn Treebank (XPOS) tags.' }).optional(),
+    upos: doc(nonEmptyList(z.enum(UNIVERSAL_POS_TAGS)), { description: 'The token has one of these universal POS tags.' }).optional(),
+    entity: entityTypes.optional(),
+    negated: doc(z.boolean(), {
+      description:
+        'false: the token must not be negated (no `advmod` or `det` dependent whose lemma is not, never, no or n\'t); true: it must be. Absent: either.',
+    }).optional(),
+    dependents: doc(nonEmptyList(dependent), { description: 'Dependents the token must have, each off the path.' }).optional(),
+  }),
+  { description: 'Constraints on one token; all that are given must hold.' },
+);
+
+const entityEnd = doc(
+  z.strictObject({
+    entity: entityTypes,
+    token: tokenConstraint.optional(),
+  }),
+  { description: 'One end of the relation: a token of a named entity of one of these types.' },
+);
+
+const step = doc(
+  z.strictObject({
+    relation: udRelations,
+    direction: doc(z.enum(['up', 'down']), {
+      description: '`up`: from the current token to its head (the current token is the dependent); `down`: from the current token to a dependent.',
+    }),
+    token: tokenConstraint.optional(),
+  }),
+  { description: 'One dependency on the path and the token it reaches. The last step reaches the object token: its constraints go in `object.token`.' },
+);
+
+const rule = doc(
+  z
+    .strictObject({
+      name: doc(z.string().regex(RULE_NAME, { message: 'must be 1 to 64 letters, digits, _, . or -, starting with a letter or digit' }), {
+        description: 'Unique name of the rule; each relation found names the rule that found it.',
+      }),
+      relation: doc(z.string().regex(RELATION_TYPE, { message: 'must be a relationship type in upper case, e.g. WORKS_FOR' }), {
+        description: 'The relation found, upper case: the relationship type written to a target graph (`WORKS_FOR`).',
+      }),
+      description: z.string().max(1000).optional(),
+      subject: entityEnd,
+      object: entityEnd,
+      path: doc(z.array(step).min(1, { message: 'must have at least one step' }).max(MAX_PATH_STEPS), {
+        description: `The dependencies from the subject token to the object token, in order (1 to ${MAX_PATH_STEPS} steps), all inside one sentence.`,
+      }),
+    })
+    .superRefine((value, ctx) => {
+      const last = value.path.length - 1;
+      if (last >= 0 && value.path[last]?.token !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['path', last, 'token'], message: 'the last step reaches the object token: put its constraints in object.token' });
+      }
+    }),
+  { description: 'One rule: a relation between a subject entity and an object entity joined by a path of dependencies.' },
+);
+
+/** Shape of the `rules` option of Rule Based Relation Extraction. */
+export const relationRulesSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    rules: doc(z.array(rule).min(1, { message: 'must have at least one rule' }).max(MAX_RULES), { description: `The rules (1 to ${MAX_RULES}).` }),
+  })
+  .superRefine((value, ctx) => {
+    const seen = new Set<string>();
+    value.rules.forEach((candidate, index) => {
+      if (seen.has(candidate.name)) ctx.addIssue({ code: 'custom', path: ['rules', index, 'name'], message: 'another rule has this name already' });
+      seen.add(candidate.name);
+    });
+  });
+
+/** A rule set as parsed. */
+export type RelationRuleSet = z.output<typeof relationRulesSchema>;
+/** One rule. */
+export type RelationRule = RelationRuleSet['rules'][number];
+/** One step of a rule's path. */
+export type RelationRuleStep = RelationRule['path'][number];
+/** Constraints on one token. */
+export type TokenConstraint = NonNullable<RelationRuleStep['token']>;
+
+/**
+ * The violations of a `rules` option value (the rule set as an object, or its JSON text), with JSON paths relative
+ * to `base` (e.g. `components[3].options[0].value`); empty when the rule set is valid.
+ */
+export function relationRulesViolations(value: unknown, base = ''): FieldViolation[] {
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value) as unknown;
+    } catch (error) {
+      return [{ field: base, description: `the rules are not JSON: ${error instanceof Error ? error.message : String(error)}`, reason: 'WRONG_TYPE' }];
+    }
+  }
+  const result = relationRulesSchema.safeParse(parsed);
+  if (result.success) return [];
+  return violationsOf(result.error.issues).map((violation) => ({ ...violation, field: joinPath(base, violation.field) }));
+}
+
+/** Parses a `rules` option value; a ValidationError names every violation by JSON path relative to `base`. */
+export function parseRelationRules(value: unknown, base = ''): RelationRuleSet {
+  const violations = relationRulesViolations(value, base);
+  if (violations.length > 0) throw new ValidationError(violations);
+  return relationRulesSchema.parse(typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
+}
+
+function joinPath(base: string, relative: string): string {
+  if (base === '') return relative;
+  if (relative === '') return base;
+  return relative.startsWith('[') ? `${base}${relative}` : `${base}.${relative}`;
+}
+
+/** JSON Schema (draft 2020-12) of the rule language, as published in schema/relation-rules.schema.json. */
+export function relationRulesJsonSchema(): Record<string, unknown> {
+  return publishJsonSchema(
+    relationRulesSchema,
+    'relation-rules.schema.json',
+    'loom relation extraction rules',
+    'The `rules` option of Rule Based Relation Extraction: relations between two named entities of one sentence, found by paths of Universal Dependencies.',
+  );
+}

@@ -1,0 +1,114 @@
+import { createLogger, type Logger, startTelemetry } from '@loom/telemetry';
+import { type Tracer } from '@opentelemetry/api';
+import { SkillSettingsError } from './errors.js';
+import { type SkillModule } from './skill-module.js';
+import { SkillServer } from './skill-server.js';
+import { type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';
+
+/** What `serveSkills` runs and how. */
+export interface ServeSkillsOptions {
+  readonly settings: SkillSettings;
+  readonly logger: Logger;
+  /** The port of each module; default `settings.port`, else the module's host port. */
+  readonly portOf?: (module: SkillModule) => number;
+  readonly tracer?: Tracer;
+}
+
+/** Skill services running in this process. */
+export interface RunningSkills {
+  /** By skill name. */
+  readonly servers: ReadonlyMap<string, SkillServer>;
+  /** Stops every server (in parallel, each with its own deadline). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Builds and starts each module's server; if one cannot start, the ones started are stopped and the error thrown. */
+export async function serveSkills(modules: readonly SkillModule[], options: ServeSkillsOptions): Promise<RunningSkills> {
+  const { settings, logger } = options;
+  const servers = new Map<string, SkillServer>();
+  const stopAll = async (): Promise<void> => {
+    await Promise.all([...servers.values()].map((server) => server.stop()));
+  };
+  try {
+    for (const module of modules) {
+      const moduleLogger = logger.child({ skill: module.name });
+      const definition = await module.create({ settings, logger: moduleLogger });
+      const server = new SkillServer(definition, {
+        host: settings.host,
+        port: options.portOf?.(module) ?? settings.port ?? module.hostPort,
+        limits: settings.limits,
+        shutdownDeadlineMs: settings.shutdownDeadlineMs,
+        logger: moduleLogger,
+        ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
+      });
+      servers.set(module.name, server);
+      await server.start();
+    }
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    servers,
+    stop() {
+      stopping ??= stopAll();
+      return stopping;
+    },
+  };
+}
+
+/** Waits for SIGTERM or SIGINT. */
+export function shutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
+  });
+}
+
+/**
+ * Runs skill modules in this process until SIGTERM or SIGINT, with settings from the
+ * environment, JSON logs and OpenTelemetry (OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set).
+ */
+export async function runSkills(modules: readonly SkillModule[], options: RunSkillsOptions = {}): Promise<void> {
+  const settings = options.settings ?? skillSettingsFromEnv(options.env ?? process.env);
+  const serviceName = modules.length === 1 ? `loom-skill-${modules[0]!.name}` : 'loom-skills';
+  const logger = createLogger({ level: settings.logLevel, base: { service: serviceName, pid: process.pid } });
+  // beside `loom serve` the process's telemetry is already started: the skills use its global tracer
+  const telemetry = options.startTelemetry === false ? undefined : startTelemetry({ serviceName, ...(settings.otlpEndpoint === undefined ? {} : { otlpEndpoint: settings.otlpEndpoint }) });
+  try {
+    const running = await serveSkills(modules, {
+      settings,
+      logger,
+      ...(telemetry === undefined ? {} : { tracer: telemetry.tracer }),
+      ...(options.portOf === undefined ? {} : { portOf: options.portOf }),
+    });
+    const signal = await shutdownSignal();
+    logger.info({ signal }, 'shutting down');
+    await running.stop();
+  } finally {
+    await telemetry?.shutdown();
+  }
+}
+
+/** How `runSkills` runs. */
+export interface RunSkillsOptions {
+  /** Where settings come from when `settings` is absent; `process.env` by default. */
+  readonly env?: NodeJS.ProcessEnv;
+  readonly settings?: SkillSettings;
+  readonly portOf?: (module: SkillModule) => number;
+  /** Start this process's telemetry (default true); false when another part of the process has. */
+  readonly startTelemetry?: boolean;
+}
+
+/** `main` of one skill's own process: port from SERVER_PORT, else the module's default port. */
+export async function runSkillMain(module: SkillModule): Promise<void> {
+  try {
+    const settings = skillSettingsFromEnv(process.env);
+    await runSkills([module], { settings, portOf: () => settings.port ?? module.defaultPort });
+    process.exit(0);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`loom-skill-${module.name}: ${error instanceof SkillSettingsError ? 'invalid setting' : 'failed'}: ${message}\n`);
+    process.exit(error instanceof SkillSettingsError ? 2 : 1);
+  }
+}

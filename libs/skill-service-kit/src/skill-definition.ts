@@ -1,0 +1,51 @@
+import { type Span } from '@opentelemetry/api';
+import { type Logger } from '@loom/telemetry';
+
+/** A JSON schema (draft-07, as fastify's ajv reads it). */
+export type JsonSchema = Record<string, unknown>;
+
+/** What a route handler receives. */
+export interface SkillRequest {
+  /** The parsed body: a JSON value, or a Buffer for a binary media type. */
+  readonly body: unknown;
+  /** Media type of the body, lower case, without parameters. */
+  readonly mediaType: string;
+  /** Aborted when the request's time limit passes or the caller goes away. */
+  readonly signal: AbortSignal;
+  /** The request's logger (its lines carry the trace ids). */
+  readonly logger: Logger;
+  /** The request's server span, for attributes and child spans. */
+  readonly span: Span;
+}
+
+/** One endpoint of a skill service. */
+export interface SkillRoute {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  /** Schema of a JSON body, checked before the handler runs. */
+  readonly body?: JsonSchema;
+  /** Media types of the body the route reads; default `application/json`. */
+  readonly consumes?: readonly string[];
+  /** Schema of a successful (200) answer, for the OpenAPI document. */
+  readonly response: JsonSchema;
+  /** Error statuses the route can answer beyond 400, 413, 415 and 503, for the OpenAPI document. */
+  readonly errors?: readonly number[];
+  /** The work; throw a SkillError for a failure the caller can act on. */
+  handler(request: SkillRequest): Promise<unknown>;
+}
+
+/** A skill service's endpoints and resources, built by its module. */
+export interface SkillDefinition {
+  /** The skill's name, e.g. `annotation`; the service is `loom-skill-<name>`. */
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly version: string;
+  readonly routes: readonly SkillRoute[];
+  /** Fields added to the `/health` answer. */
+  health?(): Record<string, unknown>;
+  /** Releases what the definition holds (worker threads, files); called once, after the server stopped. */
+  close?(): Promise<void>;
+}

@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { loomMain, runLoom, startLoom } from './loom-process.js';
+
+describe('loom skills serve', () => {
+  it('runs the skill services in one process, each healthy on its own port, and stops on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, 'skills', 'serve', '--port', 'keywords=0', '--port', 'web-data=0', '--port', 'pdf=0'], {
+      env: { PATH: process.env.PATH },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const urls = await new Promise<Record<string, string>>((resolve, reject) => {
+      const found: Record<string, string> = {};
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const entry = JSON.parse(line) as { msg?: string; skill?: string; url?: string };
+        if (entry.msg === 'skill service listening' && entry.skill !== undefined && entry.url !== undefined) found[entry.skill] = entry.url;
+        if (Object.keys(found).length === 3) resolve(found);
+      });
+      void exited.then((code) => reject(new Error(`loom skills serve exited with ${code}`)));
+    });
+    expect(Object.keys(urls).sort()).toEqual(['keywords', 'pdf', 'web-data']);
+    for (const [skill, url] of Object.entries(urls)) {
+      const health = await fetch(`${url}/health`);
+      expect(await health.json()).toMatchObject({ status: 'UP', skill });
+      const openapi = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      expect(Object.keys(openapi.paths)).toHaveLength(1);
+    }
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('loom serve --with-skills runs skill services beside loom, with their data in <loom.data.directory>/skills', async () => {
+    const loom = await startLoom(['--services', 'audit', '--with-skills', 'keywords,web-data', '--skill-port', 'keywords=0', '--skill-port', 'web-data=0']);
+    try {
+      let listening: Array<{ skill: string; url: string }> = [];
+      for (let attempt = 0; attempt < 100 && listening.length < 2; attempt += 1) {
+        listening = loom.logLines.map((line) => JSON.parse(line) as { msg?: string; skill: string; url: string }).filter((entry) => entry.msg === 'skill service listening');
+        if (listening.length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(listening.map((entry) => entry.skill).sort()).toEqual(['keywords', 'web-data']);
+      for (const entry of listening) expect((await fetch(`${entry.url}/health`)).status).toBe(200);
+    } finally {
+      loom.child.kill('SIGTERM');
+    }
+    expect((await loom.exited).code).toBe(0);
+  });
+
+  it('refuses an unknown skill and a bad setting with exit code 2', () => {
+    const unknown = runLoom(['skills', 'serve', '--only', 'annotation-x']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("unknown skill 'annotation-x'");
+    const bad = runLoom(['skills', 'serve', '--only', 'keywords'], { SKILL_LIMITS_CONCURRENCY: 'lots' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('SKILL_LIMITS_CONCURRENCY');
+  });
+});

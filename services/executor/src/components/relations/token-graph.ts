@@ -1,0 +1,361 @@
+import { createHash } from 'node:crypto';
+import { type Annotation, type AnnotationSentence, NO_ENTITY, ROOT_RELATION, ValidationError } from '@loom/domain';
+import { type GraphPropertyIndex, type GraphStore, type GraphTransaction } from '@loom/graph';
+
+// The token graph of GraphAware neo4j-nlp, written from loom's annotation JSON:
+//   (:AnnotatedText {id, hash})-[:CONTAINS_SENTENCE]->(:Sentence {id, sentenceNumber, text})
+//   (:AnnotatedText)-[:FIRST_SENTENCE]->(:Sentence)-[:NEXT_SENTENCE]->(:Sentence)
+//   (:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(:TagOccurrence {id, tokenIndex, startPosition, endPosition, value, lemma, pos, upos, ne, ...})
+//   (:TagOccurrence)-[:TAG_OCCURRENCE_TAG]->(:Tag {id, value})
+//   (governor:TagOccurrence)-[:NSUBJ {specific}]->(dependent:TagOccurrence), one per dependency; the root has a
+//   ROOT relationship to itself and `isRoot: true`.
+// Every statement runs unchanged on Neo4j and on AGE. AGE gives a vertex exactly one label, so the labels neo4j-nlp
+// adds besides (`NE_Person` on a Tag, `Root` on the root occurrence) are written by extra statements on Neo4j only;
+// the same facts are properties (`ne`, `isRoot`) on both.
+
+/** The node properties loom's statements look nodes up by; ensured once per store. */
+export const TOKEN_GRAPH_INDEXES: readonly GraphPropertyIndex[] = [
+  { label: 'AnnotatedText', property: 'id' },
+  { label: 'Sentence', property: 'id' },
+  { label: 'TagOccurrence', property: 'id' },
+  { label: 'Tag', property: 'id' },
+];
+
+/**
+ * The properties of a TagOccurrence; those a token lacks are null, which Neo4j does not store (AGE cannot set a map
+ * from a parameter with `SET o += map`, so the map is written out).
+ */
+const OCCURRENCE_PROPERTIES = [
+  'id', 'tokenIndex', 'startPosition', 'endPosition', 'value', 'lemma', 'pos', 'upos', 'ne', 'entityId', 'entityStart', 'entityEnd', 'entityValue', 'isRoot',
+] as const; // prettier-ignore
+
+/** Language suffix of Tag ids, as neo4j-nlp writes them (`<lemma>_<language>`); loom's pipeline is English. */
+const TAG_LANGUAGE = 'en';
+
+/** Relations in the UD v2 style: a base relation and an optional subtype after a colon. */
+const DEPENDENCY = /^([A-Za-z]+)(?::([A-Za-z]+))?$/;
+
+interface SentenceRow {
+  readonly doc: string;
+  readonly id: string;
+  readonly sentenceNumber: number;
+  readonly text: string;
+}
+
+interface TokenRow {
+  readonly sentence: string;
+  readonly tag: string;
+  readonly properties: Record<string, string | number | boolean>;
+}
+
+interface DependencyRow {
+  readonly from: string;
+  readonly to: string;
+  readonly specific: string | null;
+}
+
+/** One document ready to be written: its id, content hash and the rows of each statement. */
+export interface TokenGraphDocument {
+  readonly id: string;
+  readonly hash: string;
+  readonly sentences: readonly SentenceRow[];
+  readonly tokens: readonly TokenRow[];
+  readonly tags: ReadonlyMap<string, string>;
+  /** Dependencies by relationship type (upper case), governor to dependent. */
+  readonly dependencies: ReadonlyMap<string, readonly DependencyRow[]>;
+  /** Tag ids by named-entity label (`NE_Person`), for the Neo4j-only labels. */
+  readonly entityTags: ReadonlyMap<string, readonly string[]>;
+  readonly counts: { readonly sentences: number; readonly tokens: number; readonly dependencies: number };
+}
+
+/**
+ * Checks an annotation (loom's CoreNLP-shaped JSON) and turns it into the rows of the token graph. `field` names the
+ * annotation in errors (`body._annotation`); a ValidationError names the first bad field by JSON path. The document id
+ * is the annotation's `docId`, else a hash of its content, so the same text always gets the same node.
+ */
+export function tokenGraphDocument(value: unknown, field: string): TokenGraphDocument {
+  const annotation = checkAnnotation(value, field);
+  const canonical = JSON.stringify(annotation.sentences);
+  const hash = createHash('sha256').update(canonical).digest('hex');
+  const id = annotation.docId ?? `annotation-${hash.slice(0, 32)}`;
+  const sentences: SentenceRow[] = [];
+  const tokens: TokenRow[] = [];
+  const tags = new Map<string, string>();
+  const dependencies = new Map<string, DependencyRow[]>();
+  const entityTags = new Map<string, string[]>();
+  let dependencyCount = 0;
+
+  annotation.sentences.forEach((sentence, position) => {
+    const sentencePath = `${field}.sentences[${position}]`;
+    const sentenceId = `${id}_${sentence.index}`;
+    sentences.push({ doc: id, id: sentenceId, sentenceNumber: sentence.index, text: sentenceText(sentence) });
+    const tokenId = (index: number): string => `${sentenceId}_${index}`;
+    const entities = entityMentions(sentence);
+    const indexes = new Set(sentence.tokens.map((token) => token.index));
+    for (const token of sentence.tokens) {
+      const lemma = token.lemma ?? token.word;
+      const tag = `${lemma}_${TAG_LANGUAGE}`;
+      tags.set(tag, lemma);
+      const properties: Record<string, string | number | boolean> = {
+        id: tokenId(token.index),
+        tokenIndex: token.index,
+        startPosition: token.characterOffsetBegin,
+        endPosition: token.characterOffsetEnd,
+        value: token.word,
+        lemma,
+      };
+      if (token.pos !== undefined) properties['pos'] = token.pos;
+      if (token.upos !== undefined) properties['upos'] = token.upos;
+      const entity = entities.get(token.index);
+      if (entity !== undefined) {
+        Object.assign(properties, { ne: entity.ner, entityId: `${sentenceId}_e${entity.number}`, entityStart: entity.start, entityEnd: entity.end, entityValue: entity.text });
+        const label = `NE_${entity.ner.charAt(0)}${entity.ner.slice(1).toLowerCase()}`;
+        entityTags.set(label, [...(entityTags.get(label) ?? []), tag]);
+      }
+      tokens.push({ sentence: sentenceId, tag, properties });
+    }
+    (sentence.basicDependencies ?? []).forEach((dependency, d) => {
+      const path = `${sentencePath}.basicDependencies[${d}]`;
+      const isRoot = dependency.dep === ROOT_RELATION || dependency.governor === 0;
+      const match = DEPENDENCY.exec(dependency.dep);
+      if (!isRoot && match === null) throw ValidationError.of(`${path}.dep`, 'must be a dependency relation such as nsubj or obl:tmod', 'INVALID_VALUE');
+      if (!indexes.has(dependency.dependent) || (!isRoot && !indexes.has(dependency.governor))) {
+        throw ValidationError.of(path, 'names a token index that is not in its sentence', 'INVALID_VALUE');
+      }
+      const type = isRoot ? ROOT_RELATION : (match as RegExpExecArray)[1]!.toUpperCase();
+      const governor = isRoot ? dependency.dependent : dependency.governor;
+      const row: DependencyRow = { from: tokenId(governor), to: tokenId(dependency.dependent), specific: isRoot ? null : ((match as RegExpExecArray)[2] ?? null) };
+      dependencies.set(type, [...(dependencies.get(type) ?? []), row]);
+      if (isRoot) {
+        const root = tokens.find((token) => token.properties['id'] === row.to);
+        if (root !== undefined) root.properties['isRoot'] = true;
+      }
+      dependencyCount++;
+    });
+  });
+  return {
+    id,
+    hash,
+    sentences,
+    tokens,
+    tags,
+    dependencies,
+    entityTags,
+    counts: { sentences: sentences.length, tokens: tokens.length, dependencies: dependencyCount },
+  };
+}
+
+/** The sentence's text as it stood in the document: its tokens with the whitespace between them. */
+function sentenceText(sentence: AnnotationSentence): string {
+  return sentence.tokens.map((token, i) => (i === 0 ? '' : token.before) + token.originalText).join('');
+}
+
+interface Mention {
+  readonly number: number;
+  readonly ner: string;
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/**
+ * The entity mention of each token that is in one, by token index: CoreNLP's `entitymentions` where given, and runs of
+ * consecutive tokens with the same `ner` for entity tokens no mention covers.
+ */
+function entityMentions(sentence: AnnotationSentence): Map<number, Mention> {
+  const byToken = new Map<number, Mention>();
+  const tokens = sentence.tokens;
+  const text = (from: number, to: number): string => tokens.slice(from, to).map((token, i) => (i === 0 ? '' : token.before) + token.originalText).join('');
+  let number = 0;
+  for (const mention of sentence.entitymentions ?? []) {
+    const from = tokens.findIndex((token) => token.index === mention.tokenBegin + 1);
+    const to = tokens.findIndex((token) => token.index === mention.tokenEnd);
+    if (from < 0 || to < from) continue;
+    const entry: Mention = { number: number++, ner: mention.ner, start: tokens[from]!.characterOffsetBegin, end: tokens[to]!.characterOffsetEnd, text: mention.text };
+    for (let i = from; i <= to; i++) byToken.set(tokens[i]!.index, entry);
+  }
+  for (let i = 0; i < tokens.length; ) {
+    const ner = tokens[i]!.ner;
+    if (ner === undefined || ner === NO_ENTITY || byToken.has(tokens[i]!.index)) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j + 1 < tokens.length && tokens[j + 1]!.ner === ner && !byToken.has(tokens[j + 1]!.index)) j++;
+    const entry: Mention = { number: number++, ner, start: tokens[i]!.characterOffsetBegin, end: tokens[j]!.characterOffsetEnd, text: text(i, j + 1) };
+    for (let k = i; k <= j; k++) byToken.set(tokens[k]!.index, entry);
+    i = j + 1;
+  }
+  return byToken;
+}
+
+/** The annotation, after checking the fields the token graph uses; a ValidationError names the first bad one. */
+function checkAnnotation(value: unknown, field: string): Annotation {
+  const fail = (path: string, description: string): never => {
+    throw ValidationError.of(path, description, 'INVALID_VALUE');
+  };
+  const isObject = (item: unknown): item is Record<string, unknown> => typeof item === 'object' && item !== null && !Array.isArray(item);
+  const integer = (item: Record<string, unknown>, key: string, path: string, min: number): void => {
+    const found = item[key];
+    if (typeof found !== 'number' || !Number.isInteger(found) || found < min) fail(`${path}.${key}`, `must be an integer of at least ${min}`);
+  };
+  const text = (item: Record<string, unknown>, key: string, path: string, optional = false): void => {
+    const found = item[key];
+    if (found === undefined && optional) return;
+    if (typeof found !== 'string') fail(`${path}.${key}`, 'must be a string');
+  };
+  if (value === undefined) fail(field, 'is missing: the message has no annotation (the v2 output of entity extraction)');
+  if (!isObject(value)) fail(field, 'must be an annotation object with sentences');
+  const annotation = value as Record<string, unknown>;
+  text(annotation, 'docId', field, true);
+  if (!Array.isArray(annotation['sentences'])) fail(`${field}.sentences`, 'must be an array');
+  const seen = new Set<number>();
+  (annotation['sentences'] as unknown[]).forEach((sentence, s) => {
+    const path = `${field}.sentences[${s}]`;
+    if (!isObject(sentence)) fail(path, 'must be a sentence object');
+    const item = sentence as Record<string, unknown>;
+    integer(item, 'index', path, 0);
+    if (seen.has(item['index'] as number)) fail(`${path}.index`, 'another sentence has this index');
+    seen.add(item['index'] as number);
+    if (!Array.isArray(item['tokens'])) fail(`${path}.tokens`, 'must be an array');
+    const tokenIndexes = new Set<number>();
+    (item['tokens'] as unknown[]).forEach((token, t) => {
+      const tokenPath = `${path}.tokens[${t}]`;
+      if (!isObject(token)) fail(tokenPath, 'must be a token object');
+      const entry = token as Record<string, unknown>;
+      integer(entry, 'index', tokenPath, 1);
+      if (tokenIndexes.has(entry['index'] as number)) fail(`${tokenPath}.index`, 'another token of the sentence has this index');
+      tokenIndexes.add(entry['index'] as number);
+      text(entry, 'word', tokenPath);
+      text(entry, 'originalText', tokenPath);
+      integer(entry, 'characterOffsetBegin', tokenPath, 0);
+      integer(entry, 'characterOffsetEnd', tokenPath, entry['characterOffsetBegin'] as number);
+      for (const key of ['lemma', 'pos', 'upos', 'ner']) text(entry, key, tokenPath, true);
+      text(entry, 'before', tokenPath, true);
+    });
+    const dependencies = item['basicDependencies'];
+    if (dependencies !== undefined) {
+      if (!Array.isArray(dependencies)) fail(`${path}.basicDependencies`, 'must be an array');
+      (dependencies as unknown[]).forEach((dependency, d) => {
+        const dependencyPath = `${path}.basicDependencies[${d}]`;
+        if (!isObject(dependency)) fail(dependencyPath, 'must be a dependency object');
+        const entry = dependency as Record<string, unknown>;
+        text(entry, 'dep', dependencyPath);
+        integer(entry, 'governor', dependencyPath, 0);
+        integer(entry, 'dependent', dependencyPath, 1);
+      });
+    }
+    const mentions = item['entitymentions'];
+    if (mentions !== undefined) {
+      if (!Array.isArray(mentions)) fail(`${path}.entitymentions`, 'must be an array');
+      (mentions as unknown[]).forEach((mention, m) => {
+        const mentionPath = `${path}.entitymentions[${m}]`;
+        if (!isObject(mention)) fail(mentionPath, 'must be an entity mention object');
+        const entry = mention as Record<string, unknown>;
+        integer(entry, 'tokenBegin', mentionPath, 0);
+        integer(entry, 'tokenEnd', mentionPath, (entry['tokenBegin'] as number) + 1);
+        text(entry, 'text', mentionPath);
+        text(entry, 'ner', mentionPath);
+      });
+    }
+  });
+  // the fields read above were checked; the rest of the shape is not used
+  return value as Annotation;
+}
+
+/** What writing some documents did: the documents written, and those already present with the same content. */
+export interface TokenGraphWrite {
+  readonly written: readonly string[];
+  readonly unchanged: readonly string[];
+}
+
+/**
+ * Writes documents into the token graph in one transaction, a handful of batched statements for all of them. A
+ * document already stored with the same content hash is left as it is (writing again changes nothing); one stored
+ * with other content is replaced. Tags are shared by all documents and never removed.
+ */
+export async function writeTokenGraph(store: GraphStore, documents: readonly TokenGraphDocument[], signal?: AbortSignal): Promise<TokenGraphWrite> {
+  // the last of several messages with the same document wins, as if they had been written one after the other
+  const byId = new Map(documents.map((document) => [document.id, document]));
+  return store.writeTransaction(async (tx) => {
+    const options = signal === undefined ? {} : { signal };
+    const stored = await tx.run('UNWIND $ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted RETURN d.id AS doc, d.hash AS hash', { ids: [...byId.keys()] }, options);
+    const storedHash = new Map(stored.map((record) => [record['doc'], record['hash']]));
+    const unchanged = [...byId.values()].filter((document) => storedHash.get(document.id) === document.hash).map((document) => document.id);
+    const changed = [...byId.values()].filter((document) => storedHash.has(document.id) && storedHash.get(document.id) !== document.hash);
+    const fresh = [...byId.values()].filter((document) => storedHash.get(document.id) !== document.hash);
+    if (changed.length > 0) await removeDocuments(tx, changed.map((document) => document.id), options);
+    if (fresh.length > 0) await createDocuments(tx, store.kind, fresh, options);
+    return { written: fresh.map((document) => document.id), unchanged };
+  });
+}
+
+async function removeDocuments(tx: GraphTransaction, ids: readonly string[], options: { signal?: AbortSignal }): Promise<void> {
+  const scope = 'UNWIND $ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)';
+  await tx.run(`${scope}-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id = wanted DETACH DELETE t`, { ids }, options);
+  await tx.run(`${scope} WHERE d.id = wanted DETACH DELETE s`, { ids }, options);
+  await tx.run('UNWIND $ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted DETACH DELETE d', { ids }, options);
+}
+
+async function createDocuments(tx: GraphTransaction, kind: GraphStore['kind'], documents: readonly TokenGraphDocument[], options: { signal?: AbortSignal }): Promise<void> {
+  const sentences = documents.flatMap((document) => document.sentences);
+  const firsts = documents.flatMap((document) => (document.sentences[0] === undefined ? [] : [{ doc: document.id, sentence: document.sentences[0].id }]));
+  const nexts = documents.flatMap((document) => document.sentences.slice(1).map((sentence, i) => ({ from: document.sentences[i]!.id, to: sentence.id })));
+  await tx.run(
+    'UNWIND $docs AS doc CREATE (:AnnotatedText {id: doc.id, hash: doc.hash})',
+    { docs: documents.map((document) => ({ id: document.id, hash: document.hash })) },
+    options,
+  );
+  await tx.run(
+    'UNWIND $sentences AS s MATCH (d:AnnotatedText) WHERE d.id = s.doc ' +
+      'CREATE (d)-[:CONTAINS_SENTENCE]->(:Sentence {id: s.id, sentenceNumber: s.sentenceNumber, text: s.text}) ' +
+      'WITH count(*) AS created UNWIND $firsts AS f MATCH (d:AnnotatedText), (s:Sentence) WHERE d.id = f.doc AND s.id = f.sentence CREATE (d)-[:FIRST_SENTENCE]->(s) ' +
+      'WITH count(*) AS linked UNWIND $nexts AS n MATCH (a:Sentence), (b:Sentence) WHERE a.id = n.from AND b.id = n.to CREATE (a)-[:NEXT_SENTENCE]->(b)',
+    { sentences, firsts, nexts },
+    options,
+  );
+  // Tags are shared between documents: create only the missing ones (no MERGE: on AGE it cannot use the id index)
+  const tags = new Map<string, string>();
+  for (const document of documents) for (const [id, value] of document.tags) tags.set(id, value);
+  await tx.run(
+    'UNWIND $tags AS t OPTIONAL MATCH (g:Tag) WHERE g.id = t.id WITH t, g WHERE g IS NULL CREATE (:Tag {id: t.id, value: t.value})',
+    { tags: [...tags].map(([id, value]) => ({ id, value })) },
+    options,
+  );
+  await tx.run(
+    'UNWIND $tokens AS t MATCH (s:Sentence), (g:Tag) WHERE s.id = t.sentence AND g.id = t.tag ' +
+      `CREATE (s)-[:SENTENCE_TAG_OCCURRENCE]->(:TagOccurrence {${OCCURRENCE_PROPERTIES.map((name) => `${name}: t.properties.${name}`).join(', ')}})-[:TAG_OCCURRENCE_TAG]->(g)`,
+    { tokens: documents.flatMap((document) => document.tokens) },
+    options,
+  );
+  const byType = new Map<string, DependencyRow[]>();
+  for (const document of documents) for (const [type, rows] of document.dependencies) byType.set(type, [...(byType.get(type) ?? []), ...rows]);
+  // relationship types cannot be parameters: one UNWIND per type present, chained in one statement
+  const types = [...byType.keys()].sort();
+  if (types.length > 0) {
+    const parts = types.map(
+      (type, i) =>
+        `UNWIND $d${i} AS e MATCH (a:TagOccurrence), (b:TagOccurrence) WHERE a.id = e.from AND b.id = e.to CREATE (a)-[:${type} {specific: e.specific}]->(b)`,
+    );
+    const parameters = Object.fromEntries(types.map((type, i) => [`d${i}`, byType.get(type)]));
+    await tx.run(parts.join(' WITH count(*) AS done '), parameters, options);
+  }
+  if (kind === 'neo4j') await addNeo4jLabels(tx, documents, options);
+}
+
+/** The labels neo4j-nlp adds besides the one each node has: Neo4j only (an AGE vertex has exactly one label). */
+async function addNeo4jLabels(tx: GraphTransaction, documents: readonly TokenGraphDocument[], options: { signal?: AbortSignal }): Promise<void> {
+  const byLabel = new Map<string, Set<string>>();
+  for (const document of documents) {
+    for (const [label, tags] of document.entityTags) byLabel.set(label, new Set([...(byLabel.get(label) ?? []), ...tags]));
+  }
+  for (const [label, tags] of byLabel) {
+    if (!/^NE_[A-Za-z0-9_]+$/.test(label)) continue; // entity types come from the annotation: only identifiers become labels
+    await tx.run(`UNWIND $tags AS tag MATCH (g:Tag) WHERE g.id = tag SET g:${label}`, { tags: [...tags] }, options);
+  }
+  await tx.run(
+    'UNWIND $ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id = wanted AND t.isRoot = true SET t:Root',
+    { ids: documents.map((document) => document.id) },
+    options,
+  );
+}

@@ -1,0 +1,145 @@
+import { readFile, realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { type DictionaryEntry, parseDictionaryTsv } from '@loom/nlp';
+import { writeFileAtomic } from '@loom/service-kit';
+import { InvalidRequestError, NotFoundError, UnprocessableError } from '@loom/skill-service-kit';
+
+/** An NLP pipeline as `POST /pipeline/new` defines it. */
+export interface Pipeline {
+  readonly name: string;
+  readonly language: string;
+  readonly textProcessor: string;
+  readonly annotators: readonly string[];
+  /** Dictionary files (TSV term/type) in the data directory. */
+  readonly nerRegexFiles: readonly string[];
+}
+
+/** Annotators loom's NLP provides; `dependency` is the specification's name for `depparse`. */
+export const SUPPORTED_ANNOTATORS = ['tokenize', 'ssplit', 'pos', 'lemma', 'ner', 'depparse', 'dependency'] as const;
+/** Languages loom's models cover. */
+export const SUPPORTED_LANGUAGES = ['en', 'english'] as const;
+/** Text processor names accepted: loom's own, and those of the original service (served by loom's models all the same). */
+export const TEXT_PROCESSORS = ['loom', 'stanford', 'corenlp', 'com.graphaware.nlp.processor.stanford.StanfordTextProcessor'] as const;
+
+/** The pipeline that always exists. */
+export const DEFAULT_PIPELINE: Pipeline = {
+  name: 'default',
+  language: 'en',
+  textProcessor: 'loom',
+  annotators: ['tokenize', 'ssplit', 'pos', 'lemma', 'ner', 'dependency'],
+  nerRegexFiles: [],
+};
+
+const PIPELINES_FILE = 'annotation-pipelines.json';
+
+/** Pipelines by name, kept in a file of the data directory so they survive restarts; dictionaries loaded once and cached. */
+export class PipelineStore {
+  private readonly pipelines = new Map<string, Pipeline>();
+  private readonly dictionaries = new Map<string, Promise<readonly DictionaryEntry[]>>();
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly dataDirectory: string) {
+    this.pipelines.set(DEFAULT_PIPELINE.name, DEFAULT_PIPELINE);
+  }
+
+  /** Opens the store of a data directory, reading the pipelines saved there. */
+  static async open(dataDirectory: string): Promise<PipelineStore> {
+    const store = new PipelineStore(resolve(dataDirectory));
+    let text: string | undefined;
+    try {
+      text = await readFile(join(store.dataDirectory, PIPELINES_FILE), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (text !== undefined) {
+      for (const pipeline of JSON.parse(text) as Pipeline[]) store.pipelines.set(pipeline.name, pipeline);
+    }
+    return store;
+  }
+
+  /** Every pipeline, `default` first. */
+  list(): Pipeline[] {
+    return [...this.pipelines.values()];
+  }
+
+  /** The named pipeline; NotFoundError (404) naming `field` when there is none. */
+  get(name: string, field = 'pipeline'): Pipeline {
+    const pipeline = this.pipelines.get(name);
+    if (pipeline === undefined) throw new NotFoundError('unknown_pipeline', `no pipeline '${name}'; create it with POST /pipeline/new`, { field });
+    return pipeline;
+  }
+
+  /** Checks a definition (annotators, language, dictionary files) and saves it; answers whether it is new. */
+  async put(pipeline: Pipeline): Promise<{ created: boolean; dictionaryTerms: number }> {
+    if (pipeline.name === DEFAULT_PIPELINE.name) throw new InvalidRequestError("the 'default' pipeline cannot be redefined", { field: 'name' });
+    const language = pipeline.language.toLowerCase();
+    if (!(SUPPORTED_LANGUAGES as readonly string[]).includes(language)) {
+      throw new InvalidRequestError(`unknown language '${pipeline.language}'; loom's models cover: en`, { field: 'language' });
+    }
+    if (!(TEXT_PROCESSORS as readonly string[]).includes(pipeline.textProcessor)) {
+      throw new InvalidRequestError(`unknown text processor '${pipeline.textProcessor}'; choose from ${TEXT_PROCESSORS.join(', ')}`, { field: 'textProcessor' });
+    }
+    pipeline.annotators.forEach((annotator, index) => {
+      if (!(SUPPORTED_ANNOTATORS as readonly string[]).includes(annotator)) {
+        throw new InvalidRequestError(`annotator '${annotator}' is not available; loom provides ${SUPPORTED_ANNOTATORS.join(', ')}`, { field: `annotators[${index}]` });
+      }
+    });
+    const dictionary = await this.loadDictionaries(pipeline.nerRegexFiles, (index) => `nerRegexFiles[${index}]`);
+    const created = !this.pipelines.has(pipeline.name);
+    const saved: Pipeline = { ...pipeline, language: 'en' };
+    this.pipelines.set(saved.name, saved);
+    this.dictionaries.set(saved.name, Promise.resolve(dictionary));
+    await this.save();
+    return { created, dictionaryTerms: dictionary.length };
+  }
+
+  /** The entries of the pipeline's dictionaries, the same array on every call; a file gone or broken since is 422. */
+  dictionaryOf(pipeline: Pipeline): Promise<readonly DictionaryEntry[]> {
+    let loading = this.dictionaries.get(pipeline.name);
+    if (loading === undefined) {
+      loading = this.loadDictionaries(pipeline.nerRegexFiles, () => 'pipeline').catch((error: unknown) => {
+        this.dictionaries.delete(pipeline.name);
+        throw new UnprocessableError('dictionary_unavailable', `pipeline '${pipeline.name}': ${(error as Error).message}`, { field: 'pipeline', cause: error });
+      });
+      this.dictionaries.set(pipeline.name, loading);
+    }
+    return loading;
+  }
+
+  private async loadDictionaries(files: readonly string[], fieldOf: (index: number) => string): Promise<readonly DictionaryEntry[]> {
+    const entries: DictionaryEntry[] = [];
+    const root = await realpath(this.dataDirectory).catch(() => this.dataDirectory);
+    for (const [index, file] of files.entries()) {
+      const field = fieldOf(index);
+      const path = resolve(this.dataDirectory, file);
+      if (escapes(this.dataDirectory, path)) throw new InvalidRequestError(`'${file}' is outside the data directory`, { field });
+      let real: string;
+      try {
+        real = await realpath(path);
+      } catch {
+        throw new InvalidRequestError(`no dictionary file '${file}' in the data directory`, { field });
+      }
+      // a link inside the data directory must not lead out of it
+      if (escapes(root, real)) throw new InvalidRequestError(`'${file}' leads outside the data directory`, { field });
+      try {
+        entries.push(...parseDictionaryTsv(await readFile(real, 'utf8'), file));
+      } catch (error) {
+        throw new InvalidRequestError(`dictionary '${file}' is not a TSV of term and type: ${(error as Error).message}`, { field });
+      }
+    }
+    return entries;
+  }
+
+  private save(): Promise<void> {
+    const custom = this.list().filter((pipeline) => pipeline.name !== DEFAULT_PIPELINE.name);
+    const text = `${JSON.stringify(custom, null, 2)}\n`;
+    // writes are serialised so the file always holds the latest set
+    this.writing = this.writing.then(() => writeFileAtomic(join(this.dataDirectory, PIPELINES_FILE), text));
+    return this.writing;
+  }
+}
+
+function escapes(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel);
+}
