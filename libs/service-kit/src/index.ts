@@ -1,4 +1,5 @@
 export * from './auth.js';
+export * from './backoff.js';
 export * from './call-context.js';
 export * from './client.js';
 export * from './errors.js';

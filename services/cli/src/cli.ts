@@ -10,6 +10,7 @@ import { addExecutorCommands } from './commands/executor.js';
 import { addGraphCommands } from './commands/graph.js';
 import { addScheduleCommands } from './commands/schedules.js';
 import { addSecretsCommands } from './commands/secrets.js';
+import { addSkillCommands } from './commands/skill.js';
 import { addSkillsCommands, besideLoomSettings, parsePorts, selectSkills, serveSkillModules } from './commands/skills.js';
 import { type SkillModule } from '@loom/skill-service-kit';
 import { addWorkflowCommands } from './commands/workflows.js';
@@ -75,6 +76,7 @@ export function buildProgram(): Command {
   addAuditCommands(program);
   addGraphCommands(program);
   addSkillsCommands(program);
+  addSkillCommands(program);
 
   return program;
 }

@@ -94,7 +94,8 @@ export class Executor {
 
   constructor(private readonly dependencies: ExecutorDependencies) {
     this.graphStores = new GraphStores(dependencies.config, dependencies.logger);
-    this.factories = dependencies.factories ?? componentFactories(dependencies.config, { graphStores: this.graphStores });
+    this.factories =
+      dependencies.factories ?? componentFactories(dependencies.config, { graphStores: this.graphStores, skillGateway: () => dependencies.clients.get('skill-gateway') });
   }
 
   /** The audit client, created at first use (the server's own address is known only once it listens). */

@@ -308,6 +308,7 @@ export class WorkflowRun {
           signal: this.controller.signal,
           dryRun: this.options.dryRun ?? false,
           privateDirectory: () => this.privateDirectory(),
+          workflowSkills: this.workflow.skills,
         };
         // components are built side by side: a Python interpreter or a graph connection takes a while to come up
         creations.push(
