@@ -1,3 +1,4 @@
 import { defineLoomTestConfig } from '../../vitest.shared.js';
 
-export default defineLoomTestConfig();
+// every suite starts an embedded PostgreSQL (PGlite), which takes tens of seconds on a loaded machine
+export default defineLoomTestConfig({ hookTimeout: 120_000 });

@@ -33,6 +33,7 @@ describe('configKeys', () => {
       'loom.scripts.timeLimitMs',
       'loom.scripts.javascript.memoryLimitMb',
       'loom.scripts.python.memoryLimitMb',
+      'loom.executor.queueCapacity',
       'loom.secrets.database.url',
       'loom.secrets.keys.<id>',
       'loom.secrets.activeKeyId',
@@ -73,6 +74,18 @@ describe('configKeys', () => {
       'loom.scheduler.update.default',
       'loom.scheduler.update.workflows.<name>',
       'loom.log.level',
+      'loom.skills.database.url',
+      'loom.skills.timeoutMs',
+      'loom.skills.timeouts.<name>',
+      'loom.skills.maxConcurrency',
+      'loom.skills.keywordExtraction.maxConcurrency',
+      'loom.skills.concurrency.<name>',
+      'loom.skills.retries',
+      'loom.skills.backoff.initialMs',
+      'loom.skills.backoff.maxMs',
+      'loom.skills.breaker.failureThreshold',
+      'loom.skills.breaker.openMs',
+      'loom.skills.registry.cacheMs',
     ]);
   });
 

@@ -171,6 +171,13 @@ export const fixedKeys = {
     schema: integer(64, 4096),
     expected: 'an integer from 64 to 4096',
   }),
+  'loom.executor.queueCapacity': spec({
+    key: 'loom.executor.queueCapacity',
+    description: 'messages each link (a component\'s input queue) holds before the component upstream waits',
+    default: 1024,
+    schema: integer(1, 1_000_000),
+    expected: 'an integer from 1 to 1000000',
+  }),
   'loom.secrets.database.url': spec({
     key: 'loom.secrets.database.url',
     description: 'Postgres URL for ecosystem_variable',
@@ -430,6 +437,78 @@ export const fixedKeys = {
     schema: oneOf(updatePolicies),
     expected: `one of ${updatePolicies.join(', ')}`,
   }),
+  'loom.skills.database.url': spec({
+    key: 'loom.skills.database.url',
+    description: 'PostgreSQL URL of the skill registry (table skill_registration), shared by every gateway that uses it',
+    default: undefined,
+    defaultText: 'embedded (the embedded PostgreSQL of loom.embedded.postgres.*)',
+    schema: optional(postgresUrl()),
+    expected: 'a postgres:// or postgresql:// URL',
+    secret: true,
+  }),
+  'loom.skills.timeoutMs': spec({
+    key: 'loom.skills.timeoutMs',
+    description: 'time one attempt of a skill call may take, in ms (per skill: loom.skills.timeouts.<name>)',
+    default: 30_000,
+    schema: integer(1, 3_600_000),
+    expected: 'an integer from 1 to 3600000',
+  }),
+  'loom.skills.maxConcurrency': spec({
+    key: 'loom.skills.maxConcurrency',
+    description: 'calls under way at once to one skill from one gateway, keyword extraction skills aside (per skill: loom.skills.concurrency.<name>)',
+    default: 64,
+    schema: integer(1, 10_000),
+    expected: 'an integer from 1 to 10000',
+  }),
+  'loom.skills.keywordExtraction.maxConcurrency': spec({
+    key: 'loom.skills.keywordExtraction.maxConcurrency',
+    description: "calls under way at once to one keyword extraction skill (its server's max-connections)",
+    default: 100,
+    schema: integer(1, 10_000),
+    expected: 'an integer from 1 to 10000',
+  }),
+  'loom.skills.retries': spec({
+    key: 'loom.skills.retries',
+    description: 'attempts after the first on connection errors, time-outs, 429 and 5xx (never on other 4xx)',
+    default: 2,
+    schema: integer(0, 10),
+    expected: 'an integer from 0 to 10',
+  }),
+  'loom.skills.backoff.initialMs': spec({
+    key: 'loom.skills.backoff.initialMs',
+    description: 'delay before the first retry of a skill call; doubles with each retry, less a random 0-50 % (jitter)',
+    default: 100,
+    schema: integer(1, 60_000),
+    expected: 'an integer from 1 to 60000',
+  }),
+  'loom.skills.backoff.maxMs': spec({
+    key: 'loom.skills.backoff.maxMs',
+    description: 'longest delay between retries of a skill call (a Retry-After up to this long is honoured)',
+    default: 2000,
+    schema: integer(1, 600_000),
+    expected: 'an integer from 1 to 600000',
+  }),
+  'loom.skills.breaker.failureThreshold': spec({
+    key: 'loom.skills.breaker.failureThreshold',
+    description: "consecutive failed attempts that open a skill's circuit (calls then fail at once with UNAVAILABLE)",
+    default: 5,
+    schema: integer(1, 1000),
+    expected: 'an integer from 1 to 1000',
+  }),
+  'loom.skills.breaker.openMs': spec({
+    key: 'loom.skills.breaker.openMs',
+    description: 'how long an open circuit stays open before one probe call is let through (half-open)',
+    default: 5000,
+    schema: integer(1, 3_600_000),
+    expected: 'an integer from 1 to 3600000',
+  }),
+  'loom.skills.registry.cacheMs': spec({
+    key: 'loom.skills.registry.cacheMs',
+    description: "how long a gateway reuses a registered skill it read for calls; registrations made through another gateway show after this long",
+    default: 1000,
+    schema: integer(0, 600_000),
+    expected: 'an integer from 0 to 600000',
+  }),
   'loom.log.level': spec<LogLevel>({
     key: 'loom.log.level',
     description: 'lowest level written to the log',
@@ -504,8 +583,28 @@ export const updateWorkflowsSpec: MapKeySpec = {
   expected: `one of ${updatePolicies.join(', ')}`,
 };
 
+/** Per-skill attempt time-out: `loom.skills.timeouts.<skill name>`. */
+export const skillTimeoutsSpec: MapKeySpec = {
+  prefix: 'loom.skills.timeouts.',
+  key: 'loom.skills.timeouts.<name>',
+  description: 'loom.skills.timeoutMs for one skill, by its registered name',
+  defaultText: 'loom.skills.timeoutMs',
+  schema: integer(1, 3_600_000).transform(String),
+  expected: 'an integer from 1 to 3600000',
+};
+
+/** Per-skill concurrency cap: `loom.skills.concurrency.<skill name>`. */
+export const skillConcurrencySpec: MapKeySpec = {
+  prefix: 'loom.skills.concurrency.',
+  key: 'loom.skills.concurrency.<name>',
+  description: 'the concurrency cap of one skill, by its registered name',
+  defaultText: 'loom.skills.maxConcurrency (keyword extraction: loom.skills.keywordExtraction.maxConcurrency)',
+  schema: integer(1, 10_000).transform(String),
+  expected: 'an integer from 1 to 10000',
+};
+
 /** Every map-valued key family. */
-export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, authRolesSpec, updateWorkflowsSpec];
+export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, authRolesSpec, updateWorkflowsSpec, skillTimeoutsSpec, skillConcurrencySpec];
 
 /** Returns true if `key` is a configuration key loom reads. */
 export function isKnownKey(key: string): boolean {
@@ -552,6 +651,7 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'loom.scripts.timeLimitMs',
   'loom.scripts.javascript.memoryLimitMb',
   'loom.scripts.python.memoryLimitMb',
+  'loom.executor.queueCapacity',
   'loom.secrets.database.url',
   secretKeysSpec,
   'loom.secrets.activeKeyId',
@@ -592,4 +692,16 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'loom.scheduler.update.default',
   updateWorkflowsSpec,
   'loom.log.level',
+  'loom.skills.database.url',
+  'loom.skills.timeoutMs',
+  skillTimeoutsSpec,
+  'loom.skills.maxConcurrency',
+  'loom.skills.keywordExtraction.maxConcurrency',
+  skillConcurrencySpec,
+  'loom.skills.retries',
+  'loom.skills.backoff.initialMs',
+  'loom.skills.backoff.maxMs',
+  'loom.skills.breaker.failureThreshold',
+  'loom.skills.breaker.openMs',
+  'loom.skills.registry.cacheMs',
 ]);

@@ -27,6 +27,7 @@ describe('loadConfig defaults', () => {
       security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
       experimental: { enabled: false },
       scripts: { timeLimitMs: 1000, javascriptMemoryLimitMb: 64, pythonMemoryLimitMb: 256 },
+      executor: { queueCapacity: 1024 },
       secrets: { keys: {}, keyRingFile: './.loom/keyring.json', generateKeys: false },
       embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 }, graph: { dataDir: './.loom/graphdata', port: 0 } },
       services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
@@ -40,7 +41,26 @@ describe('loadConfig defaults', () => {
         update: { default: 'restart', workflows: {} },
       },
       log: { level: 'info' },
+      skills: {
+        timeoutMs: 30000,
+        timeouts: {},
+        maxConcurrency: 64,
+        keywordExtractionMaxConcurrency: 100,
+        concurrency: {},
+        retries: 2,
+        backoff: { initialMs: 100, maxMs: 2000 },
+        breaker: { failureThreshold: 5, openMs: 5000 },
+        registryCacheMs: 1000,
+      },
     });
+  });
+
+  it('reads per-skill time-outs and caps as numbers, by skill name', () => {
+    const { skills } = loadConfig({ env: {}, overrides: ['loom.skills.timeouts.nlp v2=1500', 'loom.skills.concurrency.keywords=8'] });
+    expect(skills.timeouts).toStrictEqual({ 'nlp v2': 1500 });
+    expect(skills.concurrency).toStrictEqual({ keywords: 8 });
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.concurrency.keywords=0'] })).message).toContain('loom.skills.concurrency.keywords: expected an integer from 1 to 10000');
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.backoff.maxMs=10'] })).message).toContain('loom.skills.backoff.maxMs: expected at least');
   });
 
   it('leaves optional values absent rather than undefined', () => {

@@ -12,6 +12,8 @@ import {
   serviceAddressSpec,
   type ServiceName,
   serviceNames,
+  skillConcurrencySpec,
+  skillTimeoutsSpec,
   type UpdatePolicy,
   updateWorkflowsSpec,
   type ValueSpec,
@@ -62,6 +64,8 @@ export interface LoomConfig {
   readonly experimental: { readonly enabled: boolean };
   /** Limits of script components. */
   readonly scripts: { readonly timeLimitMs: number; readonly javascriptMemoryLimitMb: number; readonly pythonMemoryLimitMb: number };
+  /** How the executor runs workflows. */
+  readonly executor: { readonly queueCapacity: number };
   readonly secrets: {
     /** Absent: the embedded PGlite database. */
     readonly databaseUrl?: string;
@@ -111,6 +115,22 @@ export interface LoomConfig {
     readonly update: { readonly default: UpdatePolicy; readonly workflows: Readonly<Record<string, UpdatePolicy>> };
   };
   readonly log: { readonly level: LogLevel };
+  /** The skill gateway: its registry and how it calls skills. */
+  readonly skills: {
+    /** Absent: the embedded PostgreSQL. */
+    readonly databaseUrl?: string;
+    readonly timeoutMs: number;
+    /** Per skill name. */
+    readonly timeouts: Readonly<Record<string, number>>;
+    readonly maxConcurrency: number;
+    readonly keywordExtractionMaxConcurrency: number;
+    /** Per skill name. */
+    readonly concurrency: Readonly<Record<string, number>>;
+    readonly retries: number;
+    readonly backoff: { readonly initialMs: number; readonly maxMs: number };
+    readonly breaker: { readonly failureThreshold: number; readonly openMs: number };
+    readonly registryCacheMs: number;
+  };
 }
 
 /** The configuration with the source of every value, e.g. `server.port` -> `environment variable SERVER_PORT`. */
@@ -171,6 +191,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       javascriptMemoryLimitMb: values.get(fixedKeys['loom.scripts.javascript.memoryLimitMb']),
       pythonMemoryLimitMb: values.get(fixedKeys['loom.scripts.python.memoryLimitMb']),
     },
+    executor: { queueCapacity: values.get(fixedKeys['loom.executor.queueCapacity']) },
     secrets: {
       ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.secrets.database.url']) }),
       keys,
@@ -218,6 +239,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       },
     },
     log: { level: values.get(fixedKeys['loom.log.level']) },
+    skills: skillSettings(values),
   };
   return { config, origins: values.origins };
 }
@@ -418,5 +440,31 @@ function entryNames(layer: Layer, map: MapKeySpec): string[] {
 function definedOnly<T extends object>(object: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
+function skillSettings(values: Values): LoomConfig['skills'] {
+  const numbers = (spec: MapKeySpec): Record<string, number> => Object.fromEntries(Object.entries(values.map(spec)).map(([name, text]) => [name, Number(text)]));
+  const initialMs = values.get(fixedKeys['loom.skills.backoff.initialMs']);
+  const maxMs = values.get(fixedKeys['loom.skills.backoff.maxMs']);
+  if (maxMs < initialMs) {
+    const key = 'loom.skills.backoff.maxMs';
+    const source = values.sourceOf(key) ?? DEFAULT_SOURCE;
+    throw new ConfigError(`${key}: expected at least loom.skills.backoff.initialMs (${initialMs}), got ${maxMs} (from ${source})`, { key, source });
+  }
+  return {
+    ...definedOnly({ databaseUrl: values.get(fixedKeys['loom.skills.database.url']) }),
+    timeoutMs: values.get(fixedKeys['loom.skills.timeoutMs']),
+    timeouts: numbers(skillTimeoutsSpec),
+    maxConcurrency: values.get(fixedKeys['loom.skills.maxConcurrency']),
+    keywordExtractionMaxConcurrency: values.get(fixedKeys['loom.skills.keywordExtraction.maxConcurrency']),
+    concurrency: numbers(skillConcurrencySpec),
+    retries: values.get(fixedKeys['loom.skills.retries']),
+    backoff: { initialMs, maxMs },
+    breaker: {
+      failureThreshold: values.get(fixedKeys['loom.skills.breaker.failureThreshold']),
+      openMs: values.get(fixedKeys['loom.skills.breaker.openMs']),
+    },
+    registryCacheMs: values.get(fixedKeys['loom.skills.registry.cacheMs']),
   };
 }

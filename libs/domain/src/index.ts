@@ -66,6 +66,16 @@ export {
   type AnnotationEntityMention,
 } from './annotation.js';
 export {
+  SKILL_NAME,
+  KEYWORD_EXTRACTION_PARAMETERS,
+  annotationEndpoint,
+  skillViolations,
+  type AnnotationEndpoint,
+  type SkillCheckOptions,
+  type SkillViolationReason,
+} from './skill.js';
+export { entitiesOf, mergedEntitiesOf, isAnnotation, type EntityMention, type Entities, type MergedEntities } from './entities.js';
+export {
   UNIVERSAL_POS_TAGS,
   MAX_RULES,
   MAX_PATH_STEPS,

@@ -272,6 +272,40 @@ describe('skills', () => {
       ['components[0].skill', 'MISSING_SKILL'],
       ['components[1].skill.name', 'MISSING_SKILL'],
       ['components[1].skill.url', 'MISSING_SKILL'],
+      ['components[0]', 'MISSING_UPSTREAM'],
+    ]);
+  });
+
+  it('takes a skill given by name only (resolved from the registry at start)', () => {
+    const workflow = workflowOf([instance(COMPONENT_KINDS.PDF_PARSING, 'PDF', {}, { skill: { name: 'tika', url: '' } })]);
+    expect(() => validateWorkflow(workflow)).not.toThrow();
+  });
+
+  it("checks a skill's fields by the rules of the component's capability, naming each field", () => {
+    const workflow = workflowOf([
+      instance(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entities', {}, { skill: { name: 'nlp', url: 'http://localhost:8085/v2/annotate', pipeline: 'default' } }),
+      instance(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keywords', {}, { skill: { name: 'kw', url: 'http://localhost:8086/keywords', parameters: { damping: 0.8 } } }),
+    ]);
+    workflow.links.push({ from: 'Entities', to: 'Keywords' });
+    expect(problems(workflow)).toStrictEqual([
+      ['components[0].skill.version', 'INVALID_SKILL'],
+      ['components[1].skill.url', 'INVALID_SKILL'],
+      ['components[1].skill.parameters.damping', 'INVALID_SKILL'],
+    ]);
+  });
+
+  it('needs an entity extraction component upstream of a keyword extraction component, through other components too', () => {
+    const entities = instance(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entities', {}, { skill: { name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default' } });
+    const keywords = instance(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keywords', {}, { skill: { name: 'kw', url: 'http://localhost:8086/extractKeywords' } });
+    const log = instance(COMPONENT_KINDS.LOGGER, 'Log');
+    const downstream = workflowOf([entities, log, keywords]);
+    downstream.links.push({ from: 'Entities', to: 'Log' }, { from: 'Log', to: 'Keywords' });
+    expect(() => validateWorkflow(downstream)).not.toThrow();
+    const reversed = workflowOf([entities, keywords]);
+    reversed.links.push({ from: 'Keywords', to: 'Entities' });
+    const violations = violationsThrownBy(() => validateWorkflow(reversed));
+    expect(violations).toStrictEqual([
+      expect.objectContaining({ field: 'components[1]', reason: 'MISSING_UPSTREAM', description: expect.stringContaining('Keywords: keyword extraction needs an entity extraction component upstream') }),
     ]);
   });
 

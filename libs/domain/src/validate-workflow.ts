@@ -14,6 +14,7 @@ import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
 import { relationRulesViolations } from './relation-rules.js';
 import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';
+import { skillViolations } from './skill.js';
 import type {
   ComponentDefinition,
   ComponentInstance,
@@ -22,6 +23,7 @@ import type {
   ParameterTypeName,
   ResourceDefinition,
   ResourceInstance,
+  SkillCapabilityName,
   WorkflowConfiguration,
 } from './workflow.js';
 
@@ -47,7 +49,9 @@ export type WorkflowViolationReason =
   | 'INVALID_VALUE'
   | 'MISSING_SKILL'
   | 'WRONG_SKILL_CAPABILITY'
-  | 'UNREADABLE_SECRET_OPTION';
+  | 'UNREADABLE_SECRET_OPTION'
+  | 'INVALID_SKILL'
+  | 'MISSING_UPSTREAM';
 
 /**
  * Checks a workflow against the catalog: component kinds, options and their types, links,
@@ -59,6 +63,7 @@ export function validateWorkflow(workflow: WorkflowConfiguration): void {
   const check = new Check(workflow);
   workflow.components.forEach((component, i) => check.component(component, `components[${i}]`));
   check.links();
+  check.skillOrder();
   workflow.resources.forEach((resource, i) => check.resource(resource, `resources[${i}]`));
   workflow.workflowResources.forEach((resource, i) => check.resource(resource, `workflowResources[${i}]`));
   if (check.violations.length > 0) throw new ValidationError(check.violations);
@@ -191,15 +196,43 @@ class Check {
     if (definition.capabilityQualifiedName === null) return;
     const { skill } = component;
     if (skill === null) {
-      this.report(path, `${definition.name} calls a skill: give it one with name and url`, 'MISSING_SKILL');
+      this.report(path, `${definition.name} calls a skill: give it one, by name (a registered skill) or with name and url`, 'MISSING_SKILL');
       return;
     }
-    if (isBlank(skill.name)) this.report(appendJsonPath(path, 'name'), 'the skill needs a name', 'MISSING_SKILL');
-    if (isBlank(skill.url)) this.report(appendJsonPath(path, 'url'), 'the skill needs a url', 'MISSING_SKILL');
-    if (skill.capability !== undefined && SKILL_CAPABILITY_QUALIFIED_NAMES[skill.capability] !== definition.capabilityQualifiedName) {
-      const description = `${definition.name} needs a skill of capability ${definition.capabilityQualifiedName}`;
-      this.report(appendJsonPath(path, 'capability'), description, 'WRONG_SKILL_CAPABILITY');
+    const capability = capabilityOf(definition);
+    if (capability === undefined) return;
+    for (const violation of skillViolations(skill, capability, path, { allowNameOnly: true })) {
+      const reason = violation.field === appendJsonPath(path, 'capability') ? 'WRONG_SKILL_CAPABILITY' : violation.reason === 'MISSING_FIELD' ? 'MISSING_SKILL' : 'INVALID_SKILL';
+      const description = reason === 'WRONG_SKILL_CAPABILITY' ? `${definition.name} needs a skill of capability ${capability}` : violation.description;
+      this.report(violation.field, `${component.name}: ${description}`, reason);
     }
+  }
+
+  /** A keyword extraction component needs an entity extraction component upstream of it (it reads the annotation). */
+  skillOrder(): void {
+    const upstream = new Map<string, string[]>();
+    for (const link of this.workflow.links) upstream.set(link.to, [...(upstream.get(link.to) ?? []), link.from]);
+    const kinds = new Map(this.workflow.components.map((component) => [component.name, component.component.qualifiedName]));
+    const hasEntityExtractionUpstream = (name: string): boolean => {
+      const seen = new Set<string>([name]);
+      const pending = [...(upstream.get(name) ?? [])];
+      for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+        if (seen.has(next)) continue;
+        seen.add(next);
+        if (kinds.get(next) === COMPONENT_KINDS.ENTITY_EXTRACTION) return true;
+        pending.push(...(upstream.get(next) ?? []));
+      }
+      return false;
+    };
+    this.workflow.components.forEach((component, i) => {
+      if (component.component.qualifiedName !== COMPONENT_KINDS.KEYWORD_EXTRACTION) return;
+      if (hasEntityExtractionUpstream(component.name)) return;
+      this.report(
+        `components[${i}]`,
+        `${component.name}: keyword extraction needs an entity extraction component upstream of it in the links (it reads the annotation)`,
+        'MISSING_UPSTREAM',
+      );
+    });
   }
 
   links(): void {
@@ -308,4 +341,10 @@ function isJsonValue(value: unknown): boolean {
 
 function isBlank(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}
+
+/** The capability a skill component kind calls, from its capabilityQualifiedName. */
+function capabilityOf(definition: ComponentDefinition): SkillCapabilityName | undefined {
+  const entry = Object.entries(SKILL_CAPABILITY_QUALIFIED_NAMES).find(([, qualifiedName]) => qualifiedName === definition.capabilityQualifiedName);
+  return entry?.[0] as SkillCapabilityName | undefined;
 }

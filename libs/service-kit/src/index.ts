@@ -1,5 +1,6 @@
 export * from './auth.js';
 export * from './permissions.js';
+export * from './backoff.js';
 export * from './call-context.js';
 export * from './client.js';
 export * from './errors.js';

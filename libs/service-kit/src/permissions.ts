@@ -44,6 +44,8 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.Executor/StartWorkflow': 'operate',
   '/loom.v1.Executor/StopWorkflow': 'operate',
   '/loom.v1.Executor/PublishMessage': 'operate',
+  '/loom.v1.Executor/PublishMessages': 'operate',
+  '/loom.v1.Executor/PublishStream': 'operate',
   '/loom.v1.Executor/DryRun': 'operate',
   '/loom.v1.Executor/QueryGraph': 'query-graph',
 
@@ -63,6 +65,7 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.SkillGateway/DeleteSkill': 'edit',
   '/loom.v1.SkillGateway/CreatePipeline': 'edit',
   '/loom.v1.SkillGateway/InvokeSkill': 'invoke-skill',
+  '/loom.v1.SkillGateway/InvokeSkillBatch': 'invoke-skill',
 
   '/loom.v1.Audit/Query': 'read',
   '/loom.v1.Audit/Watch': 'read',

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type LoomConfig } from '@loom/config';
 import { createLogger, type Logger, redactor, startTelemetry } from '@loom/telemetry';
+import { EXIT_USAGE } from './exit-codes.js';
 import { startServices } from './run-services.js';
 import { type ServiceModule } from './service-module.js';
 
@@ -71,8 +72,7 @@ function logStartupDecisions(config: LoomConfig, logger: Logger): void {
   logger.info({ enabled: config.security.audit.enabled, path: config.security.audit.logPath }, 'audit logging');
 }
 
-/** Exit code of a process that stopped for bad input (flags, configuration). */
-export const EXIT_USAGE = 2;
+export { EXIT_USAGE } from './exit-codes.js';
 
 /** `main` of a single-service deployment: `--config FILE`, repeatable `--set key=value`. */
 export async function runMain(modules: readonly ServiceModule[], argv: readonly string[]): Promise<void> {

@@ -96,6 +96,7 @@ export function capturedLogger(): { logger: Logger; lines: string[] } {
   });
   return { logger: createLogger({ level: 'debug', destination }), lines };
 }
+export { startFakeSkill, type FakeSkill, type FakeSkillAnswer, type FakeSkillRequest } from './fake-skill.js';
 
 /** A loopback port free at this moment (bound, read back, closed): for processes whose ports must be known before they start. */
 export async function freeLoopbackPort(): Promise<number> {

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// The `loom` binary. isolated-vm asks for --no-node-snapshot on Node 20+, so when this
-// process was started without it, loom re-runs itself with it and relays signals.
+// The `loom` binary. isolated-vm asks for --no-node-snapshot on Node 20+, so when this process
+// was started without it and is to run services (`serve`), loom re-runs itself with it and relays
+// signals. Every other command runs in this process: a second Node start would double its time.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-if (process.execArgv.includes('--no-node-snapshot')) {
+const args = process.argv.slice(2);
+if (process.execArgv.includes('--no-node-snapshot') || !args.includes('serve')) {
   await import(main);
 } else {
-  const child = spawn(process.execPath, ['--no-node-snapshot', ...process.execArgv, main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...process.execArgv, main, ...args], { stdio: 'inherit' });
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)));
 }

@@ -11,6 +11,7 @@ import { addGraphCommands } from './commands/graph.js';
 import { addLoginCommands } from './commands/login.js';
 import { addScheduleCommands } from './commands/schedules.js';
 import { addSecretsCommands } from './commands/secrets.js';
+import { addSkillCommands } from './commands/skill.js';
 import { addSkillsCommands, besideLoomSettings, parsePorts, selectSkills, serveSkillModules } from './commands/skills.js';
 import { type SkillModule } from '@loom/skill-service-kit';
 import { addWorkflowCommands } from './commands/workflows.js';
@@ -77,6 +78,7 @@ export function buildProgram(): Command {
   addGraphCommands(program);
   addLoginCommands(program);
   addSkillsCommands(program);
+  addSkillCommands(program);
 
   return program;
 }

@@ -6,6 +6,10 @@ import { schedulerModule } from '@loom/scheduler';
 import { secretsModule } from '@loom/secrets';
 import { type ServiceModule } from '@loom/service-kit';
 import { skillGatewayModule } from '@loom/skill-gateway';
+import { UsageError } from './usage-error.js';
+
+// kept here too for command files that import it from this module
+export { UsageError } from './usage-error.js';
 
 /** Every service module, by name, in start order. */
 export const serviceModules: Readonly<Record<ServiceName, ServiceModule>> = {
@@ -24,12 +28,4 @@ export function selectModules(list: string | undefined): ServiceModule[] {
   const unknown = names.filter((name) => !(serviceNames as readonly string[]).includes(name));
   if (unknown.length > 0) throw new UsageError(`--services: unknown service ${unknown.map((n) => `'${n}'`).join(', ')}; choose from ${serviceNames.join(', ')}`);
   return Object.values(serviceModules).filter((module) => names.includes(module.name));
-}
-
-/** The command line was wrong; the message says how. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
 }

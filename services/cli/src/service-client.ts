@@ -1,5 +1,5 @@
 import { type Client } from '@grpc/grpc-js';
-import { type ClientConstructor, createClient } from '@loom/service-kit';
+import { type ClientConstructor, createClient } from '@loom/service-kit/client';
 import { type Command } from 'commander';
 import { type GlobalOptions } from './global-options.js';
 import { loadToken } from './token-cache.js';

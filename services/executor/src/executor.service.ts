@@ -20,6 +20,7 @@ import {
   AuditAppender,
   type AsyncImplementation,
   call,
+  type ErrorSink,
   isServiceError,
   type ServiceClients,
   type ServiceInstance,
@@ -31,6 +32,7 @@ import { componentFactories, isScriptComponent } from './components/registry.js'
 import { dryRun } from './dry-run.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
 import { type ComponentFactory } from './runtime/component.js';
+import { checkBatchSize, publishBatch } from './publishing.js';
 import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
@@ -93,7 +95,8 @@ export class Executor {
 
   constructor(private readonly dependencies: ExecutorDependencies) {
     this.graphStores = new GraphStores(dependencies.config, dependencies.logger);
-    this.factories = dependencies.factories ?? componentFactories(dependencies.config, { graphStores: this.graphStores });
+    this.factories =
+      dependencies.factories ?? componentFactories(dependencies.config, { graphStores: this.graphStores, skillGateway: () => dependencies.clients.get('skill-gateway') });
   }
 
   /** The audit client, created at first use (the server's own address is known only once it listens). */
@@ -131,6 +134,7 @@ export class Executor {
         factories: this.factories,
         logger,
         messageSamplingRatio: config.telemetry.messageSamplingRatio,
+        queueCapacity: config.executor.queueCapacity,
         onFailure: (component, _message, error) => this.auditScriptFailure(plain, component, error),
       });
       this.runs.set(workflow.name, run);
@@ -204,6 +208,7 @@ function statusOf(run: WorkflowRun): ComponentStatus[] {
 export function executorImplementation(
   executor: Executor,
   config: LoomConfig,
+  logger: ErrorSink,
   graphSso?: GraphSsoQuery,
 ): AsyncImplementation<typeof ExecutorService> {
   return {
@@ -233,9 +238,39 @@ export function executorImplementation(
       if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
       if (request.body === undefined) throw ValidationError.of('body', 'is required: a JSON object', 'MISSING_FIELD');
       const run = executor.run(request.workflowName);
-      const messageId = request.messageId === '' ? randomUUID() : request.messageId;
-      await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context.signal);
-      return { messageId };
+      const clientId = request.messageId !== '';
+      const messageId = clientId ? request.messageId : randomUUID();
+      const outcome = await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context.signal, clientId);
+      return { messageId, duplicate: outcome === 'duplicate' };
+    },
+
+    async publishMessages(request, context) {
+      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
+      checkBatchSize(request.messages, 'messages');
+      const run = executor.run(request.workflowName);
+      run.checkInlet(request.inlet);
+      return { results: await publishBatch(run, request.inlet, request.messages, context.signal, 'messages', logger) };
+    },
+
+    async publishStream(requests, send, context) {
+      let run: WorkflowRun | undefined;
+      let inlet = '';
+      let index = 0;
+      // one request at a time: the next is read only once this one's messages were accepted, so a
+      // full workflow stops the reads and HTTP/2 flow control slows the sender down
+      for await (const request of requests) {
+        const field = `requests[${index}]`;
+        if (run === undefined || (request.workflowName !== '' && request.workflowName !== run.workflow.name)) {
+          if (request.workflowName === '') throw ValidationError.of(`${field}.workflow_name`, 'is required in the first request', 'MISSING_FIELD');
+          run = executor.run(request.workflowName);
+        }
+        if (request.inlet !== '') inlet = request.inlet;
+        if (inlet === '') throw ValidationError.of(`${field}.inlet`, 'is required in the first request', 'MISSING_FIELD');
+        run.checkInlet(inlet);
+        checkBatchSize(request.messages, `${field}.messages`);
+        await send({ results: await publishBatch(run, inlet, request.messages, context.signal, `${field}.messages`, logger) });
+        index++;
+      }
     },
 
     async dryRun(request) {
@@ -293,7 +328,7 @@ export const executorModule: ServiceModule = {
     const graphSso = config.graphSso === undefined ? undefined : new GraphSsoQuery(config.graphSso, { logger });
     return Promise.resolve({
       addToServer(server) {
-        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, graphSso));
+        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger, graphSso));
       },
       close: async () => {
         await executor.stopAll(config.server.shutdown.deadlineMs);

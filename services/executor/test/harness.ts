@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditModule } from '@loom/audit';
 import { configStoreModule } from '@loom/config-store';
-import { AuditClient, ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
+import { AuditClient, ExecutorClient, SkillGatewayClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
+import { skillGatewayModule } from '@loom/skill-gateway';
 import { createClient, type RunningServices } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { executorModule } from '../src/index.js';
@@ -24,6 +25,7 @@ export interface ExecutorHarness {
   readonly store: WorkflowStoreClient;
   /** Presents the executor's identity, which may read the audit log. */
   readonly audit: AuditClient;
+  readonly skills: SkillGatewayClient;
   readonly logLines: string[];
   /** Log lines parsed as JSON. */
   logged(): Record<string, unknown>[];
@@ -34,7 +36,7 @@ export async function startExecutor(extra: readonly string[] = []): Promise<Exec
   const root = mkdtempSync(join(tmpdir(), 'loom-executor-'));
   const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(
-    [secretsModule, configStoreModule, auditModule, executorModule],
+    [secretsModule, configStoreModule, auditModule, skillGatewayModule, executorModule],
     [
       `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
       `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
@@ -52,18 +54,21 @@ export async function startExecutor(extra: readonly string[] = []): Promise<Exec
   const executor = createClient(ExecutorClient, address, { retry: false });
   const store = createClient(WorkflowStoreClient, address, { retry: false });
   const audit = createClient(AuditClient, address, { retry: false, token: executorToken });
+  const skills = createClient(SkillGatewayClient, address, { retry: false });
   return {
     running,
     workflowsDir: join(root, 'workflows'),
     executor,
     store,
     audit,
+    skills,
     logLines,
     logged: () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>),
     async stop() {
       executor.close();
       store.close();
       audit.close();
+      skills.close();
       await running.stop();
     },
   };

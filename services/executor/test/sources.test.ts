@@ -331,9 +331,10 @@ describe('webhook', () => {
   it('answers 400 to a body that is not a JSON object, naming the problem', async () => {
     const { url, received } = await webhook();
     for (const [body, problem] of [
-      ['[1, 2]', 'the body must be a JSON object, not an array'],
-      ['"text"', 'the body must be a JSON object, not a string'],
-      ['null', 'the body must be a JSON object, not null'],
+      ['[{"a": 1}, 2]', '[1]: each message of a batch must be a JSON object, not a number'],
+      ['[]', 'the batch holds no message'],
+      ['"text"', 'the body must be a JSON object or an array of them, not a string'],
+      ['null', 'the body must be a JSON object or an array of them, not null'],
       ['{"broken": ', 'the body is not valid JSON'],
       ['', 'the body is not valid JSON'],
     ]) {
@@ -343,6 +344,43 @@ describe('webhook', () => {
       expect(await answer.json()).toEqual({ error: problem });
     }
     expect(received).toHaveLength(0);
+  });
+
+  it('takes a JSON array or NDJSON lines as one batch, in order, answering the ids; a bad line refuses all of it', async () => {
+    const { url, received } = await webhook();
+    const array = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-loom-source': 'feed' }, body: JSON.stringify([{ n: 1 }, { n: 2 }, { n: 3 }]) });
+    expect(array.status).toBe(202);
+    const { ids } = (await array.json()) as { ids: string[] };
+    expect(received.map((message) => message.body)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(received.map((message) => message.id)).toEqual(ids);
+    expect(received.every((message) => message.headers['x-loom-source'] === 'feed')).toBe(true);
+
+    const lines = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: '{"n":4}\n\n{"n":5}\n' });
+    expect(lines.status).toBe(202);
+    expect(((await lines.json()) as { ids: string[] }).ids).toHaveLength(2);
+    expect(received.map((message) => message.body)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }]);
+
+    const badLine = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: '{"n":6}\n[7]\n' });
+    expect(badLine.status).toBe(400);
+    expect(await badLine.json()).toEqual({ error: 'line 2: each line must be a JSON object, not an array' });
+    const tooMany = await fetch(url, { method: 'POST', body: JSON.stringify(Array.from({ length: 1001 }, (_, n) => ({ n }))) });
+    expect(tooMany.status).toBe(400);
+    expect(received).toHaveLength(5);
+  });
+
+  it('answers a batch the workflow stopped taking halfway 503 with the ids of the messages it accepted', async () => {
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in' });
+    const received: LoomMessage[] = [];
+    const source = await started(await webhookFactory.create(context), (message) => {
+      if (received.length === 2) return Promise.reject(new Error('the queue closed'));
+      received.push(message);
+      return Promise.resolve();
+    });
+    const answer = await fetch(`http://127.0.0.1:${source.port}/hooks/in`, { method: 'POST', body: JSON.stringify([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]) });
+    expect(answer.status).toBe(503);
+    const body = (await answer.json()) as { error: string; ids: string[] };
+    expect(body.ids).toEqual(received.map((message) => message.id));
+    expect(body.error).toBe('the workflow accepted 2 of the 4 messages; the rest were not accepted');
   });
 
   it('answers 404 on another path, 405 with Allow: POST to another method, 413 to a body over 1 MiB', async () => {

@@ -1,8 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
-import { isServiceError, KeyedLock } from '@loom/service-kit';
+import { type BackoffPolicy, isServiceError, KeyedLock, restartDelayMs } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
-import { type BackoffPolicy, restartDelayMs } from './backoff.js';
 import { type Clock } from './clock.js';
 import { describeError, type ExecutorPort, hasEnded, isGoing, isUnavailable, type RunInfo, stateName } from './executor-port.js';
 

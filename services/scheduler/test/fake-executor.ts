@@ -104,7 +104,7 @@ export class FakeExecutor {
 
   private implementation(): AsyncImplementation<typeof ExecutorService> {
     const refuse = unimplemented(ExecutorService, {
-      startWorkflow: '', stopWorkflow: '', getWorkflowStatus: '', publishMessage: '', dryRun: 'not faked', watchRun: '', listComponentDefinitions: 'not faked', queryGraph: 'not faked',
+      startWorkflow: '', stopWorkflow: '', getWorkflowStatus: '', publishMessage: '', publishMessages: 'not faked', publishStream: 'not faked', dryRun: 'not faked', watchRun: '', listComponentDefinitions: 'not faked', queryGraph: 'not faked',
     });
     return {
       ...refuse,
@@ -149,7 +149,7 @@ export class FakeExecutor {
         const run = this.running(request.workflowName);
         if (run.endedAt !== undefined) return Promise.reject(new FailedPreconditionError(`workflow '${request.workflowName}' is STOPPED, not RUNNING`));
         this.publishes.push({ name: request.workflowName, inlet: request.inlet, body: request.body ?? {}, messageId: request.messageId, at: Date.now() });
-        return Promise.resolve({ messageId: request.messageId });
+        return Promise.resolve({ messageId: request.messageId, duplicate: false });
       },
       watchRun: async (request, send, context) => {
         const run = this.running(request.name);

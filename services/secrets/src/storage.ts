@@ -1,5 +1,5 @@
 import { type LoomConfig } from '@loom/config';
-import { createPool, type Database, type EmbeddedPostgres, migrate, parseDatabaseUrl, startEmbeddedPostgres } from '@loom/postgres';
+import { acquireEmbeddedPostgres, createPool, type Database, type EmbeddedPostgres, migrate, parseDatabaseUrl } from '@loom/postgres';
 import { type Logger } from '@loom/telemetry';
 import { secretsMigrations } from './migrations.js';
 
@@ -18,7 +18,7 @@ export async function openSecretsStorage(config: LoomConfig, logger: Logger): Pr
   const url = config.secrets.databaseUrl;
   const embedded =
     url === undefined
-      ? await startEmbeddedPostgres({ dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port, logger })
+      ? await acquireEmbeddedPostgres({ dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port, logger })
       : undefined;
   const connectionUrl = url ?? (embedded as EmbeddedPostgres).url;
   const db = createPool(connectionUrl, { embedded: embedded !== undefined, applicationName: 'loom-secrets' });

@@ -1,1 +1,4 @@
 export * from './skill-gateway.service.js';
+export { SkillCaller, callPolicyOf, baseUrlOf, type CallPolicy, type SkillCall, type SkillCallResult } from './skill-caller.js';
+export { CircuitBreaker, type CircuitStateName } from './circuit-breaker.js';
+export { SkillRegistry, checkRegistration } from './skill-registry.js';

@@ -1,26 +1,220 @@
-import { SkillGatewayService } from '@loom/contracts';
-import { type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
+import { status } from '@grpc/grpc-js';
+import { CircuitState, type SkillResult, SkillGatewayService } from '@loom/contracts';
+import { type Skill as SkillMessage } from '@loom/contracts';
+import { LoomError, NotFoundError, type Skill, skillViolations, UnavailableError, ValidationError, workflowFromProto, workflowToProto } from '@loom/domain';
+import { type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type Logger } from '@loom/telemetry';
+import fetch from 'node-fetch';
+import { type CircuitStateName } from './circuit-breaker.js';
+import { baseUrlOf, callPolicyOf, type SkillCallResult, SkillCaller } from './skill-caller.js';
+import { checkRegistration, type RegisteredSkill, SkillRegistry } from './skill-registry.js';
+import { openSkillStorage } from './storage.js';
 
-/** The capability that provides each RPC; every one answers UNIMPLEMENTED naming it until it is built. */
-const capabilities = {
-  registerSkill: 'the skill registry',
-  listSkills: 'the skill registry',
-  deleteSkill: 'the skill registry',
-  invokeSkill: 'skill calls with retries and circuit breaking',
-  createPipeline: 'NLP pipeline creation on entity extraction skills',
-  checkSkill: 'skill health probes',
+/** Most requests one InvokeSkillBatch may carry. */
+export const MAX_BATCH_REQUESTS = 4096;
+
+const CIRCUIT_STATES: Record<CircuitStateName, CircuitState> = {
+  CLOSED: CircuitState.CIRCUIT_STATE_CLOSED,
+  OPEN: CircuitState.CIRCUIT_STATE_OPEN,
+  HALF_OPEN: CircuitState.CIRCUIT_STATE_HALF_OPEN,
 };
+
+const PROBE_TIMEOUT_MS = 5000;
+
+/** What the skill gateway RPCs work with. */
+export interface SkillGatewayDependencies {
+  readonly registry: SkillRegistry;
+  readonly caller: SkillCaller;
+  readonly logger: Logger;
+}
+
+/** A skill's answer parsed as JSON; a skill that answers OK with something else is a failure of the skill. */
+function parseAnswer(skill: Skill, result: SkillCallResult): unknown {
+  const text = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength).toString('utf8');
+  if (text.trim() === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UnavailableError(`skill '${skill.name}' answered HTTP ${result.httpStatus} with a body that is not JSON`);
+  }
+}
+
+/** A skill refused a request (a 4xx other than 429): INVALID_ARGUMENT with the skill's message. */
+export class SkillRefusedError extends LoomError {
+  readonly kind = 'invalid-argument';
+}
+
+/** A skill did not answer within its time-out, retries included: DEADLINE_EXCEEDED. */
+export class SkillTimeoutError extends LoomError {
+  readonly kind = 'deadline-exceeded';
+}
+
+/** Turns a failed call into the error the caller sees (a skill's 4xx is INVALID_ARGUMENT with its message). */
+function throwIfFailed(result: SkillCallResult): void {
+  switch (result.code) {
+    case status.OK:
+      return;
+    case status.INVALID_ARGUMENT:
+      throw new SkillRefusedError(result.message);
+    case status.DEADLINE_EXCEEDED:
+      throw new SkillTimeoutError(result.message);
+    default:
+      // unavailable, an open circuit, or a call the caller cancelled (it no longer waits for the answer)
+      throw new UnavailableError(result.message);
+  }
+}
+
+/** The loom.v1.SkillGateway handlers. */
+export function skillGatewayImplementation(deps: SkillGatewayDependencies): AsyncImplementation<typeof SkillGatewayService> {
+  const { registry, caller, logger } = deps;
+  const registered = async (name: string, field: string): Promise<RegisteredSkill> => {
+    if (name === '') throw ValidationError.of(field, 'is required', 'MISSING_FIELD');
+    return registry.get(name);
+  };
+  return {
+    async registerSkill(request) {
+      const skill = checkRegistration(request.skill === undefined ? undefined : skillOf(request.skill));
+      const entry = await registry.register(skill, request.replace);
+      logger.info({ skill: skill.name, capability: skill.capability, replace: request.replace }, 'skill registered');
+      return { skill: skillToProto(entry.skill) };
+    },
+
+    async listSkills() {
+      const entries = await registry.list();
+      return {
+        skills: entries.map((entry) => skillToProto(entry.skill)),
+        registrations: entries.map((entry) => ({ name: entry.skill.name, createdAt: entry.createdAt, updatedAt: entry.updatedAt })),
+      };
+    },
+
+    async deleteSkill(request) {
+      if (request.name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
+      await registry.delete(request.name);
+      logger.info({ skill: request.name }, 'skill deleted');
+      return {};
+    },
+
+    async invokeSkill(request, context) {
+      const { skill } = await registered(request.skillName, 'skill_name');
+      const result = await caller.call(skill, { body: Buffer.from(JSON.stringify(request.input ?? {})) }, context.signal);
+      throwIfFailed(result);
+      const answer = parseAnswer(skill, result);
+      const isObject = typeof answer === 'object' && answer !== null && !Array.isArray(answer);
+      return { ...(isObject ? { output: answer } : {}), answer };
+    },
+
+    async invokeSkillBatch(request, context) {
+      if (request.requests.length > MAX_BATCH_REQUESTS) throw ValidationError.of('requests', `must hold at most ${MAX_BATCH_REQUESTS} requests`, 'TOO_LONG');
+      const skill = await batchSkill(request.skillName, request.skill, registry);
+      const results = await Promise.all(
+        request.requests.map(
+          async (call): Promise<SkillResult> => {
+            const result = await caller.call(skill, { body: call.body, contentType: call.contentType, traceHeaders: call.traceHeaders, path: call.path }, context.signal);
+            return {
+              code: result.code,
+              message: result.message,
+              body: Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength),
+              contentType: result.contentType,
+              httpStatus: result.httpStatus,
+              attempts: result.attempts,
+            };
+          },
+        ),
+      );
+      return { results };
+    },
+
+    async createPipeline(request, context) {
+      const { skill } = await registered(request.skillName, 'skill_name');
+      if (skill.capability !== 'ENTITY_EXTRACTION') {
+        throw ValidationError.of('skill_name', `names a ${skill.capability} skill: pipelines are created on entity extraction skills`, 'WRONG_SKILL_CAPABILITY');
+      }
+      const pipeline = request.pipeline;
+      if (pipeline === undefined) throw ValidationError.of('pipeline', 'is required', 'MISSING_FIELD');
+      if (pipeline.name.trim() === '') throw ValidationError.of('pipeline.name', 'is required', 'MISSING_FIELD');
+      const body = {
+        name: pipeline.name,
+        language: pipeline.language,
+        textProcessor: pipeline.textProcessor,
+        annotators: pipeline.annotators,
+        nerRegexFiles: pipeline.nerRegexFiles,
+      };
+      const result = await caller.call(skill, { body: Buffer.from(JSON.stringify(body)), path: '/pipeline/new' }, context.signal);
+      throwIfFailed(result);
+      const answer = parseAnswer(skill, result);
+      logger.info({ skill: skill.name, pipeline: pipeline.name }, 'pipeline created');
+      return { response: typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? (answer) : { answer } };
+    },
+
+    async checkSkill(request, context) {
+      const { skill } = await registered(request.name, 'name');
+      const described = caller.describe(skill);
+      const base = { circuitState: CIRCUIT_STATES[described.circuit], inFlight: described.inFlight, maxConcurrency: described.maxConcurrency };
+      const probe = new URL(baseUrlOf(skill.url).toString());
+      probe.pathname = `${probe.pathname.replace(/\/+$/, '')}/health`;
+      const started = performance.now();
+      try {
+        const response = await fetch(probe.toString(), { method: 'GET', signal: AbortSignal.any([context.signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) });
+        await response.arrayBuffer();
+        const latencyMs = Math.round(performance.now() - started);
+        const detail = response.ok ? `GET ${probe.pathname} answered ${response.status}` : `GET ${probe.pathname} answered ${response.status}: the skill answers, but has no health endpoint there or is unwell`;
+        return { reachable: true, latencyMs, httpStatus: response.status, detail, ...base };
+      } catch (error) {
+        const reason = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'unknown error';
+        return { reachable: false, latencyMs: Math.round(performance.now() - started), httpStatus: 0, detail: `GET ${probe.pathname} failed: ${reason}`, ...base };
+      }
+    },
+  };
+}
+
+/** The skill of a batch: given in full (a workflow file's skill, checked by its capability's rules), or registered by name. */
+async function batchSkill(name: string, given: SkillMessage | undefined, registry: SkillRegistry): Promise<Skill> {
+  if (given !== undefined && given.url !== '') {
+    const skill = skillOf(given);
+    if (skill.capability === undefined) throw ValidationError.of('skill.capability', 'is required for a skill given in full', 'MISSING_FIELD');
+    const violations = skillViolations(skill, skill.capability, 'skill');
+    if (violations.length > 0) throw new ValidationError(violations);
+    return skill;
+  }
+  const byName = name !== '' ? name : (given?.name ?? '');
+  if (byName === '') throw ValidationError.of('skill_name', 'is required (or a skill with its url)', 'MISSING_FIELD');
+  try {
+    return (await registry.get(byName)).skill;
+  } catch (error) {
+    if (error instanceof NotFoundError) throw ValidationError.of('skill_name', `no skill is registered as '${byName}'`, 'UNKNOWN_SKILL');
+    throw error;
+  }
+}
+
+/** The domain skill of a loom.v1.Skill, through the workflow converters (one place maps capabilities and parameters). */
+function skillOf(message: SkillMessage): Skill {
+  const workflow = workflowFromProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [message], workflowResources: [] });
+  const [skill] = workflow.skills;
+  return skill as Skill;
+}
+
+function skillToProto(skill: Skill): SkillMessage {
+  return workflowToProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [skill], workflowResources: [] }).skills[0] as SkillMessage;
+}
 
 /** loom.v1.SkillGateway, deployable alone (`loom serve --services skill-gateway`) or with the others. */
 export const skillGatewayModule: ServiceModule = {
   name: 'skill-gateway',
   fullName: 'loom.v1.SkillGateway',
-  create(): Promise<ServiceInstance> {
-    return Promise.resolve({
+  async create({ config, logger }): Promise<ServiceInstance> {
+    const storage = await openSkillStorage(config, logger);
+    const registry = new SkillRegistry(storage.db, config.skills.registryCacheMs);
+    const caller = new SkillCaller(callPolicyOf(config), logger);
+    const implementation = skillGatewayImplementation({ registry, caller, logger });
+    logger.info({ registry: storage.address }, 'skill registry ready');
+    return {
       addToServer(server) {
-        server.addService('loom.v1.SkillGateway', SkillGatewayService, unimplemented(SkillGatewayService, capabilities));
+        server.addService('loom.v1.SkillGateway', SkillGatewayService, implementation);
       },
-      close: () => Promise.resolve(),
-    });
+      async close() {
+        caller.close();
+        await storage.close();
+      },
+    };
   },
 };

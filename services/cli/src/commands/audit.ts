@@ -1,5 +1,5 @@
 import { AuditClient, type AuditEvent, AuditEventType, type WatchResponse } from '@loom/contracts';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { withClient } from '../service-client.js';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { ComponentState, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
 import { componentDefinitionsFromProto, parseJsonText, parseWorkflowJson, workflowToProto } from '@loom/domain';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 
@@ -154,7 +154,7 @@ export function addExecutorCommands(program: Command, workflow: Command): void {
     .action((workflowName: string, options: { inlet: string; body: Record<string, unknown>[]; id: string }, command: Command) =>
       withExecutor(command, async (client, globals) => {
         const published = await call(client, 'publishMessage', { workflowName, inlet: options.inlet, body: options.body.at(-1), headers: {}, messageId: options.id });
-        printTable(globals.output, [{ messageId: published.messageId }]);
+        printTable(globals.output, [{ messageId: published.messageId, duplicate: published.duplicate }]);
       }),
     );
 }

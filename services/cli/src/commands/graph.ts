@@ -5,7 +5,7 @@ import { ExecutorClient } from '@loom/contracts';
 import { call } from '@loom/service-kit';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { loadToken } from '../token-cache.js';

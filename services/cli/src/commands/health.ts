@@ -1,6 +1,6 @@
 import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { type DescribeStorageResponse, loomServiceNames, SecretsClient } from '@loom/contracts';
-import { call, createClient, healthDefinition } from '@loom/service-kit';
+import { call, createClient } from '@loom/service-kit/client';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
 
@@ -12,6 +12,51 @@ interface HealthClient {
     callback: (error: ServiceError | null, response?: { status: string }) => void,
   ): void;
   close(): void;
+}
+
+const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
+
+/**
+ * grpc.health.v1.Health/Check written out by hand: its two messages have one field each, and the
+ * protocol definition of grpc-health-check parses a .proto file when loaded, time `loom health`
+ * should not spend.
+ */
+const healthDefinition = {
+  Check: {
+    path: '/grpc.health.v1.Health/Check',
+    requestStream: false,
+    responseStream: false,
+    // HealthCheckRequest { string service = 1 }
+    requestSerialize: ({ service }: { service: string }): Buffer => {
+      const text = Buffer.from(service, 'utf8');
+      return text.length === 0 ? Buffer.alloc(0) : Buffer.concat([Buffer.from([0x0a]), varint(text.length), text]);
+    },
+    requestDeserialize: (): { service: string } => ({ service: '' }),
+    responseSerialize: (): Buffer => Buffer.alloc(0),
+    // HealthCheckResponse { ServingStatus status = 1 }
+    responseDeserialize: (bytes: Buffer): { status: string } => {
+      let value = 0;
+      if (bytes[0] === 0x08) {
+        for (let index = 1, shift = 0; index < bytes.length; index++, shift += 7) {
+          const byte = bytes[index] ?? 0;
+          value += (byte & 0x7f) * 2 ** shift;
+          if (byte < 0x80) break;
+        }
+      }
+      return { status: SERVING_STATUS[value] ?? `UNKNOWN (${value})` };
+    },
+  },
+};
+
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest >= 0x80) {
+    bytes.push((rest & 0x7f) | 0x80);
+    rest >>>= 7;
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
 }
 
 /** One service's answer to a health check. */

@@ -1,6 +1,6 @@
 import { FireOutcome, SchedulerClient, type ScheduleStatus, WorkflowState } from '@loom/contracts';
 import { scheduleFromProto } from '@loom/domain';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type Command } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { type Command } from 'commander';
 import { SecretsClient, type Variable } from '@loom/contracts';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 import { withClient } from '../service-client.js';
 
 function withSecrets<T>(command: Command, use: (client: SecretsClient, globals: GlobalOptions) => Promise<T>): Promise<T> {

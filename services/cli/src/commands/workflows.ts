@@ -13,10 +13,10 @@ import {
   workflowFromProto,
   workflowToProto,
 } from '@loom/domain';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 

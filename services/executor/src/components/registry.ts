@@ -13,6 +13,7 @@ import { relationExtractionFactory } from './relations/relation-extraction.js';
 import { tokenOccurrenceWriterFactory } from './relations/token-occurrence-writer.js';
 import { inletFactory } from './inlet.js';
 import { loggerFactory } from './logger.js';
+import { skillFactory, type SkillGatewayProvider } from './skills.js';
 import { timerFactory } from './timer.js';
 import { webhookFactory } from './webhook.js';
 
@@ -53,6 +54,8 @@ export interface FactoryOptions {
   readonly limits?: ScriptLimits;
   /** Where graph components get their stores; without it, graph components are not available. */
   readonly graphStores?: GraphStores;
+  /** The skill gateway the skill components call; without it, skill components are not available. */
+  readonly skillGateway?: SkillGatewayProvider;
 }
 
 /** The component kinds this executor runs, by qualified name. */
@@ -68,8 +71,19 @@ export function componentFactories(config: LoomConfig, options: FactoryOptions =
           [COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, tokenOccurrenceWriterFactory(options.graphStores)],
           [COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, relationExtractionFactory(options.graphStores)],
         ];
+  const gateway = options.skillGateway;
+  const skills: [string, ComponentFactory][] =
+    gateway === undefined
+      ? []
+      : [
+          [COMPONENT_KINDS.ENTITY_EXTRACTION, skillFactory('ENTITY_EXTRACTION', gateway)],
+          [COMPONENT_KINDS.KEYWORD_EXTRACTION, skillFactory('KEYWORD_EXTRACTION', gateway)],
+          [COMPONENT_KINDS.WEB_DATA_EXTRACTION, skillFactory('WEB_DATA_EXTRACTION', gateway)],
+          [COMPONENT_KINDS.PDF_PARSING, skillFactory('PDF_PARSING', gateway)],
+        ];
   return new Map<string, ComponentFactory>([
     ...graph,
+    ...skills,
     [COMPONENT_KINDS.TIMER, timerFactory],
     [COMPONENT_KINDS.INLET, inletFactory],
     [COMPONENT_KINDS.FILE_READER, fileReaderFactory],

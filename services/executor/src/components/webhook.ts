@@ -10,6 +10,12 @@ export const WEBHOOK_HOST = '0.0.0.0';
 /** The largest request body a webhook takes; a larger one is answered 413. */
 export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
 
+/** Most messages one batch request (a JSON array, or NDJSON lines) may carry. */
+export const WEBHOOK_MAX_BATCH = 1000;
+
+/** Content types whose body is NDJSON: one JSON object per line, a batch. */
+const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines'];
+
 /** Request headers with this prefix become message headers (lower-cased, prefix kept). */
 export const WEBHOOK_HEADER_PREFIX = 'x-loom-';
 
@@ -31,7 +37,11 @@ export class WebhookListenError extends FailedPreconditionError {
   }
 }
 
-/** A source that turns each POST of a JSON object to `path` on `port` into a message, answering 202 `{ id }` once accepted. */
+/**
+ * A source that turns each POST of a JSON object to `path` on `port` into a message, answering
+ * 202 `{ id }` once accepted; a JSON array or an NDJSON body is a batch, answered 202 `{ ids }`
+ * once every message of it was accepted.
+ */
 export const webhookFactory = {
   kind: 'source',
   // a bad option rejects the promise rather than throwing from create
@@ -127,7 +137,9 @@ export class WebhookSource implements Source {
         answer(response, 413, { error: `the body is larger than ${WEBHOOK_MAX_BODY_BYTES} bytes` });
         return;
       }
-      const body = parseBody(Buffer.concat(chunks).toString('utf8'));
+      const text = Buffer.concat(chunks).toString('utf8');
+      const ndjson = NDJSON_TYPES.includes((request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '');
+      const body = ndjson ? parseLines(text) : parseBody(text);
       if (typeof body === 'string') {
         answer(response, 400, { error: body });
         return;
@@ -137,7 +149,7 @@ export class WebhookSource implements Source {
         answer(response, 503, { error: 'the workflow is stopping' });
         return;
       }
-      const answering = this.deliver(request, response, body, emit);
+      const answering = Array.isArray(body) ? this.deliverBatch(request, response, body, emit) : this.deliver(request, response, body, emit);
       this.answering.add(answering);
       void answering.finally(() => this.answering.delete(answering));
     });
@@ -153,8 +165,32 @@ export class WebhookSource implements Source {
       answer(response, 503, { error: 'the workflow did not accept the message' });
       return;
     }
+    await this.answered(response, 202, { id });
+  }
+
+  /** A batch goes in in order; the answer lists the ids of the messages accepted (all of them: 202; a prefix: 503). */
+  private async deliverBatch(request: IncomingMessage, response: ServerResponse, bodies: readonly Record<string, unknown>[], emit: Emit): Promise<void> {
+    const headers = loomHeaders(request);
+    const ids: string[] = [];
+    for (const body of bodies) {
+      const id = randomUUID();
+      try {
+        await emit({ id, body, headers: { ...headers } });
+      } catch (error) {
+        this.context.logger.warn({ component: this.context.name, messageId: id, accepted: ids.length, of: bodies.length, err: error }, 'webhook batch was not accepted whole');
+        if (this.stopping) response.setHeader('Connection', 'close');
+        answer(response, 503, { error: `the workflow accepted ${ids.length} of the ${bodies.length} messages; the rest were not accepted`, ids });
+        return;
+      }
+      ids.push(id);
+    }
+    await this.answered(response, 202, { ids });
+  }
+
+  /** Writes the answer and resolves once it went out (stop waits for these). */
+  private async answered(response: ServerResponse, status: number, body: Record<string, unknown>): Promise<void> {
     if (this.stopping) response.setHeader('Connection', 'close');
-    answer(response, 202, { id });
+    answer(response, status, body);
     if (!response.writableFinished && !response.destroyed) {
       await new Promise((resolve) => {
         response.once('finish', resolve);
@@ -164,17 +200,51 @@ export class WebhookSource implements Source {
   }
 }
 
-/** The body as a JSON object, or what is wrong with it. */
-function parseBody(text: string): Record<string, unknown> | string {
+/** An NDJSON body as a batch of JSON objects (blank lines skipped), or what is wrong with it, naming the line. */
+function parseLines(text: string): Record<string, unknown>[] | string {
+  const bodies: Record<string, unknown>[] = [];
+  const lines = text.split('\n');
+  for (const [index, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    let body: unknown;
+    try {
+      body = JSON.parse(line);
+    } catch {
+      return `line ${index + 1}: not valid JSON`;
+    }
+    if (!isObject(body)) return `line ${index + 1}: each line must be a JSON object, not ${describe(body)}`;
+    bodies.push(body);
+  }
+  if (bodies.length === 0) return 'the body holds no message';
+  if (bodies.length > WEBHOOK_MAX_BATCH) return `the batch holds ${bodies.length} messages; at most ${WEBHOOK_MAX_BATCH} per request`;
+  return bodies;
+}
+
+/** The body as a JSON object, a JSON array of them (a batch), or what is wrong with it. */
+function parseBody(text: string): Record<string, unknown> | Record<string, unknown>[] | string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     return 'the body is not valid JSON';
   }
-  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  const what = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
-  return `the body must be a JSON object, not ${what}`;
+  if (Array.isArray(parsed)) {
+    if (parsed.length === 0) return 'the batch holds no message';
+    if (parsed.length > WEBHOOK_MAX_BATCH) return `the batch holds ${parsed.length} messages; at most ${WEBHOOK_MAX_BATCH} per request`;
+    const bad = parsed.findIndex((item) => !isObject(item));
+    if (bad >= 0) return `[${bad}]: each message of a batch must be a JSON object, not ${describe(parsed[bad])}`;
+    return parsed as Record<string, unknown>[];
+  }
+  if (isObject(parsed)) return parsed;
+  return `the body must be a JSON object or an array of them, not ${describe(parsed)}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
 function loomHeaders(request: IncomingMessage): Record<string, string> {

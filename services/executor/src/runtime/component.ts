@@ -1,4 +1,4 @@
-import { type ComponentInstance, type ResourceInstance } from '@loom/domain';
+import { type ComponentInstance, type ResourceInstance, type Skill } from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
 
 /** A message flowing through a workflow: a JSON object body plus string headers. */
@@ -87,6 +87,8 @@ export interface ComponentContext {
   readonly dryRun: boolean;
   /** The workflow run's private temp directory, created at first call and removed when the run ends. */
   readonly privateDirectory: () => string;
+  /** The workflow's `skills` array, where a component's skill given by name only is looked up first. */
+  readonly workflowSkills?: readonly Skill[];
 }
 
 /** Builds the runtime of one component kind. */

@@ -59,6 +59,12 @@ export interface RunOptions {
   readonly messageSamplingRatio?: number;
 }
 
+/** What became of a published message. */
+export type PublishOutcome = 'accepted' | 'duplicate';
+
+/** How many client-chosen message ids each inlet remembers for de-duplication (per run). */
+export const DEDUP_WINDOW = 65_536;
+
 export const DEFAULT_QUEUE_CAPACITY = 1024;
 export const DEFAULT_MAX_BATCH = 256;
 const MAX_CONCURRENCY = 64;
@@ -101,6 +107,8 @@ export class WorkflowRun {
   private lastError = '';
   private readonly tracing: RunTracing;
   private privateDir: string | undefined;
+  /** Per inlet: client-chosen ids accepted (true) or being published (their promise), oldest first. */
+  private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
@@ -145,14 +153,66 @@ export class WorkflowRun {
     return () => this.listeners.delete(listener);
   }
 
-  /** Hands a message to an inlet source; resolves once its first queue accepted it (waits while full). */
-  async publish(inletName: string, message: LoomMessage, signal: AbortSignal): Promise<void> {
+  /**
+   * Hands a message to an inlet source; resolves once its first queue accepted it (waits while
+   * full). With `clientId`, the message's id was chosen by the caller and de-duplicates: an id the
+   * inlet accepted among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a
+   * publish of an id still in progress waits for that one's outcome.
+   */
+  async publish(inletName: string, message: LoomMessage, signal: AbortSignal, clientId = false): Promise<PublishOutcome> {
+    const inlet = this.inlet(inletName);
+    if (this.currentState !== 'RUNNING') throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.currentState}, not RUNNING`);
+    if (!clientId) {
+      await inlet.publish(message, signal);
+      return 'accepted';
+    }
+    let recent = this.recentIds.get(inletName);
+    if (recent === undefined) {
+      recent = new Map();
+      this.recentIds.set(inletName, recent);
+    }
+    const earlier = recent.get(message.id);
+    if (earlier === true) return 'duplicate';
+    if (earlier !== undefined) {
+      // the same id is being published right now: it is a duplicate once that one is accepted, and tried again if it is not
+      return earlier.then(
+        () => 'duplicate',
+        () => this.publish(inletName, message, signal, clientId),
+      );
+    }
+    const pending = inlet.publish(message, signal);
+    recent.set(message.id, pending);
+    try {
+      await pending;
+    } catch (error) {
+      recent.delete(message.id);
+      throw error;
+    }
+    recent.set(message.id, true);
+    if (recent.size > DEDUP_WINDOW) {
+      // Maps iterate in insertion order: the first key is the oldest id
+      for (const [oldest, state] of recent) {
+        if (state === true) {
+          recent.delete(oldest);
+          break;
+        }
+      }
+    }
+    return 'accepted';
+  }
+
+  /** The inlet source of this name, or NOT_FOUND. */
+  private inlet(inletName: string): Inlet {
     const node = this.nodes.get(inletName);
     if (node === undefined || node.source === undefined || !('publish' in node.source)) {
       throw new NotFoundError(`inlet source of workflow '${this.workflow.name}'`, inletName);
     }
-    if (this.currentState !== 'RUNNING') throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.currentState}, not RUNNING`);
-    await (node.source as Inlet).publish(message, signal);
+    return node.source as Inlet;
+  }
+
+  /** Throws NOT_FOUND unless this run has an inlet source of this name. */
+  checkInlet(inletName: string): void {
+    this.inlet(inletName);
   }
 
   /**
@@ -248,6 +308,7 @@ export class WorkflowRun {
           signal: this.controller.signal,
           dryRun: this.options.dryRun ?? false,
           privateDirectory: () => this.privateDirectory(),
+          workflowSkills: this.workflow.skills,
         };
         // components are built side by side: a Python interpreter or a graph connection takes a while to come up
         creations.push(

@@ -1,4 +1,4 @@
-/** How restarts back off: the first delay, doubling to a cap, each delay jittered downwards. */
+/** How retries and restarts back off: the first delay, doubling to a cap, each delay jittered downwards. */
 export interface BackoffPolicy {
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;

@@ -1,0 +1,172 @@
+// The paths a user takes into loom, measured as a user would: the article pipeline (inlet → JavaScript transformer →
+// JavaScript filter → sink) behind a real `loom serve` process, fed by a separate process (bench/publish-feeder.mjs):
+// PublishMessage at 1, 16 and 64 callers, PublishMessages (100 messages a call), PublishStream, and a webhook source
+// (one message a request, and 100 a request). Each figure is messages per second from the first send until the sink
+// has every message that passes the filter, with p50/p99 per call, the median of 3 runs, and its share of the same
+// flow run in-process (bench/executor.bench.mjs's measurement) in the same run.
+// With LOOM_BASELINE_MAIN=<another checkout>/services/cli/dist/main.js the single-message figures are measured against
+// that build too, in the same run, for a ratio to it. BENCH_SCALE scales the message counts (default 1).
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
+import { loadConfig } from '@loom/config';
+import { COMPONENT_KINDS, componentInstance as instance, workflowToProto } from '@loom/domain';
+import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
+import { componentFactories, WorkflowRun } from '@loom/executor';
+import { call, createClient } from '@loom/service-kit';
+import { createLogger } from '@loom/telemetry';
+import { countingSink, measureThroughput } from './counting-sink.mjs';
+import { median, startLoomServe } from './loom-serve.mjs';
+import { samplePayload } from './node-red-baseline.mjs';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const RUNS = 3;
+const TRANSFORM = 'return { ...body, title: String(body.title).toUpperCase(), words: String(body.text).split(" ").length };';
+const FILTER = 'return body.words > 3;';
+const INLET_WORKFLOW = 'Publish bench_7d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a';
+const HOOK_WORKFLOW = 'Webhook bench_8e2f3a4b-5c6d-4e7f-9a8b-0c1d2e3f4a5b';
+
+/** The article pipeline from `source` (an inlet, or a webhook on `port`) to a sink that logs at debug (off at info). */
+function pipeline(name, source) {
+  return {
+    name,
+    autoStart: false,
+    components: [
+      source,
+      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'transform', { script: TRANSFORM, language: 'javascript' }),
+      instance(COMPONENT_KINDS.MESSAGE_FILTER, 'filter', { script: FILTER, language: 'javascript' }),
+      instance(COMPONENT_KINDS.LOGGER, 'sink', { level: 'debug' }),
+    ],
+    links: [{ from: source.name, to: 'transform' }, { from: 'transform', to: 'filter' }, { from: 'filter', to: 'sink' }],
+    resources: [],
+    skills: [],
+    workflowResources: [],
+  };
+}
+
+async function inProcess() {
+  const sink = countingSink();
+  const factories = new Map(componentFactories(loadConfig({ env: {} })));
+  factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
+  const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
+  const run = await WorkflowRun.start(pipeline('bench', instance(COMPONENT_KINDS.INLET, 'in')), { factories, logger });
+  return measureThroughput(run, sink, { messages: 200_000 * SCALE, warmup: 5_000, samplePayload, label: 'in-process' });
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts a loom, pushes and starts the two workflows; answers the loom and the webhook's URL. */
+async function serveWithWorkflows(main) {
+  const loom = await startLoomServe({
+    ...(main === undefined ? {} : { main }),
+    args: [
+      '--services', 'secrets,config-store,audit,executor', '--set', 'loom.auth.allowAnonymous=true', '--set', 'loom.experimental.enabled=true',
+      // this build generates a development key ring only when told to; the baseline build did it unasked and knows no such key
+      ...(main === undefined ? ['--set', 'loom.secrets.generateKeys=true'] : []),
+    ],
+  });
+  const hookPort = await freePort();
+  const store = createClient(WorkflowStoreClient, loom.address, { retry: false });
+  const executor = createClient(ExecutorClient, loom.address, { retry: false });
+  try {
+    for (const workflow of [pipeline(INLET_WORKFLOW, instance(COMPONENT_KINDS.INLET, 'in')), pipeline(HOOK_WORKFLOW, instance(COMPONENT_KINDS.WEBHOOK, 'hook', { port: hookPort, path: '/articles' }))]) {
+      await call(store, 'putWorkflow', { workflow: workflowToProto(workflow) });
+      await call(executor, 'startWorkflow', { name: workflow.name });
+    }
+  } finally {
+    store.close();
+    executor.close();
+  }
+  return { loom, webhookUrl: `http://127.0.0.1:${hookPort}/articles` };
+}
+
+function feed(settings) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--no-node-snapshot', new URL('./publish-feeder.mjs', import.meta.url).pathname, JSON.stringify(settings)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = [];
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`feeder ${settings.mode} exited with ${code}`))));
+  });
+}
+
+const CASES = [
+  { label: 'PublishMessage, 1 caller', mode: 'unary', callers: 1, batch: 1, messages: 3_000 },
+  { label: 'PublishMessage, 16 callers', mode: 'unary', callers: 16, batch: 1, messages: 10_000 },
+  { label: 'PublishMessage, 64 callers', mode: 'unary', callers: 64, batch: 1, messages: 20_000 },
+  { label: 'PublishMessages, 100 a call, 8 callers', mode: 'batch', callers: 8, batch: 100, messages: 200_000 },
+  { label: 'PublishStream, 100 a request, 8 unanswered', mode: 'stream', callers: 8, batch: 100, messages: 200_000 },
+  { label: 'webhook, 1 a request, 64 callers', mode: 'webhook', callers: 64, batch: 1, messages: 20_000, webhook: true },
+  { label: 'webhook, 100 a request (JSON array), 8 callers', mode: 'webhook', callers: 8, batch: 100, messages: 200_000, webhook: true },
+];
+
+async function measureCases(served, cases) {
+  const figures = new Map();
+  for (const spec of cases) {
+    const runs = [];
+    for (let run = 0; run < RUNS; run++) {
+      runs.push(
+        await feed({
+          address: served.loom.address,
+          mode: spec.mode,
+          callers: spec.callers,
+          batch: spec.batch,
+          messages: Math.max(spec.batch, Math.round(spec.messages * SCALE)),
+          workflow: spec.webhook ? HOOK_WORKFLOW : INLET_WORKFLOW,
+          inlet: 'in',
+          sink: 'sink',
+          webhookUrl: served.webhookUrl,
+        }),
+      );
+    }
+    const middle = median(runs.map((run) => run.perSecond));
+    const chosen = runs.find((run) => run.perSecond === middle) ?? runs[0];
+    figures.set(spec.label, { perSecond: middle, runs: runs.map((run) => Math.round(run.perSecond)), p50Ms: chosen.p50Ms, p99Ms: chosen.p99Ms });
+  }
+  return figures;
+}
+
+const fmt = (value) => Math.round(value).toLocaleString('en');
+
+const local = await inProcess();
+console.log(`in-process (the same flow in this process, one run of ${fmt(200_000 * SCALE)}): ${fmt(local.perSecond)} msg/s`);
+
+const served = await serveWithWorkflows();
+let figures;
+try {
+  figures = await measureCases(served, CASES);
+} finally {
+  await served.loom.stop();
+}
+// the in-process figure again after the served runs: the machine is shared, so both ends of the run are reported
+const localAfter = await inProcess();
+const inProcessPerSecond = median([local.perSecond, localAfter.perSecond]);
+console.log(`in-process again after the served runs: ${fmt(localAfter.perSecond)} msg/s; their mean is the 100% below: ${fmt(inProcessPerSecond)} msg/s`);
+console.log('\npath | msg/s (median of 3) | runs | p50 ms | p99 ms | share of in-process');
+for (const [label, figure] of figures) {
+  console.log(`${label} | ${fmt(figure.perSecond)} | ${figure.runs.map(fmt).join(' / ')} | ${figure.p50Ms.toFixed(2)} | ${figure.p99Ms.toFixed(2)} | ${((figure.perSecond / inProcessPerSecond) * 100).toFixed(1)}%`);
+}
+
+const baselineMain = process.env.LOOM_BASELINE_MAIN;
+if (baselineMain !== undefined && baselineMain !== '') {
+  const singleCases = CASES.filter((spec) => spec.mode === 'unary');
+  const baseline = await serveWithWorkflows(baselineMain);
+  let before;
+  try {
+    before = await measureCases(baseline, singleCases);
+  } finally {
+    await baseline.loom.stop();
+  }
+  console.log(`\nbaseline build ${baselineMain}, same run:`);
+  for (const spec of singleCases) {
+    const old = before.get(spec.label);
+    const now = figures.get(spec.label);
+    console.log(`${spec.label} | baseline ${fmt(old.perSecond)} msg/s (${old.runs.map(fmt).join(' / ')}), p50 ${old.p50Ms.toFixed(2)} ms, p99 ${old.p99Ms.toFixed(2)} ms | this build ${fmt(now.perSecond)} | ratio ${(now.perSecond / old.perSecond).toFixed(2)}x`);
+  }
+}
+process.exit(0);

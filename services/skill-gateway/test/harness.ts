@@ -1,0 +1,57 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SkillGatewayClient } from '@loom/contracts';
+import { createClient, type RunningServices } from '@loom/service-kit';
+import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
+import pg from 'pg';
+import { skillGatewayModule } from '../src/index.js';
+
+/** The PostgreSQL server of LOOM_TEST_DATABASE_URL, when CI gives one. */
+export const realDatabaseUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
+
+/** A running gateway and a client to it. */
+export interface GatewayHarness {
+  readonly running: RunningServices;
+  readonly client: SkillGatewayClient;
+  readonly logLines: string[];
+  stop(): Promise<void>;
+}
+
+/** Starts the skill gateway alone on a free port: over its own embedded PostgreSQL unless the overrides name a database. */
+export async function startGateway(overrides: readonly string[] = []): Promise<GatewayHarness> {
+  const root = mkdtempSync(join(tmpdir(), 'loom-skills-'));
+  const { logger, lines } = capturedLogger();
+  const running = await serveForTest([skillGatewayModule], [`loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, ...overrides], { logger });
+  const client = createClient(SkillGatewayClient, `127.0.0.1:${running.port}`, { retry: false });
+  let stopped = false;
+  return {
+    running,
+    client,
+    logLines: lines,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      client.close();
+      await running.stop();
+    },
+  };
+}
+
+/** A fresh database on the real PostgreSQL server, and how to drop it. */
+export async function freshDatabase(adminUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = `${prefix}_${process.pid}_${Date.now()}`;
+  const admin = async (sql: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${database}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) };
+}
