@@ -67,6 +67,7 @@ describe('the production installation, started as the image starts it', () => {
       LOOM_SECRETS_KEYS_K1_FILE: join(secrets, 'encryption-key'),
       LOOM_SECRETS_ACTIVEKEYID: 'k1',
       LOOM_AUTH_TOKENS_OPERATOR_FILE: join(secrets, 'token-operator'),
+      LOOM_AUTH_ROLES_OPERATOR: 'admin',
       LOOM_TOKEN: OPERATOR_TOKEN,
     };
     const [command, ...args] = [...image.entrypoint, ...image.cmd].map(mapPath);
