@@ -19,13 +19,17 @@ const SINK = 'Log_2d9a4f83-5b6c-4e7d-9f0a-1b2c3d4e5f6a';
 
 let harness: ExecutorHarness;
 let secrets: SecretsClient;
+let sealer: SecretsClient;
+const configStoreToken = 'config-store-token-0123456789abcdef';
 let server: Server;
 let base: string;
 const seen: IncomingHttpHeaders[] = [];
 
 beforeAll(async () => {
-  harness = await startExecutor();
+  harness = await startExecutor([`loom.auth.tokens.config-store=${configStoreToken}`]);
   secrets = createClient(SecretsClient, `127.0.0.1:${harness.running.port}`, { retry: false });
+  // SealConfiguration is the config store's to call: only its identity holds the seal permission
+  sealer = createClient(SecretsClient, `127.0.0.1:${harness.running.port}`, { retry: false, token: configStoreToken });
   server = createServer((request, response) => {
     seen.push(request.headers);
     response.writeHead(200, { 'content-type': 'application/json' });
@@ -37,6 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   secrets.close();
+  sealer.close();
   await harness.stop();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
@@ -114,7 +119,7 @@ describe('secrets in enricher headers', () => {
 
   it('SealConfiguration itself fails closed on headers it cannot read', async () => {
     const workflow = enricherWorkflow('Direct seal_8b3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a', '{"Authorization": "Bearer s3cr3t-direct"');
-    const refused = await failure(call(secrets, 'sealConfiguration', { workflow: workflowToProto(workflow) }));
+    const refused = await failure(call(sealer, 'sealConfiguration', { workflow: workflowToProto(workflow) }));
     expect(refused.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(refused)).toEqual([expect.objectContaining({ field: 'components[1].options[1].value' })]);
   });
