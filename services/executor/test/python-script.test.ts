@@ -144,6 +144,25 @@ describe('Python transformer and filter', () => {
   });
 });
 
+describe('script host environment', () => {
+  it("with the policy off still starts the host with none of the service's environment variables", async () => {
+    const secret = 'loom-policy-off-secret-3b9d41c7';
+    process.env.LOOM_SECRETS_KEYS_POLICYOFF = secret;
+    try {
+      // policy off, the script reaches the host's JavaScript side and its process.env
+      const processor = await processorFor("import js, json\nreturn {'env': json.loads(js.eval('JSON.stringify(process.env)'))}", 'transformer', LIMITS, false);
+      const [result] = await run(processor, {});
+      expect(result).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { env: expect.any(Object) } })] });
+      const env = (result as unknown as { outputs: { body: { env: Record<string, string> } }[] }).outputs[0]?.body.env ?? {};
+      expect(Object.keys(env).filter((name) => name.startsWith('LOOM_'))).toEqual([]);
+      expect(JSON.stringify(env)).not.toContain(secret);
+      expect(Object.keys(env).sort()).toEqual(expect.arrayContaining(['LANG']));
+    } finally {
+      delete process.env.LOOM_SECRETS_KEYS_POLICYOFF;
+    }
+  });
+});
+
 describe('script host protocol', () => {
   it('replaces a host that writes something else than answers (policy off: the script reaches its own descriptors), failing only that message', async () => {
     const processor = await processorFor(
