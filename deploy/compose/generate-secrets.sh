@@ -40,3 +40,5 @@ neo4j_auth() { printf 'neo4j/%s' "$(random_token)"; }
 write database-url database_url
 write neo4j-auth neo4j_auth
 write neo4j-nlp-auth neo4j_auth
+# the password of loom_sso, the database user that impersonates signed-in users (docker-compose.sso.yml)
+write neo4j-sso-password random_token

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createScratchDatabase, queryOnce, type ScratchDatabase } from '@loom/postgres/testing';
@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { checkHealth } from '@loom/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
+import { type ComposeConfig, type ComposeService, containerProcess, loomServicesOf, resolveCompose } from './compose-processes.js';
 import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
 
 /**
@@ -24,20 +25,6 @@ const WORKFLOW = 'Graph import';
 const INLET = 'People_6b7c8d9e-0f1a-4b2c-9d3e-4f5a6b7c8d9e';
 const GRPC_PORT = 8100;
 const METRICS_PORT = 9464;
-
-interface ComposeService {
-  image?: string;
-  command?: string[];
-  environment?: Record<string, string>;
-  secrets?: { source: string }[];
-  volumes?: string[];
-  depends_on?: Record<string, unknown>;
-}
-interface ComposeConfig {
-  services: Record<string, ComposeService>;
-  secrets: Record<string, { file: string }>;
-}
-
 
 /** Services in an order where each comes after those it depends on. */
 function startOrder(services: Record<string, ComposeService>, names: readonly string[]): string[] {
@@ -89,13 +76,8 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     writeFileSync(join(secretsDir, 'database-url'), database.url);
     operatorToken = readFileSync(join(secretsDir, 'token-operator'), 'utf8');
 
-    const resolved = run('docker-compose', ['-f', 'docker-compose.yml', 'config'], {
-      cwd: composeDir,
-      env: { PATH: process.env.PATH, LOOM_SECRETS_DIR: secretsDir },
-    });
-    expect(resolved.status, resolved.stderr).toBe(0);
-    compose = parse(resolved.stdout) as ComposeConfig;
-    loomServices = Object.keys(compose.services).filter((name) => compose.services[name]?.command?.[0] === 'serve');
+    compose = resolveCompose(composeDir, ['docker-compose.yml'], { LOOM_SECRETS_DIR: secretsDir });
+    loomServices = loomServicesOf(compose);
     const skillServices = Object.keys(compose.services).filter((name) => compose.services[name]?.command?.[0] === 'skills');
     const hasSkillsCommand = run(process.execPath, ['--no-node-snapshot', cliMain, 'skills', '--help']).status === 0;
     if (!hasSkillsCommand) {
@@ -115,39 +97,14 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
       grpcPorts.set(name, await freePort());
       metricsPorts.set(name, await freePort());
     }
-    /** A value as the process sees it: container hosts and paths mapped to this machine's. */
-    const mapValue = (value: string, secretDir: string): string =>
-      value
-        .replace(/^(https?:\/\/)?([a-z][a-z0-9-]*):(\d+)$/, (whole, scheme: string | undefined, host: string, port: string) => {
-          if (host === 'otel-collector' && port === '4318') return `${scheme ?? ''}127.0.0.1:${otlpPort}`;
-          if (grpcPorts.has(host) && Number(port) === GRPC_PORT) return `${scheme ?? ''}127.0.0.1:${grpcPorts.get(host)}`;
-          throw new Error(`compose value ${whole}: no mapping for ${host}:${port}`);
-        })
-        .replace(/^\/run\/secrets\//, `${secretDir}/`);
-
+    const mapAddress = (host: string, port: number): string | undefined => {
+      if (host === 'otel-collector' && port === 4318) return `127.0.0.1:${otlpPort}`;
+      if (grpcPorts.has(host) && port === GRPC_PORT) return `127.0.0.1:${grpcPorts.get(host)}`;
+      return undefined;
+    };
     for (const name of loomServices) {
-      const service = compose.services[name] as ComposeService;
-      const dir = join(base, 'containers', name);
-      const data = join(dir, 'var-lib-loom');
-      const tmp = join(dir, 'tmp');
-      const secretDir = join(dir, 'run-secrets');
-      for (const path of [data, tmp, secretDir]) mkdirSync(path, { recursive: true });
-      // only the secrets this service mounts exist in its /run/secrets
-      for (const { source } of service.secrets ?? []) copyFileSync(compose.secrets[source]?.file as string, join(secretDir, source));
-      expect(service.volumes).toEqual([`${name}-data:/var/lib/loom:rw`]);
-      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
-      for (const [key, value] of Object.entries(image.env)) env[key] = value.replace('/var/lib/loom', data).replace(/^\/tmp$/, tmp);
-      for (const [key, value] of Object.entries(service.environment ?? {})) env[key] = mapValue(value, secretDir);
-      expect(env.LOOM_TELEMETRY_PROMETHEUS_PORT).toBe(String(METRICS_PORT));
-      Object.assign(env, {
-        // what differs between containers and processes on one machine: the bind address and the ports
-        SERVER_HOST: '127.0.0.1',
-        SERVER_PORT: String(grpcPorts.get(name)),
-        LOOM_TELEMETRY_PROMETHEUS_PORT: String(metricsPorts.get(name)),
-      });
-      const entrypoint = image.entrypoint.map((part) => part.replace('/opt/loom', repoRoot));
-      expect(entrypoint[0]).toBe('node');
-      launch.set(name, { args: [...entrypoint.slice(1), ...(service.command ?? [])], cwd: data, env });
+      expect(compose.services[name]?.environment?.LOOM_TELEMETRY_PROMETHEUS_PORT).toBe(String(METRICS_PORT));
+      launch.set(name, containerProcess({ compose, name, image, base, mapAddress, grpcPort: grpcPorts.get(name) as number, metricsPort: metricsPorts.get(name) as number }));
     }
     for (const name of startOrder(compose.services, loomServices)) await start(name);
   });

@@ -77,7 +77,7 @@ describe.each([
   });
 
   it('wires Services, volumes and secret files together', () => {
-    const external = valuesFiles.length > 0 ? ['loom-production-credentials'] : [];
+    const external = valuesFiles.length > 0 ? ['loom-production-credentials', 'loom-single-sign-on'] : [];
     expect(wiringProblems(objects, external)).toEqual([]);
   });
 
@@ -118,6 +118,33 @@ describe('the production-like values', () => {
     expect(sso.data['neo4j.conf']).toBe('dbms.security.authentication_providers=plugin-keycloak-sso,native\ndbms.security.authorization_providers=plugin-keycloak-sso,native\n');
   });
 
+  it('sign operators in on every service and give the executor alone the graph single sign-on settings', () => {
+    const objects = parseManifests(renderOk(chartDir, [productionValues]).manifests);
+    type Pod = { containers: { env: { name: string; value: string }[] }[]; volumes: { name: string; secret?: { secretName: string; items: { key: string }[] } }[] };
+    const loomDeployments = byKind(objects, 'Deployment').filter((object) => JSON.stringify(object).includes('"serve","--services"'));
+    const pods = Object.fromEntries(loomDeployments.map((object) => [object.metadata.name, (object.spec as { template: { spec: Pod } }).template.spec]));
+    expect(Object.keys(pods)).toHaveLength(6);
+    for (const [name, pod] of Object.entries(pods)) {
+      const env = Object.fromEntries(pod.containers[0]?.env.map((variable) => [variable.name, variable.value]) ?? []);
+      expect(env.LOOM_AUTH_OIDC_CONFIGFILE, name).toBe('/run/secrets/loom-sso/loom-oidc-client.json');
+      expect(env.LOOM_AUTH_OIDC_ROLEPREFIX, name).toBe('loom_');
+      const items = pod.volumes.find((volume) => volume.name === 'single-sign-on')?.secret?.items.map((item) => item.key);
+      if (name === 'loom-executor') {
+        expect(env).toMatchObject({
+          LOOM_GRAPH_SSO_PROVIDERCONFIGFILE: '/run/secrets/loom-sso/neo4j-oidc-client.json',
+          LOOM_GRAPH_SSO_URI: 'neo4j+s://graph.example.com:7687',
+          LOOM_GRAPH_SSO_MODE: 'impersonate',
+          LOOM_GRAPH_SSO_USER: 'loom_sso',
+          LOOM_GRAPH_SSO_PASSWORD_FILE: '/run/secrets/loom-sso/neo4j-sso-password',
+        });
+        expect(items).toEqual(['loom-oidc-client.json', 'neo4j-oidc-client.json', 'neo4j-sso-password']);
+      } else {
+        expect(Object.keys(env).filter((key) => key.startsWith('LOOM_GRAPH_SSO_')), name).toEqual([]);
+        expect(items, name).toEqual(['loom-oidc-client.json']);
+      }
+    }
+  });
+
   it('the default values generate keys and tokens into a Secret kept on uninstall', () => {
     const objects = parseManifests(renderOk(chartDir).manifests);
     const [secret] = byKind(objects, 'Secret') as (KubeObject & { data: Record<string, string> })[];
@@ -142,6 +169,17 @@ describe('each check fails on a deliberately broken chart or values file', () =>
     // the template refuses it too (helm without a schema check would still stop here)
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('services.scheduler.replicas > 1 needs database.enabled');
+  });
+
+  it('values.schema.json and the templates refuse single sign-on without its Secret', () => {
+    const file = join(scratchDir('values'), 'values.yaml');
+    writeFileSync(file, 'singleSignOn:\n  graph:\n    enabled: true\n');
+    const result = render(chartDir, [file]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('singleSignOn.existingSecret is required');
+    const values = { ...(renderOk(chartDir).values as { singleSignOn: object }) };
+    values.singleSignOn = { existingSecret: '', operators: { enabled: true } };
+    expect(schemaErrors(values)).toContain('/singleSignOn/existingSecret must NOT have fewer than 1 characters');
   });
 
   it('a template error stops the renderer with the template named', () => {

@@ -220,7 +220,7 @@ export function wiringProblems(objects: readonly Located[], externalSecrets: rea
     }
     for (const container of pod.containers) {
       for (const variable of container.env ?? []) {
-        if (variable.name.endsWith('_FILE') && !files.has(variable.value ?? '')) problems.push(`${where}: ${variable.name}=${variable.value} is not a mounted secret item`);
+        if ((variable.name.endsWith('_FILE') || (variable.value ?? '').startsWith('/run/secrets/')) && !files.has(variable.value ?? '')) problems.push(`${where}: ${variable.name}=${variable.value} is not a mounted secret item`);
       }
     }
   }

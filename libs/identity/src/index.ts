@@ -1,6 +1,8 @@
 export {
   type IdentityProviderConfig,
   parseIdentityProviderConfig,
+  readIdentityProviderConfig,
+  IdentityProviderConfigError,
   issuerOf,
   endpointsOf,
 } from './provider-config.js';

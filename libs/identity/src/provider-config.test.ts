@@ -1,7 +1,10 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ValidationError } from '@loom/domain';
 import { describe, expect, it } from 'vitest';
 import { databaseRoles } from './database-roles.js';
-import { endpointsOf, issuerOf, parseIdentityProviderConfig } from './provider-config.js';
+import { endpointsOf, IdentityProviderConfigError, issuerOf, parseIdentityProviderConfig, readIdentityProviderConfig } from './provider-config.js';
 
 const installation = {
   realm: 'graphs',
@@ -53,5 +56,35 @@ describe('parseIdentityProviderConfig', () => {
 describe('databaseRoles', () => {
   it('maps prefixed roles case-insensitively and ignores the rest', () => {
     expect(databaseRoles(['NEO4J_Admin', 'neo4j_ADMIN', 'Neo4j_reader', 'loom_editor', 'NEO4J_', 'offline_access'])).toEqual(['admin', 'reader']);
+  });
+});
+
+describe('readIdentityProviderConfig', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loom-provider-'));
+
+  it('reads the file', () => {
+    const file = join(dir, 'keycloak.json');
+    writeFileSync(file, JSON.stringify(installation));
+    expect(readIdentityProviderConfig(file).resource).toBe('neo4j');
+  });
+
+  it('names the file and the reason when it cannot be read', () => {
+    const file = join(dir, 'missing.json');
+    expect(() => readIdentityProviderConfig(file)).toThrow(new IdentityProviderConfigError(file, 'cannot be read (ENOENT)'));
+  });
+
+  it('names the file and the field when the file is malformed', () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ ...installation, 'confidential-port': 'eighty' }));
+    let caught: unknown;
+    try {
+      readIdentityProviderConfig(file);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(IdentityProviderConfigError);
+    expect((caught as Error).message).toContain(`${file}: `);
+    expect((caught as Error).message).toContain('confidential-port');
+    expect((caught as Error).cause).toBeInstanceOf(ValidationError);
   });
 });

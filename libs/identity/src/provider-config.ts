@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { formatJsonPath, parseJsonText, parseWithSchema, ValidationError } from '@loom/domain';
 import { z } from 'zod';
 
@@ -59,6 +60,33 @@ export function parseIdentityProviderConfig(text: string): IdentityProviderConfi
     throw ValidationError.of(formatJsonPath(['auth-server-url']), "must be an https URL when ssl-required is 'all'");
   }
   return config;
+}
+
+/** A provider configuration file that cannot be read or parsed; the message names the file. */
+export class IdentityProviderConfigError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${file}: ${message}`, options);
+    this.name = 'IdentityProviderConfigError';
+  }
+}
+
+/** Reads and parses an installation configuration file; any failure is an IdentityProviderConfigError naming the file (and the field). */
+export function readIdentityProviderConfig(file: string): IdentityProviderConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new IdentityProviderConfigError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+  try {
+    return parseIdentityProviderConfig(text);
+  } catch (error) {
+    throw new IdentityProviderConfigError(file, error instanceof Error ? error.message : String(error), { cause: error });
+  }
 }
 
 /** The issuer tokens of this realm carry in `iss`. */

@@ -11,7 +11,7 @@ import {
   serverTracingInterceptor,
 } from '@loom/telemetry';
 import { metrics } from '@opentelemetry/api';
-import { parseIdentityProviderConfig, TokenValidator } from '@loom/identity';
+import { IdentityProviderConfigError, readIdentityProviderConfig, TokenValidator } from '@loom/identity';
 import { AuditEventType } from '@loom/contracts';
 import { type AccessTokenVerifier, Authenticator, type Refusal } from './auth.js';
 import { AuditAppender } from './audit-client.js';
@@ -165,18 +165,11 @@ function serviceTokens(config: LoomConfig, logger: Logger): Record<string, strin
 
 /** The verifier of sign-in tokens, from the provider's installation configuration file. */
 function signInVerifier(configFile: string): AccessTokenVerifier {
-  let text: string;
   try {
-    text = readFileSync(configFile, 'utf8');
+    return new TokenValidator(readIdentityProviderConfig(configFile));
   } catch (error) {
-    throw new ConfigError(`cannot read the identity provider configuration ${configFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
-      key: 'loom.auth.oidc.configFile',
-    });
-  }
-  try {
-    return new TokenValidator(parseIdentityProviderConfig(text));
-  } catch (error) {
-    throw new ConfigError(`${configFile}: ${error instanceof Error ? error.message : String(error)}`, { key: 'loom.auth.oidc.configFile', cause: error });
+    if (!(error instanceof IdentityProviderConfigError)) throw error;
+    throw new ConfigError(error.message, { key: 'loom.auth.oidc.configFile', cause: error });
   }
 }
 

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { type QueryGraphRequest, type QueryGraphResponse } from '@loom/contracts';
 import { type GraphSsoConfig } from '@loom/config';
 import { FailedPreconditionError, ValidationError } from '@loom/domain';
 import { type GraphRecord, type Neo4jDriverFactory, SsoGraphQueries } from '@loom/graph';
-import { databaseRoles, parseIdentityProviderConfig, TokenRejectedError, TokenValidator, type TokenValidatorOptions } from '@loom/identity';
+import { databaseRoles, type IdentityProviderConfig, IdentityProviderConfigError, readIdentityProviderConfig, TokenRejectedError, TokenValidator, type TokenValidatorOptions } from '@loom/identity';
 import { type Logger } from '@loom/telemetry';
 
 /** What QueryGraph needs: the provider's tokens checked, and the database reached as each user. */
@@ -26,20 +25,16 @@ export class GraphSsoQuery {
     config: GraphSsoConfig,
     private readonly options: GraphSsoQueryOptions,
   ) {
-    let text: string;
+    let provider: IdentityProviderConfig;
     try {
-      text = readFileSync(config.providerConfigFile, 'utf8');
+      provider = readIdentityProviderConfig(config.providerConfigFile);
     } catch (error) {
-      throw new FailedPreconditionError(
-        `loom.graph.sso.providerConfigFile ${config.providerConfigFile} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-        { cause: error },
-      );
+      if (!(error instanceof IdentityProviderConfigError)) throw error;
+      throw new FailedPreconditionError(`loom.graph.sso.providerConfigFile ${error.message}`, { cause: error });
     }
-    this.validator = new TokenValidator(parseIdentityProviderConfig(text), options.validatorOptions);
-    this.queries = new SsoGraphQueries(
-      { url: config.uri, mode: config.mode, ...definedOnly({ user: config.user, password: config.password, database: config.database }) },
-      options.driverFactory === undefined ? {} : { driverFactory: options.driverFactory },
-    );
+    this.validator = new TokenValidator(provider, options.validatorOptions);
+    const { providerConfigFile: _file, uri: url, ...connection } = config;
+    this.queries = new SsoGraphQueries({ url, ...connection }, options.driverFactory === undefined ? {} : { driverFactory: options.driverFactory });
   }
 
   async handle(request: QueryGraphRequest): Promise<QueryGraphResponse> {
@@ -68,8 +63,4 @@ export class GraphSsoQuery {
 
 function columnsOf(records: readonly GraphRecord[]): string[] {
   return records[0] === undefined ? [] : Object.keys(records[0]);
-}
-
-function definedOnly<T extends Record<string, unknown>>(values: T): Partial<T> {
-  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { endpointsOf, type IdentityProviderConfig, issuerOf, parseIdentityProviderConfig } from '@loom/identity';
+import { endpointsOf, type IdentityProviderConfig, IdentityProviderConfigError, issuerOf, readIdentityProviderConfig } from '@loom/identity';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../modules.js';
 import { forgetToken, saveToken, tokenCachePath } from '../token-cache.js';
@@ -14,13 +13,12 @@ interface TokenAnswer {
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 function readProvider(file: string): IdentityProviderConfig {
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    return readIdentityProviderConfig(file);
   } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    if (!(error instanceof IdentityProviderConfigError)) throw error;
+    throw new UsageError(error.message);
   }
-  return parseIdentityProviderConfig(text);
 }
 
 async function post(url: URL, form: Record<string, string>): Promise<{ status: number; body: TokenAnswer & Record<string, unknown> }> {
