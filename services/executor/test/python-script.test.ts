@@ -7,12 +7,14 @@ import { Writable } from 'node:stream';
 import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
+import { inletFactory } from '../src/components/inlet.js';
+import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
 import { ScriptCompileError } from '../src/scripts/javascript.js';
 import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
 import { INSTALLATION_DIR, outermost, pythonSandbox } from '../src/scripts/sandbox.js';
-import { instance as instanceOf } from './workflows.js';
+import { WorkflowRun } from '../src/runtime/workflow-run.js';
+import { captureSink, instance as instanceOf, workflowOf } from './workflows.js';
 
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
 // the workflow's private temp directory, as a run would make it
@@ -142,6 +144,25 @@ describe('Python transformer and filter', () => {
   });
 });
 
+describe('script host environment', () => {
+  it("with the policy off still starts the host with none of the service's environment variables", async () => {
+    const secret = 'loom-policy-off-secret-3b9d41c7';
+    process.env.LOOM_SECRETS_KEYS_POLICYOFF = secret;
+    try {
+      // policy off, the script reaches the host's JavaScript side and its process.env
+      const processor = await processorFor("import js, json\nreturn {'env': json.loads(js.eval('JSON.stringify(process.env)'))}", 'transformer', LIMITS, false);
+      const [result] = await run(processor, {});
+      expect(result).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { env: expect.any(Object) } })] });
+      const env = (result as unknown as { outputs: { body: { env: Record<string, string> } }[] }).outputs[0]?.body.env ?? {};
+      expect(Object.keys(env).filter((name) => name.startsWith('LOOM_'))).toEqual([]);
+      expect(JSON.stringify(env)).not.toContain(secret);
+      expect(Object.keys(env).sort()).toEqual(expect.arrayContaining(['LANG']));
+    } finally {
+      delete process.env.LOOM_SECRETS_KEYS_POLICYOFF;
+    }
+  });
+});
+
 describe('script host protocol', () => {
   it('replaces a host that writes something else than answers (policy off: the script reaches its own descriptors), failing only that message', async () => {
     const processor = await processorFor(
@@ -153,6 +174,63 @@ describe('script host protocol', () => {
     const outcomes = await run(processor, { forge: true }, { n: 2 });
     expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/));
     expect(outcomes[1]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { n: 2 } })] });
+  });
+});
+
+describe('Python component with concurrency above 1 (workers share one script host)', () => {
+  /** inlet → Python transformer (concurrency 4, small batches so the workers overlap) → a sink that records; 1,000 messages published. */
+  async function runConcurrently(script: string, timeoutMs: number): Promise<{ received: LoomMessage[]; failures: { id: string; error: string }[] }> {
+    const sink = captureSink();
+    const failures: { id: string; error: string }[] = [];
+    const python: ComponentFactory = { kind: 'processor', create: (context) => createPythonProcessor(context, 'transformer', { memoryLimitMb: 256, timeoutMs }, pythonSandbox(true)) };
+    const workflow = workflowOf(
+      'concurrent python',
+      [
+        instanceOf(COMPONENT_KINDS.INLET, 'in'),
+        instanceOf(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'square', { script, language: 'python', concurrency: 4 }),
+        instanceOf(COMPONENT_KINDS.LOGGER, 'out'),
+      ],
+      [
+        ['in', 'square'],
+        ['square', 'out'],
+      ],
+    );
+    const run = await WorkflowRun.start(workflow, {
+      factories: new Map([
+        [COMPONENT_KINDS.INLET, inletFactory],
+        [COMPONENT_KINDS.MESSAGE_TRANSFORMER, python],
+        [COMPONENT_KINDS.LOGGER, sink.factory],
+      ]),
+      logger,
+      maxBatch: 7,
+      onFailure: (component, failed, error) => void (component === 'square' && failures.push({ id: failed.id, error })),
+    });
+    const signal = new AbortController().signal;
+    await Promise.all(Array.from({ length: 1000 }, (_, n) => run.publish('in', message({ n, tag: `t${(n * 7919) % 1000}` }, `m${n}`), signal)));
+    // stop drains: every message is answered before it resolves
+    expect(await run.stop(120_000)).toBe(true);
+    return { received: sink.received, failures };
+  }
+
+  it('answers each of 1,000 messages with its own result (answers matched by request id)', async () => {
+    const { received, failures } = await runConcurrently("return {'n': body['n'], 'square': body['n'] * body['n'], 'tag': body['tag']}", 10_000);
+    expect(failures).toEqual([]);
+    expect(received).toHaveLength(1000);
+    for (const output of received) {
+      const n = Number(output.id.slice(1));
+      expect(output.body).toEqual({ n, square: n * n, tag: `t${(n * 7919) % 1000}` });
+    }
+    expect(new Set(received.map((output) => output.id)).size).toBe(1000);
+  });
+
+  it('blames only the message over its time limit; the messages of the other workers go on to a new host with their own answers', async () => {
+    const { received, failures } = await runConcurrently("if body['n'] == 337:\n    while True:\n        pass\nreturn {'n': body['n'], 'tag': body['tag']}", 1_000);
+    expect(failures).toEqual([{ id: 'm337', error: 'the script ran longer than the time limit of 1000 ms' }]);
+    expect(received).toHaveLength(999);
+    for (const output of received) {
+      const n = Number(output.id.slice(1));
+      expect(output.body).toEqual({ n, tag: `t${(n * 7919) % 1000}` });
+    }
   });
 });
 

@@ -12,8 +12,8 @@ const HOST_ENTRY = fileURLToPath(new URL('../../script-host/python-host.mjs', im
 export const INSTALLATION_DIR = resolve(dirname(HOST_ENTRY), '../../..');
 const PYODIDE_DIR = dirname(createRequire(import.meta.url).resolve('pyodide/package.json'));
 
-/** Environment variables a script host keeps under the policy: none of the service's own. */
-const POLICY_ENVIRONMENT: NodeJS.ProcessEnv = { LANG: 'C.UTF-8' };
+/** Environment variables a script host gets, policy or not: none of the service's own (they carry keys and tokens). */
+const HOST_ENVIRONMENT: NodeJS.ProcessEnv = { LANG: 'C.UTF-8' };
 
 /** Where and how Python script hosts run. */
 export interface PythonSandbox {
@@ -79,8 +79,8 @@ export interface SandboxCommand {
  * The command line of a script host. Always: its own network namespace (no network at all), its
  * own PID namespace (no other process to signal), WebAssembly memory capped at the limit. Under
  * the policy also: Node's permission model (reads only of the grants and the interpreter, writes
- * only of the private temp directory, no child processes, workers or native addons) and an
- * environment with nothing of the service's.
+ * only of the private temp directory, no child processes, workers or native addons). Policy or
+ * not, the host starts with an environment that has nothing of the service's.
  */
 export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb: number; privateDir: string }): SandboxCommand {
   const readGrants = [resolve(tmpdir()), resolve(process.cwd()), resolve(options.privateDir), INSTALLATION_DIR];
@@ -100,7 +100,7 @@ export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb:
   return {
     file,
     args: [...isolate, ...node, HOST_ENTRY],
-    env: sandbox.policy ? POLICY_ENVIRONMENT : process.env,
+    env: HOST_ENVIRONMENT,
     pyodideDir: PYODIDE_DIR,
     readGrants,
   };
