@@ -14,3 +14,4 @@ export * from './process.js';
 export * from './atomic-file.js';
 export * from './audit-client.js';
 export * from './keyed-lock.js';
+export * from './lifecycle.js';
