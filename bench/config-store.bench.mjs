@@ -8,6 +8,7 @@ import { SecretsClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as component, findResourceDefinition, RESOURCE_KINDS, serializeWorkflowJson, workflowToProto } from '@loom/domain';
 import { call, createClient, writeFilesAtomic } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
+import { auditModule } from '@loom/audit';
 import { configStoreModule } from '@loom/config-store';
 import { secretsModule } from '@loom/secrets';
 
@@ -70,8 +71,8 @@ async function timed(count, operation) {
 
 const root = mkdtempSync(join(tmpdir(), 'loom-bench-config-store-'));
 const running = await serveForTest(
-  [secretsModule, configStoreModule],
-  [`loom.datasource.filesystemRoot=${join(root, 'workflows')}`, `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`],
+  [secretsModule, auditModule, configStoreModule],
+  [`loom.security.audit.log.path=${join(root, 'audit.log')}`, `loom.datasource.filesystemRoot=${join(root, 'workflows')}`, `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`],
 );
 const address = `127.0.0.1:${running.port}`;
 const store = createClient(WorkflowStoreClient, address);

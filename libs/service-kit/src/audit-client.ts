@@ -1,11 +1,14 @@
 import { status } from '@grpc/grpc-js';
-import { type AppendResponse, type AuditClient, type AuditEvent } from '@loom/contracts';
-import { FailedPreconditionError, UnavailableError } from '@loom/domain';
+import { type AppendResponse, type AuditClient, type AuditEvent, AuditEventType } from '@loom/contracts';
+import { UnavailableError } from '@loom/domain';
 import { call, type UnaryCallOptions } from './client.js';
 import { isServiceError } from './errors.js';
 
-/** An audit event that had to be written first was not: the action it records must not go ahead. */
-export class AuditRequiredError extends FailedPreconditionError {
+/**
+ * An audit event that had to be written first was not: the action it records must not go ahead. UNAVAILABLE: nothing
+ * was done, and the same call may succeed once the audit log takes events again.
+ */
+export class AuditRequiredError extends UnavailableError {
   constructor(
     readonly eventType: string,
     reason: string,
@@ -32,7 +35,7 @@ export async function appendRequired(
     return writer instanceof AuditAppender ? await writer.append(event) : await call(writer, 'append', { event: auditEvent(event) }, options);
   } catch (error) {
     const reason = isServiceError(error) ? `${status[error.code]}: ${error.details}` : String(error);
-    throw new AuditRequiredError(String(event.type), reason, { cause: error });
+    throw new AuditRequiredError(AuditEventType[event.type].replace(/^AUDIT_EVENT_TYPE_/, ''), reason, { cause: error });
   }
 }
 

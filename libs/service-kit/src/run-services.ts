@@ -28,6 +28,8 @@ export interface StartServicesOptions {
   readonly redactor?: SecretRedactor;
 }
 
+const DECRYPT_RESOURCES_PATH = '/loom.v1.Secrets/DecryptResources';
+
 /** A process serving a set of loom services on one port. */
 export interface RunningServices {
   readonly port: number;
@@ -66,7 +68,8 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
     // The refusal stands whether or not its record is written; a failed write is logged, not retried.
     const record = refusalAppender
       .append({
-        type: AuditEventType.AUDIT_EVENT_TYPE_PERMISSION_DENIED,
+        // a refused DecryptResources is the one refusal with its own event type: someone wanted plain secrets
+        type: refusal.path === DECRYPT_RESOURCES_PATH ? AuditEventType.AUDIT_EVENT_TYPE_DECRYPT_DENIED : AuditEventType.AUDIT_EVENT_TYPE_PERMISSION_DENIED,
         actor: refusal.identity ?? 'anonymous',
         reason: refusal.reason,
         attributes: { rpc: refusal.path },

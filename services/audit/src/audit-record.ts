@@ -13,6 +13,7 @@ export const AUDIT_EVENT_TYPES = [
   'VARIABLE_DELETED',
   'DECRYPT_DENIED',
   'KEY_ROTATED',
+  'SCHEDULE_CHANGED',
   'PERMISSION_DENIED',
 ] as const;
 export type AuditEventTypeName = (typeof AUDIT_EVENT_TYPES)[number];

@@ -10,7 +10,7 @@ const NAME = 'Article import_3d6f1b2a-94c8-4e7d-a5b1-6c0e8f2d9a17';
 
 let loom: LoomProcess;
 beforeAll(async () => {
-  loom = await startLoom(['--services', 'secrets,config-store', '--set', 'loom.auth.allowAnonymous=true']);
+  loom = await startLoom(['--services', 'secrets,config-store,audit', '--set', 'loom.auth.allowAnonymous=true']);
   // the fixture's graph database password is $$NEO4J_PASSWORD
   const created = runLoom(['--address', loom.address, 'variable', 'create', 'NEO4J_PASSWORD', '--encrypted'], {}, 'fixture-password\n');
   if (created.status !== 0) throw new Error(created.stderr);

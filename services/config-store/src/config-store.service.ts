@@ -1,4 +1,4 @@
-import { type SecretsClient, WorkflowEventType, type WatchWorkflowsResponse, type WorkflowMetadata, WorkflowStoreService, type WorkflowSummary } from '@loom/contracts';
+import { AuditEventType, type SecretsClient, WorkflowEventType, type WatchWorkflowsResponse, type WorkflowMetadata, WorkflowStoreService, type WorkflowSummary } from '@loom/contracts';
 import {
   FailedPreconditionError,
   MAX_WORKFLOW_BYTES,
@@ -15,11 +15,11 @@ import {
   workflowFromProto,
   workflowToProto,
 } from '@loom/domain';
-import { type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { appendRequired, AuditAppender, type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { checkSchedule } from './schedule-check.js';
 import { checkWorkflowName, parseStoredName } from './workflow-names.js';
-import { type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
+import { type BeforeChange, type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
 
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
@@ -33,6 +33,8 @@ export interface ConfigStoreDependencies {
   readonly repository: WorkflowRepository;
   /** Client of the secrets service, presenting the config store's identity (created at first use: the port is known only after listen). */
   readonly secrets: () => SecretsClient;
+  /** Where the store's audit events go, created at first use like `secrets`. */
+  readonly audit: () => AuditAppender;
   readonly logger: Logger;
 }
 
@@ -133,8 +135,22 @@ function changeEvent(change: WorkflowChange): WatchWorkflowsResponse {
 
 /** The loom.v1.WorkflowStore handlers. */
 export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncImplementation<typeof WorkflowStoreService> {
-  const { repository, secrets, logger } = deps;
+  const { repository, secrets, audit, logger } = deps;
   const lockKey = (name: string): string => parseStoredName(name)?.base ?? name;
+  /**
+   * Appends a change's audit event before the change is written, with the workflow's version and sha256 (never a
+   * value); fails closed: an event that cannot be written refuses the change (UNAVAILABLE) and nothing is changed.
+   */
+  const auditFirst =
+    (type: AuditEventType, workflowName: string, actor: string | undefined, attributes: Record<string, string> = {}): BeforeChange =>
+    async (metadata) => {
+      await appendRequired(audit(), {
+        type,
+        workflowName,
+        actor: actor ?? 'anonymous',
+        attributes: { version: String(metadata.version), sha256: metadata.sha256, ...attributes },
+      });
+    };
 
   return {
     async putWorkflow(request, context) {
@@ -152,7 +168,11 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
         // never fall back to the unsealed configuration: it may hold passwords in clear
         if (sealed === undefined) throw new UnavailableError('the secrets service answered SealConfiguration without a workflow; nothing was stored');
         const configuration = withSealedResources(named, workflowFromProto(sealed));
-        return repository.put(name, configuration, fileTextOf(configuration), { expectedVersion: request.expectedVersion, pushedBy: context.identity ?? '' });
+        return repository.put(name, configuration, fileTextOf(configuration), {
+          expectedVersion: request.expectedVersion,
+          pushedBy: context.identity ?? '',
+          beforeWrite: auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED, name.full, context.identity),
+        });
       });
       logger.info({ workflow: stored.name.full, version: stored.metadata.version, pushedBy: stored.metadata.pushedBy }, 'workflow stored');
       return { summary: summaryOf(stored), metadata: metadataOf(stored) };
@@ -173,11 +193,11 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       return Promise.resolve({ workflows: page.map(summaryOf), nextPageToken });
     },
 
-    async deleteWorkflow(request) {
+    async deleteWorkflow(request, context) {
       const name = checkWorkflowName(request.name);
       const deleted = await repository.exclusive(lockKey(repository.get(name).name.full), async () => {
         const workflow = repository.get(name);
-        await repository.delete(workflow, request.expectedVersion);
+        await repository.delete(workflow, request.expectedVersion, auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_DELETED, workflow.name.full, context.identity));
         return workflow;
       });
       logger.info({ workflow: deleted.name.full }, 'workflow deleted');
@@ -219,13 +239,15 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       }
     },
 
-    async putSchedule(request) {
+    async putSchedule(request, context) {
       const name = checkWorkflowName(request.workflowName, 'workflow_name');
       if (request.schedule === undefined) throw ValidationError.of('schedule', 'is required', 'MISSING_FIELD');
       const schedule = checkSchedule(scheduleFromProto(request.schedule));
-      const stored = await repository.exclusive(lockKey(repository.get(name, 'workflow_name').name.full), async () =>
-        repository.putSchedule(repository.get(name, 'workflow_name'), schedule),
-      );
+      const stored = await repository.exclusive(lockKey(repository.get(name, 'workflow_name').name.full), async () => {
+        const workflow = repository.get(name, 'workflow_name');
+        const attributes = { change: 'stored', enabled: String(schedule.enabled), cron: schedule.cron, timezone: schedule.timezone, overlap: schedule.overlap, catchUp: schedule.catchUp };
+        return repository.putSchedule(workflow, schedule, auditFirst(AuditEventType.AUDIT_EVENT_TYPE_SCHEDULE_CHANGED, workflow.name.full, context.identity, attributes));
+      });
       logger.info({ workflow: stored.name.full, cron: schedule.cron, timezone: schedule.timezone, enabled: schedule.enabled }, 'workflow schedule stored');
       return { schedule: scheduleToProto(schedule) };
     },
@@ -251,7 +273,13 @@ export const configStoreModule: ServiceModule = {
       startupDirectory: config.startup.workflowsDirectory ?? config.datasource.filesystemRoot,
       logger,
     });
-    const implementation = configStoreImplementation({ repository, secrets: () => clients.get('secrets'), logger });
+    let appender: AuditAppender | undefined;
+    const implementation = configStoreImplementation({
+      repository,
+      secrets: () => clients.get('secrets'),
+      audit: () => (appender ??= new AuditAppender(clients.get('audit'))),
+      logger,
+    });
     return {
       addToServer(server) {
         server.addService('loom.v1.WorkflowStore', WorkflowStoreService, implementation);

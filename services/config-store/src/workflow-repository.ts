@@ -21,6 +21,9 @@ export interface StoredWorkflow {
 /** A change to the set of stored workflows. */
 export type WorkflowChange = { readonly type: 'put'; readonly workflow: StoredWorkflow } | { readonly type: 'delete'; readonly workflow: StoredWorkflow };
 
+/** Told of a change once every check passed and before anything is written; throwing refuses the change. */
+export type BeforeChange = (metadata: WorkflowMetadataFile) => Promise<void>;
+
 /** Where the store keeps and finds workflows. */
 export interface WorkflowRepositoryOptions {
   /** `loom.datasource.filesystemRoot`: pushes are written here. */
@@ -120,9 +123,15 @@ export class WorkflowRepository {
 
   /**
    * Writes a new version of a workflow (call inside exclusive), `text` being its `.workflow.json` form. `expectedVersion` 0 means it must not exist yet; a
-   * stale one is a ConflictError (ABORTED). The files are durable before this resolves.
+   * stale one is a ConflictError (ABORTED). `beforeWrite` sees the new metadata once every check passed and may refuse
+   * the write by throwing (the audit record goes first). The files are durable before this resolves.
    */
-  async put(name: StoredName, configuration: WorkflowConfiguration, text: string, options: { expectedVersion: number | undefined; pushedBy: string }): Promise<StoredWorkflow> {
+  async put(
+    name: StoredName,
+    configuration: WorkflowConfiguration,
+    text: string,
+    options: { expectedVersion: number | undefined; pushedBy: string; beforeWrite?: BeforeChange },
+  ): Promise<StoredWorkflow> {
     const current = this.byName.get(name.full);
     const currentVersion = current?.metadata.version ?? 0;
     if (options.expectedVersion !== undefined && options.expectedVersion !== currentVersion) {
@@ -132,6 +141,7 @@ export class WorkflowRepository {
     }
     const metadata: WorkflowMetadataFile = { version: currentVersion + 1, sha256: sha256Of(text), updatedAt: new Date().toISOString(), pushedBy: options.pushedBy };
     const inRoot = current?.directory === this.root ? current : undefined;
+    await options.beforeWrite?.(metadata);
     if (inRoot === undefined) await this.root.removeSchedule(name.full); // a schedule left behind by a deleted workflow of this name
     await this.root.writeWorkflow(name.full, text, metadata);
     const stored: StoredWorkflow = {
@@ -148,8 +158,11 @@ export class WorkflowRepository {
     return stored;
   }
 
-  /** Removes a workflow's three files (call inside exclusive); one found in the read-only startup directory is refused. */
-  async delete(workflow: StoredWorkflow, expectedVersion: number | undefined): Promise<void> {
+  /**
+   * Removes a workflow's three files (call inside exclusive); one found in the read-only startup directory is refused.
+   * `beforeRemove` sees the metadata of the version removed and may refuse by throwing.
+   */
+  async delete(workflow: StoredWorkflow, expectedVersion: number | undefined, beforeRemove?: BeforeChange): Promise<void> {
     const current = this.byName.get(workflow.name.full);
     if (current === undefined) throw new NotFoundError('workflow', workflow.name.full);
     if (expectedVersion !== undefined && expectedVersion !== current.metadata.version) {
@@ -160,18 +173,20 @@ export class WorkflowRepository {
         `workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads; remove its files there`,
       );
     }
+    await beforeRemove?.(current.metadata);
     await current.directory.removeWorkflow(workflow.name.full);
     this.byName.delete(workflow.name.full);
     this.emit({ type: 'delete', workflow: current });
   }
 
-  /** Stores a workflow's schedule (call inside exclusive). */
-  async putSchedule(workflow: StoredWorkflow, schedule: Schedule): Promise<StoredWorkflow> {
+  /** Stores a workflow's schedule (call inside exclusive); `beforeWrite` sees the workflow's metadata and may refuse by throwing. */
+  async putSchedule(workflow: StoredWorkflow, schedule: Schedule, beforeWrite?: BeforeChange): Promise<StoredWorkflow> {
     const current = this.byName.get(workflow.name.full);
     if (current === undefined) throw new NotFoundError('workflow', workflow.name.full);
     if (!current.directory.writable) {
       throw new FailedPreconditionError(`workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads`);
     }
+    await beforeWrite?.(current.metadata);
     await current.directory.writeSchedule(workflow.name.full, schedule);
     const updated: StoredWorkflow = { ...current, schedule, scheduleProblem: '' };
     this.byName.set(workflow.name.full, updated);

@@ -5,6 +5,7 @@ import { WorkflowStoreClient } from '@loom/contracts';
 import { workflowFromProto, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest, type ServiceProcess, startServiceProcess } from '@loom/service-kit/testing';
+import { auditModule } from '@loom/audit';
 import { secretsModule } from '@loom/secrets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphWorkflow, overridesFor, scratch, storeToken } from './harness.js';
@@ -47,12 +48,12 @@ describe('config store under SIGKILL', () => {
   let secrets: RunningServices;
 
   beforeAll(async () => {
-    secrets = await serveForTest([secretsModule], overridesFor(dirs));
+    secrets = await serveForTest([secretsModule, auditModule], overridesFor(dirs));
   });
   afterAll(() => secrets.stop());
 
   it(`keeps every acknowledged push and never shows a torn file (${ROUNDS} rounds)`, { timeout: 240_000 }, async () => {
-    const overrides = overridesFor(dirs, [`loom.services.secrets.address=127.0.0.1:${secrets.port}`, `loom.auth.tokens.config-store=${storeToken}`, 'loom.auth.allowAnonymous=true', 'server.port=0', 'loom.telemetry.prometheus.port=0']);
+    const overrides = overridesFor(dirs, [`loom.services.secrets.address=127.0.0.1:${secrets.port}`, `loom.services.audit.address=127.0.0.1:${secrets.port}`, `loom.auth.tokens.config-store=${storeToken}`, 'loom.auth.allowAnonymous=true', 'server.port=0', 'loom.telemetry.prometheus.port=0']);
     const acknowledged: Acknowledged = new Map();
     let pushes = 0;
 

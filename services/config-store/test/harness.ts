@@ -2,9 +2,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { SecretsClient, WorkflowStoreClient } from '@loom/contracts';
+import { auditModule } from '@loom/audit';
+import { AuditClient, type AuditEventType, SecretsClient, WorkflowStoreClient } from '@loom/contracts';
 import { parseWorkflowJson, type WorkflowConfiguration } from '@loom/domain';
-import { createClient, type RunningServices } from '@loom/service-kit';
+import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { secretsModule } from '@loom/secrets';
 import { configStoreModule } from '../src/index.js';
@@ -19,11 +20,12 @@ export interface Scratch {
   readonly workflows: string;
   readonly pgdata: string;
   readonly keyRingFile: string;
+  readonly auditLog: string;
 }
 
 export function scratch(): Scratch {
   const root = mkdtempSync(join(tmpdir(), 'loom-config-store-'));
-  return { root, workflows: join(root, 'workflows'), pgdata: join(root, 'pgdata'), keyRingFile: join(root, 'keyring.json') };
+  return { root, workflows: join(root, 'workflows'), pgdata: join(root, 'pgdata'), keyRingFile: join(root, 'keyring.json'), auditLog: join(root, 'audit.log') };
 }
 
 /** The config store with a real secrets service in one process, on a free loopback port, with clients. */
@@ -32,6 +34,8 @@ export interface StoreHarness {
   readonly address: string;
   readonly store: WorkflowStoreClient;
   readonly secrets: SecretsClient;
+  /** Reads the audit log of the process's audit service (or of `loom.services.audit.address`). */
+  readonly audit: AuditClient;
   readonly logLines: string[];
   stop(): Promise<void>;
 }
@@ -42,27 +46,32 @@ export function overridesFor(dirs: Scratch, extra: readonly string[] = []): stri
     `loom.datasource.filesystemRoot=${dirs.workflows}`,
     `loom.embedded.postgres.dataDir=${dirs.pgdata}`,
     `loom.secrets.keyRingFile=${dirs.keyRingFile}`,
+    `loom.security.audit.log.path=${dirs.auditLog}`,
     `loom.auth.tokens.config-store=${storeToken}`,
     `loom.auth.tokens.executor=${executorToken}`,
     ...extra,
   ];
 }
 
-export async function startStore(dirs: Scratch, extra: readonly string[] = [], modules = [secretsModule, configStoreModule]): Promise<StoreHarness> {
+export async function startStore(dirs: Scratch, extra: readonly string[] = [], modules = [secretsModule, auditModule, configStoreModule]): Promise<StoreHarness> {
   const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(modules, overridesFor(dirs, extra), { logger });
   const address = `127.0.0.1:${running.port}`;
   const store = createClient(WorkflowStoreClient, address, { retry: false });
   const secrets = createClient(SecretsClient, address, { retry: false });
+  const auditAddress = extra.find((entry) => entry.startsWith('loom.services.audit.address='))?.split('=')[1] ?? address;
+  const audit = createClient(AuditClient, auditAddress, { retry: false });
   return {
     running,
     address,
     store,
     secrets,
+    audit,
     logLines,
     async stop() {
       store.close();
       secrets.close();
+      audit.close();
       await running.stop();
     },
   };
@@ -80,6 +89,10 @@ export function graphWorkflow(name: string, password: string): WorkflowConfigura
   return { ...workflow, name };
 }
 
+/** The audit events of the given types, oldest first. */
+export async function auditedEvents(audit: AuditClient, types: readonly AuditEventType[]) {
+  return (await call(audit, 'query', { types: [...types], workflowName: '', since: undefined, until: undefined, pageSize: 0, pageToken: '' })).events;
+}
 
 export { failure } from '@loom/service-kit/testing';
 export { status };

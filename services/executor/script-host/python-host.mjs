@@ -7,12 +7,13 @@
 //   { script, role: 'transformer' | 'filter', policy: boolean, pyodideDir, readGrants: [path], mounts: [dir], split: [dir], writeGrant: dir }
 // readGrants are what the script may read (never loom's state), mounts the directories Python sees at
 // their own paths, split the directories granted entry by entry because they hold state.
-// then each line is a batch: { messages: [<body as JSON text>] }. Answers go to descriptor 3, one
-// JSON line each, written synchronously so an answer is out before the next message starts (the
-// host blames the first unanswered message when the time limit strikes):
+// then each line is a batch: { id, messages: [<body as JSON text>] }, run in the order they come.
+// Answers go to descriptor 3, one JSON line each, written synchronously so an answer is out before
+// the next message starts (the host blames the first unanswered message when the time limit
+// strikes); `id` is the batch's, so several callers can share one host:
 //   { ready: true } | { ready: false, error }   after the setup
-//   { i, ok: true, out }                          out: JSON text of the new body, null (no output) or a boolean (filter)
-//   { i, ok: false, error }
+//   { id, i, ok: true, out }                      out: JSON text of the new body, null (no output) or a boolean (filter)
+//   { id, i, ok: false, error }
 import fs, { constants, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -109,14 +110,14 @@ answer({ ready: true });
 for (;;) {
   const next = await iterator.next();
   if (next.done) break;
-  const { messages } = JSON.parse(next.value);
+  const { id, messages } = JSON.parse(next.value);
   for (let i = 0; i < messages.length; i++) {
     try {
       const result = JSON.parse(call(messages[i]));
-      answer(result.ok ? { i, ok: true, out: result.out } : { i, ok: false, error: result.error });
+      answer(result.ok ? { id, i, ok: true, out: result.out } : { id, i, ok: false, error: result.error });
     } catch (error) {
       // a fatal interpreter error (stack exhausted, memory corrupt): answer, then let the host start afresh
-      answer({ i, ok: false, error: lastLine(error) });
+      answer({ id, i, ok: false, error: lastLine(error) });
       if (error?.pyodide_fatal_error) process.exit(70);
     }
   }

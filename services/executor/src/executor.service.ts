@@ -7,6 +7,8 @@ import {
   componentDefinitionToProto,
   FailedPreconditionError,
   findComponentDefinition,
+  forEachSecretSlot,
+  isSealed,
   NotFoundError,
   resourceCatalog,
   resourceDefinitionToProto,
@@ -26,7 +28,7 @@ import {
   type ServiceInstance,
   type ServiceModule,
 } from '@loom/service-kit';
-import { type Logger } from '@loom/telemetry';
+import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
 import { componentFactories, isScriptComponent } from './components/registry.js';
 import { dryRun } from './dry-run.js';
@@ -62,6 +64,8 @@ export interface ExecutorDependencies {
   readonly clients: ServiceClients;
   /** Component kinds by qualified name; the full registry unless a test narrows it. */
   readonly factories?: ReadonlyMap<string, ComponentFactory>;
+  /** Scrubs this process's logs and spans; the decrypted values of each start are registered with it. Default: the process-wide one. */
+  readonly redactor?: SecretRedactor;
 }
 
 /** Refuses a workflow whose components include one DISABLED by `loom.experimental.enabled`. */
@@ -122,6 +126,7 @@ export class Executor {
       const opened = await call(clients.get('secrets'), 'decryptResources', { workflow: stored.workflow });
       if (opened.workflow === undefined) throw new FailedPreconditionError(`the secrets service returned no workflow for '${workflow.name}'`);
       const plain = workflowFromProto(opened.workflow);
+      this.redactDecrypted(workflow, plain);
       if (plain.components.some(isScriptComponent)) {
         // fail closed: no script runs unless its start is on disk in the audit log
         await appendRequired(this.appender, {
@@ -175,6 +180,22 @@ export class Executor {
   async stopAll(drainTimeoutMs: number): Promise<void> {
     await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
     await this.graphStores.close();
+  }
+
+  /**
+   * Registers every value that was sealed in the stored workflow and is plain in the opened one with this process's
+   * redactor, before any component can log it: the secrets service's process redacts its own logs only, and the
+   * executor may run elsewhere.
+   */
+  private redactDecrypted(stored: WorkflowConfiguration, plain: WorkflowConfiguration): void {
+    const redactor = this.dependencies.redactor ?? processRedactor;
+    const sealedPaths = new Set<string>();
+    forEachSecretSlot(stored, ({ path, value }) => {
+      if (isSealed(value)) sealedPaths.add(path);
+    });
+    forEachSecretSlot(plain, ({ path, value }) => {
+      if (sealedPaths.has(path) && typeof value === 'string') redactor.add(value);
+    });
   }
 
   private auditScriptFailure(workflow: WorkflowConfiguration, component: string, error: string): void {

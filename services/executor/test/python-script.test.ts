@@ -7,12 +7,14 @@ import { Writable } from 'node:stream';
 import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
+import { inletFactory } from '../src/components/inlet.js';
+import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
 import { ScriptCompileError } from '../src/scripts/javascript.js';
 import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
 import { INSTALLATION_DIR, outermost, pythonSandbox } from '../src/scripts/sandbox.js';
-import { instance as instanceOf } from './workflows.js';
+import { WorkflowRun } from '../src/runtime/workflow-run.js';
+import { captureSink, instance as instanceOf, workflowOf } from './workflows.js';
 
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
 // the workflow's private temp directory, as a run would make it
@@ -24,7 +26,10 @@ function contextFor(script: string, role: 'transformer' | 'filter'): ComponentCo
   const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
   const name = `python_${role}`;
   const instance = instanceOf(kind, name, { script, language: 'python' });
-  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false, privateDirectory: () => privateDir };
+  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false, privateDirectory: () => privateDir, fail: (error) => {
+    // processors throw ComponentFailedError rather than calling fail
+    throw error;
+  } };
 }
 
 const processors: Processor[] = [];
@@ -172,6 +177,63 @@ describe('script host protocol', () => {
     const outcomes = await run(processor, { forge: true }, { n: 2 });
     expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/));
     expect(outcomes[1]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { n: 2 } })] });
+  });
+});
+
+describe('Python component with concurrency above 1 (workers share one script host)', () => {
+  /** inlet → Python transformer (concurrency 4, small batches so the workers overlap) → a sink that records; 1,000 messages published. */
+  async function runConcurrently(script: string, timeoutMs: number): Promise<{ received: LoomMessage[]; failures: { id: string; error: string }[] }> {
+    const sink = captureSink();
+    const failures: { id: string; error: string }[] = [];
+    const python: ComponentFactory = { kind: 'processor', create: (context) => createPythonProcessor(context, 'transformer', { memoryLimitMb: 256, timeoutMs }, pythonSandbox(true)) };
+    const workflow = workflowOf(
+      'concurrent python',
+      [
+        instanceOf(COMPONENT_KINDS.INLET, 'in'),
+        instanceOf(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'square', { script, language: 'python', concurrency: 4 }),
+        instanceOf(COMPONENT_KINDS.LOGGER, 'out'),
+      ],
+      [
+        ['in', 'square'],
+        ['square', 'out'],
+      ],
+    );
+    const run = await WorkflowRun.start(workflow, {
+      factories: new Map([
+        [COMPONENT_KINDS.INLET, inletFactory],
+        [COMPONENT_KINDS.MESSAGE_TRANSFORMER, python],
+        [COMPONENT_KINDS.LOGGER, sink.factory],
+      ]),
+      logger,
+      maxBatch: 7,
+      onFailure: (component, failed, error) => void (component === 'square' && failures.push({ id: failed.id, error })),
+    });
+    const signal = new AbortController().signal;
+    await Promise.all(Array.from({ length: 1000 }, (_, n) => run.publish('in', message({ n, tag: `t${(n * 7919) % 1000}` }, `m${n}`), signal)));
+    // stop drains: every message is answered before it resolves
+    expect(await run.stop(120_000)).toBe(true);
+    return { received: sink.received, failures };
+  }
+
+  it('answers each of 1,000 messages with its own result (answers matched by request id)', async () => {
+    const { received, failures } = await runConcurrently("return {'n': body['n'], 'square': body['n'] * body['n'], 'tag': body['tag']}", 10_000);
+    expect(failures).toEqual([]);
+    expect(received).toHaveLength(1000);
+    for (const output of received) {
+      const n = Number(output.id.slice(1));
+      expect(output.body).toEqual({ n, square: n * n, tag: `t${(n * 7919) % 1000}` });
+    }
+    expect(new Set(received.map((output) => output.id)).size).toBe(1000);
+  });
+
+  it('blames only the message over its time limit; the messages of the other workers go on to a new host with their own answers', async () => {
+    const { received, failures } = await runConcurrently("if body['n'] == 337:\n    while True:\n        pass\nreturn {'n': body['n'], 'tag': body['tag']}", 1_000);
+    expect(failures).toEqual([{ id: 'm337', error: 'the script ran longer than the time limit of 1000 ms' }]);
+    expect(received).toHaveLength(999);
+    for (const output of received) {
+      const n = Number(output.id.slice(1));
+      expect(output.body).toEqual({ n, tag: `t${(n * 7919) % 1000}` });
+    }
   });
 });
 

@@ -30,6 +30,8 @@ function contextFor(kind: string, options: Record<string, unknown>, name = 'comp
     },
   });
   const controller = new AbortController();
+  /** What the source reported through `fail` (it died outside a single message). */
+  const failures: unknown[] = [];
   const context: ComponentContext = {
     name,
     instance,
@@ -40,8 +42,9 @@ function contextFor(kind: string, options: Record<string, unknown>, name = 'comp
     signal: controller.signal,
     dryRun: false,
     privateDirectory: () => tmpdir(),
+    fail: (error) => void failures.push(error),
   };
-  return { context, lines, controller };
+  return { context, lines, controller, failures };
 }
 
 /** Waits until the condition holds, polling; fails after `timeoutMs`. */

@@ -114,11 +114,13 @@ export class KeyRing {
 
   /**
    * Makes another key active: a configured key by id, or, without an id, a new random key
-   * stored in the key ring file. Old keys stay in the ring, so existing values stay readable.
+   * stored in the key ring file. Old keys stay in the ring, so existing values stay readable. `beforeCommit` is told
+   * the new key's id once the rotation can go ahead and before anything changes; throwing refuses the rotation.
    */
-  async rotate(keyId?: string): Promise<string> {
+  async rotate(keyId?: string, beforeCommit: (keyId: string) => Promise<void> = () => Promise.resolve()): Promise<string> {
     if (keyId !== undefined && keyId !== '') {
       if (!this.keys.has(keyId)) throw new KeyRingError(`key '${keyId}' is not in the key ring; add it as loom.secrets.keys.${keyId} first`);
+      await beforeCommit(keyId);
       this.active = keyId;
       return keyId;
     }
@@ -130,6 +132,7 @@ export class KeyRing {
     const id = `key-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
     const key = randomBytes(KEY_BYTES);
     const generated = { ...this.generated, [id]: key.toString('base64') };
+    await beforeCommit(id);
     await writeFileAtomic(this.source.file, serialize({ activeKeyId: id, keys: generated }), { mode: 0o600 });
     Object.assign(this.generated, generated);
     this.keys.set(id, key);

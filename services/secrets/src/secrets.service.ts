@@ -1,4 +1,5 @@
 import {
+  AuditEventType,
   type DescribeStorageResponse,
   SecretsService,
   type Variable,
@@ -11,12 +12,12 @@ import {
   workflowFromProto,
   workflowToProto,
 } from '@loom/domain';
-import { type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { appendRequired, AuditAppender, type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { KeyRing } from './key-ring.js';
 import { openWorkflow, sealWorkflow } from './sealing.js';
 import { openSecretsStorage, type SecretsStorage } from './storage.js';
-import { type VariableRow, VariableStore } from './variable-store.js';
+import { type BeforeCommit, type VariableRow, VariableStore } from './variable-store.js';
 
 /** RPCs only some identities may call. */
 export const secretsAccessPolicy = { decryptResources: ['executor'] } as const;
@@ -80,6 +81,8 @@ export interface SecretsDependencies {
   readonly keyRing: KeyRing;
   readonly storage: Pick<SecretsStorage, 'address' | 'database' | 'embedded'>;
   readonly redactor: SecretRedactor;
+  /** Where the service's audit events go (created at first use: the server's own address is known only once it listens). */
+  readonly audit: () => AuditAppender;
   readonly logger: Logger;
 }
 
@@ -87,17 +90,34 @@ export interface SecretsDependencies {
 export function secretsImplementation(deps: SecretsDependencies): AsyncImplementation<typeof SecretsService> {
   const { store, keyRing, redactor, logger } = deps;
   const stored = (value: string, encrypted: boolean): string => (encrypted ? keyRing.encrypt(value) : value);
+  /**
+   * The audit event of a variable change, appended inside its transaction before the commit (never the value); fails
+   * closed: an event that cannot be written rolls the change back and the call is UNAVAILABLE.
+   */
+  const audited =
+    (type: AuditEventType, actor: string | undefined): BeforeCommit =>
+    async (row) => {
+      const userUuid = type === AuditEventType.AUDIT_EVENT_TYPE_VARIABLE_CREATED ? row.createdByUuid : (row.lastUpdatedByUuid ?? '');
+      await appendRequired(deps.audit(), {
+        type,
+        actor: actor ?? 'anonymous',
+        attributes: { key: row.key, uuid: row.uuid, encrypted: String(row.encrypted), userUuid },
+      });
+    };
   return {
-    async createVariable(request) {
+    async createVariable(request, context) {
       const key = checkKey(request.key);
       const value = checkValue(request.value, request.encrypted);
       if (request.encrypted) redactor.add(value);
-      const row = await store.create({ key, value: stored(value, request.encrypted), encrypted: request.encrypted, createdByUuid: checkUser(request.userUuid) });
+      const row = await store.create(
+        { key, value: stored(value, request.encrypted), encrypted: request.encrypted, createdByUuid: checkUser(request.userUuid) },
+        audited(AuditEventType.AUDIT_EVENT_TYPE_VARIABLE_CREATED, context.identity),
+      );
       logger.info({ key, encrypted: row.encrypted }, 'variable created');
       return { variable: toMessage(row) };
     },
 
-    async updateVariable(request) {
+    async updateVariable(request, context) {
       const key = checkKey(request.key);
       const updatedByUuid = checkUser(request.userUuid);
       const current = await store.get(key);
@@ -115,7 +135,7 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
       } else {
         throw new FailedPreconditionError(`variable '${key}' is encrypted: to store it in clear, give its new value`);
       }
-      const row = await store.update(key, { value, encrypted, updatedByUuid });
+      const row = await store.update(key, { value, encrypted, updatedByUuid }, audited(AuditEventType.AUDIT_EVENT_TYPE_VARIABLE_UPDATED, context.identity));
       logger.info({ key, encrypted: row.encrypted }, 'variable updated');
       return { variable: toMessage(row) };
     },
@@ -133,9 +153,9 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
       return { variables: page.map(toMessage), nextPageToken };
     },
 
-    async deleteVariable(request) {
+    async deleteVariable(request, context) {
       const key = checkKey(request.key);
-      await store.delete(key);
+      await store.delete(key, audited(AuditEventType.AUDIT_EVENT_TYPE_VARIABLE_DELETED, context.identity));
       logger.info({ key }, 'variable deleted');
       return {};
     },
@@ -153,9 +173,16 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
       return Promise.resolve({ workflow: workflowToProto(opened) });
     },
 
-    async rotateKey(request) {
+    async rotateKey(request, context) {
       const previous = keyRing.activeKeyId;
-      const activeKeyId = await keyRing.rotate(request.keyId);
+      // fail closed: the key changes only once its event is on disk
+      const activeKeyId = await keyRing.rotate(request.keyId, async (keyId) => {
+        await appendRequired(deps.audit(), {
+          type: AuditEventType.AUDIT_EVENT_TYPE_KEY_ROTATED,
+          actor: context.identity ?? 'anonymous',
+          attributes: { previousKeyId: previous, activeKeyId: keyId },
+        });
+      });
       for (const secret of keyRing.secrets()) redactor.add(secret);
       const variablesReencrypted = await store.reencryptAll((value) => keyRing.encrypt(keyRing.decrypt(value)));
       logger.info({ previous, activeKeyId, variablesReencrypted }, 'encryption key rotated');
@@ -179,7 +206,7 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
 export const secretsModule: ServiceModule = {
   name: 'secrets',
   fullName: 'loom.v1.Secrets',
-  async create({ config, logger }): Promise<ServiceInstance> {
+  async create({ config, logger, clients }): Promise<ServiceInstance> {
     const storage = await openSecretsStorage(config, logger);
     try {
       const keyRing = await KeyRing.load({
@@ -190,7 +217,15 @@ export const secretsModule: ServiceModule = {
         logger,
       });
       for (const secret of keyRing.secrets()) processRedactor.add(secret);
-      const implementation = secretsImplementation({ store: new VariableStore(storage.db), keyRing, storage, redactor: processRedactor, logger });
+      let appender: AuditAppender | undefined;
+      const implementation = secretsImplementation({
+        store: new VariableStore(storage.db),
+        keyRing,
+        storage,
+        redactor: processRedactor,
+        audit: () => (appender ??= new AuditAppender(clients.get('audit'))),
+        logger,
+      });
       return {
         addToServer(server) {
           server.addService('loom.v1.Secrets', SecretsService, implementation, { restrict: secretsAccessPolicy });

@@ -41,19 +41,31 @@ function toRow(row: DbRow): VariableRow {
   };
 }
 
+/**
+ * Told of a written row inside its transaction, before the commit; throwing rolls the write back (the audit event of a
+ * change goes first, so a change whose event cannot be written leaves nothing changed).
+ */
+export type BeforeCommit = (row: VariableRow) => Promise<void>;
+
+const none: BeforeCommit = () => Promise.resolve();
+
 /** Table `ecosystem_variable` through pg; every write is one statement or one transaction. */
 export class VariableStore {
   constructor(private readonly db: Database) {}
 
   /** Inserts a variable; a taken key is AlreadyExistsError. */
-  async create(input: { key: string; value: string; encrypted: boolean; createdByUuid: string }): Promise<VariableRow> {
+  async create(input: { key: string; value: string; encrypted: boolean; createdByUuid: string }, beforeCommit: BeforeCommit = none): Promise<VariableRow> {
     try {
-      const result = await this.db.query<DbRow>(
-        `INSERT INTO public.ecosystem_variable (uuid, encrypted, key, value, created_by_uuid)
-         VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-        [randomUUID(), input.encrypted, input.key, input.value, input.createdByUuid],
-      );
-      return toRow(result.rows[0] as DbRow);
+      return await this.db.transaction(async (client) => {
+        const result = await client.query<DbRow>(
+          `INSERT INTO public.ecosystem_variable (uuid, encrypted, key, value, created_by_uuid)
+           VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+          [randomUUID(), input.encrypted, input.key, input.value, input.createdByUuid],
+        );
+        const row = toRow(result.rows[0] as DbRow);
+        await beforeCommit(row);
+        return row;
+      });
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new AlreadyExistsError('variable', input.key);
       throw error;
@@ -61,16 +73,20 @@ export class VariableStore {
   }
 
   /** Replaces a variable's value and encryption flag. */
-  async update(key: string, input: { value: string; encrypted: boolean; updatedByUuid: string }): Promise<VariableRow> {
-    const result = await this.db.query<DbRow>(
-      `UPDATE public.ecosystem_variable
-          SET value = $2, encrypted = $3, last_updated_by_uuid = $4, updated_at = now()
-        WHERE key = $1 RETURNING ${COLUMNS}`,
-      [key, input.value, input.encrypted, input.updatedByUuid],
-    );
-    const row = result.rows[0];
-    if (row === undefined) throw new NotFoundError('variable', key);
-    return toRow(row);
+  async update(key: string, input: { value: string; encrypted: boolean; updatedByUuid: string }, beforeCommit: BeforeCommit = none): Promise<VariableRow> {
+    return this.db.transaction(async (client) => {
+      const result = await client.query<DbRow>(
+        `UPDATE public.ecosystem_variable
+            SET value = $2, encrypted = $3, last_updated_by_uuid = $4, updated_at = now()
+          WHERE key = $1 RETURNING ${COLUMNS}`,
+        [key, input.value, input.encrypted, input.updatedByUuid],
+      );
+      const row = result.rows[0];
+      if (row === undefined) throw new NotFoundError('variable', key);
+      const updated = toRow(row);
+      await beforeCommit(updated);
+      return updated;
+    });
   }
 
   /** One variable by key. */
@@ -98,9 +114,13 @@ export class VariableStore {
   }
 
   /** Deletes a variable; a missing key is NotFoundError. */
-  async delete(key: string): Promise<void> {
-    const result = await this.db.query('DELETE FROM public.ecosystem_variable WHERE key = $1', [key]);
-    if (result.rowCount === 0) throw new NotFoundError('variable', key);
+  async delete(key: string, beforeCommit: BeforeCommit = none): Promise<void> {
+    await this.db.transaction(async (client) => {
+      const result = await client.query<DbRow>(`DELETE FROM public.ecosystem_variable WHERE key = $1 RETURNING ${COLUMNS}`, [key]);
+      const row = result.rows[0];
+      if (row === undefined) throw new NotFoundError('variable', key);
+      await beforeCommit(toRow(row));
+    });
   }
 
   /** Re-encrypts every encrypted variable in one transaction; any failure changes nothing. */

@@ -1,9 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { status } from '@grpc/grpc-js';
-import { SecretsClient, type Workflow } from '@loom/contracts';
+import { auditModule } from '@loom/audit';
+import { AuditClient, type AuditEventType, SecretsClient, type Workflow } from '@loom/contracts';
 import { parseWorkflow, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
@@ -62,6 +63,8 @@ export interface SecretsHarness {
   readonly anonymous: SecretsClient;
   readonly executor: SecretsClient;
   readonly configStore: SecretsClient;
+  /** Reads the audit log of the process's audit service. */
+  readonly audit: AuditClient;
   readonly logLines: string[];
   readonly keyRingFile: string;
   /** Runs SQL on the service's database, as an operator with psql would (trust auth on loopback). */
@@ -70,7 +73,7 @@ export interface SecretsHarness {
 }
 
 /** Starts the secrets service alone on a free port over the backend. */
-export async function startSecrets(backend: Backend, options: { keyRingFile?: string; extraOverrides?: string[]; logger?: Logger } = {}): Promise<SecretsHarness> {
+export async function startSecrets(backend: Backend, options: { keyRingFile?: string; extraOverrides?: string[]; logger?: Logger; withoutAudit?: boolean } = {}): Promise<SecretsHarness> {
   const keyRingFile = options.keyRingFile ?? join(mkdtempSync(join(tmpdir(), 'loom-keys-')), 'keyring.json');
   const logLines: string[] = [];
   const logger =
@@ -85,10 +88,11 @@ export async function startSecrets(backend: Backend, options: { keyRingFile?: st
       }),
     });
   const running = await serveForTest(
-    [secretsModule],
+    options.withoutAudit === true ? [secretsModule] : [secretsModule, auditModule],
     [
       ...(await backend.overrides()),
       `loom.secrets.keyRingFile=${keyRingFile}`,
+      `loom.security.audit.log.path=${join(dirname(keyRingFile), 'audit.log')}`,
       `loom.auth.tokens.executor=${executorToken}`,
       `loom.auth.tokens.config-store=${storeToken}`,
       ...(options.extraOverrides ?? []),
@@ -98,10 +102,13 @@ export async function startSecrets(backend: Backend, options: { keyRingFile?: st
   const address = `127.0.0.1:${running.port}`;
   const client = (token?: string): SecretsClient => createClient(SecretsClient, address, { retry: false, ...(token === undefined ? {} : { token }) });
   const clients = { anonymous: client(), executor: client(executorToken), configStore: client(storeToken) };
+  const auditAddress = options.extraOverrides?.find((entry) => entry.startsWith('loom.services.audit.address='))?.split('=')[1] ?? address;
+  const audit = createClient(AuditClient, auditAddress, { retry: false });
   const described = await call(clients.anonymous, 'describeStorage', {});
   return {
     running,
     ...clients,
+    audit,
     logLines,
     keyRingFile,
     async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) {
@@ -115,6 +122,7 @@ export async function startSecrets(backend: Backend, options: { keyRingFile?: st
     },
     async stop() {
       for (const c of Object.values(clients)) c.close();
+      audit.close();
       await running.stop();
     },
   };
@@ -148,6 +156,10 @@ export function graphWorkflow(password: unknown, extraParameters: Record<string,
   );
 }
 
+/** The audit events of the given types, oldest first. */
+export async function auditedEvents(audit: AuditClient, types: readonly AuditEventType[]) {
+  return (await call(audit, 'query', { types: [...types], workflowName: '', since: undefined, until: undefined, pageSize: 0, pageToken: '' })).events;
+}
 
 export { failure } from '@loom/service-kit/testing';
 export { status };

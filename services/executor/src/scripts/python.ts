@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { type Readable, type Writable } from 'node:stream';
 import { FailedPreconditionError, UnavailableError } from '@loom/domain';
-import { type ComponentContext, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
+import { type ComponentContext, ComponentFailedError, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
 import { ScriptCompileError } from './javascript.js';
 import { type PythonSandbox, sandboxCommand } from './sandbox.js';
 
@@ -26,6 +26,8 @@ export class ScriptHostError extends UnavailableError {}
 
 interface Answer {
   readonly ready?: boolean;
+  /** The batch this answers (absent for the setup's answer). */
+  readonly id?: number;
   readonly i?: number;
   readonly ok?: boolean;
   readonly out?: string | boolean | null;
@@ -35,9 +37,10 @@ interface Answer {
 /**
  * Builds the processor of a MessageTransformer or MessageFilter whose script is Python. The script
  * runs in a script host process of its own (see sandbox.ts and script-host/python-host.mjs): the
- * interpreter starts once per component, not per message. A message over the time limit, or one
- * that brings the interpreter down, fails alone: the host is replaced and the rest of the batch
- * goes on. Rejects with ScriptCompileError when the script does not compile.
+ * interpreter starts once per component, not per message, and the component's workers (its
+ * `concurrency`) share it, each batch and its answers matched by a request id. A message over the
+ * time limit, or one that brings the interpreter down, fails alone: the host is replaced and the
+ * rest go on. Rejects with ScriptCompileError when the script does not compile.
  */
 export async function createPythonProcessor(
   context: ComponentContext,
@@ -56,13 +59,37 @@ export async function createPythonProcessor(
   return processor;
 }
 
-/** One running script host. */
+/** The id of the setup request, whose one answer is `{ ready }`. */
+const SETUP = 0;
+
+/** A batch sent to a host, and the answers it got so far. */
+class HostRequest {
+  readonly answers: Answer[] = [];
+  received = 0;
+  wake: (() => void) | undefined;
+
+  constructor(
+    readonly id: number,
+    readonly expected: number,
+  ) {}
+}
+
+/**
+ * One running script host. It runs its requests one after the other in the order they were sent,
+ * so the time limit runs only for the request at the head, from the host's last answer (or from
+ * when it got work while idle); a request behind it waits without a limit.
+ */
 class ScriptHost {
-  private readonly answers: Answer[] = [];
-  private wake: (() => void) | undefined;
+  /** Requests not fully answered, in the order the host runs them (Maps keep insertion order). */
+  private readonly requests = new Map<number, HostRequest>();
+  private nextId = SETUP + 1;
+  /** When the host last answered, or got work while idle (epoch ms). */
+  private progressAt = Date.now();
   private stderr = '';
   /** The process has exited, or never started. */
   dead = false;
+  /** The request the host was running when it died: its first unanswered message is the one to blame. */
+  culprit: number | undefined;
   readonly exited: Promise<number | null>;
 
   constructor(readonly child: ChildProcess) {
@@ -75,23 +102,17 @@ class ScriptHost {
     child.on('error', note);
     child.stdin?.on('error', note);
     answers.on('error', note);
-    createInterface({ input: answers, crlfDelay: Infinity }).on('line', (line) => {
-      // the host runs untrusted code: an answer that is not what the protocol says ends that host
-      const answer = parseAnswer(line);
-      if (answer === undefined) {
-        this.stderr = `${this.stderr}\nthe script host broke its protocol`.slice(-STDERR_KEPT);
-        this.kill();
-      } else {
-        this.answers.push(answer);
-      }
-      this.wake?.();
-    });
+    createInterface({ input: answers, crlfDelay: Infinity }).on('line', (line) => this.take(line));
     child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEPT);
     });
     this.exited = new Promise((resolve) => {
       const ended = (code: number | null): void => {
+        if (this.dead) return;
         this.dead = true;
+        // a host that exits FATAL_EXIT answered the message that broke it: no request is to blame
+        if (code !== FATAL_EXIT) this.culprit ??= this.requests.keys().next().value;
+        for (const request of this.requests.values()) request.wake?.();
         resolve(code);
       };
       // 'close' comes after the answer stream has ended, so every answer the host wrote has been read by then
@@ -99,7 +120,6 @@ class ScriptHost {
       // a process that could not be spawned emits no exit
       child.on('error', () => ended(null));
     });
-    void this.exited.then(() => this.wake?.());
   }
 
   /** What the host wrote to its standard error lately (print output, interpreter complaints). */
@@ -107,36 +127,83 @@ class ScriptHost {
     return this.stderr;
   }
 
-  send(value: unknown): void {
-    (this.child.stdin as Writable).write(`${JSON.stringify(value)}\n`);
+  /** Sends the setup; its one answer is `{ ready }`. */
+  setup(value: unknown): HostRequest {
+    const request = new HostRequest(SETUP, 1);
+    this.requests.set(SETUP, request);
+    this.write(value);
+    return request;
   }
 
-  /** The next answer, or undefined when none came within `timeoutMs` or the host exited. */
-  async next(timeoutMs: number): Promise<Answer | undefined> {
-    const deadline = Date.now() + timeoutMs;
+  /** Sends a batch of message bodies (JSON text). */
+  send(messages: readonly string[]): HostRequest {
+    const request = new HostRequest(this.nextId++, messages.length);
+    if (this.requests.size === 0) this.progressAt = Date.now();
+    this.requests.set(request.id, request);
+    this.write({ id: request.id, messages });
+    return request;
+  }
+
+  /**
+   * The next answer to a request; undefined when the host exited, or when the request is at the
+   * head and the host gave no answer within `timeoutMs`.
+   */
+  async next(request: HostRequest, timeoutMs: number): Promise<Answer | undefined> {
     for (;;) {
-      const answer = this.answers.shift();
+      const answer = request.answers.shift();
       if (answer !== undefined) return answer;
-      const left = deadline - Date.now();
-      if (left <= 0 || this.dead) return undefined;
+      if (this.dead || request.received === request.expected) return undefined;
+      const atHead = this.requests.keys().next().value === request.id;
+      const left = atHead ? this.progressAt + timeoutMs - Date.now() : Infinity;
+      if (left <= 0) return undefined;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
+        const timer = Number.isFinite(left) ? setTimeout(resolve, left) : undefined;
+        request.wake = () => {
           clearTimeout(timer);
           resolve();
         };
       });
-      this.wake = undefined;
+      request.wake = undefined;
     }
   }
 
-  kill(): void {
+  /** Ends the host; `culprit` is the request whose message it is killed for (over its time limit). */
+  kill(culprit?: number): void {
+    if (!this.dead && culprit !== undefined) this.culprit ??= culprit;
     this.child.kill('SIGKILL');
+  }
+
+  private write(value: unknown): void {
+    (this.child.stdin as Writable).write(`${JSON.stringify(value)}\n`);
+  }
+
+  /** One answer line: to the request it names, in order; the host runs untrusted code, so anything else ends it. */
+  private take(line: string): void {
+    const answer = parseAnswer(line);
+    const request = this.requests.get(answer?.id ?? SETUP);
+    const head = this.requests.keys().next().value;
+    // the host runs its requests in order: an answer to any but the head, or out of order, is forged
+    if (answer === undefined || request === undefined || request.id !== head || (answer.ready === undefined && answer.i !== request.received)) {
+      this.stderr = `${this.stderr}\nthe script host broke its protocol`.slice(-STDERR_KEPT);
+      this.kill();
+      return;
+    }
+    this.progressAt = Date.now();
+    request.answers.push(answer);
+    request.received++;
+    if (request.received === request.expected) {
+      this.requests.delete(request.id);
+      // the next request is at the head now: its time limit starts
+      this.requests.values().next().value?.wake?.();
+    }
+    request.wake?.();
   }
 }
 
 class PythonProcessor implements Processor {
   private host: ScriptHost | undefined;
+  /** A host being started for the workers that found none: they all wait for the same one. */
+  private starting: Promise<ScriptHost> | undefined;
   private restarts = 0;
   private closed = false;
 
@@ -150,15 +217,15 @@ class PythonProcessor implements Processor {
   ) {}
 
   /** Starts a script host and waits until its interpreter has compiled the script. */
-  async start(): Promise<void> {
+  async start(): Promise<ScriptHost> {
     const command = sandboxCommand(this.sandbox, { memoryLimitMb: this.limits.memoryLimitMb, privateDir: this.privateDir });
     const child = spawn(command.file, command.args, { env: command.env, cwd: this.privateDir, stdio: ['pipe', 'ignore', 'pipe', 'pipe'] });
     const host = new ScriptHost(child);
-    host.send({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, mounts: command.mounts, split: command.split, writeGrant: this.privateDir });
-    const ready = await host.next(START_TIMEOUT_MS);
+    const setup = host.setup({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, mounts: command.mounts, split: command.split, writeGrant: this.privateDir });
+    const ready = await host.next(setup, START_TIMEOUT_MS);
     if (ready?.ready === true) {
       this.host = host;
-      return;
+      return host;
     }
     host.kill();
     if (ready?.ready === false) throw new ScriptCompileError(this.context.name, ready.error ?? 'unknown error', 'Python');
@@ -177,34 +244,51 @@ class PythonProcessor implements Processor {
   /**
    * Runs messages on the current host until they are all answered, or until one is over its time
    * limit or takes the host down: that one fails, the host is replaced, and the caller goes on
-   * with the rest. Answers at least one outcome.
+   * with the rest. A request that was only waiting behind the one to blame answers what it got
+   * (perhaps nothing) and its rest runs on the new host.
    */
   private async run(messages: readonly LoomMessage[]): Promise<Outcome[]> {
-    if (this.host === undefined) await this.restart();
-    const host = this.host as ScriptHost;
-    host.send({ messages: messages.map((message) => JSON.stringify(message.body)) });
+    const host = await this.currentHost();
+    const request = host.send(messages.map((message) => JSON.stringify(message.body)));
     const outcomes: Outcome[] = [];
     for (const message of messages) {
-      const answer = await host.next(this.limits.timeoutMs);
-      if (answer === undefined || answer.i !== outcomes.length) {
-        const exited = host.dead;
-        if (host.child.exitCode === FATAL_EXIT && outcomes.length > 0) {
-          // the interpreter answered the message that broke it, then stopped: the rest go to a new host
-          this.host = undefined;
-          return outcomes;
-        }
-        const reason = exited
-          ? `the Python interpreter stopped (${lastLines(host.output) || `exit ${host.child.exitCode ?? host.child.signalCode}`})`
-          : `the script ran longer than the time limit of ${this.limits.timeoutMs} ms`;
-        this.context.logger.warn({ component: this.context.name, messageId: message.id, reason }, 'Python script host replaced');
-        host.kill();
-        this.host = undefined;
-        outcomes.push(outcome.fail(reason));
+      const answer = await host.next(request, this.limits.timeoutMs);
+      if (answer !== undefined) {
+        outcomes.push(this.outcomeOf(message, answer));
+        continue;
+      }
+      if (host.dead && host.culprit !== request.id) {
+        // the interpreter answered the message that broke it, or another request's message did: the rest go to a new host
+        this.drop(host);
         return outcomes;
       }
-      outcomes.push(this.outcomeOf(message, answer));
+      const reason = host.dead
+        ? `the Python interpreter stopped (${lastLines(host.output) || `exit ${host.child.exitCode ?? host.child.signalCode}`})`
+        : `the script ran longer than the time limit of ${this.limits.timeoutMs} ms`;
+      this.context.logger.warn({ component: this.context.name, messageId: message.id, reason }, 'Python script host replaced');
+      host.kill(request.id);
+      this.drop(host);
+      outcomes.push(outcome.fail(reason));
+      return outcomes;
     }
     return outcomes;
+  }
+
+  /** The running host, or a new one; concurrent callers share one start. */
+  private currentHost(): Promise<ScriptHost> {
+    if (this.host !== undefined && !this.host.dead) return Promise.resolve(this.host);
+    this.starting ??= this.restart()
+      .catch((error: unknown) => {
+        // the component cannot run a single message without a host: the run fails, not each message in turn
+        throw new ComponentFailedError(`the Python script host could not be restarted: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      })
+      .finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  /** Lets go of a host that is dead or being killed, unless a newer one replaced it already. */
+  private drop(host: ScriptHost): void {
+    if (this.host === host) this.host = undefined;
   }
 
   private outcomeOf(message: LoomMessage, answer: Answer): Outcome {
@@ -216,11 +300,11 @@ class PythonProcessor implements Processor {
     return outcome.emit({ id: message.id, headers: message.headers, body });
   }
 
-  private async restart(): Promise<void> {
+  private async restart(): Promise<ScriptHost> {
     if (this.closed) throw new FailedPreconditionError(`${this.context.name} is closed`);
     this.restarts += 1;
     this.context.logger.info({ component: this.context.name, restarts: this.restarts }, 'starting a new Python script host');
-    await this.start();
+    return this.start();
   }
 
   async close(): Promise<void> {
@@ -245,7 +329,7 @@ function parseAnswer(line: string): Answer | undefined {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const answer = value as Answer;
-  if (answer.ready === undefined && (typeof answer.i !== 'number' || typeof answer.ok !== 'boolean')) return undefined;
+  if (answer.ready === undefined && (typeof answer.id !== 'number' || typeof answer.i !== 'number' || typeof answer.ok !== 'boolean')) return undefined;
   return answer;
 }
 
