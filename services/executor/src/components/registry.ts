@@ -89,7 +89,7 @@ export function componentFactories(config: LoomConfig, options: FactoryOptions =
     [COMPONENT_KINDS.TIMER, timerFactory],
     [COMPONENT_KINDS.INLET, inletFactory],
     [COMPONENT_KINDS.FILE_READER, fileReaderFactory],
-    [COMPONENT_KINDS.WEBHOOK, webhookFactory],
+    [COMPONENT_KINDS.WEBHOOK, webhookFactory(config.server.host)],
     [COMPONENT_KINDS.MESSAGE_TRANSFORMER, scriptFactory('transformer', limits, python)],
     [COMPONENT_KINDS.MESSAGE_FILTER, scriptFactory('filter', limits, python)],
     [COMPONENT_KINDS.HTTP_ENRICHER, enricherFactory],
