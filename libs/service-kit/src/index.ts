@@ -15,3 +15,4 @@ export { describeStartupError } from './startup-error.js';
 export * from './atomic-file.js';
 export * from './audit-client.js';
 export * from './keyed-lock.js';
+export * from './lifecycle.js';
