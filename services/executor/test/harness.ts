@@ -7,7 +7,7 @@ import { AuditClient, ExecutorClient, SkillGatewayClient, WorkflowStoreClient } 
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
 import { skillGatewayModule } from '@loom/skill-gateway';
-import { createClient, type RunningServices } from '@loom/service-kit';
+import { createClient, type RunningServices, type ServiceModule } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { executorModule } from '../src/index.js';
 import { instance, workflowOf } from './workflows.js';
@@ -32,12 +32,14 @@ export interface ExecutorHarness {
   stop(): Promise<void>;
 }
 
-export async function startExecutor(extra: readonly string[] = []): Promise<ExecutorHarness> {
+/** `modules`: more services in the same process (the scheduler, to test it against the real executor). */
+export async function startExecutor(extra: readonly string[] = [], modules: readonly ServiceModule[] = []): Promise<ExecutorHarness> {
   const root = mkdtempSync(join(tmpdir(), 'loom-executor-'));
   const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(
-    [secretsModule, configStoreModule, auditModule, skillGatewayModule, executorModule],
+    [secretsModule, configStoreModule, auditModule, skillGatewayModule, executorModule, ...modules],
     [
+      `loom.scheduler.stateFile=${join(root, 'scheduler-state.json')}`,
       `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
       `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
       `loom.embedded.graph.dataDir=${join(root, 'graphdata')}`,
