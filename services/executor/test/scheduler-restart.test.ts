@@ -15,7 +15,7 @@ afterEach(async () => {
 
 describe('the scheduler against the real executor', () => {
   it('restarts an autoStart run that went FAILED under its backoff, with the executor reason; the new run is RUNNING', async () => {
-    const harness: ExecutorHarness = await startExecutor(['loom.scheduler.restart.initialDelayMs=100', 'loom.scheduler.restart.maxDelayMs=1000'], [schedulerModule]);
+    const harness: ExecutorHarness = await startExecutor(['loom.scheduler.restart.initialDelayMs=100', 'loom.scheduler.restart.maxDelayMs=1000'], { modules: [schedulerModule] });
     cleanups.push(() => harness.stop());
     const scheduler = createClient(SchedulerClient, `127.0.0.1:${harness.running.port}`, { retry: false });
     cleanups.push(() => scheduler.close());

@@ -221,7 +221,7 @@ class PythonProcessor implements Processor {
     const command = sandboxCommand(this.sandbox, { memoryLimitMb: this.limits.memoryLimitMb, privateDir: this.privateDir });
     const child = spawn(command.file, command.args, { env: command.env, cwd: this.privateDir, stdio: ['pipe', 'ignore', 'pipe', 'pipe'] });
     const host = new ScriptHost(child);
-    const setup = host.setup({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, writeGrant: this.privateDir });
+    const setup = host.setup({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, mounts: command.mounts, split: command.split, writeGrant: this.privateDir });
     const ready = await host.next(setup, START_TIMEOUT_MS);
     if (ready?.ready === true) {
       this.host = host;
