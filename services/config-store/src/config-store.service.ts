@@ -4,10 +4,10 @@ import {
   MAX_WORKFLOW_BYTES,
   NotFoundError,
   ResourceExhaustedError,
-  UnavailableError,
   scheduleFromProto,
   scheduleToProto,
-  secretBearingOptions,
+  collectSecretSlots,
+  needsSealing,
   serializeWorkflowJson,
   validateWorkflow,
   ValidationError,
@@ -65,39 +65,17 @@ function fileTextOf(configuration: WorkflowConfiguration): string {
 }
 
 /**
- * What SealConfiguration needs of a workflow: its resources and its secret-bearing options (enricher headers) where
- * they are (so violations keep their paths), without the other options, scripts and copied definitions that make up
- * most of a configuration's bytes.
+ * Seals a workflow's secret slots through SealConfiguration, in place: only the slots that need it (a `$$<variable>`,
+ * a sealed value, a sensitive value in clear) are sent, never scripts or other options. An answer that does not match
+ * the slots sent fails the push (UNAVAILABLE): the unsealed configuration may hold passwords in clear.
  */
-function resourcesOnly(workflow: WorkflowConfiguration): WorkflowConfiguration {
-  return {
-    ...workflow,
-    components: workflow.components.map((instance) => ({
-      ...instance,
-      component: { ...instance.component, options: [] },
-      options: secretBearingOptions(instance.component.qualifiedName, instance.options),
-      skill: null,
-      skillConfiguration: { inputs: {}, outputs: {} },
-    })),
-    skills: [],
-  };
-}
-
-/** The workflow with the resources and secret-bearing options of its sealed resources-only copy. */
-function withSealedResources(workflow: WorkflowConfiguration, sealed: WorkflowConfiguration): WorkflowConfiguration {
-  return {
-    ...workflow,
-    components: workflow.components.map((instance, index) => {
-      const sealedOptions = sealed.components[index]?.options ?? [];
-      return {
-        ...instance,
-        resource: sealed.components[index]?.resource ?? null,
-        options: instance.options.map((option) => sealedOptions.find((candidate) => candidate.name === option.name) ?? option),
-      };
-    }),
-    resources: sealed.resources,
-    workflowResources: sealed.workflowResources,
-  };
+async function sealSecretSlots(workflow: WorkflowConfiguration, client: SecretsClient, signal: AbortSignal): Promise<WorkflowConfiguration> {
+  const collected = collectSecretSlots(workflow, needsSealing);
+  if (collected.slots.length === 0) return workflow;
+  const request = { workflow: undefined, slots: collected.slots, workflowName: workflow.name };
+  const { slots } = await call(client, 'sealConfiguration', request, { deadlineMs: SEAL_DEADLINE_MS, signal });
+  collected.apply(slots, 'secrets service (SealConfiguration)');
+  return workflow;
 }
 
 function configurationOf(workflow: StoredWorkflow): WorkflowConfiguration {
@@ -163,11 +141,7 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
         const named: WorkflowConfiguration = { ...pushed, name: name.full };
         validateWorkflow(named);
         // nothing is written unless every $$ reference resolves and every password is sealed
-        const sealRequest = { workflow: workflowToProto(resourcesOnly(named)) };
-        const { workflow: sealed } = await call(secrets(), 'sealConfiguration', sealRequest, { deadlineMs: SEAL_DEADLINE_MS, signal: context.signal });
-        // never fall back to the unsealed configuration: it may hold passwords in clear
-        if (sealed === undefined) throw new UnavailableError('the secrets service answered SealConfiguration without a workflow; nothing was stored');
-        const configuration = withSealedResources(named, workflowFromProto(sealed));
+        const configuration = await sealSecretSlots(named, secrets(), context.signal);
         return repository.put(name, configuration, fileTextOf(configuration), {
           expectedVersion: request.expectedVersion,
           pushedBy: context.identity ?? '',

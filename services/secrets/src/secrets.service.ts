@@ -9,13 +9,11 @@ import {
   SEALED_PREFIX,
   ValidationError,
   VARIABLE_NAME,
-  workflowFromProto,
-  workflowToProto,
 } from '@loom/domain';
 import { appendRequired, AuditAppender, type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { KeyRing } from './key-ring.js';
-import { openWorkflow, sealWorkflow } from './sealing.js';
+import { checkSlots, openSlots, sealSlots } from './sealing.js';
 import { openSecretsStorage, type SecretsStorage } from './storage.js';
 import { type BeforeCommit, type VariableRow, VariableStore } from './variable-store.js';
 
@@ -47,6 +45,13 @@ function checkUser(userUuid: string): string {
   if (userUuid === '') return UNKNOWN_USER_UUID;
   if (!UUID.test(userUuid)) throw ValidationError.of('user_uuid', 'must be a UUID', 'INVALID_VALUE');
   return userUuid.toLowerCase();
+}
+
+/** Refuses the whole workflow the old contract sent: only secret slots reach this service (scripts and options never do). */
+function refuseWholeWorkflow(workflow: unknown): void {
+  if (workflow !== undefined) {
+    throw ValidationError.of('workflow', 'whole workflows are no longer accepted: send the secret slots (slots: path, value, sensitive)', 'UNSUPPORTED_FIELD');
+  }
 }
 
 /** The variable as callers see it: an encrypted value only ever as its `###AES-` text. */
@@ -161,16 +166,17 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
     },
 
     async sealConfiguration(request) {
-      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
-      const sealed = await sealWorkflow(workflowFromProto(request.workflow), (names) => store.getMany(names), keyRing);
-      return { workflow: workflowToProto(sealed) };
+      refuseWholeWorkflow(request.workflow);
+      checkSlots(request.slots);
+      return { workflow: undefined, slots: await sealSlots(request.slots, (names) => store.getMany(names), keyRing) };
     },
 
     decryptResources(request, context) {
-      if (request.workflow === undefined) return Promise.reject(ValidationError.of('workflow', 'is required', 'MISSING_FIELD'));
-      const opened = openWorkflow(workflowFromProto(request.workflow), keyRing, (plain) => redactor.add(plain));
-      logger.info({ workflow: request.workflow.name, caller: context.identity }, 'resources decrypted for workflow start');
-      return Promise.resolve({ workflow: workflowToProto(opened) });
+      refuseWholeWorkflow(request.workflow);
+      checkSlots(request.slots);
+      const slots = openSlots(request.slots, keyRing, (plain) => redactor.add(plain));
+      logger.info({ workflow: request.workflowName, slots: slots.length, caller: context.identity }, 'resources decrypted for workflow start');
+      return Promise.resolve({ workflow: undefined, slots });
     },
 
     async rotateKey(request, context) {

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { status } from '@grpc/grpc-js';
 import { auditModule } from '@loom/audit';
 import { AuditClient, type AuditEventType, SecretsClient, type Workflow } from '@loom/contracts';
-import { parseWorkflow, workflowToProto } from '@loom/domain';
+import { collectSecretSlots, isSealed, needsSealing, parseWorkflow, workflowFromProto, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { createLogger, type Logger } from '@loom/telemetry';
@@ -154,6 +154,24 @@ export function graphWorkflow(password: unknown, extraParameters: Record<string,
       workflowResources: [],
     }),
   );
+}
+
+/** Seals a workflow's secret slots through SealConfiguration, as the config store does, and answers the sealed workflow. */
+export async function sealVia(client: SecretsClient, workflow: Workflow): Promise<{ workflow: Workflow }> {
+  const configuration = workflowFromProto(workflow);
+  const collected = collectSecretSlots(configuration, needsSealing);
+  const { slots } = await call(client, 'sealConfiguration', { workflow: undefined, slots: collected.slots, workflowName: configuration.name });
+  collected.apply(slots, 'secrets service');
+  return { workflow: workflowToProto(configuration) };
+}
+
+/** Opens a workflow's sealed slots through DecryptResources, as the executor does, and answers the opened workflow. */
+export async function openVia(client: SecretsClient, workflow: Workflow | undefined): Promise<{ workflow: Workflow }> {
+  const configuration = workflowFromProto(workflow as Workflow);
+  const collected = collectSecretSlots(configuration, (slot) => isSealed(slot.value));
+  const { slots } = await call(client, 'decryptResources', { workflow: undefined, slots: collected.slots, workflowName: configuration.name });
+  collected.apply(slots, 'secrets service');
+  return { workflow: workflowToProto(configuration) };
 }
 
 /** The audit events of the given types, oldest first. */
