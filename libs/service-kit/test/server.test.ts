@@ -199,7 +199,7 @@ describe('client', () => {
         new Promise((resolve) =>
           context.signal.addEventListener('abort', () => {
             cancelled = true;
-            resolve({ activeKeyId: '', variablesReencrypted: 0, workflowsReencrypted: 0 });
+            resolve({ activeKeyId: '', variablesReencrypted: 0, workflowsReencrypted: 0, workflowsLeft: [] });
           }),
         ),
     });

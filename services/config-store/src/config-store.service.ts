@@ -7,6 +7,7 @@ import {
   scheduleFromProto,
   scheduleToProto,
   collectSecretSlots,
+  isSealed,
   needsSealing,
   serializeWorkflowJson,
   validateWorkflow,
@@ -224,6 +225,40 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       });
       logger.info({ workflow: stored.name.full, cron: schedule.cron, timezone: schedule.timezone, enabled: schedule.enabled }, 'workflow schedule stored');
       return { schedule: scheduleToProto(schedule) };
+    },
+
+    async resealWorkflows(_request, context) {
+      let workflowsResealed = 0;
+      let workflowsCurrent = 0;
+      const workflowsLeft: string[] = [];
+      for (const listed of repository.list()) {
+        const outcome = await repository.exclusive(lockKey(listed.name.full), async () => {
+          let workflow: StoredWorkflow;
+          try {
+            workflow = repository.get(listed.name.full);
+          } catch (error) {
+            if (error instanceof NotFoundError) return 'current'; // deleted since the list was taken: nothing to re-seal
+            throw error;
+          }
+          if (workflow.configuration === undefined) return `${workflow.name.full}: invalid (${workflow.invalidReason})`;
+          const configuration = structuredClone(workflow.configuration);
+          const collected = collectSecretSlots(configuration, (slot) => isSealed(slot.value));
+          if (collected.slots.length === 0) return 'current';
+          const request = { workflow: undefined, slots: collected.slots, workflowName: workflow.name.full };
+          const { slots } = await call(secrets(), 'sealConfiguration', request, { deadlineMs: SEAL_DEADLINE_MS, signal: context.signal });
+          if (slots.every((slot, index) => slot.value === collected.slots[index]?.value)) return 'current';
+          if (!workflow.directory.writable) return `${workflow.name.full}: in the read-only startup directory ${workflow.directory.path}`;
+          collected.apply(slots, 'secrets service (SealConfiguration)');
+          const beforeWrite = auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED, workflow.name.full, context.identity, { change: 'resealed' });
+          await repository.reseal(workflow, configuration, fileTextOf(configuration), beforeWrite);
+          return 'resealed';
+        });
+        if (outcome === 'resealed') workflowsResealed++;
+        else if (outcome === 'current') workflowsCurrent++;
+        else workflowsLeft.push(outcome);
+      }
+      logger.info({ workflowsResealed, workflowsCurrent, workflowsLeft: workflowsLeft.length }, 'stored workflows re-sealed under the active key');
+      return { workflowsResealed, workflowsCurrent, workflowsLeft };
     },
 
     getSchedule(request) {

@@ -1,16 +1,20 @@
+import { status } from '@grpc/grpc-js';
 import {
   AuditEventType,
   type DescribeStorageResponse,
+  type ResealWorkflowsResponse,
+  type WorkflowStoreClient,
   SecretsService,
   type Variable,
 } from '@loom/contracts';
 import {
   FailedPreconditionError,
   SEALED_PREFIX,
+  UnavailableError,
   ValidationError,
   VARIABLE_NAME,
 } from '@loom/domain';
-import { appendRequired, AuditAppender, type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { appendRequired, AuditAppender, type AsyncImplementation, call, isServiceError, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { KeyRing } from './key-ring.js';
 import { checkSlots, openSlots, sealSlots } from './sealing.js';
@@ -22,6 +26,8 @@ export const secretsAccessPolicy = { decryptResources: ['executor'] } as const;
 
 const MAX_KEY_LENGTH = 128;
 const MAX_VALUE_BYTES = 64 * 1024;
+/** How long RotateKey waits for the config store to re-seal every stored workflow. */
+const RESEAL_DEADLINE_MS = 300_000;
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -88,6 +94,8 @@ export interface SecretsDependencies {
   readonly redactor: SecretRedactor;
   /** Where the service's audit events go (created at first use: the server's own address is known only once it listens). */
   readonly audit: () => AuditAppender;
+  /** The config store, which re-seals the stored workflows after a key rotation (created at first use, like `audit`). */
+  readonly configStore: () => WorkflowStoreClient;
   readonly logger: Logger;
 }
 
@@ -192,7 +200,20 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
       for (const secret of keyRing.secrets()) redactor.add(secret);
       const variablesReencrypted = await store.reencryptAll((value) => keyRing.encrypt(keyRing.decrypt(value)));
       logger.info({ previous, activeKeyId, variablesReencrypted }, 'encryption key rotated');
-      return { activeKeyId, variablesReencrypted, workflowsReencrypted: 0 };
+      let resealed: ResealWorkflowsResponse;
+      try {
+        resealed = await call(deps.configStore(), 'resealWorkflows', {}, { deadlineMs: RESEAL_DEADLINE_MS, signal: context.signal });
+      } catch (error) {
+        const reason = isServiceError(error) ? `${status[error.code]}: ${error.details}` : String(error);
+        logger.error({ activeKeyId, reason }, 'stored workflows not re-sealed after the key rotation');
+        throw new UnavailableError(
+          `key '${activeKeyId}' is active and ${variablesReencrypted} variables are re-encrypted, but the stored workflows were not re-sealed (${reason}); ` +
+            `call RotateKey again with key_id '${activeKeyId}' to finish, before removing the old key`,
+          { cause: error },
+        );
+      }
+      logger.info({ activeKeyId, workflowsResealed: resealed.workflowsResealed, workflowsLeft: resealed.workflowsLeft }, 'stored workflows re-sealed under the new key');
+      return { activeKeyId, variablesReencrypted, workflowsReencrypted: resealed.workflowsResealed, workflowsLeft: resealed.workflowsLeft };
     },
 
     describeStorage(): Promise<DescribeStorageResponse> {
@@ -230,6 +251,7 @@ export const secretsModule: ServiceModule = {
         storage,
         redactor: processRedactor,
         audit: () => (appender ??= new AuditAppender(clients.get('audit'))),
+        configStore: () => clients.get('config-store'),
         logger,
       });
       return {

@@ -8,7 +8,7 @@ import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fieldViolationsOf } from '@loom/service-kit';
-import { type Backend, embeddedBackend, failure, graphWorkflow, realBackend, type SecretsHarness, openVia, sealVia, startSecrets, status } from './harness.js';
+import { type Backend, embeddedBackend, failure, graphWorkflow, realBackend, type SecretsHarness, openVia, resealCalls, sealVia, startSecrets, status } from './harness.js';
 
 const realUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
 if (realUrl === undefined) console.log('secrets: tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
@@ -156,8 +156,10 @@ describe.each(backends)('secrets service on %s', (_name, makeBackend) => {
   it('rotates the key: every variable re-encrypted, still readable, old workflows still open', async () => {
     const { workflow: sealedBefore } = await sealVia(secrets.configStore, graphWorkflow('$$NEO4J_PASSWORD'));
     const before = await secrets.query<{ key: string; value: string }>('SELECT key, value FROM public.ecosystem_variable WHERE encrypted ORDER BY key');
+    const resealsBefore = resealCalls.count;
     const rotated = await call(secrets.anonymous, 'rotateKey', { keyId: '' });
     expect(rotated.variablesReencrypted).toBe(before.length);
+    expect(resealCalls.count).toBe(resealsBefore + 1);
     const after = await secrets.query<{ key: string; value: string }>('SELECT key, value FROM public.ecosystem_variable WHERE encrypted ORDER BY key');
     expect(after.map((row) => row.key)).toEqual(before.map((row) => row.key));
     after.forEach((row, i) => expect(row.value).not.toBe(before[i]?.value));
