@@ -41,6 +41,7 @@ describe('loadConfig defaults', () => {
         update: { default: 'restart', workflows: {} },
       },
       log: { level: 'info' },
+      sources: { valueFiles: [] },
       skills: {
         timeoutMs: 30000,
         timeouts: {},

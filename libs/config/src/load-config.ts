@@ -115,6 +115,13 @@ export interface LoomConfig {
     readonly update: { readonly default: UpdatePolicy; readonly workflows: Readonly<Record<string, UpdatePolicy>> };
   };
   readonly log: { readonly level: LogLevel };
+  /** Files this configuration was read from (loom's state: scripts never read them). */
+  readonly sources: {
+    /** The `--config` file. */
+    readonly configFile?: string;
+    /** Every file named by a `<VAR>_FILE` environment variable, loom's keys or not. */
+    readonly valueFiles: readonly { readonly variable: string; readonly path: string }[];
+  };
   /** The skill gateway: its registry and how it calls skills. */
   readonly skills: {
     /** Absent: the embedded PostgreSQL. */
@@ -239,6 +246,12 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
       },
     },
     log: { level: values.get(fixedKeys['loom.log.level']) },
+    sources: {
+      ...definedOnly({ configFile: options.configFile }),
+      valueFiles: Object.entries(env)
+        .filter((entry): entry is [string, string] => entry[0].endsWith('_FILE') && typeof entry[1] === 'string' && entry[1] !== '')
+        .map(([variable, path]) => ({ variable, path })),
+    },
     skills: skillSettings(values),
   };
   return { config, origins: values.origins };

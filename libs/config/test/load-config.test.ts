@@ -103,7 +103,7 @@ describe('config files', () => {
       'loom.properties',
       '# same settings\nloom.experimental.enabled = true\nloom.auth.allowAnonymous: true\nloom.telemetry.prometheus.port=0\n',
     );
-    expect(loadConfig({ configFile: properties, env: {} })).toEqual(loadConfig({ configFile: yaml, env: {} }));
+    expect({ ...loadConfig({ configFile: properties, env: {} }), sources: undefined }).toEqual({ ...loadConfig({ configFile: yaml, env: {} }), sources: undefined });
   });
 
   it('the development config in the repository loads', () => {
@@ -178,11 +178,21 @@ describe('config files', () => {
   });
 
   it('an empty file sets nothing', () => {
-    expect(loadConfig({ configFile: file('loom.yaml', ''), env: {} })).toEqual(loadConfig({ env: {} }));
+    const empty = file('loom.yaml', '');
+    expect(loadConfig({ configFile: empty, env: {} })).toEqual({ ...loadConfig({ env: {} }), sources: { configFile: empty, valueFiles: [] } });
   });
 });
 
 describe('_FILE environment variables', () => {
+  it('are all recorded as sources, loom keys or not, so that scripts are kept from them', () => {
+    const secret = file('executor-token', 'executor-token-0123456789\n');
+    const config = loadConfig({ env: { LOOM_AUTH_TOKENS_EXECUTOR_FILE: secret, POSTGRES_PASSWORD_FILE: '/run/secrets/pg', EMPTY_FILE: '' } });
+    expect(config.sources.valueFiles).toEqual([
+      { variable: 'LOOM_AUTH_TOKENS_EXECUTOR_FILE', path: secret },
+      { variable: 'POSTGRES_PASSWORD_FILE', path: '/run/secrets/pg' },
+    ]);
+  });
+
   it('LOOM_AUTH_TOKENS_EXECUTOR_FILE gives auth.tokens.executor, trailing newlines trimmed', () => {
     const secret = file('executor-token', 'executor-token-0123456789\n\n');
     const config = loadConfig({ env: { LOOM_AUTH_TOKENS_EXECUTOR_FILE: secret } });

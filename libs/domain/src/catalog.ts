@@ -265,7 +265,12 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         type: 'SOURCE',
         inputType: NONE,
         outputType: JSON_MESSAGE,
-        options: [option('Main', 'port', 'INTEGER', 'Port', true, 8101), option('Main', 'path', 'STRING', 'Path', true, '/')],
+        options: [
+          option('Main', 'port', 'INTEGER', 'Port', true, 8101),
+          option('Main', 'path', 'STRING', 'Path', true, '/'),
+          // unset: where loom's own server listens (server.host), so a loopback loom opens no outside port
+          option('Advanced', 'host', 'STRING', 'Listen address (default: server.host)', false, null),
+        ],
         dryRunSupported: false,
       }),
       component({

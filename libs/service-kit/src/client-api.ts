@@ -3,3 +3,5 @@
 export * from './client.js';
 export { bearerTokenInterceptor } from './auth.js';
 export { EXIT_USAGE } from './exit-codes.js';
+export { fieldViolationsOf, isServiceError } from './errors.js';
+export { describeStartupError } from './startup-error.js';

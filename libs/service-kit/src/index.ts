@@ -11,6 +11,8 @@ export * from './server.js';
 export * from './service-clients.js';
 export * from './service-module.js';
 export * from './process.js';
+export { describeStartupError } from './startup-error.js';
 export * from './atomic-file.js';
 export * from './audit-client.js';
 export * from './keyed-lock.js';
+export * from './lifecycle.js';

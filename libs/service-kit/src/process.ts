@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type LoomConfig } from '@loom/config';
 import { createLogger, type Logger, redactor, startTelemetry } from '@loom/telemetry';
 import { EXIT_USAGE } from './exit-codes.js';
+import { describeStartupError } from './startup-error.js';
 import { startServices } from './run-services.js';
 import { type ServiceModule } from './service-module.js';
 
@@ -100,9 +101,3 @@ export async function runMain(modules: readonly ServiceModule[], argv: readonly 
   }
 }
 
-/** One line for an error that stopped the process from starting. */
-export function describeStartupError(error: unknown): string {
-  if (error instanceof ConfigError) return `invalid configuration: ${error.message}`;
-  const message = error instanceof Error ? error.message : String(error);
-  return `failed to start: ${message}`;
-}

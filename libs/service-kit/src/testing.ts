@@ -14,10 +14,11 @@ import { type ServiceModule } from './service-module.js';
 export function serveForTest(
   modules: readonly ServiceModule[],
   overrides: readonly string[] = [],
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; configFile?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<RunningServices> {
   const config = loadConfig({
-    env: {},
+    env: options.env ?? {},
+    ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
     overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', 'loom.secrets.generateKeys=true', ...overrides],
   });
   return startServices({ config, modules, logger: options.logger ?? createLogger({ level: 'silent' }) });

@@ -1,26 +1,70 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { describeStartupError, EXIT_USAGE, fieldViolationsOf, isServiceError, serveProcess } from '@loom/service-kit';
-import { status, type ServiceError } from '@grpc/grpc-js';
-import { ConfigError, loadConfig } from '@loom/config';
-import { LoomError, ValidationError } from '@loom/domain';
-import { healthCommand } from './commands/health.js';
-import { addAuditCommands } from './commands/audit.js';
-import { addExecutorCommands } from './commands/executor.js';
-import { addGraphCommands } from './commands/graph.js';
-import { addLoginCommands } from './commands/login.js';
-import { addScheduleCommands } from './commands/schedules.js';
-import { addSecretsCommands } from './commands/secrets.js';
-import { addSkillCommands } from './commands/skill.js';
-import { addSkillsCommands, besideLoomSettings, parsePorts, selectSkills, serveSkillModules } from './commands/skills.js';
-import { type SkillModule } from '@loom/skill-service-kit';
-import { addWorkflowCommands } from './commands/workflows.js';
 import { type GlobalOptions } from './global-options.js';
-import { selectModules, UsageError } from './modules.js';
 import { type OutputFormat } from './output.js';
+import { UsageError } from './usage-error.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
+/** Exit code of a usage or configuration error (EXIT_USAGE of the service kit, kept here so `--version` loads nothing). */
+const EXIT_USAGE = 2;
+
+/**
+ * The top-level commands, grouped by the file that defines them. A command's code (the gRPC
+ * contracts, the services, the graph drivers…) loads only when a command of its group runs, so
+ * `loom --version` and `loom health` start quickly; `loom --help` and an unknown command load all.
+ */
+export const commandGroups: readonly { readonly names: readonly string[]; readonly register: (program: Command) => void | Promise<void> }[] = [
+  { names: ['serve'], register: addServeCommand },
+  { names: ['health'], register: addHealthCommand },
+  { names: ['variable', 'secrets'], register: async (program) => (await import('./commands/secrets.js')).addSecretsCommands(program) },
+  {
+    names: ['workflow', 'schedule', 'component', 'message'],
+    register: async (program) => {
+      const [{ addWorkflowCommands }, { addExecutorCommands }, { addScheduleCommands }] = await Promise.all([
+        import('./commands/workflows.js'),
+        import('./commands/executor.js'),
+        import('./commands/schedules.js'),
+      ]);
+      const { workflow, schedule } = addWorkflowCommands(program);
+      addExecutorCommands(program, workflow);
+      addScheduleCommands(schedule);
+    },
+  },
+  { names: ['audit'], register: async (program) => (await import('./commands/audit.js')).addAuditCommands(program) },
+  { names: ['graph'], register: async (program) => (await import('./commands/graph.js')).addGraphCommands(program) },
+  { names: ['login', 'logout'], register: async (program) => (await import('./commands/login.js')).addLoginCommands(program) },
+  { names: ['skills'], register: async (program) => (await import('./commands/skills.js')).addSkillsCommands(program) },
+  {
+    names: ['skill'],
+    register: async (program) => {
+      (await import('./commands/skill.js')).addSkillCommands(program);
+    },
+  },
+];
+
+/** Global options that take a value, so the word after them is not a command. */
+const VALUE_OPTIONS = new Set(['--address', '--output', '--token']);
+
+/** The command word of a command line: its first argument that is neither an option nor an option's value. */
+function commandWord(argv: readonly string[]): string | undefined {
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] as string;
+    if (arg === '--') return argv[index + 1];
+    if (VALUE_OPTIONS.has(arg)) index += 1;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+/** The groups a command line needs: its command's group, none for a bare --version, else all (help, typos). */
+export function groupsFor(argv: readonly string[]): typeof commandGroups {
+  const word = commandWord(argv);
+  const group = word === undefined ? undefined : commandGroups.find((candidate) => candidate.names.includes(word));
+  if (group !== undefined) return [group];
+  if (word === undefined && argv.some((arg) => arg === '-V' || arg === '--version')) return [];
+  return commandGroups;
+}
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -31,8 +75,8 @@ function parseOutput(value: string): OutputFormat {
   return value;
 }
 
-/** Builds the `loom` command line; `run` parses it and returns the exit code. */
-export function buildProgram(): Command {
+/** Builds the `loom` command line with the commands `argv` needs (every command when argv is not given). */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('loom')
     .description('loom: workflow processing for knowledge-graph pipelines')
     .version(version, '-V, --version', 'print the version')
@@ -41,7 +85,11 @@ export function buildProgram(): Command {
     .addOption(new Option('--token <token>', 'bearer token presented to loom').env('LOOM_TOKEN'))
     .showSuggestionAfterError()
     .exitOverride();
+  for (const group of argv === undefined ? commandGroups : groupsFor(argv)) await group.register(program);
+  return program;
+}
 
+function addServeCommand(program: Command): void {
   program
     .command('serve')
     .description('run loom services in this process (all six by default)')
@@ -51,75 +99,75 @@ export function buildProgram(): Command {
     .option('--with-skills [list]', "also run loom's skill services in this process (all, or a comma-separated list), on their published ports")
     .option('--skill-port <skill=port>', 'with --with-skills: port of one skill (repeatable; 0 picks a free one)', collect, [])
     .action(async (options: { services?: string; config?: string; set: string[]; withSkills?: string | true; skillPort: string[] }) => {
+      const [{ selectModules }, { serveProcess }] = await Promise.all([import('./modules.js'), import('@loom/service-kit')]);
       const source = { ...(options.config === undefined ? {} : { configFile: options.config }), overrides: options.set };
       const modules = selectModules(options.services);
       if (options.withSkills === undefined) return serveProcess(modules, source);
+      const [{ besideLoomSettings, parsePorts, selectSkills, serveSkillModules }, { loadConfig }] = await Promise.all([import('./commands/skills.js'), import('@loom/config')]);
       // everything that can be refused is checked before anything starts
       const skills = selectSkills(options.withSkills === true ? undefined : options.withSkills);
       const ports = parsePorts(options.skillPort);
       const settings = besideLoomSettings(loadConfig({ ...source, env: process.env }).data.skillsDirectory);
-      const portOf = (module: SkillModule): number => ports.get(module.name) ?? module.hostPort;
-      await Promise.all([serveProcess(modules, source), serveSkillModules(skills, { settings, startTelemetry: false, portOf })]);
+      await Promise.all([
+        serveProcess(modules, source),
+        serveSkillModules(skills, { settings, startTelemetry: false, portOf: (module) => ports.get(module.name) ?? module.hostPort }),
+      ]);
     });
+}
 
+function addHealthCommand(program: Command): void {
   program
     .command('health')
     .description('check the health of every service of a running loom (see --address)')
     .action(async (_options: object, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
+      const { healthCommand } = await import('./commands/health.js');
       process.exitCode = await healthCommand(globals);
     });
-
-  addSecretsCommands(program);
-  const { workflow, schedule } = addWorkflowCommands(program);
-  addExecutorCommands(program, workflow);
-  addScheduleCommands(schedule);
-  addAuditCommands(program);
-  addGraphCommands(program);
-  addLoginCommands(program);
-  addSkillsCommands(program);
-  addSkillCommands(program);
-
-  return program;
 }
 
 /** Runs the command line and returns the process exit code; errors are printed as one line. */
 export async function run(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
   try {
+    const program = await buildProgram(argv);
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // Commander has printed its one-line message (or the help/version text) already.
-      return error.exitCode === 0 ? 0 : EXIT_USAGE;
-    }
-    if (isServiceError(error)) {
-      process.stderr.write(`loom: ${describeRpcError(error)}\n`);
-      return 1;
-    }
-    if (error instanceof ValidationError) {
-      // a file the command read itself, rejected before anything was sent
-      process.stderr.write(`loom: INVALID_ARGUMENT: ${error.violations.map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`)).join('; ')}\n`);
-      return 1;
-    }
-    if (error instanceof UsageError) {
-      process.stderr.write(`loom: ${error.message}\n`);
-      return EXIT_USAGE;
-    }
-    if (error instanceof LoomError) {
-      // work the command did itself (a graph query) and that failed: the error names what and why
-      process.stderr.write(`loom: ${error.message}\n`);
-      return 1;
-    }
-    process.stderr.write(`loom: ${describeStartupError(error)}\n`);
-    return error instanceof ConfigError ? EXIT_USAGE : 1;
+    return reportError(error);
   }
 }
 
-/** One line for a failed RPC: its status name, message and the fields it names. */
-function describeRpcError(error: ServiceError): string {
-  const fields = fieldViolationsOf(error).map((violation) => `${violation.field}: ${violation.description}`);
-  const detail = fields.length > 0 ? fields.join('; ') : error.details;
-  return `${status[error.code]}: ${detail}`;
+/** Prints a command's failure as one line and gives its exit code; the error classes load only now. */
+async function reportError(error: unknown): Promise<number> {
+  if (error instanceof CommanderError) {
+    // Commander has printed its one-line message (or the help/version text) already.
+    return error.exitCode === 0 ? 0 : EXIT_USAGE;
+  }
+  if (error instanceof UsageError) {
+    process.stderr.write(`loom: ${error.message}\n`);
+    return EXIT_USAGE;
+  }
+  const [{ describeStartupError, isServiceError, fieldViolationsOf }, { LoomError, ValidationError }, { ConfigError }] = await Promise.all([
+    import('@loom/service-kit/client'),
+    import('@loom/domain'),
+    import('@loom/config'),
+  ]);
+  if (isServiceError(error)) {
+    const fields = fieldViolationsOf(error).map((violation) => `${violation.field}: ${violation.description}`);
+    const { status } = await import('@grpc/grpc-js');
+    process.stderr.write(`loom: ${status[error.code]}: ${fields.length > 0 ? fields.join('; ') : error.details}\n`);
+    return 1;
+  }
+  if (error instanceof ValidationError) {
+    // a file the command read itself, rejected before anything was sent
+    process.stderr.write(`loom: INVALID_ARGUMENT: ${error.violations.map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`)).join('; ')}\n`);
+    return 1;
+  }
+  if (error instanceof LoomError) {
+    // work the command did itself (a graph query) and that failed: the error names what and why
+    process.stderr.write(`loom: ${error.message}\n`);
+    return 1;
+  }
+  process.stderr.write(`loom: ${describeStartupError(error)}\n`);
+  return error instanceof ConfigError ? EXIT_USAGE : 1;
 }

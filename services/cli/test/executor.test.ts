@@ -1,6 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+import { type LoomProcess, runLoom, runLoomAsync, startLoom } from './loom-process.js';
 
 const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.json', import.meta.url));
 const NAME = 'Article pipeline_6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b';
@@ -25,6 +28,8 @@ afterAll(async () => {
 });
 
 const loomAt = (...args: string[]): ReturnType<typeof runLoom> => runLoom(['--address', loom.address, ...args]);
+// for commands that make the server log much (its Log sink): a blocking run would stop this process reading the server's output
+const loomAtAsync = (...args: string[]): ReturnType<typeof runLoomAsync> => runLoomAsync(['--address', loom.address, ...args]);
 
 interface StatusJson {
   state: string;
@@ -81,6 +86,33 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
 
     const stopped = loomAt('workflow', 'stop', 'Article pipeline', '--drain', '5');
     expect(stopped.stdout).toMatch(/Article pipeline\s+STOPPED/);
+  });
+
+  it('publishes a JSON Lines file in batches, and the same file again publishes nothing twice; a bad line publishes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loom-publish-file-'));
+    const file = join(dir, 'articles.jsonl');
+    const lines = Array.from({ length: 1_200 }, (_, index) => JSON.stringify({ title: `article ${index}`, text: `a long enough article number ${index}` }));
+    writeFileSync(file, `${lines.join('\n')}\n\n`);
+    expect((await loomAtAsync('workflow', 'start', 'Article pipeline')).status).toBe(0);
+    const inletOut = async () => (JSON.parse((await loomAtAsync('workflow', 'status', 'Article pipeline', '--output', 'json')).stdout) as StatusJson).components.find((c) => c.name === INLET)?.messagesOut;
+
+    const first = await loomAtAsync('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
+    expect(first.stderr).toBe('');
+    expect(JSON.parse(first.stdout)).toEqual([{ file, accepted: 1_200, duplicate: 0, refused: 0 }]);
+    await expect.poll(inletOut, { timeout: 20_000 }).toBe(1_200);
+
+    const again = await loomAtAsync('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
+    expect(JSON.parse(again.stdout)).toEqual([{ file, accepted: 0, duplicate: 1_200, refused: 0 }]);
+
+    const broken = join(dir, 'broken.jsonl');
+    writeFileSync(broken, `${lines[0]}\n[1, 2]\n${lines[1]}\n`);
+    const refused = await loomAtAsync('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', broken);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr.trim()).toBe(`loom: ${broken}:2: a message body must be a JSON object`);
+    const both = await loomAtAsync('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file, '--body', '{}');
+    expect(both.stderr.trim()).toBe('loom: give exactly one of --body and --file');
+    expect(await inletOut()).toBe(1_200);
+    expect((await loomAtAsync('workflow', 'stop', 'Article pipeline')).status).toBe(0);
   });
 
   it('reports a publish to an unknown inlet and a start of an unknown workflow as one line with the status', () => {

@@ -4,7 +4,9 @@
 // Pyodide once, compiles the component's script, then runs batches of messages.
 //
 // Protocol: the first line on standard input is the setup
-//   { script, role: 'transformer' | 'filter', policy: boolean, pyodideDir, readGrants: [dir], writeGrant: dir }
+//   { script, role: 'transformer' | 'filter', policy: boolean, pyodideDir, readGrants: [path], mounts: [dir], split: [dir], writeGrant: dir }
+// readGrants are what the script may read (never loom's state), mounts the directories Python sees at
+// their own paths, split the directories granted entry by entry because they hold state.
 // then each line is a batch: { id, messages: [<body as JSON text>] }, run in the order they come.
 // Answers go to descriptor 3, one JSON line each, written synchronously so an answer is out before
 // the next message starts (the host blames the first unanswered message when the time limit
@@ -28,23 +30,32 @@ const first = await iterator.next();
 if (first.done) process.exit(0);
 const setup = JSON.parse(first.value);
 
-// Node 20's permission model grants what is below a granted directory but not the directory itself,
-// and Emscripten stats a mount's root: a granted root answers as a plain directory
-const roots = new Set(setup.readGrants.map((dir) => dir.replace(/\/+$/, '')));
+// Emscripten stats a mount's root and every directory on the way to a file, and the permission model
+// refuses that for a directory granted entry by entry: those answer as a plain directory
+const roots = new Set([...setup.mounts, ...setup.split].map((dir) => dir.replace(/\/+$/, '')));
 const epoch = new Date(0);
 const directoryStats = () => ({
   dev: 0, ino: 0, mode: 0o40555, nlink: 1, uid: 0, gid: 0, rdev: 0, size: 4096, blksize: 4096, blocks: 8,
   atime: epoch, mtime: epoch, ctime: epoch, birthtime: epoch, atimeMs: 0, mtimeMs: 0, ctimeMs: 0,
   isDirectory: () => true, isFile: () => false, isSymbolicLink: () => false,
 });
-for (const name of ['lstatSync', 'statSync']) {
+// Emscripten knows errno codes only: a refusal of the permission model becomes EACCES (Python's
+// PermissionError), where its own code would leave the interpreter hanging
+const denied = (error) => {
+  if (error?.code !== 'ERR_ACCESS_DENIED') return error;
+  const refusal = new Error(`EACCES: loom script policy: ${error.message}`);
+  refusal.code = 'EACCES';
+  return refusal;
+};
+for (const name of Object.keys(fs).filter((key) => key.endsWith('Sync') && typeof fs[key] === 'function')) {
   const original = fs[name];
-  fs[name] = (path, options) => {
+  const stats = name === 'lstatSync' || name === 'statSync';
+  fs[name] = (...args) => {
     try {
-      return original(path, options);
+      return original(...args);
     } catch (error) {
-      if (error?.code === 'ERR_ACCESS_DENIED' && roots.has(String(path).replace(/\/+$/, ''))) return directoryStats();
-      throw error;
+      if (stats && error?.code === 'ERR_ACCESS_DENIED' && roots.has(String(args[0]).replace(/\/+$/, ''))) return directoryStats();
+      throw denied(error);
     }
   };
 }
@@ -58,10 +69,9 @@ const pyodide = await loadPyodide({
 });
 
 // the granted host directories become visible to Python at their own paths (everything else is the
-// interpreter's in-memory file system); nested grants are covered by their parent's mount
-const mounts = [...new Set(setup.readGrants)].sort().filter((dir, index, all) => !all.slice(0, index).some((parent) => dir.startsWith(`${parent}/`)));
+// interpreter's in-memory file system); what inside them is not granted, the permission model refuses
 if (setup.policy) {
-  for (const dir of mounts) {
+  for (const dir of setup.mounts) {
     pyodide.FS.mkdirTree(dir);
     pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: dir }, dir);
   }

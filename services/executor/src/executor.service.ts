@@ -10,6 +10,7 @@ import {
   collectSecretSlots,
   isSealed,
   NotFoundError,
+  ResourceExhaustedError,
   resourceCatalog,
   resourceDefinitionToProto,
   ValidationError,
@@ -39,6 +40,9 @@ import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-ru
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
+/** Most run events one WatchRun stream holds for a client that reads slower than they come; past it the stream ends RESOURCE_EXHAUSTED. */
+export const MAX_PENDING_RUN_EVENTS = 1_000;
 
 /** Why the executor audits a script component's start (the specification's wording). */
 export const SCRIPT_ENGINE_REASON = 'a workflow with the script engine started';
@@ -298,14 +302,20 @@ export function executorImplementation(
     async watchRun(request, send, context) {
       const run = executor.run(request.name);
       const queue: RunEvent[] = [];
+      let overflowed = false;
       let wake: (() => void) | undefined;
       const stop = run.subscribe((event) => {
-        queue.push(event);
+        // a watcher that falls behind ends, as WatchWorkflows does, rather than holding every event in memory
+        if (queue.length >= MAX_PENDING_RUN_EVENTS) overflowed = true;
+        else queue.push(event);
         wake?.();
       });
       try {
         await send({ time: new Date(), runId: run.runId, state: STATES[run.state], component: '', error: '' });
         while (!context.signal.aborted) {
+          if (overflowed) {
+            throw new ResourceExhaustedError(`the watcher fell more than ${MAX_PENDING_RUN_EVENTS} events behind; watch again for the current state`);
+          }
           const event = queue.shift();
           if (event === undefined) {
             if (run.state === 'STOPPED' || run.state === 'FAILED') return;

@@ -1,10 +1,13 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
+import { dirname, join, relative, resolve } from 'node:path';
+import { status } from '@grpc/grpc-js';
 import { AuditEventType, WorkflowState } from '@loom/contracts';
 import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INSTALLATION_DIR } from '../src/scripts/sandbox.js';
 import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 // Scripts that try to get out of their sandbox. Each attempt must fail its message with a clear
@@ -179,4 +182,180 @@ describe.each([
     expect(harness.logLines.join('\n')).not.toContain(SECRET);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   }, 180_000);
+});
+
+// loom's own state, by every route a script could take to it: relative, absolute, `..`, symbolic links (its
+// own and one planted in the working directory), /proc/self/cwd and a listing of the directory holding it.
+// Each state path gets a marker inside it (a file of its own, or for a file that loom has not written, the
+// file itself); each attempt must fail, and no marker may show in any output or log line.
+
+const TAG = `adv-${process.pid}`;
+const MARKER = `loom-state-marker-${TAG}`;
+
+interface StateTarget {
+  readonly key: string;
+  readonly path: string;
+  readonly kind: 'file' | 'directory';
+}
+
+/** The state of one scenario: configuration overrides, the config file, the `<VAR>_FILE` variable, and the paths to try. */
+function stateScenario(base: string | undefined): { overrides: string[]; configFile: string; env: NodeJS.ProcessEnv; targets: StateTarget[] } {
+  const dir = base ?? process.cwd();
+  const at = (name: string): string => join(dir, `${name}-${TAG}`);
+  const configFile = join(dir, `loom-${TAG}.yaml`);
+  const tokenFile = join(dir, `token-${TAG}.txt`);
+  const common: StateTarget[] = [
+    { key: '--config', path: configFile, kind: 'file' },
+    { key: 'LOOM_ADVERSARIAL_TOKEN_FILE', path: tokenFile, kind: 'file' },
+  ];
+  const env = { LOOM_ADVERSARIAL_TOKEN_FILE: tokenFile };
+  if (base === undefined) {
+    // every state key at its default: inside ./.loom, the working directory here lying inside the installation directory
+    const data = resolve('.loom');
+    return {
+      overrides: [],
+      configFile,
+      env,
+      targets: [
+        { key: 'loom.data.directory', path: data, kind: 'directory' },
+        { key: 'loom.datasource.filesystemRoot', path: join(data, 'workflows'), kind: 'directory' },
+        { key: 'loom.embedded.postgres.dataDir', path: join(data, 'pgdata'), kind: 'directory' },
+        { key: 'loom.embedded.graph.dataDir', path: join(data, 'graphdata'), kind: 'directory' },
+        { key: 'loom.secrets.keyRingFile', path: join(data, 'keyring.json'), kind: 'file' },
+        { key: 'loom.security.audit.log.path', path: join(data, 'audit.log'), kind: 'file' },
+        { key: 'loom.security.audit.log.path (rotated)', path: join(data, 'audit.log.000000000001'), kind: 'file' },
+        { key: 'loom.scheduler.stateFile', path: join(data, 'scheduler-state.json'), kind: 'file' },
+        ...common,
+      ],
+    };
+  }
+  const targets: StateTarget[] = [
+    { key: 'loom.data.directory', path: at('data'), kind: 'directory' },
+    { key: 'loom.datasource.filesystemRoot', path: at('workflows'), kind: 'directory' },
+    { key: 'loom.startup.workflows.directory', path: at('startup'), kind: 'directory' },
+    { key: 'loom.embedded.postgres.dataDir', path: at('pgdata'), kind: 'directory' },
+    { key: 'loom.embedded.graph.dataDir', path: at('graphdata'), kind: 'directory' },
+    { key: 'loom.secrets.keyRingFile', path: `${at('keyring')}.json`, kind: 'file' },
+    { key: 'loom.security.audit.log.path', path: `${at('audit')}.log`, kind: 'file' },
+    { key: 'loom.security.audit.log.path (rotated)', path: `${at('audit')}.log.000000000001`, kind: 'file' },
+    { key: 'loom.scheduler.stateFile', path: `${at('scheduler')}.json`, kind: 'file' },
+  ];
+  const overrides = targets.filter((target) => !target.key.includes(' ')).map((target) => `${target.key}=${target.path}`);
+  return { overrides, configFile, env, targets: [...targets, ...common] };
+}
+
+/** The routes to one state path, as Python expressions of the path to open or list. */
+function routesTo(target: StateTarget, plantedLink: string): { route: string; code: string }[] {
+  // inside a directory, the planted marker file; a file, itself
+  const file = target.kind === 'directory' ? join(target.path, `marker-${TAG}.txt`) : target.path;
+  const read = (expression: string): string => `import os\nreturn {'c': open(${expression}, 'rb').read().decode('latin-1')}`;
+  const serviceCwd = relative(process.cwd(), file);
+  return [
+    { route: 'absolute', code: read(JSON.stringify(file)) },
+    { route: 'relative', code: read(`os.path.relpath(${JSON.stringify(file)})`) },
+    { route: '..', code: read(`'/'.join([os.getcwd()] + ['..'] * os.getcwd().count('/')) + ${JSON.stringify(file)}`) },
+    { route: 'its own symbolic link', code: `import os\nos.symlink(${JSON.stringify(file)}, 'link-${TAG}')\n${read(`'link-${TAG}'`).replace('import os\n', '')}` },
+    { route: 'a symbolic link planted in the working directory', code: read(JSON.stringify(plantedLink)) },
+    { route: '/proc/self/cwd', code: read(JSON.stringify(`/proc/self/cwd/${serviceCwd}`)) },
+    { route: 'listing it', code: `import os\nreturn {'ls': os.listdir(${JSON.stringify(target.kind === 'directory' ? target.path : dirname(target.path))})}` },
+    { route: 'listing the directory holding it', code: `import os\nreturn {'ls': os.listdir(${JSON.stringify(dirname(target.path))})}` },
+  ];
+}
+
+describe.each([
+  ['at the defaults', undefined],
+  ['configured inside the working directory', process.cwd()],
+  ['configured inside the installation directory', INSTALLATION_DIR],
+] as const)("loom's state %s", (_scenario, base) => {
+  const { overrides, configFile, env, targets } = stateScenario(base);
+  const tried: { key: string; path: string; route: string; error: string }[] = [];
+  const made: string[] = [];
+  let stateHarness: ExecutorHarness;
+
+  beforeAll(async () => {
+    const hadData = existsSync(resolve('.loom'));
+    if (base === undefined && !hadData) made.push(resolve('.loom'));
+    // what this test makes, and removes afterwards: every state path not there before (loom makes some at start)
+    made.push(...targets.filter((target) => !existsSync(target.path)).map((target) => target.path));
+    writeFileSync(configFile, `# ${MARKER}\nloom:\n  scripts:\n    timeLimitMs: 1500\n`);
+    stateHarness = await startExecutor([], { overrides, configFile, env });
+    for (const target of targets) {
+      if (target.kind === 'directory') {
+        mkdirSync(target.path, { recursive: true });
+        writeFileSync(join(target.path, `marker-${TAG}.txt`), MARKER);
+      } else if (!existsSync(target.path)) {
+        writeFileSync(target.path, MARKER);
+      }
+    }
+    made.push(...targets.map((_target, index) => join(process.cwd(), `planted-${TAG}-${index}`)));
+  }, 60_000);
+
+  afterAll(async () => {
+    await stateHarness.stop();
+    for (const path of made) rmSync(path, { recursive: true, force: true });
+    // the suite names every state path it tried, the routes, and what refused them
+    const lines = targets.map((target) => {
+      const attempts = tried.filter((entry) => entry.path === target.path);
+      const refusals = [...new Set(attempts.map((entry) => entry.error.replace(/'[^']*'|\/\S+/g, '…').slice(0, 60)))];
+      return `  ${target.key} ${target.path}: ${attempts.length} routes (${attempts.map((entry) => entry.route).join(', ')}) refused: ${refusals.join(' / ')}`;
+    });
+    console.log(`loom's state ${_scenario}, ${tried.length} attempts:\n${lines.join('\n')}`);
+  });
+
+  it('no script reads or lists any of it, by any route', async () => {
+    const attacks: { key: string; path: string; route: string; code: string }[] = [];
+    for (const [index, target] of targets.entries()) {
+      const planted = join(process.cwd(), `planted-${TAG}-${index}`);
+      symlinkSync(target.kind === 'directory' ? join(target.path, `marker-${TAG}.txt`) : target.path, planted);
+      attacks.push(...routesTo(target, planted).map((route) => ({ key: target.key, path: target.path, ...route })));
+    }
+    const harnessBefore = harness;
+    harness = stateHarness;
+    try {
+      const { name, failures, out, inlet } = await attackWorkflow('python', attacks.map((attack) => python(`${attack.key} ${attack.route}`, attack.code)), '9f5b3c4d-6e7f-4a8b-9c0d-1e2f3a4b5c6d');
+      for (const [index] of attacks.entries()) {
+        await call(stateHarness.executor, 'publishMessage', { workflowName: name, inlet, body: { attack: index }, headers: {}, messageId: `state-${index}` });
+      }
+      await call(stateHarness.executor, 'publishMessage', { workflowName: name, inlet, body: { attack: -1 }, headers: {}, messageId: 'state-fine' });
+      await expect.poll(() => stateHarness.logged().some((line) => line.component === out && line.messageId === 'state-fine'), { timeout: 60_000 }).toBe(true);
+      const errors = new Map(
+        stateHarness
+          .logged()
+          .filter((line) => line.component === failures)
+          .map((line) => [(line.body as { messageId: string }).messageId, (line.body as { error: string }).error]),
+      );
+      for (const [index, attack] of attacks.entries()) {
+        const error = errors.get(`state-${index}`) ?? 'NOT REFUSED: the script got an answer';
+        tried.push({ key: attack.key, path: attack.path, route: attack.route, error: error.slice(0, 160) });
+      }
+      const leaked = tried.filter((entry) => entry.error.startsWith('NOT REFUSED'));
+      expect(leaked, 'every attempt fails its message').toEqual([]);
+      expect(stateHarness.logLines.filter((line) => line.includes(MARKER))).toEqual([]);
+      await call(stateHarness.executor, 'stopWorkflow', { name });
+    } finally {
+      harness = harnessBefore;
+    }
+  }, 180_000);
+});
+
+describe('a state path that holds what a script host must read', () => {
+  it('fails the Python workflow at start with FAILED_PRECONDITION naming the path and the key', async () => {
+    // the graph's data directory over node_modules (never made: no graph is used), which holds the interpreter
+    const graphDir = join(INSTALLATION_DIR, 'node_modules');
+    const badHarness = await startExecutor([`loom.embedded.graph.dataDir=${graphDir}`]);
+    const harnessBefore = harness;
+    harness = badHarness;
+    try {
+      const failed = await attackWorkflow('python', [python('nothing', 'return body')], '0a6c4d5e-7f8a-4b9c-8d0e-2f3a4b5c6d7e').then(
+        () => undefined,
+        (error: unknown) => error as { code: number; details: string },
+      );
+      expect(failed?.code).toBe(status.FAILED_PRECONDITION);
+      expect(failed?.details).toContain('loom.embedded.graph.dataDir');
+      expect(failed?.details).toContain(graphDir);
+    } finally {
+      harness = harnessBefore;
+      await badHarness.stop();
+    }
+  }, 60_000);
 });

@@ -41,6 +41,10 @@ function contextFor(kind: string, options: Record<string, unknown>, name = 'comp
     signal: new AbortController().signal,
     dryRun: false,
     privateDirectory: () => tmpdir(),
+    // processors throw ComponentFailedError rather than calling fail
+    fail: (error) => {
+      throw error;
+    },
   };
   return { context, raw, lines };
 }

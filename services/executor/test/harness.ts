@@ -19,7 +19,7 @@ export const executorToken = 'executor-token-0123456789abcdef';
 /** The executor with real secrets, config store and audit services in one process, and clients to them. */
 export interface ExecutorHarness {
   readonly running: RunningServices;
-  /** Directory of the stored workflow files. */
+  /** Directory of the stored workflow files (when the harness keeps the state in its temp directory). */
   readonly workflowsDir: string;
   readonly executor: ExecutorClient;
   readonly store: WorkflowStoreClient;
@@ -32,23 +32,33 @@ export interface ExecutorHarness {
   stop(): Promise<void>;
 }
 
-export async function startExecutor(extra: readonly string[] = []): Promise<ExecutorHarness> {
+/** Where the harness keeps loom's state: by default a temp directory of its own. */
+export interface HarnessState {
+  /** `--set` values placing the state; `[]` leaves every state key at its default (inside `./.loom`). */
+  readonly overrides?: readonly string[];
+  readonly configFile?: string;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export async function startExecutor(extra: readonly string[] = [], state: HarnessState = {}): Promise<ExecutorHarness> {
   const root = mkdtempSync(join(tmpdir(), 'loom-executor-'));
   const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(
     [secretsModule, configStoreModule, auditModule, skillGatewayModule, executorModule],
     [
-      `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
-      `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
-      `loom.embedded.graph.dataDir=${join(root, 'graphdata')}`,
-      `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`,
-      `loom.security.audit.log.path=${join(root, 'audit.log')}`,
+      ...(state.overrides ?? [
+        `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
+        `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
+        `loom.embedded.graph.dataDir=${join(root, 'graphdata')}`,
+        `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`,
+        `loom.security.audit.log.path=${join(root, 'audit.log')}`,
+      ]),
       `loom.auth.tokens.executor=${executorToken}`,
       'loom.auth.allowAnonymous=true',
       'loom.experimental.enabled=true',
       ...extra,
     ],
-    { logger },
+    { logger, ...(state.configFile === undefined ? {} : { configFile: state.configFile }), ...(state.env === undefined ? {} : { env: state.env }) },
   );
   const address = `127.0.0.1:${running.port}`;
   const executor = createClient(ExecutorClient, address, { retry: false });

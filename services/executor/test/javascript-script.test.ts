@@ -32,6 +32,10 @@ function contextFor(script: string, role: 'transformer' | 'filter', name = 'scri
     signal: new AbortController().signal,
     dryRun: false,
     privateDirectory: () => tmpdir(),
+    // processors throw ComponentFailedError rather than calling fail
+    fail: (error) => {
+      throw error;
+    },
   };
 }
 

@@ -26,7 +26,10 @@ function contextFor(script: string, role: 'transformer' | 'filter'): ComponentCo
   const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
   const name = `python_${role}`;
   const instance = instanceOf(kind, name, { script, language: 'python' });
-  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false, privateDirectory: () => privateDir };
+  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false, privateDirectory: () => privateDir, fail: (error) => {
+    // processors throw ComponentFailedError rather than calling fail
+    throw error;
+  } };
 }
 
 const processors: Processor[] = [];

@@ -3,12 +3,14 @@ import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger, SecretRedactor } from '@loom/telemetry';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
 import { timerFactory } from '../src/components/timer.js';
-import { WEBHOOK_MAX_BODY_BYTES, WebhookListenError, webhookFactory } from '../src/components/webhook.js';
+import { componentFactories } from '../src/components/registry.js';
+import { WEBHOOK_MAX_BODY_BYTES, WebhookListenError, webhookFactory, type WebhookSource } from '../src/components/webhook.js';
 import { type ComponentContext, type LoomMessage, type Source } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
 import { instance as instanceOf } from './workflows.js';
@@ -30,6 +32,8 @@ function contextFor(kind: string, options: Record<string, unknown>, name = 'comp
     },
   });
   const controller = new AbortController();
+  /** What the source reported through `fail` (it died outside a single message). */
+  const failures: unknown[] = [];
   const context: ComponentContext = {
     name,
     instance,
@@ -40,8 +44,9 @@ function contextFor(kind: string, options: Record<string, unknown>, name = 'comp
     signal: controller.signal,
     dryRun: false,
     privateDirectory: () => tmpdir(),
+    fail: (error) => void failures.push(error),
   };
-  return { context, lines, controller };
+  return { context, lines, controller, failures };
 }
 
 /** Waits until the condition holds, polling; fails after `timeoutMs`. */
@@ -284,7 +289,7 @@ describe('webhook', () => {
   async function webhook(options: Record<string, unknown> = {}, name = 'hook_1') {
     const { context, lines } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in', ...options }, name);
     const received: LoomMessage[] = [];
-    const source = await started(await webhookFactory.create(context), (message) => {
+    const source = await started(await webhookFactory('127.0.0.1').create(context), (message) => {
       received.push(message);
       return Promise.resolve();
     });
@@ -295,7 +300,7 @@ describe('webhook', () => {
     const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in' });
     const received: LoomMessage[] = [];
     const held = gate();
-    const source = await started(await webhookFactory.create(context), async (message) => {
+    const source = await started(await webhookFactory('127.0.0.1').create(context), async (message) => {
       received.push(message);
       await held.promise;
     });
@@ -371,7 +376,7 @@ describe('webhook', () => {
   it('answers a batch the workflow stopped taking halfway 503 with the ids of the messages it accepted', async () => {
     const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in' });
     const received: LoomMessage[] = [];
-    const source = await started(await webhookFactory.create(context), (message) => {
+    const source = await started(await webhookFactory('127.0.0.1').create(context), (message) => {
       if (received.length === 2) return Promise.reject(new Error('the queue closed'));
       received.push(message);
       return Promise.resolve();
@@ -408,10 +413,29 @@ describe('webhook', () => {
     expect(received).toHaveLength(1);
   });
 
+  it("listens where loom's server listens (server.host), unless its host option says otherwise", async () => {
+    // through the executor's own factories, as a run builds them: 127.0.0.2 is loopback too, and no default anyone has
+    const factories = componentFactories(loadConfig({ env: {}, overrides: ['server.host=127.0.0.2'] }));
+    const factory = factories.get(COMPONENT_KINDS.WEBHOOK);
+    if (factory === undefined) throw new Error('no webhook factory');
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/in' }, 'hook_host');
+    const onServerHost = await started((await factory.create(context)) as WebhookSource, () => Promise.resolve());
+    expect(onServerHost.address).toBe('127.0.0.2');
+    expect((await fetch(`http://127.0.0.2:${onServerHost.port}/in`, { method: 'POST', body: '{}' })).status).toBe(202);
+    await expect(fetch(`http://127.0.0.1:${onServerHost.port}/in`, { method: 'POST', body: '{}' })).rejects.toThrow();
+
+    const everywhere = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/in', host: '0.0.0.0' }, 'hook_everywhere').context;
+    const onOption = await started((await factory.create(everywhere)) as WebhookSource, () => Promise.resolve());
+    expect(onOption.address).toBe('0.0.0.0');
+
+    const blank = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/in', host: ' ' }, 'hook_blank').context;
+    await expect(factory.create(blank)).rejects.toThrow('hook_blank.options.host');
+  });
+
   it('fails to start on a port already in use, naming the port and the option', async () => {
     const { source } = await webhook();
     const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: source.port, path: '/' }, 'hook_2');
-    const second = await webhookFactory.create(context);
+    const second = await webhookFactory('127.0.0.1').create(context);
     const failure = second.start(() => Promise.resolve());
     await expect(failure).rejects.toBeInstanceOf(WebhookListenError);
     await expect(failure).rejects.toThrow(`hook_2.options.port: port ${source.port} is already in use`);

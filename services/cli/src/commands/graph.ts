@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isSealed, parseJsonText, secretReference } from '@loom/domain';
-import { type GraphRecord, type GraphResource, openGraphStore } from '@loom/graph';
+import type { GraphRecord, GraphResource } from '@loom/graph';
 import { ExecutorClient } from '@loom/contracts';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { UsageError } from '../usage-error.js';
@@ -119,6 +119,8 @@ export function addGraphCommands(program: Command): void {
       if (resource.parameters.host === EMBEDDED_HOST) {
         throw new UsageError("host 'embedded' is the graph `loom serve` runs in its own process: use host 127.0.0.1 and the port it logged ('embedded graph … started')");
       }
+      // the graph drivers load only for this command
+      const { openGraphStore } = await import('@loom/graph');
       const store = openGraphStore(resource);
       try {
         const columns = options.columns?.split(',').map((column) => column.trim());

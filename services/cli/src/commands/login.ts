@@ -1,6 +1,6 @@
 import { endpointsOf, type IdentityProviderConfig, IdentityProviderConfigError, issuerOf, readIdentityProviderConfig } from '@loom/identity';
 import { type Command, Option } from 'commander';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 import { forgetToken, saveToken, tokenCachePath } from '../token-cache.js';
 
 interface TokenAnswer {

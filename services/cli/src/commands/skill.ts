@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { CircuitState, SkillGatewayClient } from '@loom/contracts';
 import { type Skill, SKILL_CAPABILITIES, type SkillCapabilityName, ValidationError, workflowFromProto, workflowToProto } from '@loom/domain';
-import { call } from '@loom/service-kit';
+import { call } from '@loom/service-kit/client';
 import { type Command, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';

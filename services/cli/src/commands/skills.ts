@@ -3,7 +3,7 @@ import { runSkills, type RunSkillsOptions, type SkillModule, SkillSettingsError,
 import { keywordsSkill } from '@loom/skill-keywords';
 import { pdfSkill } from '@loom/skill-pdf';
 import { webDataSkill } from '@loom/skill-web-data';
-import { UsageError } from '../modules.js';
+import { UsageError } from '../usage-error.js';
 
 /** loom's own skill services, by name, in start order. */
 export const skillModules: readonly SkillModule[] = [keywordsSkill, webDataSkill, pdfSkill];

@@ -113,6 +113,13 @@ class FileReaderSource implements Source {
         await this.read(file, emit);
       }
     } catch (error) {
+      const code = codeOf(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        // the directory itself is gone: nothing will come from it again until someone puts it back, so the run fails
+        this.stopped = true;
+        this.context.fail(new DirectoryNotFoundError(`${this.context.name}.options.directory`, this.directory, { cause: error }));
+        return;
+      }
       this.context.logger.warn({ component: this.context.name, directory: this.directory, err: error }, 'file reader could not list its directory');
     }
     if (this.halted) return;

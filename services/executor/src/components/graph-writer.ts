@@ -1,5 +1,5 @@
 import { ValidationError } from '@loom/domain';
-import { deriveReturnColumns, type GraphQueryOptions, type GraphRecord, type GraphStore, isTransientGraphError, toBatchQuery } from '@loom/graph';
+import { deriveReturnColumns, type GraphQueryOptions, type GraphRecord, type GraphStore, GraphUnavailableError, isTransientGraphError, toBatchQuery } from '@loom/graph';
 import { type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { TELEMETRY_SCOPE } from '@loom/telemetry';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
@@ -149,5 +149,14 @@ class GraphWriter implements Processor {
 
 function failure(error: unknown): Outcome {
   const text = error instanceof Error ? error.message : String(error);
+  if (isUnreachable(error)) return outcome.unreachable(text);
   return outcome.fail(text, isTransientGraphError(error));
+}
+
+/** True when the store could not be reached (refused, reset, gone), as opposed to refusing this statement. */
+function isUnreachable(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof GraphUnavailableError) return true;
+  }
+  return false;
 }

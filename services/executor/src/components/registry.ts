@@ -4,6 +4,7 @@ import { type ComponentFactory } from '../runtime/component.js';
 import { createJavaScriptProcessor, type ScriptLimits } from '../scripts/javascript.js';
 import { createPythonProcessor } from '../scripts/python.js';
 import { type PythonSandbox, pythonSandbox } from '../scripts/sandbox.js';
+import { type StatePath, statePaths } from '../scripts/script-grants.js';
 import { enricherFactory } from './enricher.js';
 import { fileReaderFactory } from './file-reader.js';
 import { graphReaderFactory } from './graph-reader.js';
@@ -34,7 +35,7 @@ function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits, pyt
       if (language === 'javascript') return createJavaScriptProcessor(context, role, limits);
       if (language === 'python') {
         // the sandbox is probed at the first Python component, so a machine without namespaces fails only Python workflows
-        return new Promise<PythonSandbox>((resolve) => resolve(pythonSandbox(python.policy))).then((sandbox) =>
+        return new Promise<PythonSandbox>((resolve) => resolve(pythonSandbox(python.policy, python.state))).then((sandbox) =>
           createPythonProcessor(context, role, { memoryLimitMb: python.memoryLimitMb, timeoutMs: limits.timeoutMs }, sandbox),
         );
       }
@@ -45,6 +46,7 @@ function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits, pyt
 
 interface PythonSettings {
   readonly policy: boolean;
+  readonly state: readonly StatePath[];
   readonly memoryLimitMb: number;
 }
 
@@ -61,7 +63,7 @@ export interface FactoryOptions {
 /** The component kinds this executor runs, by qualified name. */
 export function componentFactories(config: LoomConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
   const limits = options.limits ?? { memoryLimitMb: config.scripts.javascriptMemoryLimitMb, timeoutMs: config.scripts.timeLimitMs };
-  const python: PythonSettings = { policy: config.security.serverPolicy.enabled, memoryLimitMb: config.scripts.pythonMemoryLimitMb };
+  const python: PythonSettings = { policy: config.security.serverPolicy.enabled, state: statePaths(config), memoryLimitMb: config.scripts.pythonMemoryLimitMb };
   const graph: [string, ComponentFactory][] =
     options.graphStores === undefined
       ? []
@@ -87,7 +89,7 @@ export function componentFactories(config: LoomConfig, options: FactoryOptions =
     [COMPONENT_KINDS.TIMER, timerFactory],
     [COMPONENT_KINDS.INLET, inletFactory],
     [COMPONENT_KINDS.FILE_READER, fileReaderFactory],
-    [COMPONENT_KINDS.WEBHOOK, webhookFactory],
+    [COMPONENT_KINDS.WEBHOOK, webhookFactory(config.server.host)],
     [COMPONENT_KINDS.MESSAGE_TRANSFORMER, scriptFactory('transformer', limits, python)],
     [COMPONENT_KINDS.MESSAGE_FILTER, scriptFactory('filter', limits, python)],
     [COMPONENT_KINDS.HTTP_ENRICHER, enricherFactory],

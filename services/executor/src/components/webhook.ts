@@ -4,9 +4,6 @@ import { FailedPreconditionError, ValidationError } from '@loom/domain';
 import { type ComponentContext, type ComponentFactory, type Emit, type Source } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';
 
-/** The address every webhook listens on. */
-export const WEBHOOK_HOST = '0.0.0.0';
-
 /** The largest request body a webhook takes; a larger one is answered 413. */
 export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -26,12 +23,13 @@ export class WebhookListenError extends FailedPreconditionError {
     readonly option: string,
     readonly port: number,
     readonly code: string,
+    readonly host: string,
     options?: { cause?: unknown },
   ) {
     super(
       code === 'EADDRINUSE'
         ? `${option}: port ${port} is already in use`
-        : `${option}: cannot listen on ${WEBHOOK_HOST}:${port} (${code})`,
+        : `${option}: cannot listen on ${host}:${port} (${code})`,
       options,
     );
   }
@@ -40,19 +38,24 @@ export class WebhookListenError extends FailedPreconditionError {
 /**
  * A source that turns each POST of a JSON object to `path` on `port` into a message, answering
  * 202 `{ id }` once accepted; a JSON array or an NDJSON body is a batch, answered 202 `{ ids }`
- * once every message of it was accepted.
+ * once every message of it was accepted. It listens on the `host` option, or where loom's own
+ * server listens (`serverHost`, `server.host`: loopback by default).
  */
-export const webhookFactory = {
-  kind: 'source',
-  // a bad option rejects the promise rather than throwing from create
-  create: (context: ComponentContext) => new Promise<WebhookSource>((resolve) => resolve(webhookSource(context))),
-} satisfies ComponentFactory;
+export function webhookFactory(serverHost: string): { readonly kind: 'source'; create(context: ComponentContext): Promise<WebhookSource> } {
+  return {
+    kind: 'source',
+    // a bad option rejects the promise rather than throwing from create
+    create: (context: ComponentContext) => new Promise<WebhookSource>((resolve) => resolve(webhookSource(context, serverHost))),
+  } satisfies ComponentFactory;
+}
 
-function webhookSource(context: ComponentContext): WebhookSource {
+function webhookSource(context: ComponentContext, serverHost: string): WebhookSource {
   const port = context.options.integer('port');
   if (port < 0 || port > 65_535) throw ValidationError.of(`${context.name}.options.port`, 'must be between 0 and 65535', 'OUT_OF_RANGE');
   const path = context.options.string('path');
-  return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`);
+  const host = context.options.optionalString('host')?.trim();
+  if (host === '') throw ValidationError.of(`${context.name}.options.host`, 'must be an address to listen on, or left out', 'INVALID_VALUE');
+  return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`, host ?? serverHost);
 }
 
 /** The webhook source; `port` reads back the bound port (useful when the option is 0). */
@@ -66,7 +69,15 @@ export class WebhookSource implements Source {
     private readonly context: ComponentContext,
     private readonly requestedPort: number,
     private readonly path: string,
+    /** The address it listens on. */
+    readonly host: string,
   ) {}
+
+  /** The address the server is bound to, as the operating system reports it; the requested host before start. */
+  get address(): string {
+    const address = this.server?.address();
+    return typeof address === 'object' && address !== null ? address.address : this.host;
+  }
 
   /** The port the server is bound to; the requested port before start. */
   get port(): number {
@@ -79,17 +90,17 @@ export class WebhookSource implements Source {
     await new Promise<void>((resolve, reject) => {
       const failed = (error: NodeJS.ErrnoException): void => {
         const option = `${this.context.name}.options.port`;
-        reject(new WebhookListenError(option, this.requestedPort, error.code ?? error.message, { cause: error }));
+        reject(new WebhookListenError(option, this.requestedPort, error.code ?? error.message, this.host, { cause: error }));
       };
       server.once('error', failed);
-      server.listen({ port: this.requestedPort, host: WEBHOOK_HOST }, () => {
+      server.listen({ port: this.requestedPort, host: this.host }, () => {
         server.off('error', failed);
         resolve();
       });
     });
     server.on('error', (error) => this.context.logger.error({ component: this.context.name, err: error }, 'webhook server failed'));
     this.server = server;
-    this.context.logger.info({ component: this.context.name, port: this.port, path: this.path }, 'webhook listening');
+    this.context.logger.info({ component: this.context.name, host: this.address, port: this.port, path: this.path }, 'webhook listening');
   }
 
   async stop(): Promise<void> {

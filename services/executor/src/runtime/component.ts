@@ -1,4 +1,4 @@
-import { type ComponentInstance, type ResourceInstance, type Skill } from '@loom/domain';
+import { type ComponentInstance, type ResourceInstance, type Skill, UnavailableError } from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
 
 /** A message flowing through a workflow: a JSON object body plus string headers. */
@@ -12,15 +12,26 @@ export interface LoomMessage {
 export type Outcome =
   /** Done: these messages go downstream (none: the message was filtered out or consumed). */
   | { readonly ok: true; readonly outputs: readonly LoomMessage[] }
-  /** Failed: `transient` failures are retried `max_retry` times `delay` ms apart; the rest go to the failure handler. */
-  | { readonly ok: false; readonly error: string; readonly transient: boolean };
+  /**
+   * Failed: `transient` failures are retried `max_retry` times `delay` ms apart; the rest go to the
+   * failure handler. `unreachable`: what the component writes to (its graph store) could not be
+   * reached; still so once the retries are spent, the run fails, not only the message.
+   */
+  | { readonly ok: false; readonly error: string; readonly transient: boolean; readonly unreachable?: true };
 
 /** Shorthands for outcomes. */
 export const outcome = {
   emit: (...outputs: LoomMessage[]): Outcome => ({ ok: true, outputs }),
   none: (): Outcome => ({ ok: true, outputs: [] }),
   fail: (error: string, transient = false): Outcome => ({ ok: false, error, transient }),
+  unreachable: (error: string): Outcome => ({ ok: false, error, transient: true, unreachable: true }),
 };
+
+/**
+ * A component can no longer work at all (a script host that cannot be restarted): thrown from
+ * `process`, it fails the run, not only the batch.
+ */
+export class ComponentFailedError extends UnavailableError {}
 
 /**
  * A component that takes messages (processor, skill, persistence, sink). `process` gets a batch
@@ -89,6 +100,11 @@ export interface ComponentContext {
   readonly privateDirectory: () => string;
   /** The workflow's `skills` array, where a component's skill given by name only is looked up first. */
   readonly workflowSkills?: readonly Skill[];
+  /**
+   * The component died outside a single message (a source whose directory is gone): the run goes
+   * FAILED with this reason and stops. A processor throws ComponentFailedError instead.
+   */
+  readonly fail: (error: unknown) => void;
 }
 
 /** Builds the runtime of one component kind. */

@@ -8,8 +8,9 @@ import { type AddressInfo } from 'node:net';
 import { enricherFactory } from '../components/enricher.js';
 import { inletFactory } from '../components/inlet.js';
 import { instance, workflowOf } from '../../test/workflows.js';
-import { type ComponentFactory, type LoomMessage, type Outcome, outcome } from './component.js';
-import { WorkflowRun } from './workflow-run.js';
+import { IllegalTransitionError, Lifecycle } from '@loom/service-kit';
+import { type ComponentFactory, ComponentFailedError, type LoomMessage, type Outcome, outcome } from './component.js';
+import { RUN_TRANSITIONS, WorkflowRun } from './workflow-run.js';
 
 const logLines: string[] = [];
 const logger = createLogger({
@@ -194,5 +195,63 @@ describe('workflow run', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('workflow run life cycle', () => {
+  const pipeline = (): WorkflowConfiguration => workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'sink')], [['in', 'sink']]);
+  const started = (sink: ComponentFactory): Promise<WorkflowRun> => WorkflowRun.start(pipeline(), { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.LOGGER, sink]]), logger });
+  const states = (run: WorkflowRun): string[] => {
+    const seen: string[] = [];
+    run.subscribe((event) => void (event.component === undefined && seen.push(`${event.state}${event.error === undefined ? '' : `: ${event.error}`}`)));
+    return seen;
+  };
+
+  it('has the transition table of loom.v1.WorkflowState: STOPPED and FAILED are final', () => {
+    expect(RUN_TRANSITIONS).toEqual({ STARTING: ['RUNNING', 'FAILED'], RUNNING: ['STOPPING'], STOPPING: ['STOPPED', 'FAILED'], STOPPED: [], FAILED: [] });
+    const walk = new Lifecycle('run', RUN_TRANSITIONS, 'STOPPED');
+    expect(() => walk.to('RUNNING')).toThrow(IllegalTransitionError);
+  });
+
+  it('stops once, whatever the number of stop calls: each answers the same end, and the states are STOPPING then STOPPED', async () => {
+    const run = await started(processorKind((batch) => Promise.resolve(batch.map(() => outcome.none()))));
+    const seen = states(run);
+    const [first, second] = await Promise.all([run.stop(1_000), run.stop(1_000)]);
+    expect([first, second, await run.stop(1_000)]).toEqual([true, true, true]);
+    expect(seen).toEqual(['STOPPING', 'STOPPED']);
+    expect(run.state).toBe('STOPPED');
+  });
+
+  it('fails when a processor throws ComponentFailedError: STOPPING then FAILED with the reason; a later stop changes nothing', async () => {
+    const run = await started(processorKind(() => Promise.reject(new ComponentFailedError('the host is gone'))));
+    const seen = states(run);
+    const ended = new Promise<void>((resolve) => run.subscribe((event) => event.state === 'FAILED' && resolve()));
+    await run.publish('in', message(1), new AbortController().signal);
+    await ended;
+    const reason = "component 'sink' failed: the host is gone";
+    expect(seen).toEqual([`STOPPING: ${reason}`, `FAILED: ${reason}`]);
+    expect(run.error).toBe(reason);
+    expect(await run.stop(1_000)).toBe(true);
+    expect(run.state).toBe('FAILED');
+    expect(run.counters().find((counters) => counters.name === 'sink')).toMatchObject({ messagesIn: 1, messagesFailed: 1, lastError: 'the host is gone' });
+    await expect(run.publish('in', message(2), new AbortController().signal)).rejects.toThrow('is FAILED, not RUNNING');
+  });
+
+  it('fails the start when a source reports a failure while the run is starting, closing what was built', async () => {
+    let closed = 0;
+    const dying: ComponentFactory = {
+      kind: 'source',
+      create: (context) =>
+        Promise.resolve({
+          start: () => {
+            context.fail(new Error('the device is gone'));
+            return Promise.resolve();
+          },
+          stop: () => Promise.resolve(),
+        }),
+    };
+    const sink: ComponentFactory = { kind: 'processor', create: () => Promise.resolve({ process: () => Promise.resolve([]), close: () => Promise.resolve(void closed++) }) };
+    await expect(WorkflowRun.start(pipeline(), { factories: new Map<string, ComponentFactory>([[COMPONENT_KINDS.INLET, dying], [COMPONENT_KINDS.LOGGER, sink]]), logger })).rejects.toThrow('the device is gone');
+    expect(closed).toBe(1);
   });
 });

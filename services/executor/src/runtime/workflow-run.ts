@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ComponentInstance, FailedPreconditionError, NotFoundError, ValidationError, type WorkflowConfiguration } from '@loom/domain';
+import { Lifecycle, type TransitionTable } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { BoundedQueue } from './bounded-queue.js';
 import {
   type ComponentContext,
+  ComponentFailedError,
   type ComponentFactory,
   type Inlet,
   type LoomMessage,
@@ -20,6 +22,19 @@ import { endMessageSpan, outputOf, RunTracing } from './tracing.js';
 
 /** Life cycle of a run, as in loom.v1.WorkflowState. */
 export type RunState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'STOPPED' | 'FAILED';
+
+/**
+ * The moves a run makes. A start that fails ends FAILED at once; a running run stops (STOPPING)
+ * either because it was asked to, ending STOPPED, or because a component died, ending FAILED.
+ * STOPPED and FAILED are final: a run never starts again (a new start is a new run).
+ */
+export const RUN_TRANSITIONS: TransitionTable<RunState> = {
+  STARTING: ['RUNNING', 'FAILED'],
+  RUNNING: ['STOPPING'],
+  STOPPING: ['STOPPED', 'FAILED'],
+  STOPPED: [],
+  FAILED: [],
+};
 
 /** Counters of one component instance. */
 export interface ComponentCounters {
@@ -98,7 +113,11 @@ export class WorkflowRunError extends FailedPreconditionError {}
 export class WorkflowRun {
   readonly runId = randomUUID();
   readonly startedAt = new Date();
-  private currentState: RunState = 'STARTING';
+  private readonly lifecycle: Lifecycle<RunState>;
+  /** The end of the run once it began (a stop, or a component that died): every later stop answers this one. */
+  private ending: Promise<boolean> | undefined;
+  /** A component that died while the others were still starting: the start fails with it. */
+  private startFailure: { readonly error: unknown } | undefined;
   private readonly nodes = new Map<string, Node>();
   private readonly controller = new AbortController();
   private readonly listeners = new Set<(event: RunEvent) => void>();
@@ -115,6 +134,7 @@ export class WorkflowRun {
     private readonly options: RunOptions,
   ) {
     this.tracing = new RunTracing(workflow.name, this.runId, options.messageSamplingRatio ?? 0);
+    this.lifecycle = new Lifecycle(`run ${this.runId} of workflow '${workflow.name}'`, RUN_TRANSITIONS, 'STARTING');
   }
 
   /** Builds every component, wires the links, and starts the sources; on any failure closes what it built. */
@@ -123,9 +143,10 @@ export class WorkflowRun {
     try {
       await run.build();
       await run.startSources();
+      if (run.startFailure !== undefined) throw run.startFailure.error;
     } catch (error) {
-      await run.closeComponents();
-      run.removePrivateDirectory();
+      await run.stopSources();
+      await run.release();
       run.setState('FAILED', undefined, String(error instanceof Error ? error.message : error));
       run.tracing.end('FAILED', run.lastError);
       throw error;
@@ -135,7 +156,7 @@ export class WorkflowRun {
   }
 
   get state(): RunState {
-    return this.currentState;
+    return this.lifecycle.state;
   }
 
   get error(): string {
@@ -161,7 +182,7 @@ export class WorkflowRun {
    */
   async publish(inletName: string, message: LoomMessage, signal: AbortSignal, clientId = false): Promise<PublishOutcome> {
     const inlet = this.inlet(inletName);
-    if (this.currentState !== 'RUNNING') throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.currentState}, not RUNNING`);
+    if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
     if (!clientId) {
       await inlet.publish(message, signal);
       return 'accepted';
@@ -217,22 +238,62 @@ export class WorkflowRun {
 
   /**
    * Stops the sources, lets in-flight messages drain for at most `drainTimeoutMs`, then closes the
-   * components. Resolves with whether everything drained.
+   * components. Resolves with whether everything drained. Every call answers the same end: a
+   * second stop, or a stop of a run that is failing, waits for that one; a run that has ended
+   * answers true.
    */
-  async stop(drainTimeoutMs: number): Promise<boolean> {
-    if (this.currentState === 'STOPPING' || this.currentState === 'STOPPED' || this.currentState === 'FAILED') return true;
-    this.setState('STOPPING');
+  stop(drainTimeoutMs: number): Promise<boolean> {
+    if (this.ending === undefined && this.lifecycle.is('RUNNING')) this.ending = this.end(drainTimeoutMs, undefined);
+    return this.ending ?? Promise.resolve(true);
+  }
+
+  /**
+   * A component died outside a single message: a running run stops at once (no drain) and ends
+   * FAILED with the reason in its status and in WatchRun; while starting, the start fails with it.
+   */
+  private failRun(reason: string, cause: unknown): void {
+    if (this.lifecycle.is('STARTING')) {
+      this.startFailure ??= { error: cause instanceof Error ? cause : new ComponentFailedError(reason) };
+      return;
+    }
+    if (this.ending !== undefined || !this.lifecycle.is('RUNNING')) {
+      this.options.logger.warn({ workflow: this.workflow.name, runId: this.runId, state: this.lifecycle.state, reason }, 'a component failed while the run was already ending');
+      return;
+    }
+    this.options.logger.error({ workflow: this.workflow.name, runId: this.runId, reason }, 'workflow run failed');
+    this.ending = this.end(0, reason);
+  }
+
+  /** Ends a running run: STOPPING, sources stopped, drain (none when failing), components closed, then STOPPED or FAILED. */
+  private async end(drainTimeoutMs: number, failure: string | undefined): Promise<boolean> {
+    // before the first await: a stop and a failure at the same moment find the run STOPPING
+    this.setState('STOPPING', undefined, failure);
+    await this.stopSources();
+    const drained = failure === undefined ? await this.drained(drainTimeoutMs) : this.inFlight === 0;
+    if (!drained) {
+      this.options.logger.warn(
+        { workflow: this.workflow.name, inFlight: this.inFlight, drainTimeoutMs: failure === undefined ? drainTimeoutMs : 0 },
+        failure === undefined ? 'stop: messages still in flight at the drain deadline' : 'run failed: messages in flight abandoned',
+      );
+    }
+    await this.release();
+    const final: RunState = failure === undefined ? 'STOPPED' : 'FAILED';
+    this.setState(final, undefined, failure);
+    this.tracing.end(final, failure ?? (drained ? undefined : 'messages were still in flight at the drain deadline'));
+    return drained;
+  }
+
+  private async stopSources(): Promise<void> {
     await Promise.allSettled([...this.nodes.values()].flatMap((node) => (node.source === undefined ? [] : [node.source.stop()])));
-    const drained = await this.drained(drainTimeoutMs);
-    if (!drained) this.options.logger.warn({ workflow: this.workflow.name, inFlight: this.inFlight, drainTimeoutMs }, 'stop: messages still in flight at the drain deadline');
+  }
+
+  /** Aborts what is in flight, closes the queues, waits for the workers, closes the components, removes the private directory. */
+  private async release(): Promise<void> {
     this.controller.abort();
     for (const node of this.nodes.values()) node.queue?.close();
     await Promise.allSettled([...this.nodes.values()].flatMap((node) => node.workers));
     await this.closeComponents();
     this.removePrivateDirectory();
-    this.setState('STOPPED');
-    this.tracing.end('STOPPED', drained ? undefined : 'messages were still in flight at the drain deadline');
-    return drained;
   }
 
   /** The run's private temp directory (scripts may write only there), made at first use. */
@@ -256,8 +317,9 @@ export class WorkflowRun {
     return Promise.race([idle, deadline]);
   }
 
+  /** Moves the run along RUN_TRANSITIONS (IllegalTransitionError otherwise) and tells the watchers. */
   private setState(state: RunState, component?: string, error?: string): void {
-    this.currentState = state;
+    this.lifecycle.to(state);
     if (error !== undefined) this.lastError = error;
     this.emitEvent({ time: new Date(), state, ...(component === undefined ? {} : { component }), ...(error === undefined ? {} : { error }) });
   }
@@ -309,6 +371,7 @@ export class WorkflowRun {
           dryRun: this.options.dryRun ?? false,
           privateDirectory: () => this.privateDirectory(),
           workflowSkills: this.workflow.skills,
+          fail: (error) => this.failRun(`component '${instance.name}' failed: ${errorText(error)}`, error),
         };
         // components are built side by side: a Python interpreter or a graph connection takes a while to come up
         creations.push(
@@ -410,7 +473,11 @@ export class WorkflowRun {
         for (const [index, result] of outcomes.entries()) {
           const message = batch[index] as LoomMessage;
           const span = traced?.spans[index];
-          if (result.ok) {
+          if (!result.ok && result.unreachable === true) {
+            // what the component writes to stayed unreachable past max_retry: later messages would fare no better
+            this.abandon(node, [message], result.error);
+            this.failRun(`component '${node.instance.name}' failed: ${result.error} (still unreachable after ${node.maxRetry} retries)`, undefined);
+          } else if (result.ok) {
             node.counters.messagesOut += result.outputs.length;
             for (const made of result.outputs) {
               const output = outputOf(made, span);
@@ -423,8 +490,13 @@ export class WorkflowRun {
           endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
         }
       } catch (error) {
-        // only a closed queue (the run is stopping past its deadline) gets here
-        this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, error: String(error) }, 'messages abandoned at stop');
+        if (error instanceof ComponentFailedError) {
+          this.abandon(node, batch, error.message);
+          this.failRun(`component '${node.instance.name}' failed: ${error.message}`, error);
+        } else {
+          // only a closed queue (the run is stopping past its deadline) gets here
+          this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, error: String(error) }, 'messages abandoned at stop');
+        }
       } finally {
         this.settle(batch.length);
       }
@@ -455,9 +527,19 @@ export class WorkflowRun {
       }
       return [...outcomes];
     } catch (error) {
+      // the component itself is gone: no retry helps, the run fails
+      if (error instanceof ComponentFailedError) throw error;
       const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       return batch.map(() => ({ ok: false, error: text, transient: true }));
     }
+  }
+
+  /** Messages the run cannot finish because their component died: counted as failed, reported and logged, not sent on. */
+  private abandon(node: Node, messages: readonly LoomMessage[], error: string): void {
+    node.counters.messagesFailed += messages.length;
+    node.counters.lastError = error;
+    this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: node.instance.name, error });
+    this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, messageIds: messages.map((message) => message.id), error }, 'messages failed with their component');
   }
 
   /** A message failed for good: to the failure handler, or counted, logged and reported. */
@@ -465,7 +547,7 @@ export class WorkflowRun {
     node.counters.messagesFailed++;
     node.counters.lastError = error;
     this.options.onFailure?.(node.instance.name, message, error);
-    this.emitEvent({ time: new Date(), state: this.currentState, component: node.instance.name, error });
+    this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: node.instance.name, error });
     if (node.failureHandler === undefined) {
       this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, messageId: message.id, error }, 'message failed (no failure handler)');
       return;
@@ -482,4 +564,8 @@ export class WorkflowRun {
       await node.processor?.close().catch((error: unknown) => this.options.logger.warn({ component: node.instance.name, error: String(error) }, 'component did not close cleanly'));
     }
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { type Readable, type Writable } from 'node:stream';
 import { FailedPreconditionError, UnavailableError } from '@loom/domain';
-import { type ComponentContext, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
+import { type ComponentContext, ComponentFailedError, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
 import { ScriptCompileError } from './javascript.js';
 import { type PythonSandbox, sandboxCommand } from './sandbox.js';
 
@@ -221,7 +221,7 @@ class PythonProcessor implements Processor {
     const command = sandboxCommand(this.sandbox, { memoryLimitMb: this.limits.memoryLimitMb, privateDir: this.privateDir });
     const child = spawn(command.file, command.args, { env: command.env, cwd: this.privateDir, stdio: ['pipe', 'ignore', 'pipe', 'pipe'] });
     const host = new ScriptHost(child);
-    const setup = host.setup({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, writeGrant: this.privateDir });
+    const setup = host.setup({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, mounts: command.mounts, split: command.split, writeGrant: this.privateDir });
     const ready = await host.next(setup, START_TIMEOUT_MS);
     if (ready?.ready === true) {
       this.host = host;
@@ -277,7 +277,12 @@ class PythonProcessor implements Processor {
   /** The running host, or a new one; concurrent callers share one start. */
   private currentHost(): Promise<ScriptHost> {
     if (this.host !== undefined && !this.host.dead) return Promise.resolve(this.host);
-    this.starting ??= this.restart().finally(() => (this.starting = undefined));
+    this.starting ??= this.restart()
+      .catch((error: unknown) => {
+        // the component cannot run a single message without a host: the run fails, not each message in turn
+        throw new ComponentFailedError(`the Python script host could not be restarted: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      })
+      .finally(() => (this.starting = undefined));
     return this.starting;
   }
 

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { FailedPreconditionError } from '@loom/domain';
+import { outermost, scriptGrants, type StatePath } from './script-grants.js';
+
+export { outermost };
 
 /** The script host's entry point (the same relative place from src/scripts and dist/scripts). */
 const HOST_ENTRY = fileURLToPath(new URL('../../script-host/python-host.mjs', import.meta.url));
@@ -21,6 +24,8 @@ export interface PythonSandbox {
   readonly policy: boolean;
   /** The command that puts a process in its own network and PID namespaces. */
   readonly isolate: readonly string[];
+  /** loom's own state: no grant covers it (see script-grants.ts). */
+  readonly state: readonly StatePath[];
 }
 
 /** Python scripts cannot run here: no way to take the network away from them. */
@@ -54,7 +59,7 @@ export function namespaceCommand(): readonly string[] | undefined {
 }
 
 /** The sandbox for this process, or SandboxUnavailableError naming what is missing. */
-export function pythonSandbox(policy: boolean): PythonSandbox {
+export function pythonSandbox(policy: boolean, state: readonly StatePath[] = []): PythonSandbox {
   const isolate = namespaceCommand();
   if (isolate === undefined) {
     throw new SandboxUnavailableError(
@@ -62,7 +67,7 @@ export function pythonSandbox(policy: boolean): PythonSandbox {
         'run loom where unshare works (as root, or with user namespaces allowed), or use JavaScript scripts',
     );
   }
-  return { policy, isolate };
+  return { policy, isolate, state };
 }
 
 /** How to start one script host. */
@@ -71,8 +76,12 @@ export interface SandboxCommand {
   readonly args: string[];
   readonly env: NodeJS.ProcessEnv;
   readonly pyodideDir: string;
-  /** Directories the script may read (under the policy): temp, working, private temp, installation. */
+  /** What the script may read (under the policy): temp, working, private temp and installation directories, less loom's state. */
   readonly readGrants: string[];
+  /** Directories mounted for Python at their own paths. */
+  readonly mounts: string[];
+  /** Granted directories that hold state, granted entry by entry (they cannot be listed). */
+  readonly split: string[];
 }
 
 /**
@@ -83,7 +92,7 @@ export interface SandboxCommand {
  * not, the host starts with an environment that has nothing of the service's.
  */
 export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb: number; privateDir: string }): SandboxCommand {
-  const readGrants = [resolve(tmpdir()), resolve(process.cwd()), resolve(options.privateDir), INSTALLATION_DIR];
+  const privateDir = resolve(options.privateDir);
   const [file, ...isolate] = sandbox.isolate as [string, ...string[]];
   const node = [
     process.execPath,
@@ -91,23 +100,22 @@ export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb:
     `--wasm-max-mem-pages=${options.memoryLimitMb * 16}`,
     `--max-old-space-size=${Math.max(64, Math.ceil(options.memoryLimitMb / 2))}`,
   ];
+  let grants = { reads: [privateDir], mounts: [privateDir], split: [] as string[] };
   if (sandbox.policy) {
+    // grants that never cover loom's state (throws StateInGrantError when that cannot be)
+    const computed = scriptGrants(sandbox.state, { required: [PYODIDE_DIR, HOST_ENTRY, privateDir], optional: [tmpdir(), process.cwd(), INSTALLATION_DIR] });
+    grants = { reads: computed.reads, mounts: outermost([...computed.mounts, privateDir]), split: computed.split };
     // one flag per path (Node 20 reads no lists), and neither a repeat nor a path below another:
     // Node 20's permission tree aborts the process on some of those
-    const reads = outermost([PYODIDE_DIR, HOST_ENTRY, ...readGrants]);
-    node.push('--experimental-permission', ...reads.map((path) => `--allow-fs-read=${path}`), `--allow-fs-write=${resolve(options.privateDir)}`);
+    node.push('--experimental-permission', ...grants.reads.map((path) => `--allow-fs-read=${path}`), `--allow-fs-write=${privateDir}`);
   }
   return {
     file,
     args: [...isolate, ...node, HOST_ENTRY],
     env: HOST_ENVIRONMENT,
     pyodideDir: PYODIDE_DIR,
-    readGrants,
+    readGrants: grants.reads,
+    mounts: grants.mounts,
+    split: grants.split,
   };
-}
-
-/** The paths without repeats and without those below another of them. */
-export function outermost(paths: readonly string[]): string[] {
-  const unique = [...new Set(paths.map((path) => resolve(path)))].sort();
-  return unique.filter((path) => !unique.some((other) => other !== path && path.startsWith(other === '/' ? '/' : `${other}/`)));
 }
