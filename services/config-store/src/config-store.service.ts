@@ -1,14 +1,16 @@
 import { AuditEventType, type SecretsClient, WorkflowEventType, type WatchWorkflowsResponse, type WorkflowMetadata, WorkflowStoreService, type WorkflowSummary } from '@loom/contracts';
 import {
+  checkWorkflowName,
   FailedPreconditionError,
   MAX_WORKFLOW_BYTES,
   NotFoundError,
+  parseStoredName,
   ResourceExhaustedError,
-  UnavailableError,
   scheduleFromProto,
   scheduleToProto,
   secretBearingOptions,
   serializeWorkflowJson,
+  UnavailableError,
   validateWorkflow,
   ValidationError,
   type WorkflowConfiguration,
@@ -18,7 +20,6 @@ import {
 import { appendRequired, AuditAppender, type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { checkSchedule } from './schedule-check.js';
-import { checkWorkflowName, parseStoredName } from './workflow-names.js';
 import { type BeforeChange, type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
 
 const DEFAULT_PAGE_SIZE = 100;
