@@ -7,7 +7,7 @@ import { AuditClient, ExecutorClient, SkillGatewayClient, WorkflowStoreClient } 
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
 import { skillGatewayModule } from '@loom/skill-gateway';
-import { createClient, type RunningServices } from '@loom/service-kit';
+import { createClient, type RunningServices, type ServiceModule } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { executorModule } from '../src/index.js';
 import { instance, workflowOf } from './workflows.js';
@@ -38,13 +38,15 @@ export interface HarnessState {
   readonly overrides?: readonly string[];
   readonly configFile?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** More services in the same process (the scheduler, to test it against the real executor). */
+  readonly modules?: readonly ServiceModule[];
 }
 
 export async function startExecutor(extra: readonly string[] = [], state: HarnessState = {}): Promise<ExecutorHarness> {
   const root = mkdtempSync(join(tmpdir(), 'loom-executor-'));
   const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(
-    [secretsModule, configStoreModule, auditModule, skillGatewayModule, executorModule],
+    [secretsModule, configStoreModule, auditModule, skillGatewayModule, executorModule, ...(state.modules ?? [])],
     [
       ...(state.overrides ?? [
         `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
@@ -52,6 +54,7 @@ export async function startExecutor(extra: readonly string[] = [], state: Harnes
         `loom.embedded.graph.dataDir=${join(root, 'graphdata')}`,
         `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`,
         `loom.security.audit.log.path=${join(root, 'audit.log')}`,
+        `loom.scheduler.stateFile=${join(root, 'scheduler-state.json')}`,
       ]),
       `loom.auth.tokens.executor=${executorToken}`,
       'loom.auth.allowAnonymous=true',

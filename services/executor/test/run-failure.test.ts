@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
+import { AuditEventType, type WatchRunResponse, WorkflowState } from '@loom/contracts';
 import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, type WorkflowConfiguration, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -150,5 +150,23 @@ describe('a run whose component dies outside a single message goes FAILED, with 
     expect(status.state).toBe(WorkflowState.WORKFLOW_STATE_FAILED);
     expect(status.lastError).toBe(ended.at(-1)?.replace(/^FAILED: /, ''));
     expect(status.components.find((component) => component.name === transformer)).toMatchObject({ messagesIn: 3, messagesFailed: 3 });
+    // a failing script component is audited, the message that found no host as much as the others
+    const audited = async () =>
+      (
+        await call(harness.audit, 'query', {
+          types: [AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE],
+          workflowName: name,
+          since: undefined,
+          until: undefined,
+          pageSize: 0,
+          pageToken: '',
+        })
+      ).events.map((event) => event.reason);
+    await expect.poll(async () => (await audited()).length, { timeout: 10_000 }).toBe(3);
+    expect(await audited()).toEqual([
+      expect.stringMatching(/^ValueError: /),
+      'the script ran longer than the time limit of 1000 ms',
+      expect.stringMatching(/^the Python script host could not be restarted: /),
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
-import { type BackoffPolicy, isServiceError, KeyedLock, restartDelayMs } from '@loom/service-kit';
+import { type BackoffPolicy, isServiceError, KeyedLock, Lifecycle, restartDelayMs, type TransitionTable } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { type Clock } from './clock.js';
 import { describeError, type ExecutorPort, hasEnded, isGoing, isUnavailable, type RunInfo, stateName } from './executor-port.js';
@@ -9,6 +9,19 @@ import { describeError, type ExecutorPort, hasEnded, isGoing, isUnavailable, typ
 export const HEALTHY_RUN_MS = 60_000;
 /** How the supervisor waits for an executor it cannot reach: 200 ms doubling to 5 s. */
 const EXECUTOR_RETRY: BackoffPolicy = { initialDelayMs: 200, maxDelayMs: 5000 };
+
+/**
+ * The supervisor's states: FOLLOWING (runs are followed, nothing is started: another scheduler
+ * leads, or none yet), ACTING (this scheduler leads: it starts and restarts), CLOSED (final).
+ */
+export type SupervisorState = 'FOLLOWING' | 'ACTING' | 'CLOSED';
+
+/** The moves the supervisor makes; beginning to act while acting is a leadership bug, so it is illegal. */
+export const SUPERVISOR_TRANSITIONS: TransitionTable<SupervisorState> = {
+  FOLLOWING: ['ACTING', 'CLOSED'],
+  ACTING: ['FOLLOWING', 'CLOSED'],
+  CLOSED: [],
+};
 
 /** What the scheduler knows of a workflow's run. */
 export interface RunView {
@@ -57,9 +70,16 @@ export class RunSupervisor {
   private readonly tracks = new Map<string, Track>();
   private readonly lock = new KeyedLock();
   private readonly lifetime = new AbortController();
+  private readonly lifecycle = new Lifecycle<SupervisorState>('run supervisor', SUPERVISOR_TRANSITIONS, 'FOLLOWING');
+  /** Aborted when this stint of acting ends: pending restarts belong to it. */
   private acting: AbortController | undefined;
 
   constructor(private readonly options: RunSupervisorOptions) {}
+
+  /** FOLLOWING, ACTING or CLOSED. */
+  get state(): SupervisorState {
+    return this.lifecycle.state;
+  }
 
   private track(name: string): Track {
     let track = this.tracks.get(name);
@@ -80,14 +100,21 @@ export class RunSupervisor {
     this.track(name).autoStart = autoStart;
   }
 
-  /** This scheduler leads from now on: automatic starts and restarts may happen until `endActing`. */
+  /**
+   * This scheduler leads from now on: automatic starts and restarts may happen until `endActing`.
+   * IllegalTransitionError when it acts already or is closed.
+   */
   beginActing(): void {
-    this.acting?.abort();
+    this.lifecycle.to('ACTING');
     this.acting = new AbortController();
   }
 
-  /** This scheduler stopped leading: pending restarts are cancelled, watches end, queued fires are dropped. */
+  /**
+   * This scheduler stopped leading: pending restarts are cancelled, watches end, queued fires are
+   * dropped. Nothing to do when it was not acting (so it may be called any number of times).
+   */
   endActing(): void {
+    if (this.lifecycle.is('ACTING')) this.lifecycle.to('FOLLOWING');
     this.acting?.abort();
     this.acting = undefined;
     for (const track of this.tracks.values()) {
@@ -101,7 +128,7 @@ export class RunSupervisor {
   }
 
   private get isActing(): boolean {
-    return this.acting !== undefined && !this.acting.signal.aborted;
+    return this.lifecycle.is('ACTING');
   }
 
   /** What the scheduler knows of a workflow's run. */
@@ -363,9 +390,11 @@ export class RunSupervisor {
     else if (state === undefined) await this.ensureRunning(track.name, 'the executor no longer has the run');
   }
 
-  /** Ends every watch and pending restart. */
+  /** Ends every watch and pending restart, for good; a second close does nothing. */
   close(): void {
+    if (this.lifecycle.is('CLOSED')) return;
     this.endActing();
+    this.lifecycle.to('CLOSED');
     this.lifetime.abort();
   }
 }

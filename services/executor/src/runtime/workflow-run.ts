@@ -538,6 +538,8 @@ export class WorkflowRun {
   private abandon(node: Node, messages: readonly LoomMessage[], error: string): void {
     node.counters.messagesFailed += messages.length;
     node.counters.lastError = error;
+    // reported as any failure (a script component's is audited); not to the failure handler, whose queue is closing
+    for (const message of messages) this.options.onFailure?.(node.instance.name, message, error);
     this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: node.instance.name, error });
     this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, messageIds: messages.map((message) => message.id), error }, 'messages failed with their component');
   }
