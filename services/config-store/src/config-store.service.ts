@@ -1,8 +1,10 @@
 import { AuditEventType, type SecretsClient, WorkflowEventType, type WatchWorkflowsResponse, type WorkflowMetadata, WorkflowStoreService, type WorkflowSummary } from '@loom/contracts';
 import {
+  checkWorkflowName,
   FailedPreconditionError,
   MAX_WORKFLOW_BYTES,
   NotFoundError,
+  parseStoredName,
   ResourceExhaustedError,
   scheduleFromProto,
   scheduleToProto,
@@ -10,6 +12,7 @@ import {
   isSealed,
   needsSealing,
   serializeWorkflowJson,
+  UnavailableError,
   validateWorkflow,
   ValidationError,
   type WorkflowConfiguration,
@@ -19,7 +22,6 @@ import {
 import { appendRequired, AuditAppender, type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { checkSchedule } from './schedule-check.js';
-import { checkWorkflowName, parseStoredName } from './workflow-names.js';
 import { type BeforeChange, type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
 
 const DEFAULT_PAGE_SIZE = 100;

@@ -1,8 +1,17 @@
 import { resolve } from 'node:path';
-import { ConflictError, FailedPreconditionError, NotFoundError, type Schedule, ValidationError, type WorkflowConfiguration } from '@loom/domain';
+import {
+  ConflictError,
+  FailedPreconditionError,
+  newStoredName,
+  NotFoundError,
+  parseStoredName,
+  type Schedule,
+  type StoredName,
+  ValidationError,
+  type WorkflowConfiguration,
+} from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
 import { type LoadedWorkflow, sha256Of, WorkflowDirectory, type WorkflowMetadataFile } from './workflow-directory.js';
-import { newStoredName, parseStoredName, type StoredName } from './workflow-names.js';
 import { KeyedLock } from '@loom/service-kit';
 
 /** A workflow the store knows: stored by a push, or found on disk at start. */

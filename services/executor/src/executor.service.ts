@@ -11,6 +11,7 @@ import {
   isSealed,
   NotFoundError,
   ResourceExhaustedError,
+  resolveStoredName,
   resourceCatalog,
   resourceDefinitionToProto,
   ValidationError,
@@ -163,12 +164,10 @@ export class Executor {
 
   /** The latest run of a workflow, by stored name, or by workflow name when only one has it. */
   run(name: string): WorkflowRun {
-    const exact = this.runs.get(name);
-    if (exact !== undefined) return exact;
-    const byWorkflowName = [...this.runs.entries()].filter(([stored]) => stored.startsWith(`${name}_`));
-    if (byWorkflowName.length === 1) return (byWorkflowName[0] as [string, WorkflowRun])[1];
-    if (byWorkflowName.length > 1) throw ValidationError.of('name', `matches ${byWorkflowName.length} workflows; give the stored name <workflow_name>_<uuid>`, 'AMBIGUOUS_NAME');
-    throw new NotFoundError('run on this executor of workflow', name);
+    const stored = resolveStoredName(name, this.runs.keys());
+    const run = stored === undefined ? undefined : this.runs.get(stored);
+    if (run === undefined) throw new NotFoundError('run on this executor of workflow', name);
+    return run;
   }
 
   /** Runs sample messages through a configuration without side effects (see dry-run.ts). */
