@@ -30,8 +30,8 @@ write() {
 }
 
 write encryption-key random_base64 32
-# the identities that call another service (secrets and audit call none) and the operator
-for identity in config-store scheduler executor skill-gateway operator; do
+# the identities that call another service (audit calls none) and the operator
+for identity in config-store scheduler executor skill-gateway secrets operator; do
   write "token-$identity" random_token
 done
 write postgres-password random_token

@@ -128,6 +128,23 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     }
   });
 
+  it("registers the compose file's skill services with the skill gateway at start", async () => {
+    const listed = await cli('skill-gateway', ['--output', 'json', 'skill', 'list']);
+    expect(listed.status, listed.stderr).toBe(0);
+    const skills = JSON.parse(listed.stdout) as { name: string; url: string }[];
+    expect(skills.map((skill) => [skill.name, skill.url])).toEqual([
+      ['annotation', 'http://annotation-service:8085/v2/annotate'],
+      ['keywords', 'http://keyword-service:8086/extractKeywords'],
+      ['pdf', 'http://tikapdf:8089/parse'],
+      ['webdata', 'http://webdata-parser:8000/extract'],
+    ]);
+    // each URL names a skill service of the compose file, on the port it listens on inside its container
+    for (const { url } of skills) {
+      const { hostname, port } = new URL(url);
+      expect(compose.services[hostname]?.environment?.SERVER_PORT).toBe(port);
+    }
+  });
+
   it('serves metrics where prometheus.yml scrapes them', async () => {
     const prometheus = parse(readFileSync(join(composeDir, 'prometheus.yml'), 'utf8')) as { scrape_configs: { static_configs: { targets: string[] }[] }[] };
     const targets = prometheus.scrape_configs.flatMap((config) => config.static_configs.flatMap((entry) => entry.targets));

@@ -150,7 +150,7 @@ describe('the production-like values', () => {
     const [secret] = byKind(objects, 'Secret') as (KubeObject & { data: Record<string, string> })[];
     expect(secret?.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     expect(Buffer.from(Buffer.from(secret?.data['encryption-key'] ?? '', 'base64').toString(), 'base64')).toHaveLength(32);
-    expect(Object.keys(secret?.data ?? {}).sort()).toEqual(['encryption-key', 'token-config-store', 'token-executor', 'token-operator', 'token-scheduler', 'token-skill-gateway']);
+    expect(Object.keys(secret?.data ?? {}).sort()).toEqual(['encryption-key', 'token-config-store', 'token-executor', 'token-operator', 'token-scheduler', 'token-secrets', 'token-skill-gateway']);
   });
 });
 

@@ -86,6 +86,7 @@ describe('configKeys', () => {
       'loom.skills.breaker.failureThreshold',
       'loom.skills.breaker.openMs',
       'loom.skills.registry.cacheMs',
+      'loom.skills.register.<name>',
     ]);
   });
 

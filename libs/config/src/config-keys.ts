@@ -6,6 +6,7 @@ import {
   hostPort,
   httpUrl,
   integer,
+  jsonObjectText,
   listOf,
   nonEmptyString,
   oneOf,
@@ -603,8 +604,19 @@ export const skillConcurrencySpec: MapKeySpec = {
   expected: 'an integer from 1 to 10000',
 };
 
+/** Skills the gateway registers at start: `loom.skills.register.<skill name>`. */
+export const skillRegistrationsSpec: MapKeySpec = {
+  prefix: 'loom.skills.register.',
+  key: 'loom.skills.register.<name>',
+  description:
+    'a skill the skill gateway registers (or replaces) under <name> when it starts, as JSON: {"capability", "url", and "pipeline", "version" or "parameters" as its capability takes}',
+  defaultText: 'none',
+  schema: jsonObjectText(),
+  expected: 'a JSON object such as {"capability":"KEYWORD_EXTRACTION","url":"http://127.0.0.1:8086/extractKeywords"}',
+};
+
 /** Every map-valued key family. */
-export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, authRolesSpec, updateWorkflowsSpec, skillTimeoutsSpec, skillConcurrencySpec];
+export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, authRolesSpec, updateWorkflowsSpec, skillTimeoutsSpec, skillConcurrencySpec, skillRegistrationsSpec];
 
 /** Returns true if `key` is a configuration key loom reads. */
 export function isKnownKey(key: string): boolean {
@@ -704,4 +716,5 @@ export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
   'loom.skills.breaker.failureThreshold',
   'loom.skills.breaker.openMs',
   'loom.skills.registry.cacheMs',
+  skillRegistrationsSpec,
 ]);

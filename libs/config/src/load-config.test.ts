@@ -52,6 +52,7 @@ describe('loadConfig defaults', () => {
         backoff: { initialMs: 100, maxMs: 2000 },
         breaker: { failureThreshold: 5, openMs: 5000 },
         registryCacheMs: 1000,
+        registrations: {},
       },
     });
   });
@@ -62,6 +63,17 @@ describe('loadConfig defaults', () => {
     expect(skills.concurrency).toStrictEqual({ keywords: 8 });
     expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.concurrency.keywords=0'] })).message).toContain('loom.skills.concurrency.keywords: expected an integer from 1 to 10000');
     expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.backoff.maxMs=10'] })).message).toContain('loom.skills.backoff.maxMs: expected at least');
+  });
+
+  it('reads the skills to register at start as JSON objects, by skill name; text that is not an object names the key', () => {
+    const keywords = '{"capability":"KEYWORD_EXTRACTION","url":"http://127.0.0.1:8086/extractKeywords"}';
+    const { skills } = loadConfig({ env: { LOOM_SKILLS_REGISTER_KEYWORDS: keywords }, overrides: ['loom.skills.register.nlp={"capability":"ENTITY_EXTRACTION","url":"http://x/v2/annotate","pipeline":"default","version":"v2"}'] });
+    expect(skills.registrations).toStrictEqual({
+      keywords: { capability: 'KEYWORD_EXTRACTION', url: 'http://127.0.0.1:8086/extractKeywords' },
+      nlp: { capability: 'ENTITY_EXTRACTION', url: 'http://x/v2/annotate', pipeline: 'default', version: 'v2' },
+    });
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.register.pdf=http://127.0.0.1:8089'] })).message).toContain('loom.skills.register.pdf: expected a JSON object');
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.register.pdf=[1]'] })).message).toContain('loom.skills.register.pdf: expected a JSON object');
   });
 
   it('leaves optional values absent rather than undefined', () => {

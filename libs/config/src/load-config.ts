@@ -13,6 +13,7 @@ import {
   type ServiceName,
   serviceNames,
   skillConcurrencySpec,
+  skillRegistrationsSpec,
   skillTimeoutsSpec,
   type UpdatePolicy,
   updateWorkflowsSpec,
@@ -137,6 +138,8 @@ export interface LoomConfig {
     readonly backoff: { readonly initialMs: number; readonly maxMs: number };
     readonly breaker: { readonly failureThreshold: number; readonly openMs: number };
     readonly registryCacheMs: number;
+    /** `loom.skills.register.<name>`: skill name → its registration fields (JSON), registered at the gateway's start. */
+    readonly registrations: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   };
 }
 
@@ -479,5 +482,6 @@ function skillSettings(values: Values): LoomConfig['skills'] {
       openMs: values.get(fixedKeys['loom.skills.breaker.openMs']),
     },
     registryCacheMs: values.get(fixedKeys['loom.skills.registry.cacheMs']),
+    registrations: Object.fromEntries(Object.entries(values.map(skillRegistrationsSpec)).map(([name, text]) => [name, JSON.parse(text) as Record<string, unknown>])),
   };
 }

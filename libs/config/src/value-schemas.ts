@@ -88,3 +88,16 @@ export function listOf(values: readonly string[]): z.ZodType<string, unknown> {
   const word = `(?:${values.join('|')})`;
   return z.string().regex(new RegExp(`^\\s*${word}\\s*(?:,\\s*${word}\\s*)*$`));
 }
+
+/** JSON text of an object (`{"a": 1}`), kept as text. */
+export function jsonObjectText(): z.ZodType<string, unknown> {
+  return z.string().refine((text) => {
+    try {
+      const value: unknown = JSON.parse(text);
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    } catch {
+      // not JSON: the refinement fails and the key's error says what is expected
+      return false;
+    }
+  });
+}

@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './workflow.js';
+export { type StoredName, parseStoredName, formatStoredName, newStoredName, workflowBaseName, resolveStoredName, checkWorkflowName } from './stored-name.js';
 export { formatJsonPath, appendJsonPath } from './json-path.js';
 export { parseWithSchema } from './zod-violations.js';
 export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
@@ -29,6 +30,10 @@ export {
   forEachResourceParameter,
   type ResourceParameterVisitor,
   forEachSecretSlot,
+  collectSecretSlots,
+  type CollectedSecretSlots,
+  type SecretSlotValue,
+  needsSealing,
   readSecretBearingOption,
   type SecretBearingOptionContent,
   type SecretSlot,

@@ -13,7 +13,7 @@ export {
 } from './errors.js';
 export { type FetchedDocument, type FetchLimits, safeFetch, type SafeFetchOptions } from './safe-fetch.js';
 export { type JsonSchema, type SkillDefinition, type SkillRequest, type SkillRoute } from './skill-definition.js';
-export { type SkillContext, type SkillModule } from './skill-module.js';
+export { registrationOf, type SkillContext, type SkillModule } from './skill-module.js';
 export { type SkillLimits, SkillServer, type SkillServerOptions, type SkillServerState, startSkillServer } from './skill-server.js';
 export { DEFAULT_SKILL_SETTINGS, SKILL_SETTING_VARIABLES, type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';
 export { type RunningSkills, runSkillMain, runSkills, type RunSkillsOptions, serveSkills, type ServeSkillsOptions, shutdownSignal } from './serve-skills.js';

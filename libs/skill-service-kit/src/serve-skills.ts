@@ -82,6 +82,7 @@ export async function runSkills(modules: readonly SkillModule[], options: RunSki
       ...(telemetry === undefined ? {} : { tracer: telemetry.tracer }),
       ...(options.portOf === undefined ? {} : { portOf: options.portOf }),
     });
+    options.onListening?.(running);
     const signal = await shutdownSignal();
     logger.info({ signal }, 'shutting down');
     await running.stop();
@@ -98,6 +99,8 @@ export interface RunSkillsOptions {
   readonly portOf?: (module: SkillModule) => number;
   /** Start this process's telemetry (default true); false when another part of the process has. */
   readonly startTelemetry?: boolean;
+  /** Called once every server listens, with the skills running. */
+  readonly onListening?: (running: RunningSkills) => void;
 }
 
 /** `main` of one skill's own process: port from SERVER_PORT, else the module's default port. */

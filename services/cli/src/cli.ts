@@ -3,6 +3,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { type GlobalOptions } from './global-options.js';
 import { type OutputFormat } from './output.js';
 import { UsageError } from './usage-error.js';
+import type { RunningSkills } from '@loom/skill-service-kit';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -103,15 +104,23 @@ function addServeCommand(program: Command): void {
       const source = { ...(options.config === undefined ? {} : { configFile: options.config }), overrides: options.set };
       const modules = selectModules(options.services);
       if (options.withSkills === undefined) return serveProcess(modules, source);
-      const [{ besideLoomSettings, parsePorts, selectSkills, serveSkillModules }, { loadConfig }] = await Promise.all([import('./commands/skills.js'), import('@loom/config')]);
+      const [{ besideLoomSettings, parsePorts, selectSkills, serveSkillModules, skillRegistrationOverrides }, { loadConfig }] = await Promise.all([
+        import('./commands/skills.js'),
+        import('@loom/config'),
+      ]);
       // everything that can be refused is checked before anything starts
       const skills = selectSkills(options.withSkills === true ? undefined : options.withSkills);
       const ports = parsePorts(options.skillPort);
-      const settings = besideLoomSettings(loadConfig({ ...source, env: process.env }).data.skillsDirectory);
-      await Promise.all([
-        serveProcess(modules, source),
-        serveSkillModules(skills, { settings, startTelemetry: false, portOf: (module) => ports.get(module.name) ?? module.hostPort }),
-      ]);
+      const config = loadConfig({ ...source, env: process.env });
+      const settings = besideLoomSettings(config.data.skillsDirectory);
+      // the skills listen first, so that loom's skill gateway registers them where they really are
+      let listening: (running: RunningSkills) => void = () => undefined;
+      const skillsListening = new Promise<RunningSkills>((resolve) => (listening = resolve));
+      const skillsDone = serveSkillModules(skills, { settings, startTelemetry: false, portOf: (module) => ports.get(module.name) ?? module.hostPort, onListening: listening });
+      const running = await Promise.race([skillsListening, skillsDone.then(() => undefined)]);
+      if (running === undefined) return;
+      const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.registrations[name] !== undefined);
+      await Promise.all([serveProcess(modules, { ...source, overrides: [...overrides, ...source.overrides] }), skillsDone]);
     });
 }
 

@@ -3,9 +3,11 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { loomMain, runLoom, startLoom } from './loom-process.js';
 
+const registrationPaths: Record<string, string> = { annotation: '/v2/annotate', keywords: '/extractKeywords', 'web-data': '/extract', pdf: '/parse' };
+
 describe('loom skills serve', () => {
   it('runs the skill services in one process, each healthy on its own port, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, 'skills', 'serve', '--port', 'keywords=0', '--port', 'web-data=0', '--port', 'pdf=0'], {
+    const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, 'skills', 'serve', '--port', 'annotation=0', '--port', 'keywords=0', '--port', 'web-data=0', '--port', 'pdf=0'], {
       env: { PATH: process.env.PATH },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -15,16 +17,16 @@ describe('loom skills serve', () => {
       createInterface({ input: child.stdout }).on('line', (line) => {
         const entry = JSON.parse(line) as { msg?: string; skill?: string; url?: string };
         if (entry.msg === 'skill service listening' && entry.skill !== undefined && entry.url !== undefined) found[entry.skill] = entry.url;
-        if (Object.keys(found).length === 3) resolve(found);
+        if (Object.keys(found).length === 4) resolve(found);
       });
       void exited.then((code) => reject(new Error(`loom skills serve exited with ${code}`)));
     });
-    expect(Object.keys(urls).sort()).toEqual(['keywords', 'pdf', 'web-data']);
+    expect(Object.keys(urls).sort()).toEqual(['annotation', 'keywords', 'pdf', 'web-data']);
     for (const [skill, url] of Object.entries(urls)) {
       const health = await fetch(`${url}/health`);
       expect(await health.json()).toMatchObject({ status: 'UP', skill });
       const openapi = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-      expect(Object.keys(openapi.paths)).toHaveLength(1);
+      expect(Object.keys(openapi.paths)).toContain(registrationPaths[skill]);
     }
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -1,5 +1,5 @@
 import { FireOutcome, type ScheduleStatus } from '@loom/contracts';
-import { type Schedule, scheduleToProto, ValidationError } from '@loom/domain';
+import { type Schedule, scheduleToProto } from '@loom/domain';
 import { type CronSchedule } from './cron-schedule.js';
 import { type FireResult } from './fire-runner.js';
 import { type RunView } from './run-supervisor.js';
@@ -52,23 +52,4 @@ const OUTCOMES: Record<FireOutcomeName, FireOutcome> = {
 /** A fire's result as TriggerNow answers it. */
 export function triggerResponse(result: FireResult): { runId: string; outcome: FireOutcome; detail: string } {
   return { runId: result.runId, outcome: OUTCOMES[result.outcome], detail: result.detail };
-}
-
-const STORED_NAME = /^(.*)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The workflow name part of a stored name `<workflow_name>_<uuid>`. */
-export function baseName(stored: string): string {
-  return STORED_NAME.exec(stored)?.[1] ?? stored;
-}
-
-/** The stored name a request means: itself, or the one stored name whose workflow name it is. */
-export function resolveName(requested: string, known: Iterable<string>, field = 'workflow_name'): string | undefined {
-  if (requested === '') throw ValidationError.of(field, 'is required', 'MISSING_FIELD');
-  const names = [...known];
-  if (names.includes(requested)) return requested;
-  const matches = names.filter((name) => baseName(name) === requested);
-  if (matches.length > 1) {
-    throw ValidationError.of(field, `'${requested}' names ${matches.length} workflows (${matches.join(', ')}); give the stored name`, 'AMBIGUOUS_NAME');
-  }
-  return matches[0];
 }

@@ -1,6 +1,6 @@
 import { type ExecutorClient, type ScheduleStatus, type WorkflowStoreClient } from '@loom/contracts';
 import { type LoomConfig } from '@loom/config';
-import { FailedPreconditionError, type Schedule } from '@loom/domain';
+import { FailedPreconditionError, resolveStoredName, type Schedule, workflowBaseName } from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
 import { type Clock, systemClock } from './clock.js';
 import { CronSchedule } from './cron-schedule.js';
@@ -10,7 +10,7 @@ import { type FireEvent, type FireResult, FireRunner, type FireTarget } from './
 import { type Leadership } from './leadership.js';
 import { RunSupervisor } from './run-supervisor.js';
 import { runScheduleLoop } from './schedule-loop.js';
-import { baseName, resolveName, scheduleStatus } from './schedule-status.js';
+import { scheduleStatus } from './schedule-status.js';
 import { type FireClaim, type SchedulerStateStore, type UnfinishedFire } from './state-store.js';
 import { type WorkflowEntry, WorkflowFeed } from './workflow-feed.js';
 
@@ -191,7 +191,7 @@ export class Scheduler {
 
   private updatePolicy(name: string): 'restart' | 'keep' {
     const { update } = this.options.config;
-    return update.workflows[name] ?? update.workflows[baseName(name)] ?? update.default;
+    return update.workflows[name] ?? update.workflows[workflowBaseName(name)] ?? update.default;
   }
 
   private onDeleted(name: string): void {
@@ -280,7 +280,7 @@ export class Scheduler {
 
 
   private find(requested: string): Managed {
-    const name = resolveName(requested, this.managed.keys());
+    const name = resolveStoredName(requested, this.managed.keys(), 'workflow_name');
     const managed = name === undefined ? undefined : this.managed.get(name);
     if (managed === undefined || (managed.schedule === undefined && !managed.entry.autoStart && managed.scheduleProblem === '')) {
       throw new ScheduledWorkflowNotFoundError(requested);

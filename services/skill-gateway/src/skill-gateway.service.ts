@@ -2,6 +2,7 @@ import { status } from '@grpc/grpc-js';
 import { CircuitState, type SkillResult, SkillGatewayService } from '@loom/contracts';
 import { type Skill as SkillMessage } from '@loom/contracts';
 import { LoomError, NotFoundError, type Skill, skillViolations, UnavailableError, ValidationError, workflowFromProto, workflowToProto } from '@loom/domain';
+import { ConfigError, type LoomConfig } from '@loom/config';
 import { type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import fetch from 'node-fetch';
@@ -197,6 +198,27 @@ function skillToProto(skill: Skill): SkillMessage {
   return workflowToProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [skill], workflowResources: [] }).skills[0] as SkillMessage;
 }
 
+/**
+ * Registers (or replaces) the skills of `loom.skills.register.<name>`: the configuration is what
+ * those names mean, so a changed URL takes effect at the next start. A registration that breaks
+ * the capability's rules stops the start, naming the key and the field.
+ */
+export async function registerConfiguredSkills(registrations: LoomConfig['skills']['registrations'], registry: SkillRegistry, logger: Logger): Promise<void> {
+  for (const [name, fields] of Object.entries(registrations)) {
+    const key = `loom.skills.register.${name}`;
+    let skill;
+    try {
+      skill = checkRegistration({ ...(fields as Partial<Skill>), name } as Skill);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      const detail = error.violations.map((violation) => `${violation.field.replace(/^skill\.?/, '') || 'value'}: ${violation.description}`).join('; ');
+      throw new ConfigError(`${key}: ${detail}`, { key });
+    }
+    await registry.register(skill, true);
+    logger.info({ skill: name, capability: skill.capability, url: skill.url }, 'skill registered from the configuration');
+  }
+}
+
 /** loom.v1.SkillGateway, deployable alone (`loom serve --services skill-gateway`) or with the others. */
 export const skillGatewayModule: ServiceModule = {
   name: 'skill-gateway',
@@ -207,6 +229,13 @@ export const skillGatewayModule: ServiceModule = {
     const caller = new SkillCaller(callPolicyOf(config), logger);
     const implementation = skillGatewayImplementation({ registry, caller, logger });
     logger.info({ registry: storage.address }, 'skill registry ready');
+    try {
+      await registerConfiguredSkills(config.skills.registrations, registry, logger);
+    } catch (error) {
+      caller.close();
+      await storage.close();
+      throw error;
+    }
     return {
       addToServer(server) {
         server.addService('loom.v1.SkillGateway', SkillGatewayService, implementation);

@@ -95,3 +95,26 @@ describe.runIf(realDatabaseUrl !== undefined)('skill registry shared by two gate
     expect((await failure(call(first.client, 'checkSkill', { name: 'shared' }))).code).toBe(status.NOT_FOUND);
   });
 });
+
+describe('skills registered from the configuration (loom.skills.register.<name>)', () => {
+  it('registers them at start with their fields', async () => {
+    const annotation = JSON.stringify({ capability: 'ENTITY_EXTRACTION', url: 'http://127.0.0.1:8085/v2/annotate', pipeline: 'default', version: 'v2' });
+    const keywords = JSON.stringify({ capability: 'KEYWORD_EXTRACTION', url: 'http://127.0.0.1:8086/extractKeywords', parameters: { iterations: 30 } });
+    const gateway = await startGateway([`loom.skills.register.annotation=${annotation}`, `loom.skills.register.keywords=${keywords}`]);
+    try {
+      const listed = await call(gateway.client, 'listSkills', {});
+      expect(listed.skills.map((entry) => [entry.name, entry.capability, entry.url, entry.pipeline, entry.version])).toEqual([
+        ['annotation', ENTITIES, 'http://127.0.0.1:8085/v2/annotate', 'default', 'v2'],
+        ['keywords', KEYWORDS, 'http://127.0.0.1:8086/extractKeywords', '', ''],
+      ]);
+      expect(listed.skills[1]?.parameters).toEqual({ iterations: 30 });
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  it('refuses to start on a registration that breaks its capability rules, naming the key and the field', async () => {
+    const wrong = JSON.stringify({ capability: 'KEYWORD_EXTRACTION', url: 'http://127.0.0.1:8086/keywords' });
+    await expect(startGateway([`loom.skills.register.keywords=${wrong}`])).rejects.toThrow(/^loom\.skills\.register\.keywords: url: /);
+  });
+});

@@ -51,14 +51,14 @@ executor:
 secrets:
   grpcService: loom.v1.Secrets
   callers: [config-store, executor]
-  callsOthers: false
+  callsOthers: true
 skill-gateway:
   grpcService: loom.v1.SkillGateway
   callers: [executor]
   callsOthers: true
 audit:
   grpcService: loom.v1.Audit
-  callers: [executor]
+  callers: [executor, config-store, secrets, scheduler, skill-gateway]
   callsOthers: false
 {{- end -}}
 

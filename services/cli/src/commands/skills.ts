@@ -1,12 +1,13 @@
 import { type Command } from 'commander';
-import { runSkills, type RunSkillsOptions, type SkillModule, SkillSettingsError, skillSettingsFromEnv } from '@loom/skill-service-kit';
+import { registrationOf, type RunningSkills, runSkills, type RunSkillsOptions, type SkillModule, type SkillSettings, SkillSettingsError, skillSettingsFromEnv } from '@loom/skill-service-kit';
+import { annotationSkill } from '@loom/skill-annotation';
 import { keywordsSkill } from '@loom/skill-keywords';
 import { pdfSkill } from '@loom/skill-pdf';
 import { webDataSkill } from '@loom/skill-web-data';
 import { UsageError } from '../usage-error.js';
 
 /** loom's own skill services, by name, in start order. */
-export const skillModules: readonly SkillModule[] = [keywordsSkill, webDataSkill, pdfSkill];
+export const skillModules: readonly SkillModule[] = [annotationSkill, keywordsSkill, webDataSkill, pdfSkill];
 
 /** The modules named in `--only a,b`; every skill when absent. */
 export function selectSkills(list: string | undefined): SkillModule[] {
@@ -38,12 +39,12 @@ function collect(value: string, previous: string[]): string[] {
 
 /** `loom skills serve`: loom's skill services in this process, each on its own port. */
 export function addSkillsCommands(program: Command): void {
-  const skills = program.command('skills').description("loom's own skill microservices (web data, PDF, keywords)");
+  const skills = program.command('skills').description("loom's own skill microservices (annotation, keywords, web data, PDF)");
   skills
     .command('serve')
     .description('run the skill services in this process until SIGTERM or SIGINT (settings: SERVER_HOST and the SKILL_* variables)')
     .option('--only <list>', `comma-separated skills to run: ${skillModules.map((module) => module.name).join(',')}`)
-    .option('--port <skill=port>', 'port of one skill (repeatable; 0 picks a free one); default the published ports 8086, 8087, 8089', collect, [])
+    .option('--port <skill=port>', 'port of one skill (repeatable; 0 picks a free one); default the published ports 8085, 8086, 8087, 8089', collect, [])
     .action(async (options: { only?: string; port: string[] }) => {
       const modules = selectSkills(options.only);
       const ports = parsePorts(options.port);
@@ -62,11 +63,26 @@ export async function serveSkillModules(modules: readonly SkillModule[], options
 }
 
 /** Settings of skills run beside `loom serve`: the environment's, with skill data in `<loom.data.directory>/skills`. */
-export function besideLoomSettings(skillsDirectory: string): RunSkillsOptions['settings'] {
+export function besideLoomSettings(skillsDirectory: string): SkillSettings {
   try {
     return { ...skillSettingsFromEnv(process.env), dataDirectory: skillsDirectory };
   } catch (error) {
     if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * `--set loom.skills.register.<name>=…` for each skill running beside loom, at the port it
+ * listens on, so that loom's skill gateway registers it at start; a name the configuration
+ * registers already is left to the configuration.
+ */
+export function skillRegistrationOverrides(modules: readonly SkillModule[], running: RunningSkills, host: string, configured: (name: string) => boolean): string[] {
+  const reachableHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return modules
+    .filter((module) => !configured(module.name))
+    .map((module) => {
+      const port = running.servers.get(module.name)?.port ?? module.hostPort;
+      return `loom.skills.register.${module.name}=${JSON.stringify(registrationOf(module, `http://${reachableHost.includes(':') ? `[${reachableHost}]` : reachableHost}:${port}`))}`;
+    });
 }

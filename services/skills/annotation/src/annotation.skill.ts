@@ -71,6 +71,7 @@ export function createAnnotationSkill(options: AnnotationSkillOptions = {}): Ski
     defaultPort: 8085,
     hostPort: 8085,
     registrationPath: '/v2/annotate',
+    capability: 'ENTITY_EXTRACTION',
     async create({ settings }): Promise<SkillDefinition> {
       const store = await PipelineStore.open(settings.dataDirectory);
       const annotateRoute = (path: string, merged: boolean): SkillRoute => ({

@@ -71,6 +71,7 @@ export const keywordsSkill: SkillModule = {
   defaultPort: 8086,
   hostPort: 8086,
   registrationPath: '/extractKeywords',
+  capability: 'KEYWORD_EXTRACTION',
   create() {
     return Promise.resolve({
       name: 'keywords',

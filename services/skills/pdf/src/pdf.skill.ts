@@ -59,6 +59,7 @@ export function createPdfSkill(options: PdfSkillOptions = {}): SkillModule {
   defaultPort: 8089,
   hostPort: 8089,
   registrationPath: '/parse',
+  capability: 'PDF_PARSING',
   create({ settings }): Promise<SkillDefinition> {
     const policy = new AddressPolicy(settings.fetchAllowHosts);
     const pool = new PdfWorkerPool(Math.max(1, Math.min(settings.limits.concurrency, cpus().length)), {

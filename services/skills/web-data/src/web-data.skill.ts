@@ -41,6 +41,7 @@ export const webDataSkill: SkillModule = {
   defaultPort: 8000,
   hostPort: 8087,
   registrationPath: '/extract',
+  capability: 'WEB_DATA_EXTRACTION',
   create({ settings }) {
     const policy = new AddressPolicy(settings.fetchAllowHosts);
     return Promise.resolve({
