@@ -40,7 +40,7 @@ function graphResource(): string {
 }
 
 describe('examples/text-to-graph.workflow.json through loom serve --with-skills', () => {
-  it('registered the skills running beside it with the skill gateway', async () => {
+  it('registered the skills running beside it with the skill gateway, and loom health shows them', async () => {
     const listed = await loomAt('--output', 'json', 'skill', 'list');
     expect(listed.stderr).toBe('');
     const skills = JSON.parse(listed.stdout) as { name: string; capability: string; url: string }[];
@@ -50,6 +50,17 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     ]);
     expect(skills[0]?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2\/annotate$/);
     expect(skills[0]?.url).not.toContain(':8085/');
+
+    // and `loom health` shows them, reachable
+    const health = await loomAt('--output', 'json', 'health');
+    expect(health.status, health.stderr).toBe(0);
+    const reported = (JSON.parse(health.stdout) as { skills: { skill: string; reachable: boolean; circuit: string }[] }).skills;
+    expect(reported.map((row) => [row.skill, row.reachable, row.circuit])).toEqual([
+      ['annotation', true, 'CLOSED'],
+      ['keywords', true, 'CLOSED'],
+    ]);
+    const text = await loomAt('health');
+    expect(text.stdout).toMatch(/annotation\s+REACHABLE\s+\d+\s+CLOSED/);
   });
 
   it('turns a published text into a document with its entities and keywords in the graph', async () => {
