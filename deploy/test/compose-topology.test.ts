@@ -138,6 +138,8 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
       ['pdf', 'http://tikapdf:8089/parse'],
       ['webdata', 'http://webdata-parser:8000/extract'],
     ]);
+    // in the compose file's PostgreSQL, where every gateway of the stack shares it
+    expect(await queryOnce(database.url, 'SELECT name FROM public.skill_registration ORDER BY name')).toEqual([{ name: 'annotation' }, { name: 'keywords' }, { name: 'pdf' }, { name: 'webdata' }]);
     // each URL names a skill service of the compose file, on the port it listens on inside its container
     for (const { url } of skills) {
       const { hostname, port } = new URL(url);

@@ -107,6 +107,7 @@ describe('the production-like values', () => {
     expect(deployment('executor').spec.replicas).toBe(1);
     const schedulerEnv = deployment('scheduler').spec.template.spec.containers[0]?.env.map((variable) => variable.name);
     expect(schedulerEnv).toContain('LOOM_SCHEDULER_DATABASE_URL_FILE');
+    expect(deployment('skill-gateway').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SKILLS_DATABASE_URL_FILE', value: '/run/secrets/loom/database-url' });
     expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K2_FILE', value: '/run/secrets/loom/encryption-key' });
     expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K1_FILE', value: '/run/secrets/loom/encryption-key-k1' });
     expect(deployment('secrets').spec.template.spec.volumes.find((volume) => volume.name === 'secrets')?.secret?.secretName).toBe('loom-production-credentials');
