@@ -172,6 +172,10 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     const created = await cli('secrets', ['variable', 'create', 'GRAPH_IMPORT_NOTE', '--encrypted'], 'kept in PostgreSQL');
     expect(created.status, created.stderr).toBe(0);
     expect(await queryOnce(database.url, "SELECT encrypted FROM public.ecosystem_variable WHERE key = 'GRAPH_IMPORT_NOTE'")).toEqual([{ encrypted: true }]);
+    // secrets → config-store (ResealWorkflows, with the secrets service's token) → secrets (seal): a rotation re-seals the stored workflows
+    const rotated = await cli('secrets', ['--output', 'json', 'secrets', 'rotate', '--key-id', 'k1']);
+    expect(rotated.status, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ activeKeyId: 'k1', workflowsLeft: [] });
     // the scheduler reaches its PostgreSQL and the config store
     const schedules = await cli('scheduler', ['schedule', 'list']);
     expect(schedules.status, schedules.stderr).toBe(0);
