@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -72,4 +72,13 @@ export async function runLoomAsync(
   child.stdin.end(input ?? '');
   const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { status, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') };
+}
+
+/** A resource file for `loom graph query` naming an AGE graph of the loom process's embedded graph, at the port its log gives. */
+export function embeddedGraphResource(loom: LoomProcess, graph: string): string {
+  const started = loom.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).find((entry) => entry.msg.startsWith('embedded graph'));
+  if (started?.port === undefined) throw new Error('loom logged no embedded graph port');
+  const file = join(mkdtempSync(join(tmpdir(), 'loom-graph-')), 'graph.json');
+  writeFileSync(file, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: started.port, user: 'postgres', graph } }));
+  return file;
 }

@@ -1,9 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
 
 /**
  * examples/relations.workflow.json as it runs after `npm start`: the annotation skill beside loom
@@ -28,14 +25,6 @@ afterAll(async () => {
 
 const loomAt = (...args: string[]) => runLoomAsync(['--address', loom.address, ...args]);
 
-function knowledgeGraph(): string {
-  const started = loom.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).find((entry) => entry.msg.startsWith('embedded graph'));
-  expect(started?.port).toBeGreaterThan(0);
-  const file = join(mkdtempSync(join(tmpdir(), 'loom-relations-')), 'graph.json');
-  writeFileSync(file, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: started?.port, user: 'postgres', graph: 'knowledge' } }));
-  return file;
-}
-
 describe('examples/relations.workflow.json through loom serve --with-skills', () => {
   it('finds the relations of a published article with the annotation skill and writes them to the knowledge graph', { timeout: 120_000 }, async () => {
     const pushed = await loomAt('workflow', 'push', example);
@@ -45,7 +34,7 @@ describe('examples/relations.workflow.json through loom serve --with-skills', ()
     const published = await loomAt('message', 'publish', WORKFLOW, '--inlet', INLET, '--body', JSON.stringify({ text: TEXT }));
     expect(published.stderr).toBe('');
 
-    const resource = knowledgeGraph();
+    const resource = embeddedGraphResource(loom, 'knowledge');
     const relations = async (): Promise<string[]> => {
       const answer = await loomAt('graph', 'query', '--resource', resource, '--output', 'json', 'MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object');
       expect(answer.stderr).toBe('');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
 
 /**
  * examples/text-to-graph.workflow.json as a newcomer runs it after `npm start`: loom with its
@@ -42,15 +42,6 @@ afterAll(async () => {
 
 const loomAt = (...args: string[]) => runLoomAsync(['--address', loom.address, ...args]);
 
-/** The embedded graph as a resource file for `loom graph query` (its port from loom's log). */
-function graphResource(): string {
-  const started = loom.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).find((entry) => entry.msg.startsWith('embedded graph'));
-  expect(started?.port).toBeGreaterThan(0);
-  const file = join(mkdtempSync(join(tmpdir(), 'loom-t2g-')), 'graph.json');
-  writeFileSync(file, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: started?.port, user: 'postgres', graph: 'knowledge_graph' } }));
-  return file;
-}
-
 describe('examples/text-to-graph.workflow.json through loom serve --with-skills', () => {
   it('registered the skills running beside it with the skill gateway, and loom health shows them', async () => {
     const listed = await loomAt('--output', 'json', 'skill', 'list');
@@ -83,7 +74,7 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     const published = await loomAt('message', 'publish', WORKFLOW, '--inlet', INLET, '--body', JSON.stringify({ id: 'doc-1', title: 'Speed brake test', text: TEXT }));
     expect(published.stderr).toBe('');
 
-    const resource = graphResource();
+    const resource = embeddedGraphResource(loom, 'knowledge_graph');
     const query = async (cypher: string): Promise<Record<string, unknown>[]> => {
       const answer = await loomAt('graph', 'query', '--resource', resource, '--output', 'json', cypher);
       expect(answer.stderr).toBe('');
