@@ -106,7 +106,8 @@ beforeAll(async () => {
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  harness = await startExecutor(['loom.scripts.timeLimitMs=1500']);
+  // the first import of urllib takes about a second on a quiet machine: the limit leaves room for a loaded one
+  harness = await startExecutor(['loom.scripts.timeLimitMs=4000']);
 });
 
 afterAll(async () => {
@@ -284,7 +285,7 @@ describe.each([
     if (base === undefined && !hadData) made.push(resolve('.loom'));
     // what this test makes, and removes afterwards: every state path not there before (loom makes some at start)
     made.push(...targets.filter((target) => !existsSync(target.path)).map((target) => target.path));
-    writeFileSync(configFile, `# ${MARKER}\nloom:\n  scripts:\n    timeLimitMs: 1500\n`);
+    writeFileSync(configFile, `# ${MARKER}\nloom:\n  scripts:\n    timeLimitMs: 4000\n`);
     stateHarness = await startExecutor([], { overrides, configFile, env });
     for (const target of targets) {
       if (target.kind === 'directory') {
@@ -409,7 +410,7 @@ describe.each([
         throw error;
       },
     };
-    processor = await createPythonProcessor(context, 'transformer', { memoryLimitMb: 256, timeoutMs: 1500 }, pythonSandbox(true, statePaths(config)));
+    processor = await createPythonProcessor(context, 'transformer', { memoryLimitMb: 256, timeoutMs: 4000 }, pythonSandbox(true, statePaths(config)));
     const outcomes = await processor.process(
       attacks.map((_attack, index) => ({ id: `tls-${index}`, body: { attack: index }, headers: {} })),
       new AbortController().signal,
