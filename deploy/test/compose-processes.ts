@@ -65,17 +65,19 @@ export function containerProcess(options: ContainerProcessOptions): ContainerPro
   const secretDir = join(dir, 'run-secrets');
   for (const path of [data, tmp, secretDir]) mkdirSync(path, { recursive: true });
   for (const { source } of service.secrets ?? []) copyFileSync(compose.secrets[source]?.file as string, join(secretDir, source));
-  expect(service.volumes).toEqual([`${name}-data:/var/lib/loom:rw`]);
+  // a loom service keeps its state on a volume of its own; a skill service may share one (skills-data)
+  if (service.command?.[0] === 'serve') expect(service.volumes).toEqual([`${name}-data:/var/lib/loom:rw`]);
 
-  /** A value as the process sees it: container hosts and paths mapped to this machine's. */
+  const mapped = (whole: string, scheme: string | undefined, host: string, port: string): string => {
+    const address = options.mapAddress(host, Number(port));
+    if (address === undefined) throw new Error(`compose value ${whole}: no mapping for ${host}:${port}`);
+    return `${scheme ?? ''}${address}`;
+  };
+  /** A value as the process sees it: container hosts (a whole `host:port`, or URLs anywhere in it, as in JSON) and paths mapped to this machine's. */
   const mapValue = (value: string): string =>
-    value
-      .replace(/^([a-z][a-z0-9+]*:\/\/)?([a-z][a-z0-9-]*):(\d+)$/, (whole, scheme: string | undefined, host: string, port: string) => {
-        const mapped = options.mapAddress(host, Number(port));
-        if (mapped === undefined) throw new Error(`compose value ${whole}: no mapping for ${host}:${port}`);
-        return `${scheme ?? ''}${mapped}`;
-      })
-      .replace(/^\/run\/secrets\//, `${secretDir}/`);
+    /^([a-z][a-z0-9+]*:\/\/)?[a-z][a-z0-9-]*:\d+$/.test(value)
+      ? value.replace(/^([a-z][a-z0-9+]*:\/\/)?([a-z][a-z0-9-]*):(\d+)$/, mapped).replace(/^\/run\/secrets\//, `${secretDir}/`)
+      : value.replace(/([a-z][a-z0-9+]*:\/\/)([a-z][a-z0-9-]*):(\d+)/g, mapped).replace(/^\/run\/secrets\//, `${secretDir}/`);
 
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
   for (const [key, value] of Object.entries(image.env)) env[key] = value.replace('/var/lib/loom', data).replace(/^\/tmp$/, tmp);

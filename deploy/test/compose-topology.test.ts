@@ -48,6 +48,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
   const metricsPorts = new Map<string, number>();
   let compose: ComposeConfig;
   let loomServices: string[];
+  let skillServices: string[];
   let operatorToken: string;
   let otlp: Server;
   const otlpRequests: string[] = [];
@@ -78,11 +79,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
 
     compose = resolveCompose(composeDir, ['docker-compose.yml'], { LOOM_SECRETS_DIR: secretsDir });
     loomServices = loomServicesOf(compose);
-    const skillServices = Object.keys(compose.services).filter((name) => compose.services[name]?.command?.[0] === 'skills');
-    const hasSkillsCommand = run(process.execPath, ['--no-node-snapshot', cliMain, 'skills', '--help']).status === 0;
-    if (!hasSkillsCommand) {
-      console.log(`deploy: compose topology runs without the skill services (${skillServices.join(', ')}): this loom has no \`loom skills serve\` yet`);
-    }
+    skillServices = Object.keys(compose.services).filter((name) => compose.services[name]?.command?.[0] === 'skills');
 
     // the OpenTelemetry collector, played by a loopback HTTP server that takes OTLP requests
     otlp = createServer((request, response) => {
@@ -93,15 +90,22 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     await new Promise<void>((resolve) => otlp.listen(0, '127.0.0.1', resolve));
     const otlpPort = (otlp.address() as { port: number }).port;
 
-    for (const name of loomServices) {
+    for (const name of [...loomServices, ...skillServices]) {
       grpcPorts.set(name, await freePort());
       metricsPorts.set(name, await freePort());
     }
     const mapAddress = (host: string, port: number): string | undefined => {
       if (host === 'otel-collector' && port === 4318) return `127.0.0.1:${otlpPort}`;
-      if (grpcPorts.has(host) && port === GRPC_PORT) return `127.0.0.1:${grpcPorts.get(host)}`;
+      if (loomServices.includes(host) && port === GRPC_PORT) return `127.0.0.1:${grpcPorts.get(host)}`;
+      // a skill service at the port it listens on in its container (its SERVER_PORT)
+      if (skillServices.includes(host) && String(port) === compose.services[host]?.environment?.SERVER_PORT) return `127.0.0.1:${grpcPorts.get(host)}`;
       return undefined;
     };
+    for (const name of skillServices) {
+      launch.set(name, containerProcess({ compose, name, image, base, mapAddress, grpcPort: grpcPorts.get(name) as number, metricsPort: metricsPorts.get(name) as number }));
+      const { args, cwd, env } = launch.get(name) as { args: string[]; cwd: string; env: NodeJS.ProcessEnv };
+      processes.set(name, await startService(name, process.execPath, args, { cwd, env, ready: 'skill service listening' }));
+    }
     for (const name of loomServices) {
       expect(compose.services[name]?.environment?.LOOM_TELEMETRY_PROMETHEUS_PORT).toBe(String(METRICS_PORT));
       launch.set(name, containerProcess({ compose, name, image, base, mapAddress, grpcPort: grpcPorts.get(name) as number, metricsPort: metricsPorts.get(name) as number }));
@@ -128,20 +132,24 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     }
   });
 
-  it("registers the compose file's skill services with the skill gateway at start", async () => {
+  it("registers the compose file's skill services with the skill gateway at start, each reachable", async () => {
     const listed = await cli('skill-gateway', ['--output', 'json', 'skill', 'list']);
     expect(listed.status, listed.stderr).toBe(0);
     const skills = JSON.parse(listed.stdout) as { name: string; url: string }[];
+    // the URLs of the compose file (http://annotation-service:8085/v2/annotate…), which the mapping to processes
+    // accepted only because each names a skill service on the port its SERVER_PORT says
+    const at = (service: string, path: string): string => `http://127.0.0.1:${grpcPorts.get(service)}${path}`;
     expect(skills.map((skill) => [skill.name, skill.url])).toEqual([
-      ['annotation', 'http://annotation-service:8085/v2/annotate'],
-      ['keywords', 'http://keyword-service:8086/extractKeywords'],
-      ['pdf', 'http://tikapdf:8089/parse'],
-      ['webdata', 'http://webdata-parser:8000/extract'],
+      ['annotation', at('annotation-service', '/v2/annotate')],
+      ['keywords', at('keyword-service', '/extractKeywords')],
+      ['pdf', at('tikapdf', '/parse')],
+      ['webdata', at('webdata-parser', '/extract')],
     ]);
-    // each URL names a skill service of the compose file, on the port it listens on inside its container
-    for (const { url } of skills) {
-      const { hostname, port } = new URL(url);
-      expect(compose.services[hostname]?.environment?.SERVER_PORT).toBe(port);
+    // in the compose file's PostgreSQL, where every gateway of the stack shares it
+    expect(await queryOnce(database.url, 'SELECT name FROM public.skill_registration ORDER BY name')).toEqual([{ name: 'annotation' }, { name: 'keywords' }, { name: 'pdf' }, { name: 'webdata' }]);
+    for (const { name } of skills) {
+      const checked = await cli('skill-gateway', ['skill', 'check', name]);
+      expect(checked.status, checked.stdout + checked.stderr).toBe(0);
     }
   });
 
@@ -164,6 +172,10 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     const created = await cli('secrets', ['variable', 'create', 'GRAPH_IMPORT_NOTE', '--encrypted'], 'kept in PostgreSQL');
     expect(created.status, created.stderr).toBe(0);
     expect(await queryOnce(database.url, "SELECT encrypted FROM public.ecosystem_variable WHERE key = 'GRAPH_IMPORT_NOTE'")).toEqual([{ encrypted: true }]);
+    // secrets → config-store (ResealWorkflows, with the secrets service's token) → secrets (seal): a rotation re-seals the stored workflows
+    const rotated = await cli('secrets', ['--output', 'json', 'secrets', 'rotate', '--key-id', 'k1']);
+    expect(rotated.status, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ activeKeyId: 'k1', workflowsLeft: [] });
     // the scheduler reaches its PostgreSQL and the config store
     const schedules = await cli('scheduler', ['schedule', 'list']);
     expect(schedules.status, schedules.stderr).toBe(0);
@@ -206,5 +218,34 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     expect(verified.status, verified.stdout + verified.stderr).toBe(0);
     // each service's state lies in its own volume
     expect(readFileSync(join(base, 'containers/audit/var-lib-loom/audit.log'), 'utf8')).toContain('WORKFLOW_START');
+  });
+
+  it('runs the text-to-graph example through the services and the skill services; a killed executor loses no document', { timeout: 240_000 }, async () => {
+    const pushed = await cli('config-store', ['workflow', 'push', join(repoRoot, 'examples/text-to-graph.workflow.json')]);
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const TEXT_INLET = 'Documents_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+    const publish = async (id: string, text: string): Promise<void> => {
+      const published = await cli('executor', ['message', 'publish', 'Text to graph', '--inlet', TEXT_INLET, '--body', JSON.stringify({ id, title: id, text })]);
+      expect(published.status, published.stderr).toBe(0);
+    };
+    /** The documents the executor's embedded graph holds with their keywords, through the port its latest process logged. */
+    const documents = async (): Promise<string[]> => {
+      const executor = processes.get('executor') as ServiceProcess;
+      const graphLog = executor.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).findLast((entry) => entry.msg.startsWith('embedded graph'));
+      const resource = join(base, 'knowledge-graph.json');
+      writeFileSync(resource, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'knowledge_graph' } }));
+      const answer = await cli('executor', ['graph', 'query', '--resource', resource, '--output', 'json', 'MATCH (d:Document)-[:HAS_KEYWORD]->(k:Keyword) RETURN DISTINCT d.id AS id']);
+      return answer.status === 0 ? (JSON.parse(answer.stdout) as { id: string }[]).map((row) => row.id).sort() : [];
+    };
+
+    await startWorkflow(addressOf('executor'), operatorToken, 'Text to graph');
+    await publish('doc-1', 'NASA tested the speed brake actuator of the space shuttle at the Kennedy Space Center in Florida.');
+    await eventually('doc-1 in the graph', async () => ((await documents()).includes('doc-1') ? true : undefined));
+
+    await stopService(processes.get('executor') as ServiceProcess, 'SIGKILL');
+    await start('executor');
+    await startWorkflow(addressOf('executor'), operatorToken, 'Text to graph');
+    await publish('doc-2', 'Engineers at Boeing replaced the speed brake actuator after a flight failure of the space shuttle.');
+    await eventually('both documents in the graph', async () => ((await documents()).join() === 'doc-1,doc-2' ? true : undefined));
   });
 });

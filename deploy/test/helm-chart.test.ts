@@ -107,6 +107,17 @@ describe('the production-like values', () => {
     expect(deployment('executor').spec.replicas).toBe(1);
     const schedulerEnv = deployment('scheduler').spec.template.spec.containers[0]?.env.map((variable) => variable.name);
     expect(schedulerEnv).toContain('LOOM_SCHEDULER_DATABASE_URL_FILE');
+    expect(deployment('skill-gateway').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SKILLS_DATABASE_URL_FILE', value: '/run/secrets/loom/database-url' });
+    // the chart's skill services, registered at start under their names, at their Services
+    const registrations = deployment('skill-gateway').spec.template.spec.containers[0]?.env.filter((variable) => variable.name.startsWith('LOOM_SKILLS_REGISTER_'));
+    expect(Object.fromEntries(registrations?.map((variable) => [variable.name, JSON.parse(variable.value) as unknown]) ?? [])).toEqual({
+      LOOM_SKILLS_REGISTER_ANNOTATION: { capability: 'ENTITY_EXTRACTION', url: 'http://loom-skill-annotation:8085/v2/annotate', pipeline: 'default', version: 'v2' },
+      LOOM_SKILLS_REGISTER_KEYWORDS: { capability: 'KEYWORD_EXTRACTION', url: 'http://loom-skill-keywords:8086/extractKeywords' },
+      LOOM_SKILLS_REGISTER_PDF: { capability: 'PDF_PARSING', url: 'http://loom-skill-pdf:8089/parse' },
+      LOOM_SKILLS_REGISTER_WEBDATA: { capability: 'WEB_DATA_EXTRACTION', url: 'http://loom-skill-webdata:8000/extract' },
+    });
+    const webData = byKind(objects, 'Deployment').find((object) => object.metadata.name === 'loom-skill-webdata') as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    expect(webData.spec.template.spec.containers[0]?.args).toEqual(['skills', 'serve', '--only', 'web-data']);
     expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K2_FILE', value: '/run/secrets/loom/encryption-key' });
     expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K1_FILE', value: '/run/secrets/loom/encryption-key-k1' });
     expect(deployment('secrets').spec.template.spec.volumes.find((volume) => volume.name === 'secrets')?.secret?.secretName).toBe('loom-production-credentials');

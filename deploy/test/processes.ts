@@ -12,8 +12,13 @@ export interface ServiceProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts a process and resolves once it logs 'loom listening'; rejects with its stderr if it exits first. */
-export async function startService(name: string, command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<ServiceProcess> {
+/** Starts a process and resolves once it logs `ready` ('loom listening' by default); rejects with its stderr if it exits first. */
+export async function startService(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; ready?: string },
+): Promise<ServiceProcess> {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const logLines: string[] = [];
@@ -22,7 +27,7 @@ export async function startService(name: string, command: string, args: readonly
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       logLines.push(line);
-      if (line.includes('"msg":"loom listening"')) resolve();
+      if (line.includes(`"msg":"${options.ready ?? 'loom listening'}"`)) resolve();
     });
     void exited.then(({ code, signal }) => reject(new Error(`${name} exited (${code ?? signal}) before listening: ${stderr.join('')}${logLines.slice(-5).join('\n')}`)));
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sampleWorkflow } from '../test/sample-workflow.js';
 import { violationsThrownBy } from '../test/violations.js';
 import { COMPONENT_KINDS } from './catalog.js';
-import { forEachResourceParameter, forEachSecretSlot, isSealed, SEALED_PREFIX, secretReference } from './secret-values.js';
+import { collectSecretSlots, forEachResourceParameter, forEachSecretSlot, isSealed, needsSealing, SEALED_PREFIX, secretReference } from './secret-values.js';
 
 describe('secretReference', () => {
   it.each([
@@ -123,5 +123,15 @@ describe('forEachSecretSlot', () => {
       expect(violations[0]?.description).not.toContain('s3cr3t');
       expect(visited).toEqual([]);
     }
+  });
+
+  it('collects the slots to seal and writes an answer back by path after the walk, headers as text staying text', () => {
+    const workflow = enricher(JSON.stringify({ Authorization: '$$TOKEN', accept: 'application/json' }));
+    const collected = collectSecretSlots(workflow, needsSealing);
+    expect(collected.slots).toEqual([{ path: 'components[0].options.headers.Authorization', value: '$$TOKEN', sensitive: true }]);
+    collected.apply([{ path: 'components[0].options.headers.Authorization', value: '###AES-y' }], 'secrets service');
+    expect(JSON.parse(workflow.components[0]!.options[1]!.value as string)).toEqual({ Authorization: '###AES-y', accept: 'application/json' });
+    expect(() => collected.apply([{ path: 'components[0].options.headers.accept', value: 'x' }], 'secrets service')).toThrow(/answered 1 secret slots for the 1 it was sent, or in another order/);
+    expect(() => collected.apply([], 'secrets service')).toThrow(/answered 0 secret slots for the 1/);
   });
 });

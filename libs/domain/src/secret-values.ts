@@ -1,5 +1,5 @@
 import { COMPONENT_KINDS } from './catalog.js';
-import { ValidationError } from './errors.js';
+import { UnavailableError, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
 import { findJsonSyntaxProblem } from './json-text.js';
 import type { ResourceInstance, WorkflowConfiguration } from './workflow.js';
@@ -96,7 +96,7 @@ export function readSecretBearingOption(value: unknown): SecretBearingOptionCont
 /**
  * Visits every value of a workflow that may hold a secret: each resource parameter (in
  * forEachResourceParameter's order), then each header value of the secret-bearing component
- * options. `set` writes into the workflow it was given (a headers option kept as JSON text stays text).
+ * options. `set` writes into the workflow it was given, also after the walk (a headers option kept as JSON text stays text).
  * A secret-bearing option that cannot be read is a ValidationError naming its JSON path
  * (`components[i].options[j].value`): a value nobody can find cannot be sealed, so it is never passed over.
  */
@@ -113,19 +113,18 @@ export function forEachSecretSlot(workflow: WorkflowConfiguration, visit: (slot:
       if (!content.ok) throw ValidationError.of(`components[${index}].options[${optionIndex}].value`, `option '${option.name}' ${content.description}`, 'UNREADABLE_SECRET_OPTION');
       const { values, asText } = content;
       const base = appendJsonPath(`components[${index}].options`, option.name);
-      let changed = false;
       for (const [header, value] of Object.entries(values)) {
         visit({
           path: appendJsonPath(base, header),
           value,
           sensitive: CREDENTIAL_HEADER.test(header),
+          // written through at once, so that a setter called after the walk still reaches an option kept as text
           set: (replacement) => {
             values[header] = replacement;
-            changed = true;
+            option.value = asText ? JSON.stringify(values) : values;
           },
         });
       }
-      if (changed && asText) option.value = JSON.stringify(values);
     });
   });
 }
@@ -134,4 +133,52 @@ export function forEachSecretSlot(workflow: WorkflowConfiguration, visit: (slot:
 export function secretBearingOptions<T extends { name: string }>(qualifiedName: string, options: readonly T[]): T[] {
   const names = SECRET_BEARING_OPTIONS[qualifiedName] ?? [];
   return options.filter((option) => names.includes(option.name));
+}
+
+/** A secret slot as SealConfiguration and DecryptResources exchange it (`loom.v1.SecretSlot`): path, text, sensitivity. */
+export interface SecretSlotValue {
+  readonly path: string;
+  readonly value: string;
+  readonly sensitive: boolean;
+}
+
+/** The string slots of a workflow a caller picked, and how to write the answers for them back. */
+export interface CollectedSecretSlots {
+  readonly slots: SecretSlotValue[];
+  /**
+   * Writes answered values into the workflow the slots came from, by path. The answer must hold the same slots in the
+   * same order; anything else is an UnavailableError (a broken answer is never half applied).
+   */
+  apply(answer: readonly { readonly path: string; readonly value: string }[], service: string): void;
+}
+
+/**
+ * Collects the string-valued secret slots of a workflow that `select` picks (forEachSecretSlot's order), so that only
+ * those, never scripts or other options, go to the secrets service; `apply` writes its answer back by path.
+ */
+export function collectSecretSlots(workflow: WorkflowConfiguration, select: (slot: SecretSlotValue) => boolean): CollectedSecretSlots {
+  const slots: SecretSlotValue[] = [];
+  const setters: ((value: unknown) => void)[] = [];
+  forEachSecretSlot(workflow, ({ path, value, sensitive, set }) => {
+    if (typeof value !== 'string') return;
+    const slot = { path, value, sensitive };
+    if (!select(slot)) return;
+    slots.push(slot);
+    setters.push(set);
+  });
+  return {
+    slots,
+    apply(answer, service) {
+      const mismatch = answer.length !== slots.length ? -1 : answer.findIndex((slot, index) => slot.path !== slots[index]?.path);
+      if (answer.length !== slots.length || mismatch !== -1) {
+        throw new UnavailableError(`the ${service} answered ${answer.length} secret slots for the ${slots.length} it was sent, or in another order; nothing was used`);
+      }
+      answer.forEach((slot, index) => setters[index]?.(slot.value));
+    },
+  };
+}
+
+/** Whether a slot goes to SealConfiguration: a `$$<variable>`, a sealed value (it must open), or a sensitive value in clear. */
+export function needsSealing(slot: SecretSlotValue): boolean {
+  return secretReference(slot.value) !== undefined || isSealed(slot.value) || (slot.sensitive && slot.value !== '');
 }

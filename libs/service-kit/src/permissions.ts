@@ -12,6 +12,7 @@ export const PERMISSIONS = [
   'seal',
   'decrypt',
   'append-audit',
+  'reseal',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -32,6 +33,7 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.WorkflowStore/PutWorkflow': 'edit',
   '/loom.v1.WorkflowStore/DeleteWorkflow': 'edit',
   '/loom.v1.WorkflowStore/PutSchedule': 'edit',
+  '/loom.v1.WorkflowStore/ResealWorkflows': 'reseal',
 
   '/loom.v1.Scheduler/ListSchedules': 'read',
   '/loom.v1.Scheduler/PauseSchedule': 'operate',
@@ -79,7 +81,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer: ['read', 'query-graph'],
   editor: ['read', 'query-graph', 'edit', 'read-variables'],
   operator: ['read', 'query-graph', 'operate', 'invoke-skill'],
-  admin: ['read', 'query-graph', 'edit', 'read-variables', 'operate', 'invoke-skill', 'administer'],
+  admin: ['read', 'query-graph', 'edit', 'read-variables', 'operate', 'invoke-skill', 'administer', 'reseal'],
 };
 
 /** The narrow rights of each service's own identity: what it calls on the others, nothing more. */
@@ -87,7 +89,8 @@ export const SERVICE_PERMISSIONS: Readonly<Record<ServiceName, readonly Permissi
   'config-store': ['read', 'seal', 'append-audit'],
   scheduler: ['read', 'operate', 'append-audit'],
   executor: ['read', 'decrypt', 'invoke-skill', 'append-audit'],
-  secrets: ['read', 'edit', 'append-audit'],
+  // reseal: RotateKey has the config store re-seal the stored workflows under the new key
+  secrets: ['read', 'edit', 'append-audit', 'reseal'],
   'skill-gateway': ['read', 'append-audit'],
   audit: ['append-audit'],
 };

@@ -8,6 +8,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator, call, createClient, LoomServer, unimplemented } from '../src/index.js';
 import { capturedLogger } from '../src/testing.js';
 
+const NO_SLOTS = { workflow: undefined, slots: [], workflowName: '' };
+
 let dir: string;
 const openssl = (...args: string[]): void => {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
@@ -51,7 +53,7 @@ describe('mTLS identity', () => {
         ...unimplemented(SecretsService, {} as never),
         decryptResources: (_request, context) => {
           seen = context.identity;
-          return Promise.resolve({ workflow: undefined });
+          return Promise.resolve({ workflow: undefined, slots: [] });
         },
       },
       { restrict: { decryptResources: ['executor'] } },
@@ -69,10 +71,10 @@ describe('mTLS identity', () => {
       return client;
     };
 
-    await call(clientFor('executor'), 'decryptResources', {});
+    await call(clientFor('executor'), 'decryptResources', NO_SLOTS);
     expect(seen).toBe('executor');
 
-    const denied = await call(clientFor('config-store'), 'decryptResources', {}).catch((error: ServiceError) => error);
+    const denied = await call(clientFor('config-store'), 'decryptResources', NO_SLOTS).catch((error: ServiceError) => error);
     expect((denied as ServiceError).code).toBe(status.PERMISSION_DENIED);
 
     const withoutCertificate = createClient(SecretsClient, `127.0.0.1:${port}`, {
@@ -82,7 +84,7 @@ describe('mTLS identity', () => {
       channelOptions: { 'grpc.ssl_target_name_override': 'localhost' },
     });
     cleanups.push(() => withoutCertificate.close());
-    const refused = await call(withoutCertificate, 'decryptResources', {}).catch((error: ServiceError) => error);
+    const refused = await call(withoutCertificate, 'decryptResources', NO_SLOTS).catch((error: ServiceError) => error);
     expect((refused as ServiceError).code).toBe(status.UNAVAILABLE);
   });
 });

@@ -60,6 +60,7 @@ describe('the permission table', () => {
     ];
     expect(holders('decrypt')).toEqual(['executor']);
     expect(holders('seal')).toEqual(['config-store']);
+    expect(holders('reseal')).toEqual(['role admin', 'secrets']);
     expect(holders('append-audit')).not.toContain('role admin');
   });
 });
@@ -102,7 +103,7 @@ async function serve(options: { signIn?: TokenValidator; allowAnonymous?: boolea
   server.addService('loom.v1.Secrets', SecretsService, {
     ...unimplemented(SecretsService, {} as never),
     getVariable: answer({ variable: undefined }),
-    rotateKey: answer({ activeKeyId: 'k2', variablesReencrypted: 0, workflowsReencrypted: 0 }),
+    rotateKey: answer({ activeKeyId: 'k2', variablesReencrypted: 0, workflowsReencrypted: 0, workflowsLeft: [] }),
   });
   server.addService('loom.v1.WorkflowStore', WorkflowStoreService, {
     ...unimplemented(WorkflowStoreService, {} as never),

@@ -13,6 +13,8 @@ import {
 } from '../src/index.js';
 import { capturedLogger } from '../src/testing.js';
 
+const NO_SLOTS = { workflow: undefined, slots: [], workflowName: '' };
+
 const executorToken = 'executor-token-0123456789';
 const storeToken = 'config-store-token-0123456789';
 const aliceToken = 'alice-token-0123456789';
@@ -122,20 +124,20 @@ describe('service identity', () => {
     const { address } = await serve({
       decryptResources: (request, context) => {
         seen = context;
-        return Promise.resolve({ workflow: request.workflow });
+        return Promise.resolve({ workflow: undefined, slots: request.slots });
       },
     });
-    const anonymous = await failure(call(client(address), 'decryptResources', {}));
+    const anonymous = await failure(call(client(address), 'decryptResources', NO_SLOTS));
     expect(anonymous.code).toBe(status.UNAUTHENTICATED);
 
-    const store = await failure(call(client(address, storeToken), 'decryptResources', {}));
+    const store = await failure(call(client(address, storeToken), 'decryptResources', NO_SLOTS));
     expect(store.code).toBe(status.PERMISSION_DENIED);
     expect(store.details).toContain("identity 'config-store' lacks the permission 'decrypt' that /loom.v1.Secrets/DecryptResources needs");
 
-    const forged = await failure(call(client(address, 'not-a-token-at-all-000'), 'decryptResources', {}));
+    const forged = await failure(call(client(address, 'not-a-token-at-all-000'), 'decryptResources', NO_SLOTS));
     expect(forged.code).toBe(status.UNAUTHENTICATED);
 
-    await call(client(address, executorToken), 'decryptResources', {});
+    await call(client(address, executorToken), 'decryptResources', NO_SLOTS);
     expect(seen?.identity).toBe('executor');
     expect(seen?.metadata.get('authorization')).toEqual([]);
   });
@@ -152,7 +154,7 @@ describe('service identity', () => {
     metadata.set('x-loom-verified-identity', 'executor');
     await call(client(address), 'listVariables', { pageSize: 0, pageToken: '' }, { metadata });
     expect(seen).toBeUndefined();
-    const spoofed = await failure(call(client(address), 'decryptResources', {}, { metadata }));
+    const spoofed = await failure(call(client(address), 'decryptResources', NO_SLOTS, { metadata }));
     expect(spoofed.code).toBe(status.UNAUTHENTICATED);
   });
 
@@ -197,7 +199,7 @@ describe('client', () => {
         new Promise((resolve) =>
           context.signal.addEventListener('abort', () => {
             cancelled = true;
-            resolve({ activeKeyId: '', variablesReencrypted: 0, workflowsReencrypted: 0 });
+            resolve({ activeKeyId: '', variablesReencrypted: 0, workflowsReencrypted: 0, workflowsLeft: [] });
           }),
         ),
     });

@@ -9,8 +9,8 @@ import { type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';
 export interface ServeSkillsOptions {
   readonly settings: SkillSettings;
   readonly logger: Logger;
-  /** The port of each module; default `settings.port`, else the module's host port. */
-  readonly portOf?: (module: SkillModule) => number;
+  /** The port of each module; undefined: `settings.port` (SERVER_PORT) when it serves one module alone, else the module's host port. */
+  readonly portOf?: (module: SkillModule) => number | undefined;
   readonly tracer?: Tracer;
 }
 
@@ -35,7 +35,7 @@ export async function serveSkills(modules: readonly SkillModule[], options: Serv
       const definition = await module.create({ settings, logger: moduleLogger });
       const server = new SkillServer(definition, {
         host: settings.host,
-        port: options.portOf?.(module) ?? settings.port ?? module.hostPort,
+        port: options.portOf?.(module) ?? (modules.length === 1 ? settings.port : undefined) ?? module.hostPort,
         limits: settings.limits,
         shutdownDeadlineMs: settings.shutdownDeadlineMs,
         logger: moduleLogger,
@@ -96,7 +96,7 @@ export interface RunSkillsOptions {
   /** Where settings come from when `settings` is absent; `process.env` by default. */
   readonly env?: NodeJS.ProcessEnv;
   readonly settings?: SkillSettings;
-  readonly portOf?: (module: SkillModule) => number;
+  readonly portOf?: (module: SkillModule) => number | undefined;
   /** Start this process's telemetry (default true); false when another part of the process has. */
   readonly startTelemetry?: boolean;
   /** Called once every server listens, with the skills running. */

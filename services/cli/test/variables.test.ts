@@ -3,7 +3,7 @@ import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
 
 let loom: LoomProcess;
 beforeAll(async () => {
-  loom = await startLoom(['--services', 'secrets,audit', '--set', 'loom.auth.allowAnonymous=true']);
+  loom = await startLoom(['--services', 'secrets,audit,config-store', '--set', 'loom.auth.allowAnonymous=true']);
 });
 afterAll(async () => {
   loom.child.kill('SIGTERM');

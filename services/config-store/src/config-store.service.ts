@@ -8,7 +8,9 @@ import {
   ResourceExhaustedError,
   scheduleFromProto,
   scheduleToProto,
-  secretBearingOptions,
+  collectSecretSlots,
+  isSealed,
+  needsSealing,
   serializeWorkflowJson,
   UnavailableError,
   validateWorkflow,
@@ -66,39 +68,17 @@ function fileTextOf(configuration: WorkflowConfiguration): string {
 }
 
 /**
- * What SealConfiguration needs of a workflow: its resources and its secret-bearing options (enricher headers) where
- * they are (so violations keep their paths), without the other options, scripts and copied definitions that make up
- * most of a configuration's bytes.
+ * Seals a workflow's secret slots through SealConfiguration, in place: only the slots that need it (a `$$<variable>`,
+ * a sealed value, a sensitive value in clear) are sent, never scripts or other options. An answer that does not match
+ * the slots sent fails the push (UNAVAILABLE): the unsealed configuration may hold passwords in clear.
  */
-function resourcesOnly(workflow: WorkflowConfiguration): WorkflowConfiguration {
-  return {
-    ...workflow,
-    components: workflow.components.map((instance) => ({
-      ...instance,
-      component: { ...instance.component, options: [] },
-      options: secretBearingOptions(instance.component.qualifiedName, instance.options),
-      skill: null,
-      skillConfiguration: { inputs: {}, outputs: {} },
-    })),
-    skills: [],
-  };
-}
-
-/** The workflow with the resources and secret-bearing options of its sealed resources-only copy. */
-function withSealedResources(workflow: WorkflowConfiguration, sealed: WorkflowConfiguration): WorkflowConfiguration {
-  return {
-    ...workflow,
-    components: workflow.components.map((instance, index) => {
-      const sealedOptions = sealed.components[index]?.options ?? [];
-      return {
-        ...instance,
-        resource: sealed.components[index]?.resource ?? null,
-        options: instance.options.map((option) => sealedOptions.find((candidate) => candidate.name === option.name) ?? option),
-      };
-    }),
-    resources: sealed.resources,
-    workflowResources: sealed.workflowResources,
-  };
+async function sealSecretSlots(workflow: WorkflowConfiguration, client: SecretsClient, signal: AbortSignal): Promise<WorkflowConfiguration> {
+  const collected = collectSecretSlots(workflow, needsSealing);
+  if (collected.slots.length === 0) return workflow;
+  const request = { workflow: undefined, slots: collected.slots, workflowName: workflow.name };
+  const { slots } = await call(client, 'sealConfiguration', request, { deadlineMs: SEAL_DEADLINE_MS, signal });
+  collected.apply(slots, 'secrets service (SealConfiguration)');
+  return workflow;
 }
 
 function configurationOf(workflow: StoredWorkflow): WorkflowConfiguration {
@@ -164,11 +144,7 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
         const named: WorkflowConfiguration = { ...pushed, name: name.full };
         validateWorkflow(named);
         // nothing is written unless every $$ reference resolves and every password is sealed
-        const sealRequest = { workflow: workflowToProto(resourcesOnly(named)) };
-        const { workflow: sealed } = await call(secrets(), 'sealConfiguration', sealRequest, { deadlineMs: SEAL_DEADLINE_MS, signal: context.signal });
-        // never fall back to the unsealed configuration: it may hold passwords in clear
-        if (sealed === undefined) throw new UnavailableError('the secrets service answered SealConfiguration without a workflow; nothing was stored');
-        const configuration = withSealedResources(named, workflowFromProto(sealed));
+        const configuration = await sealSecretSlots(named, secrets(), context.signal);
         return repository.put(name, configuration, fileTextOf(configuration), {
           expectedVersion: request.expectedVersion,
           pushedBy: context.identity ?? '',
@@ -251,6 +227,40 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       });
       logger.info({ workflow: stored.name.full, cron: schedule.cron, timezone: schedule.timezone, enabled: schedule.enabled }, 'workflow schedule stored');
       return { schedule: scheduleToProto(schedule) };
+    },
+
+    async resealWorkflows(_request, context) {
+      let workflowsResealed = 0;
+      let workflowsCurrent = 0;
+      const workflowsLeft: string[] = [];
+      for (const listed of repository.list()) {
+        const outcome = await repository.exclusive(lockKey(listed.name.full), async () => {
+          let workflow: StoredWorkflow;
+          try {
+            workflow = repository.get(listed.name.full);
+          } catch (error) {
+            if (error instanceof NotFoundError) return 'current'; // deleted since the list was taken: nothing to re-seal
+            throw error;
+          }
+          if (workflow.configuration === undefined) return `${workflow.name.full}: invalid (${workflow.invalidReason})`;
+          const configuration = structuredClone(workflow.configuration);
+          const collected = collectSecretSlots(configuration, (slot) => isSealed(slot.value));
+          if (collected.slots.length === 0) return 'current';
+          const request = { workflow: undefined, slots: collected.slots, workflowName: workflow.name.full };
+          const { slots } = await call(secrets(), 'sealConfiguration', request, { deadlineMs: SEAL_DEADLINE_MS, signal: context.signal });
+          if (slots.every((slot, index) => slot.value === collected.slots[index]?.value)) return 'current';
+          if (!workflow.directory.writable) return `${workflow.name.full}: in the read-only startup directory ${workflow.directory.path}`;
+          collected.apply(slots, 'secrets service (SealConfiguration)');
+          const beforeWrite = auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED, workflow.name.full, context.identity, { change: 'resealed' });
+          await repository.reseal(workflow, configuration, fileTextOf(configuration), beforeWrite);
+          return 'resealed';
+        });
+        if (outcome === 'resealed') workflowsResealed++;
+        else if (outcome === 'current') workflowsCurrent++;
+        else workflowsLeft.push(outcome);
+      }
+      logger.info({ workflowsResealed, workflowsCurrent, workflowsLeft: workflowsLeft.length }, 'stored workflows re-sealed under the active key');
+      return { workflowsResealed, workflowsCurrent, workflowsLeft };
     },
 
     getSchedule(request) {

@@ -168,6 +168,24 @@ export class WorkflowRepository {
   }
 
   /**
+   * Rewrites a stored workflow with its values re-sealed (call inside exclusive), keeping its version: the configuration
+   * means the same, only its sealed text changed, so watchers that act on new versions do not restart anything. The
+   * sha256 and updatedAt change. A crash between the two renames shows at the next start as a new version (see load).
+   */
+  async reseal(workflow: StoredWorkflow, configuration: WorkflowConfiguration, text: string, beforeWrite?: BeforeChange): Promise<StoredWorkflow> {
+    const current = this.byName.get(workflow.name.full);
+    if (current !== workflow) throw new ConflictError(`workflow '${workflow.name.full}' changed while it was re-sealed; re-seal again`);
+    if (!current.directory.writable) throw new FailedPreconditionError(`workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads`);
+    const metadata: WorkflowMetadataFile = { ...current.metadata, sha256: sha256Of(text), updatedAt: new Date().toISOString() };
+    await beforeWrite?.(metadata);
+    await current.directory.writeWorkflow(workflow.name.full, text, metadata);
+    const stored: StoredWorkflow = { ...current, configuration, metadata };
+    this.byName.set(workflow.name.full, stored);
+    this.emit({ type: 'put', workflow: stored });
+    return stored;
+  }
+
+  /**
    * Removes a workflow's three files (call inside exclusive); one found in the read-only startup directory is refused.
    * `beforeRemove` sees the metadata of the version removed and may refuse by throwing.
    */

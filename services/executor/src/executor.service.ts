@@ -7,7 +7,7 @@ import {
   componentDefinitionToProto,
   FailedPreconditionError,
   findComponentDefinition,
-  forEachSecretSlot,
+  collectSecretSlots,
   isSealed,
   NotFoundError,
   ResourceExhaustedError,
@@ -128,10 +128,7 @@ export class Executor {
     this.starting.add(workflow.name);
     try {
       checkComponentsEnabled(workflow, config.experimental.enabled);
-      const opened = await call(clients.get('secrets'), 'decryptResources', { workflow: stored.workflow });
-      if (opened.workflow === undefined) throw new FailedPreconditionError(`the secrets service returned no workflow for '${workflow.name}'`);
-      const plain = workflowFromProto(opened.workflow);
-      this.redactDecrypted(workflow, plain);
+      const plain = await this.openSecretSlots(workflow);
       if (plain.components.some(isScriptComponent)) {
         // fail closed: no script runs unless its start is on disk in the audit log
         await appendRequired(this.appender, {
@@ -186,19 +183,18 @@ export class Executor {
   }
 
   /**
-   * Registers every value that was sealed in the stored workflow and is plain in the opened one with this process's
-   * redactor, before any component can log it: the secrets service's process redacts its own logs only, and the
-   * executor may run elsewhere.
+   * Opens the sealed secret slots of a workflow (in place) through DecryptResources: only the sealed values are sent,
+   * never scripts or other options. Each plain value is registered with this process's redactor before any component
+   * can log it: the secrets service's process redacts its own logs only, and the executor may run elsewhere.
    */
-  private redactDecrypted(stored: WorkflowConfiguration, plain: WorkflowConfiguration): void {
+  private async openSecretSlots(workflow: WorkflowConfiguration): Promise<WorkflowConfiguration> {
+    const collected = collectSecretSlots(workflow, (slot) => isSealed(slot.value));
+    if (collected.slots.length === 0) return workflow;
+    const { slots } = await call(this.dependencies.clients.get('secrets'), 'decryptResources', { workflow: undefined, slots: collected.slots, workflowName: workflow.name });
     const redactor = this.dependencies.redactor ?? processRedactor;
-    const sealedPaths = new Set<string>();
-    forEachSecretSlot(stored, ({ path, value }) => {
-      if (isSealed(value)) sealedPaths.add(path);
-    });
-    forEachSecretSlot(plain, ({ path, value }) => {
-      if (sealedPaths.has(path) && typeof value === 'string') redactor.add(value);
-    });
+    for (const slot of slots) redactor.add(slot.value);
+    collected.apply(slots, 'secrets service (DecryptResources)');
+    return workflow;
   }
 
   private auditScriptFailure(workflow: WorkflowConfiguration, component: string, error: string): void {

@@ -117,10 +117,11 @@ describe('secrets in enricher headers', () => {
     expect(harness.logLines.join('\n')).not.toContain('s3cr3t-torn');
   });
 
-  it('SealConfiguration itself fails closed on headers it cannot read', async () => {
+  it('SealConfiguration takes secret slots only: a whole workflow, headers it cannot read among them, is refused', async () => {
     const workflow = enricherWorkflow('Direct seal_8b3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a', '{"Authorization": "Bearer s3cr3t-direct"');
-    const refused = await failure(call(sealer, 'sealConfiguration', { workflow: workflowToProto(workflow) }));
+    const refused = await failure(call(sealer, 'sealConfiguration', { workflow: workflowToProto(workflow), slots: [], workflowName: '' }));
     expect(refused.code).toBe(status.INVALID_ARGUMENT);
-    expect(fieldViolationsOf(refused)).toEqual([expect.objectContaining({ field: 'components[1].options[1].value' })]);
+    expect(fieldViolationsOf(refused)).toEqual([expect.objectContaining({ field: 'workflow', reason: 'UNSUPPORTED_FIELD' })]);
+    expect(refused.details).not.toContain('s3cr3t');
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
@@ -6,15 +6,19 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { inletFactory } from '../src/components/inlet.js';
-import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
+import { type ComponentContext, ComponentFailedError, type ComponentFactory, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
 import { ScriptCompileError } from '../src/scripts/javascript.js';
 import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
 import { INSTALLATION_DIR, outermost, pythonSandbox } from '../src/scripts/sandbox.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { captureSink, instance as instanceOf, workflowOf } from './workflows.js';
+
+// each test starts one to three interpreters; on a shared machine under load (measured here: load 15 on
+// 2 cores) one start takes 10 s or more, so the file's tests get more than vitest's default 30 s
+vi.setConfig({ testTimeout: 120_000 });
 
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
 // the workflow's private temp directory, as a run would make it
@@ -177,6 +181,31 @@ describe('script host protocol', () => {
     const outcomes = await run(processor, { forge: true }, { n: 2 });
     expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/));
     expect(outcomes[1]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { n: 2 } })] });
+  });
+});
+
+/** Script host processes (and their unshare parents) still alive with write access to `dir`. */
+function hostsWriting(dir: string): string[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(`--allow-fs-write=${dir}`);
+      } catch {
+        return false; // the process ended between the listing and the read
+      }
+    });
+}
+
+describe('script host life cycle', () => {
+  it('ends a host that finishes starting after the component was closed, and fails the waiting batch with ComponentFailedError', async () => {
+    const processor = await processorFor("if body['loop']:\n    while True:\n        pass\nreturn body", 'transformer', { memoryLimitMb: 256, timeoutMs: 500 });
+    expect(await run(processor, { loop: true })).toEqual([failed(/time limit/)]);
+    // the next batch needs a new host; the component closes while that host is starting
+    const pending = run(processor, { loop: false });
+    await processor.close();
+    await expect(pending).rejects.toThrow(ComponentFailedError);
+    await expect.poll(() => hostsWriting(privateDir), { timeout: 10_000 }).toEqual([]);
   });
 });
 

@@ -25,8 +25,8 @@ import { LEADS, RULES, WORKS_FOR } from './relations/fixtures.js';
 
 // examples/relations.workflow.json is made here from the catalog (UPDATE_EXAMPLE=1 writes it), so it cannot drift
 // from the catalog or from the rules the relation tests check; then it runs on the embedded graph. Its entity
-// extraction calls the reference annotation skill through the skill gateway; until those run here, a stand-in
-// that answers the fixture annotation takes its place.
+// extraction calls the annotation skill registered under that name through the skill gateway; here a stand-in that
+// answers the fixture annotation takes its place (services/cli/test/relations-example.test.ts runs it with the skill).
 
 const FILE = new URL('../../../examples/relations.workflow.json', import.meta.url);
 const IDS = {
@@ -58,7 +58,8 @@ function example(): WorkflowConfiguration {
   const knowledge = graph(IDS.knowledge, 'knowledge');
   const extraction = {
     ...componentInstance(COMPONENT_KINDS.ENTITY_EXTRACTION, IDS.extraction, { failure_handler: IDS.failures }),
-    skill: { name: 'annotation', url: 'http://localhost:8085/v2/annotate', capability: 'ENTITY_EXTRACTION' as const, pipeline: 'default', version: 'v2' },
+    // named only: the skill registered as `annotation` (on `npm start`, loom's own, at its real port)
+    skill: { name: 'annotation', url: '' },
     skillConfiguration: { inputs: { text: 'text' }, outputs: { annotation: '_annotation', entities: '_entities', merged_entities: '_merged_entities' } },
   };
   return {

@@ -1,5 +1,5 @@
 import { SchedulerService } from '@loom/contracts';
-import { type AsyncImplementation, type LoomServer, type ServiceContext, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { AuditAppender, type AsyncImplementation, type LoomServer, type ServiceContext, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Clock } from './clock.js';
 import { type FireEvent } from './fire-runner.js';
 import { Scheduler } from './scheduler.js';
@@ -12,11 +12,11 @@ export function schedulerImplementation(scheduler: Scheduler): AsyncImplementati
     async listSchedules() {
       return { schedules: await scheduler.list() };
     },
-    async pauseSchedule(request) {
-      return { status: await scheduler.setPaused(request.workflowName, true) };
+    async pauseSchedule(request, context) {
+      return { status: await scheduler.setPaused(request.workflowName, true, context.identity) };
     },
-    async resumeSchedule(request) {
-      return { status: await scheduler.setPaused(request.workflowName, false) };
+    async resumeSchedule(request, context) {
+      return { status: await scheduler.setPaused(request.workflowName, false, context.identity) };
     },
     async triggerNow(request) {
       return triggerResponse(await scheduler.trigger(request.workflowName));
@@ -48,6 +48,7 @@ export interface SchedulerTestHooks {
 /** Builds the scheduler of a process: its state and lease, and its RPCs; it starts once the server listens. */
 export async function createSchedulerInstance({ config, logger, clients }: ServiceContext, hooks: SchedulerTestHooks = {}): Promise<ServiceInstance> {
   const { store, leadership } = await openSchedulerStorage(config, logger);
+  let appender: AuditAppender | undefined;
   const scheduler = new Scheduler({
     config: config.scheduler,
     logger,
@@ -55,6 +56,7 @@ export async function createSchedulerInstance({ config, logger, clients }: Servi
     leadership,
     workflowStore: () => clients.get('config-store'),
     executor: () => clients.get('executor'),
+    audit: () => (appender ??= new AuditAppender(clients.get('audit'))),
     ...(hooks.clock === undefined ? {} : { clock: hooks.clock }),
     ...(hooks.observer === undefined ? {} : { observer: hooks.observer }),
     ...(hooks.random === undefined ? {} : { random: hooks.random }),

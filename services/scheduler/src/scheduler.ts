@@ -1,6 +1,7 @@
-import { type ExecutorClient, type ScheduleStatus, type WorkflowStoreClient } from '@loom/contracts';
+import { AuditEventType, type ExecutorClient, type ScheduleStatus, type WorkflowStoreClient } from '@loom/contracts';
 import { type LoomConfig } from '@loom/config';
 import { FailedPreconditionError, resolveStoredName, type Schedule, workflowBaseName } from '@loom/domain';
+import { appendRequired, type AuditAppender } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { type Clock, systemClock } from './clock.js';
 import { CronSchedule } from './cron-schedule.js';
@@ -27,6 +28,8 @@ export interface SchedulerOptions {
   readonly leadership: Leadership;
   readonly workflowStore: () => WorkflowStoreClient;
   readonly executor: () => ExecutorClient;
+  /** Where pauses and resumes are audited (SCHEDULE_CHANGED, fail closed). */
+  readonly audit: () => AuditAppender;
   /** The schedules' clock: the system clock unless a test moves time by hand. Restarts always use real time. */
   readonly clock?: Clock;
   /** Sees every fire and its result. */
@@ -322,8 +325,15 @@ export class Scheduler {
   }
 
   /** Pauses or resumes a schedule; fires due while paused are dropped, not made up for. */
-  async setPaused(requested: string, paused: boolean): Promise<ScheduleStatus> {
+  async setPaused(requested: string, paused: boolean, actor?: string): Promise<ScheduleStatus> {
     const managed = this.scheduled(requested);
+    // fail closed: the pause or resume is stored only once its audit event is on disk
+    await appendRequired(this.options.audit(), {
+      type: AuditEventType.AUDIT_EVENT_TYPE_SCHEDULE_CHANGED,
+      workflowName: managed.entry.name,
+      actor: actor ?? 'anonymous',
+      attributes: { change: paused ? 'paused' : 'resumed', version: String(managed.entry.version) },
+    });
     const record = await this.options.store.setPaused(managed.entry.name, paused, this.clock.now());
     this.options.logger.info({ workflow: managed.entry.name }, paused ? 'schedule paused' : 'schedule resumed');
     return this.statusOf(managed, record, await this.options.leadership.holder(), this.clock.now());

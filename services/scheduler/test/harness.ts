@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { auditModule } from '@loom/audit';
 import { SchedulerClient } from '@loom/contracts';
 import { createClient, type RunningServices } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
@@ -53,9 +54,10 @@ export async function startScheduler(options: HarnessOptions): Promise<Scheduler
       }),
   };
   const running = await serveForTest(
-    [options.store.module(), options.executor.module(), module],
+    [options.store.module(), options.executor.module(), auditModule, module],
     [
       `loom.scheduler.stateFile=${options.stateFile ?? scratchStateFile()}`,
+      `loom.security.audit.log.path=${join(mkdtempSync(join(tmpdir(), 'loom-scheduler-audit-')), 'audit.log')}`,
       'loom.scheduler.restart.initialDelayMs=100',
       'loom.scheduler.restart.maxDelayMs=2000',
       ...(options.overrides ?? []),

@@ -1,21 +1,23 @@
+import { status } from '@grpc/grpc-js';
 import {
   AuditEventType,
   type DescribeStorageResponse,
+  type ResealWorkflowsResponse,
+  type WorkflowStoreClient,
   SecretsService,
   type Variable,
 } from '@loom/contracts';
 import {
   FailedPreconditionError,
   SEALED_PREFIX,
+  UnavailableError,
   ValidationError,
   VARIABLE_NAME,
-  workflowFromProto,
-  workflowToProto,
 } from '@loom/domain';
-import { appendRequired, AuditAppender, type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { appendRequired, AuditAppender, type AsyncImplementation, call, isServiceError, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { KeyRing } from './key-ring.js';
-import { openWorkflow, sealWorkflow } from './sealing.js';
+import { checkSlots, openSlots, sealSlots } from './sealing.js';
 import { openSecretsStorage, type SecretsStorage } from './storage.js';
 import { type BeforeCommit, type VariableRow, VariableStore } from './variable-store.js';
 
@@ -24,6 +26,8 @@ export const secretsAccessPolicy = { decryptResources: ['executor'] } as const;
 
 const MAX_KEY_LENGTH = 128;
 const MAX_VALUE_BYTES = 64 * 1024;
+/** How long RotateKey waits for the config store to re-seal every stored workflow. */
+const RESEAL_DEADLINE_MS = 300_000;
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -47,6 +51,13 @@ function checkUser(userUuid: string): string {
   if (userUuid === '') return UNKNOWN_USER_UUID;
   if (!UUID.test(userUuid)) throw ValidationError.of('user_uuid', 'must be a UUID', 'INVALID_VALUE');
   return userUuid.toLowerCase();
+}
+
+/** Refuses the whole workflow the old contract sent: only secret slots reach this service (scripts and options never do). */
+function refuseWholeWorkflow(workflow: unknown): void {
+  if (workflow !== undefined) {
+    throw ValidationError.of('workflow', 'whole workflows are no longer accepted: send the secret slots (slots: path, value, sensitive)', 'UNSUPPORTED_FIELD');
+  }
 }
 
 /** The variable as callers see it: an encrypted value only ever as its `###AES-` text. */
@@ -83,6 +94,8 @@ export interface SecretsDependencies {
   readonly redactor: SecretRedactor;
   /** Where the service's audit events go (created at first use: the server's own address is known only once it listens). */
   readonly audit: () => AuditAppender;
+  /** The config store, which re-seals the stored workflows after a key rotation (created at first use, like `audit`). */
+  readonly configStore: () => WorkflowStoreClient;
   readonly logger: Logger;
 }
 
@@ -161,16 +174,17 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
     },
 
     async sealConfiguration(request) {
-      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
-      const sealed = await sealWorkflow(workflowFromProto(request.workflow), (names) => store.getMany(names), keyRing);
-      return { workflow: workflowToProto(sealed) };
+      refuseWholeWorkflow(request.workflow);
+      checkSlots(request.slots);
+      return { workflow: undefined, slots: await sealSlots(request.slots, (names) => store.getMany(names), keyRing) };
     },
 
     decryptResources(request, context) {
-      if (request.workflow === undefined) return Promise.reject(ValidationError.of('workflow', 'is required', 'MISSING_FIELD'));
-      const opened = openWorkflow(workflowFromProto(request.workflow), keyRing, (plain) => redactor.add(plain));
-      logger.info({ workflow: request.workflow.name, caller: context.identity }, 'resources decrypted for workflow start');
-      return Promise.resolve({ workflow: workflowToProto(opened) });
+      refuseWholeWorkflow(request.workflow);
+      checkSlots(request.slots);
+      const slots = openSlots(request.slots, keyRing, (plain) => redactor.add(plain));
+      logger.info({ workflow: request.workflowName, slots: slots.length, caller: context.identity }, 'resources decrypted for workflow start');
+      return Promise.resolve({ workflow: undefined, slots });
     },
 
     async rotateKey(request, context) {
@@ -186,7 +200,20 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
       for (const secret of keyRing.secrets()) redactor.add(secret);
       const variablesReencrypted = await store.reencryptAll((value) => keyRing.encrypt(keyRing.decrypt(value)));
       logger.info({ previous, activeKeyId, variablesReencrypted }, 'encryption key rotated');
-      return { activeKeyId, variablesReencrypted, workflowsReencrypted: 0 };
+      let resealed: ResealWorkflowsResponse;
+      try {
+        resealed = await call(deps.configStore(), 'resealWorkflows', {}, { deadlineMs: RESEAL_DEADLINE_MS, signal: context.signal });
+      } catch (error) {
+        const reason = isServiceError(error) ? `${status[error.code]}: ${error.details}` : String(error);
+        logger.error({ activeKeyId, reason }, 'stored workflows not re-sealed after the key rotation');
+        throw new UnavailableError(
+          `key '${activeKeyId}' is active and ${variablesReencrypted} variables are re-encrypted, but the stored workflows were not re-sealed (${reason}); ` +
+            `call RotateKey again with key_id '${activeKeyId}' to finish, before removing the old key`,
+          { cause: error },
+        );
+      }
+      logger.info({ activeKeyId, workflowsResealed: resealed.workflowsResealed, workflowsLeft: resealed.workflowsLeft }, 'stored workflows re-sealed under the new key');
+      return { activeKeyId, variablesReencrypted, workflowsReencrypted: resealed.workflowsResealed, workflowsLeft: resealed.workflowsLeft };
     },
 
     describeStorage(): Promise<DescribeStorageResponse> {
@@ -224,6 +251,7 @@ export const secretsModule: ServiceModule = {
         storage,
         redactor: processRedactor,
         audit: () => (appender ??= new AuditAppender(clients.get('audit'))),
+        configStore: () => clients.get('config-store'),
         logger,
       });
       return {

@@ -4,9 +4,9 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { status } from '@grpc/grpc-js';
 import { auditModule } from '@loom/audit';
-import { AuditClient, type AuditEventType, SecretsClient, type Workflow } from '@loom/contracts';
-import { parseWorkflow, workflowToProto } from '@loom/domain';
-import { call, createClient, type RunningServices } from '@loom/service-kit';
+import { AuditClient, type AuditEventType, SecretsClient, type Workflow, WorkflowStoreService } from '@loom/contracts';
+import { collectSecretSlots, isSealed, needsSealing, parseWorkflow, workflowFromProto, workflowToProto } from '@loom/domain';
+import { call, createClient, type RunningServices, type ServiceModule, unimplemented } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { createLogger, type Logger } from '@loom/telemetry';
 import pg from 'pg';
@@ -72,7 +72,32 @@ export interface SecretsHarness {
   stop(): Promise<void>;
 }
 
-/** Starts the secrets service alone on a free port over the backend. */
+/** How often the fake config store was asked to re-seal the stored workflows. */
+export const resealCalls = { count: 0 };
+
+/**
+ * A hand-written config store that answers ResealWorkflows only (with no stored workflows), for RotateKey to call: the
+ * real one is another service's code. Its other RPCs are UNIMPLEMENTED.
+ */
+const fakeConfigStore: ServiceModule = {
+  name: 'config-store',
+  fullName: 'loom.v1.WorkflowStore',
+  create: () =>
+    Promise.resolve({
+      addToServer(server) {
+        server.addService('loom.v1.WorkflowStore', WorkflowStoreService, {
+          ...unimplemented(WorkflowStoreService, {} as never),
+          resealWorkflows: () => {
+            resealCalls.count++;
+            return Promise.resolve({ workflowsResealed: 0, workflowsCurrent: 0, workflowsLeft: [] });
+          },
+        });
+      },
+      close: () => Promise.resolve(),
+    }),
+};
+
+/** Starts the secrets service alone on a free port over the backend (with the audit service and a fake config store). */
 export async function startSecrets(backend: Backend, options: { keyRingFile?: string; extraOverrides?: string[]; logger?: Logger; withoutAudit?: boolean } = {}): Promise<SecretsHarness> {
   const keyRingFile = options.keyRingFile ?? join(mkdtempSync(join(tmpdir(), 'loom-keys-')), 'keyring.json');
   const logLines: string[] = [];
@@ -88,7 +113,7 @@ export async function startSecrets(backend: Backend, options: { keyRingFile?: st
       }),
     });
   const running = await serveForTest(
-    options.withoutAudit === true ? [secretsModule] : [secretsModule, auditModule],
+    options.withoutAudit === true ? [secretsModule, fakeConfigStore] : [secretsModule, auditModule, fakeConfigStore],
     [
       ...(await backend.overrides()),
       `loom.secrets.keyRingFile=${keyRingFile}`,
@@ -154,6 +179,24 @@ export function graphWorkflow(password: unknown, extraParameters: Record<string,
       workflowResources: [],
     }),
   );
+}
+
+/** Seals a workflow's secret slots through SealConfiguration, as the config store does, and answers the sealed workflow. */
+export async function sealVia(client: SecretsClient, workflow: Workflow): Promise<{ workflow: Workflow }> {
+  const configuration = workflowFromProto(workflow);
+  const collected = collectSecretSlots(configuration, needsSealing);
+  const { slots } = await call(client, 'sealConfiguration', { workflow: undefined, slots: collected.slots, workflowName: configuration.name });
+  collected.apply(slots, 'secrets service');
+  return { workflow: workflowToProto(configuration) };
+}
+
+/** Opens a workflow's sealed slots through DecryptResources, as the executor does, and answers the opened workflow. */
+export async function openVia(client: SecretsClient, workflow: Workflow | undefined): Promise<{ workflow: Workflow }> {
+  const configuration = workflowFromProto(workflow as Workflow);
+  const collected = collectSecretSlots(configuration, (slot) => isSealed(slot.value));
+  const { slots } = await call(client, 'decryptResources', { workflow: undefined, slots: collected.slots, workflowName: configuration.name });
+  collected.apply(slots, 'secrets service');
+  return { workflow: workflowToProto(configuration) };
 }
 
 /** The audit events of the given types, oldest first. */

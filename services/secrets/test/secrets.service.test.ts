@@ -8,7 +8,7 @@ import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fieldViolationsOf } from '@loom/service-kit';
-import { type Backend, embeddedBackend, failure, graphWorkflow, realBackend, type SecretsHarness, startSecrets, status } from './harness.js';
+import { type Backend, embeddedBackend, failure, graphWorkflow, realBackend, type SecretsHarness, openVia, resealCalls, sealVia, startSecrets, status } from './harness.js';
 
 const realUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
 if (realUrl === undefined) console.log('secrets: tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
@@ -67,26 +67,26 @@ describe.each(backends)('secrets service on %s', (_name, makeBackend) => {
 
   it('seals $$ references and plain passwords; only the executor decrypts', async () => {
     await call(secrets.anonymous, 'createVariable', { key: 'NEO4J_HOST', value: 'graph.internal', encrypted: false, userUuid: '' });
-    const { workflow: sealed } = await call(secrets.configStore, 'sealConfiguration', { workflow: graphWorkflow('$$NEO4J_PASSWORD', { host: '$$NEO4J_HOST' }) });
+    const { workflow: sealed } = await sealVia(secrets.configStore, graphWorkflow('$$NEO4J_PASSWORD', { host: '$$NEO4J_HOST' }));
     const sealedJson = JSON.stringify(sealed);
     expect(sealedJson).not.toContain(PLAIN);
     expect(passwordOf(sealed)).toMatch(/^###AES-[A-Za-z0-9_-]+$/);
-    expect(workflowFromProto(sealed!).resources[0]?.parameters.host).toBe('graph.internal');
+    expect(workflowFromProto(sealed).resources[0]?.parameters.host).toBe('graph.internal');
 
-    const { workflow: opened } = await call(secrets.executor, 'decryptResources', { workflow: sealed });
+    const { workflow: opened } = await openVia(secrets.executor, sealed);
     expect(passwordOf(opened)).toBe(PLAIN);
 
-    expect((await failure(call(secrets.configStore, 'decryptResources', { workflow: sealed }))).code).toBe(status.PERMISSION_DENIED);
-    expect((await failure(call(secrets.anonymous, 'decryptResources', { workflow: sealed }))).code).toBe(status.UNAUTHENTICATED);
+    expect((await failure(openVia(secrets.configStore, sealed))).code).toBe(status.PERMISSION_DENIED);
+    expect((await failure(openVia(secrets.anonymous, sealed))).code).toBe(status.UNAUTHENTICATED);
 
-    const { workflow: plainSealed } = await call(secrets.configStore, 'sealConfiguration', { workflow: graphWorkflow('typed-in-clear') });
+    const { workflow: plainSealed } = await sealVia(secrets.configStore, graphWorkflow('typed-in-clear'));
     expect(passwordOf(plainSealed)).toMatch(/^###AES-/);
-    const { workflow: plainOpened } = await call(secrets.executor, 'decryptResources', { workflow: plainSealed });
+    const { workflow: plainOpened } = await openVia(secrets.executor, plainSealed);
     expect(passwordOf(plainOpened)).toBe('typed-in-clear');
   });
 
   it('answers each failure with its own clear status', async () => {
-    const unknown = await failure(call(secrets.configStore, 'sealConfiguration', { workflow: graphWorkflow('$$NO_SUCH_VARIABLE') }));
+    const unknown = await failure(sealVia(secrets.configStore, graphWorkflow('$$NO_SUCH_VARIABLE')));
     expect(unknown.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(unknown)).toEqual([
       { field: 'resources[0].parameters.password', description: "refers to unknown variable 'NO_SUCH_VARIABLE'", reason: 'UNKNOWN_VARIABLE' },
@@ -96,18 +96,18 @@ describe.each(backends)('secrets service on %s', (_name, makeBackend) => {
     expect(duplicate.code).toBe(status.ALREADY_EXISTS);
     expect(duplicate.details).toBe("variable 'NEO4J_PASSWORD' already exists");
 
-    const { workflow: sealed } = await call(secrets.configStore, 'sealConfiguration', { workflow: graphWorkflow('$$NEO4J_PASSWORD') });
+    const { workflow: sealed } = await sealVia(secrets.configStore, graphWorkflow('$$NEO4J_PASSWORD'));
     const text = String(passwordOf(sealed)).slice('###AES-'.length);
     const bytes = Buffer.from(text, 'base64url');
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 0x55;
-    const tampered = await failure(call(secrets.executor, 'decryptResources', { workflow: graphWorkflow(`###AES-${bytes.toString('base64url')}`) }));
+    const tampered = await failure(openVia(secrets.executor, graphWorkflow(`###AES-${bytes.toString('base64url')}`)));
     expect(tampered.code).toBe(status.FAILED_PRECONDITION);
     expect(tampered.details).toMatch(/^resources\[0\]\.parameters\.password: encrypted value failed authentication/);
 
     const foreign = Buffer.from(text, 'base64url');
     const idLength = foreign[1] ?? 0;
     const otherKey = Buffer.concat([Buffer.from([1, 5]), Buffer.from('k-old'), foreign.subarray(2 + idLength)]);
-    const unknownKey = await failure(call(secrets.executor, 'decryptResources', { workflow: graphWorkflow(`###AES-${otherKey.toString('base64url')}`) }));
+    const unknownKey = await failure(openVia(secrets.executor, graphWorkflow(`###AES-${otherKey.toString('base64url')}`)));
     expect(unknownKey.code).toBe(status.FAILED_PRECONDITION);
     expect(unknownKey.details).toBe("resources[0].parameters.password: encrypted with key 'k-old', which is not in the key ring");
 
@@ -117,6 +117,29 @@ describe.each(backends)('secrets service on %s', (_name, makeBackend) => {
 
     const missing = await failure(call(secrets.anonymous, 'getVariable', { key: 'ABSENT' }));
     expect(missing.code).toBe(status.NOT_FOUND);
+  });
+
+  it('exchanges secret slots only: a whole workflow is refused, and the answer holds the slots sent, in order', async () => {
+    for (const refused of [
+      await failure(call(secrets.configStore, 'sealConfiguration', { workflow: graphWorkflow('$$NEO4J_PASSWORD'), slots: [], workflowName: '' })),
+      await failure(call(secrets.executor, 'decryptResources', { workflow: graphWorkflow('###AES-x'), slots: [], workflowName: '' })),
+    ]) {
+      expect(refused.code).toBe(status.INVALID_ARGUMENT);
+      expect(fieldViolationsOf(refused)).toEqual([expect.objectContaining({ field: 'workflow', reason: 'UNSUPPORTED_FIELD' })]);
+    }
+    const slots = [
+      { path: 'resources[0].parameters.password', value: '$$NEO4J_PASSWORD', sensitive: true },
+      { path: 'components[1].options.headers.x-api-key', value: 'typed-key', sensitive: true },
+      { path: 'resources[0].parameters.host', value: 'plain-host', sensitive: false },
+    ];
+    const sealed = await call(secrets.configStore, 'sealConfiguration', { workflow: undefined, slots, workflowName: 'w' });
+    expect(sealed.workflow).toBeUndefined();
+    expect(sealed.slots.map((slot) => slot.path)).toEqual(slots.map((slot) => slot.path));
+    expect(sealed.slots.map((slot) => slot.value.startsWith('###AES-'))).toEqual([true, true, false]);
+    const opened = await call(secrets.executor, 'decryptResources', { workflow: undefined, slots: sealed.slots, workflowName: 'w' });
+    expect(opened.slots.map((slot) => slot.value)).toEqual([PLAIN, 'typed-key', 'plain-host']);
+    const noPath = await failure(call(secrets.configStore, 'sealConfiguration', { workflow: undefined, slots: [{ path: '', value: 'x', sensitive: true }], workflowName: 'w' }));
+    expect(fieldViolationsOf(noPath)).toEqual([expect.objectContaining({ field: 'slots[0].path' })]);
   });
 
   it('updates a variable and records who did it', async () => {
@@ -131,17 +154,19 @@ describe.each(backends)('secrets service on %s', (_name, makeBackend) => {
   });
 
   it('rotates the key: every variable re-encrypted, still readable, old workflows still open', async () => {
-    const { workflow: sealedBefore } = await call(secrets.configStore, 'sealConfiguration', { workflow: graphWorkflow('$$NEO4J_PASSWORD') });
+    const { workflow: sealedBefore } = await sealVia(secrets.configStore, graphWorkflow('$$NEO4J_PASSWORD'));
     const before = await secrets.query<{ key: string; value: string }>('SELECT key, value FROM public.ecosystem_variable WHERE encrypted ORDER BY key');
+    const resealsBefore = resealCalls.count;
     const rotated = await call(secrets.anonymous, 'rotateKey', { keyId: '' });
     expect(rotated.variablesReencrypted).toBe(before.length);
+    expect(resealCalls.count).toBe(resealsBefore + 1);
     const after = await secrets.query<{ key: string; value: string }>('SELECT key, value FROM public.ecosystem_variable WHERE encrypted ORDER BY key');
     expect(after.map((row) => row.key)).toEqual(before.map((row) => row.key));
     after.forEach((row, i) => expect(row.value).not.toBe(before[i]?.value));
 
-    const { workflow: sealedAfter } = await call(secrets.configStore, 'sealConfiguration', { workflow: graphWorkflow('$$NEO4J_PASSWORD') });
+    const { workflow: sealedAfter } = await sealVia(secrets.configStore, graphWorkflow('$$NEO4J_PASSWORD'));
     for (const sealed of [sealedBefore, sealedAfter]) {
-      const { workflow: opened } = await call(secrets.executor, 'decryptResources', { workflow: sealed });
+      const { workflow: opened } = await openVia(secrets.executor, sealed);
       expect(passwordOf(opened)).toBe(PLAIN);
     }
     const storage = await call(secrets.anonymous, 'describeStorage', {});
@@ -177,12 +202,12 @@ describe('secrets service restart (embedded)', () => {
     const backend = embeddedBackend();
     const first = await startSecrets(backend);
     await call(first.anonymous, 'createVariable', { key: 'API_TOKEN', value: PLAIN, encrypted: true, userUuid: '' });
-    const { workflow: sealed } = await call(first.configStore, 'sealConfiguration', { workflow: graphWorkflow('$$API_TOKEN') });
+    const { workflow: sealed } = await sealVia(first.configStore, graphWorkflow('$$API_TOKEN'));
     await first.stop();
 
     const second = await startSecrets(backend, { keyRingFile: first.keyRingFile });
     cleanups.push(() => second.stop());
-    const { workflow: opened } = await call(second.executor, 'decryptResources', { workflow: sealed });
+    const { workflow: opened } = await openVia(second.executor, sealed);
     expect(passwordOf(opened)).toBe(PLAIN);
     expect((await call(second.anonymous, 'listVariables', { pageSize: 0, pageToken: '' })).variables.map((v) => v.key)).toEqual(['API_TOKEN']);
   });

@@ -133,11 +133,12 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
       const pipeline = request.pipeline;
       if (pipeline === undefined) throw ValidationError.of('pipeline', 'is required', 'MISSING_FIELD');
       if (pipeline.name.trim() === '') throw ValidationError.of('pipeline.name', 'is required', 'MISSING_FIELD');
+      // fields the caller left empty (proto3 has no absent string or list) are left out, so the skill applies its defaults
       const body = {
         name: pipeline.name,
-        language: pipeline.language,
-        textProcessor: pipeline.textProcessor,
-        annotators: pipeline.annotators,
+        ...(pipeline.language === '' ? {} : { language: pipeline.language }),
+        ...(pipeline.textProcessor === '' ? {} : { textProcessor: pipeline.textProcessor }),
+        ...(pipeline.annotators.length === 0 ? {} : { annotators: pipeline.annotators }),
         nerRegexFiles: pipeline.nerRegexFiles,
       };
       const result = await caller.call(skill, { body: Buffer.from(JSON.stringify(body)), path: '/pipeline/new' }, context.signal);

@@ -38,7 +38,7 @@ others (then they present a token of their own). Mirrors deploy/compose/docker-c
 {{- define "loom.topology" -}}
 config-store:
   grpcService: loom.v1.WorkflowStore
-  callers: [scheduler, executor]
+  callers: [scheduler, executor, secrets]
   callsOthers: true
 scheduler:
   grpcService: loom.v1.Scheduler

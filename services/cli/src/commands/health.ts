@@ -1,5 +1,5 @@
 import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { type DescribeStorageResponse, loomServiceNames, SecretsClient } from '@loom/contracts';
+import { CircuitState, type DescribeStorageResponse, loomServiceNames, SecretsClient, SkillGatewayClient } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit/client';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
@@ -102,13 +102,57 @@ async function describeStorage(globals: GlobalOptions): Promise<DescribeStorageR
   }
 }
 
-/** `loom health`: prints each service's status; exit code 1 unless the server and every hosted service serve. */
+/** One registered skill as its gateway sees it. */
+export interface SkillHealthRow {
+  readonly skill: string;
+  readonly reachable: boolean;
+  readonly latencyMs: number;
+  readonly circuit: string;
+  readonly detail: string;
+}
+
+/** Each registered skill probed through the skill gateway (GET <base url>/health), when the gateway is hosted and answers. */
+async function checkSkills(globals: GlobalOptions): Promise<SkillHealthRow[] | undefined> {
+  const client = createClient(SkillGatewayClient, globals.address, { retry: false, deadlineMs: 10_000, ...(globals.token === undefined ? {} : { token: globals.token }) });
+  try {
+    const { skills } = await call(client, 'listSkills', {});
+    return await Promise.all(
+      skills.map(async ({ name }) => {
+        const checked = await call(client, 'checkSkill', { name });
+        return {
+          skill: name,
+          reachable: checked.reachable,
+          latencyMs: checked.latencyMs,
+          circuit: CircuitState[checked.circuitState]?.replace('CIRCUIT_STATE_', '') ?? String(checked.circuitState),
+          detail: checked.detail,
+        };
+      }),
+    );
+  } catch (error) {
+    // the services' own rows above already say whether the gateway serves; a caller without the read permission sees no skills
+    process.stderr.write(`loom: skills not checked: ${error instanceof Error ? error.message : String(error)}\n`);
+    return undefined;
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * `loom health`: prints each service's status and, when the skill gateway is hosted, each
+ * registered skill's; exit code 1 unless the server and every hosted service serve (a skill that
+ * does not answer is shown, not counted: loom itself is healthy without it).
+ */
 export async function healthCommand(globals: GlobalOptions): Promise<number> {
   const { address, output } = globals;
   const rows = await checkHealth(address);
   const secretsServing = rows.some((row) => row.service === 'loom.v1.Secrets' && row.status === 'SERVING');
-  const storage = secretsServing ? await describeStorage(globals) : undefined;
-  printTable(output, rows.map((row) => ({ ...row })), { address, services: rows, ...(storage === undefined ? {} : { storage }) });
+  const gatewayServing = rows.some((row) => row.service === 'loom.v1.SkillGateway' && row.status === 'SERVING');
+  const [storage, skills] = await Promise.all([secretsServing ? describeStorage(globals) : undefined, gatewayServing ? checkSkills(globals) : undefined]);
+  printTable(output, rows.map((row) => ({ ...row })), { address, services: rows, ...(storage === undefined ? {} : { storage }), ...(skills === undefined ? {} : { skills }) });
+  if (skills !== undefined && skills.length > 0 && output === 'text') {
+    process.stdout.write('\n');
+    printTable('text', skills.map((row) => ({ skill: row.skill, status: row.reachable ? 'REACHABLE' : 'UNREACHABLE', latencyMs: row.latencyMs, circuit: row.circuit, detail: row.detail })));
+  }
   if (storage !== undefined && output === 'text') {
     const [host, port] = storage.address.split(':');
     process.stdout.write(

@@ -113,12 +113,23 @@ export function addSecretsCommands(program: Command): void {
     .command('secrets')
     .description('the encryption key ring')
     .command('rotate')
-    .description('make a new key active and re-encrypt every encrypted variable with it')
+    .description('make a new key active, re-encrypt every encrypted variable and re-seal every stored workflow with it')
     .option('--key-id <id>', 'a configured key (loom.secrets.keys.<id>) to make active; default: generate one')
     .action((options: { keyId?: string }, command: Command) =>
       withSecrets(command, async (client, globals) => {
         const result = await call(client, 'rotateKey', { keyId: options.keyId ?? '' });
-        printTable(globals.output, [{ activeKeyId: result.activeKeyId, variablesReencrypted: result.variablesReencrypted }], result);
+        printTable(
+          globals.output,
+          [
+            {
+              activeKeyId: result.activeKeyId,
+              variablesReencrypted: result.variablesReencrypted,
+              workflowsResealed: result.workflowsReencrypted,
+              workflowsLeft: result.workflowsLeft.join('; '),
+            },
+          ],
+          result,
+        );
       }),
     );
 }

@@ -44,11 +44,12 @@ export function addSkillsCommands(program: Command): void {
     .command('serve')
     .description('run the skill services in this process until SIGTERM or SIGINT (settings: SERVER_HOST and the SKILL_* variables)')
     .option('--only <list>', `comma-separated skills to run: ${skillModules.map((module) => module.name).join(',')}`)
-    .option('--port <skill=port>', 'port of one skill (repeatable; 0 picks a free one); default the published ports 8085, 8086, 8087, 8089', collect, [])
+    .option('--port <skill=port>', 'port of one skill (repeatable; 0 picks a free one); default SERVER_PORT for a skill alone, else the published ports 8085, 8086, 8087, 8089', collect, [])
     .action(async (options: { only?: string; port: string[] }) => {
       const modules = selectSkills(options.only);
       const ports = parsePorts(options.port);
-      await serveSkillModules(modules, { portOf: (module) => ports.get(module.name) ?? module.hostPort });
+      // a skill alone (`--only annotation`, as in its container) listens on SERVER_PORT when set
+      await serveSkillModules(modules, { portOf: (module) => ports.get(module.name) });
     });
 }
 

@@ -223,6 +223,11 @@ class PythonProcessor implements Processor {
     const host = new ScriptHost(child);
     const setup = host.setup({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, mounts: command.mounts, split: command.split, writeGrant: this.privateDir });
     const ready = await host.next(setup, START_TIMEOUT_MS);
+    if (ready?.ready === true && this.closed) {
+      // closed while this host was starting: nobody would ever end it
+      host.kill();
+      throw new FailedPreconditionError(`${this.context.name} is closed`);
+    }
     if (ready?.ready === true) {
       this.host = host;
       return host;
