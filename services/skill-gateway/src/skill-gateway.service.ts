@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { status } from '@grpc/grpc-js';
 import { CircuitState, type SkillResult, SkillGatewayService } from '@loom/contracts';
 import { type Skill as SkillMessage } from '@loom/contracts';
@@ -107,6 +108,9 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
     async invokeSkillBatch(request, context) {
       if (request.requests.length > MAX_BATCH_REQUESTS) throw ValidationError.of('requests', `must hold at most ${MAX_BATCH_REQUESTS} requests`, 'TOO_LONG');
       const skill = await batchSkill(request.skillName, request.skill, registry);
+      // every request of the batch listens for the call's cancellation (a few listeners each, while it waits for the
+      // cap, sleeps between attempts and fetches): that many listeners on one signal is by design, not a leak
+      setMaxListeners(4 * request.requests.length + 16, context.signal);
       const results = await Promise.all(
         request.requests.map(
           async (call): Promise<SkillResult> => {
