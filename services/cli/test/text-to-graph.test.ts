@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,8 +20,20 @@ const TEXT =
   'A flight failure of the speed brake would have put the space shuttle at risk.';
 
 let loom: LoomProcess;
+const dataDirectory = mkdtempSync(join(tmpdir(), 'loom-t2g-data-'));
 beforeAll(async () => {
-  loom = await startLoom(['--with-skills', 'annotation,keywords', '--skill-port', 'annotation=0', '--skill-port', 'keywords=0', '--set', 'loom.auth.allowAnonymous=true']);
+  loom = await startLoom([
+    '--with-skills',
+    'annotation,keywords',
+    '--skill-port',
+    'annotation=0',
+    '--skill-port',
+    'keywords=0',
+    '--set',
+    'loom.auth.allowAnonymous=true',
+    '--set',
+    `loom.data.directory=${dataDirectory}`,
+  ]);
 });
 afterAll(async () => {
   loom.child.kill('SIGTERM');
@@ -88,4 +100,39 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     const status = await loomAt('workflow', 'status', WORKFLOW);
     expect(status.stdout).toMatch(/RUNNING/);
   }, 120_000);
+
+  it('loom skill register, check, pipeline create and delete work against the running skills', async () => {
+    const [annotation] = JSON.parse((await loomAt('--output', 'json', 'skill', 'list')).stdout) as { url: string }[];
+    const base = new URL(annotation?.url ?? '').origin;
+    // a second name for the same service, from options; the first from a file
+    const registered = await loomAt('skill', 'register', '--capability', 'entity-extraction', '--name', 'nlp', '--url', `${base}/annotate`, '--pipeline', 'default');
+    expect(registered.stderr).toBe('');
+    const file = join(mkdtempSync(join(tmpdir(), 'loom-skill-')), 'keywords.json');
+    writeFileSync(file, JSON.stringify({ capability: 'KEYWORD_EXTRACTION', name: 'kw', url: 'http://127.0.0.1:9/extractKeywords', parameters: { iterations: 30 } }));
+    expect((await loomAt('skill', 'register', file)).stderr).toBe('');
+    const refused = await loomAt('skill', 'register', '--capability', 'keyword-extraction', '--name', 'bad', '--url', 'http://127.0.0.1:9/keywords');
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/INVALID_ARGUMENT: .*url/);
+
+    const checked = await loomAt('skill', 'check', 'nlp');
+    expect(checked.status, checked.stderr).toBe(0);
+    expect(checked.stdout).toMatch(/nlp\s+true/);
+    const down = await loomAt('skill', 'check', 'kw');
+    expect(down.status).toBe(1);
+
+    // a pipeline with a dictionary in the skill's data directory: a TECHNOLOGY term comes back typed
+    mkdirSync(join(dataDirectory, 'skills'), { recursive: true });
+    writeFileSync(join(dataDirectory, 'skills', 'technology.tsv'), 'TypeScript\tTECHNOLOGY\n');
+    const pipelineFile = join(mkdtempSync(join(tmpdir(), 'loom-pipeline-')), 'technology.json');
+    writeFileSync(pipelineFile, JSON.stringify({ name: 'technology', annotators: ['tokenize', 'ssplit', 'pos', 'lemma', 'ner'], nerRegexFiles: ['technology.tsv'] }));
+    const created = await loomAt('skill', 'pipeline', 'create', 'nlp', '--file', pipelineFile);
+    expect(created.stderr, created.stderr).toBe('');
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: 'technology', created: true, dictionaryTerms: 1 });
+    const annotated = await fetch(`${base}/annotate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'Ada writes TypeScript.', pipeline: 'technology' }) });
+    expect(((await annotated.json()) as { entities: Record<string, string[]> }).entities.technology).toEqual(['TypeScript']);
+
+    for (const name of ['nlp', 'kw']) expect((await loomAt('skill', 'delete', name)).stderr).toBe('');
+    const remaining = JSON.parse((await loomAt('--output', 'json', 'skill', 'list')).stdout) as { name: string }[];
+    expect(remaining.map((skill) => skill.name)).toEqual(['annotation', 'keywords']);
+  });
 });

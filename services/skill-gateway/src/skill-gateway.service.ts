@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { status } from '@grpc/grpc-js';
 import { CircuitState, type SkillResult, SkillGatewayService } from '@loom/contracts';
 import { type Skill as SkillMessage } from '@loom/contracts';
@@ -107,6 +108,9 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
     async invokeSkillBatch(request, context) {
       if (request.requests.length > MAX_BATCH_REQUESTS) throw ValidationError.of('requests', `must hold at most ${MAX_BATCH_REQUESTS} requests`, 'TOO_LONG');
       const skill = await batchSkill(request.skillName, request.skill, registry);
+      // every request of the batch listens for the call's cancellation (a few listeners each, while it waits for the
+      // cap, sleeps between attempts and fetches): that many listeners on one signal is by design, not a leak
+      setMaxListeners(4 * request.requests.length + 16, context.signal);
       const results = await Promise.all(
         request.requests.map(
           async (call): Promise<SkillResult> => {
@@ -133,11 +137,12 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
       const pipeline = request.pipeline;
       if (pipeline === undefined) throw ValidationError.of('pipeline', 'is required', 'MISSING_FIELD');
       if (pipeline.name.trim() === '') throw ValidationError.of('pipeline.name', 'is required', 'MISSING_FIELD');
+      // fields the caller left empty (proto3 has no absent string or list) are left out, so the skill applies its defaults
       const body = {
         name: pipeline.name,
-        language: pipeline.language,
-        textProcessor: pipeline.textProcessor,
-        annotators: pipeline.annotators,
+        ...(pipeline.language === '' ? {} : { language: pipeline.language }),
+        ...(pipeline.textProcessor === '' ? {} : { textProcessor: pipeline.textProcessor }),
+        ...(pipeline.annotators.length === 0 ? {} : { annotators: pipeline.annotators }),
         nerRegexFiles: pipeline.nerRegexFiles,
       };
       const result = await caller.call(skill, { body: Buffer.from(JSON.stringify(body)), path: '/pipeline/new' }, context.signal);
