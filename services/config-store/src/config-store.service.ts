@@ -12,7 +12,6 @@ import {
   isSealed,
   needsSealing,
   serializeWorkflowJson,
-  UnavailableError,
   validateWorkflow,
   ValidationError,
   type WorkflowConfiguration,

@@ -1,13 +1,20 @@
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { AuditEventType, WorkflowState } from '@loom/contracts';
+import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
+import { createLogger } from '@loom/telemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INSTALLATION_DIR } from '../src/scripts/sandbox.js';
+import { type ComponentContext, type Processor } from '../src/runtime/component.js';
+import { optionsOf } from '../src/runtime/options.js';
+import { createPythonProcessor } from '../src/scripts/python.js';
+import { INSTALLATION_DIR, pythonSandbox } from '../src/scripts/sandbox.js';
+import { statePaths } from '../src/scripts/script-grants.js';
 import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 // Scripts that try to get out of their sandbox. Each attempt must fail its message with a clear
@@ -99,7 +106,8 @@ beforeAll(async () => {
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  harness = await startExecutor(['loom.scripts.timeLimitMs=1500']);
+  // the first import of urllib takes about a second on a quiet machine: the limit leaves room for a loaded one
+  harness = await startExecutor(['loom.scripts.timeLimitMs=4000']);
 });
 
 afterAll(async () => {
@@ -277,7 +285,7 @@ describe.each([
     if (base === undefined && !hadData) made.push(resolve('.loom'));
     // what this test makes, and removes afterwards: every state path not there before (loom makes some at start)
     made.push(...targets.filter((target) => !existsSync(target.path)).map((target) => target.path));
-    writeFileSync(configFile, `# ${MARKER}\nloom:\n  scripts:\n    timeLimitMs: 1500\n`);
+    writeFileSync(configFile, `# ${MARKER}\nloom:\n  scripts:\n    timeLimitMs: 4000\n`);
     stateHarness = await startExecutor([], { overrides, configFile, env });
     for (const target of targets) {
       if (target.kind === 'directory') {
@@ -358,4 +366,58 @@ describe('a state path that holds what a script host must read', () => {
       await badHarness.stop();
     }
   }, 60_000);
+});
+
+describe.each([
+  ['inside the working directory', process.cwd()],
+  ['inside the installation directory', INSTALLATION_DIR],
+] as const)('TLS and identity provider files configured %s', (_where, base) => {
+  // these keys change how the server itself listens and signs in, so they are tried on the script host alone
+  const files = {
+    'loom.tls.keyFile': join(base, `tls-key-${TAG}.pem`),
+    'loom.tls.certFile': join(base, `tls-cert-${TAG}.pem`),
+    'loom.tls.caFile': join(base, `tls-ca-${TAG}.pem`),
+    'loom.auth.oidc.configFile': join(base, `oidc-${TAG}.json`),
+    'loom.graph.sso.providerConfigFile': join(base, `sso-${TAG}.json`),
+  };
+  const targets: StateTarget[] = Object.entries(files).map(([key, path]) => ({ key, path, kind: 'file' }));
+  const planted = targets.map((_target, index) => join(process.cwd(), `planted-tls-${TAG}-${index}`));
+  const privateDir = mkdtempSync(join(tmpdir(), 'loom-workflow-'));
+  let processor: Processor | undefined;
+
+  afterAll(async () => {
+    await processor?.close();
+    for (const path of [...targets.map((target) => target.path), ...planted, privateDir]) rmSync(path, { recursive: true, force: true });
+  });
+
+  it('no script reads or lists them, by any route', async () => {
+    for (const [index, target] of targets.entries()) {
+      writeFileSync(target.path, MARKER);
+      symlinkSync(target.path, planted[index] as string);
+    }
+    const config = loadConfig({
+      env: {},
+      overrides: [...Object.entries(files).map(([key, path]) => `${key}=${path}`), 'loom.graph.sso.uri=neo4j://127.0.0.1:7687', 'loom.graph.sso.mode=bearer'],
+    });
+    const attacks = targets.flatMap((target, index) => routesTo(target, planted[index] as string).map((route) => ({ key: target.key, path: target.path, ...route })));
+    const script = pythonScript(attacks.map((attack) => python(attack.route, attack.code)));
+    const component = instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'tls attacks', { script, language: 'python' });
+    const logger = createLogger({ level: 'silent' });
+    const context: ComponentContext = { name: 'tls attacks', instance: component, options: optionsOf(component), resource: undefined, workflowName: 'tls', logger, signal: new AbortController().signal, dryRun: false,
+      privateDirectory: () => privateDir,
+      fail: (error) => {
+        // processors throw ComponentFailedError rather than calling fail
+        throw error;
+      },
+    };
+    processor = await createPythonProcessor(context, 'transformer', { memoryLimitMb: 256, timeoutMs: 4000 }, pythonSandbox(true, statePaths(config)));
+    const outcomes = await processor.process(
+      attacks.map((_attack, index) => ({ id: `tls-${index}`, body: { attack: index }, headers: {} })),
+      new AbortController().signal,
+    );
+    const tried = attacks.map((attack, index) => ({ key: attack.key, route: attack.route, outcome: outcomes[index] }));
+    console.log(`TLS and identity provider files ${_where}, ${tried.length} attempts:\n${targets.map((target) => `  ${target.key} ${target.path}: ${tried.filter((entry) => entry.key === target.key).map((entry) => entry.route).join(', ')}`).join('\n')}`);
+    expect(tried.filter((entry) => entry.outcome?.ok !== false)).toEqual([]);
+    expect(JSON.stringify(outcomes)).not.toContain(MARKER);
+  }, 120_000);
 });
