@@ -6,8 +6,8 @@
 // Baselines in the same run: the same lines appended by one writer with one fdatasync per line (what group commit
 // saves), and a bare grpc-js echo server with the same 16 clients (what a unary call costs before loom does anything).
 import { fork } from 'node:child_process';
-import { mkdtempSync, openSync, writeSync, fdatasyncSync, closeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, writeSync, fdatasyncSync, closeSync } from 'node:fs';
+import { scratchDir } from './scratch.mjs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -85,7 +85,7 @@ function runClients(mode, port) {
 const report = (label, result) =>
   console.log(`${label}: ${(result.count / SECONDS).toFixed(0)} /s acknowledged, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms`);
 
-const dir = mkdtempSync(join(tmpdir(), 'loom-bench-audit-'));
+const dir = scratchDir('loom-bench-audit-');
 const running = await serveForTest([auditModule], [`loom.security.audit.log.path=${join(dir, 'audit.log')}`, `loom.auth.tokens.executor=${TOKEN}`]);
 const unary = await runClients('unary', running.port);
 report(`audit Append (unary), ${CLIENTS} clients, one call outstanding each`, unary);

@@ -1,8 +1,7 @@
 // Pushes per second and p50/p99 push latency of the config store (validate, seal over gRPC, two files written with
 // fsync), for a typical 20-component workflow, against a baseline measured in the same run: the same two files
 // written durably with writeFilesAtomic alone, no gRPC, no sealing.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { scratchDir } from './scratch.mjs';
 import { join } from 'node:path';
 import { SecretsClient, WorkflowStoreClient } from '@loom/contracts';
 import { collectSecretSlots, COMPONENT_KINDS, componentInstance as component, needsSealing, findResourceDefinition, RESOURCE_KINDS, serializeWorkflowJson, workflowToProto } from '@loom/domain';
@@ -69,14 +68,17 @@ async function timed(count, operation) {
   return { latencies, elapsed: performance.now() - started };
 }
 
-const root = mkdtempSync(join(tmpdir(), 'loom-bench-config-store-'));
+const root = scratchDir('loom-bench-config-store-');
+const CONFIG_STORE_TOKEN = 'bench-config-store-token-0123456789';
 const running = await serveForTest(
   [secretsModule, auditModule, configStoreModule],
-  [`loom.security.audit.log.path=${join(root, 'audit.log')}`, `loom.datasource.filesystemRoot=${join(root, 'workflows')}`, `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`],
+  [`loom.auth.tokens.config-store=${CONFIG_STORE_TOKEN}`, `loom.security.audit.log.path=${join(root, 'audit.log')}`, `loom.datasource.filesystemRoot=${join(root, 'workflows')}`, `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`],
 );
 const address = `127.0.0.1:${running.port}`;
 const store = createClient(WorkflowStoreClient, address);
 const secrets = createClient(SecretsClient, address);
+// sealing is the config store's alone (the permission table): the baseline call presents its token
+const sealer = createClient(SecretsClient, address, { token: CONFIG_STORE_TOKEN });
 await call(secrets, 'createVariable', { key: 'NEO4J_PASSWORD', value: 'bench-password', encrypted: true, userUuid: '' });
 
 const workflow = typicalWorkflow('Typical workflow_11111111-2222-4333-8444-555555555555');
@@ -94,7 +96,7 @@ const baseline = await timed(SEQUENTIAL, () =>
 );
 const base = summarise('baseline: the two files, writeFilesAtomic', baseline.latencies, baseline.elapsed, SEQUENTIAL);
 const { slots } = collectSecretSlots(structuredClone(workflow), needsSealing);
-const seal = await timed(SEQUENTIAL, () => call(secrets, 'sealConfiguration', { workflow: undefined, slots, workflowName: workflow.name }));
+const seal = await timed(SEQUENTIAL, () => call(sealer, 'sealConfiguration', { workflow: undefined, slots, workflowName: workflow.name }));
 summarise('SealConfiguration alone (gRPC, loopback)', seal.latencies, seal.elapsed, SEQUENTIAL);
 const sequential = await timed(SEQUENTIAL, () => push(workflow));
 const pushes = summarise('PutWorkflow, one client, one workflow', sequential.latencies, sequential.elapsed, SEQUENTIAL);
@@ -117,4 +119,5 @@ console.log(`ratio PutWorkflow / baseline: p50 ${(pushes.p50 / base.p50).toFixed
 
 store.close();
 secrets.close();
+sealer.close();
 await running.stop();

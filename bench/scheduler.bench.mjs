@@ -3,8 +3,8 @@
 // inlet → logger files placed in the storage root by hand; "RUNNING" is counted from the executor's own log line per
 // started run, and checked afterwards with ListSchedules.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { scratchDir } from './scratch.mjs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -76,13 +76,13 @@ async function serve(cwd, autoStart) {
 
 // An installation that has 1,000 workflows stored has been started before: its embedded PostgreSQL (the secrets
 // service's PGlite) exists. The first start of each directory creates it (initdb) and is reported apart.
-const baselineDir = mkdtempSync(join(tmpdir(), 'loom-bench-scheduler-'));
+const baselineDir = scratchDir('loom-bench-scheduler-');
 writeWorkflows(join(baselineDir, 'workflows'), false);
 const cold = await serve(baselineDir, false);
 const baseline = await serve(baselineDir, false);
 console.log(`first start of a new directory (embedded PostgreSQL created), autoStart off, to listening  ${cold.listening.toFixed(0)} ms`);
 console.log(`baseline: loom serve over ${WORKFLOWS} stored workflows, autoStart off, to listening   ${baseline.listening.toFixed(0)} ms`);
-const measuredDir = mkdtempSync(join(tmpdir(), 'loom-bench-scheduler-'));
+const measuredDir = scratchDir('loom-bench-scheduler-');
 writeWorkflows(join(measuredDir, 'workflows'), false);
 await serve(measuredDir, false);
 writeWorkflows(join(measuredDir, 'workflows'), true);
@@ -91,7 +91,7 @@ console.log(`loom serve over ${WORKFLOWS} autoStart workflows: listening        
 console.log(`  to all ${WORKFLOWS} RUNNING (executor log), from spawn                                 ${measured.allRunning.toFixed(0)} ms`);
 console.log(`  scheduler's own time from taking over to the last start                            ${measured.takeover ?? '?'} ms`);
 console.log(`  RUNNING in ListSchedules afterwards: ${measured.running} of ${WORKFLOWS}`);
-const coldDir = mkdtempSync(join(tmpdir(), 'loom-bench-scheduler-'));
+const coldDir = scratchDir('loom-bench-scheduler-');
 writeWorkflows(join(coldDir, 'workflows'), true);
 const coldStart = await serve(coldDir, true);
 console.log(`the same on a new directory (embedded PostgreSQL created first), to all RUNNING         ${coldStart.allRunning.toFixed(0)} ms`);
