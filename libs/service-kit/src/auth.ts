@@ -1,7 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import {
-  type Interceptor,
-  InterceptingCall,
   type Metadata,
   ResponderBuilder,
   ServerInterceptingCall,
@@ -11,8 +9,12 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { type LoomRole, loomRoles, serviceNames } from '@loom/config';
+import { AUTHORIZATION } from './bearer-token.js';
 import { CALLER_IDENTITY_KEY } from './call-context.js';
 import { type Permission, permissionOf, permissionsOfRoles, SERVICE_PERMISSIONS } from './permissions.js';
+
+// the client side (a token on every call) is in bearer-token.ts, so that clients load none of this file
+export { bearerTokenInterceptor } from './bearer-token.js';
 
 /** What the transport knows about the peer (its TLS certificate). */
 type AuthContext = ReturnType<ServerInterceptingCallInterface['getAuthContext']>;
@@ -62,7 +64,6 @@ interface Principal {
   readonly permissions: ReadonlySet<Permission>;
 }
 
-const AUTHORIZATION = 'authorization';
 const BEARER = /^Bearer\s+(\S+)$/i;
 /** Three base64url parts: what a signed access token (JWS compact form) looks like. */
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
@@ -210,13 +211,3 @@ function commonNameOf(der: Buffer): string | undefined {
   return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
 }
 
-/** A client interceptor that presents a bearer token on every call. */
-export function bearerTokenInterceptor(token: string): Interceptor {
-  return (options, nextCall) =>
-    new InterceptingCall(nextCall(options), {
-      start(metadata, listener, next) {
-        metadata.set(AUTHORIZATION, `Bearer ${token}`);
-        next(metadata, listener);
-      },
-    });
-}

@@ -11,7 +11,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { loomServiceNames } from '@loom/contracts';
-import { bearerTokenInterceptor } from './auth.js';
+import { bearerTokenInterceptor } from './bearer-token.js';
 
 /**
  * Status codes a loom client retries. UNAVAILABLE means the call never reached a handler that

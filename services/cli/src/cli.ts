@@ -157,7 +157,7 @@ async function reportError(error: unknown): Promise<number> {
     return EXIT_USAGE;
   }
   const [{ describeStartupError, isServiceError, fieldViolationsOf }, { LoomError, ValidationError }, { ConfigError }] = await Promise.all([
-    import('@loom/service-kit/client'),
+    import('@loom/service-kit/errors'),
     import('@loom/domain'),
     import('@loom/config'),
   ]);
