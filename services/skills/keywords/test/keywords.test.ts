@@ -1,22 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { findDataDir } from '@loom/nlp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SkillServer } from '@loom/skill-service-kit';
 import { postJson, startSkillForTest } from '@loom/skill-service-kit/testing';
 import { DEFAULT_TEXTRANK_OPTIONS, type Keyword, keywordsSkill, pageRank, textRank } from '../src/index.js';
 import { constructedAnnotation } from './constructed-annotation.js';
 
-/** The shared data directory (`shared/data`, beside the repository or above a worktree), searched upwards from here. */
-function sharedData(relative: string): string {
-  for (let directory = dirname(fileURLToPath(import.meta.url)); ; directory = dirname(directory)) {
-    const candidate = join(directory, 'shared', 'data', relative);
-    if (existsSync(candidate)) return candidate;
-    if (dirname(directory) === directory) throw new Error(`shared/data/${relative} not found above ${fileURLToPath(import.meta.url)}`);
-  }
-}
-
-const NASA = readFileSync(sharedData('textrank/nasa-lesson-164448.txt'), 'utf8');
+// the shared data directory as libs/nlp finds it ($LOOM_NLP_DATA_DIR, else shared/data above the repository)
+const NASA = readFileSync(join(findDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
 /** The keywords neo4j-nlp's own TextRank test expects on this text. */
 const NEO4J_NLP_EXPECTED = ['flight failure', 'speed brake', 'space shuttle', 'ground operation', 'actuator', 'installation', 'flight', 'gear', 'shuttle', 'brake', 'speed', 'failure', 'unusual', 'design'];
 
