@@ -236,6 +236,35 @@ describe('limits', () => {
   });
 });
 
+describe('small batches', () => {
+  // after a streak of quick calls, batches of a few messages run by a synchronous isolate call
+  const quickStreak = async (processor: Processor): Promise<void> => {
+    for (let n = 0; n < 40; n++) expect(await run(processor, { n })).toStrictEqual([{ ok: true, outputs: [message({ n }, 'm0')] }]);
+  };
+
+  it('gives a message slower than a synchronous call allows, but within its limit, its result', async () => {
+    const processor = await processorFor('if (body.ms) { const end = Date.now() + body.ms; while (Date.now() < end) {} } return { n: body.n };');
+    await quickStreak(processor);
+    expect(await run(processor, { n: 41, ms: 120 })).toStrictEqual([{ ok: true, outputs: [message({ n: 41 }, 'm0')] }]);
+    expect(logLines.join('')).toContain('script overran a synchronous call');
+    expect(await run(processor, { n: 42 })).toStrictEqual([{ ok: true, outputs: [message({ n: 42 }, 'm0')] }]);
+  });
+
+  it('fails a message that loops at its full time limit, and the script keeps working', async () => {
+    const processor = await processorFor('if (body.loop) { while (true) {} } return { n: body.n };', 'transformer', QUICK);
+    await quickStreak(processor);
+    expect(await run(processor, { n: 1 }, { loop: true })).toStrictEqual([{ ok: true, outputs: [message({ n: 1 }, 'm0')] }, timeLimit(200)]);
+    expect(await run(processor, { n: 2 })).toStrictEqual([{ ok: true, outputs: [message({ n: 2 }, 'm0')] }]);
+  });
+
+  it('fails a message that eats the heap in a synchronous call and recreates the isolate', async () => {
+    const processor = await processorFor('if (body.hog) { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return { n: body.n };', 'transformer', { memoryLimitMb: 16, timeoutMs: 5000 });
+    await quickStreak(processor);
+    expect(await run(processor, { hog: true })).toStrictEqual([failed('script exceeded its memory limit of 16 MB')]);
+    expect(await run(processor, { n: 3 })).toStrictEqual([{ ok: true, outputs: [message({ n: 3 }, 'm0')] }]);
+  });
+});
+
 describe('isolation', () => {
   it.each([
     ['process', 'return { v: process.env };', 'ReferenceError: process is not defined'],

@@ -239,10 +239,25 @@ const UNREADABLE = 'script engine failure: the script runner answered something 
 // room for parsing the bodies and serialising the answers on top of the script's own time
 const CALL_OVERHEAD_MS = 50;
 
+// A small batch is run by a synchronous isolate call (3–4 µs of overhead) rather than an
+// asynchronous one (35–69 µs, a thread hop each way), once the script has shown it is quick: the
+// last SYNC_STREAK calls each took under SYNC_CALL_MS. A synchronous call blocks the event loop,
+// so it starts messages for at most SYNC_CALL_MS and is cut off after SYNC_TIMEOUT_MS; a script
+// cut off there is never run synchronously again, and the messages of that call are run again
+// on the asynchronous path with their full time limit (as after any call cut short).
+const SYNC_BATCH = 4;
+const SYNC_STREAK = 16;
+const SYNC_CALL_MS = 2;
+const SYNC_TIMEOUT_MS = 50;
+
 class JavaScriptProcessor implements Processor {
   private engine: Engine | undefined;
   private closed = false;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Consecutive calls that took under SYNC_CALL_MS. */
+  private quickCalls = 0;
+  /** False once a synchronous call was cut off: the script is not quick enough to block for. */
+  private syncAllowed = true;
 
   constructor(
     private readonly context: ComponentContext,
@@ -333,10 +348,16 @@ class JavaScriptProcessor implements Processor {
     const input = encodeBodies(items);
     if (input === undefined) return { kind: 'broken', error: 'the message body is not JSON-serialisable' };
     const engine = await this.liveEngine();
+    const sync = this.syncAllowed && items.length <= SYNC_BATCH && this.quickCalls >= SYNC_STREAK;
+    const started = performance.now();
     let result: unknown;
     try {
-      result = await engine.run.apply(undefined, [input, budgetMs, this.limits.timeoutMs], { timeout: callTimeoutMs });
+      const args: [string, number, number] = [input, sync ? Math.min(budgetMs, SYNC_CALL_MS) : budgetMs, this.limits.timeoutMs];
+      result = sync
+        ? engine.run.applySync(undefined, args, { timeout: Math.min(callTimeoutMs, SYNC_TIMEOUT_MS) })
+        : await engine.run.apply(undefined, args, { timeout: callTimeoutMs });
     } catch (error) {
+      this.quickCalls = 0;
       this.ensureOpen();
       if (engine.isolate.isDisposed) {
         // isolated-vm disposes an isolate that reaches its memory limit
@@ -344,9 +365,17 @@ class JavaScriptProcessor implements Processor {
         return { kind: 'memory' };
       }
       const text = error instanceof Error ? error.message : String(error);
-      if (/timed out/i.test(text)) return { kind: 'timeout' };
+      if (/timed out/i.test(text)) {
+        if (sync && SYNC_TIMEOUT_MS < callTimeoutMs) {
+          this.syncAllowed = false;
+          this.context.logger.warn({ component: this.context.name }, 'script overran a synchronous call; it runs asynchronously from now on');
+          return this.call(items, budgetMs, callTimeoutMs);
+        }
+        return { kind: 'timeout' };
+      }
       return { kind: 'broken', error: `script engine failure: ${text}` };
     }
+    this.quickCalls = performance.now() - started < SYNC_CALL_MS ? this.quickCalls + 1 : 0;
     const entries = parseEntries(result, items.length);
     return entries === undefined ? { kind: 'broken', error: UNREADABLE } : { kind: 'results', entries };
   }
