@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { BlockList, isIPv6 } from 'node:net';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Extensions, PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { lockDataDir } from './data-dir-lock.js';
+import { LOCK_FILE_NAME, lockDataDir } from './data-dir-lock.js';
 import { registerEmbeddedAddress } from './embedded-registry.js';
 import { EmbeddedPostgresStartError, NonLoopbackHostError } from './errors.js';
 import { withSessionAffinity } from './session-affinity.js';
@@ -33,7 +34,23 @@ export interface EmbeddedPostgresOptions {
   readonly logger?: EmbeddedPostgresLogger;
   /** PGlite extensions to load, e.g. `{ age }` from `@electric-sql/pglite-age`. */
   readonly extensions?: Extensions;
+  /**
+   * PostgreSQL's shared_buffers, e.g. `16MB`; default PostgreSQL's own (128MB). Touched buffers stay in the
+   * process's WebAssembly memory, so a small database serves as well with a small setting and a smaller process.
+   */
+  readonly sharedBuffers?: string;
+  /**
+   * An empty, cleanly closed data directory that a fresh one is copied from instead of running initdb; default the
+   * one the build makes (dist/pgdata-template, see scripts/make-template.mjs). When it does not exist, initdb runs.
+   */
+  readonly templateDir?: string;
 }
+
+/** Where the build puts the template data directory (beside this module in dist; absent when run from source). */
+export const BUILT_TEMPLATE_DIR = fileURLToPath(new URL('./pgdata-template', import.meta.url));
+
+/** Present in a data directory while it is being filled from the template; a start that finds it fills it again. */
+const SEEDING_MARKER = 'loom-seeding';
 
 /** A running embedded PostgreSQL (PGlite served over the PostgreSQL wire protocol on loopback). */
 export interface EmbeddedPostgres {
@@ -86,8 +103,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   let db: PGlite | undefined;
   let server: PGLiteSocketServer | undefined;
   let port: number;
+  let seeded = false;
   try {
-    db = await openPglite(dataDir, options.extensions);
+    if (!initialised) seeded = await seedFromTemplate(dataDir, options.templateDir ?? BUILT_TEMPLATE_DIR);
+    db = await openPglite(dataDir, options.extensions, options.sharedBuffers);
     const served = withSessionAffinity(db, (error) => logger?.warn({ err: error, dataDir }, 'embedded PostgreSQL could not roll back a closed connection'));
     server = new PGLiteSocketServer({ db: served, host, port: options.port ?? 0, maxConnections: EMBEDDED_MAX_CONNECTIONS });
     server.addEventListener('error', (event) => {
@@ -110,7 +129,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const unregister = registerEmbeddedAddress(host, port);
   const urlHost = isIPv6(host) ? `[${host}]` : host;
   const url = `postgresql://postgres@${urlHost}:${port}/postgres`;
-  logger?.info({ dataDir, host, port, created: !initialised }, 'embedded PostgreSQL started');
+  logger?.info({ dataDir, host, port, created: initialised ? false : seeded ? 'from template' : 'by initdb' }, 'embedded PostgreSQL started');
 
   const runningServer = server;
   const runningDb = db;
@@ -136,9 +155,36 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
 }
 
-async function openPglite(dataDir: string, extensions: Extensions | undefined): Promise<PGlite> {
+/**
+ * Fills a new data directory from the template, PG_VERSION last (PGlite takes a directory with PG_VERSION as
+ * initialised), and answers true; answers false, leaving it to initdb, when there is no template or the directory
+ * holds anything but loom's own files (it is not a directory loom created).
+ */
+async function seedFromTemplate(dataDir: string, templateDir: string): Promise<boolean> {
+  if (!existsSync(join(templateDir, 'PG_VERSION'))) return false;
+  const marker = join(dataDir, SEEDING_MARKER);
+  const resuming = existsSync(marker);
+  const foreign = (await readdir(dataDir)).filter((name) => name !== LOCK_FILE_NAME && name !== SEEDING_MARKER);
+  if (foreign.length > 0 && !resuming) return false;
   try {
-    return await PGlite.create(dataDir, extensions === undefined ? {} : { extensions });
+    await writeFile(marker, '');
+    for (const name of await readdir(templateDir)) {
+      if (name !== 'PG_VERSION') await cp(join(templateDir, name), join(dataDir, name), { recursive: true, force: true });
+    }
+    await cp(join(templateDir, 'PG_VERSION'), join(dataDir, 'PG_VERSION'));
+    await rm(marker);
+  } catch (error) {
+    throw new EmbeddedPostgresStartError(dataDir, `cannot copy the template data directory ${templateDir}: ${errorText(error)}`, { cause: error });
+  }
+  return true;
+}
+
+async function openPglite(dataDir: string, extensions: Extensions | undefined, sharedBuffers: string | undefined): Promise<PGlite> {
+  try {
+    return await PGlite.create(dataDir, {
+      ...(extensions === undefined ? {} : { extensions }),
+      ...(sharedBuffers === undefined ? {} : { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] }),
+    });
   } catch (error) {
     throw new EmbeddedPostgresStartError(dataDir, `PGlite cannot open the data directory: ${errorText(error)}`, { cause: error });
   }

@@ -6,6 +6,13 @@ interface Shared {
   users: number;
 }
 
+/**
+ * shared_buffers of the services' embedded database unless the options say otherwise. It holds key rings, secrets
+ * and the skill registry: kilobytes, for which PostgreSQL's 128MB of buffers only cost the process about 125 MB
+ * of memory it never gives back.
+ */
+export const SERVICE_DATABASE_SHARED_BUFFERS = '16MB';
+
 /** The embedded servers this process shares, by absolute data directory. */
 const shared = new Map<string, Shared>();
 
@@ -19,7 +26,7 @@ export async function acquireEmbeddedPostgres(options: EmbeddedPostgresOptions):
   const dataDir = resolve(options.dataDir);
   let entry = shared.get(dataDir);
   if (entry === undefined) {
-    const created: Shared = { started: startEmbeddedPostgres(options), users: 0 };
+    const created: Shared = { started: startEmbeddedPostgres({ sharedBuffers: SERVICE_DATABASE_SHARED_BUFFERS, ...options }), users: 0 };
     entry = created;
     shared.set(dataDir, created);
     // a failed start is not kept: the next caller tries again

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ describe('startEmbeddedPostgres', () => {
     const dataDir = join(await cleanup.tempDir(), 'pgdata');
     const logger = recordingLogger();
 
-    const first = await startEmbeddedPostgres({ dataDir, logger });
+    const first = await startEmbeddedPostgres({ dataDir, logger, templateDir: join(dataDir, '..', 'no-template') });
     expect(first.url).toBe(`postgresql://postgres@127.0.0.1:${first.port}/postgres`);
     expect(first.port).toBeGreaterThan(0);
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
@@ -50,9 +50,43 @@ describe('startEmbeddedPostgres', () => {
       { version: 2, name: 'note_author' },
     ]);
     expect(logger.entries.filter((entry) => entry.msg === 'embedded PostgreSQL started').map((entry) => entry.obj)).toEqual([
-      { dataDir, host: '127.0.0.1', port: first.port, created: true },
+      { dataDir, host: '127.0.0.1', port: first.port, created: 'by initdb' },
       { dataDir, host: '127.0.0.1', port: second.port, created: false },
     ]);
+  });
+
+  it('fills a fresh directory from the template instead of running initdb, and finishes a fill that was cut short', async () => {
+    const root = await cleanup.tempDir();
+    const templateDir = join(root, 'template');
+    const logger = recordingLogger();
+    await (await startEmbeddedPostgres({ dataDir: templateDir, templateDir: join(root, 'no-template') })).close();
+
+    const fresh = join(root, 'fresh');
+    const interrupted = join(root, 'interrupted');
+    mkdirSync(interrupted);
+    writeFileSync(join(interrupted, 'loom-seeding'), '');
+    writeFileSync(join(interrupted, 'postgresql.conf'), 'half a file');
+    for (const dataDir of [fresh, interrupted]) {
+      const server = cleanup.add(await startEmbeddedPostgres({ dataDir, logger, templateDir, sharedBuffers: '16MB' }));
+      const db = cleanup.add(createPool(server.url));
+      expect(await migrate(db, 'notes', notes)).toEqual({ applied: [1, 2] });
+      expect((await db.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '16MB' }]);
+      expect(existsSync(join(dataDir, 'loom-seeding'))).toBe(false);
+    }
+    expect(logger.entries.filter((entry) => entry.msg === 'embedded PostgreSQL started').map((entry) => (entry.obj as { created: unknown }).created)).toEqual(['from template', 'from template']);
+  });
+
+  it('leaves a directory it did not create to initdb rather than copying the template over it', async () => {
+    const root = await cleanup.tempDir();
+    const templateDir = join(root, 'template');
+    await (await startEmbeddedPostgres({ dataDir: templateDir, templateDir: join(root, 'no-template') })).close();
+    const dataDir = join(root, 'someone-elses');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'notes.txt'), 'mine');
+    const logger = recordingLogger();
+    cleanup.add(await startEmbeddedPostgres({ dataDir, logger, templateDir }));
+    expect(logger.entries.find((entry) => entry.msg === 'embedded PostgreSQL started')?.obj).toMatchObject({ created: 'by initdb' });
+    expect(readFileSync(join(dataDir, 'notes.txt'), 'utf8')).toBe('mine');
   });
 
   it('refuses a host that is not loopback, before touching the directory', async () => {
