@@ -135,10 +135,16 @@ export function call<C extends Client, K extends UnaryMethodName<C>>(
 ): Promise<ResponseOf<C[K]>> {
   const fn = client[method] as unknown as UnaryMethod<RequestOf<C[K]>, ResponseOf<C[K]>>;
   const callOptions: Partial<CallOptions> = options.deadlineMs === undefined ? {} : { deadline: Date.now() + options.deadlineMs };
+  const signal = options.signal;
   return new Promise((resolve, reject) => {
-    const pending = fn.call(client, request, options.metadata ?? new Metadata(), callOptions, (error, response) =>
-      error ? reject(error) : resolve(response),
-    );
-    options.signal?.addEventListener('abort', () => pending.cancel(), { once: true });
+    // the listener goes with the call: a long-lived signal (a workflow run's) must not collect one per call
+    const cancel = (): void => pending.cancel();
+    const pending = fn.call(client, request, options.metadata ?? new Metadata(), callOptions, (error, response) => {
+      signal?.removeEventListener('abort', cancel);
+      if (error) reject(error);
+      else resolve(response);
+    });
+    if (signal?.aborted === true) pending.cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
   });
 }

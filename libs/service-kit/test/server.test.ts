@@ -1,6 +1,7 @@
 import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { SecretsClient, SecretsService, type ListVariablesResponse } from '@loom/contracts';
 import { ValidationError } from '@loom/domain';
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   Authenticator,
@@ -208,6 +209,26 @@ describe('client', () => {
     const error = await failure(call(secrets, 'rotateKey', { keyId: '' }));
     expect(error.code).toBe(status.DEADLINE_EXCEEDED);
     await expect.poll(() => cancelled).toBe(true);
+  });
+
+  it('leaves no listener on a long-lived signal once its calls are done, and cancels a call whose signal aborts', async () => {
+    let release: () => void = () => undefined;
+    const { address } = await serve({
+      listVariables: () => Promise.resolve(emptyList),
+      rotateKey: () => new Promise((resolve) => (release = () => resolve({ activeKeyId: '', variablesReencrypted: 0, workflowsReencrypted: 0, workflowsLeft: [] }))),
+    });
+    const secrets = client(address, undefined, false);
+    const run = new AbortController();
+    for (let i = 0; i < 20; i++) await call(secrets, 'listVariables', { pageSize: 0, pageToken: '' }, { signal: run.signal });
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+
+    const pending = failure(call(secrets, 'rotateKey', { keyId: '' }, { signal: run.signal }));
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(1);
+    run.abort();
+    expect((await pending).code).toBe(status.CANCELLED);
+    release();
+    const refused = await failure(call(secrets, 'listVariables', { pageSize: 0, pageToken: '' }, { signal: run.signal }));
+    expect(refused.code).toBe(status.CANCELLED);
   });
 
   it('reaches nothing on a closed port: UNAVAILABLE after the retries', async () => {
