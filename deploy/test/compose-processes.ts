@@ -63,7 +63,9 @@ export function containerProcess(options: ContainerProcessOptions): ContainerPro
   const data = join(dir, 'var-lib-loom');
   const tmp = join(dir, 'tmp');
   const secretDir = join(dir, 'run-secrets');
-  for (const path of [data, tmp, secretDir]) mkdirSync(path, { recursive: true });
+  // a skill's bind-mounted data directory (./public/models at /data)
+  const skillData = join(dir, 'data');
+  for (const path of [data, tmp, secretDir, skillData]) mkdirSync(path, { recursive: true });
   for (const { source } of service.secrets ?? []) copyFileSync(compose.secrets[source]?.file as string, join(secretDir, source));
   // a loom service keeps its state on a volume of its own; a skill service may share one (skills-data)
   if (service.command?.[0] === 'serve') expect(service.volumes).toEqual([`${name}-data:/var/lib/loom:rw`]);
@@ -77,7 +79,10 @@ export function containerProcess(options: ContainerProcessOptions): ContainerPro
   const mapValue = (value: string): string =>
     /^([a-z][a-z0-9+]*:\/\/)?[a-z][a-z0-9-]*:\d+$/.test(value)
       ? value.replace(/^([a-z][a-z0-9+]*:\/\/)?([a-z][a-z0-9-]*):(\d+)$/, mapped).replace(/^\/run\/secrets\//, `${secretDir}/`)
-      : value.replace(/([a-z][a-z0-9+]*:\/\/)([a-z][a-z0-9-]*):(\d+)/g, mapped).replace(/^\/run\/secrets\//, `${secretDir}/`);
+      : value
+          .replace(/([a-z][a-z0-9+]*:\/\/)([a-z][a-z0-9-]*):(\d+)/g, mapped)
+          .replace(/^\/run\/secrets\//, `${secretDir}/`)
+          .replace(/^\/data(?=\/|$)/, skillData);
 
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
   for (const [key, value] of Object.entries(image.env)) env[key] = value.replace('/var/lib/loom', data).replace(/^\/tmp$/, tmp);

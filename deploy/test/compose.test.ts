@@ -52,6 +52,14 @@ describe('docker-compose config', () => {
     expect(result.status).toBe(0);
   });
 
+  it("loom's annotation service reads dictionaries from and keeps pipelines in ./public/models at /data", () => {
+    const result = composeConfig(composeDir, ['docker-compose.yml'], { LOOM_SECRETS_DIR: generatedSecrets() }, false);
+    expect(result.status, result.stderr).toBe(0);
+    const annotation = (parse(result.stdout) as { services: Record<string, ComposeService> }).services['annotation-service'];
+    expect(annotation?.environment?.SKILL_DATA_DIRECTORY).toBe('/data');
+    expect(annotation?.volumes).toContain(`${join(composeDir, 'public', 'models')}:/data:rw`);
+  });
+
   it('refuses a broken compose file, naming the problem', () => {
     const dir = scratchDir('compose-broken');
     const text = readFileSync(join(composeDir, 'docker-compose.yml'), 'utf8');

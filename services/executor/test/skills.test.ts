@@ -60,6 +60,13 @@ describe('entity extraction component', () => {
     expect((body._merged_entities as Record<string, unknown[]>).PERSON?.[1]).toEqual({ sentenceIndex: 1, beginCharacter: 54, endCharacter: 62, label: 'PERSON', value: 'Jim Lobe' });
   });
 
+  it('sends the pipeline the workflow chooses for a skill it names only, with the registered url', async () => {
+    fake.answerWith(() => ({ status: 200, body: fixture.annotation }));
+    await dryRun([skillComponent(COMPONENT_KINDS.ENTITY_EXTRACTION, SKILL, { name: 'nlp', url: '', pipeline: 'technology' })], [], [{ text: fixture.text }]);
+    expect(fake.requests[0]?.path).toBe('/annotate');
+    expect(JSON.parse(fake.requests[0]?.body.toString() ?? '')).toEqual({ text: fixture.text, pipeline: 'technology' });
+  });
+
   it('keeps tokens apart in _entities from /v2/annotate (a skill written in full in the workflow), still merging _merged_entities; outputs map to named fields', async () => {
     fake.answerWith(() => ({ status: 200, body: fixture.annotation }));
     const v2: Skill = { name: 'nlp-v2', url: `${fake.origin}/v2/annotate`, pipeline: 'tech', version: 'v2' };

@@ -300,7 +300,8 @@ export async function resolveSkill(context: ComponentContext, capability: SkillC
     if (registered.capability !== undefined && registered.capability !== capability) {
       throw new SkillUnresolvedError(`${path}: skill '${given.name}' is registered as ${registered.capability}, and this component needs ${capability}`);
     }
-    skill = registered;
+    // a workflow may name a registered skill and choose its pipeline (the `technology` pipeline of the examples)
+    skill = given.pipeline !== undefined && given.pipeline.trim() !== '' ? { ...registered, pipeline: given.pipeline } : registered;
   }
   const checked: Skill = { ...skill, capability };
   const violations = skillViolations(checked, capability, path);

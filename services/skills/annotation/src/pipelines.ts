@@ -1,5 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type DictionaryEntry, parseDictionaryTsv } from '@loom/nlp';
 import { writeFileAtomic } from '@loom/service-kit';
 import { InvalidRequestError, NotFoundError, UnprocessableError } from '@loom/skill-service-kit';
@@ -30,6 +31,20 @@ export const DEFAULT_PIPELINE: Pipeline = {
   nerRegexFiles: [],
 };
 
+/**
+ * The pipeline the examples use: every annotator and the dictionary shipped with this service
+ * (`dictionaries/technology.tsv`, aerospace and software terms of type TECHNOLOGY). Like `default`
+ * it always exists and cannot be redefined; its dictionary is read from the service's own files,
+ * not from the data directory.
+ */
+export const TECHNOLOGY_PIPELINE: Pipeline = { ...DEFAULT_PIPELINE, name: 'technology', nerRegexFiles: ['technology.tsv'] };
+
+/** The pipelines that always exist, with the directory their dictionaries are read from (undefined: none). */
+const BUILT_IN: ReadonlyMap<string, { readonly pipeline: Pipeline; readonly dictionaries: string | undefined }> = new Map([
+  [DEFAULT_PIPELINE.name, { pipeline: DEFAULT_PIPELINE, dictionaries: undefined }],
+  [TECHNOLOGY_PIPELINE.name, { pipeline: TECHNOLOGY_PIPELINE, dictionaries: fileURLToPath(new URL('../dictionaries', import.meta.url)) }],
+]);
+
 const PIPELINES_FILE = 'annotation-pipelines.json';
 
 /** Pipelines by name, kept in a file of the data directory so they survive restarts; dictionaries loaded once and cached. */
@@ -39,7 +54,7 @@ export class PipelineStore {
   private writing: Promise<void> = Promise.resolve();
 
   private constructor(private readonly dataDirectory: string) {
-    this.pipelines.set(DEFAULT_PIPELINE.name, DEFAULT_PIPELINE);
+    for (const { pipeline } of BUILT_IN.values()) this.pipelines.set(pipeline.name, pipeline);
   }
 
   /** Opens the store of a data directory, reading the pipelines saved there. */
@@ -52,12 +67,13 @@ export class PipelineStore {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     if (text !== undefined) {
-      for (const pipeline of JSON.parse(text) as Pipeline[]) store.pipelines.set(pipeline.name, pipeline);
+      // a saved pipeline of a built-in's name (saved before it was built in) gives way to the built-in
+      for (const pipeline of JSON.parse(text) as Pipeline[]) if (!BUILT_IN.has(pipeline.name)) store.pipelines.set(pipeline.name, pipeline);
     }
     return store;
   }
 
-  /** Every pipeline, `default` first. */
+  /** Every pipeline, the built-in ones (`default`, `technology`) first. */
   list(): Pipeline[] {
     return [...this.pipelines.values()];
   }
@@ -71,7 +87,7 @@ export class PipelineStore {
 
   /** Checks a definition (annotators, language, dictionary files) and saves it; answers whether it is new. */
   async put(pipeline: Pipeline): Promise<{ created: boolean; dictionaryTerms: number }> {
-    if (pipeline.name === DEFAULT_PIPELINE.name) throw new InvalidRequestError("the 'default' pipeline cannot be redefined", { field: 'name' });
+    if (BUILT_IN.has(pipeline.name)) throw new InvalidRequestError(`the built-in '${pipeline.name}' pipeline cannot be redefined`, { field: 'name' });
     const language = pipeline.language.toLowerCase();
     if (!(SUPPORTED_LANGUAGES as readonly string[]).includes(language)) {
       throw new InvalidRequestError(`unknown language '${pipeline.language}'; loom's models cover: en`, { field: 'language' });
@@ -97,7 +113,8 @@ export class PipelineStore {
   dictionaryOf(pipeline: Pipeline): Promise<readonly DictionaryEntry[]> {
     let loading = this.dictionaries.get(pipeline.name);
     if (loading === undefined) {
-      loading = this.loadDictionaries(pipeline.nerRegexFiles, () => 'pipeline').catch((error: unknown) => {
+      const directory = BUILT_IN.get(pipeline.name)?.dictionaries ?? this.dataDirectory;
+      loading = this.loadDictionaries(pipeline.nerRegexFiles, () => 'pipeline', directory).catch((error: unknown) => {
         this.dictionaries.delete(pipeline.name);
         throw new UnprocessableError('dictionary_unavailable', `pipeline '${pipeline.name}': ${(error as Error).message}`, { field: 'pipeline', cause: error });
       });
@@ -106,13 +123,13 @@ export class PipelineStore {
     return loading;
   }
 
-  private async loadDictionaries(files: readonly string[], fieldOf: (index: number) => string): Promise<readonly DictionaryEntry[]> {
+  private async loadDictionaries(files: readonly string[], fieldOf: (index: number) => string, directory = this.dataDirectory): Promise<readonly DictionaryEntry[]> {
     const entries: DictionaryEntry[] = [];
-    const root = await realpath(this.dataDirectory).catch(() => this.dataDirectory);
+    const root = await realpath(directory).catch(() => directory);
     for (const [index, file] of files.entries()) {
       const field = fieldOf(index);
-      const path = resolve(this.dataDirectory, file);
-      if (escapes(this.dataDirectory, path)) throw new InvalidRequestError(`'${file}' is outside the data directory`, { field });
+      const path = resolve(directory, file);
+      if (escapes(directory, path)) throw new InvalidRequestError(`'${file}' is outside the data directory`, { field });
       let real: string;
       try {
         real = await realpath(path);
@@ -131,7 +148,7 @@ export class PipelineStore {
   }
 
   private save(): Promise<void> {
-    const custom = this.list().filter((pipeline) => pipeline.name !== DEFAULT_PIPELINE.name);
+    const custom = this.list().filter((pipeline) => !BUILT_IN.has(pipeline.name));
     const text = `${JSON.stringify(custom, null, 2)}\n`;
     // writes are serialised so the file always holds the latest set
     this.writing = this.writing.then(() => writeFileAtomic(join(this.dataDirectory, PIPELINES_FILE), text));

@@ -60,7 +60,7 @@ describe('annotation skill', () => {
     await first.stop();
     const second = await start();
     const pipelines = (await (await fetch(`${second.url}/pipelines`)).json()) as Array<{ name: string }>;
-    expect(pipelines.map((pipeline) => pipeline.name)).toEqual(['default', 'kept']);
+    expect(pipelines.map((pipeline) => pipeline.name)).toEqual(['default', 'technology', 'kept']);
     const answer = await postJson(second, '/annotate', { text: 'Neo4j', pipeline: 'kept' });
     expect((answer.body as { entities: Record<string, string[]> }).entities).toEqual({ technology: ['Neo4j'] });
     const redefined = await postJson(second, '/pipeline/new', { name: 'kept', annotators: ['tokenize'] });
@@ -79,6 +79,7 @@ describe('annotation skill', () => {
       [{ name: 'p', nerRegexFiles: ['link.tsv'] }, 'nerRegexFiles[0]'],
       [{ name: 'p', nerRegexFiles: ['broken.tsv'] }, 'nerRegexFiles[0]'],
       [{ name: 'default' }, 'name'],
+      [{ name: 'technology', nerRegexFiles: ['tech.tsv'] }, 'name'],
       [{ name: 'bad name!' }, 'name'],
       [{ annotators: ['tokenize'] }, 'name'],
       [{ name: 'p', annotators: 'tokenize' }, 'annotators'],
@@ -88,7 +89,14 @@ describe('annotation skill', () => {
       expect({ body, status: answer.status, field: (answer.body as { field?: string }).field }).toEqual({ body, status: 400, field });
     }
     const pipelines = (await (await fetch(`${server.url}/pipelines`)).json()) as Array<{ name: string }>;
-    expect(pipelines.map((pipeline) => pipeline.name)).toEqual(['default']);
+    expect(pipelines.map((pipeline) => pipeline.name)).toEqual(['default', 'technology']);
+  });
+
+  it('has the built-in technology pipeline, whose shipped dictionary types aerospace and software terms', async () => {
+    const server = await start();
+    const answer = await postJson(server, '/annotate', { text: 'NASA tested the speed brake actuator of the Space Shuttle, and stored it in PostgreSQL.', pipeline: 'technology' });
+    expect(answer.status).toBe(200);
+    expect((answer.body as { entities: Record<string, string[]> }).entities.technology).toEqual(['speed brake actuator', 'Space Shuttle', 'PostgreSQL']);
   });
 
   it('answers 404 for an unknown pipeline, 400 for a missing text, 415 for a non-JSON body', async () => {
