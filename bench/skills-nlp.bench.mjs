@@ -4,14 +4,14 @@
 //    no fetch — the ratio is what the service, the safe fetch and the JSON cost;
 //  - PDF: pages/s on a generated 40-page document at concurrency 1 and 4; baseline: unpdf's getDocumentProxy +
 //    getTextContent in-process on the same bytes;
-//  - annotation: documents/s and tokens/s at concurrency 1 and 4, once libs/nlp's annotate() is on main (said when not).
+//  - annotation: documents/s and tokens/s at concurrency 1 and 4 on the NASA TextRank lesson (the default pipeline).
 // Each figure is the median of ROUNDS timed rounds after a warm-up round; nothing passes or fails.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getDocumentProxy } from 'unpdf';
-import * as nlp from '@loom/nlp';
+import { annotate, findDataDir } from '@loom/nlp';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
 import { pdfSkill } from '@loom/skill-pdf';
 import { makePdf } from '@loom/skill-pdf/testing';
@@ -92,20 +92,17 @@ for (const concurrency of [1, 4]) {
 await pdf.stop();
 
 // --- annotation
-if (typeof nlp.annotate !== 'function') {
-  console.log("annotation: not measured — libs/nlp's annotate() (trained models) is not on main yet");
-} else {
+{
   const { createAnnotationSkill } = await import('@loom/skill-annotation');
-  const annotation = await startSkillForTest(createAnnotationSkill({ annotator: nlp.annotate }));
-  // shared/ lies beside the repository (or above a worktree)
-  let dir = here;
-  while (!existsSync(join(dir, 'shared', 'data', 'textrank')) && dirname(dir) !== dir) dir = dirname(dir);
-  const text = readFileSync(join(dir, 'shared', 'data', 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
-  const answer = await post(`${annotation.url}/v2/annotate`, { text });
-  const tokens = answer.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
+  const text = readFileSync(join(findDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
+  const inProcess = annotate(text);
+  const tokens = inProcess.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
+  const baseline = await rate(40, 1, () => Promise.resolve(annotate(text)));
+  console.log(`annotation: baseline (libs/nlp annotate() in-process) ${fmt(baseline)} documents/s, ${fmt(baseline * tokens)} tokens/s`);
+  const annotation = await startSkillForTest(createAnnotationSkill({ annotator: annotate }));
   for (const concurrency of [1, 4]) {
     const documents = await rate(40, concurrency, () => post(`${annotation.url}/v2/annotate`, { text }));
-    console.log(`annotation: concurrency ${concurrency}: ${fmt(documents)} documents/s, ${fmt(documents * tokens)} tokens/s (NASA lesson, ${tokens} tokens)`);
+    console.log(`annotation: concurrency ${concurrency}: ${fmt(documents)} documents/s, ${fmt(documents * tokens)} tokens/s (NASA lesson, ${tokens} tokens; ${(documents / baseline).toFixed(2)}x the in-process baseline)`);
   }
   await annotation.stop();
 }
