@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
-import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { type handleBidiStreamingCall, Server, ServerCredentials, type ServerDuplexStream, type ServerInterceptor, type ServiceDefinition, status } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
 import { descriptorSetPath } from '@loom/contracts';
 import { type Authenticator } from './auth.js';
 import { MAX_MESSAGE_BYTES } from './client.js';
@@ -93,10 +94,7 @@ export class LoomServer {
   /** Binds the port (0 picks a free one), starts reflection and reports every service SERVING. */
   async listen(host: string, port: number): Promise<number> {
     if (this.currentState !== 'starting') throw new ServerStateError(`cannot listen in state ${this.currentState}`);
-    const descriptorSet = readFileSync(descriptorSetPath);
-    new ReflectionService(loadFileDescriptorSetFromBuffer(descriptorSet), { services: [...this.serviceNames] }).addToServer(
-      this.server,
-    );
+    addLazyReflection(this.server, [...this.serviceNames]);
     const credentials = this.options.credentials ?? ServerCredentials.createInsecure();
     this.boundPort = await new Promise<number>((resolve, reject) => {
       this.server.bindAsync(`${host}:${port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
@@ -137,5 +135,61 @@ export class ServerStateError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ServerStateError';
+  }
+}
+
+/** The reflection services' files in @grpc/reflection (v1, and v1alpha for older clients). */
+const REFLECTION_PROTOS = ['grpc/reflection/v1/reflection.proto', 'grpc/reflection/v1alpha/reflection.proto'];
+// the options @grpc/reflection loads these files with (its PROTO_LOADER_OPTS): the messages must
+// have the shape its handlers expect
+const REFLECTION_LOADER_OPTIONS = { longs: String, enums: String, bytes: Array, defaults: true, oneofs: true };
+
+/**
+ * Serves grpc.reflection for `services`, with @grpc/reflection's own handlers built on the first
+ * reflection call: indexing loom's descriptor set takes about 150 ms (and loading the package
+ * 75 ms more), which every start paid while few servers are ever asked.
+ */
+function addLazyReflection(server: Server, services: readonly string[]): void {
+  const protoRoot = join(dirname(createRequire(import.meta.url).resolve('@grpc/reflection')), '..', 'proto');
+  let handlers: Promise<Map<string, handleBidiStreamingCall<unknown, unknown>>> | undefined;
+  const build = async (): Promise<Map<string, handleBidiStreamingCall<unknown, unknown>>> => {
+    const [{ ReflectionService }, { loadFileDescriptorSetFromBuffer }] = await Promise.all([import('@grpc/reflection'), import('@grpc/proto-loader')]);
+    const captured = new Map<string, handleBidiStreamingCall<unknown, unknown>>();
+    // addToServer hands its services to whatever server it is given: this one keeps their handlers by path
+    const capturing = {
+      addService(definition: ServiceDefinition, implementation: Record<string, handleBidiStreamingCall<unknown, unknown>>): void {
+        for (const [name, method] of Object.entries(definition)) {
+          const handler = implementation[name];
+          if (handler !== undefined) captured.set(method.path, handler);
+        }
+      },
+    };
+    new ReflectionService(loadFileDescriptorSetFromBuffer(readFileSync(descriptorSetPath)), { services: [...services] }).addToServer(capturing);
+    return captured;
+  };
+  for (const proto of REFLECTION_PROTOS) {
+    const definitions = loadSync(proto, { ...REFLECTION_LOADER_OPTIONS, includeDirs: [protoRoot] });
+    for (const definition of Object.values(definitions)) {
+      if (!('ServerReflectionInfo' in definition)) continue;
+      const service = definition as unknown as ServiceDefinition;
+      const path = (service.ServerReflectionInfo as { path: string }).path;
+      server.addService(service, {
+        ServerReflectionInfo: (stream: ServerDuplexStream<unknown, unknown>) => {
+          handlers ??= build();
+          handlers.then(
+            (built) => {
+              const handler = built.get(path);
+              if (handler === undefined) stream.emit('error', { code: status.UNIMPLEMENTED, details: `no reflection handler for ${path}` });
+              else handler(stream);
+            },
+            (error: unknown) => {
+              // a failed build is not kept: the next reflection call tries again
+              handlers = undefined;
+              stream.emit('error', { code: status.INTERNAL, details: `server reflection is unavailable: ${error instanceof Error ? error.message : String(error)}` });
+            },
+          );
+        },
+      });
+    }
   }
 }
