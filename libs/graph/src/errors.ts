@@ -1,6 +1,7 @@
 import { FailedPreconditionError, LoomError, UnavailableError } from '@loom/domain';
 import { redactPassword } from '@loom/postgres';
-import { Neo4jError, isRetryableError } from 'neo4j-driver';
+import type { Neo4jError } from 'neo4j-driver';
+import { neo4jDriverIfLoaded } from './neo4j-driver.js';
 import { type GraphStoreKind } from './graph-store.js';
 
 /** The store refused the statement (syntax, constraint, unknown graph) or it cannot be sent as written; retrying will not help. */
@@ -77,7 +78,7 @@ export function isTransientGraphError(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
     if (current instanceof GraphUnavailableError || current instanceof GraphTransientError) return true;
     if (current instanceof LoomError) return false;
-    if (current instanceof Neo4jError) return isRetryableError(current);
+    if (isNeo4jError(current)) return neo4jDriverIfLoaded()?.isRetryableError(current) ?? false;
     const code = errorCode(current);
     if (code !== undefined && (TRANSIENT_SQLSTATES.test(code) || UNAVAILABLE_SQLSTATES.test(code) || NETWORK_ERROR_CODES.has(code))) return true;
   }
@@ -103,6 +104,12 @@ const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when tr
 const NEO4J_ACCESS_MODE = 'Neo.ClientError.Statement.AccessMode';
 const NEO4J_UNAVAILABLE_CODES = new Set(['ServiceUnavailable', 'SessionExpired']);
 
+/** True for an error of neo4j-driver (which, when the driver was never loaded, none can be). */
+export function isNeo4jError(error: unknown): error is Neo4jError {
+  const driver = neo4jDriverIfLoaded();
+  return driver !== undefined && error instanceof driver.Neo4jError;
+}
+
 /** Turns an error from `pg` into the matching graph error; LoomErrors pass through unchanged. */
 export function graphErrorFromPg(error: unknown, context: GraphErrorContext): Error {
   if (!(error instanceof Error)) return new GraphQueryError(context.store, context.address, undefined, String(error));
@@ -123,11 +130,11 @@ export function graphErrorFromNeo4j(error: unknown, context: GraphErrorContext):
   if (!(error instanceof Error)) return new GraphQueryError(context.store, context.address, undefined, String(error));
   if (error instanceof LoomError) return error;
   const { store, address } = context;
-  const code = error instanceof Neo4jError ? error.code : errorCode(error);
+  const code = isNeo4jError(error) ? error.code : errorCode(error);
   const reason = redactPassword(error.message, context.password);
-  if (error instanceof Neo4jError) {
+  if (isNeo4jError(error)) {
     if (NEO4J_UNAVAILABLE_CODES.has(error.code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });
-    if (isRetryableError(error)) return new GraphTransientError(store, address, code, reason, { cause: error });
+    if (neo4jDriverIfLoaded()?.isRetryableError(error) === true) return new GraphTransientError(store, address, code, reason, { cause: error });
     if (error.code === NEO4J_ACCESS_MODE && context.readOnly) return new GraphReadOnlyError(store, address, undefined, `the store refused a write in read access mode: ${reason}`, { cause: error });
     return new GraphQueryError(store, address, code, reason, { cause: error });
   }

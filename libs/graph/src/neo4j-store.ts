@@ -1,4 +1,5 @@
-import neo4j, { type AuthToken, type Config } from 'neo4j-driver';
+import type { AuthToken, Config } from 'neo4j-driver';
+import { neo4jDriver } from './neo4j-driver.js';
 import { abortable, throwIfAborted } from './abort.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
@@ -63,7 +64,7 @@ export const NEO4J_DRIVER_CONFIG: Config = {
   userAgent: 'loom-graph',
 };
 
-const defaultDriverFactory: Neo4jDriverFactory = (url, auth, config) => neo4j.driver(url, auth, config);
+const defaultDriverFactory: Neo4jDriverFactory = (url, auth, config) => neo4jDriver().driver(url, auth, config);
 
 /**
  * A GraphStore on Neo4j over Bolt. Each run is an auto-commit transaction in its own session, in READ access mode
@@ -72,7 +73,7 @@ const defaultDriverFactory: Neo4jDriverFactory = (url, auth, config) => neo4j.dr
  */
 export function createNeo4jStore(connection: Neo4jConnection, options: Neo4jStoreOptions = {}): GraphStore {
   const factory = options.driverFactory ?? defaultDriverFactory;
-  const driver = factory(connection.url, neo4j.auth.basic(connection.user, connection.password), NEO4J_DRIVER_CONFIG);
+  const driver = factory(connection.url, neo4jDriver().auth.basic(connection.user, connection.password), NEO4J_DRIVER_CONFIG);
   return new Neo4jStore(driver, connection);
 }
 

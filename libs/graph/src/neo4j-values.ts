@@ -1,20 +1,5 @@
-import {
-  type Integer,
-  type Node,
-  type Relationship,
-  int,
-  isDate,
-  isDateTime,
-  isDuration,
-  isInt,
-  isLocalDateTime,
-  isLocalTime,
-  isNode,
-  isPath,
-  isPoint,
-  isRelationship,
-  isTime,
-} from 'neo4j-driver';
+import type { Integer, Node, Relationship } from 'neo4j-driver';
+import { neo4jDriver } from './neo4j-driver.js';
 import { type GraphNode, type GraphParameters, type GraphRelationship, type GraphValue } from './graph-store.js';
 
 /**
@@ -24,6 +9,7 @@ import { type GraphNode, type GraphParameters, type GraphRelationship, type Grap
  */
 export function fromNeo4j(value: unknown): GraphValue {
   if (value === null || value === undefined) return null;
+  const { isInt, isNode, isRelationship, isPath, isPoint, isDate, isDateTime, isLocalDateTime, isLocalTime, isTime, isDuration } = neo4jDriver();
   if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') return value;
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (isInt(value)) return integer(value);
@@ -52,7 +38,7 @@ export function toNeo4jParameters(parameters: GraphParameters): Record<string, u
 }
 
 function toNeo4jValue(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? int(value) : value;
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? neo4jDriver().int(value) : value;
   if (Array.isArray(value)) return value.map(toNeo4jValue);
   if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
     return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, toNeo4jValue(entry)]));

@@ -1,6 +1,6 @@
 import { PermissionDeniedError } from '@loom/domain';
-import neo4j, { Neo4jError } from 'neo4j-driver';
-import { graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
+import { graphErrorFromNeo4j, type GraphErrorContext, isNeo4jError } from './errors.js';
+import { neo4jDriver } from './neo4j-driver.js';
 import { type GraphParameters, type GraphRecord } from './graph-store.js';
 import { NEO4J_DRIVER_CONFIG, type Neo4jDriverFactory, type Neo4jDriverLike, type Neo4jSessionConfig } from './neo4j-store.js';
 import { fromNeo4j, toNeo4jParameters } from './neo4j-values.js';
@@ -49,9 +49,9 @@ export class SsoGraphQueries {
     private readonly connection: SsoGraphConnection,
     options: { readonly driverFactory?: Neo4jDriverFactory } = {},
   ) {
-    const factory = options.driverFactory ?? ((url, auth, config) => neo4j.driver(url, auth, config));
+    const factory = options.driverFactory ?? ((url, auth, config) => neo4jDriver().driver(url, auth, config));
     const auth =
-      connection.mode === 'impersonate' ? neo4j.auth.basic(connection.user ?? '', connection.password ?? '') : neo4j.auth.bearer('');
+      connection.mode === 'impersonate' ? neo4jDriver().auth.basic(connection.user ?? '', connection.password ?? '') : neo4jDriver().auth.bearer('');
     this.driver = factory(connection.url, auth, NEO4J_DRIVER_CONFIG);
     const address = connection.database === undefined ? connection.url : `${connection.url} database ${connection.database}`;
     this.context = { store: 'neo4j', address, password: connection.password ?? '', readOnly: false };
@@ -69,7 +69,7 @@ export class SsoGraphQueries {
       }
       return records;
     } catch (error) {
-      if (error instanceof Neo4jError && NEO4J_SECURITY.test(error.code)) {
+      if (isNeo4jError(error) && NEO4J_SECURITY.test(error.code)) {
         throw new GraphPermissionDeniedError(error.code, error.message.replace(caller.token, '[token]'), { cause: error });
       }
       throw graphErrorFromNeo4j(error, { ...this.context, password: caller.token });
@@ -86,6 +86,6 @@ export class SsoGraphQueries {
 
   private sessionConfig(caller: SsoCaller, write: boolean): Neo4jSessionConfig {
     const base = { defaultAccessMode: write ? ('WRITE' as const) : ('READ' as const), ...(this.connection.database === undefined ? {} : { database: this.connection.database }) };
-    return this.connection.mode === 'impersonate' ? { ...base, impersonatedUser: caller.user } : { ...base, auth: neo4j.auth.bearer(caller.token) };
+    return this.connection.mode === 'impersonate' ? { ...base, impersonatedUser: caller.user } : { ...base, auth: neo4jDriver().auth.bearer(caller.token) };
   }
 }
