@@ -1,10 +1,55 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
+import globals from 'globals';
 import { importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+const root = dirname(fileURLToPath(import.meta.url));
+
+/** Every service package (a folder of services/ or services/skills/ with a package.json): its folder and name. */
+function servicePackages() {
+  const folders = ['services', 'services/skills'].flatMap((parent) =>
+    readdirSync(join(root, parent), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(root, parent, entry.name, 'package.json')))
+      .map((entry) => `${parent}/${entry.name}`),
+  );
+  return folders.map((folder) => ({ folder, name: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')).name }));
+}
+
+const PACKAGE_BY_INDEX = { group: ['@loom/*/src/*', '**/libs/*/src/*', '**/services/*/src/*'], message: 'Import a package by its name and its index.' };
+
+/**
+ * A service depends on libs and contracts, never on another service's code (DESIGN.md). Code that
+ * composes services on purpose is exempt: the CLI (it runs them all) and each service's declared
+ * test helper, test/harness.ts, through which its tests start the services they need.
+ */
+const COMPOSERS = ['services/cli/**', 'services/*/test/harness.ts', 'services/skills/*/test/harness.ts'];
+const serviceBoundaries = servicePackages()
+  .filter(({ folder }) => folder !== 'services/cli')
+  .map(({ folder, name }) => {
+    const others = servicePackages().filter((other) => other.name !== name).map((other) => other.name);
+    return {
+      files: [`${folder}/**/*.ts`, `${folder}/**/*.mjs`],
+      ignores: COMPOSERS,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              PACKAGE_BY_INDEX,
+              { group: others.flatMap((other) => [other, `${other}/*`]), message: `${name} is a service: it may not import another service's code. Call it over gRPC, or compose services in test/harness.ts.` },
+            ],
+          },
+        ],
+      },
+    };
+  });
+
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '**/src/generated/**', '**/descriptor/**', '.nx/**', 'bench/**', '**/*.mjs', '**/*.js'],
+    ignores: ['**/dist/**', '**/node_modules/**', '**/src/generated/**', '**/descriptor/**', '.nx/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -19,10 +64,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['@loom/*/src/*', '**/libs/*/src/*', '**/services/*/src/*'], message: 'Import a package by its name and its index.' }] },
-      ],
+      'no-restricted-imports': ['error', { patterns: [PACKAGE_BY_INDEX] }],
       'no-restricted-syntax': [
         'error',
         { selector: "ThrowStatement > NewExpression[callee.name='Error']", message: 'Throw a typed error (one class per failure a caller can act on).' },
@@ -38,4 +80,21 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  {
+    // JavaScript run as it is (the Python script host, the PDF worker, scripts, the binary, benchmarks):
+    // the same rules where they need no types; Node's globals
+    files: ['**/*.mjs', '**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { ...globals.node } },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    // benchmarks are scripts: a failure ends the run with its message
+    files: ['bench/**'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  ...serviceBoundaries,
 );

@@ -1,14 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { auditModule } from '@loom/audit';
 import { AuditEventType, WorkflowStoreClient } from '@loom/contracts';
 import { scheduleToProto, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
-import { secretsModule } from '@loom/secrets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configStoreModule } from '../src/index.js';
-import { auditedEvents, failure, graphWorkflow, type Scratch, scratch, startStore, status, type StoreHarness } from './harness.js';
+import { auditedEvents, auditModule, failure, graphWorkflow, type Scratch, scratch, secretsModule, startStore, status, type StoreHarness } from './harness.js';
 
 const PLAIN = 'audited-push-password-8b3f';
 const NAME = 'Audited import_5a1c9e2d-3b4f-4c6d-8e7f-9a0b1c2d3e4f';

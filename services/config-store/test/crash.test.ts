@@ -5,10 +5,8 @@ import { WorkflowStoreClient } from '@loom/contracts';
 import { workflowFromProto, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest, type ServiceProcess, startServiceProcess } from '@loom/service-kit/testing';
-import { auditModule } from '@loom/audit';
-import { secretsModule } from '@loom/secrets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { graphWorkflow, overridesFor, scratch, storeToken } from './harness.js';
+import { auditModule, graphWorkflow, overridesFor, scratch, secretsModule, storeToken } from './harness.js';
 
 /** The built config store (its test target builds it first), run alone the way a split deployment does. */
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));

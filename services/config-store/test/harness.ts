@@ -96,3 +96,6 @@ export async function auditedEvents(audit: AuditClient, types: readonly AuditEve
 
 export { failure } from '@loom/service-kit/testing';
 export { status };
+
+/** The services the store's tests start beside it (startStore's defaults). */
+export { auditModule, secretsModule };

@@ -77,9 +77,17 @@ if (setup.policy) {
   }
 }
 
+/** What the script policy refuses on the JavaScript side of the host. */
+class ScriptPolicyError extends Error {
+  constructor(what) {
+    super(`loom script policy: ${what} is not allowed`);
+    this.name = 'ScriptPolicyError';
+  }
+}
+
 // nothing of the environment stays reachable from the JavaScript side either
 const refuse = (what) => () => {
-  throw new Error(`loom script policy: ${what} is not allowed`);
+  throw new ScriptPolicyError(what);
 };
 if (setup.policy) {
   Object.defineProperty(process, 'env', { get: refuse('reading environment variables'), configurable: false });

@@ -115,3 +115,7 @@ export function pipelineWorkflow(name = 'Article pipeline_6e7f8a9b-0c1d-4e2f-8a3
     ],
   );
 }
+
+/** The services the executor's tests start beside it. */
+export { auditModule };
+export { schedulerModule } from '@loom/scheduler';

@@ -2,12 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { auditModule } from '@loom/audit';
 import { workflowToProto } from '@loom/domain';
 import { call, type RunningServices } from '@loom/service-kit';
 import { failure, serveForTest } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ExecutorHarness, executorToken, pipelineWorkflow, startExecutor } from './harness.js';
+import { auditModule, type ExecutorHarness, executorToken, pipelineWorkflow, startExecutor } from './harness.js';
 
 const storeToken = 'config-store-token-privileged-0123';
 

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchedulerClient, WorkflowState } from '@loom/contracts';
 import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
-import { schedulerModule } from '@loom/scheduler';
 import { call, createClient } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
+import { type ExecutorHarness, instance, schedulerModule, startExecutor, workflowOf } from './harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

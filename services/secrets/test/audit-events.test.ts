@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { auditModule } from '@loom/audit';
 import { AuditEventType, SecretsClient } from '@loom/contracts';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditedEvents, embeddedBackend, executorToken, failure, graphWorkflow, type SecretsHarness, openVia, sealVia, startSecrets, status } from './harness.js';
+import { auditedEvents, auditModule, embeddedBackend, executorToken, failure, graphWorkflow, type SecretsHarness, openVia, sealVia, startSecrets, status } from './harness.js';
 
 const PLAIN = 'audit-test-secret-value-5c2e';
 const OTHER = 'audit-test-other-value-9d41';

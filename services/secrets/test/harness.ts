@@ -206,3 +206,6 @@ export async function auditedEvents(audit: AuditClient, types: readonly AuditEve
 
 export { failure } from '@loom/service-kit/testing';
 export { status };
+
+/** The audit service the secrets tests start beside it. */
+export { auditModule };

@@ -1,0 +1,32 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { describe, expect, it } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** Lints `code` as if it were the file at `path` (relative to the repository) with the repository's config, without type information. */
+async function lint(path: string, code: string): Promise<string[]> {
+  const eslint = new ESLint({ cwd: root, overrideConfig: [tseslint.configs.disableTypeChecked] });
+  const [result] = await eslint.lintText(code, { filePath: join(root, path) });
+  return (result?.messages ?? []).map((message) => `${message.ruleId ?? 'parse'}: ${message.message}`);
+}
+
+describe('the lint rules', () => {
+  it("refuse a service importing another service's code, in its sources and its tests", async () => {
+    for (const path of ['services/executor/src/probe.ts', 'services/executor/test/probe.test.ts', 'services/skills/keywords/src/probe.ts']) {
+      const messages = await lint(path, "import { auditModule } from '@loom/audit';\nexport const probe = auditModule;\n");
+      expect(messages, path).toEqual([expect.stringMatching(/^no-restricted-imports: .*it may not import another service's code/)]);
+    }
+    const deep = await lint('services/secrets/src/probe.ts', "import { skillGatewayModule } from '@loom/skill-gateway/testing';\nexport const probe = skillGatewayModule;\n");
+    expect(deep).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
+  });
+
+  it('let libraries, the CLI and the declared test harnesses compose services', async () => {
+    const code = "import { auditModule } from '@loom/audit';\nexport const probe = auditModule;\n";
+    expect(await lint('services/cli/src/probe.ts', code)).toEqual([]);
+    expect(await lint('services/executor/test/harness.ts', code)).toEqual([]);
+    expect(await lint('services/executor/src/probe.ts', "import { createPool } from '@loom/postgres';\nexport const probe = createPool;\n")).toEqual([]);
+  });
+});
