@@ -116,33 +116,48 @@ export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
 
 /** Decodes weights written by encodeWeights into a dense array. */
 export function decodeWeights(model: string, bytes: Uint8Array): Float32Array {
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  if (view.length < 12) throw new ModelLoadError(model, 'weights section truncated');
-  const size = view.readUInt32LE(0);
-  const count = view.readUInt32LE(4);
-  const scale = view.readFloatLE(8);
+  if (bytes.length < 12) throw new ModelLoadError(model, 'weights section truncated');
+  const header = new DataView(bytes.buffer, bytes.byteOffset, 12);
+  const size = header.getUint32(0, true);
+  const count = header.getUint32(4, true);
+  const scale = header.getFloat32(8, true);
   const weights = new Float32Array(size);
-  const indices = new Uint32Array(count);
+  const indices = new Int32Array(count);
+  const end = bytes.length;
   let at = 12;
   let index = 0;
   for (let n = 0; n < count; n++) {
     let delta = 0;
-    let shift = 0;
+    let factor = 1;
     for (;;) {
-      const byte = view[at++];
-      if (byte === undefined) throw new ModelLoadError(model, 'weights section truncated');
-      delta += (byte & 0x7f) * 2 ** shift;
+      if (at >= end) throw new ModelLoadError(model, 'weights section truncated');
+      const byte = bytes[at++]!;
+      delta += (byte & 0x7f) * factor;
       if (byte < 0x80) break;
-      shift += 7;
+      factor *= 128;
     }
     index += delta;
     if (index >= size) throw new ModelLoadError(model, 'weights section corrupt');
     indices[n] = index;
   }
   if (at % 2 === 1) at++;
-  if (at + count * 2 > view.length) throw new ModelLoadError(model, 'weights section truncated');
-  for (let n = 0; n < count; n++) weights[indices[n]!] = view.readInt16LE(at + n * 2) * scale;
+  if (at + count * 2 > end) throw new ModelLoadError(model, 'weights section truncated');
+  // One typed-array view over the 16-bit values instead of a read per entry; a copy first when the
+  // section does not start on an even address (the file's header has any length).
+  const start = bytes.byteOffset + at;
+  const values = start % 2 === 0 && LITTLE_ENDIAN ? new Int16Array(bytes.buffer, start, count) : littleEndianInt16(bytes.subarray(at, at + count * 2));
+  for (let n = 0; n < count; n++) weights[indices[n]!] = values[n]! * scale;
   return weights;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Little-endian 16-bit integers in an aligned array of their own. */
+function littleEndianInt16(bytes: Uint8Array): Int16Array {
+  const out = new Int16Array(bytes.length / 2);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  for (let n = 0; n < out.length; n++) out[n] = view.getInt16(n * 2, true);
+  return out;
 }
 
 /** Encodes a list of strings as UTF-8 lines. */
