@@ -27,6 +27,7 @@ export interface WordCodes {
   readonly suffix2: Int32Array;
   readonly suffix3: Int32Array;
   readonly suffix4: Int32Array;
+  readonly suffix5: Int32Array;
   readonly prefix1: Int32Array;
   readonly prefix2: Int32Array;
   readonly prefix3: Int32Array;
@@ -44,6 +45,7 @@ export function wordCodes(words: readonly string[]): WordCodes {
     suffix2: make(),
     suffix3: make(),
     suffix4: make(),
+    suffix5: make(),
     prefix1: make(),
     prefix2: make(),
     prefix3: make(),
@@ -58,6 +60,7 @@ export function wordCodes(words: readonly string[]): WordCodes {
     codes.suffix2[i] = hashString(l.slice(-2));
     codes.suffix3[i] = hashString(l.slice(-3));
     codes.suffix4[i] = hashString(l.slice(-4));
+    codes.suffix5[i] = hashString(l.slice(-5));
     codes.prefix1[i] = hashString(w.slice(0, 1));
     codes.prefix2[i] = hashString(l.slice(0, 2));
     codes.prefix3[i] = hashString(l.slice(0, 3));
