@@ -72,15 +72,17 @@ export function encodeLemmatizer(model: LemmatizerModel): { lexicon: string[]; r
 
 /** Rebuilds a lemmatizer from encodeLemmatizer's lines. */
 export function decodeLemmatizer(lexiconLines: readonly string[], ruleLines: readonly string[]): LemmatizerModel {
+  // The key is the line's first two fields as they stand, sliced once (no split and re-join per entry).
   const lexicon = new Map<string, string>();
   for (const line of lexiconLines) {
-    const [lower, xpos, lemma] = line.split('\t');
-    lexicon.set(`${lower}\t${xpos}`, lemma ?? '');
+    const tab = line.lastIndexOf('\t');
+    lexicon.set(line.slice(0, tab), line.slice(tab + 1));
   }
   const rules = new Map<string, readonly [number, string]>();
   for (const line of ruleLines) {
-    const [xpos, suffix, cut, append] = line.split('\t');
-    rules.set(`${xpos}\t${suffix}`, [Number(cut), append ?? '']);
+    const second = line.indexOf('\t', line.indexOf('\t') + 1);
+    const third = line.indexOf('\t', second + 1);
+    rules.set(line.slice(0, second), [Number(line.slice(second + 1, third)), line.slice(third + 1)]);
   }
   return { lexicon, rules };
 }
