@@ -12,9 +12,10 @@ import { NER_TAGS, type NerModel } from './ner.js';
 /** Sections and header of a tagger model file. */
 export function encodeTagger(model: TaggerModel & { ambiguityText: ReadonlyMap<string, string> }, prune: number): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
-    header: { kind: 'tagger', labels: model.labels, bits: model.perceptron.bits },
+    header: { kind: 'tagger', labels: model.labels, bits: model.perceptron.bits, secondPassMargin: model.secondPassMargin },
     sections: new Map([
       ['weights', encodeWeights(model.perceptron.weights, prune)],
+      ['second', encodeWeights(model.second.weights, prune)],
       ['ambiguity', encodeStrings([...model.ambiguityText].map(([w, t]) => `${w}\t${t}`))],
       ['unambiguous', encodeStrings([...model.unambiguous].map(([w, l]) => `${w}\t${l}`))],
     ]),
@@ -42,6 +43,10 @@ export function decodeTagger(name: string, file: ModelFile): TaggerModel {
   const bits = integer(name, file.header['bits'], 'bits');
   const weights = decodeWeights(name, section(name, file, 'weights'));
   if (weights.length !== 1 << bits) throw new ModelLoadError(name, 'weights size does not match bits');
+  const secondPassMargin = file.header['secondPassMargin'];
+  if (typeof secondPassMargin !== 'number') throw new ModelLoadError(name, 'header field secondPassMargin is not a number');
+  const second = decodeWeights(name, section(name, file, 'second'));
+  if (second.length !== 1 << bits) throw new ModelLoadError(name, 'second-pass weights size does not match bits');
   const ambiguity = new Map<string, number>();
   for (const line of decodeStrings(section(name, file, 'ambiguity'))) {
     const tab = line.lastIndexOf('\t');
@@ -52,7 +57,7 @@ export function decodeTagger(name: string, file: ModelFile): TaggerModel {
     const tab = line.lastIndexOf('\t');
     unambiguous.set(line.slice(0, tab), Number(line.slice(tab + 1)));
   }
-  return { perceptron: new Perceptron(labels.length, bits, weights), labels, ambiguity, unambiguous };
+  return { perceptron: new Perceptron(labels.length, bits, weights), second: new Perceptron(labels.length, bits, second), secondPassMargin, labels, ambiguity, unambiguous };
 }
 
 /** Sections and header of a parser model file; `tags` are the tagger labels whose indices the parser reads. */

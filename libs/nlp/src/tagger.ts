@@ -3,9 +3,18 @@ import { hashString } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
 import { Perceptron } from './perceptron.js';
 
-/** A trained part-of-speech tagger: joint UPOS+XPOS labels, an ambiguity-class lexicon and frequent unambiguous words. */
+/**
+ * A trained part-of-speech tagger: joint UPOS+XPOS labels, an ambiguity-class lexicon and frequent
+ * unambiguous words. Two greedy left-to-right passes: the second also sees the first pass's tags
+ * of the next two words, which a single left-to-right pass cannot.
+ */
 export interface TaggerModel {
+  /** First pass (left context only). */
   readonly perceptron: Perceptron;
+  /** Second pass (also the first pass's tags to the right). */
+  readonly second: Perceptron;
+  /** The second pass runs only where the first pass's best score leads the next by less than this. */
+  readonly secondPassMargin: number;
   /** Joint labels `UPOS\tXPOS`. */
   readonly labels: readonly string[];
   /** Lower-cased word → hash of the set of labels it takes (its ambiguity class). */
@@ -22,13 +31,15 @@ export interface TaggedSentence {
 
 export interface TaggerTrainOptions {
   readonly epochs: number;
+  /** See TaggerModel.secondPassMargin. */
+  readonly secondPassMargin: number;
   readonly seed: number;
   readonly bits: number;
   /** Called after each epoch (for progress logs). */
   readonly onEpoch?: (epoch: number, trainAccuracy: number) => void;
 }
 
-const MAX_FEATURES = 40;
+const MAX_FEATURES = 64;
 
 function ambiguityCodes(words: readonly string[], ambiguity: ReadonlyMap<string, number>): Int32Array {
   const codes = new Int32Array(words.length + 2).fill(hashString('<END>'));
@@ -79,26 +90,78 @@ function extract(c: WordCodes, amb: Int32Array, i: number, p1: number, p2: numbe
   out[n++] = feature(31, before(c.shape, i - 1), c.shape[i]);
   out[n++] = feature(32, p1, amb[i + 1]);
   out[n++] = feature(33, c.suffix2[i]!, c.shape[i]);
+  out[n++] = feature(34, p1, c.lower[i + 1]);
+  out[n++] = feature(35, before(c.lower, i - 1), c.lower[i + 1]);
+  out[n++] = feature(36, c.suffix4[i + 1]!);
+  out[n++] = feature(37, c.prefix3[i + 1]!);
+  out[n++] = feature(38, before(c.shape, i - 1), i === 0 ? 1 : 0, c.shape[i]);
+  out[n++] = feature(39, c.suffix5[i]!);
+  out[n++] = feature(40, w, amb[i + 1]);
+  out[n++] = feature(41, p1, p2, w);
+  out[n++] = feature(42, c.lower[i + 1]!, c.lower[i + 2]);
+  out[n++] = feature(43, before(c.suffix2, i - 1), c.suffix2[i]);
+  return n;
+}
+
+/** Features of the second pass: those of the first plus the first pass's tags at i+1 and i+2. */
+function extractSecond(c: WordCodes, amb: Int32Array, first: readonly number[], i: number, p1: number, p2: number, out: Int32Array): number {
+  let n = extract(c, amb, i, p1, p2, out);
+  const r1 = first[i + 1] ?? NO_TAG;
+  const r2 = first[i + 2] ?? NO_TAG;
+  out[n++] = feature(60, r1);
+  out[n++] = feature(61, r1, r2);
+  out[n++] = feature(62, p1, r1);
+  out[n++] = feature(63, c.lower[i]!, r1);
+  out[n++] = feature(64, c.suffix3[i]!, r1);
+  out[n++] = feature(65, amb[i]!, r1);
+  out[n++] = feature(66, p1, r1, amb[i]);
   return n;
 }
 
 const NO_TAG = -1;
 
+/** The first pass over one sentence (word codes prepared by the caller); `margins[i]` gets how far the best tag leads the next (Infinity for lexicon words). */
+function firstPass(perceptron: Perceptron, unambiguous: ReadonlyMap<string, number>, words: readonly string[], c: WordCodes, amb: Int32Array, margins?: Float32Array): number[] {
+  const feats = new Int32Array(MAX_FEATURES);
+  const scores = new Float32Array(perceptron.classes);
+  const out: number[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const known = unambiguous.get(words[i]!);
+    if (known !== undefined) {
+      out.push(known);
+      if (margins) margins[i] = Infinity;
+      continue;
+    }
+    const n = extract(c, amb, i, out[i - 1] ?? NO_TAG, out[i - 2] ?? NO_TAG, feats);
+    perceptron.score(feats, n, scores);
+    const best = Perceptron.best(scores);
+    out.push(best);
+    if (margins) {
+      let next = -Infinity;
+      for (let k = 0; k < scores.length; k++) if (k !== best && scores[k]! > next) next = scores[k]!;
+      margins[i] = scores[best]! - next;
+    }
+  }
+  return out;
+}
+
 /** Tags one sentence; returns joint label indices. */
 export function tagWords(model: TaggerModel, words: readonly string[]): number[] {
   const c = wordCodes(words);
   const amb = ambiguityCodes(words, model.ambiguity);
+  const margins = new Float32Array(words.length);
+  const first = firstPass(model.perceptron, model.unambiguous, words, c, amb, margins);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(model.labels.length);
   const out: number[] = [];
   for (let i = 0; i < words.length; i++) {
-    const known = model.unambiguous.get(words[i]!);
-    if (known !== undefined) {
-      out.push(known);
+    // A confident first-pass tag is kept: the second pass rarely changes it and costs as much again.
+    if (margins[i]! >= model.secondPassMargin) {
+      out.push(first[i]!);
       continue;
     }
-    const n = extract(c, amb, i, out[i - 1] ?? NO_TAG, out[i - 2] ?? NO_TAG, feats);
-    model.perceptron.score(feats, n, scores);
+    const n = extractSecond(c, amb, first, i, out[i - 1] ?? NO_TAG, out[i - 2] ?? NO_TAG, feats);
+    model.second.score(feats, n, scores);
     out.push(Perceptron.best(scores));
   }
   return out;
@@ -145,31 +208,37 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): { ambiguity
   return { ambiguity, unambiguous, ambiguityText };
 }
 
-/** Trains a tagger (greedy left-to-right, predicted history) and returns it averaged. */
-export function trainTagger(
+interface Prepared {
+  readonly c: WordCodes;
+  readonly amb: Int32Array;
+}
+
+/** One greedy pass trained over `epochs`; `rightTags` (per sentence) switches to second-pass features. */
+function trainPass(
   sentences: readonly TaggedSentence[],
-  labels: readonly string[],
+  prepared: readonly Prepared[],
+  classes: number,
   options: TaggerTrainOptions,
-): TaggerModel & { ambiguityText: Map<string, string> } {
-  const { ambiguity, unambiguous, ambiguityText } = buildLexicons(sentences);
-  const perceptron = new Perceptron(labels.length, options.bits);
-  const model = { perceptron, labels, ambiguity, unambiguous };
+  rightTags?: readonly (readonly number[])[],
+): Perceptron {
+  const perceptron = new Perceptron(classes, options.bits);
   const next = random(options.seed);
-  const order = [...sentences];
+  const order = sentences.map((_, i) => i);
   const feats = new Int32Array(MAX_FEATURES);
-  const scores = new Float32Array(labels.length);
-  const prepared = new Map<TaggedSentence, { c: WordCodes; amb: Int32Array }>();
+  const scores = new Float32Array(classes);
   for (let epoch = 1; epoch <= options.epochs; epoch++) {
     shuffle(order, next);
     let right = 0;
     let total = 0;
-    for (const s of order) {
-      let p = prepared.get(s);
-      if (!p) prepared.set(s, (p = { c: wordCodes(s.words), amb: ambiguityCodes(s.words, ambiguity) }));
+    for (const k of order) {
+      const s = sentences[k]!;
+      const p = prepared[k]!;
       const history: number[] = [];
       for (let i = 0; i < s.words.length; i++) {
         const gold = s.labels[i]!;
-        const n = extract(p.c, p.amb, i, history[i - 1] ?? NO_TAG, history[i - 2] ?? NO_TAG, feats);
+        const p1 = history[i - 1] ?? NO_TAG;
+        const p2 = history[i - 2] ?? NO_TAG;
+        const n = rightTags ? extractSecond(p.c, p.amb, rightTags[k]!, i, p1, p2, feats) : extract(p.c, p.amb, i, p1, p2, feats);
         perceptron.tick();
         perceptron.score(feats, n, scores);
         const guess = Perceptron.best(scores);
@@ -182,5 +251,41 @@ export function trainTagger(
     options.onEpoch?.(epoch, right / total);
   }
   perceptron.average();
-  return { ...model, ambiguityText };
+  return perceptron;
+}
+
+/** Folds of the training data whose first-pass tags come from a first pass trained on the other folds. */
+const FIRST_PASS_FOLDS = 2;
+
+/**
+ * Trains the tagger (greedy left-to-right, predicted history) and returns it averaged. The second
+ * pass learns from first-pass tags of the training data predicted by jackknifing, so it learns how
+ * far to trust them on unseen text.
+ */
+export function trainTagger(
+  sentences: readonly TaggedSentence[],
+  labels: readonly string[],
+  options: TaggerTrainOptions,
+): TaggerModel & { ambiguityText: Map<string, string> } {
+  const { ambiguity, unambiguous, ambiguityText } = buildLexicons(sentences);
+  const prepared = sentences.map((s) => ({ c: wordCodes(s.words), amb: ambiguityCodes(s.words, ambiguity) }));
+  const quiet = { ...options, onEpoch: undefined };
+  const rightTags: number[][] = new Array<number[]>(sentences.length);
+  for (let f = 0; f < FIRST_PASS_FOLDS; f++) {
+    const rest = sentences.map((_, i) => i).filter((i) => i % FIRST_PASS_FOLDS !== f);
+    const foldLexicons = buildLexicons(rest.map((i) => sentences[i]!));
+    const foldPrepared = sentences.map((s, i) => ({ c: prepared[i]!.c, amb: ambiguityCodes(s.words, foldLexicons.ambiguity) }));
+    const fold = trainPass(
+      rest.map((i) => sentences[i]!),
+      rest.map((i) => foldPrepared[i]!),
+      labels.length,
+      { ...quiet, seed: options.seed + 1 + f },
+    );
+    sentences.forEach((s, i) => {
+      if (i % FIRST_PASS_FOLDS === f) rightTags[i] = firstPass(fold, foldLexicons.unambiguous, s.words, foldPrepared[i]!.c, foldPrepared[i]!.amb);
+    });
+  }
+  const perceptron = trainPass(sentences, prepared, labels.length, quiet);
+  const second = trainPass(sentences, prepared, labels.length, options, rightTags);
+  return { perceptron, second, secondPassMargin: options.secondPassMargin, labels, ambiguity, unambiguous, ambiguityText };
 }

@@ -34,8 +34,8 @@ export interface TrainContext {
   readonly beforeLoading?: (model: string) => void;
 }
 
-/** Settings of the tagger. */
-export const TAGGER_SETTINGS = { epochs: 6, bits: 22, prune: 0.0005 };
+/** Settings of the tagger; the second-pass margin was chosen on EWT dev (same accuracy, about 1.8 times the speed of running the second pass everywhere). */
+export const TAGGER_SETTINGS = { epochs: 10, bits: 22, prune: 0.0005, secondPassMargin: 20 };
 /** Settings of the parser. */
 export const PARSER_SETTINGS = { epochs: 12, bits: 23, explore: 0.9, jackknifeFolds: 2, jackknifeEpochs: 4, prune: 0.0005 };
 
@@ -78,6 +78,7 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
   const model = trainTagger(examples, tags.items, {
     epochs: ctx.epochs ?? TAGGER_SETTINGS.epochs,
     bits: ctx.bits ?? TAGGER_SETTINGS.bits,
+    secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
     seed: ctx.seed ?? 1,
     onEpoch: (epoch, accuracy) => ctx.log(`tagger epoch ${epoch}/${ctx.epochs ?? TAGGER_SETTINGS.epochs}: train accuracy ${(100 * accuracy).toFixed(2)}`),
   });
@@ -92,7 +93,7 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
     sha256: digest,
     bytes: statSync(file).size,
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
-    settings: { ...TAGGER_SETTINGS, features: 'word, lower-case word, affixes 1-4, shape, two previous tags, ±2 words, ambiguity classes of w0..w+2', labels: 'joint UPOS+XPOS', trainingSentences: train.length, devSentences: dev.length },
+    settings: { ...TAGGER_SETTINGS, features: 'word, lower-case word, suffixes 1-5, prefixes 1-3, shape, two previous tags, ±2 words and their pairs, affixes of w-1 and w+1, ambiguity classes of w0..w+2; second pass: the first pass\'s tags of w+1, w+2', passes: 'two greedy left-to-right passes; the second trained on first-pass tags jackknifed in 2 folds', labels: 'joint UPOS+XPOS', trainingSentences: train.length, devSentences: dev.length },
     epochs: TAGGER_SETTINGS.epochs,
     dev: { upos: round(devScores.upos), xpos: round(devScores.xpos) },
     licence: EWT_LICENCE,
@@ -151,6 +152,7 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
     const foldTagger = trainTagger(taggedSentences(rest, foldTags), foldTags.items, {
       epochs: ctx.epochs ?? PARSER_SETTINGS.jackknifeEpochs,
       bits: ctx.bits ?? TAGGER_SETTINGS.bits,
+      secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
       seed: (ctx.seed ?? 1) + f,
     });
     train.forEach((s, i) => {
