@@ -35,6 +35,8 @@ export interface ParserTrainOptions {
   readonly epochs: number;
   readonly seed: number;
   readonly bits: number;
+  /** Hash-table bits of each labeler (they score every relation per feature, so they need more room than the three actions). */
+  readonly labelBits: number;
   /** Probability of following the model's own (possibly wrong) action after the first epoch. */
   readonly explore: number;
   readonly onEpoch?: (epoch: number, model: ParserModel) => void;
@@ -379,8 +381,8 @@ export function parse(model: ParserModel, input: ParserInput): { heads: number[]
 export function trainParser(examples: readonly ParserExample[], labels: readonly string[], options: ParserTrainOptions): ParserModel {
   const nLabels = labels.length;
   const perceptron = new Perceptron(3, options.bits);
-  const leftLabeler = new Perceptron(nLabels, options.bits - 1);
-  const rightLabeler = new Perceptron(nLabels, options.bits - 1);
+  const leftLabeler = new Perceptron(nLabels, options.labelBits);
+  const rightLabeler = new Perceptron(nLabels, options.labelBits);
   const model = { perceptron, leftLabeler, rightLabeler, labels };
   const next = random(options.seed);
   const order = [...examples];

@@ -37,7 +37,7 @@ export interface TrainContext {
 /** Settings of the tagger; the second-pass margin was chosen on EWT dev (same accuracy, about 1.8 times the speed of running the second pass everywhere). */
 export const TAGGER_SETTINGS = { epochs: 10, bits: 22, prune: 0.0005, secondPassMargin: 20 };
 /** Settings of the parser. */
-export const PARSER_SETTINGS = { epochs: 12, bits: 23, explore: 0.9, jackknifeFolds: 2, jackknifeEpochs: 4, prune: 0.0005 };
+export const PARSER_SETTINGS = { epochs: 12, bits: 23, labelBits: 22, explore: 0.9, jackknifeFolds: 2, jackknifeEpochs: 4, prune: 0.0005 };
 
 function taggedSentences(sentences: readonly ConlluSentence[], tags: Vocabulary): TaggedSentence[] {
   return sentences.map((s) => ({ words: s.words.map((w) => w.form), labels: s.words.map((w) => tags.add(jointTag(w.upos, w.xpos))) }));
@@ -205,6 +205,7 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
   const model = trainParser(examples, relations.items, {
     epochs: ctx.epochs ?? PARSER_SETTINGS.epochs,
     bits: ctx.bits ?? PARSER_SETTINGS.bits,
+    labelBits: ctx.bits === undefined ? PARSER_SETTINGS.labelBits : ctx.bits - 1,
     explore: PARSER_SETTINGS.explore,
     seed: ctx.seed ?? 1,
     onEpoch: (epoch, current) => {
