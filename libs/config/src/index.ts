@@ -1,4 +1,5 @@
 export { ConfigError, type ConfigErrorContext } from './config-error.js';
+export { configTableMarkdown, withConfigTable } from './config-table.js';
 export {
   type ConfigKeyInfo,
   configKeys,

@@ -1,21 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from './config-error.js';
+import { configError } from '../test/expect-config-error.js';
 import { loadConfig, resolveConfig } from './load-config.js';
 
 const KEY = randomBytes(32).toString('base64');
 const TOKEN = 'executor-token-0123456789';
 
-/** Runs the function and returns the ConfigError it throws. */
-function configError(load: () => unknown): ConfigError {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('loadConfig defaults', () => {
   it('gives the production defaults with nothing configured', () => {

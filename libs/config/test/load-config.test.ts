@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, resolveConfig } from '../src/index.js';
+import { configError } from './expect-config-error.js';
+import { loadConfig, resolveConfig } from '../src/index.js';
 
 let dir: string;
 
@@ -23,16 +24,6 @@ function file(name: string, text: string): string {
   return path;
 }
 
-/** Runs the function and returns the ConfigError it throws. */
-function configError(load: () => unknown): ConfigError {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('precedence: defaults < file < environment < --set', () => {
   const formats = {

@@ -60,7 +60,7 @@ export {
   optionConstraint,
   parameterConstraint,
 } from './catalog.js';
-export { validateWorkflow, MAX_WORKFLOW_BYTES, type WorkflowViolationReason } from './validate-workflow.js';
+export { type ComponentCatalog, validateWorkflow, type ValidateWorkflowOptions, MAX_WORKFLOW_BYTES, type WorkflowViolationReason } from './validate-workflow.js';
 export {
   NO_ENTITY,
   ROOT_RELATION,

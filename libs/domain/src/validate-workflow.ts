@@ -59,8 +59,8 @@ export type WorkflowViolationReason =
  * every violation (field: JSON path, reason: a WorkflowViolationReason); descriptions name
  * fields, never values. The definitions copied into the workflow are ignored: the catalog decides.
  */
-export function validateWorkflow(workflow: WorkflowConfiguration): void {
-  const check = new Check(workflow);
+export function validateWorkflow(workflow: WorkflowConfiguration, options: ValidateWorkflowOptions = {}): void {
+  const check = new Check(workflow, options.componentDefinition ?? frozenComponentDefinition);
   workflow.components.forEach((component, i) => check.component(component, `components[${i}]`));
   check.links();
   check.skillOrder();
@@ -87,6 +87,15 @@ const PARAMETER_TYPE_DESCRIPTIONS: Record<ParameterTypeName, string> = {
   PASSWORD: 'PASSWORD (a string)',
 };
 
+/** The definition of a component kind by its qualified name, undefined for a kind it does not know. */
+export type ComponentCatalog = (qualifiedName: string) => Readonly<ComponentDefinition> | undefined;
+
+/** Options of validateWorkflow. */
+export interface ValidateWorkflowOptions {
+  /** The component kinds a workflow may use; default loom's catalog (tests add kinds of their own). */
+  readonly componentDefinition?: ComponentCatalog;
+}
+
 /** The violations found so far, and what the checks of one workflow share. */
 class Check {
   readonly violations: FieldViolation[] = [];
@@ -94,7 +103,10 @@ class Check {
   private readonly componentNames: ReadonlySet<string>;
   private readonly seenComponentNames = new Set<string>();
 
-  constructor(private readonly workflow: WorkflowConfiguration) {
+  constructor(
+    private readonly workflow: WorkflowConfiguration,
+    private readonly componentDefinition: ComponentCatalog,
+  ) {
     this.componentNames = new Set(workflow.components.map((component) => component.name));
   }
 
@@ -107,7 +119,7 @@ class Check {
       this.report(appendJsonPath(path, 'name'), `another component is named '${component.name}' already`, 'DUPLICATE_NAME');
     }
     this.seenComponentNames.add(component.name);
-    const definition = frozenComponentDefinition(component.component.qualifiedName);
+    const definition = this.componentDefinition(component.component.qualifiedName);
     if (definition === undefined) {
       this.report(appendJsonPath(appendJsonPath(path, 'component'), 'qualifiedName'), 'is not a component kind of the catalog', 'UNKNOWN_COMPONENT');
       if (component.resource != null) this.resource(component.resource, appendJsonPath(path, 'resource'));

@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RESOURCE_KINDS } from '@loom/domain';
@@ -32,12 +31,4 @@ export function neo4jResource(parameters: Record<string, unknown>): GraphResourc
   return { resource: { qualifiedName: RESOURCE_KINDS.NEO4J_DATABASE }, parameters: { host: 'graph.example.com', user: 'neo4j', password: 's3cret-pw', ...parameters } };
 }
 
-/** A loopback port nothing listens on (bound, read back, closed). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+export { closedPort } from '@loom/testing';

@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -43,15 +42,7 @@ export function useCleanup(): { add<T extends Closable>(closable: T): T; tempDir
   };
 }
 
-/** A loopback port nothing listens on (bound, read back, closed). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+export { closedPort } from '@loom/testing';
 
 /** Records what a component logs. */
 export function recordingLogger(): { entries: { level: string; obj: object; msg: string }[]; info(obj: object, msg: string): void; warn(obj: object, msg: string): void } {

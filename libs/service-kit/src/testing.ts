@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer as createNetServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { AssertionError } from 'node:assert';
 import { Writable } from 'node:stream';
@@ -99,12 +98,5 @@ export function capturedLogger(): { logger: Logger; lines: string[] } {
 }
 export { startFakeSkill, type FakeSkill, type FakeSkillAnswer, type FakeSkillRequest } from './fake-skill.js';
 
-/** A loopback port free at this moment (bound, read back, closed): for processes whose ports must be known before they start. */
-export async function freeLoopbackPort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new AssertionError({ message: 'the server has no TCP address' });
-  return address.port;
-}
+/** A loopback port free at this moment: for processes whose ports must be known before they start. */
+export { closedPort as freeLoopbackPort } from '@loom/testing';

@@ -1,28 +1,10 @@
-import { Writable } from 'node:stream';
+import { captureStream } from '@loom/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
 import { SecretRedactor } from './secret-redactor.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
 
-function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      chunks.push(chunk.toString());
-      callback();
-    },
-  });
-  const text = (): string => chunks.join('');
-  return {
-    stream,
-    text,
-    lines: () =>
-      text()
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
+const capture = captureStream;
 
 let telemetry: Telemetry | undefined;
 afterEach(async () => {

@@ -1,5 +1,3 @@
-import { createServer } from 'node:net';
-import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 
 const serialize = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
@@ -69,33 +67,5 @@ export function stopServer(server: grpc.Server): Promise<void> {
   });
 }
 
-/** A writable that keeps every chunk, for assertions on the bytes a logger wrote. */
-export function captureStream(): { stream: Writable; text: () => string; lines: () => Record<string, unknown>[] } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      chunks.push(chunk.toString());
-      callback();
-    },
-  });
-  const text = (): string => chunks.join('');
-  const lines = (): Record<string, unknown>[] =>
-    text()
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { stream, text, lines };
-}
-
-/** A TCP port that was free a moment ago (for exporters that cannot bind port 0). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+/** A writable that keeps every chunk; a TCP port that was free a moment ago (for exporters that cannot bind port 0). */
+export { captureStream, closedPort as freePort } from '@loom/testing';

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { AuditEventType, WorkflowState } from '@loom/contracts';
+import { WorkflowState } from '@loom/contracts';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
@@ -15,7 +15,7 @@ import { optionsOf } from '../src/runtime/options.js';
 import { createPythonProcessor } from '../src/scripts/python.js';
 import { INSTALLATION_DIR, pythonSandbox } from '../src/scripts/sandbox.js';
 import { statePaths } from '../src/scripts/script-grants.js';
-import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
+import { componentFailureEvents, type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 // Scripts that try to get out of their sandbox. Each attempt must fail its message with a clear
 // error, the message must reach the failure handler, the audit log must get
@@ -168,17 +168,7 @@ describe.each([
     expect(status.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
     expect(status.components.find((component) => component.name === script)).toMatchObject({ messagesFailed: attacks.length });
 
-    const failureEvents = async () =>
-      (
-        await call(harness.audit, 'query', {
-          types: [AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE],
-          workflowName: name,
-          since: undefined,
-          until: undefined,
-          pageSize: 0,
-          pageToken: '',
-        })
-      ).events;
+    const failureEvents = () => componentFailureEvents(harness, name);
     await expect.poll(async () => (await failureEvents()).length, { timeout: 10_000 }).toBe(attacks.length);
     const audited = { events: await failureEvents() };
     expect(audited.events.every((event) => event.componentName === script && event.componentType === 'PROCESSOR')).toBe(true);

@@ -1,52 +1,15 @@
-import { tmpdir } from 'node:os';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { COMPONENT_KINDS, ValidationError } from '@loom/domain';
-import { createLogger, SecretRedactor } from '@loom/telemetry';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { enricherFactory } from '../src/components/enricher.js';
 import { loggerFactory } from '../src/components/logger.js';
-import { type ComponentContext, type LoomMessage, type Processor } from '../src/runtime/component.js';
-import { optionsOf } from '../src/runtime/options.js';
-import { instance as instanceOf } from './workflows.js';
+import { type LoomMessage, type Processor } from '../src/runtime/component.js';
+import { componentContext } from './component-context.js';
 
-interface LogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** A component context built by hand, its logger writing JSON lines into `raw` (and parsed into `lines`). */
-function contextFor(kind: string, options: Record<string, unknown>, name = 'component_1') {
-  const instance = instanceOf(kind, name, options);
-  const raw: string[] = [];
-  const lines: LogLine[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      const text = chunk.toString('utf8');
-      raw.push(text);
-      for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as LogLine);
-      callback();
-    },
-  });
-  const context: ComponentContext = {
-    name,
-    instance,
-    options: optionsOf(instance),
-    resource: undefined,
-    workflowName: 'enricher_test',
-    // a redactor that knows no secret: whatever stays out of the logs, the component kept out
-    logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
-    signal: new AbortController().signal,
-    dryRun: false,
-    privateDirectory: () => tmpdir(),
-    // processors throw ComponentFailedError rather than calling fail
-    fail: (error) => {
-      throw error;
-    },
-  };
-  return { context, raw, lines };
+/** A processor's context, its logger writing JSON lines into `raw` (and parsed into `lines`). */
+function contextFor(kind: string, options: Record<string, unknown>, name?: string) {
+  return componentContext(kind, options, { ...(name === undefined ? {} : { name }), workflowName: 'enricher_test', onFail: 'throw' });
 }
 
 async function processor(kind: string, options: Record<string, unknown>, name?: string) {

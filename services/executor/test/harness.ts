@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditModule } from '@loom/audit';
 import { configStoreModule } from '@loom/config-store';
-import { AuditClient, ExecutorClient, SkillGatewayClient, WorkflowStoreClient } from '@loom/contracts';
+import { AuditClient, type AuditEvent, AuditEventType, ExecutorClient, SkillGatewayClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
 import { skillGatewayModule } from '@loom/skill-gateway';
-import { createClient, type RunningServices, type ServiceModule } from '@loom/service-kit';
+import { call, createClient, type RunningServices, type ServiceModule } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { executorModule } from '../src/index.js';
 import { instance, workflowOf } from './workflows.js';
@@ -119,3 +119,16 @@ export function pipelineWorkflow(name = 'Article pipeline_6e7f8a9b-0c1d-4e2f-8a3
 /** The services the executor's tests start beside it. */
 export { auditModule };
 export { schedulerModule } from '@loom/scheduler';
+
+/** The audit log's PRIVILEGED_WORKFLOW_COMPONENT_FAILURE events of a workflow, oldest first. */
+export async function componentFailureEvents(harness: ExecutorHarness, workflowName: string): Promise<AuditEvent[]> {
+  const { events } = await call(harness.audit, 'query', {
+    types: [AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE],
+    workflowName,
+    since: undefined,
+    until: undefined,
+    pageSize: 0,
+    pageToken: '',
+  });
+  return events;
+}

@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuditEventType, type WatchRunResponse, WorkflowState } from '@loom/contracts';
+import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
 import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, type WorkflowConfiguration, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
+import { componentFailureEvents, type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 const harnesses: ExecutorHarness[] = [];
 const directories: string[] = [];
@@ -151,17 +151,7 @@ describe('a run whose component dies outside a single message goes FAILED, with 
     expect(status.lastError).toBe(ended.at(-1)?.replace(/^FAILED: /, ''));
     expect(status.components.find((component) => component.name === transformer)).toMatchObject({ messagesIn: 3, messagesFailed: 3 });
     // a failing script component is audited, the message that found no host as much as the others
-    const audited = async () =>
-      (
-        await call(harness.audit, 'query', {
-          types: [AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE],
-          workflowName: name,
-          since: undefined,
-          until: undefined,
-          pageSize: 0,
-          pageToken: '',
-        })
-      ).events.map((event) => event.reason);
+    const audited = async () => (await componentFailureEvents(harness, name)).map((event) => event.reason);
     await expect.poll(async () => (await audited()).length, { timeout: 10_000 }).toBe(3);
     expect(await audited()).toEqual([
       expect.stringMatching(/^ValueError: /),

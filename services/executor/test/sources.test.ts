@@ -2,51 +2,19 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS } from '@loom/domain';
-import { createLogger, SecretRedactor } from '@loom/telemetry';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
 import { timerFactory } from '../src/components/timer.js';
 import { componentFactories } from '../src/components/registry.js';
 import { WEBHOOK_MAX_BODY_BYTES, WebhookListenError, webhookFactory, type WebhookSource } from '../src/components/webhook.js';
-import { type ComponentContext, type LoomMessage, type Source } from '../src/runtime/component.js';
-import { optionsOf } from '../src/runtime/options.js';
-import { instance as instanceOf } from './workflows.js';
+import { type LoomMessage, type Source } from '../src/runtime/component.js';
+import { componentContext } from './component-context.js';
 
-interface LogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** A component context built by hand, its logger writing JSON lines into `lines`. */
-function contextFor(kind: string, options: Record<string, unknown>, name = 'component_1') {
-  const instance = instanceOf(kind, name, options);
-  const lines: LogLine[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as LogLine);
-      callback();
-    },
-  });
-  const controller = new AbortController();
-  /** What the source reported through `fail` (it died outside a single message). */
-  const failures: unknown[] = [];
-  const context: ComponentContext = {
-    name,
-    instance,
-    options: optionsOf(instance),
-    resource: undefined,
-    workflowName: 'sources_test',
-    logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
-    signal: controller.signal,
-    dryRun: false,
-    privateDirectory: () => tmpdir(),
-    fail: (error) => void failures.push(error),
-  };
-  return { context, lines, controller, failures };
+/** A source's context, its logger writing JSON lines into `lines`; what it reports through `fail` in `failures`. */
+function contextFor(kind: string, options: Record<string, unknown>, name?: string) {
+  return componentContext(kind, options, { ...(name === undefined ? {} : { name }), workflowName: 'sources_test', onFail: 'record' });
 }
 
 /** Waits until the condition holds, polling; fails after `timeoutMs`. */

@@ -10,6 +10,7 @@ import { call, createClient, type RunningServices, type ServiceModule, unimpleme
 import { serveForTest } from '@loom/service-kit/testing';
 import { createLogger, type Logger } from '@loom/telemetry';
 import pg from 'pg';
+import { createScratchDatabase, type ScratchDatabase } from '@loom/postgres/testing';
 import { secretsModule } from '../src/index.js';
 
 export const executorToken = 'executor-token-0123456789abcdef';
@@ -35,25 +36,16 @@ export function embeddedBackend(): Backend {
 
 /** A fresh database on the real PostgreSQL of LOOM_TEST_DATABASE_URL, dropped afterwards. */
 export function realBackend(adminUrl: string): Backend {
-  const database = `loom_secrets_test_${process.pid}_${Date.now()}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
-  const admin = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  let database: ScratchDatabase | undefined;
   return {
     name: 'PostgreSQL server',
     async overrides() {
-      await admin(`CREATE DATABASE ${database}`);
-      return [`loom.secrets.database.url=${url.toString()}`];
+      database = await createScratchDatabase(adminUrl, 'loom_secrets_test');
+      return [`loom.secrets.database.url=${database.url}`];
     },
-    cleanup: () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+    cleanup: async () => {
+      await database?.drop();
+    },
   };
 }
 

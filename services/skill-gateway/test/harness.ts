@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { SkillGatewayClient } from '@loom/contracts';
 import { createClient, type RunningServices } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
-import pg from 'pg';
 import { skillGatewayModule } from '../src/index.js';
 
 /** The PostgreSQL server of LOOM_TEST_DATABASE_URL, when CI gives one. */
@@ -39,19 +38,4 @@ export async function startGateway(overrides: readonly string[] = []): Promise<G
 }
 
 /** A fresh database on the real PostgreSQL server, and how to drop it. */
-export async function freshDatabase(adminUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const database = `${prefix}_${process.pid}_${Date.now()}`;
-  const admin = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${database}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) };
-}
+export { createScratchDatabase as freshDatabase } from '@loom/postgres/testing';

@@ -1,4 +1,6 @@
 import { FailedPreconditionError, ValidationError } from '@loom/domain';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import ivm from 'isolated-vm';
 import { type ComponentContext, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
 
@@ -30,12 +32,17 @@ export class ScriptCompileError extends ValidationError {
  * own with nothing of the host in it. Rejects with ScriptCompileError when the script does not
  * compile.
  */
-export async function createJavaScriptProcessor(context: ComponentContext, role: 'transformer' | 'filter', limits: ScriptLimits): Promise<Processor> {
+export async function createJavaScriptProcessor(
+  context: ComponentContext,
+  role: 'transformer' | 'filter',
+  limits: ScriptLimits,
+  synchronous: SynchronousCalls = DEFAULT_SYNCHRONOUS_CALLS,
+): Promise<Processor> {
   checkLimits(context.name, limits);
   const source = context.options.string('script');
   const engine = await startEngine(source, role, limits);
   if (typeof engine === 'string') throw new ScriptCompileError(context.name, engine);
-  return new JavaScriptProcessor(context, role, limits, source, engine);
+  return new JavaScriptProcessor(context, role, limits, source, engine, synchronous);
 }
 
 function checkLimits(instanceName: string, limits: ScriptLimits): void {
@@ -47,134 +54,9 @@ function checkLimits(instanceName: string, limits: ScriptLimits): void {
   }
 }
 
-// Runs inside the isolate. It evaluates to `prepare(source, role)`, which answers the run
-// function, or the syntax error's text when the script does not compile. `run(input, budgetMs,
-// limitMs)` takes the bodies as one JSON array and answers one JSON array with an entry per
-// message: 0 no output (transformer) or dropped (filter), 1 passes (filter), 2 over the time
-// limit, {"v": body} the new body, {"e": text} a failure. It stops starting messages once
-// `budgetMs` has passed (the host carries on with the rest), so one call stays under
-// budgetMs + limitMs whatever the batch size. The built-ins it needs are taken before any user
-// code runs, and concatenation builds the answer, so a script that replaces JSON, Date or
-// Array.prototype spoils its own results only; the host checks the answer anyway.
-const BOOTSTRAP = String.raw`(function () {
-  'use strict';
-  const parse = JSON.parse;
-  const stringify = JSON.stringify;
-  const now = Date.now;
-  const isArray = Array.isArray;
-  const makeFunction = Function;
-  const toText = String;
-  // wasm memory is not counted against the isolate's memory limit
-  delete globalThis.WebAssembly;
-
-  function clip(text) {
-    return text.length > 2000 ? text.slice(0, 2000) + '…' : text;
-  }
-  function typeName(value) {
-    if (value === null) return 'null';
-    if (isArray(value)) return 'array';
-    return typeof value;
-  }
-  function describe(error) {
-    try {
-      if ((typeof error === 'object' && error !== null) || typeof error === 'function') {
-        const name = error.name;
-        const message = error.message;
-        if (typeof name === 'string' && typeof message === 'string') return clip(message === '' ? name : name + ': ' + message);
-        return 'script threw a non-Error ' + typeName(error);
-      }
-      return clip('script threw ' + (typeof error === 'string' ? error : toText(error)));
-    } catch (_) {
-      return 'script threw a value that cannot be described';
-    }
-  }
-  function failure(text) {
-    return '{"e":' + stringify(text) + '}';
-  }
-  // JSON.stringify drops functions and symbols silently; a script returning one made a mistake.
-  // A replacer makes stringify three times slower, so a quick walk picks the results that need
-  // it: true means no function or symbol anywhere (false may be wrong: the replacer decides).
-  function plain(value, depth) {
-    if (depth > 32) return false;
-    if (isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        const item = value[i];
-        const type = typeof item;
-        if (type === 'function' || type === 'symbol') return false;
-        if (type === 'object' && item !== null && !plain(item, depth + 1)) return false;
-      }
-      return true;
-    }
-    if (typeof value.toJSON === 'function') return false;
-    for (const key in value) {
-      const item = value[key];
-      const type = typeof item;
-      if (type === 'function' || type === 'symbol') return false;
-      if (type === 'object' && item !== null && !plain(item, depth + 1)) return false;
-    }
-    return true;
-  }
-  function strict(key, value) {
-    const type = typeof value;
-    if (type === 'function' || type === 'symbol') {
-      throw new TypeError((key === '' ? 'the result' : 'property "' + key + '"') + ' is a ' + type);
-    }
-    return value;
-  }
-  function transformed(value) {
-    if (value === undefined || value === null) return '0';
-    if (typeof value !== 'object' || isArray(value)) {
-      return failure('a transformer script must return an object (or nothing), got ' + typeName(value));
-    }
-    if (typeof value.then === 'function') {
-      return failure('a transformer script must return an object (or nothing), got a promise: scripts run synchronously');
-    }
-    let json;
-    try {
-      json = plain(value, 0) ? stringify(value) : stringify(value, strict);
-    } catch (error) {
-      return failure('the object the script returned is not JSON-serialisable: ' + describe(error));
-    }
-    if (typeof json !== 'string' || json[0] !== '{') {
-      return failure('a transformer script must return an object (or nothing), got an object whose JSON is ' + (typeof json === 'string' ? 'not an object' : 'nothing'));
-    }
-    return '{"v":' + json + '}';
-  }
-  function judged(value) {
-    if (value === true) return '1';
-    if (value === false) return '0';
-    return failure('a filter script must return true or false, got ' + typeName(value));
-  }
-
-  return function prepare(source, role) {
-    let user;
-    try {
-      user = makeFunction('body', source);
-    } catch (error) {
-      return describe(error);
-    }
-    const answer = role === 'filter' ? judged : transformed;
-    return function run(input, budgetMs, limitMs) {
-      const bodies = parse(input);
-      const count = bodies.length;
-      const start = now();
-      let out = '[';
-      for (let i = 0; i < count; i++) {
-        if (i > 0 && now() - start >= budgetMs) break;
-        const began = now();
-        let entry;
-        try {
-          const value = user(bodies[i]);
-          entry = now() - began > limitMs ? '2' : answer(value);
-        } catch (error) {
-          entry = now() - began > limitMs ? '2' : failure(describe(error));
-        }
-        out += (i === 0 ? '' : ',') + entry;
-      }
-      return out + ']';
-    };
-  };
-})()`;
+// The script runner that runs inside each isolate, kept in a file of its own so that it is linted
+// as the JavaScript it is; it says what it evaluates to and answers.
+const BOOTSTRAP = readFileSync(fileURLToPath(new URL('../../script-host/isolate-runner.js', import.meta.url)), 'utf8');
 
 type RunFunction = (input: string, budgetMs: number, limitMs: number) => string;
 type PrepareFunction = (source: string, role: string) => RunFunction | string;
@@ -239,22 +121,29 @@ const UNREADABLE = 'script engine failure: the script runner answered something 
 // room for parsing the bodies and serialising the answers on top of the script's own time
 const CALL_OVERHEAD_MS = 50;
 
-// A small batch is run by a synchronous isolate call (3–4 µs of overhead) rather than an
-// asynchronous one (35–69 µs, a thread hop each way), once the script has shown it is quick: the
-// last SYNC_STREAK calls each took under SYNC_CALL_MS. A synchronous call blocks the event loop,
-// so it starts messages for at most SYNC_CALL_MS and is cut off after SYNC_TIMEOUT_MS; a script
-// cut off there is never run synchronously again, and the messages of that call are run again
-// on the asynchronous path with their full time limit (as after any call cut short).
-const SYNC_BATCH = 4;
-const SYNC_STREAK = 16;
-const SYNC_CALL_MS = 2;
-const SYNC_TIMEOUT_MS = 50;
+/**
+ * When a batch is run by a synchronous isolate call (3–4 µs of overhead) rather than an
+ * asynchronous one (35–69 µs, a thread hop each way): a batch of at most `batch` messages, once
+ * the script has shown it is quick (the last `streak` calls each took under `quickCallMs`). A
+ * synchronous call blocks the event loop, so it starts messages for at most `quickCallMs` and is
+ * cut off after `timeoutMs`; a script cut off there is never run synchronously again, and the
+ * messages of that call are run again on the asynchronous path with their full time limit (as
+ * after any call cut short).
+ */
+export interface SynchronousCalls {
+  readonly batch: number;
+  readonly streak: number;
+  readonly quickCallMs: number;
+  readonly timeoutMs: number;
+}
+
+export const DEFAULT_SYNCHRONOUS_CALLS: SynchronousCalls = Object.freeze({ batch: 4, streak: 16, quickCallMs: 2, timeoutMs: 50 });
 
 class JavaScriptProcessor implements Processor {
   private engine: Engine | undefined;
   private closed = false;
   private queue: Promise<unknown> = Promise.resolve();
-  /** Consecutive calls that took under SYNC_CALL_MS. */
+  /** Consecutive calls that took under synchronous.quickCallMs. */
   private quickCalls = 0;
   /** False once a synchronous call was cut off: the script is not quick enough to block for. */
   private syncAllowed = true;
@@ -265,6 +154,7 @@ class JavaScriptProcessor implements Processor {
     private readonly limits: ScriptLimits,
     private readonly source: string,
     engine: Engine,
+    private readonly synchronous: SynchronousCalls,
   ) {
     this.engine = engine;
   }
@@ -348,13 +238,14 @@ class JavaScriptProcessor implements Processor {
     const input = encodeBodies(items);
     if (input === undefined) return { kind: 'broken', error: 'the message body is not JSON-serialisable' };
     const engine = await this.liveEngine();
-    const sync = this.syncAllowed && items.length <= SYNC_BATCH && this.quickCalls >= SYNC_STREAK;
+    const { batch, streak, quickCallMs, timeoutMs: syncTimeoutMs } = this.synchronous;
+    const sync = this.syncAllowed && items.length <= batch && this.quickCalls >= streak;
     const started = performance.now();
     let result: unknown;
     try {
-      const args: [string, number, number] = [input, sync ? Math.min(budgetMs, SYNC_CALL_MS) : budgetMs, this.limits.timeoutMs];
+      const args: [string, number, number] = [input, sync ? Math.min(budgetMs, quickCallMs) : budgetMs, this.limits.timeoutMs];
       result = sync
-        ? engine.run.applySync(undefined, args, { timeout: Math.min(callTimeoutMs, SYNC_TIMEOUT_MS) })
+        ? engine.run.applySync(undefined, args, { timeout: Math.min(callTimeoutMs, syncTimeoutMs) })
         : await engine.run.apply(undefined, args, { timeout: callTimeoutMs });
     } catch (error) {
       this.quickCalls = 0;
@@ -366,7 +257,7 @@ class JavaScriptProcessor implements Processor {
       }
       const text = error instanceof Error ? error.message : String(error);
       if (/timed out/i.test(text)) {
-        if (sync && SYNC_TIMEOUT_MS < callTimeoutMs) {
+        if (sync && syncTimeoutMs < callTimeoutMs) {
           this.syncAllowed = false;
           this.context.logger.warn({ component: this.context.name }, 'script overran a synchronous call; it runs asynchronously from now on');
           return this.call(items, budgetMs, callTimeoutMs);
@@ -375,7 +266,7 @@ class JavaScriptProcessor implements Processor {
       }
       return { kind: 'broken', error: `script engine failure: ${text}` };
     }
-    this.quickCalls = performance.now() - started < SYNC_CALL_MS ? this.quickCalls + 1 : 0;
+    this.quickCalls = performance.now() - started < quickCallMs ? this.quickCalls + 1 : 0;
     const entries = parseEntries(result, items.length);
     return entries === undefined ? { kind: 'broken', error: UNREADABLE } : { kind: 'results', entries };
   }

@@ -1,0 +1,47 @@
+import { AssertionError } from 'node:assert';
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
+
+/**
+ * A loopback TCP port nothing listens on at this moment (bound, read back, closed): a port that
+ * refuses connections, or one to give a process that must know its port before it starts.
+ */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new AssertionError({ message: 'the server has no TCP address' });
+  return address.port;
+}
+
+/** What captureStream collected. */
+export interface CapturedStream {
+  /** Give this to a logger (or anything that writes). */
+  readonly stream: Writable;
+  /** Everything written, as one text. */
+  text(): string;
+  /** Every non-empty line written, parsed as JSON (a JSON logger's entries). */
+  lines(): Record<string, unknown>[];
+}
+
+/** A writable that keeps every chunk, for assertions on what was written to it. */
+export function captureStream(): CapturedStream {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      chunks.push(chunk.toString());
+      callback();
+    },
+  });
+  const text = (): string => chunks.join('');
+  return {
+    stream,
+    text,
+    lines: () =>
+      text()
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}

@@ -1,0 +1,70 @@
+import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
+import { createLogger, SecretRedactor } from '@loom/telemetry';
+import { type ComponentContext } from '../src/runtime/component.js';
+import { optionsOf } from '../src/runtime/options.js';
+import { instance as instanceOf } from './workflows.js';
+
+/** A JSON log line of a component. */
+export interface LogLine {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** A component context built by hand, and what its component logged and reported. */
+export interface BuiltContext {
+  readonly context: ComponentContext;
+  /** The logger's output as written, chunk by chunk. */
+  readonly raw: string[];
+  /** The logger's output, one parsed JSON line each. */
+  readonly lines: LogLine[];
+  /** Aborts the context's signal (a run stopping). */
+  readonly controller: AbortController;
+  /** What the component reported through `fail` (with `onFail: 'record'`). */
+  readonly failures: unknown[];
+}
+
+/**
+ * A context for a component of `kind` with these options, outside any run: its logger writes
+ * debug JSON lines through a redactor that knows no secret (whatever stays out of the logs, the
+ * component kept out). `onFail: 'throw'` suits processors, which throw ComponentFailedError
+ * rather than calling fail; `'record'` suits sources, which report through it.
+ */
+export function componentContext(
+  kind: string,
+  options: Record<string, unknown>,
+  { name = 'component_1', workflowName, onFail }: { name?: string; workflowName: string; onFail: 'throw' | 'record' },
+): BuiltContext {
+  const instance = instanceOf(kind, name, options);
+  const raw: string[] = [];
+  const lines: LogLine[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      const text = chunk.toString('utf8');
+      raw.push(text);
+      for (const line of text.split('\n')) if (line !== '') lines.push(JSON.parse(line) as LogLine);
+      callback();
+    },
+  });
+  const controller = new AbortController();
+  const failures: unknown[] = [];
+  const context: ComponentContext = {
+    name,
+    instance,
+    options: optionsOf(instance),
+    resource: undefined,
+    workflowName,
+    logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
+    signal: controller.signal,
+    dryRun: false,
+    privateDirectory: () => tmpdir(),
+    fail:
+      onFail === 'throw'
+        ? (error) => {
+            throw error;
+          }
+        : (error) => void failures.push(error),
+  };
+  return { context, raw, lines, controller, failures };
+}
