@@ -105,7 +105,11 @@ export function tagWords(model: TaggerModel, words: readonly string[]): number[]
 }
 
 /** Builds the ambiguity-class and unambiguous-word lexicons from training sentences. */
-export function buildLexicons(sentences: readonly TaggedSentence[]): { ambiguity: Map<string, number>; unambiguous: Map<string, number>; ambiguityText: Map<string, string> } {
+export function buildLexicons(sentences: readonly TaggedSentence[]): {
+  ambiguity: Map<string, number>;
+  unambiguous: Map<string, number>;
+  ambiguityText: Map<string, string>;
+} {
   const byLower = new Map<string, Map<number, number>>();
   const byForm = new Map<string, Map<number, number>>();
   const count = (m: Map<string, Map<number, number>>, key: string, label: number): void => {
@@ -124,7 +128,10 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): { ambiguity
     let total = 0;
     for (const n of labels.values()) total += n;
     if (total < 2) continue;
-    const kept = [...labels].filter(([, n]) => n / total >= 0.05).map(([l]) => l).sort((a, b) => a - b);
+    const kept = [...labels]
+      .filter(([, n]) => n / total >= 0.05)
+      .map(([l]) => l)
+      .sort((a, b) => a - b);
     ambiguityText.set(word, kept.join(','));
   }
   const ambiguity = new Map([...ambiguityText].map(([w, t]) => [w, hashString(t)]));
