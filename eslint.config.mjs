@@ -29,7 +29,9 @@ const COMPOSERS = ['services/cli/**', 'services/*/test/harness.ts', 'services/sk
 const serviceBoundaries = servicePackages()
   .filter(({ folder }) => folder !== 'services/cli')
   .map(({ folder, name }) => {
-    const others = servicePackages().filter((other) => other.name !== name).map((other) => other.name);
+    const others = servicePackages()
+      .filter((other) => other.name !== name)
+      .map((other) => other.name);
     return {
       files: [`${folder}/**/*.ts`, `${folder}/**/*.mjs`],
       ignores: COMPOSERS,
@@ -39,7 +41,10 @@ const serviceBoundaries = servicePackages()
           {
             patterns: [
               PACKAGE_BY_INDEX,
-              { group: others.flatMap((other) => [other, `${other}/*`]), message: `${name} is a service: it may not import another service's code. Call it over gRPC, or compose services in test/harness.ts.` },
+              {
+                group: others.flatMap((other) => [other, `${other}/*`]),
+                message: `${name} is a service: it may not import another service's code. Call it over gRPC, or compose services in test/harness.ts.`,
+              },
             ],
           },
         ],

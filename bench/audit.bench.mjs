@@ -23,15 +23,30 @@ const TOKEN = 'executor-token-for-the-benchmark-01';
 
 function event(index) {
   return {
-    sequence: 0, time: undefined, type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflowName: `Article import ${index % 100}`,
-    componentName: '', componentType: '', reason: '', actor: '', traceId: '', prevHash: '', hash: '', attributes: {},
+    sequence: 0,
+    time: undefined,
+    type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START,
+    workflowName: `Article import ${index % 100}`,
+    componentName: '',
+    componentType: '',
+    reason: '',
+    actor: '',
+    traceId: '',
+    prevHash: '',
+    hash: '',
+    attributes: {},
   };
 }
 
 const echo = {
   echo: {
-    path: '/bench.Echo/Echo', requestStream: false, responseStream: false,
-    requestSerialize: (value) => value, requestDeserialize: (value) => value, responseSerialize: (value) => value, responseDeserialize: (value) => value,
+    path: '/bench.Echo/Echo',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value) => value,
+    requestDeserialize: (value) => value,
+    responseSerialize: (value) => value,
+    responseDeserialize: (value) => value,
   },
 };
 
@@ -39,13 +54,15 @@ const echo = {
 async function load(lanes, once) {
   const latencies = [];
   const deadline = performance.now() + SECONDS * 1000;
-  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
-    while (performance.now() < deadline) {
-      const start = performance.now();
-      await once(lane);
-      latencies.push(performance.now() - start);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      while (performance.now() < deadline) {
+        const start = performance.now();
+        await once(lane);
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
   latencies.sort((a, b) => a - b);
   return { count: latencies.length, p50: latencies[Math.floor(latencies.length / 2)], p99: latencies[Math.floor(latencies.length * 0.99)] };
 }
@@ -99,7 +116,9 @@ verify.close();
 await running.stop();
 
 // baseline: one fdatasync per line, one writer, same line size, for 2 s
-const line = Buffer.from(`${JSON.stringify({ seq: 1, time: new Date().toISOString(), type: 'WORKFLOW_START', workflow: 'Article import 1', component: '', componentType: '', reason: '', actor: 'executor', traceId: '0'.repeat(32), attributes: {}, prev: '0'.repeat(64), hash: '0'.repeat(64) })}\n`);
+const line = Buffer.from(
+  `${JSON.stringify({ seq: 1, time: new Date().toISOString(), type: 'WORKFLOW_START', workflow: 'Article import 1', component: '', componentType: '', reason: '', actor: 'executor', traceId: '0'.repeat(32), attributes: {}, prev: '0'.repeat(64), hash: '0'.repeat(64) })}\n`,
+);
 const fd = openSync(join(dir, 'baseline.log'), 'a');
 let lines = 0;
 const until = performance.now() + 2000;
@@ -116,7 +135,9 @@ console.log(`ratio audit service (appender) / baseline: ${(rate / baseline).toFi
 // baseline: a bare grpc-js echo server, same 16 clients, one call outstanding each
 const server = new grpc.Server();
 server.addService(echo, { echo: (unaryCall, callback) => callback(null, unaryCall.request) });
-const port = await new Promise((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
+const port = await new Promise((resolve, reject) =>
+  server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+);
 const bare = await runClients('echo', port);
 report(`baseline: bare grpc-js unary echo, ${CLIENTS} clients`, bare);
 console.log(`ratio audit Append (unary) / bare grpc-js unary: ${(unary.count / bare.count).toFixed(2)}x`);

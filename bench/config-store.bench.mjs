@@ -4,7 +4,16 @@
 import { scratchDir } from './scratch.mjs';
 import { join } from 'node:path';
 import { SecretsClient, WorkflowStoreClient } from '@loom/contracts';
-import { collectSecretSlots, COMPONENT_KINDS, componentInstance as component, needsSealing, findResourceDefinition, RESOURCE_KINDS, serializeWorkflowJson, workflowToProto } from '@loom/domain';
+import {
+  collectSecretSlots,
+  COMPONENT_KINDS,
+  componentInstance as component,
+  needsSealing,
+  findResourceDefinition,
+  RESOURCE_KINDS,
+  serializeWorkflowJson,
+  workflowToProto,
+} from '@loom/domain';
 import { call, createClient, writeFilesAtomic } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { auditModule } from '@loom/audit';
@@ -22,8 +31,12 @@ function typicalWorkflow(name) {
   const components = [component(COMPONENT_KINDS.INLET, `Inlet_${id(0)}`, {})];
   const errors = `Errors_${id(18)}`;
   for (let stage = 0; stage < 8; stage++) {
-    components.push(component(COMPONENT_KINDS.MESSAGE_TRANSFORMER, `Clean ${stage}_${id(1 + stage * 2)}`, { language: 'javascript', script: `${script}\nreturn body;` }));
-    components.push(component(COMPONENT_KINDS.MESSAGE_FILTER, `Keep ${stage}_${id(2 + stage * 2)}`, { language: 'javascript', script: 'return body.field0 !== "";' }));
+    components.push(
+      component(COMPONENT_KINDS.MESSAGE_TRANSFORMER, `Clean ${stage}_${id(1 + stage * 2)}`, { language: 'javascript', script: `${script}\nreturn body;` }),
+    );
+    components.push(
+      component(COMPONENT_KINDS.MESSAGE_FILTER, `Keep ${stage}_${id(2 + stage * 2)}`, { language: 'javascript', script: 'return body.field0 !== "";' }),
+    );
   }
   components.push(component(COMPONENT_KINDS.LOGGER, `Log_${id(17)}`, {}));
   components.push(component(COMPONENT_KINDS.LOGGER, errors, {}));
@@ -72,7 +85,13 @@ const root = scratchDir('loom-bench-config-store-');
 const CONFIG_STORE_TOKEN = 'bench-config-store-token-0123456789';
 const running = await serveForTest(
   [secretsModule, auditModule, configStoreModule],
-  [`loom.auth.tokens.config-store=${CONFIG_STORE_TOKEN}`, `loom.security.audit.log.path=${join(root, 'audit.log')}`, `loom.datasource.filesystemRoot=${join(root, 'workflows')}`, `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`],
+  [
+    `loom.auth.tokens.config-store=${CONFIG_STORE_TOKEN}`,
+    `loom.security.audit.log.path=${join(root, 'audit.log')}`,
+    `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
+    `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
+    `loom.secrets.keyRingFile=${join(root, 'keyring.json')}`,
+  ],
 );
 const address = `127.0.0.1:${running.port}`;
 const store = createClient(WorkflowStoreClient, address);
@@ -114,7 +133,12 @@ await Promise.all(
     }
   }),
 );
-summarise(`PutWorkflow, ${CONCURRENT_WORKFLOWS} workflows pushed concurrently`, concurrentLatencies, performance.now() - concurrentStart, CONCURRENT_WORKFLOWS * CONCURRENT_ROUNDS);
+summarise(
+  `PutWorkflow, ${CONCURRENT_WORKFLOWS} workflows pushed concurrently`,
+  concurrentLatencies,
+  performance.now() - concurrentStart,
+  CONCURRENT_WORKFLOWS * CONCURRENT_ROUNDS,
+);
 console.log(`ratio PutWorkflow / baseline: p50 ${(pushes.p50 / base.p50).toFixed(2)}x, p99 ${(pushes.p99 / base.p99).toFixed(2)}x (target p99 <= 10 ms)`);
 
 store.close();

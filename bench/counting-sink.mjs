@@ -36,7 +36,8 @@ export async function measureThroughput(run, sink, { messages, warmup, samplePay
   const signal = new AbortController().signal;
   const feed = async (count, offset) => {
     const arrived = sink.expect(count / 2);
-    for (let index = 0; index < count; index++) await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
+    for (let index = 0; index < count; index++)
+      await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
     await arrived;
   };
   await feed(warmup, 0);

@@ -16,7 +16,8 @@ const WARMUP = 5_000;
 const LIGHT_MESSAGES = Number(process.env.BENCH_LIGHT_MESSAGES ?? 5_000);
 const LOOM_TRANSFORM = 'return { ...body, title: String(body.title).toUpperCase(), words: String(body.text).split(" ").length };';
 const LOOM_FILTER = 'return body.words > 3;';
-const NODE_RED_TRANSFORM = 'msg.payload = { ...msg.payload, title: String(msg.payload.title).toUpperCase(), words: String(msg.payload.text).split(" ").length }; return msg;';
+const NODE_RED_TRANSFORM =
+  'msg.payload = { ...msg.payload, title: String(msg.payload.title).toUpperCase(), words: String(msg.payload.text).split(" ").length }; return msg;';
 const NODE_RED_FILTER = 'return msg.payload.words > 3 ? msg : null;';
 
 const sink = countingSink();
@@ -31,8 +32,14 @@ function articleWorkflow() {
       instance(COMPONENT_KINDS.MESSAGE_FILTER, 'filter', { script: LOOM_FILTER, language: 'javascript' }),
       instance(COMPONENT_KINDS.LOGGER, 'sink'),
     ],
-    links: [{ from: 'in', to: 'transform' }, { from: 'transform', to: 'filter' }, { from: 'filter', to: 'sink' }],
-    resources: [], skills: [], workflowResources: [],
+    links: [
+      { from: 'in', to: 'transform' },
+      { from: 'transform', to: 'filter' },
+      { from: 'filter', to: 'sink' },
+    ],
+    resources: [],
+    skills: [],
+    workflowResources: [],
   };
 }
 

@@ -93,8 +93,13 @@ async function measureLoom(server, batchSize) {
     name: 'graph-bench',
     autoStart: false,
     components: [instance(COMPONENT_KINDS.INLET, 'in'), writer, instance(COMPONENT_KINDS.LOGGER, 'sink')],
-    links: [{ from: 'in', to: 'writer' }, { from: 'writer', to: 'sink' }],
-    resources: [], skills: [], workflowResources: [],
+    links: [
+      { from: 'in', to: 'writer' },
+      { from: 'writer', to: 'sink' },
+    ],
+    resources: [],
+    skills: [],
+    workflowResources: [],
   };
   const onFailure = () => {
     sink.failed++;
@@ -126,7 +131,9 @@ async function measureLoom(server, batchSize) {
   }
   if (failed > 0) {
     await graphStores.close();
-    throw new Error(`${failed} messages failed in loom's graph writer (last error: ${run.counters().find((counters) => counters.lastError !== '')?.lastError})`);
+    throw new Error(
+      `${failed} messages failed in loom's graph writer (last error: ${run.counters().find((counters) => counters.lastError !== '')?.lastError})`,
+    );
   }
   // read back through a store of the same resource
   const store = await graphStores.open(resource);
@@ -179,7 +186,9 @@ const rate = (perSecond) => `${perSecond.toFixed(0)} nodes/s`;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'loom-graph-bench-'));
 const server = await startEmbeddedGraph({ dataDir, port: 0 });
-console.log(`embedded graph (PGlite + AGE) on ${server.host}:${server.port}; ${NODES} nodes per measurement after ${WARMUP} warm-up nodes, ${ROUNDS} rounds per side`);
+console.log(
+  `embedded graph (PGlite + AGE) on ${server.host}:${server.port}; ${NODES} nodes per measurement after ${WARMUP} warm-up nodes, ${ROUNDS} rounds per side`,
+);
 console.log(`statement: ${cypherSql('<graph>', RAW_CYPHER)}`);
 try {
   const warm = await measureRaw(server, 'bench_warmup', 20, 0, SERVER_WARMUP);

@@ -30,8 +30,14 @@ export async function startLoomServe({ main = loomMain, args = [], cwd, env = {}
   const directory = cwd ?? mkdtempSync(join(tmpdir(), 'loom-bench-serve-'));
   const started = performance.now();
   const argv = ['--no-node-snapshot', main, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', ...args];
-  const child = nice > 0 ? spawn('nice', ['-n', String(nice), process.execPath, ...argv], { cwd: directory, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(process.execPath, argv, { cwd: directory, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    nice > 0
+      ? spawn('nice', ['-n', String(nice), process.execPath, ...argv], {
+          cwd: directory,
+          env: { PATH: process.env.PATH, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(process.execPath, argv, { cwd: directory, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const stderr = [];
   child.stderr.on('data', (chunk) => stderr.push(chunk.toString()));

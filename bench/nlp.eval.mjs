@@ -5,5 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const run = spawnSync(process.execPath, [join(here, '..', 'libs', 'nlp', 'scripts', 'run-cli.mjs'), 'eval', 'nlp', ...process.argv.slice(2)], { stdio: 'inherit' });
+const run = spawnSync(process.execPath, [join(here, '..', 'libs', 'nlp', 'scripts', 'run-cli.mjs'), 'eval', 'nlp', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
 process.exit(run.status ?? 1);

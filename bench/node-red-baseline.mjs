@@ -132,8 +132,20 @@ async function start() {
 
 function functionNode(id, name, func, next) {
   return {
-    id, type: 'function', z: TAB, name, func, outputs: 1, timeout: 0, noerr: 0, initialize: '', finalize: '', libs: [],
-    x: 0, y: 0, wires: [[next]],
+    id,
+    type: 'function',
+    z: TAB,
+    name,
+    func,
+    outputs: 1,
+    timeout: 0,
+    noerr: 0,
+    initialize: '',
+    finalize: '',
+    libs: [],
+    x: 0,
+    y: 0,
+    wires: [[next]],
   };
 }
 
@@ -262,7 +274,13 @@ export async function measureNodeRed(options) {
   await quiet();
   failIfProblems('the warm-up');
 
-  Object.assign(sink, { count: 0, target: expectedAtSink === undefined || expectedAtSink === 0 ? Infinity : expectedAtSink, reachedAt: 0, lastAt: 0, onTarget: null });
+  Object.assign(sink, {
+    count: 0,
+    target: expectedAtSink === undefined || expectedAtSink === 0 ? Infinity : expectedAtSink,
+    reachedAt: 0,
+    lastAt: 0,
+    onTarget: null,
+  });
   const arrived = sink.target === Infinity ? null : arrival(sink.target);
   const started = performance.now();
   await feed(inlet, total, makePayload, warmup);

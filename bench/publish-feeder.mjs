@@ -69,7 +69,11 @@ const feeds = {
       while (sentAt.length >= callers) await new Promise((resolve) => (answered = resolve));
       const count = Math.min(batch, messages - first);
       sentAt.push(performance.now());
-      const request = { workflowName: first === 0 ? workflow : '', inlet: first === 0 ? inlet : '', messages: Array.from({ length: count }, (_, offset) => ({ body: samplePayload(first + offset), headers: {}, messageId: '' })) };
+      const request = {
+        workflowName: first === 0 ? workflow : '',
+        inlet: first === 0 ? inlet : '',
+        messages: Array.from({ length: count }, (_, offset) => ({ body: samplePayload(first + offset), headers: {}, messageId: '' })),
+      };
       if (!stream.write(request)) await once(stream, 'drain');
     }
     stream.end();
@@ -80,11 +84,23 @@ const feeds = {
     const agent = new Agent({ keepAlive: true, maxSockets: callers });
     const post = (body, contentType) =>
       new Promise((resolve, reject) => {
-        const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (response) => {
-          const chunks = [];
-          response.on('data', (chunk) => chunks.push(chunk));
-          response.on('end', () => (response.statusCode === 202 ? resolve() : reject(new Error(`webhook answered ${response.statusCode}: ${Buffer.concat(chunks)}`))));
-        });
+        const req = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            agent,
+            headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) },
+          },
+          (response) => {
+            const chunks = [];
+            response.on('data', (chunk) => chunks.push(chunk));
+            response.on('end', () =>
+              response.statusCode === 202 ? resolve() : reject(new Error(`webhook answered ${response.statusCode}: ${Buffer.concat(chunks)}`)),
+            );
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });

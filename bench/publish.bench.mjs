@@ -37,7 +37,11 @@ function pipeline(name, source) {
       instance(COMPONENT_KINDS.MESSAGE_FILTER, 'filter', { script: FILTER, language: 'javascript' }),
       instance(COMPONENT_KINDS.LOGGER, 'sink', { level: 'debug' }),
     ],
-    links: [{ from: source.name, to: 'transform' }, { from: 'transform', to: 'filter' }, { from: 'filter', to: 'sink' }],
+    links: [
+      { from: source.name, to: 'transform' },
+      { from: 'transform', to: 'filter' },
+      { from: 'filter', to: 'sink' },
+    ],
     resources: [],
     skills: [],
     workflowResources: [],
@@ -66,7 +70,12 @@ async function serveWithWorkflows(main) {
   const loom = await startLoomServe({
     ...(main === undefined ? {} : { main }),
     args: [
-      '--services', 'secrets,config-store,audit,executor', '--set', 'loom.auth.allowAnonymous=true', '--set', 'loom.experimental.enabled=true',
+      '--services',
+      'secrets,config-store,audit,executor',
+      '--set',
+      'loom.auth.allowAnonymous=true',
+      '--set',
+      'loom.experimental.enabled=true',
       // this build generates a development key ring only when told to; the baseline build did it unasked and knows no such key
       ...(main === undefined ? ['--set', 'loom.secrets.generateKeys=true'] : []),
     ],
@@ -75,7 +84,10 @@ async function serveWithWorkflows(main) {
   const store = createClient(WorkflowStoreClient, loom.address, { retry: false });
   const executor = createClient(ExecutorClient, loom.address, { retry: false });
   try {
-    for (const workflow of [pipeline(INLET_WORKFLOW, instance(COMPONENT_KINDS.INLET, 'in')), pipeline(HOOK_WORKFLOW, instance(COMPONENT_KINDS.WEBHOOK, 'hook', { port: hookPort, path: '/articles' }))]) {
+    for (const workflow of [
+      pipeline(INLET_WORKFLOW, instance(COMPONENT_KINDS.INLET, 'in')),
+      pipeline(HOOK_WORKFLOW, instance(COMPONENT_KINDS.WEBHOOK, 'hook', { port: hookPort, path: '/articles' })),
+    ]) {
       await call(store, 'putWorkflow', { workflow: workflowToProto(workflow) });
       await call(executor, 'startWorkflow', { name: workflow.name });
     }
@@ -88,10 +100,14 @@ async function serveWithWorkflows(main) {
 
 function feed(settings) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', new URL('./publish-feeder.mjs', import.meta.url).pathname, JSON.stringify(settings)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--no-node-snapshot', new URL('./publish-feeder.mjs', import.meta.url).pathname, JSON.stringify(settings)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const out = [];
     child.stdout.on('data', (chunk) => out.push(chunk));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`feeder ${settings.mode} exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`feeder ${settings.mode} exited with ${code}`)),
+    );
   });
 }
 
@@ -149,7 +165,9 @@ const inProcessPerSecond = median([local.perSecond, localAfter.perSecond]);
 console.log(`in-process again after the served runs: ${fmt(localAfter.perSecond)} msg/s; their mean is the 100% below: ${fmt(inProcessPerSecond)} msg/s`);
 console.log('\npath | msg/s (median of 3) | runs | p50 ms | p99 ms | share of in-process');
 for (const [label, figure] of figures) {
-  console.log(`${label} | ${fmt(figure.perSecond)} | ${figure.runs.map(fmt).join(' / ')} | ${figure.p50Ms.toFixed(2)} | ${figure.p99Ms.toFixed(2)} | ${((figure.perSecond / inProcessPerSecond) * 100).toFixed(1)}%`);
+  console.log(
+    `${label} | ${fmt(figure.perSecond)} | ${figure.runs.map(fmt).join(' / ')} | ${figure.p50Ms.toFixed(2)} | ${figure.p99Ms.toFixed(2)} | ${((figure.perSecond / inProcessPerSecond) * 100).toFixed(1)}%`,
+  );
 }
 
 const baselineMain = process.env.LOOM_BASELINE_MAIN;
@@ -166,7 +184,9 @@ if (baselineMain !== undefined && baselineMain !== '') {
   for (const spec of singleCases) {
     const old = before.get(spec.label);
     const now = figures.get(spec.label);
-    console.log(`${spec.label} | baseline ${fmt(old.perSecond)} msg/s (${old.runs.map(fmt).join(' / ')}), p50 ${old.p50Ms.toFixed(2)} ms, p99 ${old.p99Ms.toFixed(2)} ms | this build ${fmt(now.perSecond)} | ratio ${(now.perSecond / old.perSecond).toFixed(2)}x`);
+    console.log(
+      `${spec.label} | baseline ${fmt(old.perSecond)} msg/s (${old.runs.map(fmt).join(' / ')}), p50 ${old.p50Ms.toFixed(2)} ms, p99 ${old.p99Ms.toFixed(2)} ms | this build ${fmt(now.perSecond)} | ratio ${(now.perSecond / old.perSecond).toFixed(2)}x`,
+    );
   }
 }
 process.exit(0);

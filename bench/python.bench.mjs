@@ -24,7 +24,8 @@ const SCRIPTS = {
     filter: "return body['words'] > 3",
   },
 };
-const NODE_RED_TRANSFORM = 'msg.payload = { ...msg.payload, title: String(msg.payload.title).toUpperCase(), words: String(msg.payload.text).split(" ").length }; return msg;';
+const NODE_RED_TRANSFORM =
+  'msg.payload = { ...msg.payload, title: String(msg.payload.title).toUpperCase(), words: String(msg.payload.text).split(" ").length }; return msg;';
 const NODE_RED_FILTER = 'return msg.payload.words > 3 ? msg : null;';
 
 const sink = countingSink();
@@ -43,8 +44,14 @@ async function measure(language) {
       instance(COMPONENT_KINDS.MESSAGE_FILTER, 'filter', { script: filter, language }),
       instance(COMPONENT_KINDS.LOGGER, 'sink'),
     ],
-    links: [{ from: 'in', to: 'transform' }, { from: 'transform', to: 'filter' }, { from: 'filter', to: 'sink' }],
-    resources: [], skills: [], workflowResources: [],
+    links: [
+      { from: 'in', to: 'transform' },
+      { from: 'transform', to: 'filter' },
+      { from: 'filter', to: 'sink' },
+    ],
+    resources: [],
+    skills: [],
+    workflowResources: [],
   };
   const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
   const signal = new AbortController().signal;
@@ -67,7 +74,9 @@ const results = {};
 for (const language of ['python', 'javascript']) {
   results[language] = await measure(language);
   const { startMs, firstMs, perSecond } = results[language];
-  console.log(`${language}: start ${startMs.toFixed(0)} ms, first message ${firstMs.toFixed(1)} ms after start, ${perSecond.toFixed(0)} msg/s (${MESSAGES} messages)`);
+  console.log(
+    `${language}: start ${startMs.toFixed(0)} ms, first message ${firstMs.toFixed(1)} ms after start, ${perSecond.toFixed(0)} msg/s (${MESSAGES} messages)`,
+  );
 }
 try {
   const red = await measureNodeRed({ transformCode: NODE_RED_TRANSFORM, filterCode: NODE_RED_FILTER, messages: MESSAGES, expectedAtSink: MESSAGES / 2 });

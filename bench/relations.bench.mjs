@@ -25,15 +25,53 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 // the five rules of examples/relations.workflow.json, and five more, so the set has ten
 const example = JSON.parse(readFileSync(join(here, '..', 'examples', 'relations.workflow.json'), 'utf8'));
-const exampleRules = example.components.find((component) => component.component.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION).options.find((option) => option.name === 'rules').value.rules;
+const exampleRules = example.components
+  .find((component) => component.component.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION)
+  .options.find((option) => option.name === 'rules').value.rules;
 const RULES = {
   rules: [
     ...exampleRules,
-    { name: 'member-of', relation: 'MEMBER_OF', subject: { entity: ['PERSON'] }, path: [{ relation: 'nmod', direction: 'down' }], object: { entity: ['ORGANIZATION'], token: { dependents: [{ relation: 'case', lemma: ['of', 'at', 'from'] }] } } },
-    { name: 'org-in-place', relation: 'LOCATED_IN', subject: { entity: ['ORGANIZATION'] }, path: [{ relation: 'nmod', direction: 'down' }], object: { entity: ['LOCATION'], token: { dependents: [{ relation: 'case', lemma: ['in', 'of'] }] } } },
-    { name: 'person-from', relation: 'FROM', subject: { entity: ['PERSON'] }, path: [{ relation: 'nmod', direction: 'down' }], object: { entity: ['LOCATION'], token: { dependents: [{ relation: 'case', lemma: ['from', 'of'] }] } } },
-    { name: 'visited', relation: 'VISITED', subject: { entity: ['PERSON'] }, path: [{ relation: 'nsubj', direction: 'up', token: { lemma: ['visit', 'go', 'travel', 'come'], negated: false } }, { relation: ['obj', 'obl'], direction: 'down' }], object: { entity: ['LOCATION'] } },
-    { name: 'said-about', relation: 'SPOKE_ABOUT', subject: { entity: ['PERSON'] }, path: [{ relation: 'nsubj', direction: 'up', token: { lemma: ['say', 'tell', 'speak', 'talk', 'announce'] } }, { relation: ['obl', 'obj', 'ccomp'], direction: 'down' }], object: { entity: ['ORGANIZATION', 'PERSON', 'LOCATION'] } },
+    {
+      name: 'member-of',
+      relation: 'MEMBER_OF',
+      subject: { entity: ['PERSON'] },
+      path: [{ relation: 'nmod', direction: 'down' }],
+      object: { entity: ['ORGANIZATION'], token: { dependents: [{ relation: 'case', lemma: ['of', 'at', 'from'] }] } },
+    },
+    {
+      name: 'org-in-place',
+      relation: 'LOCATED_IN',
+      subject: { entity: ['ORGANIZATION'] },
+      path: [{ relation: 'nmod', direction: 'down' }],
+      object: { entity: ['LOCATION'], token: { dependents: [{ relation: 'case', lemma: ['in', 'of'] }] } },
+    },
+    {
+      name: 'person-from',
+      relation: 'FROM',
+      subject: { entity: ['PERSON'] },
+      path: [{ relation: 'nmod', direction: 'down' }],
+      object: { entity: ['LOCATION'], token: { dependents: [{ relation: 'case', lemma: ['from', 'of'] }] } },
+    },
+    {
+      name: 'visited',
+      relation: 'VISITED',
+      subject: { entity: ['PERSON'] },
+      path: [
+        { relation: 'nsubj', direction: 'up', token: { lemma: ['visit', 'go', 'travel', 'come'], negated: false } },
+        { relation: ['obj', 'obl'], direction: 'down' },
+      ],
+      object: { entity: ['LOCATION'] },
+    },
+    {
+      name: 'said-about',
+      relation: 'SPOKE_ABOUT',
+      subject: { entity: ['PERSON'] },
+      path: [
+        { relation: 'nsubj', direction: 'up', token: { lemma: ['say', 'tell', 'speak', 'talk', 'announce'] } },
+        { relation: ['obl', 'obj', 'ccomp'], direction: 'down' },
+      ],
+      object: { entity: ['ORGANIZATION', 'PERSON', 'LOCATION'] },
+    },
   ],
 };
 
@@ -54,7 +92,11 @@ const words = conllu.reduce((sum, sentence) => sum + sentence.words.length, 0);
 const mentions = documents.reduce((sum, document) => sum + document.sentences.reduce((s, sentence) => s + sentence.entitymentions.length, 0), 0);
 
 function resource(server, graph) {
-  return { name: `graph ${graph}`, resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE), parameters: { host: server.host, port: server.port, user: 'postgres', graph } };
+  return {
+    name: `graph ${graph}`,
+    resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
+    parameters: { host: server.host, port: server.port, user: 'postgres', graph },
+  };
 }
 
 /** Runs inlet → component → sink over the messages; answers seconds from the first publish to the last arrival. */
@@ -68,8 +110,13 @@ async function timed(component, messages) {
     name: 'relations-bench',
     autoStart: false,
     components: [instance(COMPONENT_KINDS.INLET, 'in'), { ...component, name: 'work' }, instance(COMPONENT_KINDS.LOGGER, 'sink')],
-    links: [{ from: 'in', to: 'work' }, { from: 'work', to: 'sink' }],
-    resources: [], skills: [], workflowResources: [],
+    links: [
+      { from: 'in', to: 'work' },
+      { from: 'work', to: 'sink' },
+    ],
+    resources: [],
+    skills: [],
+    workflowResources: [],
   };
   // a failed message never reaches the sink: it ends the measurement with its error
   let fail;
@@ -107,10 +154,15 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 
 const dataDir = mkdtempSync(join(tmpdir(), 'loom-relations-bench-'));
 const server = await startEmbeddedGraph({ dataDir, port: 0 });
-console.log(`${conllu.length} EWT dev sentences (${words} words, ${mentions} UNER entities) in ${documents.length} documents; ${RULES.rules.length} rules; ${ROUNDS} rounds`);
+console.log(
+  `${conllu.length} EWT dev sentences (${words} words, ${mentions} UNER entities) in ${documents.length} documents; ${RULES.rules.length} rules; ${ROUNDS} rounds`,
+);
 try {
   // warm-up: PGlite's WebAssembly and AGE's label tables, on a graph of its own
-  await timed({ ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: resource(server, 'warmup') }, documents.slice(0, 10).map((document, i) => ({ id: `w${i}`, body: { _annotation: document }, headers: {} })));
+  await timed(
+    { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: resource(server, 'warmup') },
+    documents.slice(0, 10).map((document, i) => ({ id: `w${i}`, body: { _annotation: document }, headers: {} })),
+  );
   const writes = [];
   const evaluations = [];
   const baselines = [];
@@ -126,8 +178,22 @@ try {
       documents.map((document, i) => ({ id: `e${i}`, body: { node_id: document.docId }, headers: {} })),
     );
     const plain = await timed(
-      { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'work', { query: 'CREATE (:PlainSentence {id: $id, text: $text})', batch_writes: true, batch_size: 20, aggregation_timeout: 50 }), resource: resource(server, `plain_bench_${round}`) },
-      documents.flatMap((document) => document.sentences.map((sentence) => ({ id: `${document.docId}-${sentence.index}`, body: { id: `${document.docId}-${sentence.index}`, text: sentence.tokens.map((token) => token.before + token.originalText).join('') }, headers: {} }))),
+      {
+        ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'work', {
+          query: 'CREATE (:PlainSentence {id: $id, text: $text})',
+          batch_writes: true,
+          batch_size: 20,
+          aggregation_timeout: 50,
+        }),
+        resource: resource(server, `plain_bench_${round}`),
+      },
+      documents.flatMap((document) =>
+        document.sentences.map((sentence) => ({
+          id: `${document.docId}-${sentence.index}`,
+          body: { id: `${document.docId}-${sentence.index}`, text: sentence.tokens.map((token) => token.before + token.originalText).join('') },
+          headers: {},
+        })),
+      ),
     );
     const stored = {
       sentences: await count(server, graph, 'MATCH (s:Sentence) RETURN count(s) AS c'),
@@ -148,8 +214,12 @@ try {
   const evaluate = median(evaluations);
   const baseline = median(baselines);
   const both = 1 / (1 / write + 1 / evaluate);
-  console.log(`\nmedian of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s; 10-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`);
-  console.log(`baseline (graph writer, one plain node per sentence): ${baseline.toFixed(1)} sentences/s; token graph write / baseline = ${(write / baseline).toFixed(2)}x, write+evaluate / baseline = ${(both / baseline).toFixed(2)}x`);
+  console.log(
+    `\nmedian of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s; 10-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`,
+  );
+  console.log(
+    `baseline (graph writer, one plain node per sentence): ${baseline.toFixed(1)} sentences/s; token graph write / baseline = ${(write / baseline).toFixed(2)}x, write+evaluate / baseline = ${(both / baseline).toFixed(2)}x`,
+  );
 } finally {
   await server.close();
   rmSync(dataDir, { recursive: true, force: true });

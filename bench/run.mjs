@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filter = process.argv[2] ?? '';
-const benches = readdirSync(here).filter((file) => file.endsWith('.bench.mjs') && file.includes(filter)).sort();
+const benches = readdirSync(here)
+  .filter((file) => file.endsWith('.bench.mjs') && file.includes(filter))
+  .sort();
 if (benches.length === 0) {
   console.error(`no benchmark matches '${filter}'`);
   process.exit(2);

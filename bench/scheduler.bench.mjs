@@ -24,7 +24,15 @@ function writeWorkflows(root, autoStart) {
     const inlet = instance(COMPONENT_KINDS.INLET, `In_${id(1_000_000 + index)}`);
     const sink = instance(COMPONENT_KINDS.LOGGER, `Log_${id(2_000_000 + index)}`);
     const name = `Bench ${index}_${id(index)}`;
-    const text = serializeWorkflowJson({ name, autoStart, components: [inlet, sink], links: [{ from: inlet.name, to: sink.name }], resources: [], skills: [], workflowResources: [] });
+    const text = serializeWorkflowJson({
+      name,
+      autoStart,
+      components: [inlet, sink],
+      links: [{ from: inlet.name, to: sink.name }],
+      resources: [],
+      skills: [],
+      workflowResources: [],
+    });
     writeFileSync(join(root, `${name}.workflow.json`), text);
   }
 }
@@ -35,7 +43,21 @@ async function serve(cwd, autoStart) {
   const spawned = performance.now();
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', loomMain, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', '--set', `loom.datasource.filesystemRoot=${root}`, '--set', 'loom.auth.allowAnonymous=true', '--set', 'loom.secrets.generateKeys=true'],
+    [
+      '--no-node-snapshot',
+      loomMain,
+      'serve',
+      '--set',
+      'server.port=0',
+      '--set',
+      'loom.telemetry.prometheus.port=0',
+      '--set',
+      `loom.datasource.filesystemRoot=${root}`,
+      '--set',
+      'loom.auth.allowAnonymous=true',
+      '--set',
+      'loom.secrets.generateKeys=true',
+    ],
     { cwd, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const started = new Set();
@@ -95,4 +117,6 @@ const coldDir = scratchDir('loom-bench-scheduler-');
 writeWorkflows(join(coldDir, 'workflows'), true);
 const coldStart = await serve(coldDir, true);
 console.log(`the same on a new directory (embedded PostgreSQL created first), to all RUNNING         ${coldStart.allRunning.toFixed(0)} ms`);
-console.log(`ratio all RUNNING / baseline listening: ${(measured.allRunning / baseline.listening).toFixed(2)}x; target <= ${TARGET_MS} ms: ${measured.allRunning <= TARGET_MS ? 'met' : 'missed'}`);
+console.log(
+  `ratio all RUNNING / baseline listening: ${(measured.allRunning / baseline.listening).toFixed(2)}x; target <= ${TARGET_MS} ms: ${measured.allRunning <= TARGET_MS ? 'met' : 'missed'}`,
+);

@@ -66,28 +66,44 @@ const site = createServer((request, response) => {
 await new Promise((resolve) => site.listen(0, '127.0.0.1', resolve));
 const siteUrl = `http://127.0.0.1:${site.address().port}`;
 const web = await startSkillForTest(webDataSkill, { fetchAllowHosts: ['127.0.0.1'] });
-const inProcess = pages.map((page) => ({ url: `${siteUrl}/${page.name}`, html: new TextDecoder(page.name.startsWith('chess') ? 'latin1' : 'utf-8').decode(page.html) }));
+const inProcess = pages.map((page) => ({
+  url: `${siteUrl}/${page.name}`,
+  html: new TextDecoder(page.name.startsWith('chess') ? 'latin1' : 'utf-8').decode(page.html),
+}));
 const webBaseline = await rate(WEB_REQUESTS, 1, (i) => extractArticle(inProcess[i % 3].html, inProcess[i % 3].url));
 console.log(`web data: baseline (in-process extraction, no HTTP) ${fmt(webBaseline)} pages/s`);
 for (const concurrency of [1, 4]) {
   const pagesPerSecond = await rate(WEB_REQUESTS, concurrency, (i) => post(`${web.url}/extract`, { url: `${siteUrl}/${pages[i % 3].name}` }));
-  console.log(`web data: service at concurrency ${concurrency}: ${fmt(pagesPerSecond)} pages/s (${(pagesPerSecond / webBaseline).toFixed(2)}x the in-process baseline)`);
+  console.log(
+    `web data: service at concurrency ${concurrency}: ${fmt(pagesPerSecond)} pages/s (${(pagesPerSecond / webBaseline).toFixed(2)}x the in-process baseline)`,
+  );
 }
 await web.stop();
 site.close();
 
 // --- PDF
-const pdfBytes = makePdf({ pages: Array.from({ length: PDF_PAGES }, (_, page) => Array.from({ length: 30 }, (_, line) => `Page ${page + 1} line ${line + 1}: knowledge graphs connect entities and facts.`)) });
-const pdfBaseline = await rate(PDF_REQUESTS, 1, async () => {
-  const document = await getDocumentProxy(new Uint8Array(pdfBytes), { isEvalSupported: false, verbosity: 0 });
-  for (let number = 1; number <= document.numPages; number += 1) await (await document.getPage(number)).getTextContent();
-  await document.destroy();
-}, PDF_PAGES);
+const pdfBytes = makePdf({
+  pages: Array.from({ length: PDF_PAGES }, (_, page) =>
+    Array.from({ length: 30 }, (_, line) => `Page ${page + 1} line ${line + 1}: knowledge graphs connect entities and facts.`),
+  ),
+});
+const pdfBaseline = await rate(
+  PDF_REQUESTS,
+  1,
+  async () => {
+    const document = await getDocumentProxy(new Uint8Array(pdfBytes), { isEvalSupported: false, verbosity: 0 });
+    for (let number = 1; number <= document.numPages; number += 1) await (await document.getPage(number)).getTextContent();
+    await document.destroy();
+  },
+  PDF_PAGES,
+);
 console.log(`PDF: baseline (pdf.js in-process, same document) ${fmt(pdfBaseline)} pages/s`);
 const pdf = await startSkillForTest(pdfSkill);
 for (const concurrency of [1, 4]) {
   const pagesPerSecond = await rate(PDF_REQUESTS, concurrency, () => post(`${pdf.url}/parse`, pdfBytes, 'application/pdf'), PDF_PAGES);
-  console.log(`PDF: service at concurrency ${concurrency}: ${fmt(pagesPerSecond)} pages/s (${(pagesPerSecond / pdfBaseline).toFixed(2)}x the in-process baseline)`);
+  console.log(
+    `PDF: service at concurrency ${concurrency}: ${fmt(pagesPerSecond)} pages/s (${(pagesPerSecond / pdfBaseline).toFixed(2)}x the in-process baseline)`,
+  );
 }
 await pdf.stop();
 
@@ -102,7 +118,9 @@ await pdf.stop();
   const annotation = await startSkillForTest(createAnnotationSkill({ annotator: annotate }));
   for (const concurrency of [1, 4]) {
     const documents = await rate(40, concurrency, () => post(`${annotation.url}/v2/annotate`, { text }));
-    console.log(`annotation: concurrency ${concurrency}: ${fmt(documents)} documents/s, ${fmt(documents * tokens)} tokens/s (NASA lesson, ${tokens} tokens; ${(documents / baseline).toFixed(2)}x the in-process baseline)`);
+    console.log(
+      `annotation: concurrency ${concurrency}: ${fmt(documents)} documents/s, ${fmt(documents * tokens)} tokens/s (NASA lesson, ${tokens} tokens; ${(documents / baseline).toFixed(2)}x the in-process baseline)`,
+    );
   }
   await annotation.stop();
 }

@@ -43,11 +43,18 @@ const echo = await startFakeSkill(async (request) => {
   if (request.path === '/annotate' && SKILL_WORK_MS > 0) await sleep(SKILL_WORK_MS);
   return request.path.endsWith('/annotate') ? { status: 200, body: annotation } : { status: 200, body: { echo: true } };
 });
-const overrides = [`loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, 'loom.skills.registry.cacheMs=60000', ...CAPS.map((cap) => `loom.skills.concurrency.annotate-${cap}=${cap}`)];
+const overrides = [
+  `loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`,
+  'loom.skills.registry.cacheMs=60000',
+  ...CAPS.map((cap) => `loom.skills.concurrency.annotate-${cap}=${cap}`),
+];
 const running = await serveForTest([skillGatewayModule], overrides, { logger });
 const address = `127.0.0.1:${running.port}`;
 const client = createClient(SkillGatewayClient, address, { retry: false });
-const entity = (name, url) => ({ skill: { name, url, capability: SkillCapability.SKILL_CAPABILITY_ENTITY_EXTRACTION, pipeline: 'default', version: '' }, replace: true });
+const entity = (name, url) => ({
+  skill: { name, url, capability: SkillCapability.SKILL_CAPABILITY_ENTITY_EXTRACTION, pipeline: 'default', version: '' },
+  replace: true,
+});
 await call(client, 'registerSkill', entity('echo', `${echo.origin}/echo/annotate`));
 for (const cap of CAPS) await call(client, 'registerSkill', entity(`annotate-${cap}`, `${echo.origin}/annotate`));
 
@@ -56,7 +63,12 @@ const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 const input = { text: 'Ben Goodger is the lead engineer for Mozilla Firefox.', pipeline: 'default' };
 const direct = async () => {
   const started = performance.now();
-  const response = await fetch(`${echo.origin}/echo/annotate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(input), agent });
+  const response = await fetch(`${echo.origin}/echo/annotate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(input),
+    agent,
+  });
   await response.json();
   return performance.now() - started;
 };
@@ -82,10 +94,14 @@ for (let round = 0; round < ROUNDS; round++) {
   rounds.push({ directP50: percentile(d, 50), directP99: percentile(d, 99), gatewayP50: percentile(g, 50), gatewayP99: percentile(g, 99) });
 }
 const pick = (key) => median(rounds.map((round) => round[key]));
-console.log(`latency over ${CALLS} sequential calls, median of ${ROUNDS} rounds (each round's own figures: ${rounds.map((r) => `${ms(r.directP50)}/${ms(r.gatewayP50)}`).join(', ')} ms p50 direct/gateway)`);
+console.log(
+  `latency over ${CALLS} sequential calls, median of ${ROUNDS} rounds (each round's own figures: ${rounds.map((r) => `${ms(r.directP50)}/${ms(r.gatewayP50)}`).join(', ')} ms p50 direct/gateway)`,
+);
 console.log(`  direct node-fetch:     p50 ${ms(pick('directP50'))} ms  p99 ${ms(pick('directP99'))} ms`);
 console.log(`  through the gateway:   p50 ${ms(pick('gatewayP50'))} ms  p99 ${ms(pick('gatewayP99'))} ms`);
-console.log(`  added by the gateway:  p50 ${ms(pick('gatewayP50') - pick('directP50'))} ms  p99 ${ms(pick('gatewayP99') - pick('directP99'))} ms  (target: at most 1 ms at p50)`);
+console.log(
+  `  added by the gateway:  p50 ${ms(pick('gatewayP50') - pick('directP50'))} ms  p99 ${ms(pick('gatewayP99') - pick('directP99'))} ms  (target: at most 1 ms at p50)`,
+);
 
 // 2. throughput through an entity extraction component
 const config = loadConfig({ env: {}, overrides: ['loom.telemetry.prometheus.port=0'] });
@@ -112,7 +128,8 @@ for (const cap of CAPS) {
     const signal = new AbortController().signal;
     const feed = async (count, offset) => {
       const arrived = sink.expect(count);
-      for (let n = offset; n < offset + count; n++) await run.publish('in', { id: String(n), body: { text: `message ${n}: Ben Goodger is the lead engineer for Mozilla Firefox.` }, headers: {} }, signal);
+      for (let n = offset; n < offset + count; n++)
+        await run.publish('in', { id: String(n), body: { text: `message ${n}: Ben Goodger is the lead engineer for Mozilla Firefox.` }, headers: {} }, signal);
       await arrived;
     };
     await feed(400, 0);
@@ -123,7 +140,9 @@ for (const cap of CAPS) {
     await run.stop(10_000);
     if (failed > 0) throw new Error(`${failed} messages failed at cap ${cap}`);
   }
-  console.log(`entity extraction component, skill cap ${String(cap).padStart(2)}: ${Math.round(median(figures))} messages/s (median of ${ROUNDS}: ${figures.map((f) => Math.round(f)).join(', ')}; the skill takes ${SKILL_WORK_MS} ms a call)`);
+  console.log(
+    `entity extraction component, skill cap ${String(cap).padStart(2)}: ${Math.round(median(figures))} messages/s (median of ${ROUNDS}: ${figures.map((f) => Math.round(f)).join(', ')}; the skill takes ${SKILL_WORK_MS} ms a call)`,
+  );
 }
 
 client.close();

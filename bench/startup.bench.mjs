@@ -43,15 +43,25 @@ async function measureBuild(main, args) {
       rmSync(directory, { recursive: true, force: true });
     }
   }
-  const figures = (starts) => ({ ms: median(starts.map((start) => start.startMs)), rssMb: median(starts.map((start) => start.rssAtListening / MB)), runs: starts.map((start) => `${Math.round(start.startMs)} ms / ${Math.round(start.rssAtListening / MB)} MB`) });
+  const figures = (starts) => ({
+    ms: median(starts.map((start) => start.startMs)),
+    rssMb: median(starts.map((start) => start.rssAtListening / MB)),
+    runs: starts.map((start) => `${Math.round(start.startMs)} ms / ${Math.round(start.rssAtListening / MB)} MB`),
+  });
   return { fresh: figures(fresh), existing: figures(existing), version: median(cli.version), health: median(cli.health), node: median(cli.node), cliRuns: cli };
 }
 
 function report(label, build) {
   console.log(`\n${label}`);
-  console.log(`fresh data directory: spawn to listening ${Math.round(build.fresh.ms)} ms, RSS at listening ${Math.round(build.fresh.rssMb)} MB (median of ${RUNS}: ${build.fresh.runs.join(', ')})`);
-  console.log(`existing data directory: spawn to listening ${Math.round(build.existing.ms)} ms, RSS at listening ${Math.round(build.existing.rssMb)} MB (median of ${RUNS}: ${build.existing.runs.join(', ')})`);
-  console.log(`loom --version ${Math.round(build.version)} ms, loom health ${Math.round(build.health)} ms, node -e 0 ${Math.round(build.node)} ms (medians of ${RUNS}; runs: --version ${build.cliRuns.version.map(Math.round).join(' / ')}, health ${build.cliRuns.health.map(Math.round).join(' / ')}, node ${build.cliRuns.node.map(Math.round).join(' / ')})`);
+  console.log(
+    `fresh data directory: spawn to listening ${Math.round(build.fresh.ms)} ms, RSS at listening ${Math.round(build.fresh.rssMb)} MB (median of ${RUNS}: ${build.fresh.runs.join(', ')})`,
+  );
+  console.log(
+    `existing data directory: spawn to listening ${Math.round(build.existing.ms)} ms, RSS at listening ${Math.round(build.existing.rssMb)} MB (median of ${RUNS}: ${build.existing.runs.join(', ')})`,
+  );
+  console.log(
+    `loom --version ${Math.round(build.version)} ms, loom health ${Math.round(build.health)} ms, node -e 0 ${Math.round(build.node)} ms (medians of ${RUNS}; runs: --version ${build.cliRuns.version.map(Math.round).join(' / ')}, health ${build.cliRuns.health.map(Math.round).join(' / ')}, node ${build.cliRuns.node.map(Math.round).join(' / ')})`,
+  );
 }
 
 // this build generates a development key ring only when told to (loom.secrets.generateKeys); the baseline did it unasked
@@ -63,7 +73,9 @@ if (baselineMain !== undefined && baselineMain !== '') {
   report(`baseline build (${baselineMain}), same run`, baseline);
   const ratio = (now, before) => `${(now / before).toFixed(2)}x`;
   console.log('\nthis build / baseline:');
-  console.log(`fresh start ${ratio(current.fresh.ms, baseline.fresh.ms)} time, ${ratio(current.fresh.rssMb, baseline.fresh.rssMb)} RSS; existing start ${ratio(current.existing.ms, baseline.existing.ms)} time, ${ratio(current.existing.rssMb, baseline.existing.rssMb)} RSS`);
+  console.log(
+    `fresh start ${ratio(current.fresh.ms, baseline.fresh.ms)} time, ${ratio(current.fresh.rssMb, baseline.fresh.rssMb)} RSS; existing start ${ratio(current.existing.ms, baseline.existing.ms)} time, ${ratio(current.existing.rssMb, baseline.existing.rssMb)} RSS`,
+  );
   console.log(`loom --version ${ratio(current.version, baseline.version)}, loom health ${ratio(current.health, baseline.health)}`);
 }
 process.exit(0);

@@ -27,11 +27,13 @@ const isDevelopmentOnly = (name) => DEVELOPMENT_ONLY.has(name) || /^tsconfig.*\.
 /** The workspace directories of the root package.json (entries `dir` or `dir/*`). */
 function workspaces(root) {
   const patterns = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).workspaces ?? [];
-  return patterns.flatMap((pattern) => {
-    if (!pattern.endsWith('/*')) return [join(root, pattern)];
-    const parent = join(root, pattern.slice(0, -2));
-    return existsSync(parent) ? readdirSync(parent).map((name) => join(parent, name)) : [];
-  }).filter((dir) => existsSync(join(dir, 'package.json')));
+  return patterns
+    .flatMap((pattern) => {
+      if (!pattern.endsWith('/*')) return [join(root, pattern)];
+      const parent = join(root, pattern.slice(0, -2));
+      return existsSync(parent) ? readdirSync(parent).map((name) => join(parent, name)) : [];
+    })
+    .filter((dir) => existsSync(join(dir, 'package.json')));
 }
 
 mkdirSync(target, { recursive: true });
@@ -41,7 +43,10 @@ for (const workspace of workspaces(source)) {
   mkdirSync(into, { recursive: true });
   for (const name of readdirSync(workspace)) {
     if (isDevelopmentOnly(name)) continue;
-    cpSync(join(workspace, name), join(into, name), { recursive: true, filter: (path) => !basename(path).endsWith('.test.js') && !basename(path).endsWith('.test.d.ts') });
+    cpSync(join(workspace, name), join(into, name), {
+      recursive: true,
+      filter: (path) => !basename(path).endsWith('.test.js') && !basename(path).endsWith('.test.d.ts'),
+    });
   }
   if (JSON.parse(readFileSync(join(workspace, 'package.json'), 'utf8')).exports !== undefined && !existsSync(join(into, 'dist'))) {
     process.stderr.write(`assemble: ${relative(source, workspace)} has no dist/: build first (npx nx run-many -t build)\n`);

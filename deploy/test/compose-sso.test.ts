@@ -27,7 +27,14 @@ describe('docker-compose.sso.yml', () => {
 
   /** The installation configuration of one client of the provider's realm, as the provider exports it. */
   const installation = (resource: string): string =>
-    JSON.stringify({ realm: provider.realm, 'auth-server-url': provider.url, 'ssl-required': 'none', resource, 'verify-token-audience': true, 'use-resource-role-mappings': true });
+    JSON.stringify({
+      realm: provider.realm,
+      'auth-server-url': provider.url,
+      'ssl-required': 'none',
+      resource,
+      'verify-token-audience': true,
+      'use-resource-role-mappings': true,
+    });
 
   beforeAll(async () => {
     provider = await FakeIdentityProvider.start();
@@ -115,7 +122,9 @@ describe('docker-compose.sso.yml', () => {
       expect(definitions.length).toBeGreaterThan(0);
       const refused = await failure(call(client, 'stopWorkflow', { name: 'anything' }));
       expect(refused.code).toBe(status.PERMISSION_DENIED);
-      const stranger = bearerClient(await provider.sign({ aud: 'another-client', preferred_username: 'mallory', ...FakeIdentityProvider.clientRoles('loom', ['loom_admin']) }));
+      const stranger = bearerClient(
+        await provider.sign({ aud: 'another-client', preferred_username: 'mallory', ...FakeIdentityProvider.clientRoles('loom', ['loom_admin']) }),
+      );
       expect((await failure(call(stranger, 'listComponentDefinitions', {}))).code).toBe(status.UNAUTHENTICATED);
     });
 

@@ -102,13 +102,19 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
       return undefined;
     };
     for (const name of skillServices) {
-      launch.set(name, containerProcess({ compose, name, image, base, mapAddress, grpcPort: grpcPorts.get(name) as number, metricsPort: metricsPorts.get(name) as number }));
+      launch.set(
+        name,
+        containerProcess({ compose, name, image, base, mapAddress, grpcPort: grpcPorts.get(name) as number, metricsPort: metricsPorts.get(name) as number }),
+      );
       const { args, cwd, env } = launch.get(name) as { args: string[]; cwd: string; env: NodeJS.ProcessEnv };
       processes.set(name, await startService(name, process.execPath, args, { cwd, env, ready: 'skill service listening' }));
     }
     for (const name of loomServices) {
       expect(compose.services[name]?.environment?.LOOM_TELEMETRY_PROMETHEUS_PORT).toBe(String(METRICS_PORT));
-      launch.set(name, containerProcess({ compose, name, image, base, mapAddress, grpcPort: grpcPorts.get(name) as number, metricsPort: metricsPorts.get(name) as number }));
+      launch.set(
+        name,
+        containerProcess({ compose, name, image, base, mapAddress, grpcPort: grpcPorts.get(name) as number, metricsPort: metricsPorts.get(name) as number }),
+      );
     }
     for (const name of startOrder(compose.services, loomServices)) await start(name);
   });
@@ -122,8 +128,12 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
   it('runs the six services, each in its own process, each healthy and hosting only itself', async () => {
     expect(loomServices.sort()).toEqual(['audit', 'config-store', 'executor', 'scheduler', 'secrets', 'skill-gateway']);
     const grpcNames: Record<string, string> = {
-      'config-store': 'loom.v1.WorkflowStore', scheduler: 'loom.v1.Scheduler', executor: 'loom.v1.Executor',
-      secrets: 'loom.v1.Secrets', 'skill-gateway': 'loom.v1.SkillGateway', audit: 'loom.v1.Audit',
+      'config-store': 'loom.v1.WorkflowStore',
+      scheduler: 'loom.v1.Scheduler',
+      executor: 'loom.v1.Executor',
+      secrets: 'loom.v1.Secrets',
+      'skill-gateway': 'loom.v1.SkillGateway',
+      audit: 'loom.v1.Audit',
     };
     for (const name of loomServices) {
       const rows = await checkHealth(addressOf(name));
@@ -146,7 +156,12 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
       ['webdata', at('webdata-parser', '/extract')],
     ]);
     // in the compose file's PostgreSQL, where every gateway of the stack shares it
-    expect(await queryOnce(database.url, 'SELECT name FROM public.skill_registration ORDER BY name')).toEqual([{ name: 'annotation' }, { name: 'keywords' }, { name: 'pdf' }, { name: 'webdata' }]);
+    expect(await queryOnce(database.url, 'SELECT name FROM public.skill_registration ORDER BY name')).toEqual([
+      { name: 'annotation' },
+      { name: 'keywords' },
+      { name: 'pdf' },
+      { name: 'webdata' },
+    ]);
     for (const { name } of skills) {
       const checked = await cli('skill-gateway', ['skill', 'check', name]);
       expect(checked.status, checked.stdout + checked.stderr).toBe(0);
@@ -181,7 +196,9 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     expect(schedules.status, schedules.stderr).toBe(0);
 
     const writtenBy = async (count: number) =>
-      eventually(`${count} messages written`, async () => ((await messagesOut(addressOf('executor'), operatorToken, WORKFLOW, 'Write people')) === count ? true : undefined));
+      eventually(`${count} messages written`, async () =>
+        (await messagesOut(addressOf('executor'), operatorToken, WORKFLOW, 'Write people')) === count ? true : undefined,
+      );
     const publish = async (ids: readonly number[]) => {
       for (const id of ids) {
         const published = await cli('executor', ['message', 'publish', WORKFLOW, '--inlet', INLET, '--body', JSON.stringify({ id, name: `person ${id}` })]);
@@ -202,10 +219,18 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     await writtenBy(3);
 
     // the graph on the executor's volume kept every write acknowledged before the kill
-    const graphLog = executor.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).find((entry) => entry.msg.startsWith('embedded graph'));
+    const graphLog = executor.logLines
+      .map((line) => JSON.parse(line) as { msg: string; port?: number })
+      .find((entry) => entry.msg.startsWith('embedded graph'));
     expect(graphLog?.port).toBeGreaterThan(0);
     const resource = join(base, 'graph.json');
-    writeFileSync(resource, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'people_graph' } }));
+    writeFileSync(
+      resource,
+      JSON.stringify({
+        resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' },
+        parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'people_graph' },
+      }),
+    );
     const people = await cli('executor', ['graph', 'query', '--resource', resource, '--output', 'json', 'MATCH (p:Person) RETURN p.id AS id ORDER BY p.id']);
     expect(people.status, people.stderr).toBe(0);
     expect((JSON.parse(people.stdout) as { id: number }[]).map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -213,7 +238,12 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     // both starts are in the audit log (on the audit service's volume), and its chain holds
     const audit = await cli('audit', ['audit', 'tail', '--type', 'WORKFLOW_START', '--output', 'json']);
     expect(audit.status, audit.stderr).toBe(0);
-    expect(audit.stdout.trim().split('\n').filter((line) => line.includes(WORKFLOW))).toHaveLength(2);
+    expect(
+      audit.stdout
+        .trim()
+        .split('\n')
+        .filter((line) => line.includes(WORKFLOW)),
+    ).toHaveLength(2);
     const verified = await cli('audit', ['audit', 'verify']);
     expect(verified.status, verified.stdout + verified.stderr).toBe(0);
     // each service's state lies in its own volume
@@ -225,16 +255,40 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     expect(pushed.status, pushed.stderr).toBe(0);
     const TEXT_INLET = 'Documents_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
     const publish = async (id: string, text: string): Promise<void> => {
-      const published = await cli('executor', ['message', 'publish', 'Text to graph', '--inlet', TEXT_INLET, '--body', JSON.stringify({ id, title: id, text })]);
+      const published = await cli('executor', [
+        'message',
+        'publish',
+        'Text to graph',
+        '--inlet',
+        TEXT_INLET,
+        '--body',
+        JSON.stringify({ id, title: id, text }),
+      ]);
       expect(published.status, published.stderr).toBe(0);
     };
     /** The documents the executor's embedded graph holds with their keywords, through the port its latest process logged. */
     const documents = async (): Promise<string[]> => {
       const executor = processes.get('executor') as ServiceProcess;
-      const graphLog = executor.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).findLast((entry) => entry.msg.startsWith('embedded graph'));
+      const graphLog = executor.logLines
+        .map((line) => JSON.parse(line) as { msg: string; port?: number })
+        .findLast((entry) => entry.msg.startsWith('embedded graph'));
       const resource = join(base, 'knowledge-graph.json');
-      writeFileSync(resource, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'knowledge_graph' } }));
-      const answer = await cli('executor', ['graph', 'query', '--resource', resource, '--output', 'json', 'MATCH (d:Document)-[:HAS_KEYWORD]->(k:Keyword) RETURN DISTINCT d.id AS id']);
+      writeFileSync(
+        resource,
+        JSON.stringify({
+          resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' },
+          parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'knowledge_graph' },
+        }),
+      );
+      const answer = await cli('executor', [
+        'graph',
+        'query',
+        '--resource',
+        resource,
+        '--output',
+        'json',
+        'MATCH (d:Document)-[:HAS_KEYWORD]->(k:Keyword) RETURN DISTINCT d.id AS id',
+      ]);
       return answer.status === 0 ? (JSON.parse(answer.stdout) as { id: string }[]).map((row) => row.id).sort() : [];
     };
 

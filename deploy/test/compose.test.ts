@@ -85,7 +85,9 @@ describe('docker-compose config', () => {
     expect(services.tikapdf?.image).toBe('registry.example.com/tikapdf:2.7.0');
     expect(services['annotation-service']?.environment).toEqual({ SERVER_PORT: '8085', JAVA_OPTS: '-Xmx4g' });
     expect(services['keyword-service']?.environment).toEqual({ SERVER_PORT: '8086', 'server.tomcat.max-connections': '100', JAVA_OPTS: '-Xmx2g' });
-    const ports = Object.fromEntries(Object.entries(services).map(([name, service]) => [name, service.ports?.map((port) => `${port.published}:${port.target}`)]));
+    const ports = Object.fromEntries(
+      Object.entries(services).map(([name, service]) => [name, service.ports?.map((port) => `${port.published}:${port.target}`)]),
+    );
     expect(ports).toEqual({ 'annotation-service': ['8085:8085'], 'keyword-service': ['8086:8086'], 'webdata-parser': ['8087:8000'], tikapdf: ['8089:8089'] });
   });
 

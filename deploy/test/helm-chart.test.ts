@@ -31,7 +31,9 @@ beforeAll(async () => {
 
 function render(chart: string, valuesFiles: readonly string[] = []): { status: number | null; rendered?: Rendered; stderr: string } {
   const result = run(renderer, [...valuesFiles.flatMap((file) => ['-f', file]), '-release', 'loom', '-namespace', 'knowledge', chart]);
-  return result.status === 0 ? { status: 0, rendered: JSON.parse(result.stdout) as Rendered, stderr: result.stderr } : { status: result.status, stderr: result.stderr };
+  return result.status === 0
+    ? { status: 0, rendered: JSON.parse(result.stdout) as Rendered, stderr: result.stderr }
+    : { status: result.status, stderr: result.stderr };
 }
 
 function renderOk(chart: string, valuesFiles: readonly string[] = []): Rendered {
@@ -83,12 +85,17 @@ describe.each([
 
   it('runs each of the six services in its own Deployment with gRPC health probes on its service name', () => {
     const services: Record<string, string> = {
-      'config-store': 'loom.v1.WorkflowStore', scheduler: 'loom.v1.Scheduler', executor: 'loom.v1.Executor',
-      secrets: 'loom.v1.Secrets', 'skill-gateway': 'loom.v1.SkillGateway', audit: 'loom.v1.Audit',
+      'config-store': 'loom.v1.WorkflowStore',
+      scheduler: 'loom.v1.Scheduler',
+      executor: 'loom.v1.Executor',
+      secrets: 'loom.v1.Secrets',
+      'skill-gateway': 'loom.v1.SkillGateway',
+      audit: 'loom.v1.Audit',
     };
     for (const [name, grpcService] of Object.entries(services)) {
       const deployment = byKind(objects, 'Deployment').find((object) => object.metadata.name === `loom-${name}`);
-      const container = (deployment?.spec as { template: { spec: { containers: { args: string[]; readinessProbe: { grpc: { service: string } } }[] } } }).template.spec.containers[0];
+      const container = (deployment?.spec as { template: { spec: { containers: { args: string[]; readinessProbe: { grpc: { service: string } } }[] } } })
+        .template.spec.containers[0];
       expect(container?.args.slice(0, 3)).toEqual(['serve', '--services', name]);
       expect(container?.readinessProbe.grpc.service).toBe(grpcService);
     }
@@ -102,36 +109,69 @@ describe.each([
 describe('the production-like values', () => {
   it('run two schedulers on PostgreSQL, one executor, keys from the existing Secret, SSO settings for Neo4j', () => {
     const objects = parseManifests(renderOk(chartDir, [productionValues]).manifests);
-    const deployment = (name: string) => byKind(objects, 'Deployment').find((object) => object.metadata.name === `loom-${name}`) as unknown as { spec: { replicas: number; template: { spec: { containers: { env: { name: string; value: string }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } } } };
+    const deployment = (name: string) =>
+      byKind(objects, 'Deployment').find((object) => object.metadata.name === `loom-${name}`) as unknown as {
+        spec: {
+          replicas: number;
+          template: { spec: { containers: { env: { name: string; value: string }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } };
+        };
+      };
     expect(deployment('scheduler').spec.replicas).toBe(2);
     expect(deployment('executor').spec.replicas).toBe(1);
     const schedulerEnv = deployment('scheduler').spec.template.spec.containers[0]?.env.map((variable) => variable.name);
     expect(schedulerEnv).toContain('LOOM_SCHEDULER_DATABASE_URL_FILE');
-    expect(deployment('skill-gateway').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SKILLS_DATABASE_URL_FILE', value: '/run/secrets/loom/database-url' });
+    expect(deployment('skill-gateway').spec.template.spec.containers[0]?.env).toContainEqual({
+      name: 'LOOM_SKILLS_DATABASE_URL_FILE',
+      value: '/run/secrets/loom/database-url',
+    });
     // the chart's skill services, registered at start under their names, at their Services
-    const registrations = deployment('skill-gateway').spec.template.spec.containers[0]?.env.filter((variable) => variable.name.startsWith('LOOM_SKILLS_REGISTER_'));
+    const registrations = deployment('skill-gateway').spec.template.spec.containers[0]?.env.filter((variable) =>
+      variable.name.startsWith('LOOM_SKILLS_REGISTER_'),
+    );
     expect(Object.fromEntries(registrations?.map((variable) => [variable.name, JSON.parse(variable.value) as unknown]) ?? [])).toEqual({
-      LOOM_SKILLS_REGISTER_ANNOTATION: { capability: 'ENTITY_EXTRACTION', url: 'http://loom-skill-annotation:8085/v2/annotate', pipeline: 'default', version: 'v2' },
+      LOOM_SKILLS_REGISTER_ANNOTATION: {
+        capability: 'ENTITY_EXTRACTION',
+        url: 'http://loom-skill-annotation:8085/v2/annotate',
+        pipeline: 'default',
+        version: 'v2',
+      },
       LOOM_SKILLS_REGISTER_KEYWORDS: { capability: 'KEYWORD_EXTRACTION', url: 'http://loom-skill-keywords:8086/extractKeywords' },
       LOOM_SKILLS_REGISTER_PDF: { capability: 'PDF_PARSING', url: 'http://loom-skill-pdf:8089/parse' },
       LOOM_SKILLS_REGISTER_WEBDATA: { capability: 'WEB_DATA_EXTRACTION', url: 'http://loom-skill-webdata:8000/extract' },
     });
-    const webData = byKind(objects, 'Deployment').find((object) => object.metadata.name === 'loom-skill-webdata') as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const webData = byKind(objects, 'Deployment').find((object) => object.metadata.name === 'loom-skill-webdata') as unknown as {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
     expect(webData.spec.template.spec.containers[0]?.args).toEqual(['skills', 'serve', '--only', 'web-data']);
-    expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K2_FILE', value: '/run/secrets/loom/encryption-key' });
-    expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({ name: 'LOOM_SECRETS_KEYS_K1_FILE', value: '/run/secrets/loom/encryption-key-k1' });
-    expect(deployment('secrets').spec.template.spec.volumes.find((volume) => volume.name === 'secrets')?.secret?.secretName).toBe('loom-production-credentials');
+    expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({
+      name: 'LOOM_SECRETS_KEYS_K2_FILE',
+      value: '/run/secrets/loom/encryption-key',
+    });
+    expect(deployment('secrets').spec.template.spec.containers[0]?.env).toContainEqual({
+      name: 'LOOM_SECRETS_KEYS_K1_FILE',
+      value: '/run/secrets/loom/encryption-key-k1',
+    });
+    expect(deployment('secrets').spec.template.spec.volumes.find((volume) => volume.name === 'secrets')?.secret?.secretName).toBe(
+      'loom-production-credentials',
+    );
     expect(byKind(objects, 'Secret')).toEqual([]);
     // only the secrets service holds the encryption key
-    const holders = byKind(objects, 'Deployment').filter((object) => JSON.stringify(object).includes('encryption-key')).map((object) => object.metadata.name);
+    const holders = byKind(objects, 'Deployment')
+      .filter((object) => JSON.stringify(object).includes('encryption-key'))
+      .map((object) => object.metadata.name);
     expect(holders).toEqual(['loom-secrets']);
     const sso = byKind(objects, 'ConfigMap').find((object) => object.metadata.name === 'loom-neo4j-sso') as unknown as { data: Record<string, string> };
-    expect(sso.data['neo4j.conf']).toBe('dbms.security.authentication_providers=plugin-keycloak-sso,native\ndbms.security.authorization_providers=plugin-keycloak-sso,native\n');
+    expect(sso.data['neo4j.conf']).toBe(
+      'dbms.security.authentication_providers=plugin-keycloak-sso,native\ndbms.security.authorization_providers=plugin-keycloak-sso,native\n',
+    );
   });
 
   it('sign operators in on every service and give the executor alone the graph single sign-on settings', () => {
     const objects = parseManifests(renderOk(chartDir, [productionValues]).manifests);
-    type Pod = { containers: { env: { name: string; value: string }[] }[]; volumes: { name: string; secret?: { secretName: string; items: { key: string }[] } }[] };
+    type Pod = {
+      containers: { env: { name: string; value: string }[] }[];
+      volumes: { name: string; secret?: { secretName: string; items: { key: string }[] } }[];
+    };
     const loomDeployments = byKind(objects, 'Deployment').filter((object) => JSON.stringify(object).includes('"serve","--services"'));
     const pods = Object.fromEntries(loomDeployments.map((object) => [object.metadata.name, (object.spec as { template: { spec: Pod } }).template.spec]));
     expect(Object.keys(pods)).toHaveLength(6);
@@ -150,7 +190,10 @@ describe('the production-like values', () => {
         });
         expect(items).toEqual(['loom-oidc-client.json', 'neo4j-oidc-client.json', 'neo4j-sso-password']);
       } else {
-        expect(Object.keys(env).filter((key) => key.startsWith('LOOM_GRAPH_SSO_')), name).toEqual([]);
+        expect(
+          Object.keys(env).filter((key) => key.startsWith('LOOM_GRAPH_SSO_')),
+          name,
+        ).toEqual([]);
         expect(items, name).toEqual(['loom-oidc-client.json']);
       }
     }
@@ -161,7 +204,15 @@ describe('the production-like values', () => {
     const [secret] = byKind(objects, 'Secret') as (KubeObject & { data: Record<string, string> })[];
     expect(secret?.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     expect(Buffer.from(Buffer.from(secret?.data['encryption-key'] ?? '', 'base64').toString(), 'base64')).toHaveLength(32);
-    expect(Object.keys(secret?.data ?? {}).sort()).toEqual(['encryption-key', 'token-config-store', 'token-executor', 'token-operator', 'token-scheduler', 'token-secrets', 'token-skill-gateway']);
+    expect(Object.keys(secret?.data ?? {}).sort()).toEqual([
+      'encryption-key',
+      'token-config-store',
+      'token-executor',
+      'token-operator',
+      'token-scheduler',
+      'token-secrets',
+      'token-skill-gateway',
+    ]);
   });
 });
 
@@ -194,21 +245,38 @@ describe('each check fails on a deliberately broken chart or values file', () =>
   });
 
   it('a template error stops the renderer with the template named', () => {
-    const broken = brokenChart((text) => text.replace('{{- range $name, $_ := include "loom.topology" . | fromYaml }}', '{{- range $name, $_ := include "loom.topology" . | fromYaml }}{{ .Values.nope.deeper }'), 'services.yaml');
+    const broken = brokenChart(
+      (text) =>
+        text.replace(
+          '{{- range $name, $_ := include "loom.topology" . | fromYaml }}',
+          '{{- range $name, $_ := include "loom.topology" . | fromYaml }}{{ .Values.nope.deeper }',
+        ),
+      'services.yaml',
+    );
     const result = render(broken);
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('loom/templates/services.yaml');
   });
 
   it('an unknown field in a container is named', () => {
-    const broken = brokenChart((text) => text.replace('          securityContext:\n            allowPrivilegeEscalation: false', '          securityContxt:\n            allowPrivilegeEscalation: false'), 'deployments.yaml');
+    const broken = brokenChart(
+      (text) =>
+        text.replace(
+          '          securityContext:\n            allowPrivilegeEscalation: false',
+          '          securityContxt:\n            allowPrivilegeEscalation: false',
+        ),
+      'deployments.yaml',
+    );
     const problems = validateAgainstSchemas(parseManifests(renderOk(broken).manifests));
     expect(problems.length).toBeGreaterThan(0);
     expect(problems[0]).toContain(`'"securityContxt"' does not exist in type 'IContainer'`);
   });
 
   it('a field of the wrong type is named', () => {
-    const broken = brokenChart((text) => text.replace('containerPort: {{ $root.Values.grpcPort }}', 'containerPort: "{{ $root.Values.grpcPort }}"'), 'deployments.yaml');
+    const broken = brokenChart(
+      (text) => text.replace('containerPort: {{ $root.Values.grpcPort }}', 'containerPort: "{{ $root.Values.grpcPort }}"'),
+      'deployments.yaml',
+    );
     const problems = validateAgainstSchemas(parseManifests(renderOk(broken).manifests));
     expect(problems.some((problem) => problem.includes('containerPort must be integer'))).toBe(true);
   });
@@ -236,9 +304,17 @@ describe('each check fails on a deliberately broken chart or values file', () =>
   });
 
   it('a secret file no volume provides is found', () => {
-    const broken = brokenChart((text) => text.replace('value: /run/secrets/loom/encryption-key', 'value: /run/secrets/loom/encryption-keys'), 'deployments.yaml');
+    const broken = brokenChart(
+      (text) => text.replace('value: /run/secrets/loom/encryption-key', 'value: /run/secrets/loom/encryption-keys'),
+      'deployments.yaml',
+    );
     const problems = wiringProblems(parseManifests(renderOk(broken).manifests));
-    expect(problems).toContain('templates/deployments.yaml Deployment/loom-secrets: LOOM_SECRETS_KEYS_K1_FILE=/run/secrets/loom/encryption-keys is not a mounted secret item'.replace(/^/, 'loom/'));
+    expect(problems).toContain(
+      'templates/deployments.yaml Deployment/loom-secrets: LOOM_SECRETS_KEYS_K1_FILE=/run/secrets/loom/encryption-keys is not a mounted secret item'.replace(
+        /^/,
+        'loom/',
+      ),
+    );
   });
 });
 

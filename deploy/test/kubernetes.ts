@@ -131,8 +131,16 @@ interface Container {
 
 const RESTRICTED_VOLUME_TYPES = new Set(['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret']);
 const SAFE_SYSCTLS = new Set([
-  'kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range',
-  'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes',
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
+  'net.ipv4.tcp_keepalive_probes',
 ]);
 const SELINUX_TYPES = new Set(['', 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t']);
 
@@ -148,28 +156,37 @@ export function restrictedViolations(objects: readonly Located[]): string[] {
     if (pod === undefined) continue;
     const where = describe(located);
     const podContext = (pod.securityContext ?? {}) as SecurityContext & { sysctls?: { name: string }[] };
-    const containers = [...((pod.initContainers ?? []) as Container[]), ...((pod.containers ?? []) as Container[]), ...((pod.ephemeralContainers ?? []) as Container[])];
+    const containers = [
+      ...((pod.initContainers ?? []) as Container[]),
+      ...((pod.containers ?? []) as Container[]),
+      ...((pod.ephemeralContainers ?? []) as Container[]),
+    ];
     for (const field of ['hostNetwork', 'hostPID', 'hostIPC']) if (pod[field] === true) problems.push(`${where}: ${field} must not be true`);
     if (podContext.windowsOptions?.hostProcess === true) problems.push(`${where}: hostProcess must not be true`);
     for (const volume of (pod.volumes ?? []) as Record<string, unknown>[]) {
       const type = Object.keys(volume).find((key) => key !== 'name');
-      if (type === undefined || !RESTRICTED_VOLUME_TYPES.has(type)) problems.push(`${where}: volume ${String(volume.name)} of type ${type} is not allowed (restricted volume types)`);
+      if (type === undefined || !RESTRICTED_VOLUME_TYPES.has(type))
+        problems.push(`${where}: volume ${String(volume.name)} of type ${type} is not allowed (restricted volume types)`);
     }
     for (const sysctl of podContext.sysctls ?? []) if (!SAFE_SYSCTLS.has(sysctl.name)) problems.push(`${where}: sysctl ${sysctl.name} is not in the safe set`);
     const podSeccomp = podContext.seccompProfile?.type;
     if (podContext.runAsUser === 0) problems.push(`${where}: pod runAsUser must not be 0`);
     if (podContext.appArmorProfile?.type === 'Unconfined') problems.push(`${where}: pod AppArmor profile must not be Unconfined`);
-    if (!SELINUX_TYPES.has(podContext.seLinuxOptions?.type ?? '')) problems.push(`${where}: pod SELinux type ${podContext.seLinuxOptions?.type} is not allowed`);
-    if (podSeccomp !== undefined && podSeccomp !== 'RuntimeDefault' && podSeccomp !== 'Localhost') problems.push(`${where}: pod seccompProfile.type must be RuntimeDefault or Localhost`);
+    if (!SELINUX_TYPES.has(podContext.seLinuxOptions?.type ?? ''))
+      problems.push(`${where}: pod SELinux type ${podContext.seLinuxOptions?.type} is not allowed`);
+    if (podSeccomp !== undefined && podSeccomp !== 'RuntimeDefault' && podSeccomp !== 'Localhost')
+      problems.push(`${where}: pod seccompProfile.type must be RuntimeDefault or Localhost`);
     for (const container of containers) {
       const at = `${where} container ${container.name}`;
       const context = container.securityContext ?? {};
       if (context.privileged === true) problems.push(`${at}: privileged must not be true`);
       if (context.allowPrivilegeEscalation !== false) problems.push(`${at}: allowPrivilegeEscalation must be false`);
-      if (context.runAsNonRoot === false || (context.runAsNonRoot !== true && podContext.runAsNonRoot !== true)) problems.push(`${at}: runAsNonRoot must be true (pod or container)`);
+      if (context.runAsNonRoot === false || (context.runAsNonRoot !== true && podContext.runAsNonRoot !== true))
+        problems.push(`${at}: runAsNonRoot must be true (pod or container)`);
       if (context.runAsUser === 0) problems.push(`${at}: runAsUser must not be 0`);
       const seccomp = context.seccompProfile?.type ?? podSeccomp;
-      if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') problems.push(`${at}: seccompProfile.type must be RuntimeDefault or Localhost (pod or container)`);
+      if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost')
+        problems.push(`${at}: seccompProfile.type must be RuntimeDefault or Localhost (pod or container)`);
       if (!(context.capabilities?.drop ?? []).includes('ALL')) problems.push(`${at}: capabilities must drop ALL`);
       for (const added of context.capabilities?.add ?? []) if (added !== 'NET_BIND_SERVICE') problems.push(`${at}: capability ${added} may not be added`);
       if (context.procMount !== undefined && context.procMount !== 'Default') problems.push(`${at}: procMount must be Default`);
@@ -204,15 +221,22 @@ export function wiringProblems(objects: readonly Located[], externalSecrets: rea
   }
   for (const located of deployments) {
     const pod = podSpecOf(located.object) as {
-      volumes: { name: string; configMap?: { name: string }; secret?: { secretName: string; items?: { key: string; path: string }[] }; persistentVolumeClaim?: { claimName: string } }[];
+      volumes: {
+        name: string;
+        configMap?: { name: string };
+        secret?: { secretName: string; items?: { key: string; path: string }[] };
+        persistentVolumeClaim?: { claimName: string };
+      }[];
       containers: { env?: { name: string; value?: string }[]; volumeMounts?: { name: string; mountPath: string }[] }[];
     };
     const where = describe(located);
     const files = new Set<string>();
     for (const volume of pod.volumes) {
-      if (volume.configMap !== undefined && !configMaps.has(volume.configMap.name)) problems.push(`${where}: ConfigMap ${volume.configMap.name} does not exist`);
+      if (volume.configMap !== undefined && !configMaps.has(volume.configMap.name))
+        problems.push(`${where}: ConfigMap ${volume.configMap.name} does not exist`);
       if (volume.secret !== undefined && !secrets.has(volume.secret.secretName)) problems.push(`${where}: Secret ${volume.secret.secretName} does not exist`);
-      if (volume.persistentVolumeClaim !== undefined && !claims.has(volume.persistentVolumeClaim.claimName)) problems.push(`${where}: claim ${volume.persistentVolumeClaim.claimName} does not exist`);
+      if (volume.persistentVolumeClaim !== undefined && !claims.has(volume.persistentVolumeClaim.claimName))
+        problems.push(`${where}: claim ${volume.persistentVolumeClaim.claimName} does not exist`);
       for (const container of pod.containers) {
         const mount = container.volumeMounts?.find((candidate) => candidate.name === volume.name);
         if (mount !== undefined) for (const item of volume.secret?.items ?? []) files.add(`${mount.mountPath}/${item.path}`);
@@ -220,7 +244,8 @@ export function wiringProblems(objects: readonly Located[], externalSecrets: rea
     }
     for (const container of pod.containers) {
       for (const variable of container.env ?? []) {
-        if ((variable.name.endsWith('_FILE') || (variable.value ?? '').startsWith('/run/secrets/')) && !files.has(variable.value ?? '')) problems.push(`${where}: ${variable.name}=${variable.value} is not a mounted secret item`);
+        if ((variable.name.endsWith('_FILE') || (variable.value ?? '').startsWith('/run/secrets/')) && !files.has(variable.value ?? ''))
+          problems.push(`${where}: ${variable.name}=${variable.value} is not a mounted secret item`);
       }
     }
   }

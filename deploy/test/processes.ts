@@ -20,7 +20,9 @@ export async function startService(
   options: { cwd: string; env: NodeJS.ProcessEnv; ready?: string },
 ): Promise<ServiceProcess> {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const logLines: string[] = [];
   const stderr: string[] = [];
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
@@ -29,19 +31,28 @@ export async function startService(
       logLines.push(line);
       if (line.includes(`"msg":"${options.ready ?? 'loom listening'}"`)) resolve();
     });
-    void exited.then(({ code, signal }) => reject(new Error(`${name} exited (${code ?? signal}) before listening: ${stderr.join('')}${logLines.slice(-5).join('\n')}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`${name} exited (${code ?? signal}) before listening: ${stderr.join('')}${logLines.slice(-5).join('\n')}`)),
+    );
   });
   return { name, child, logLines, exited };
 }
 
 /** Stops a process with a signal (idempotent) and waits for its exit. */
-export async function stopService(service: ServiceProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export async function stopService(
+  service: ServiceProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill(signal);
   return service.exited;
 }
 
 /** Runs a command without blocking this process (whose children keep logging), returning its output. */
-export async function runAsync(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; input?: string }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export async function runAsync(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string },
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];

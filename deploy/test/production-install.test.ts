@@ -41,9 +41,17 @@ describe('the production installation, started as the image starts it', () => {
   let before: Map<string, string>;
   let env: NodeJS.ProcessEnv;
   let address: string;
-  const mapPath = (value: string): string => value.replace(INSTALL, install).replace(DATA, data).replace(/^\/tmp$/, tmp);
+  const mapPath = (value: string): string =>
+    value
+      .replace(INSTALL, install)
+      .replace(DATA, data)
+      .replace(/^\/tmp$/, tmp);
   const cli = (args: readonly string[], input?: string) =>
-    runAsync(process.execPath, ['--no-node-snapshot', join(install, 'services/cli/dist/main.js'), '--address', address, ...args], { cwd: data, env, ...(input === undefined ? {} : { input }) });
+    runAsync(process.execPath, ['--no-node-snapshot', join(install, 'services/cli/dist/main.js'), '--address', address, ...args], {
+      cwd: data,
+      env,
+      ...(input === undefined ? {} : { input }),
+    });
 
   beforeAll(async () => {
     // asynchronously: a minute of blocked event loop would cut this worker off from vitest

@@ -18,7 +18,11 @@ export interface CommandResult {
 }
 
 /** Runs a command to completion (no shell). */
-export function run(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): CommandResult {
+export function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): CommandResult {
   const result = spawnSync(command, args, {
     cwd: options.cwd ?? repoRoot,
     env: options.env ?? process.env,
@@ -38,7 +42,9 @@ export function run(command: string, args: readonly string[], options: { cwd?: s
 /** A command the deploy checks need is not installed; `.ci/run` installs them. */
 export class MissingToolError extends Error {
   constructor(readonly tool: string) {
-    super(`${tool} is not installed: run .ci/run, or apt-get install the packages it lists (docker-compose, yamllint, golang-go, golang-github-masterminds-sprig-dev, golang-k8s-sigs-yaml-dev)`);
+    super(
+      `${tool} is not installed: run .ci/run, or apt-get install the packages it lists (docker-compose, yamllint, golang-go, golang-github-masterminds-sprig-dev, golang-k8s-sigs-yaml-dev)`,
+    );
     this.name = 'MissingToolError';
   }
 }
@@ -61,7 +67,10 @@ export interface ImageSpec {
 /** Reads the final stage of deploy/Dockerfile (ENV KEY=VALUE pairs, exec-form ENTRYPOINT and CMD). */
 export function imageSpec(dockerfile = join(deployDir, 'Dockerfile')): ImageSpec {
   const text = readFileSync(dockerfile, 'utf8').replace(/\\\n/g, ' ');
-  const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
   const finalStage = lines.slice(lines.map((line) => line.startsWith('FROM ')).lastIndexOf(true));
   const spec = { env: {} as Record<string, string>, workdir: '/', user: 'root', entrypoint: [] as string[], cmd: [] as string[], volumes: [] as string[] };
   for (const line of finalStage) {

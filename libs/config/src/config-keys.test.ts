@@ -19,7 +19,9 @@ describe('configKeys', () => {
     const keys = configKeys.map((row) => row.key);
     expect(new Set(keys).size).toBe(keys.length);
     for (const key of keys) expect(isKnownKey(key.replace(/<[a-z]+>/, 'config-store')), key).toBe(true);
-    expect(keys.filter((key) => key.includes('<'))).toEqual(expect.arrayContaining(['loom.services.<name>.address', 'loom.auth.tokens.<identity>', 'loom.secrets.keys.<id>']));
+    expect(keys.filter((key) => key.includes('<'))).toEqual(
+      expect.arrayContaining(['loom.services.<name>.address', 'loom.auth.tokens.<identity>', 'loom.secrets.keys.<id>']),
+    );
   });
 
   it('shows defaults and environment variables as an operator writes them', () => {

@@ -174,7 +174,7 @@ export const fixedKeys = {
   }),
   'loom.executor.queueCapacity': spec({
     key: 'loom.executor.queueCapacity',
-    description: 'messages each link (a component\'s input queue) holds before the component upstream waits',
+    description: "messages each link (a component's input queue) holds before the component upstream waits",
     default: 1024,
     schema: integer(1, 1_000_000),
     expected: 'an integer from 1 to 1000000',
@@ -289,7 +289,8 @@ export const fixedKeys = {
   }),
   'loom.graph.sso.mode': spec<'impersonate' | 'bearer'>({
     key: 'loom.graph.sso.mode',
-    description: "how a query runs as its user: `impersonate` (the service account impersonates the token's user) or `bearer` (the token is passed to a database configured for OIDC)",
+    description:
+      "how a query runs as its user: `impersonate` (the service account impersonates the token's user) or `bearer` (the token is passed to a database configured for OIDC)",
     default: 'impersonate',
     schema: oneOf(['impersonate', 'bearer'] as const),
     expected: 'impersonate or bearer',
@@ -505,7 +506,7 @@ export const fixedKeys = {
   }),
   'loom.skills.registry.cacheMs': spec({
     key: 'loom.skills.registry.cacheMs',
-    description: "how long a gateway reuses a registered skill it read for calls; registrations made through another gateway show after this long",
+    description: 'how long a gateway reuses a registered skill it read for calls; registrations made through another gateway show after this long',
     default: 1000,
     schema: integer(0, 600_000),
     expected: 'an integer from 0 to 600000',
@@ -616,7 +617,15 @@ export const skillRegistrationsSpec: MapKeySpec = {
 };
 
 /** Every map-valued key family. */
-export const mapKeys: readonly MapKeySpec[] = [secretKeysSpec, authTokensSpec, authRolesSpec, updateWorkflowsSpec, skillTimeoutsSpec, skillConcurrencySpec, skillRegistrationsSpec];
+export const mapKeys: readonly MapKeySpec[] = [
+  secretKeysSpec,
+  authTokensSpec,
+  authRolesSpec,
+  updateWorkflowsSpec,
+  skillTimeoutsSpec,
+  skillConcurrencySpec,
+  skillRegistrationsSpec,
+];
 
 /** Returns true if `key` is a configuration key loom reads. */
 export function isKnownKey(key: string): boolean {

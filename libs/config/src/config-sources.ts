@@ -174,7 +174,14 @@ function closestKey(key: string): string | undefined {
   const candidates = [
     ...Object.keys(fixedKeys),
     ...serviceNames.map(serviceAddressKey),
-    ...mapKeys.map((map) => map.prefix + key.split('.').slice(map.prefix.split('.').length - 1).join('.')),
+    ...mapKeys.map(
+      (map) =>
+        map.prefix +
+        key
+          .split('.')
+          .slice(map.prefix.split('.').length - 1)
+          .join('.'),
+    ),
   ];
   let best: string | undefined;
   let bestDistance = Math.max(3, Math.floor(key.length / 8)) + 1;

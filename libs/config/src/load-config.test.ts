@@ -6,7 +6,6 @@ import { loadConfig, resolveConfig } from './load-config.js';
 const KEY = randomBytes(32).toString('base64');
 const TOKEN = 'executor-token-0123456789';
 
-
 describe('loadConfig defaults', () => {
   it('gives the production defaults with nothing configured', () => {
     expect(loadConfig({ env: {} })).toEqual({
@@ -51,19 +50,30 @@ describe('loadConfig defaults', () => {
     const { skills } = loadConfig({ env: {}, overrides: ['loom.skills.timeouts.nlp v2=1500', 'loom.skills.concurrency.keywords=8'] });
     expect(skills.timeouts).toStrictEqual({ 'nlp v2': 1500 });
     expect(skills.concurrency).toStrictEqual({ keywords: 8 });
-    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.concurrency.keywords=0'] })).message).toContain('loom.skills.concurrency.keywords: expected an integer from 1 to 10000');
-    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.backoff.maxMs=10'] })).message).toContain('loom.skills.backoff.maxMs: expected at least');
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.concurrency.keywords=0'] })).message).toContain(
+      'loom.skills.concurrency.keywords: expected an integer from 1 to 10000',
+    );
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.backoff.maxMs=10'] })).message).toContain(
+      'loom.skills.backoff.maxMs: expected at least',
+    );
   });
 
   it('reads the skills to register at start as JSON objects, by skill name; text that is not an object names the key', () => {
     const keywords = '{"capability":"KEYWORD_EXTRACTION","url":"http://127.0.0.1:8086/extractKeywords"}';
-    const { skills } = loadConfig({ env: { LOOM_SKILLS_REGISTER_KEYWORDS: keywords }, overrides: ['loom.skills.register.nlp={"capability":"ENTITY_EXTRACTION","url":"http://x/v2/annotate","pipeline":"default","version":"v2"}'] });
+    const { skills } = loadConfig({
+      env: { LOOM_SKILLS_REGISTER_KEYWORDS: keywords },
+      overrides: ['loom.skills.register.nlp={"capability":"ENTITY_EXTRACTION","url":"http://x/v2/annotate","pipeline":"default","version":"v2"}'],
+    });
     expect(skills.registrations).toStrictEqual({
       keywords: { capability: 'KEYWORD_EXTRACTION', url: 'http://127.0.0.1:8086/extractKeywords' },
       nlp: { capability: 'ENTITY_EXTRACTION', url: 'http://x/v2/annotate', pipeline: 'default', version: 'v2' },
     });
-    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.register.pdf=http://127.0.0.1:8089'] })).message).toContain('loom.skills.register.pdf: expected a JSON object');
-    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.register.pdf=[1]'] })).message).toContain('loom.skills.register.pdf: expected a JSON object');
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.register.pdf=http://127.0.0.1:8089'] })).message).toContain(
+      'loom.skills.register.pdf: expected a JSON object',
+    );
+    expect(configError(() => loadConfig({ env: {}, overrides: ['loom.skills.register.pdf=[1]'] })).message).toContain(
+      'loom.skills.register.pdf: expected a JSON object',
+    );
   });
 
   it('leaves optional values absent rather than undefined', () => {
@@ -230,7 +240,9 @@ describe('bad values', () => {
   it('a key-ring value that is not 32 bytes of base64 names its key', () => {
     const error = configError(() => loadConfig({ env: {}, overrides: [`loom.secrets.keys.k1=${randomBytes(16).toString('base64')}`] }));
     expect(error.key).toBe('loom.secrets.keys.k1');
-    expect(error.message).toMatch(/^loom\.secrets\.keys\.k1: expected base64 text that decodes to exactly 32 bytes, got a value of 24 characters \(not shown\) \(from --set\)$/);
+    expect(error.message).toMatch(
+      /^loom\.secrets\.keys\.k1: expected base64 text that decodes to exactly 32 bytes, got a value of 24 characters \(not shown\) \(from --set\)$/,
+    );
   });
 });
 
@@ -265,7 +277,9 @@ describe('scheduler keys', () => {
   it('a lease timeout under two polls, or a restart cap under the first delay, names the key', () => {
     const lease = configError(() => loadConfig({ env: {}, overrides: ['loom.scheduler.lease.pollMs=1000', 'loom.scheduler.lease.timeoutMs=1500'] }));
     expect(lease.message).toBe('loom.scheduler.lease.timeoutMs: expected at least twice loom.scheduler.lease.pollMs (1000), got 1500 (from --set)');
-    const restart = configError(() => loadConfig({ env: { LOOM_SCHEDULER_RESTART_INITIALDELAYMS: '5000' }, overrides: ['loom.scheduler.restart.maxDelayMs=100'] }));
+    const restart = configError(() =>
+      loadConfig({ env: { LOOM_SCHEDULER_RESTART_INITIALDELAYMS: '5000' }, overrides: ['loom.scheduler.restart.maxDelayMs=100'] }),
+    );
     expect(restart.key).toBe('loom.scheduler.restart.maxDelayMs');
     expect(restart.message).toContain('initialDelayMs (5000)');
   });

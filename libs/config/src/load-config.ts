@@ -183,9 +183,7 @@ export function resolveConfig(options: LoadConfigOptions = {}): ResolvedConfig {
     data: { directory: dataDirectory, skillsDirectory: inside(dataDirectory, 'skills') },
     datasource: { filesystemRoot },
     startup: {
-      workflowsDirectory:
-        values.get(fixedKeys['loom.startup.workflows.directory']) ??
-        values.derive('loom.startup.workflows.directory', filesystemRoot),
+      workflowsDirectory: values.get(fixedKeys['loom.startup.workflows.directory']) ?? values.derive('loom.startup.workflows.directory', filesystemRoot),
     },
     security: {
       audit: {
@@ -385,10 +383,7 @@ function activeKeyId(values: Values, keys: Record<string, string>): string | und
   if (id === undefined || Object.hasOwn(keys, id)) return id;
   const source = values.sourceOf(spec.key) ?? DEFAULT_SOURCE;
   const ids = Object.keys(keys);
-  const expected =
-    ids.length === 0
-      ? 'the id of a key in loom.secrets.keys, but none is configured'
-      : `one of the loom.secrets.keys ids (${ids.join(', ')})`;
+  const expected = ids.length === 0 ? 'the id of a key in loom.secrets.keys, but none is configured' : `one of the loom.secrets.keys ids (${ids.join(', ')})`;
   throw new ConfigError(`${spec.key}: expected ${expected}, got ${JSON.stringify(id)} (from ${source})`, { key: spec.key, source });
 }
 
@@ -413,8 +408,7 @@ function tlsFiles(values: Values): TlsConfig | undefined {
   const key = `loom.tls.${missing}`;
   const source = values.sourceOf(`loom.tls.${present}`) ?? DEFAULT_SOURCE;
   throw new ConfigError(
-    `${key}: expected a file path, since loom.tls.${present} is set (from ${source}) ` +
-      'and TLS needs certFile, keyFile and caFile together or none of them',
+    `${key}: expected a file path, since loom.tls.${present} is set (from ${source}) ` + 'and TLS needs certFile, keyFile and caFile together or none of them',
     { key, source },
   );
 }
@@ -436,7 +430,10 @@ function restartDelays(values: Values): LoomConfig['scheduler']['restart'] {
   const key = 'loom.scheduler.restart.maxDelayMs';
   if (maxDelayMs < initialDelayMs) {
     const source = values.sourceOf(key) ?? DEFAULT_SOURCE;
-    throw new ConfigError(`${key}: expected at least loom.scheduler.restart.initialDelayMs (${initialDelayMs}), got ${maxDelayMs} (from ${source})`, { key, source });
+    throw new ConfigError(`${key}: expected at least loom.scheduler.restart.initialDelayMs (${initialDelayMs}), got ${maxDelayMs} (from ${source})`, {
+      key,
+      source,
+    });
   }
   return { initialDelayMs, maxDelayMs };
 }
@@ -460,7 +457,8 @@ function definedOnly<T extends object>(object: T): { [K in keyof T]?: Exclude<T[
 }
 
 function skillSettings(values: Values): LoomConfig['skills'] {
-  const numbers = (spec: MapKeySpec): Record<string, number> => Object.fromEntries(Object.entries(values.map(spec)).map(([name, text]) => [name, Number(text)]));
+  const numbers = (spec: MapKeySpec): Record<string, number> =>
+    Object.fromEntries(Object.entries(values.map(spec)).map(([name, text]) => [name, Number(text)]));
   const initialMs = values.get(fixedKeys['loom.skills.backoff.initialMs']);
   const maxMs = values.get(fixedKeys['loom.skills.backoff.maxMs']);
   if (maxMs < initialMs) {
@@ -482,6 +480,8 @@ function skillSettings(values: Values): LoomConfig['skills'] {
       openMs: values.get(fixedKeys['loom.skills.breaker.openMs']),
     },
     registryCacheMs: values.get(fixedKeys['loom.skills.registry.cacheMs']),
-    registrations: Object.fromEntries(Object.entries(values.map(skillRegistrationsSpec)).map(([name, text]) => [name, JSON.parse(text) as Record<string, unknown>])),
+    registrations: Object.fromEntries(
+      Object.entries(values.map(skillRegistrationsSpec)).map(([name, text]) => [name, JSON.parse(text) as Record<string, unknown>]),
+    ),
   };
 }

@@ -55,7 +55,14 @@ describe('base64Key', () => {
     expect(accepts(base64Key(), randomBytes(31).toString('base64'))).toBe(false);
     expect(accepts(base64Key(), randomBytes(33).toString('base64'))).toBe(false);
     expect(accepts(base64Key(), 'not base64 at all, not at all!!!!!!!!!!!!!!!')).toBe(false);
-    expect(accepts(base64Key(), randomBytes(32).toString('base64url').replace(/[A-Za-z0-9]/g, '-'))).toBe(false);
+    expect(
+      accepts(
+        base64Key(),
+        randomBytes(32)
+          .toString('base64url')
+          .replace(/[A-Za-z0-9]/g, '-'),
+      ),
+    ).toBe(false);
   });
 });
 

@@ -24,7 +24,6 @@ function file(name: string, text: string): string {
   return path;
 }
 
-
 describe('precedence: defaults < file < environment < --set', () => {
   const formats = {
     yaml: 'server:\n  port: 8201\nloom:\n  log:\n    level: warn\n',
@@ -89,12 +88,18 @@ describe('config files', () => {
   });
 
   it('a properties file works the same as YAML', () => {
-    const yaml = file('loom.yaml', 'loom:\n  experimental:\n    enabled: true\n  auth:\n    allowAnonymous: true\n  telemetry:\n    prometheus:\n      port: 0\n');
+    const yaml = file(
+      'loom.yaml',
+      'loom:\n  experimental:\n    enabled: true\n  auth:\n    allowAnonymous: true\n  telemetry:\n    prometheus:\n      port: 0\n',
+    );
     const properties = file(
       'loom.properties',
       '# same settings\nloom.experimental.enabled = true\nloom.auth.allowAnonymous: true\nloom.telemetry.prometheus.port=0\n',
     );
-    expect({ ...loadConfig({ configFile: properties, env: {} }), sources: undefined }).toEqual({ ...loadConfig({ configFile: yaml, env: {} }), sources: undefined });
+    expect({ ...loadConfig({ configFile: properties, env: {} }), sources: undefined }).toEqual({
+      ...loadConfig({ configFile: yaml, env: {} }),
+      sources: undefined,
+    });
   });
 
   it('the development config in the repository loads', () => {
@@ -108,9 +113,7 @@ describe('config files', () => {
     expect(loadConfig({ configFile: file('a.yaml', 'server:\n  port: "8300"\n'), env: {} }).server.port).toBe(8300);
     const configFile = file('b.yaml', 'loom:\n  secrets:\n    activeKeyId: 2024\n');
     const error = configError(() => loadConfig({ configFile, env: {} }));
-    expect(error.message).toBe(
-      `loom.secrets.activeKeyId: expected a key id, got 2024 (from config file ${configFile}); quote the value to make it text`,
-    );
+    expect(error.message).toBe(`loom.secrets.activeKeyId: expected a key id, got 2024 (from config file ${configFile}); quote the value to make it text`);
   });
 
   it('a value of the wrong type names the key and the file', () => {
@@ -206,9 +209,7 @@ describe('_FILE environment variables', () => {
 
   it('VAR and VAR_FILE both set is an error', () => {
     const secret = file('executor-token', 'executor-token-0123456789\n');
-    const error = configError(() =>
-      loadConfig({ env: { LOOM_AUTH_TOKENS_EXECUTOR: 'executor-token-0123456789', LOOM_AUTH_TOKENS_EXECUTOR_FILE: secret } }),
-    );
+    const error = configError(() => loadConfig({ env: { LOOM_AUTH_TOKENS_EXECUTOR: 'executor-token-0123456789', LOOM_AUTH_TOKENS_EXECUTOR_FILE: secret } }));
     expect(error.key).toBe('loom.auth.tokens.executor');
     expect(error.message).toBe(
       'loom.auth.tokens.executor: both environment variables LOOM_AUTH_TOKENS_EXECUTOR and LOOM_AUTH_TOKENS_EXECUTOR_FILE are set; set only one',
@@ -225,7 +226,9 @@ describe('_FILE environment variables', () => {
 
   it('a bad value read from a file names the variable as its source', () => {
     const error = configError(() => loadConfig({ env: { SERVER_PORT_FILE: file('port', 'eighty\n') } }));
-    expect(error.message).toMatch(/^server\.port: expected an integer from 0 to 65535, got "eighty" \(from environment variable SERVER_PORT_FILE \(file .+\)\)$/);
+    expect(error.message).toMatch(
+      /^server\.port: expected an integer from 0 to 65535, got "eighty" \(from environment variable SERVER_PORT_FILE \(file .+\)\)$/,
+    );
   });
 
   it('a _FILE naming a directory is an error', () => {

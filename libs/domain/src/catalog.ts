@@ -379,33 +379,46 @@ const resources: ReadonlyMap<string, ResourceEntry> = deepFreeze(
   new Map(
     [
       // the specification's graph database resource, parameter for parameter
-      resource(RESOURCE_KINDS.NEO4J_DATABASE, 'Neo4j Database', [GRAPH_DATABASE_RESOURCE], [
-        { name: 'host', type: 'STRING', required: true },
-        { name: 'port', type: 'INTEGER', required: false },
-        { name: 'user', type: 'STRING', required: true },
-        { name: 'password', type: 'PASSWORD', required: true },
-        { name: 'database', type: 'STRING', required: false },
-        { name: 'read_only', type: 'BOOLEAN', required: false },
-      ]),
+      resource(
+        RESOURCE_KINDS.NEO4J_DATABASE,
+        'Neo4j Database',
+        [GRAPH_DATABASE_RESOURCE],
+        [
+          { name: 'host', type: 'STRING', required: true },
+          { name: 'port', type: 'INTEGER', required: false },
+          { name: 'user', type: 'STRING', required: true },
+          { name: 'password', type: 'PASSWORD', required: true },
+          { name: 'database', type: 'STRING', required: false },
+          { name: 'read_only', type: 'BOOLEAN', required: false },
+        ],
+      ),
       // PostgreSQL with Apache AGE: the Neo4j parameters (so the password is a PASSWORD parameter
       // that gets sealed, which it would not be inside a connection URL) plus the graph's name; the
       // password is optional, for the embedded graph (host `embedded`) and trust-authenticated servers
-      resource(RESOURCE_KINDS.AGE_DATABASE, 'PostgreSQL with Apache AGE', [GRAPH_DATABASE_RESOURCE], [
-        { name: 'host', type: 'STRING', required: true },
-        { name: 'port', type: 'INTEGER', required: false },
-        { name: 'user', type: 'STRING', required: true },
-        { name: 'password', type: 'PASSWORD', required: false },
-        { name: 'database', type: 'STRING', required: false },
-        // AGE refuses graph names shorter than 3 characters, and names a schema after the graph
-        {
-          name: 'graph',
-          type: 'STRING',
-          required: true,
-          minLength: 3,
-          pattern: { regex: /^[A-Za-z_][A-Za-z0-9_]{2,62}$/, description: 'an identifier of 3 to 63 characters (letters, digits, _; not starting with a digit)' },
-        },
-        { name: 'read_only', type: 'BOOLEAN', required: false },
-      ]),
+      resource(
+        RESOURCE_KINDS.AGE_DATABASE,
+        'PostgreSQL with Apache AGE',
+        [GRAPH_DATABASE_RESOURCE],
+        [
+          { name: 'host', type: 'STRING', required: true },
+          { name: 'port', type: 'INTEGER', required: false },
+          { name: 'user', type: 'STRING', required: true },
+          { name: 'password', type: 'PASSWORD', required: false },
+          { name: 'database', type: 'STRING', required: false },
+          // AGE refuses graph names shorter than 3 characters, and names a schema after the graph
+          {
+            name: 'graph',
+            type: 'STRING',
+            required: true,
+            minLength: 3,
+            pattern: {
+              regex: /^[A-Za-z_][A-Za-z0-9_]{2,62}$/,
+              description: 'an identifier of 3 to 63 characters (letters, digits, _; not starting with a digit)',
+            },
+          },
+          { name: 'read_only', type: 'BOOLEAN', required: false },
+        ],
+      ),
       // the specification's SSO database type: a name and the server's location; in no family,
       // because no workflow may use it
       resource(RESOURCE_KINDS.GRAPH_SSO_DATABASE, 'Neo4j Database (single sign-on)', [], [{ name: 'url', type: 'STRING', required: true }]),

@@ -4,7 +4,10 @@ import { type Annotation } from './annotation.js';
 import { entitiesOf, isAnnotation, mergedEntitiesOf } from './entities.js';
 
 /** Two real sentences of UD English EWT dev with their UNER entities (see the fixture's `source`). */
-const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/ewt-dev.annotation.json', import.meta.url), 'utf8')) as { text: string; annotation: Annotation };
+const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/ewt-dev.annotation.json', import.meta.url), 'utf8')) as {
+  text: string;
+  annotation: Annotation;
+};
 const { text, annotation } = fixture;
 
 describe('entitiesOf', () => {

@@ -4,14 +4,7 @@ export { type StoredName, parseStoredName, formatStoredName, newStoredName, work
 export { formatJsonPath, appendJsonPath } from './json-path.js';
 export { parseWithSchema } from './zod-violations.js';
 export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
-export {
-  parseWorkflowJson,
-  parseWorkflow,
-  serializeWorkflowJson,
-  parseScheduleJson,
-  parseSchedule,
-  serializeScheduleJson,
-} from './workflow-json.js';
+export { parseWorkflowJson, parseWorkflow, serializeWorkflowJson, parseScheduleJson, parseSchedule, serializeScheduleJson } from './workflow-json.js';
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
 export {
   workflowToProto,
@@ -60,7 +53,13 @@ export {
   optionConstraint,
   parameterConstraint,
 } from './catalog.js';
-export { type ComponentCatalog, validateWorkflow, type ValidateWorkflowOptions, MAX_WORKFLOW_BYTES, type WorkflowViolationReason } from './validate-workflow.js';
+export {
+  type ComponentCatalog,
+  validateWorkflow,
+  type ValidateWorkflowOptions,
+  MAX_WORKFLOW_BYTES,
+  type WorkflowViolationReason,
+} from './validate-workflow.js';
 export {
   NO_ENTITY,
   ROOT_RELATION,

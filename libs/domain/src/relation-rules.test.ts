@@ -31,7 +31,12 @@ describe('the relation rule language', () => {
   });
 
   it('refuses bad rules at push, naming each field by its JSON path inside the option value', () => {
-    const bad = { rules: [{ ...rule, path: [{ relation: 'NSUBJ', direction: 'sideways' }] }, { ...rule, subject: { entity: [] }, colour: 'red' }] };
+    const bad = {
+      rules: [
+        { ...rule, path: [{ relation: 'NSUBJ', direction: 'sideways' }] },
+        { ...rule, subject: { entity: [] }, colour: 'red' },
+      ],
+    };
     const fields = violationsThrownBy(() => validateWorkflow(workflowWith(bad))).map((violation) => violation.field);
     expect(fields.sort()).toEqual(
       [

@@ -26,7 +26,8 @@ const nonEmptyList = <T extends z.ZodType>(item: T) => z.array(item).min(1, { me
 const words = () => nonEmptyList(z.string().min(1).max(100));
 
 const udRelation = doc(z.string().regex(UD_RELATION, { message: 'must be a Universal Dependencies relation in lower case, e.g. nsubj or obl:tmod' }), {
-  description: 'A Universal Dependencies relation, lower case (`nsubj`, `obl`, `nsubj:pass`). A relation without subtype also matches its subtypes (`obl` matches `obl:tmod`).',
+  description:
+    'A Universal Dependencies relation, lower case (`nsubj`, `obl`, `nsubj:pass`). A relation without subtype also matches its subtypes (`obl` matches `obl:tmod`).',
 });
 const udRelations = doc(z.union([udRelation, nonEmptyList(udRelation)]), { description: 'One relation, or a list of which any matches.' });
 const entityTypes = doc(nonEmptyList(z.string().regex(ENTITY_TYPE, { message: 'must be an entity type in upper case, e.g. PERSON' })), {
@@ -49,7 +50,7 @@ const tokenConstraint = doc(
     entity: entityTypes.optional(),
     negated: doc(z.boolean(), {
       description:
-        'false: the token must not be negated (no `advmod` or `det` dependent whose lemma is not, never, no or n\'t); true: it must be. Absent: either.',
+        "false: the token must not be negated (no `advmod` or `det` dependent whose lemma is not, never, no or n't); true: it must be. Absent: either.",
     }).optional(),
     dependents: doc(nonEmptyList(dependent), { description: 'Dependents the token must have, each off the path.' }).optional(),
   }),

@@ -104,7 +104,11 @@ describe('forEachSecretSlot', () => {
       ['components[0].options.headers["x-api-key"]', 'k', true],
       ['components[0].options.headers.accept', 'application/json', false],
     ]);
-    expect(JSON.parse(workflow.components[0]!.options[1]!.value as string)).toEqual({ Authorization: '###AES-x', 'x-api-key': '###AES-x', accept: 'application/json' });
+    expect(JSON.parse(workflow.components[0]!.options[1]!.value as string)).toEqual({
+      Authorization: '###AES-x',
+      'x-api-key': '###AES-x',
+      accept: 'application/json',
+    });
   });
 
   it('leaves other options and absent headers alone', () => {
@@ -131,7 +135,9 @@ describe('forEachSecretSlot', () => {
     expect(collected.slots).toEqual([{ path: 'components[0].options.headers.Authorization', value: '$$TOKEN', sensitive: true }]);
     collected.apply([{ path: 'components[0].options.headers.Authorization', value: '###AES-y' }], 'secrets service');
     expect(JSON.parse(workflow.components[0]!.options[1]!.value as string)).toEqual({ Authorization: '###AES-y', accept: 'application/json' });
-    expect(() => collected.apply([{ path: 'components[0].options.headers.accept', value: 'x' }], 'secrets service')).toThrow(/answered 1 secret slots for the 1 it was sent, or in another order/);
+    expect(() => collected.apply([{ path: 'components[0].options.headers.accept', value: 'x' }], 'secrets service')).toThrow(
+      /answered 1 secret slots for the 1 it was sent, or in another order/,
+    );
     expect(() => collected.apply([], 'secrets service')).toThrow(/answered 0 secret slots for the 1/);
   });
 });

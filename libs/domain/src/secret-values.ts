@@ -67,8 +67,7 @@ export interface SecretSlot {
 
 /** The header values a secret-bearing option holds, or why they cannot be read. */
 export type SecretBearingOptionContent =
-  | { readonly ok: true; readonly values: Record<string, unknown>; readonly asText: boolean }
-  | { readonly ok: false; readonly description: string };
+  { readonly ok: true; readonly values: Record<string, unknown>; readonly asText: boolean } | { readonly ok: false; readonly description: string };
 
 /**
  * Reads a secret-bearing option (enricher `headers`): a JSON object of string values, or the JSON text of one;
@@ -82,7 +81,10 @@ export function readSecretBearingOption(value: unknown): SecretBearingOptionCont
   if (asText) {
     const problem = findJsonSyntaxProblem(value.startsWith('\uFEFF') ? value.slice(1) : value);
     if (problem !== undefined) {
-      return { ok: false, description: `must be a JSON object of string values; its text is malformed at line ${problem.line}, column ${problem.column}: ${problem.description}` };
+      return {
+        ok: false,
+        description: `must be a JSON object of string values; its text is malformed at line ${problem.line}, column ${problem.column}: ${problem.description}`,
+      };
     }
     parsed = JSON.parse(value.startsWith('\uFEFF') ? value.slice(1) : value) as unknown;
   }
@@ -110,7 +112,12 @@ export function forEachSecretSlot(workflow: WorkflowConfiguration, visit: (slot:
     component.options.forEach((option, optionIndex) => {
       if (!names.includes(option.name)) return;
       const content = readSecretBearingOption(option.value);
-      if (!content.ok) throw ValidationError.of(`components[${index}].options[${optionIndex}].value`, `option '${option.name}' ${content.description}`, 'UNREADABLE_SECRET_OPTION');
+      if (!content.ok)
+        throw ValidationError.of(
+          `components[${index}].options[${optionIndex}].value`,
+          `option '${option.name}' ${content.description}`,
+          'UNREADABLE_SECRET_OPTION',
+        );
       const { values, asText } = content;
       const base = appendJsonPath(`components[${index}].options`, option.name);
       for (const [header, value] of Object.entries(values)) {
@@ -171,7 +178,9 @@ export function collectSecretSlots(workflow: WorkflowConfiguration, select: (slo
     apply(answer, service) {
       const mismatch = answer.length !== slots.length ? -1 : answer.findIndex((slot, index) => slot.path !== slots[index]?.path);
       if (answer.length !== slots.length || mismatch !== -1) {
-        throw new UnavailableError(`the ${service} answered ${answer.length} secret slots for the ${slots.length} it was sent, or in another order; nothing was used`);
+        throw new UnavailableError(
+          `the ${service} answered ${answer.length} secret slots for the ${slots.length} it was sent, or in another order; nothing was used`,
+        );
       }
       answer.forEach((slot, index) => setters[index]?.(slot.value));
     },

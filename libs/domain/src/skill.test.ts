@@ -34,14 +34,27 @@ describe('skillViolations', () => {
       ['skill.url', 'INVALID_VALUE'],
       ['skill.pipeline', 'MISSING_FIELD'],
     ]);
-    expect(fields({ name: 'nlp', url: 'http://localhost:8085/v2/annotate', pipeline: 'default' }, 'ENTITY_EXTRACTION')).toStrictEqual([['skill.version', 'INVALID_VALUE']]);
-    expect(fields({ name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default', version: 'v2' }, 'ENTITY_EXTRACTION')).toStrictEqual([['skill.version', 'INVALID_VALUE']]);
-    expect(fields({ name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default', version: 'v3' }, 'ENTITY_EXTRACTION')).toStrictEqual([['skill.version', 'INVALID_VALUE']]);
-    expect(fields({ name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default', parameters: { damp: 1 } }, 'ENTITY_EXTRACTION')).toStrictEqual([['skill.parameters', 'NOT_APPLICABLE']]);
+    expect(fields({ name: 'nlp', url: 'http://localhost:8085/v2/annotate', pipeline: 'default' }, 'ENTITY_EXTRACTION')).toStrictEqual([
+      ['skill.version', 'INVALID_VALUE'],
+    ]);
+    expect(fields({ name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default', version: 'v2' }, 'ENTITY_EXTRACTION')).toStrictEqual([
+      ['skill.version', 'INVALID_VALUE'],
+    ]);
+    expect(fields({ name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default', version: 'v3' }, 'ENTITY_EXTRACTION')).toStrictEqual([
+      ['skill.version', 'INVALID_VALUE'],
+    ]);
+    expect(fields({ name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default', parameters: { damp: 1 } }, 'ENTITY_EXTRACTION')).toStrictEqual([
+      ['skill.parameters', 'NOT_APPLICABLE'],
+    ]);
   });
 
   it("keyword extraction: url with /extractKeywords, parameters among the specification's names only", () => {
-    expect(fields({ name: 'kw', url: 'http://localhost:8086/keywords', parameters: { damp: 0.85, dampingFactor: 1, allowedDependencies: [] } }, 'KEYWORD_EXTRACTION')).toStrictEqual([
+    expect(
+      fields(
+        { name: 'kw', url: 'http://localhost:8086/keywords', parameters: { damp: 0.85, dampingFactor: 1, allowedDependencies: [] } },
+        'KEYWORD_EXTRACTION',
+      ),
+    ).toStrictEqual([
       ['skill.url', 'INVALID_VALUE'],
       ['skill.parameters.dampingFactor', 'UNKNOWN_PARAMETER'],
       ['skill.parameters.allowedDependencies', 'UNKNOWN_PARAMETER'],
@@ -60,7 +73,9 @@ describe('skillViolations', () => {
   });
 
   it('refuses a capability other than the one checked against', () => {
-    expect(fields({ name: 'pdf', url: 'http://localhost:8089', capability: 'PDF_PARSING' }, 'WEB_DATA_EXTRACTION')).toStrictEqual([['skill.capability', 'INVALID_VALUE']]);
+    expect(fields({ name: 'pdf', url: 'http://localhost:8089', capability: 'PDF_PARSING' }, 'WEB_DATA_EXTRACTION')).toStrictEqual([
+      ['skill.capability', 'INVALID_VALUE'],
+    ]);
   });
 
   it('takes a name without url only when asked to (workflows: resolved from the registry at start)', () => {

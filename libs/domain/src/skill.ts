@@ -74,8 +74,10 @@ export function skillViolations(skill: Skill, capability: SkillCapabilityName, p
   };
 
   if (isBlank(skill.name)) report('name', 'is required', 'MISSING_FIELD');
-  else if (!SKILL_NAME.test(skill.name)) report('name', 'must start with a letter or digit and hold only letters, digits, spaces and _ . - (at most 128)', 'INVALID_VALUE');
-  if (skill.capability !== undefined && skill.capability !== capability) report('capability', `must be ${capability} here, not ${skill.capability}`, 'INVALID_VALUE');
+  else if (!SKILL_NAME.test(skill.name))
+    report('name', 'must start with a letter or digit and hold only letters, digits, spaces and _ . - (at most 128)', 'INVALID_VALUE');
+  if (skill.capability !== undefined && skill.capability !== capability)
+    report('capability', `must be ${capability} here, not ${skill.capability}`, 'INVALID_VALUE');
 
   const nameOnly = isBlank(skill.url) && !isBlank(skill.name) && options.allowNameOnly === true;
   if (nameOnly) return violations;
@@ -88,7 +90,8 @@ export function skillViolations(skill: Skill, capability: SkillCapabilityName, p
     report('url', 'must be an absolute http or https URL', 'INVALID_VALUE');
     return violations;
   }
-  if (url.username !== '' || url.password !== '') report('url', 'must not carry a user or password (skills are called without credentials in the URL)', 'INVALID_VALUE');
+  if (url.username !== '' || url.password !== '')
+    report('url', 'must not carry a user or password (skills are called without credentials in the URL)', 'INVALID_VALUE');
 
   const has = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
   const hasParameters = skill.parameters !== undefined && Object.keys(skill.parameters).length > 0;
@@ -100,7 +103,7 @@ export function skillViolations(skill: Skill, capability: SkillCapabilityName, p
       const version = skill.version ?? '';
       if (version !== '' && version !== 'v2') report('version', "must be blank (for /annotate) or 'v2' (for /v2/annotate)", 'INVALID_VALUE');
       else if (endpoint === 'v2' && version !== 'v2') report('version', "must be 'v2': the url ends in /v2/annotate", 'INVALID_VALUE');
-      else if (endpoint === 'standard' && version === 'v2') report('version', "must be blank: the url ends in /annotate, not /v2/annotate", 'INVALID_VALUE');
+      else if (endpoint === 'standard' && version === 'v2') report('version', 'must be blank: the url ends in /annotate, not /v2/annotate', 'INVALID_VALUE');
       if (hasParameters) report('parameters', 'is not a field of an entity extraction skill', 'NOT_APPLICABLE');
       break;
     }
@@ -108,7 +111,12 @@ export function skillViolations(skill: Skill, capability: SkillCapabilityName, p
       if (!KEYWORDS_PATH.test(url.pathname)) report('url', 'must include /extractKeywords', 'INVALID_VALUE');
       for (const name of Object.keys(skill.parameters ?? {})) {
         if (!(KEYWORD_EXTRACTION_PARAMETERS as readonly string[]).includes(name)) {
-          report(name, `is not a keyword extraction parameter (one of ${KEYWORD_EXTRACTION_PARAMETERS.join(', ')})`, 'UNKNOWN_PARAMETER', appendJsonPath(field('parameters'), name));
+          report(
+            name,
+            `is not a keyword extraction parameter (one of ${KEYWORD_EXTRACTION_PARAMETERS.join(', ')})`,
+            'UNKNOWN_PARAMETER',
+            appendJsonPath(field('parameters'), name),
+          );
         }
       }
       if (has(skill.pipeline)) report('pipeline', 'is a field of entity extraction skills only', 'NOT_APPLICABLE');

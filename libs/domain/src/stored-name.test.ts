@@ -29,6 +29,7 @@ describe('stored names', () => {
 
   it('refuse names that could not be a file of the storage directory', () => {
     expect(checkWorkflowName('etl nightly')).toBe('etl nightly');
-    for (const bad of ['', '../x', 'a/b', '.hidden', ' padded', 'nul\u0000']) expect(() => checkWorkflowName(bad), JSON.stringify(bad)).toThrow(ValidationError);
+    for (const bad of ['', '../x', 'a/b', '.hidden', ' padded', 'nul\u0000'])
+      expect(() => checkWorkflowName(bad), JSON.stringify(bad)).toThrow(ValidationError);
   });
 });

@@ -48,7 +48,11 @@ export function resolveStoredName(requested: string, known: Iterable<string>, fi
   if (names.includes(requested)) return requested;
   const matches = names.filter((name) => parseStoredName(name)?.base === requested);
   if (matches.length > 1) {
-    throw ValidationError.of(field, `'${requested}' names ${matches.length} workflows (${matches.join(', ')}); give the stored name <workflow_name>_<uuid>`, 'AMBIGUOUS_NAME');
+    throw ValidationError.of(
+      field,
+      `'${requested}' names ${matches.length} workflows (${matches.join(', ')}); give the stored name <workflow_name>_<uuid>`,
+      'AMBIGUOUS_NAME',
+    );
   }
   return matches[0];
 }

@@ -41,15 +41,25 @@ describe('valid workflows', () => {
   });
 
   it('accepts null for an option that is not required, and leaves out options that have defaults', () => {
-    const minimal = instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'Writer', { failure_handler: null, batch_size: null, query: 'RETURN 1' }, { resource: neo4j() });
+    const minimal = instance(
+      COMPONENT_KINDS.GRAPH_DATABASE_WRITER,
+      'Writer',
+      { failure_handler: null, batch_size: null, query: 'RETURN 1' },
+      { resource: neo4j() },
+    );
     expect(() => validateWorkflow(workflowOf([minimal]))).not.toThrow();
   });
 
   it('accepts a skill component with a skill', () => {
-    const entities = instance(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entities', {}, {
-      skill: { name: 'annotator', url: 'http://localhost:8085/v2/annotate', capability: 'ENTITY_EXTRACTION', pipeline: 'default', version: 'v2' },
-      skillConfiguration: { inputs: { text: 'body.text' }, outputs: { entities: '_entities' } },
-    });
+    const entities = instance(
+      COMPONENT_KINDS.ENTITY_EXTRACTION,
+      'Entities',
+      {},
+      {
+        skill: { name: 'annotator', url: 'http://localhost:8085/v2/annotate', capability: 'ENTITY_EXTRACTION', pipeline: 'default', version: 'v2' },
+        skillConfiguration: { inputs: { text: 'body.text' }, outputs: { entities: '_entities' } },
+      },
+    );
     expect(() => validateWorkflow(workflowOf([entities]))).not.toThrow();
   });
 
@@ -103,7 +113,9 @@ describe('components and options', () => {
       writer(w).options.push({ name, value });
     });
     const violations = violationsThrownBy(() => validateWorkflow(workflow));
-    expect(violations.map(({ field, reason }) => [field, reason])).toStrictEqual([[`components[2].options[${writer(workflow).options.length - 1}].value`, 'WRONG_TYPE']]);
+    expect(violations.map(({ field, reason }) => [field, reason])).toStrictEqual([
+      [`components[2].options[${writer(workflow).options.length - 1}].value`, 'WRONG_TYPE'],
+    ]);
     expect(violations[0]?.description).toContain(type.split(' ')[0]);
   });
 
@@ -126,11 +138,19 @@ describe('components and options', () => {
 
   it('refuses enricher headers that sealing could not read, naming the option and never quoting the value', () => {
     const secret = 'Bearer s3cr3t-7f1e';
-    const enricherWith = (headers: unknown) =>
-      workflowOf([instance(COMPONENT_KINDS.HTTP_ENRICHER, 'Prices', { url: 'http://prices.example/{sku}', headers })]);
-    for (const headers of [`{"Authorization": "${secret}"`, `["${secret}"]`, { Authorization: { token: secret } }, `{"Authorization": ["${secret}"]}`, 'not json']) {
+    const enricherWith = (headers: unknown) => workflowOf([instance(COMPONENT_KINDS.HTTP_ENRICHER, 'Prices', { url: 'http://prices.example/{sku}', headers })]);
+    for (const headers of [
+      `{"Authorization": "${secret}"`,
+      `["${secret}"]`,
+      { Authorization: { token: secret } },
+      `{"Authorization": ["${secret}"]}`,
+      'not json',
+    ]) {
       const violations = violationsThrownBy(() => validateWorkflow(enricherWith(headers)));
-      expect(violations.map(({ field, reason }) => [field, reason]), JSON.stringify(headers)).toStrictEqual([['components[0].options[1].value', 'UNREADABLE_SECRET_OPTION']]);
+      expect(
+        violations.map(({ field, reason }) => [field, reason]),
+        JSON.stringify(headers),
+      ).toStrictEqual([['components[0].options[1].value', 'UNREADABLE_SECRET_OPTION']]);
       expect(violations[0]?.description).not.toContain('s3cr3t');
     }
     expect(violationsThrownBy(() => validateWorkflow(enricherWith(`{"Authorization": "${secret}"`)))[0]?.description).toContain('line 1, column');
@@ -257,7 +277,11 @@ describe('resources', () => {
     const workflow = articleImportWith((w) => (writer(w).resource = age({ graph: 'my-graph' })));
     const violations = violationsThrownBy(() => validateWorkflow(workflow));
     expect(violations).toStrictEqual([
-      expect.objectContaining({ field: 'components[2].resource.parameters.graph', reason: 'INVALID_VALUE', description: expect.stringContaining('an identifier of 3 to 63 characters') }),
+      expect.objectContaining({
+        field: 'components[2].resource.parameters.graph',
+        reason: 'INVALID_VALUE',
+        description: expect.stringContaining('an identifier of 3 to 63 characters'),
+      }),
     ]);
   });
 });
@@ -284,7 +308,12 @@ describe('skills', () => {
   it("checks a skill's fields by the rules of the component's capability, naming each field", () => {
     const workflow = workflowOf([
       instance(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entities', {}, { skill: { name: 'nlp', url: 'http://localhost:8085/v2/annotate', pipeline: 'default' } }),
-      instance(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keywords', {}, { skill: { name: 'kw', url: 'http://localhost:8086/keywords', parameters: { damping: 0.8 } } }),
+      instance(
+        COMPONENT_KINDS.KEYWORD_EXTRACTION,
+        'Keywords',
+        {},
+        { skill: { name: 'kw', url: 'http://localhost:8086/keywords', parameters: { damping: 0.8 } } },
+      ),
     ]);
     workflow.links.push({ from: 'Entities', to: 'Keywords' });
     expect(problems(workflow)).toStrictEqual([
@@ -295,7 +324,12 @@ describe('skills', () => {
   });
 
   it('needs an entity extraction component upstream of a keyword extraction component, through other components too', () => {
-    const entities = instance(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entities', {}, { skill: { name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default' } });
+    const entities = instance(
+      COMPONENT_KINDS.ENTITY_EXTRACTION,
+      'Entities',
+      {},
+      { skill: { name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default' } },
+    );
     const keywords = instance(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keywords', {}, { skill: { name: 'kw', url: 'http://localhost:8086/extractKeywords' } });
     const log = instance(COMPONENT_KINDS.LOGGER, 'Log');
     const downstream = workflowOf([entities, log, keywords]);
@@ -305,7 +339,11 @@ describe('skills', () => {
     reversed.links.push({ from: 'Keywords', to: 'Entities' });
     const violations = violationsThrownBy(() => validateWorkflow(reversed));
     expect(violations).toStrictEqual([
-      expect.objectContaining({ field: 'components[1]', reason: 'MISSING_UPSTREAM', description: expect.stringContaining('Keywords: keyword extraction needs an entity extraction component upstream') }),
+      expect.objectContaining({
+        field: 'components[1]',
+        reason: 'MISSING_UPSTREAM',
+        description: expect.stringContaining('Keywords: keyword extraction needs an entity extraction component upstream'),
+      }),
     ]);
   });
 

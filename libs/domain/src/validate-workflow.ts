@@ -171,7 +171,8 @@ class Check {
     }
     if (definition.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION) {
       // the rule language has its own schema (schema/relation-rules.schema.json); its violations name paths inside the value
-      if (option.name === 'rules') for (const violation of relationRulesViolations(value, path)) this.report(violation.field, violation.description, 'INVALID_VALUE');
+      if (option.name === 'rules')
+        for (const violation of relationRulesViolations(value, path)) this.report(violation.field, violation.description, 'INVALID_VALUE');
       if (option.name === 'target_resource' && typeof value === 'string' && !this.isGraphResourceName(value)) {
         this.report(path, `option '${option.name}' must name a graph database resource of this workflow (resources or workflowResources)`, 'UNKNOWN_RESOURCE');
       }
@@ -214,7 +215,12 @@ class Check {
     const capability = capabilityOf(definition);
     if (capability === undefined) return;
     for (const violation of skillViolations(skill, capability, path, { allowNameOnly: true })) {
-      const reason = violation.field === appendJsonPath(path, 'capability') ? 'WRONG_SKILL_CAPABILITY' : violation.reason === 'MISSING_FIELD' ? 'MISSING_SKILL' : 'INVALID_SKILL';
+      const reason =
+        violation.field === appendJsonPath(path, 'capability')
+          ? 'WRONG_SKILL_CAPABILITY'
+          : violation.reason === 'MISSING_FIELD'
+            ? 'MISSING_SKILL'
+            : 'INVALID_SKILL';
       const description = reason === 'WRONG_SKILL_CAPABILITY' ? `${definition.name} needs a skill of capability ${capability}` : violation.description;
       this.report(violation.field, `${component.name}: ${description}`, reason);
     }

@@ -4,14 +4,7 @@ import { fieldsThrownBy, type LooseJson, violationsThrownBy } from '../test/viol
 import { ValidationError } from './errors.js';
 import type { Schedule } from './workflow.js';
 import { MAX_VALUE_DEPTH } from './workflow-schema.js';
-import {
-  parseSchedule,
-  parseScheduleJson,
-  parseWorkflow,
-  parseWorkflowJson,
-  serializeScheduleJson,
-  serializeWorkflowJson,
-} from './workflow-json.js';
+import { parseSchedule, parseScheduleJson, parseWorkflow, parseWorkflowJson, serializeScheduleJson, serializeWorkflowJson } from './workflow-json.js';
 
 // a JSON copy to mutate: what a file would hold
 function sampleJson(): LooseJson {
@@ -33,7 +26,17 @@ describe('parseWorkflow / serializeWorkflowJson', () => {
     const instance: LooseJson = value.components[0];
     expect(Object.keys(instance as object)).toEqual(['name', 'component', 'options', 'resource', 'skill', 'skillConfiguration']);
     expect(Object.keys(instance.component as object)).toEqual([
-      'qualifiedName', 'name', 'type', 'state', 'inputType', 'outputType', 'options', 'resource', 'capabilityQualifiedName', 'experimental', 'dryRunSupported',
+      'qualifiedName',
+      'name',
+      'type',
+      'state',
+      'inputType',
+      'outputType',
+      'options',
+      'resource',
+      'capabilityQualifiedName',
+      'experimental',
+      'dryRunSupported',
     ]);
     expect(Object.keys(instance.component.options[0] as object)).toEqual(['group', 'name', 'type', 'label', 'required', 'defaultValue', 'overridable']);
     expect(Object.keys(instance.skillConfiguration as object)).toEqual(['outputs', 'inputs']);
@@ -266,9 +269,7 @@ describe('schedules', () => {
 
   it('round-trips with keys in the documented order', () => {
     const text = serializeScheduleJson({ catchUp: 'LATEST', overlap: 'SKIP', timezone: 'Europe/Berlin', cron: '0 */5 * * * *', enabled: true });
-    expect(text).toBe(
-      '{\n  "enabled": true,\n  "cron": "0 */5 * * * *",\n  "timezone": "Europe/Berlin",\n  "overlap": "SKIP",\n  "catchUp": "LATEST"\n}\n',
-    );
+    expect(text).toBe('{\n  "enabled": true,\n  "cron": "0 */5 * * * *",\n  "timezone": "Europe/Berlin",\n  "overlap": "SKIP",\n  "catchUp": "LATEST"\n}\n');
     expect(parseScheduleJson(text)).toStrictEqual(schedule);
   });
 

@@ -80,7 +80,11 @@ describe('workflowToProto / workflowFromProto', () => {
         components: [
           {
             name: 'c',
-            component: { type: ComponentType.COMPONENT_TYPE_SOURCE, state: ComponentState.COMPONENT_STATE_AVAILABLE, options: [{ type: OptionType.OPTION_TYPE_TEXT }] },
+            component: {
+              type: ComponentType.COMPONENT_TYPE_SOURCE,
+              state: ComponentState.COMPONENT_STATE_AVAILABLE,
+              options: [{ type: OptionType.OPTION_TYPE_TEXT }],
+            },
             options: [{ name: 'o' }],
           },
         ],

@@ -128,8 +128,7 @@ const resourceInstance = doc(
     name: doc(z.string(), { description: '`<resource_name>_<uuid>`.' }),
     resource: resourceDefinition,
     parameters: doc(jsonObject, {
-      description:
-        'Values by parameter name. `$$<variable>` takes an ecosystem variable; a sealed value is `###AES-<encrypted value>`.',
+      description: 'Values by parameter name. `$$<variable>` takes an ecosystem variable; a sealed value is `###AES-<encrypted value>`.',
     }),
   }),
   { id: 'ResourceInstance', title: 'Resource instance', description: 'A configured resource (a database connection, say).' },

@@ -13,16 +13,7 @@ export const COMPONENT_STATES = ['AVAILABLE', 'DISABLED'] as const;
 export type ComponentStateName = (typeof COMPONENT_STATES)[number];
 
 /** Types of option value, as written in an option definition's `type`. */
-export const OPTION_TYPES = [
-  'BOOLEAN',
-  'INTEGER',
-  'NUMBER',
-  'STRING',
-  'TEXT',
-  'SCRIPT',
-  'JSON',
-  'COMPONENT_SELECTION_FAILURE_HANDLER',
-] as const;
+export const OPTION_TYPES = ['BOOLEAN', 'INTEGER', 'NUMBER', 'STRING', 'TEXT', 'SCRIPT', 'JSON', 'COMPONENT_SELECTION_FAILURE_HANDLER'] as const;
 /** Type of an option value. */
 export type OptionTypeName = (typeof OPTION_TYPES)[number];
 

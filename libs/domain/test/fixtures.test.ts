@@ -107,10 +107,7 @@ describe('graph-writer.workflow.json', () => {
       const variable = secretReference(value);
       if (variable !== undefined) references.push(`${path} → ${variable}`);
     });
-    expect(references).toEqual([
-      'resources[0].parameters.password → NEO4J_PASSWORD',
-      'components[1].resource.parameters.password → NEO4J_PASSWORD',
-    ]);
+    expect(references).toEqual(['resources[0].parameters.password → NEO4J_PASSWORD', 'components[1].resource.parameters.password → NEO4J_PASSWORD']);
   });
 });
 

@@ -6,8 +6,24 @@
 type Schema = Record<string, unknown>;
 
 const KNOWN = new Set([
-  '$schema', '$id', '$ref', '$defs', 'title', 'description', 'default', 'type', 'enum', 'properties', 'required',
-  'additionalProperties', 'propertyNames', 'items', 'anyOf', 'minLength', 'minimum', 'maximum',
+  '$schema',
+  '$id',
+  '$ref',
+  '$defs',
+  'title',
+  'description',
+  'default',
+  'type',
+  'enum',
+  'properties',
+  'required',
+  'additionalProperties',
+  'propertyNames',
+  'items',
+  'anyOf',
+  'minLength',
+  'minimum',
+  'maximum',
 ]);
 
 /** The JSON paths at which a value breaks a schema; empty when it conforms. */

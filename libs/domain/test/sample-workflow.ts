@@ -29,9 +29,7 @@ export function entityExtraction(): ComponentInstance {
       state: 'AVAILABLE',
       inputType: 'loom.messages.JsonMessage',
       outputType: 'loom.messages.JsonMessage',
-      options: [
-        { group: 'Main', name: 'mapping', type: 'JSON', label: 'Mapping', required: false, defaultValue: { a: [1, 2.5, null] }, overridable: true },
-      ],
+      options: [{ group: 'Main', name: 'mapping', type: 'JSON', label: 'Mapping', required: false, defaultValue: { a: [1, 2.5, null] }, overridable: true }],
       resource: null,
       capabilityQualifiedName: 'loom.capabilities.EntityExtraction',
       experimental: null,

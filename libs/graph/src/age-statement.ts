@@ -42,7 +42,9 @@ export function ageStatement(graph: string, query: string, parameters: GraphPara
   try {
     json = JSON.stringify(parameters);
   } catch (error) {
-    throw new GraphQueryError('age', address, undefined, `the parameters are not JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new GraphQueryError('age', address, undefined, `the parameters are not JSON: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   // a statement without RETURN still needs one declared column (AGE insists on exactly one) and yields no rows
   const declared = names.length === 0 ? 'result ag_catalog.agtype' : names.map((_, index) => `c${index} ag_catalog.agtype`).join(', ');

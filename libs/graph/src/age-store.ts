@@ -4,7 +4,14 @@ import { abortable, throwIfAborted } from './abort.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
-import { type GraphParameters, type GraphPropertyIndex, type GraphQueryOptions, type GraphRecord, type GraphStore, type GraphTransaction } from './graph-store.js';
+import {
+  type GraphParameters,
+  type GraphPropertyIndex,
+  type GraphQueryOptions,
+  type GraphRecord,
+  type GraphStore,
+  type GraphTransaction,
+} from './graph-store.js';
 import { bracketed, checkGraphName, checkIdentifier, type AgeConnection } from './parameters.js';
 
 /** Options of createAgeStore. */
@@ -208,7 +215,10 @@ class AgeStore implements GraphStore {
       client = await abortable(connecting, signal);
     } catch (error) {
       if (signal?.aborted === true) {
-        connecting.then((late) => late.release(), () => undefined);
+        connecting.then(
+          (late) => late.release(),
+          () => undefined,
+        );
         throw signal.reason;
       }
       throw graphErrorFromPg(error, this.context);
@@ -271,9 +281,11 @@ class AgeStore implements GraphStore {
 
   private async ensureGraph(lease: Lease): Promise<void> {
     const graph = this.connection.graph;
-    const exists = async (): Promise<boolean> => (await this.sql(lease, { text: 'SELECT 1 FROM ag_catalog.ag_graph WHERE name = $1', values: [graph] })).rowCount === 1;
+    const exists = async (): Promise<boolean> =>
+      (await this.sql(lease, { text: 'SELECT 1 FROM ag_catalog.ag_graph WHERE name = $1', values: [graph] })).rowCount === 1;
     if (await exists()) return;
-    if (this.readOnly) throw new GraphQueryError('age', this.context.address, '3F000', `graph '${graph}' does not exist, and a read_only resource does not create it`);
+    if (this.readOnly)
+      throw new GraphQueryError('age', this.context.address, '3F000', `graph '${graph}' does not exist, and a read_only resource does not create it`);
     try {
       await this.sql(lease, { text: 'SELECT ag_catalog.create_graph($1::name)', values: [graph] });
     } catch (error) {

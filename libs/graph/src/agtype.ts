@@ -190,7 +190,8 @@ function toPlain(value: Raw): GraphValue {
   if (isNumberText(value)) return plainNumber(value.numberText);
   if (isGraphEntity(value)) return value as GraphValue;
   const result: { [key: string]: GraphValue } = {};
-  for (const [key, entry] of Object.entries(value)) Object.defineProperty(result, key, { value: toPlain(entry as Raw), enumerable: true, writable: true, configurable: true });
+  for (const [key, entry] of Object.entries(value))
+    Object.defineProperty(result, key, { value: toPlain(entry as Raw), enumerable: true, writable: true, configurable: true });
   return result;
 }
 

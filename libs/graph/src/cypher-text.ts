@@ -48,7 +48,8 @@ export function deriveReturnColumns(query: string): DerivedColumns {
   const tokens = tokenize(query);
   let returnAt = -1;
   tokens.forEach((token, index) => {
-    if (token.depth === 0 && isWord(token, 'RETURN') && !(index > 0 && tokens[index - 1]!.kind === 'punct' && NOT_A_CLAUSE_AFTER.has(tokens[index - 1]!.text))) returnAt = index;
+    if (token.depth === 0 && isWord(token, 'RETURN') && !(index > 0 && tokens[index - 1]!.kind === 'punct' && NOT_A_CLAUSE_AFTER.has(tokens[index - 1]!.text)))
+      returnAt = index;
   });
   if (returnAt === -1) return { ok: true, columns: [] };
 
@@ -57,7 +58,8 @@ export function deriveReturnColumns(query: string): DerivedColumns {
   const items: Token[][] = [[]];
   for (; index < tokens.length; index++) {
     const token = tokens[index]!;
-    if (token.depth === 0 && ((token.kind === 'word' && RETURN_ITEMS_END.has(token.text.toUpperCase())) || (token.kind === 'punct' && token.text === ';'))) break;
+    if (token.depth === 0 && ((token.kind === 'word' && RETURN_ITEMS_END.has(token.text.toUpperCase())) || (token.kind === 'punct' && token.text === ';')))
+      break;
     if (token.depth === 0 && token.kind === 'punct' && token.text === ',') items.push([]);
     else items[items.length - 1]!.push(token);
   }
@@ -104,7 +106,10 @@ function columnName(item: readonly Token[]): string | undefined {
   }
   if (item.length === 1 && last !== undefined && (last.kind === 'word' || last.kind === 'ident')) return last.text;
   // a property path a.b.c, named as written (which is also what Neo4j calls the column)
-  const isPath = item.length >= 3 && item.length % 2 === 1 && item.every((token, at) => (at % 2 === 0 ? token.kind === 'word' : token.kind === 'punct' && token.text === '.'));
+  const isPath =
+    item.length >= 3 &&
+    item.length % 2 === 1 &&
+    item.every((token, at) => (at % 2 === 0 ? token.kind === 'word' : token.kind === 'punct' && token.text === '.'));
   return isPath ? item.map((token) => token.text).join('') : undefined;
 }
 

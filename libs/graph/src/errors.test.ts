@@ -1,7 +1,16 @@
 import { UnavailableError } from '@loom/domain';
 import { Neo4jError } from 'neo4j-driver';
 import { describe, expect, it } from 'vitest';
-import { GraphQueryError, GraphReadOnlyError, GraphTransientError, GraphUnavailableError, graphErrorFromNeo4j, graphErrorFromPg, isTransientGraphError, type GraphErrorContext } from './errors.js';
+import {
+  GraphQueryError,
+  GraphReadOnlyError,
+  GraphTransientError,
+  GraphUnavailableError,
+  graphErrorFromNeo4j,
+  graphErrorFromPg,
+  isTransientGraphError,
+  type GraphErrorContext,
+} from './errors.js';
 
 const age: GraphErrorContext = { store: 'age', address: 'db:5432/postgres graph kg', password: 'pa55-word', readOnly: true };
 const neo4j: GraphErrorContext = { ...age, store: 'neo4j', address: 'bolt://db:7687' };

@@ -98,7 +98,17 @@ const TRANSIENT_SQLSTATES = /^(40001|40P01|55P03)$/;
 // SQLSTATE: class 08 connection exception, admin/crash shutdown, cannot connect now, too many connections
 const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
 const READ_ONLY_TRANSACTION = '25006';
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 // what pg says (without a code) when the socket went away under a query or a connect
 const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not queryable|Client has encountered a connection error/i;
 const NEO4J_ACCESS_MODE = 'Neo.ClientError.Statement.AccessMode';
@@ -121,7 +131,8 @@ export function graphErrorFromPg(error: unknown, context: GraphErrorContext): Er
   if ((code !== undefined && (UNAVAILABLE_SQLSTATES.test(code) || NETWORK_ERROR_CODES.has(code))) || CONNECTION_LOST_MESSAGES.test(error.message)) {
     return new GraphUnavailableError(store, address, code, reason, { cause: error });
   }
-  if (code === READ_ONLY_TRANSACTION && context.readOnly) return new GraphReadOnlyError(store, address, undefined, `the store refused a write in a read-only transaction: ${reason}`, { cause: error });
+  if (code === READ_ONLY_TRANSACTION && context.readOnly)
+    return new GraphReadOnlyError(store, address, undefined, `the store refused a write in a read-only transaction: ${reason}`, { cause: error });
   return new GraphQueryError(store, address, code, reason, { cause: error });
 }
 
@@ -135,7 +146,8 @@ export function graphErrorFromNeo4j(error: unknown, context: GraphErrorContext):
   if (isNeo4jError(error)) {
     if (NEO4J_UNAVAILABLE_CODES.has(error.code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });
     if (neo4jDriverIfLoaded()?.isRetryableError(error) === true) return new GraphTransientError(store, address, code, reason, { cause: error });
-    if (error.code === NEO4J_ACCESS_MODE && context.readOnly) return new GraphReadOnlyError(store, address, undefined, `the store refused a write in read access mode: ${reason}`, { cause: error });
+    if (error.code === NEO4J_ACCESS_MODE && context.readOnly)
+      return new GraphReadOnlyError(store, address, undefined, `the store refused a write in read access mode: ${reason}`, { cause: error });
     return new GraphQueryError(store, address, code, reason, { cause: error });
   }
   if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });

@@ -28,15 +28,7 @@ export interface GraphPath {
  * decimal strings rather than rounded numbers.
  */
 export type GraphValue =
-  | null
-  | boolean
-  | number
-  | string
-  | readonly GraphValue[]
-  | GraphNode
-  | GraphRelationship
-  | GraphPath
-  | { readonly [key: string]: GraphValue };
+  null | boolean | number | string | readonly GraphValue[] | GraphNode | GraphRelationship | GraphPath | { readonly [key: string]: GraphValue };
 
 /** One result row, keyed by return column. */
 export type GraphRecord = { readonly [column: string]: GraphValue };

@@ -11,14 +11,7 @@ export {
   type GraphQueryOptions,
   type GraphPropertyIndex,
 } from './graph-store.js';
-export {
-  GraphQueryError,
-  GraphUnavailableError,
-  GraphTransientError,
-  GraphReadOnlyError,
-  GraphStoreClosedError,
-  isTransientGraphError,
-} from './errors.js';
+export { GraphQueryError, GraphUnavailableError, GraphTransientError, GraphReadOnlyError, GraphStoreClosedError, isTransientGraphError } from './errors.js';
 export { openGraphStore, type GraphResource, type OpenGraphStoreOptions } from './open-graph-store.js';
 export {
   createNeo4jStore,

@@ -17,7 +17,10 @@ export function fromNeo4j(value: unknown): GraphValue {
   if (isNode(value)) return node(value);
   if (isRelationship(value)) return relationship(value);
   if (isPath(value)) {
-    return { nodes: [node(value.start), ...value.segments.map((segment) => node(segment.end))], relationships: value.segments.map((segment) => relationship(segment.relationship)) };
+    return {
+      nodes: [node(value.start), ...value.segments.map((segment) => node(segment.end))],
+      relationships: value.segments.map((segment) => relationship(segment.relationship)),
+    };
   }
   if (isPoint(value)) {
     const point = { srid: fromNeo4j(value.srid), x: value.x, y: value.y };

@@ -27,12 +27,20 @@ export function openGraphStore(resource: GraphResource, options: OpenGraphStoreO
   const kind = resource.resource.qualifiedName;
   switch (kind) {
     case RESOURCE_KINDS.NEO4J_DATABASE:
-      return createNeo4jStore(neo4jConnection(resource.parameters), options.neo4jDriverFactory === undefined ? {} : { driverFactory: options.neo4jDriverFactory });
+      return createNeo4jStore(
+        neo4jConnection(resource.parameters),
+        options.neo4jDriverFactory === undefined ? {} : { driverFactory: options.neo4jDriverFactory },
+      );
     case RESOURCE_KINDS.AGE_DATABASE:
       return createAgeStore(ageConnection(resource.parameters), options.age);
     case RESOURCE_KINDS.GRAPH_SSO_DATABASE:
-      throw new FailedPreconditionError(`a resource of the single sign-on graph kind (${kind}) is for interactive use only and cannot be opened as a graph store`);
+      throw new FailedPreconditionError(
+        `a resource of the single sign-on graph kind (${kind}) is for interactive use only and cannot be opened as a graph store`,
+      );
     default:
-      throw ValidationError.of('resource.qualifiedName', `'${kind}' is not a graph database kind (${RESOURCE_KINDS.NEO4J_DATABASE} or ${RESOURCE_KINDS.AGE_DATABASE})`);
+      throw ValidationError.of(
+        'resource.qualifiedName',
+        `'${kind}' is not a graph database kind (${RESOURCE_KINDS.NEO4J_DATABASE} or ${RESOURCE_KINDS.AGE_DATABASE})`,
+      );
   }
 }

@@ -50,8 +50,7 @@ export class SsoGraphQueries {
     options: { readonly driverFactory?: Neo4jDriverFactory } = {},
   ) {
     const factory = options.driverFactory ?? ((url, auth, config) => neo4jDriver().driver(url, auth, config));
-    const auth =
-      connection.mode === 'impersonate' ? neo4jDriver().auth.basic(connection.user ?? '', connection.password ?? '') : neo4jDriver().auth.bearer('');
+    const auth = connection.mode === 'impersonate' ? neo4jDriver().auth.basic(connection.user ?? '', connection.password ?? '') : neo4jDriver().auth.bearer('');
     this.driver = factory(connection.url, auth, NEO4J_DRIVER_CONFIG);
     const address = connection.database === undefined ? connection.url : `${connection.url} database ${connection.database}`;
     this.context = { store: 'neo4j', address, password: connection.password ?? '', readOnly: false };
@@ -85,7 +84,10 @@ export class SsoGraphQueries {
   }
 
   private sessionConfig(caller: SsoCaller, write: boolean): Neo4jSessionConfig {
-    const base = { defaultAccessMode: write ? ('WRITE' as const) : ('READ' as const), ...(this.connection.database === undefined ? {} : { database: this.connection.database }) };
+    const base = {
+      defaultAccessMode: write ? ('WRITE' as const) : ('READ' as const),
+      ...(this.connection.database === undefined ? {} : { database: this.connection.database }),
+    };
     return this.connection.mode === 'impersonate' ? { ...base, impersonatedUser: caller.user } : { ...base, auth: neo4jDriver().auth.bearer(caller.token) };
   }
 }

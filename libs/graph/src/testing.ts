@@ -116,7 +116,9 @@ export class RecordingDriver implements Neo4jDriverLike {
     this.events.push(`session ${accessMode} ${database ?? '(home)'}${impersonatedUser === undefined ? '' : ` as ${impersonatedUser}`}`);
     const sso = {
       ...(impersonatedUser === undefined ? {} : { impersonatedUser }),
-      ...(config.auth === undefined ? {} : { sessionAuth: { scheme: config.auth.scheme, ...(config.auth.principal === undefined ? {} : { principal: config.auth.principal }) } }),
+      ...(config.auth === undefined
+        ? {}
+        : { sessionAuth: { scheme: config.auth.scheme, ...(config.auth.principal === undefined ? {} : { principal: config.auth.principal }) } }),
     };
     const statement = (via: SentStatement['via'], query: string, parameters: Record<string, unknown>): AsyncIterable<Neo4jRecordLike> => {
       this.sent.push({ via, database, accessMode, ...sso, query, parameters });

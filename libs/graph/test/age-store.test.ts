@@ -26,7 +26,9 @@ describe('AGE adapter', () => {
   });
 
   it('returns agtype values as plain JSON values, integers beyond 2^53 as text', async () => {
-    const [row] = await store.run(`RETURN 9007199254740993 AS big, -12 AS small, 2.5 AS float, 'it\\'s "quoted"' AS text, [1, {a: 'x', b: [true, null]}] AS list, null AS nothing`);
+    const [row] = await store.run(
+      `RETURN 9007199254740993 AS big, -12 AS small, 2.5 AS float, 'it\\'s "quoted"' AS text, [1, {a: 'x', b: [true, null]}] AS list, null AS nothing`,
+    );
     expect(row).toEqual({ big: '9007199254740993', small: -12, float: 2.5, text: 'it\'s "quoted"', list: [1, { a: 'x', b: [true, null] }], nothing: null });
     // parameters travel as one agtype map and come back with their types
     expect(await store.run('RETURN $value AS value', { value: { n: 3, f: 0.25, s: 'ä€', l: ['a', 1], nested: { ok: true } } })).toEqual([
@@ -40,17 +42,24 @@ describe('AGE adapter', () => {
       await indexed.ensurePropertyIndexes([{ label: 'Token', property: 'id' }]);
       await indexed.ensurePropertyIndexes([{ label: 'Token', property: 'id' }]);
       await indexed.run('UNWIND range(1, 2000) AS i CREATE (:Token {id: i, text: toString(i)})');
-      expect(await indexed.run('UNWIND [7, 1999] AS wanted MATCH (t:Token) WHERE t.id = wanted RETURN t.text AS text')).toEqual([{ text: '7' }, { text: '1999' }]);
+      expect(await indexed.run('UNWIND [7, 1999] AS wanted MATCH (t:Token) WHERE t.id = wanted RETURN t.text AS text')).toEqual([
+        { text: '7' },
+        { text: '1999' },
+      ]);
       const { Client } = (await import('pg')).default;
       const client = new Client({ host: graph.server.host, port: graph.server.port, user: 'postgres', database: 'postgres' });
       await client.connect();
       try {
-        const { rows } = await client.query<{ indexname: string }>("SELECT indexname FROM pg_catalog.pg_indexes WHERE schemaname = 'indexed' AND tablename = 'Token'");
+        const { rows } = await client.query<{ indexname: string }>(
+          "SELECT indexname FROM pg_catalog.pg_indexes WHERE schemaname = 'indexed' AND tablename = 'Token'",
+        );
         expect(rows.map((row) => row.indexname)).toContain('Token_id_loom_idx');
       } finally {
         await client.end();
       }
-      await expect(indexed.ensurePropertyIndexes([{ label: 'Bad label', property: 'id' }])).rejects.toMatchObject({ violations: [{ field: 'indexes[0].label' }] });
+      await expect(indexed.ensurePropertyIndexes([{ label: 'Bad label', property: 'id' }])).rejects.toMatchObject({
+        violations: [{ field: 'indexes[0].label' }],
+      });
     } finally {
       await indexed.close();
     }

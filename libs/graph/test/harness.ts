@@ -28,7 +28,10 @@ export function ageResource(address: { host: string; port: number }, parameters:
 
 /** A Neo4j resource instance. */
 export function neo4jResource(parameters: Record<string, unknown>): GraphResource {
-  return { resource: { qualifiedName: RESOURCE_KINDS.NEO4J_DATABASE }, parameters: { host: 'graph.example.com', user: 'neo4j', password: 's3cret-pw', ...parameters } };
+  return {
+    resource: { qualifiedName: RESOURCE_KINDS.NEO4J_DATABASE },
+    parameters: { host: 'graph.example.com', user: 'neo4j', password: 's3cret-pw', ...parameters },
+  };
 }
 
 export { closedPort } from '@loom/testing';

@@ -86,7 +86,12 @@ describe('neo4j adapter (recording driver)', () => {
 
   it('a read_only resource refuses writes with nothing sent, and reads in READ access mode', async () => {
     const { driver, store } = open({ host: 'bolt://replica.example.com:7690', read_only: true, database: 'kg' });
-    for (const query of ["CREATE (n:Person {name: 'Eve'})", 'MATCH (n) DETACH DELETE n', "CALL apoc.create.node(['X'], {}) YIELD node RETURN node", "LOAD CSV FROM 'file:///x.csv' AS line RETURN line"]) {
+    for (const query of [
+      "CREATE (n:Person {name: 'Eve'})",
+      'MATCH (n) DETACH DELETE n',
+      "CALL apoc.create.node(['X'], {}) YIELD node RETURN node",
+      "LOAD CSV FROM 'file:///x.csv' AS line RETURN line",
+    ]) {
       await expect(store.run(query)).rejects.toBeInstanceOf(GraphReadOnlyError);
     }
     await expect(store.writeTransaction(() => Promise.resolve())).rejects.toBeInstanceOf(GraphReadOnlyError);
@@ -111,7 +116,9 @@ describe('neo4j adapter (recording driver)', () => {
   it('classifies a deadlock as transient and a syntax error as a query error, with the password redacted', async () => {
     const { driver, store } = open({ host: 'graph.example.com', password: 'hunter2-secret' });
 
-    driver.answerWith(() => new Neo4jError('ForsetiClient[1] can not acquire lock: deadlock detected', 'Neo.TransientError.Transaction.DeadlockDetected', '50N42', 'deadlock'));
+    driver.answerWith(
+      () => new Neo4jError('ForsetiClient[1] can not acquire lock: deadlock detected', 'Neo.TransientError.Transaction.DeadlockDetected', '50N42', 'deadlock'),
+    );
     const deadlock = await store.run('MATCH (n:Item) SET n.seen = true').catch((caught: unknown) => caught);
     expect(deadlock).toBeInstanceOf(GraphTransientError);
     expect(deadlock).toMatchObject({ code: 'Neo.TransientError.Transaction.DeadlockDetected', store: 'neo4j', kind: 'unavailable' });
@@ -134,7 +141,9 @@ describe('neo4j adapter (recording driver)', () => {
   it('rolls a write transaction back when a statement fails, and never commits it', async () => {
     const { driver, store } = open({ host: 'graph.example.com' });
     driver.answerWith((query) =>
-      query.includes('Conflict') ? new Neo4jError('Node(1) already exists with label `Conflict`', 'Neo.ClientError.Schema.ConstraintValidationFailed', '22N41', 'constraint') : [],
+      query.includes('Conflict')
+        ? new Neo4jError('Node(1) already exists with label `Conflict`', 'Neo.ClientError.Schema.ConstraintValidationFailed', '22N41', 'constraint')
+        : [],
     );
     const failing = store.writeTransaction(async (tx) => {
       await tx.run('CREATE (:Ok)');

@@ -30,12 +30,28 @@ describe('openGraphStore', () => {
     [neo4jResource({ port: 70000 }), 'parameters.port', 'must be an integer 1..65535'],
     [neo4jResource({ port: '7687' }), 'parameters.port', 'must be an integer 1..65535'],
     [neo4jResource({ host: '' }), 'parameters.host', 'is required (a non-empty string)'],
-    [neo4jResource({ host: 'http://graph.example.com' }), 'parameters.host', 'has the scheme http://; use one of bolt://, bolt+s://, bolt+ssc://, neo4j://, neo4j+s://, neo4j+ssc://'],
-    [neo4jResource({ host: 'bolt://neo4j:pw@graph.example.com' }), 'parameters.host', 'must not carry credentials; put them in parameters.user and parameters.password'],
+    [
+      neo4jResource({ host: 'http://graph.example.com' }),
+      'parameters.host',
+      'has the scheme http://; use one of bolt://, bolt+s://, bolt+ssc://, neo4j://, neo4j+s://, neo4j+ssc://',
+    ],
+    [
+      neo4jResource({ host: 'bolt://neo4j:pw@graph.example.com' }),
+      'parameters.host',
+      'must not carry credentials; put them in parameters.user and parameters.password',
+    ],
     [neo4jResource({ read_only: 'yes' }), 'parameters.read_only', 'must be a boolean (true or false)'],
     [neo4jResource({ user: 42 }), 'parameters.user', 'must be a string'],
-    [ageResource({ host: 'db.example.com', port: 5432 }, { graph: 'kg' }), 'parameters.graph', 'must be an identifier of 3 to 63 characters (letters, digits, _; not starting with a digit)'],
-    [ageResource({ host: 'db.example.com', port: 5432 }, { graph: "kg'); DROP TABLE x; --" }), 'parameters.graph', 'must be an identifier of 3 to 63 characters (letters, digits, _; not starting with a digit)'],
+    [
+      ageResource({ host: 'db.example.com', port: 5432 }, { graph: 'kg' }),
+      'parameters.graph',
+      'must be an identifier of 3 to 63 characters (letters, digits, _; not starting with a digit)',
+    ],
+    [
+      ageResource({ host: 'db.example.com', port: 5432 }, { graph: "kg'); DROP TABLE x; --" }),
+      'parameters.graph',
+      'must be an identifier of 3 to 63 characters (letters, digits, _; not starting with a digit)',
+    ],
     [ageResource({ host: 'db.example.com', port: 0 }), 'parameters.port', 'must be an integer 1..65535'],
     [ageResource({ host: 'db/example', port: 5432 }), 'parameters.host', 'must be a host name or address (no spaces, /, @, ? or #)'],
   ])('names the bad parameter: %#', (resource, field, description) => {

@@ -36,7 +36,15 @@ describe('SsoGraphQueries at the driver boundary', () => {
   it("surfaces the database's refusal of the user's role as a permission error, without the token", async () => {
     const driver = new RecordingDriver();
     const queries = new SsoGraphQueries({ url: 'neo4j://graph:7687', mode: 'bearer' }, { driverFactory: driver.factory });
-    driver.answerWith(() => new Neo4jError(`Write operations are not allowed for user 'alice' with roles [reader] (${caller.token})`, 'Neo.ClientError.Security.Forbidden', '42NFF', 'permission denied'));
+    driver.answerWith(
+      () =>
+        new Neo4jError(
+          `Write operations are not allowed for user 'alice' with roles [reader] (${caller.token})`,
+          'Neo.ClientError.Security.Forbidden',
+          '42NFF',
+          'permission denied',
+        ),
+    );
     const error = await queries.run('CREATE (:Note)', {}, caller, { write: true }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GraphPermissionDeniedError);
     expect((error as Error).message).toContain("not allowed for user 'alice'");

@@ -30,7 +30,10 @@ const schema = z.object({
   'ssl-required': z.enum(['all', 'external', 'none']).default('external'),
   resource: z.string().min(1, 'must name the client (resource)'),
   'verify-token-audience': z.boolean().default(false),
-  credentials: z.object({ secret: z.string().min(1, 'must not be empty') }).partial().optional(),
+  credentials: z
+    .object({ secret: z.string().min(1, 'must not be empty') })
+    .partial()
+    .optional(),
   'use-resource-role-mappings': z.boolean().default(false),
   'confidential-port': z.number().int().min(0).max(65535).default(0),
   'policy-enforcer': z.record(z.string(), z.unknown()).optional(),

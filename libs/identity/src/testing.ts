@@ -146,9 +146,10 @@ export class FakeIdentityProvider {
         return;
       }
       const roles = grant === 'client_credentials' ? ['loom_admin'] : ['loom_viewer'];
-      void this.sign({ preferred_username: grant === 'client_credentials' ? 'service-account-loom' : 'alice', ...FakeIdentityProvider.clientRoles('loom', roles) }).then(
-        (token) => send(200, { access_token: token, token_type: 'Bearer', expires_in: 3600 }),
-      );
+      void this.sign({
+        preferred_username: grant === 'client_credentials' ? 'service-account-loom' : 'alice',
+        ...FakeIdentityProvider.clientRoles('loom', roles),
+      }).then((token) => send(200, { access_token: token, token_type: 'Bearer', expires_in: 3600 }));
     });
   }
 }

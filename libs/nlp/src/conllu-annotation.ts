@@ -74,22 +74,23 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
       dependent: word.id,
       dependentGloss: word.form,
     }));
-    const mentions = entities.map(
-      (span): AnnotationEntityMention => {
-        const first = tokens[span.start]!;
-        const last = tokens[span.end - 1]!;
-        return {
-          docTokenBegin: span.start,
-          docTokenEnd: span.end,
-          tokenBegin: span.start,
-          tokenEnd: span.end,
-          text: tokens.slice(span.start, span.end).map((token, i) => (i === 0 ? '' : token.before) + token.originalText).join(''),
-          characterOffsetBegin: first.characterOffsetBegin,
-          characterOffsetEnd: last.characterOffsetEnd,
-          ner: span.type,
-        };
-      },
-    );
+    const mentions = entities.map((span): AnnotationEntityMention => {
+      const first = tokens[span.start]!;
+      const last = tokens[span.end - 1]!;
+      return {
+        docTokenBegin: span.start,
+        docTokenEnd: span.end,
+        tokenBegin: span.start,
+        tokenEnd: span.end,
+        text: tokens
+          .slice(span.start, span.end)
+          .map((token, i) => (i === 0 ? '' : token.before) + token.originalText)
+          .join(''),
+        characterOffsetBegin: first.characterOffsetBegin,
+        characterOffsetEnd: last.characterOffsetEnd,
+        ner: span.type,
+      };
+    });
     return { index, tokens, basicDependencies, entitymentions: mentions };
   });
   return options.docId === undefined ? { sentences: built } : { docId: options.docId, sentences: built };

@@ -121,7 +121,8 @@ export function parseConllu(text: string, source = 'conllu'): ConlluSentence[] {
       mwts.push({ first, last, form: cols[1]!, misc: cols[9]! });
       continue;
     }
-    if (!/^\d+$/.test(id) || Number(id) !== words.length + 1) throw new CorpusFormatError(source, lineNo, `word ID ${id} out of order (expected ${words.length + 1})`);
+    if (!/^\d+$/.test(id) || Number(id) !== words.length + 1)
+      throw new CorpusFormatError(source, lineNo, `word ID ${id} out of order (expected ${words.length + 1})`);
     const headText = cols[6]!;
     if (headText !== '_' && !/^\d+$/.test(headText)) throw new CorpusFormatError(source, lineNo, `HEAD '${headText}' is not a number`);
     words.push({
@@ -149,7 +150,7 @@ function spaceAfterOf(misc: string): boolean {
 export function surfaceTokens(sentence: ConlluSentence): ConlluSurfaceToken[] {
   const tokens: ConlluSurfaceToken[] = [];
   let m = 0;
-  for (let w = 1; w <= sentence.words.length; ) {
+  for (let w = 1; w <= sentence.words.length;) {
     const mwt = sentence.multiwordTokens[m];
     if (mwt && mwt.first === w) {
       tokens.push({ form: mwt.form, first: mwt.first, last: mwt.last, spaceAfter: spaceAfterOf(mwt.misc) });

@@ -21,7 +21,8 @@ export function findDataDir(): string {
     const candidate = join(dir, 'shared', 'data');
     if (existsSync(join(candidate, 'ud-english-ewt'))) return candidate;
     const parent = dirname(dir);
-    if (parent === dir) throw new FailedPreconditionError(`no shared/data directory with ud-english-ewt above ${dirname(fileURLToPath(import.meta.url))}; set ${DATA_DIR_ENV}`);
+    if (parent === dir)
+      throw new FailedPreconditionError(`no shared/data directory with ud-english-ewt above ${dirname(fileURLToPath(import.meta.url))}; set ${DATA_DIR_ENV}`);
     dir = parent;
   }
 }

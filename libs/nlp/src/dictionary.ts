@@ -39,7 +39,7 @@ export class DictionaryMatcher {
   match(words: readonly string[]): { start: number; end: number; type: string }[] {
     const lower = words.map((w) => w.toLowerCase());
     const out: { start: number; end: number; type: string }[] = [];
-    for (let i = 0; i < lower.length; ) {
+    for (let i = 0; i < lower.length;) {
       const candidates = this.byFirst.get(lower[i]!);
       const hit = candidates?.find((c) => c.words.every((w, k) => lower[i + k] === w));
       if (hit) {

@@ -58,14 +58,24 @@ export function evalNlp(options: EvalOptions): number {
   const rssMb = process.memoryUsage().rss / 2 ** 20;
   const p = (x: number): string => x.toFixed(2);
   options.print(`EWT dev${sample === undefined ? '' : ` sample (first ${sample} sentences)`}: ${result.devSentences} sentences`);
-  options.print(`raw text:    tokens F1 ${p(result.raw.tokensF1)}  words F1 ${p(result.raw.wordsF1)}  sentences F1 ${p(result.raw.sentencesF1)}  LAS F1 ${p(result.raw.lasF1)}`);
-  options.print(`gold tokens: UPOS ${p(result.gold.upos)}  XPOS ${p(result.gold.xpos)}  lemma ${p(result.gold.lemma)}  UAS ${p(result.gold.uas)}  LAS ${p(result.gold.las)}`);
-  options.print(`NER (held-out UNER documents, exact span F1): ${Object.entries(result.ner).map(([k, v]) => `${k} ${p(v)}`).join('  ')}`);
+  options.print(
+    `raw text:    tokens F1 ${p(result.raw.tokensF1)}  words F1 ${p(result.raw.wordsF1)}  sentences F1 ${p(result.raw.sentencesF1)}  LAS F1 ${p(result.raw.lasF1)}`,
+  );
+  options.print(
+    `gold tokens: UPOS ${p(result.gold.upos)}  XPOS ${p(result.gold.xpos)}  lemma ${p(result.gold.lemma)}  UAS ${p(result.gold.uas)}  LAS ${p(result.gold.las)}`,
+  );
+  options.print(
+    `NER (held-out UNER documents, exact span F1): ${Object.entries(result.ner)
+      .map(([k, v]) => `${k} ${p(v)}`)
+      .join('  ')}`,
+  );
   options.print(
     `speed: ${result.speed.words} words, ${Math.round(result.speed.wordsPerCpuSecond)} words per CPU second (${Math.round(result.speed.wordsPerWallSecond)} per wall second on this shared machine); models load in ${p(loadSeconds)} s (${p(loadCpuSeconds)} CPU s); RSS ${Math.round(rssMb)} MB`,
   );
   const key = sample === undefined ? 'dev' : 'devSample';
-  const cards = Object.fromEntries(MODELS.map((m) => [m, (readCard(modelsDir, m) as unknown as Record<string, Record<string, number> | undefined>)[key] ?? {}]));
+  const cards = Object.fromEntries(
+    MODELS.map((m) => [m, (readCard(modelsDir, m) as unknown as Record<string, Record<string, number> | undefined>)[key] ?? {}]),
+  );
   if (record) {
     for (const model of MODELS) {
       const path = cardPath(modelsDir, model);
@@ -96,4 +106,3 @@ export function evalNlp(options: EvalOptions): number {
   }
   return failed === 0 ? 0 : 1;
 }
-

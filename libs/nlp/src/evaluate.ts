@@ -26,7 +26,11 @@ function goldWords(sentences: readonly ConlluSentence[], raw: ReturnType<typeof 
   for (const t of raw.tokens) {
     const s = sentences[t.sentence]!;
     const words = s.words.slice(t.first - 1, t.last);
-    const spells = words.map((w) => w.form).join('').toLowerCase() === raw.text.slice(t.start, t.end).toLowerCase();
+    const spells =
+      words
+        .map((w) => w.form)
+        .join('')
+        .toLowerCase() === raw.text.slice(t.start, t.end).toLowerCase();
     let at = t.start;
     words.forEach((w, k) => {
       const key = spells ? `${at}:${at + w.form.length}` : `${t.start}:${t.end}#${k}`;
@@ -38,12 +42,20 @@ function goldWords(sentences: readonly ConlluSentence[], raw: ReturnType<typeof 
 }
 
 /** Tokens, words and sentences F1 (%) of segmenting the raw text of treebank sentences. */
-export function segmentationScores(lexicon: TokenizerLexicon, splitter: SplitterModel, sentences: readonly ConlluSentence[]): { tokens: number; words: number; sentences: number } {
+export function segmentationScores(
+  lexicon: TokenizerLexicon,
+  splitter: SplitterModel,
+  sentences: readonly ConlluSentence[],
+): { tokens: number; words: number; sentences: number } {
   const raw = rawText(sentences);
   return scoreSegmentation(sentences, raw, segmentText(raw.text, lexicon, splitter));
 }
 
-function scoreSegmentation(sentences: readonly ConlluSentence[], raw: ReturnType<typeof rawText>, predicted: readonly (readonly Word[])[]): { tokens: number; words: number; sentences: number } {
+function scoreSegmentation(
+  sentences: readonly ConlluSentence[],
+  raw: ReturnType<typeof rawText>,
+  predicted: readonly (readonly Word[])[],
+): { tokens: number; words: number; sentences: number } {
   const goldTokens = new Set(raw.tokens.map((t) => `${t.start}:${t.end}`));
   const predTokens = new Set<string>();
   const predWords: string[] = [];

@@ -6,7 +6,18 @@ export function shape(word: string): string {
   let last = '';
   let run = 0;
   for (const ch of word.length > 24 ? word.slice(0, 24) : word) {
-    const c = ch >= 'A' && ch <= 'Z' ? 'X' : ch >= 'a' && ch <= 'z' ? 'x' : ch >= '0' && ch <= '9' ? 'd' : ch.toLowerCase() !== ch ? 'X' : ch.toUpperCase() !== ch ? 'x' : ch;
+    const c =
+      ch >= 'A' && ch <= 'Z'
+        ? 'X'
+        : ch >= 'a' && ch <= 'z'
+          ? 'x'
+          : ch >= '0' && ch <= '9'
+            ? 'd'
+            : ch.toLowerCase() !== ch
+              ? 'X'
+              : ch.toUpperCase() !== ch
+                ? 'x'
+                : ch;
     if (c === last) {
       run++;
       if (run > 2) continue;

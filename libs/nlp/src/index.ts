@@ -3,7 +3,16 @@ export { parseConllu, surfaceTokens, type ConlluSentence, type ConlluWord, type 
 export { parseIob, normaliseTags, entitySpans, type IobSentence, type EntitySpan, type IobScheme, type ParseIobOptions } from './iob.js';
 export { findDataDir, DATA_DIR_ENV } from './data-dir.js';
 export { tokenize, splitWords, multiwordParts, type SurfaceToken, type TokenizerLexicon, type Word } from './tokenizer.js';
-export { NlpPipeline, annotate, defaultModelsDir, resolveAnnotators, ANNOTATORS, type AnnotatorName, type AnnotateOptions, type PipelineOptions } from './pipeline.js';
+export {
+  NlpPipeline,
+  annotate,
+  defaultModelsDir,
+  resolveAnnotators,
+  ANNOTATORS,
+  type AnnotatorName,
+  type AnnotateOptions,
+  type PipelineOptions,
+} from './pipeline.js';
 export { parseDictionaryTsv, DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
 export { evaluate, segmentationScores, type Evaluation } from './evaluate.js';
 export { readEwt, EWT_DEV, EWT_TRAIN } from './ewt.js';

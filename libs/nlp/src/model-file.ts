@@ -56,7 +56,9 @@ export function decodeModelFile(model: string, bytes: Buffer): ModelFile {
   const headerLength = bytes.readUInt32LE(MAGIC.length);
   const start = MAGIC.length + 4 + headerLength;
   if (start > bytes.length) throw new ModelLoadError(model, 'model file truncated in its header');
-  const header = JSON.parse(bytes.toString('utf8', MAGIC.length + 4, start)) as Record<string, unknown> & { sections: { name: string; offset: number; length: number }[] };
+  const header = JSON.parse(bytes.toString('utf8', MAGIC.length + 4, start)) as Record<string, unknown> & {
+    sections: { name: string; offset: number; length: number }[];
+  };
   const sections = new Map<string, Uint8Array>();
   for (const s of header.sections) {
     if (start + s.offset + s.length > bytes.length) throw new ModelLoadError(model, `model file truncated in section ${s.name}`);

@@ -10,7 +10,10 @@ import { decodeLemmatizer, encodeLemmatizer, type LemmatizerModel } from './lemm
 import { NER_TAGS, type NerModel } from './ner.js';
 
 /** Sections and header of a tagger model file. */
-export function encodeTagger(model: TaggerModel & { ambiguityText: ReadonlyMap<string, string> }, prune: number): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
+export function encodeTagger(
+  model: TaggerModel & { ambiguityText: ReadonlyMap<string, string> },
+  prune: number,
+): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
     header: { kind: 'tagger', labels: model.labels, bits: model.perceptron.bits, secondPassMargin: model.secondPassMargin },
     sections: new Map([
@@ -57,11 +60,22 @@ export function decodeTagger(name: string, file: ModelFile): TaggerModel {
     const tab = line.lastIndexOf('\t');
     unambiguous.set(line.slice(0, tab), Number(line.slice(tab + 1)));
   }
-  return { perceptron: new Perceptron(labels.length, bits, weights), second: new Perceptron(labels.length, bits, second), secondPassMargin, labels, ambiguity, unambiguous };
+  return {
+    perceptron: new Perceptron(labels.length, bits, weights),
+    second: new Perceptron(labels.length, bits, second),
+    secondPassMargin,
+    labels,
+    ambiguity,
+    unambiguous,
+  };
 }
 
 /** Sections and header of a parser model file; `tags` are the tagger labels whose indices the parser reads. */
-export function encodeParser(model: ParserModel, tags: readonly string[], prune: number): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
+export function encodeParser(
+  model: ParserModel,
+  tags: readonly string[],
+  prune: number,
+): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
     header: { kind: 'parser', labels: model.labels, tags, bits: model.perceptron.bits, labelBits: model.leftLabeler.bits },
     sections: new Map([
@@ -89,7 +103,11 @@ export function decodeParser(name: string, file: ModelFile): ParserModel & { tag
 }
 
 /** Sections and header of a tokenizer model (lexicon and sentence splitter). */
-export function encodeTokenizer(lexicon: TokenizerLexicon, splitter: SplitterModel, prune: number): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
+export function encodeTokenizer(
+  lexicon: TokenizerLexicon,
+  splitter: SplitterModel,
+  prune: number,
+): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
     header: { kind: 'tokenizer', bits: splitter.perceptron.bits },
     sections: new Map([
@@ -108,7 +126,13 @@ export function decodeTokenizer(name: string, file: ModelFile): { lexicon: Token
   const multiwordTokens = new Map<string, number[]>();
   for (const line of decodeStrings(section(name, file, 'multiwordTokens'))) {
     const tab = line.lastIndexOf('\t');
-    multiwordTokens.set(line.slice(0, tab), line.slice(tab + 1).split(',').map(Number));
+    multiwordTokens.set(
+      line.slice(0, tab),
+      line
+        .slice(tab + 1)
+        .split(',')
+        .map(Number),
+    );
   }
   return {
     lexicon: {
@@ -123,7 +147,13 @@ export function decodeTokenizer(name: string, file: ModelFile): { lexicon: Token
 /** Sections and header of a lemmatizer model. */
 export function encodeLemmatizerFile(model: LemmatizerModel): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   const { lexicon, rules } = encodeLemmatizer(model);
-  return { header: { kind: 'lemmatizer' }, sections: new Map([['lexicon', encodeStrings(lexicon)], ['rules', encodeStrings(rules)]]) };
+  return {
+    header: { kind: 'lemmatizer' },
+    sections: new Map([
+      ['lexicon', encodeStrings(lexicon)],
+      ['rules', encodeStrings(rules)],
+    ]),
+  };
 }
 
 /** Rebuilds a lemmatizer. */
@@ -133,7 +163,10 @@ export function decodeLemmatizerFile(name: string, file: ModelFile): LemmatizerM
 }
 
 /** Sections and header of an NER model. */
-export function encodeNer(model: NerModel & { gazetteerText: ReadonlyMap<string, string> }, prune: number): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
+export function encodeNer(
+  model: NerModel & { gazetteerText: ReadonlyMap<string, string> },
+  prune: number,
+): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
     header: { kind: 'ner', tags: NER_TAGS, bits: model.perceptron.bits },
     sections: new Map([

@@ -63,7 +63,9 @@ export function openNerExamples(dataDir: string): { examples: NerExample[]; file
   const examples: NerExample[] = [];
   const files: string[] = [];
   const gumDir = join(dataDir, 'ner', 'gum');
-  for (const file of readdirSync(gumDir).filter((f) => f.endsWith('.conllu')).sort()) {
+  for (const file of readdirSync(gumDir)
+    .filter((f) => f.endsWith('.conllu'))
+    .sort()) {
     files.push(join('ner', 'gum', file));
     for (const s of parseConllu(readFileSync(join(gumDir, file), 'utf8'), file)) examples.push({ tokens: s.words.map((w) => w.form), tags: gumEntities(s) });
   }
@@ -72,9 +74,12 @@ export function openNerExamples(dataDir: string): { examples: NerExample[]; file
     examples.push({ tokens: s.tokens, tags: keepTypes(s.tags) });
   }
   const btcDir = join(dataDir, 'ner', 'btc');
-  for (const file of readdirSync(btcDir).filter((f) => f.endsWith('.conll')).sort()) {
+  for (const file of readdirSync(btcDir)
+    .filter((f) => f.endsWith('.conll'))
+    .sort()) {
     files.push(join('ner', 'btc', file));
-    for (const s of parseIob(readFileSync(join(btcDir, file), 'utf8'), { source: file })) examples.push({ tokens: s.tokens, tags: keepTypes(withoutMentionSigns(s.tokens, s.tags)) });
+    for (const s of parseIob(readFileSync(join(btcDir, file), 'utf8'), { source: file }))
+      examples.push({ tokens: s.tokens, tags: keepTypes(withoutMentionSigns(s.tokens, s.tags)) });
   }
   return { examples, files };
 }

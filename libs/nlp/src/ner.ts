@@ -113,7 +113,10 @@ export function buildGazetteer(examples: readonly NerExample[]): { gazetteer: Ma
 }
 
 /** Trains the NER tagger. */
-export function trainNer(examples: readonly NerExample[], options: { epochs: number; seed: number; bits: number; onEpoch?: (epoch: number, accuracy: number) => void }): NerModel & { gazetteerText: Map<string, string> } {
+export function trainNer(
+  examples: readonly NerExample[],
+  options: { epochs: number; seed: number; bits: number; onEpoch?: (epoch: number, accuracy: number) => void },
+): NerModel & { gazetteerText: Map<string, string> } {
   const { gazetteer, text } = buildGazetteer(examples);
   const perceptron = new Perceptron(NER_TAGS.length, options.bits);
   const feats = new Int32Array(MAX_FEATURES);

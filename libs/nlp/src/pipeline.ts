@@ -1,6 +1,14 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NO_ENTITY, ROOT_RELATION, type Annotation, type AnnotationDependency, type AnnotationEntityMention, type AnnotationSentence, type AnnotationToken } from '@loom/domain';
+import {
+  NO_ENTITY,
+  ROOT_RELATION,
+  type Annotation,
+  type AnnotationDependency,
+  type AnnotationEntityMention,
+  type AnnotationSentence,
+  type AnnotationToken,
+} from '@loom/domain';
 import { DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
 import { AnnotateOptionError } from './errors.js';
 import { entitySpans } from './iob.js';
@@ -53,12 +61,19 @@ export function defaultModelsDir(): string {
 /** Resolves the annotator list, naming a wrong entry by its path (`annotators[2]`). */
 export function resolveAnnotators(value: AnnotateOptions['annotators']): Set<AnnotatorName> {
   if (value === undefined) return new Set(ANNOTATORS);
-  const list: readonly unknown[] = typeof value === 'string' ? value.split(',').map((a) => a.trim()).filter((a) => a !== '') : value;
+  const list: readonly unknown[] =
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((a) => a.trim())
+          .filter((a) => a !== '')
+      : value;
   if (!Array.isArray(list)) throw new AnnotateOptionError('annotators', 'must be a string or a list of strings');
   const out = new Set<AnnotatorName>();
   list.forEach((name, i) => {
     if (typeof name !== 'string') throw new AnnotateOptionError(`annotators[${i}]`, 'must be a string');
-    if (!(ANNOTATORS as readonly string[]).includes(name)) throw new AnnotateOptionError(`annotators[${i}]`, `unknown annotator '${String(name)}' (known: ${ANNOTATORS.join(', ')})`);
+    if (!(ANNOTATORS as readonly string[]).includes(name))
+      throw new AnnotateOptionError(`annotators[${i}]`, `unknown annotator '${String(name)}' (known: ${ANNOTATORS.join(', ')})`);
     for (const r of REQUIRES[name as AnnotatorName]) out.add(r);
     out.add(name as AnnotatorName);
   });
@@ -206,7 +221,10 @@ export class NlpPipeline {
           after: sameTokenAfter ? '' : text.slice(w.end, next?.start ?? text.length),
         };
       });
-      const sentence: { index: number; tokens: AnnotationToken[]; basicDependencies?: AnnotationDependency[]; entitymentions?: AnnotationEntityMention[] } = { index: si, tokens };
+      const sentence: { index: number; tokens: AnnotationToken[]; basicDependencies?: AnnotationDependency[]; entitymentions?: AnnotationEntityMention[] } = {
+        index: si,
+        tokens,
+      };
       if (run.has('depparse') && tags) {
         const { heads, relations } = this.parseWords(
           forms,
@@ -231,7 +249,7 @@ export class NlpPipeline {
 
 function mentions(text: string, tokens: readonly AnnotationToken[], ner: readonly string[], docToken: number): AnnotationEntityMention[] {
   const out: AnnotationEntityMention[] = [];
-  for (let i = 0; i < ner.length; ) {
+  for (let i = 0; i < ner.length;) {
     if (ner[i] === NO_ENTITY) {
       i++;
       continue;

@@ -88,7 +88,11 @@ export function sentenceEnds(model: SplitterModel, text: string, tokens: readonl
 }
 
 /** Trains the splitter on documents with gold sentence ends. */
-export function trainSplitter(examples: readonly SplitterExample[], lexicon: TokenizerLexicon, options: { epochs: number; seed: number; bits: number }): SplitterModel {
+export function trainSplitter(
+  examples: readonly SplitterExample[],
+  lexicon: TokenizerLexicon,
+  options: { epochs: number; seed: number; bits: number },
+): SplitterModel {
   const perceptron = new Perceptron(2, options.bits);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(2);

@@ -121,7 +121,14 @@ function extractSecond(c: WordCodes, amb: Int32Array, first: readonly number[], 
 const NO_TAG = -1;
 
 /** The first pass over one sentence (word codes prepared by the caller); `margins[i]` gets how far the best tag leads the next (Infinity for lexicon words). */
-function firstPass(perceptron: Perceptron, unambiguous: ReadonlyMap<string, number>, words: readonly string[], c: WordCodes, amb: Int32Array, margins?: Float32Array): number[] {
+function firstPass(
+  perceptron: Perceptron,
+  unambiguous: ReadonlyMap<string, number>,
+  words: readonly string[],
+  c: WordCodes,
+  amb: Int32Array,
+  margins?: Float32Array,
+): number[] {
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(perceptron.classes);
   const out: number[] = [];
@@ -168,7 +175,11 @@ export function tagWords(model: TaggerModel, words: readonly string[]): number[]
 }
 
 /** Builds the ambiguity-class and unambiguous-word lexicons from training sentences. */
-export function buildLexicons(sentences: readonly TaggedSentence[]): { ambiguity: Map<string, number>; unambiguous: Map<string, number>; ambiguityText: Map<string, string> } {
+export function buildLexicons(sentences: readonly TaggedSentence[]): {
+  ambiguity: Map<string, number>;
+  unambiguous: Map<string, number>;
+  ambiguityText: Map<string, string>;
+} {
   const byLower = new Map<string, Map<number, number>>();
   const byForm = new Map<string, Map<number, number>>();
   const count = (m: Map<string, Map<number, number>>, key: string, label: number): void => {
@@ -187,7 +198,10 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): { ambiguity
     let total = 0;
     for (const n of labels.values()) total += n;
     if (total < 2) continue;
-    const kept = [...labels].filter(([, n]) => n / total >= 0.05).map(([l]) => l).sort((a, b) => a - b);
+    const kept = [...labels]
+      .filter(([, n]) => n / total >= 0.05)
+      .map(([l]) => l)
+      .sort((a, b) => a - b);
     ambiguityText.set(word, kept.join(','));
   }
   const ambiguity = new Map([...ambiguityText].map(([w, t]) => [w, hashString(t)]));

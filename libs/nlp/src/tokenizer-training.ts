@@ -50,7 +50,10 @@ export function splitterExamples(sentences: readonly ConlluSentence[]): Splitter
 }
 
 /** Raw text of treebank documents as the evaluation feeds it: sentences joined by a space, paragraphs and documents by a blank line. */
-export function rawText(sentences: readonly ConlluSentence[]): { text: string; tokens: { start: number; end: number; sentence: number; first: number; last: number }[] } {
+export function rawText(sentences: readonly ConlluSentence[]): {
+  text: string;
+  tokens: { start: number; end: number; sentence: number; first: number; last: number }[];
+} {
   let text = '';
   const tokens: { start: number; end: number; sentence: number; first: number; last: number }[] = [];
   sentences.forEach((s, si) => {

@@ -33,17 +33,71 @@ describe('tokenize (EWT convention)', () => {
   });
 
   it('keeps URLs, e-mail addresses, numbers and emoticons whole', () => {
-    expect(tokens('See http://www.example.com/a?b=1, or mail john.doe@enron.com.')).toEqual(['See', 'http://www.example.com/a?b=1', ',', 'or', 'mail', 'john.doe@enron.com', '.']);
-    expect(tokens('It costs $1,000.50 (about 3.5%) at 3:30pm :) ok')).toEqual(['It', 'costs', '$', '1,000.50', '(', 'about', '3.5', '%', ')', 'at', '3:30', 'pm', ':)', 'ok']);
+    expect(tokens('See http://www.example.com/a?b=1, or mail john.doe@enron.com.')).toEqual([
+      'See',
+      'http://www.example.com/a?b=1',
+      ',',
+      'or',
+      'mail',
+      'john.doe@enron.com',
+      '.',
+    ]);
+    expect(tokens('It costs $1,000.50 (about 3.5%) at 3:30pm :) ok')).toEqual([
+      'It',
+      'costs',
+      '$',
+      '1,000.50',
+      '(',
+      'about',
+      '3.5',
+      '%',
+      ')',
+      'at',
+      '3:30',
+      'pm',
+      ':)',
+      'ok',
+    ]);
     expect(tokens('Call 713-853-3989 on 11/28/2000')).toEqual(['Call', '713-853-3989', 'on', '11/28/2000']);
   });
 
   it('keeps known abbreviations and initials, splits a sentence-final period', () => {
-    expect(tokens('Dr. Smith of the U.S. met Mr. J. R. Doe, etc. Then left.')).toEqual(['Dr.', 'Smith', 'of', 'the', 'U.S.', 'met', 'Mr.', 'J.', 'R.', 'Doe', ',', 'etc.', 'Then', 'left', '.']);
+    expect(tokens('Dr. Smith of the U.S. met Mr. J. R. Doe, etc. Then left.')).toEqual([
+      'Dr.',
+      'Smith',
+      'of',
+      'the',
+      'U.S.',
+      'met',
+      'Mr.',
+      'J.',
+      'R.',
+      'Doe',
+      ',',
+      'etc.',
+      'Then',
+      'left',
+      '.',
+    ]);
   });
 
   it('splits quotes, brackets and ellipses off words', () => {
-    expect(tokens('"Hello," she said... (really?!) \'fine\'')).toEqual(['"', 'Hello', ',', '"', 'she', 'said', '...', '(', 'really', '?!', ')', "'", 'fine', "'"]);
+    expect(tokens('"Hello," she said... (really?!) \'fine\'')).toEqual([
+      '"',
+      'Hello',
+      ',',
+      '"',
+      'she',
+      'said',
+      '...',
+      '(',
+      'really',
+      '?!',
+      ')',
+      "'",
+      'fine',
+      "'",
+    ]);
     expect(tokens('Wait.... what?? no!!!')).toEqual(['Wait', '....', 'what', '??', 'no', '!!!']);
   });
 

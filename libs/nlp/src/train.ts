@@ -93,7 +93,15 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
     sha256: digest,
     bytes: statSync(file).size,
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
-    settings: { ...TAGGER_SETTINGS, features: 'word, lower-case word, suffixes 1-5, prefixes 1-3, shape, two previous tags, ±2 words and their pairs, affixes of w-1 and w+1, ambiguity classes of w0..w+2; second pass: the first pass\'s tags of w+1, w+2', passes: 'two greedy left-to-right passes; the second trained on first-pass tags jackknifed in 2 folds', labels: 'joint UPOS+XPOS', trainingSentences: train.length, devSentences: dev.length },
+    settings: {
+      ...TAGGER_SETTINGS,
+      features:
+        "word, lower-case word, suffixes 1-5, prefixes 1-3, shape, two previous tags, ±2 words and their pairs, affixes of w-1 and w+1, ambiguity classes of w0..w+2; second pass: the first pass's tags of w+1, w+2",
+      passes: 'two greedy left-to-right passes; the second trained on first-pass tags jackknifed in 2 folds',
+      labels: 'joint UPOS+XPOS',
+      trainingSentences: train.length,
+      devSentences: dev.length,
+    },
     epochs: TAGGER_SETTINGS.epochs,
     dev: { upos: round(devScores.upos), xpos: round(devScores.xpos) },
     licence: EWT_LICENCE,
@@ -173,7 +181,8 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
   const examples = train.map((s, i) => toExample(s, predicted[i]!));
   ctx.beforeLoading?.('tagger');
   const tagger = loadTaggerFrom(ctx.modelsDir);
-  if (tagger.labels.join('\n') !== tags.items.join('\n')) throw new ModelLoadError('tagger', 'its labels differ from those of the training data; retrain the tagger first');
+  if (tagger.labels.join('\n') !== tags.items.join('\n'))
+    throw new ModelLoadError('tagger', 'its labels differ from those of the training data; retrain the tagger first');
   const devExamples = dev.map((s) =>
     toExample(
       s,
@@ -194,7 +203,13 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
       sha256: digest,
       bytes: statSync(file).size,
       data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
-      settings: { ...PARSER_SETTINGS, system: 'arc-hybrid, dynamic oracle, averaged perceptron, per-direction labelers', tags: 'jackknifed predicted (train), tagger model (dev)', trainingSentences: train.length, devSentences: dev.length },
+      settings: {
+        ...PARSER_SETTINGS,
+        system: 'arc-hybrid, dynamic oracle, averaged perceptron, per-direction labelers',
+        tags: 'jackknifed predicted (train), tagger model (dev)',
+        trainingSentences: train.length,
+        devSentences: dev.length,
+      },
       epochs: epoch,
       dev: { uas: round(scores.uas), las: round(scores.las) },
       licence: EWT_LICENCE,
@@ -209,9 +224,16 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
     explore: PARSER_SETTINGS.explore,
     seed: ctx.seed ?? 1,
     onEpoch: (epoch, current) => {
-      const averaged = { perceptron: current.perceptron.averagedCopy(), leftLabeler: current.leftLabeler.averagedCopy(), rightLabeler: current.rightLabeler.averagedCopy(), labels: current.labels };
+      const averaged = {
+        perceptron: current.perceptron.averagedCopy(),
+        leftLabeler: current.leftLabeler.averagedCopy(),
+        rightLabeler: current.rightLabeler.averagedCopy(),
+        labels: current.labels,
+      };
       const scores = parserScores(averaged, devExamples);
-      ctx.log(`parser epoch ${epoch}/${PARSER_SETTINGS.epochs}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`);
+      ctx.log(
+        `parser epoch ${epoch}/${PARSER_SETTINGS.epochs}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`,
+      );
       if (scores.las > best.las) {
         best = scores;
         write(averaged, epoch, scores);
@@ -228,7 +250,12 @@ export const TOKENIZER_SETTINGS = { epochs: 4, bits: 18, prune: 0.0005 };
 /** Settings of the NER tagger; UNER training documents are counted this many times. */
 export const NER_SETTINGS = { epochs: 5, bits: 20, prune: 0.0005, unerWeight: 3 };
 
-function writeModel(ctx: TrainContext, name: string, encoded: { header: Record<string, unknown>; sections: Map<string, Uint8Array> }, card: Omit<ModelCard, 'name' | 'file' | 'sha256' | 'bytes'>): void {
+function writeModel(
+  ctx: TrainContext,
+  name: string,
+  encoded: { header: Record<string, unknown>; sections: Map<string, Uint8Array> },
+  card: Omit<ModelCard, 'name' | 'file' | 'sha256' | 'bytes'>,
+): void {
   const file = join(ctx.modelsDir, `${name}.bin`);
   const digest = writeModelFile(file, encoded.header, encoded.sections);
   writeCard(ctx.modelsDir, { name, file: `${name}.bin`, sha256: digest, bytes: statSync(file).size, ...card });
@@ -240,12 +267,21 @@ export function trainTokenizerModel(ctx: TrainContext): Record<string, number> {
   const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
   const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
   const lexicon = learnLexicon(train);
-  const splitter = trainSplitter(splitterExamples(train), lexicon, { epochs: ctx.epochs ?? TOKENIZER_SETTINGS.epochs, seed: ctx.seed ?? 1, bits: ctx.bits ?? TOKENIZER_SETTINGS.bits });
+  const splitter = trainSplitter(splitterExamples(train), lexicon, {
+    epochs: ctx.epochs ?? TOKENIZER_SETTINGS.epochs,
+    seed: ctx.seed ?? 1,
+    bits: ctx.bits ?? TOKENIZER_SETTINGS.bits,
+  });
   const scores = segmentationScores(lexicon, splitter, dev);
   ctx.log(`tokenizer dev: tokens F1 ${scores.tokens.toFixed(2)}, words F1 ${scores.words.toFixed(2)}, sentences F1 ${scores.sentences.toFixed(2)}`);
   writeModel(ctx, 'tokenizer', encodeTokenizer(lexicon, splitter, TOKENIZER_SETTINGS.prune), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
-    settings: { ...TOKENIZER_SETTINGS, lexicon: { abbreviations: lexicon.abbreviations.size, hyphenated: lexicon.hyphenated.size, multiwordTokens: lexicon.multiwordTokens.size }, trainingSentences: train.length, devSentences: dev.length },
+    settings: {
+      ...TOKENIZER_SETTINGS,
+      lexicon: { abbreviations: lexicon.abbreviations.size, hyphenated: lexicon.hyphenated.size, multiwordTokens: lexicon.multiwordTokens.size },
+      trainingSentences: train.length,
+      devSentences: dev.length,
+    },
     epochs: TOKENIZER_SETTINGS.epochs,
     dev: { tokensF1: round(scores.tokens), wordsF1: round(scores.words), sentencesF1: round(scores.sentences) },
     licence: EWT_LICENCE,
@@ -263,15 +299,20 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
   const model = trainLemmatizer(train.flatMap((s) => s.words));
   let right = 0;
   let n = 0;
-  for (const s of dev) for (const w of s.words) {
-    n++;
-    if (lemmatize(model, w.form, w.xpos) === w.lemma) right++;
-  }
+  for (const s of dev)
+    for (const w of s.words) {
+      n++;
+      if (lemmatize(model, w.form, w.xpos) === w.lemma) right++;
+    }
   const accuracy = (100 * right) / n;
   ctx.log(`lemmatizer dev accuracy (gold XPOS) ${accuracy.toFixed(2)}`);
   writeModel(ctx, 'lemmatizer', encodeLemmatizerFile(model), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
-    settings: { method: '(form, XPOS) lookup, then per-XPOS suffix edit rules (suffixes up to 5, seen twice)', entries: model.lexicon.size, rules: model.rules.size },
+    settings: {
+      method: '(form, XPOS) lookup, then per-XPOS suffix edit rules (suffixes up to 5, seen twice)',
+      entries: model.lexicon.size,
+      rules: model.rules.size,
+    },
     epochs: 1,
     dev: { lemmaGoldXpos: round(accuracy) },
     licence: EWT_LICENCE,
@@ -327,9 +368,16 @@ export function trainNerModel(ctx: TrainContext): Record<string, number> {
     onEpoch: (epoch, accuracy) => ctx.log(`ner epoch ${epoch}/${NER_SETTINGS.epochs}: train tag accuracy ${(100 * accuracy).toFixed(2)}`),
   });
   const scores = nerScores(model, heldOut);
-  ctx.log(`ner held-out UNER: ${Object.entries(scores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+  ctx.log(
+    `ner held-out UNER: ${Object.entries(scores)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ')}`,
+  );
   writeModel(ctx, 'ner', encodeNer(model, NER_SETTINGS.prune), {
-    data: [...open.files.map((f) => dataEntry(ctx.dataDir, f, 'training')), dataEntry(ctx.dataDir, UNER_DEV, 'training (documents i with i % 4 != 3), evaluation (held out: i % 4 == 3)')],
+    data: [
+      ...open.files.map((f) => dataEntry(ctx.dataDir, f, 'training')),
+      dataEntry(ctx.dataDir, UNER_DEV, 'training (documents i with i % 4 != 3), evaluation (held out: i % 4 == 3)'),
+    ],
     settings: { ...NER_SETTINGS, decoding: 'greedy, constrained to valid IOB2', trainingSentences: examples.length, heldOutSentences: heldOut.length },
     epochs: NER_SETTINGS.epochs,
     dev: Object.fromEntries(Object.entries(scores).map(([k, v]) => [`f1${k[0]!.toUpperCase()}${k.slice(1).toLowerCase()}`, round(v)])),

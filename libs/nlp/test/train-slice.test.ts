@@ -2,7 +2,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EWT_DEV, EWT_TRAIN, entitySpans, findDataDir, openNerExamples, readEwt, trainLemmatizerModel, trainNerModel, trainParserModel, trainTaggerModel, trainTokenizerModel, unerSplit, type TrainContext } from '@loom/nlp';
+import {
+  EWT_DEV,
+  EWT_TRAIN,
+  entitySpans,
+  findDataDir,
+  openNerExamples,
+  readEwt,
+  trainLemmatizerModel,
+  trainNerModel,
+  trainParserModel,
+  trainTaggerModel,
+  trainTokenizerModel,
+  unerSplit,
+  type TrainContext,
+} from '@loom/nlp';
 
 // Each model is trained on a small slice of its training data and must beat a trivial baseline on a
 // dev slice: the training code stays tested without running full training here.
@@ -37,19 +51,21 @@ describe('training on a slice beats a trivial baseline', { timeout: 600_000 }, (
   it('tagger: UPOS over the most frequent tag of each word (NOUN when unseen)', () => {
     const { dev: scores } = trainTaggerModel(ctx);
     const counts = new Map<string, Map<string, number>>();
-    for (const s of train) for (const w of s.words) {
-      const m = counts.get(w.form) ?? new Map<string, number>();
-      m.set(w.upos, (m.get(w.upos) ?? 0) + 1);
-      counts.set(w.form, m);
-    }
+    for (const s of train)
+      for (const w of s.words) {
+        const m = counts.get(w.form) ?? new Map<string, number>();
+        m.set(w.upos, (m.get(w.upos) ?? 0) + 1);
+        counts.set(w.form, m);
+      }
     let right = 0;
     let n = 0;
-    for (const s of dev) for (const w of s.words) {
-      const m = counts.get(w.form);
-      const guess = m ? [...m].sort((a, b) => b[1] - a[1])[0]![0] : 'NOUN';
-      n++;
-      if (guess === w.upos) right++;
-    }
+    for (const s of dev)
+      for (const w of s.words) {
+        const m = counts.get(w.form);
+        const guess = m ? [...m].sort((a, b) => b[1] - a[1])[0]![0] : 'NOUN';
+        n++;
+        if (guess === w.upos) right++;
+      }
     expect(scores.upos).toBeGreaterThan((100 * right) / n);
   });
 
@@ -57,10 +73,11 @@ describe('training on a slice beats a trivial baseline', { timeout: 600_000 }, (
     const accuracy = trainLemmatizerModel(ctx);
     let same = 0;
     let n = 0;
-    for (const s of dev) for (const w of s.words) {
-      n++;
-      if (w.form.toLowerCase() === w.lemma) same++;
-    }
+    for (const s of dev)
+      for (const w of s.words) {
+        n++;
+        if (w.form.toLowerCase() === w.lemma) same++;
+      }
     expect(accuracy).toBeGreaterThan((100 * same) / n);
   });
 
@@ -68,10 +85,11 @@ describe('training on a slice beats a trivial baseline', { timeout: 600_000 }, (
     const scores = trainParserModel(ctx);
     let right = 0;
     let n = 0;
-    for (const s of dev) for (const w of s.words) {
-      n++;
-      if (w.head === w.id - 1) right++;
-    }
+    for (const s of dev)
+      for (const w of s.words) {
+        n++;
+        if (w.head === w.id - 1) right++;
+      }
     expect(scores.uas).toBeGreaterThan((100 * right) / n);
     expect(scores.las).toBeGreaterThan(0);
   });
@@ -81,11 +99,12 @@ describe('training on a slice beats a trivial baseline', { timeout: 600_000 }, (
     const scores = trainNerModel(nerCtx);
     const { heldOut } = unerSplit(dataDir);
     const counts = new Map<string, Map<string, number>>();
-    for (const s of openNerExamples(dataDir).examples.slice(0, nerCtx.limit)) s.tokens.forEach((t, i) => {
-      const m = counts.get(t) ?? new Map<string, number>();
-      m.set(s.tags[i]!, (m.get(s.tags[i]!) ?? 0) + 1);
-      counts.set(t, m);
-    });
+    for (const s of openNerExamples(dataDir).examples.slice(0, nerCtx.limit))
+      s.tokens.forEach((t, i) => {
+        const m = counts.get(t) ?? new Map<string, number>();
+        m.set(s.tags[i]!, (m.get(s.tags[i]!) ?? 0) + 1);
+        counts.set(t, m);
+      });
     let tp = 0;
     let predicted = 0;
     let gold = 0;

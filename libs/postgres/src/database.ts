@@ -32,7 +32,17 @@ export interface Database {
 
 const DEFAULT_MAX = 10;
 const CONNECT_TIMEOUT_MS = 10_000;
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 // SQLSTATE: class 08 connection exception, admin/crash shutdown, cannot connect now, too many connections
 const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
 const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not queryable|Cannot use a pool after calling end/i;

@@ -52,10 +52,10 @@ export async function migrate(db: Database, component: string, migrations: reado
     // another process may have applied it since the read above: look again under the lock
     const didApply = await db.transaction(async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, componentLockKey(component)]);
-      const { rows } = await client.query<AppliedRow>(
-        `SELECT version, name FROM ${MIGRATIONS_TABLE} WHERE component = $1 AND version >= $2 ORDER BY version`,
-        [component, migration.version],
-      );
+      const { rows } = await client.query<AppliedRow>(`SELECT version, name FROM ${MIGRATIONS_TABLE} WHERE component = $1 AND version >= $2 ORDER BY version`, [
+        component,
+        migration.version,
+      ]);
       const [first] = rows;
       if (first?.version === migration.version) {
         checkSameName(component, migration, first);

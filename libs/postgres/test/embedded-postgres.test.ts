@@ -73,7 +73,10 @@ describe('startEmbeddedPostgres', () => {
       expect((await db.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '16MB' }]);
       expect(existsSync(join(dataDir, 'loom-seeding'))).toBe(false);
     }
-    expect(logger.entries.filter((entry) => entry.msg === 'embedded PostgreSQL started').map((entry) => (entry.obj as { created: unknown }).created)).toEqual(['from template', 'from template']);
+    expect(logger.entries.filter((entry) => entry.msg === 'embedded PostgreSQL started').map((entry) => (entry.obj as { created: unknown }).created)).toEqual([
+      'from template',
+      'from template',
+    ]);
   });
 
   it('leaves a directory it did not create to initdb rather than copying the template over it', async () => {

@@ -45,7 +45,11 @@ export function useCleanup(): { add<T extends Closable>(closable: T): T; tempDir
 export { closedPort } from '@loom/testing';
 
 /** Records what a component logs. */
-export function recordingLogger(): { entries: { level: string; obj: object; msg: string }[]; info(obj: object, msg: string): void; warn(obj: object, msg: string): void } {
+export function recordingLogger(): {
+  entries: { level: string; obj: object; msg: string }[];
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+} {
   const entries: { level: string; obj: object; msg: string }[] = [];
   return {
     entries,

@@ -116,9 +116,12 @@ describe.each(backends)('migrate on $name', (backend) => {
     const name = table();
     await migrate(db, component, [{ version: 2, name: 'create', sql: `CREATE TABLE ${name} (id integer)` }]);
     await expect(migrate(db, component, [{ version: 2, name: 'renamed', sql: 'SELECT 1' }])).rejects.toThrow(MigrationHistoryError);
-    await expect(migrate(db, component, [{ version: 1, name: 'late', sql: 'SELECT 1' }, { version: 2, name: 'create', sql: 'SELECT 1' }])).rejects.toThrow(
-      /migration 1 of .*later migration 2/,
-    );
+    await expect(
+      migrate(db, component, [
+        { version: 1, name: 'late', sql: 'SELECT 1' },
+        { version: 2, name: 'create', sql: 'SELECT 1' },
+      ]),
+    ).rejects.toThrow(/migration 1 of .*later migration 2/);
     await expect(migrate(db, component, [steps[1]!, steps[0]!])).rejects.toThrow(InvalidMigrationsError);
     await expect(migrate(db, component, [{ version: 0, name: 'zero', sql: 'SELECT 1' }])).rejects.toThrow(/positive/);
   });

@@ -31,7 +31,9 @@ export class ProtocolConnection {
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const connection = new ProtocolConnection(socket);
     const version = Buffer.from([0, 3, 0, 0]);
-    connection.send(frame(undefined, Buffer.concat([version, cstring('user'), cstring('postgres'), cstring('database'), cstring('postgres'), Buffer.from([0])])));
+    connection.send(
+      frame(undefined, Buffer.concat([version, cstring('user'), cstring('postgres'), cstring('database'), cstring('postgres'), Buffer.from([0])])),
+    );
     await connection.readyForQuery();
     return connection;
   }

@@ -41,7 +41,12 @@ describe('writeFilesAtomic', () => {
 
   it('refuses files of different directories before writing any', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loom-atomic-'));
-    await expect(writeFilesAtomic([{ path: join(dir, 'a'), data: 'a' }, { path: join(dir, 'sub', 'b'), data: 'b' }])).rejects.toThrow(/is not in/);
+    await expect(
+      writeFilesAtomic([
+        { path: join(dir, 'a'), data: 'a' },
+        { path: join(dir, 'sub', 'b'), data: 'b' },
+      ]),
+    ).rejects.toThrow(/is not in/);
     expect(readdirSync(dir)).toEqual([]);
   });
 });

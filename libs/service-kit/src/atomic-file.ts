@@ -29,7 +29,8 @@ export async function writeFilesAtomic(entries: readonly AtomicFileEntry[]): Pro
   if (first === undefined) return;
   const directory = dirname(first.path);
   const outside = entries.find((entry) => dirname(entry.path) !== directory);
-  if (outside !== undefined) throw new ValidationError([{ field: 'path', description: `${outside.path} is not in ${directory}; files written together share one directory` }]);
+  if (outside !== undefined)
+    throw new ValidationError([{ field: 'path', description: `${outside.path} is not in ${directory}; files written together share one directory` }]);
   await mkdir(directory, { recursive: true, mode: 0o700 });
   // rename is atomic only within one filesystem, so the temp files live beside their targets
   const temporaries = entries.map((entry) => join(directory, `.${basename(entry.path)}.${randomBytes(6).toString('hex')}.tmp`));

@@ -26,11 +26,7 @@ export type AuditEventInput = Pick<AuditEvent, 'type'> & Partial<Omit<AuditEvent
  * deadline, a refusal) becomes an AuditRequiredError, so a caller writes
  * `await appendRequired(audit, event); startTheScript();` and the script never starts unaudited.
  */
-export async function appendRequired(
-  writer: AuditClient | AuditAppender,
-  event: AuditEventInput,
-  options: UnaryCallOptions = {},
-): Promise<AppendResponse> {
+export async function appendRequired(writer: AuditClient | AuditAppender, event: AuditEventInput, options: UnaryCallOptions = {}): Promise<AppendResponse> {
   try {
     return writer instanceof AuditAppender ? await writer.append(event) : await call(writer, 'append', { event: auditEvent(event) }, options);
   } catch (error) {

@@ -168,7 +168,8 @@ export class Authenticator {
       return {
         ok: false,
         code: unavailable ? status.UNAVAILABLE : status.UNAUTHENTICATED,
-        reason: typeof reason === 'string' ? `access token refused: ${reason}` : `access token refused: ${error instanceof Error ? error.message : String(error)}`,
+        reason:
+          typeof reason === 'string' ? `access token refused: ${reason}` : `access token refused: ${error instanceof Error ? error.message : String(error)}`,
         clientMessage: unavailable ? 'the identity provider cannot be reached' : 'invalid access token',
       };
     }
@@ -210,4 +211,3 @@ function commonNameOf(der: Buffer): string | undefined {
   const subject = new X509Certificate(der).subject;
   return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
 }
-

@@ -27,22 +27,14 @@ export type ServiceDefinitionLike = Record<string, MethodDefinitionLike<unknown,
 export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
 
 /** A server-streaming RPC: `send` resolves once the stream can take more; returning ends the stream with OK. */
-export type ServerStreamHandler<Req, Res> = (
-  request: Req,
-  send: (response: Res) => Promise<void>,
-  context: CallContext,
-) => Promise<void>;
+export type ServerStreamHandler<Req, Res> = (request: Req, send: (response: Res) => Promise<void>, context: CallContext) => Promise<void>;
 
 /**
  * A bidirectional-streaming RPC: `requests` yields the client's messages as the handler pulls them
  * (a handler that stops pulling makes HTTP/2 flow control slow the client down); `send` resolves
  * once the stream can take more; returning ends the stream with OK.
  */
-export type BidiStreamHandler<Req, Res> = (
-  requests: AsyncIterable<Req>,
-  send: (response: Res) => Promise<void>,
-  context: CallContext,
-) => Promise<void>;
+export type BidiStreamHandler<Req, Res> = (requests: AsyncIterable<Req>, send: (response: Res) => Promise<void>, context: CallContext) => Promise<void>;
 
 type RequestOf<M> = M extends { requestDeserialize: (value: Buffer) => infer Req } ? Req : never;
 type ResponseOf<M> = M extends { responseSerialize: (value: infer Res) => Buffer } ? Res : never;
@@ -143,10 +135,7 @@ function adaptUnary(handler: UnaryHandler<unknown, unknown>, environment: Handle
   };
 }
 
-function adaptServerStream(
-  handler: ServerStreamHandler<unknown, unknown>,
-  environment: HandlerEnvironment,
-): handleServerStreamingCall<unknown, unknown> {
+function adaptServerStream(handler: ServerStreamHandler<unknown, unknown>, environment: HandlerEnvironment): handleServerStreamingCall<unknown, unknown> {
   return (call) => {
     const cancelled = cancellationSignal(call);
     const signal = AbortSignal.any([environment.shutdownSignal, cancelled]);
@@ -183,7 +172,10 @@ function adaptBidiStream(handler: BidiStreamHandler<unknown, unknown>, environme
 }
 
 /** Writes to a response stream; resolves once the transport can take more. Writes stop only when the client is gone. */
-function sender(call: ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>, cancelled: AbortSignal): (response: unknown) => Promise<void> {
+function sender(
+  call: ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>,
+  cancelled: AbortSignal,
+): (response: unknown) => Promise<void> {
   // on shutdown a handler may still send its last words
   return (response) => {
     if (cancelled.aborted || call.writableEnded) return Promise.resolve();

@@ -33,7 +33,11 @@ export class HealthService {
   }
 
   /** The async handlers for Check, Watch and List. */
-  handlers(): { Check: UnaryHandler<HealthCheckRequest, HealthCheckResponse>; Watch: ServerStreamHandler<HealthCheckRequest, HealthCheckResponse>; List: UnaryHandler<object, { statuses: Record<string, HealthCheckResponse> }> } {
+  handlers(): {
+    Check: UnaryHandler<HealthCheckRequest, HealthCheckResponse>;
+    Watch: ServerStreamHandler<HealthCheckRequest, HealthCheckResponse>;
+    List: UnaryHandler<object, { statuses: Record<string, HealthCheckResponse> }>;
+  } {
     return {
       Check: (request) => {
         const status = this.statuses.get(request.service ?? '');
@@ -70,4 +74,3 @@ export class HealthService {
     };
   }
 }
-

@@ -100,4 +100,3 @@ export async function runMain(modules: readonly ServiceModule[], argv: readonly 
     process.exit(error instanceof ConfigError ? EXIT_USAGE : 1);
   }
 }
-

@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { type handleBidiStreamingCall, Server, ServerCredentials, type ServerDuplexStream, type ServerInterceptor, type ServiceDefinition, status } from '@grpc/grpc-js';
+import {
+  type handleBidiStreamingCall,
+  Server,
+  ServerCredentials,
+  type ServerDuplexStream,
+  type ServerInterceptor,
+  type ServiceDefinition,
+  status,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { descriptorSetPath } from '@loom/contracts';
 import { type Authenticator } from './auth.js';
@@ -185,7 +193,10 @@ function addLazyReflection(server: Server, services: readonly string[]): void {
             (error: unknown) => {
               // a failed build is not kept: the next reflection call tries again
               handlers = undefined;
-              stream.emit('error', { code: status.INTERNAL, details: `server reflection is unavailable: ${error instanceof Error ? error.message : String(error)}` });
+              stream.emit('error', {
+                code: status.INTERNAL,
+                details: `server reflection is unavailable: ${error instanceof Error ? error.message : String(error)}`,
+              });
             },
           );
         },

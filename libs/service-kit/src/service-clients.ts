@@ -1,12 +1,5 @@
 import { type ChannelCredentials, type Client, type Interceptor } from '@grpc/grpc-js';
-import {
-  AuditClient,
-  ExecutorClient,
-  SchedulerClient,
-  SecretsClient,
-  SkillGatewayClient,
-  WorkflowStoreClient,
-} from '@loom/contracts';
+import { AuditClient, ExecutorClient, SchedulerClient, SecretsClient, SkillGatewayClient, WorkflowStoreClient } from '@loom/contracts';
 import { type ServiceName } from '@loom/config';
 import { type ClientConstructor, createClient } from './client.js';
 

@@ -32,10 +32,7 @@ export interface ServiceModule {
  * Handlers for every RPC of a definition that answer UNIMPLEMENTED, naming the capability that
  * will provide them, so a caller learns what is missing instead of getting a fake answer.
  */
-export function unimplemented<D extends ServiceDefinitionLike>(
-  definition: D,
-  capabilityByMethod: Record<keyof D, string>,
-): AsyncImplementation<D> {
+export function unimplemented<D extends ServiceDefinitionLike>(definition: D, capabilityByMethod: Record<keyof D, string>): AsyncImplementation<D> {
   const implementation: Record<string, () => Promise<never>> = {};
   for (const [method, { path }] of Object.entries(definition)) {
     const capability = capabilityByMethod[method as keyof D];

@@ -72,7 +72,10 @@ export interface ServiceProcess {
  * stderr when it exits first. For crash tests that kill the process.
  */
 export async function startServiceProcess(main: string, overrides: readonly string[]): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [main, ...overrides.flatMap((override) => ['--set', override])], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main, ...overrides.flatMap((override) => ['--set', override])], {
+    env: { PATH: process.env.PATH },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stderr: string[] = [];
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   const port = await new Promise<number>((resolve, reject) => {
@@ -90,7 +93,12 @@ export function capturedLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
-      lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
       callback();
     },
   });

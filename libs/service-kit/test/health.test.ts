@@ -33,9 +33,7 @@ async function startServer(): Promise<{ server: LoomServer; health: HealthClient
 }
 
 function check(health: HealthClient, service: string): Promise<string> {
-  return new Promise((resolve, reject) =>
-    health.Check({ service }, (error, response) => (error ? reject(error) : resolve(response?.status ?? ''))),
-  );
+  return new Promise((resolve, reject) => health.Check({ service }, (error, response) => (error ? reject(error) : resolve(response?.status ?? ''))));
 }
 
 describe('health', () => {

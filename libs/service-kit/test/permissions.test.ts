@@ -96,10 +96,12 @@ async function serve(options: { signIn?: TokenValidator; allowAnonymous?: boolea
       onRefused: (refusal) => refusals.push(refusal),
     }),
   });
-  const answer = <T>(value: T) => (_request: unknown, context: CallContext): Promise<T> => {
-    identities.push(context.identity);
-    return Promise.resolve(value);
-  };
+  const answer =
+    <T>(value: T) =>
+    (_request: unknown, context: CallContext): Promise<T> => {
+      identities.push(context.identity);
+      return Promise.resolve(value);
+    };
   server.addService('loom.v1.Secrets', SecretsService, {
     ...unimplemented(SecretsService, {} as never),
     getVariable: answer({ variable: undefined }),

@@ -56,7 +56,10 @@ async function start(callers: (string | undefined)[]): Promise<{ running: Runnin
   const exporter = new InMemorySpanExporter();
   const telemetry = startTelemetry({ serviceName: 'loom-test', spanProcessors: [new SimpleSpanProcessor(exporter)] });
   cleanups.push(() => telemetry.shutdown());
-  const config = loadConfig({ env: {}, overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', 'loom.auth.roles.audit=editor'] });
+  const config = loadConfig({
+    env: {},
+    overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', 'loom.auth.roles.audit=editor'],
+  });
   const running = await startServices({ config, modules: [secretsModule(callers), auditModule], logger: capturedLogger().logger });
   cleanups.push(() => running.stop());
   return { running, exporter, telemetry };

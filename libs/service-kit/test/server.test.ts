@@ -3,15 +3,7 @@ import { SecretsClient, SecretsService, type ListVariablesResponse } from '@loom
 import { ValidationError } from '@loom/domain';
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  Authenticator,
-  call,
-  type CallContext,
-  createClient,
-  fieldViolationsOf,
-  LoomServer,
-  unimplemented,
-} from '../src/index.js';
+import { Authenticator, call, type CallContext, createClient, fieldViolationsOf, LoomServer, unimplemented } from '../src/index.js';
 import { capturedLogger } from '../src/testing.js';
 
 const NO_SLOTS = { workflow: undefined, slots: [], workflowName: '' };
@@ -173,7 +165,8 @@ describe('client', () => {
     const { address } = await serve({
       listVariables: () => {
         attempts += 1;
-        if (attempts < 3) return Promise.reject(Object.assign(new Error('draining'), { code: status.UNAVAILABLE, details: 'draining', metadata: new Metadata() }));
+        if (attempts < 3)
+          return Promise.reject(Object.assign(new Error('draining'), { code: status.UNAVAILABLE, details: 'draining', metadata: new Metadata() }));
         return Promise.resolve(emptyList);
       },
     });
@@ -215,7 +208,8 @@ describe('client', () => {
     let release: () => void = () => undefined;
     const { address } = await serve({
       listVariables: () => Promise.resolve(emptyList),
-      rotateKey: () => new Promise((resolve) => (release = () => resolve({ activeKeyId: '', variablesReencrypted: 0, workflowsReencrypted: 0, workflowsLeft: [] }))),
+      rotateKey: () =>
+        new Promise((resolve) => (release = () => resolve({ activeKeyId: '', variablesReencrypted: 0, workflowsReencrypted: 0, workflowsLeft: [] }))),
     });
     const secrets = client(address, undefined, false);
     const run = new AbortController();

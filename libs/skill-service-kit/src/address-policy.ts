@@ -38,7 +38,11 @@ export class AddressRefusedError extends UnprocessableError {
     readonly host: string,
     field: string,
   ) {
-    super('address_refused', `refused to fetch from ${host === address ? address : `${host} (${address})`}: loopback, private, link-local and metadata addresses are not allowed`, { field });
+    super(
+      'address_refused',
+      `refused to fetch from ${host === address ? address : `${host} (${address})`}: loopback, private, link-local and metadata addresses are not allowed`,
+      { field },
+    );
   }
 }
 

@@ -162,9 +162,13 @@ async function readDocument(url: URL, response: IncomingMessage, options: SafeFe
   const mediaType = (contentType.split(';')[0] ?? '').trim().toLowerCase();
   if (!options.accept.includes(mediaType)) {
     response.resume();
-    throw new UnprocessableError('unsupported_content_type', `${url.href} is ${mediaType === '' ? 'of no stated type' : mediaType}; expected ${options.accept.join(' or ')}`, {
-      field: options.field,
-    });
+    throw new UnprocessableError(
+      'unsupported_content_type',
+      `${url.href} is ${mediaType === '' ? 'of no stated type' : mediaType}; expected ${options.accept.join(' or ')}`,
+      {
+        field: options.field,
+      },
+    );
   }
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > options.limits.maxBytes) {

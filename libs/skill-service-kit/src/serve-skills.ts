@@ -74,7 +74,10 @@ export async function runSkills(modules: readonly SkillModule[], options: RunSki
   const serviceName = modules.length === 1 ? `loom-skill-${modules[0]!.name}` : 'loom-skills';
   const logger = createLogger({ level: settings.logLevel, base: { service: serviceName, pid: process.pid } });
   // beside `loom serve` the process's telemetry is already started: the skills use its global tracer
-  const telemetry = options.startTelemetry === false ? undefined : startTelemetry({ serviceName, ...(settings.otlpEndpoint === undefined ? {} : { otlpEndpoint: settings.otlpEndpoint }) });
+  const telemetry =
+    options.startTelemetry === false
+      ? undefined
+      : startTelemetry({ serviceName, ...(settings.otlpEndpoint === undefined ? {} : { otlpEndpoint: settings.otlpEndpoint }) });
   try {
     const running = await serveSkills(modules, {
       settings,

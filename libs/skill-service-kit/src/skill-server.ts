@@ -6,8 +6,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, {
-  LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { type Logger } from '@loom/telemetry';
 import { ServiceBusyError, SkillError, type SkillErrorBody, SkillServerStateError, UnsupportedMediaTypeError } from './errors.js';
 import { type JsonSchema, type SkillDefinition, type SkillRoute } from './skill-definition.js';
@@ -181,7 +180,8 @@ export class SkillServer {
   private async release(): Promise<void> {
     const results = await Promise.allSettled([this.definition.close?.() ?? Promise.resolve(), this.meterProvider.shutdown()]);
     for (const result of results) {
-      if (result.status === 'rejected') this.options.logger.error({ err: result.reason as unknown, skill: this.definition.name }, 'closing the skill service failed');
+      if (result.status === 'rejected')
+        this.options.logger.error({ err: result.reason as unknown, skill: this.definition.name }, 'closing the skill service failed');
     }
   }
 
@@ -219,10 +219,23 @@ export class SkillServer {
       const parent = propagator.extract(context.active(), request.headers, headerGetter);
       const span = this.tracer.startSpan(
         `${request.method} ${route}`,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?')[0] ?? request.url, 'http.route': route, 'loom.skill': this.definition.name } },
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'http.request.method': request.method,
+            'url.path': request.url.split('?')[0] ?? request.url,
+            'http.route': route,
+            'loom.skill': this.definition.name,
+          },
+        },
         parent,
       );
-      const state: RequestState = { span, spanContext: trace.setSpan(parent, span), started: process.hrtime.bigint(), limited: !OPERATIONAL_PATHS.has(route) && route !== 'unmatched' };
+      const state: RequestState = {
+        span,
+        spanContext: trace.setSpan(parent, span),
+        started: process.hrtime.bigint(),
+        limited: !OPERATIONAL_PATHS.has(route) && route !== 'unmatched',
+      };
       this.requests.set(request, state);
       reply.raw.once('close', () => {
         if (state.limited) this.inFlight -= 1;
@@ -238,7 +251,11 @@ export class SkillServer {
         if (this.inFlight >= limits.concurrency) {
           state.limited = false;
           rejected.add(1, { 'http.route': route });
-          const busy = new ServiceBusyError('busy', `${this.definition.name} is handling ${limits.concurrency} requests; retry later`, limits.retryAfterSeconds);
+          const busy = new ServiceBusyError(
+            'busy',
+            `${this.definition.name} is handling ${limits.concurrency} requests; retry later`,
+            limits.retryAfterSeconds,
+          );
           void reply.code(503).header('retry-after', String(busy.retryAfterSeconds)).send(busy.toBody());
           return;
         }

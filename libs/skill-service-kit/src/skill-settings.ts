@@ -75,7 +75,12 @@ export function skillSettingsFromEnv(env: NodeJS.ProcessEnv, defaults: SkillSett
     dataDirectory: read(v.dataDirectory, z.string().min(1), defaults.dataDirectory),
     fetchAllowHosts: read(
       v.fetchAllowHosts,
-      z.string().transform((text) => text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')),
+      z.string().transform((text) =>
+        text
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter((entry) => entry !== ''),
+      ),
       defaults.fetchAllowHosts,
     ),
     fetchLimits: {

@@ -35,7 +35,11 @@ function echoSkill(held = gate()): SkillDefinition {
           type: 'object',
           required: ['text'],
           additionalProperties: false,
-          properties: { text: { type: 'string' }, items: { type: 'array', items: { type: 'integer' } }, mode: { type: 'string', enum: ['plain', 'hold', 'fail', 'crash', 'missing', 'slow'] } },
+          properties: {
+            text: { type: 'string' },
+            items: { type: 'array', items: { type: 'integer' } },
+            mode: { type: 'string', enum: ['plain', 'hold', 'fail', 'crash', 'missing', 'slow'] },
+          },
         },
         response: { type: 'object', properties: { text: { type: 'string' } } },
         errors: [404, 422],
@@ -73,7 +77,11 @@ async function start(definition: SkillDefinition, options: { limits?: SkillLimit
 }
 
 function post(server: SkillServer, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return fetch(`${server.url}/echo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 describe('SkillServer', () => {

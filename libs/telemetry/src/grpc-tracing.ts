@@ -62,11 +62,7 @@ export function clientTracingInterceptor(tracer?: Tracer): Interceptor {
   return (options, nextCall) => {
     const rpc = parseMethodPath(options.method_definition.path);
     const callerContext = context.active();
-    const span = (tracer ?? trace.getTracer(TELEMETRY_SCOPE)).startSpan(
-      rpc.spanName,
-      { kind: SpanKind.CLIENT, attributes: rpcAttributes(rpc) },
-      callerContext,
-    );
+    const span = (tracer ?? trace.getTracer(TELEMETRY_SCOPE)).startSpan(rpc.spanName, { kind: SpanKind.CLIENT, attributes: rpcAttributes(rpc) }, callerContext);
     const spanContext = trace.setSpan(callerContext, span);
     return new InterceptingCall(nextCall(options), {
       start(metadata, _listener, next) {

@@ -46,7 +46,11 @@ describe('startTelemetry', () => {
 
     expect(propagation.fields()).toEqual([]);
     expect(metrics.getMeterProvider()).not.toBe(first.meterProvider);
-    expect(context.with(trace.setSpan(context.active(), trace.wrapSpanContext({ traceId: '1'.repeat(32), spanId: '2'.repeat(16), traceFlags: 1 })), () => trace.getActiveSpan())).toBeUndefined();
+    expect(
+      context.with(trace.setSpan(context.active(), trace.wrapSpanContext({ traceId: '1'.repeat(32), spanId: '2'.repeat(16), traceFlags: 1 })), () =>
+        trace.getActiveSpan(),
+      ),
+    ).toBeUndefined();
 
     const secondExporter = new InMemorySpanExporter();
     const second = start({ serviceName: 'second', spanProcessors: [new SimpleSpanProcessor(secondExporter)] });

@@ -2,15 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { context, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  clientTracingInterceptor,
-  createLogger,
-  type Logger,
-  SecretRedactor,
-  serverTracingInterceptor,
-  startTelemetry,
-  type Telemetry,
-} from '../src/index.js';
+import { clientTracingInterceptor, createLogger, type Logger, SecretRedactor, serverTracingInterceptor, startTelemetry, type Telemetry } from '../src/index.js';
 import { captureStream, clientFor, executorService, secretsService, startServer, stopServer, unary } from './helpers.js';
 
 type Handler = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
@@ -123,7 +115,12 @@ describe('gRPC tracing interceptors', () => {
       'rpc.grpc.status_code': 0,
       'network.peer.address': '127.0.0.1',
     });
-    expect(client.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'loom.v1.Executor', 'rpc.method': 'StartWorkflow', 'rpc.grpc.status_code': 0 });
+    expect(client.attributes).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.service': 'loom.v1.Executor',
+      'rpc.method': 'StartWorkflow',
+      'rpc.grpc.status_code': 0,
+    });
     for (const span of [client, executor, secretsClient, secrets]) expect(span.status.code).toBe(SpanStatusCode.UNSET);
   });
 

@@ -46,7 +46,8 @@ describe('rpcMetricsInterceptor', () => {
     const text = await response.text();
     expect(text).toContain('# TYPE rpc_server_duration histogram');
     expect(text).toContain('# TYPE rpc_server_requests_total counter');
-    const labels = (code: number): string => `rpc_system="grpc",rpc_service="loom.v1.Secrets",rpc_method="DecryptResources",rpc_grpc_status_code="${code}",otel_scope_name="@loom/telemetry"`;
+    const labels = (code: number): string =>
+      `rpc_system="grpc",rpc_service="loom.v1.Secrets",rpc_method="DecryptResources",rpc_grpc_status_code="${code}",otel_scope_name="@loom/telemetry"`;
     expect(text).toContain(`rpc_server_requests_total{${labels(0)}} 2`);
     expect(text).toContain(`rpc_server_requests_total{${labels(5)}} 1`);
     expect(text).toContain(`rpc_server_duration_count{${labels(0)}} 2`);

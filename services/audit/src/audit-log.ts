@@ -129,7 +129,7 @@ export class AuditLog {
       this.pending = [];
       try {
         const data = Buffer.from(batch.map((entry) => entry.line).join(''));
-        for (let offset = 0; offset < data.length; ) offset += (await this.file.write(data, offset)).bytesWritten;
+        for (let offset = 0; offset < data.length;) offset += (await this.file.write(data, offset)).bytesWritten;
         await this.file.datasync();
         this.size += data.length;
         this.durable = (batch.at(-1) as Pending).record.seq;
@@ -176,7 +176,9 @@ export class AuditLog {
   private async readCurrent(first: number, size: number): Promise<string> {
     await this.rotation;
     const path = this.fileFirstSequence === first ? this.options.path : this.rotatedPath(first);
-    return Buffer.from(await readFile(path)).subarray(0, size).toString('utf8');
+    return Buffer.from(await readFile(path))
+      .subarray(0, size)
+      .toString('utf8');
   }
 
   /** Every durable record from `fromSequence` on, oldest first, across rotated files. */
@@ -289,6 +291,8 @@ async function rotatedFiles(path: string): Promise<{ path: string; first: number
 /** The current file's last line is whole but not a record: edited or damaged, not torn by a crash. */
 export class AuditLogDamagedError extends FailedPreconditionError {
   constructor(readonly path: string) {
-    super(`the last line of the audit log ${path} is not an audit record; it was not cut off by a crash but changed. Keep the file as evidence, move it aside and start again`);
+    super(
+      `the last line of the audit log ${path} is not an audit record; it was not cut off by a crash but changed. Keep the file as evidence, move it aside and start again`,
+    );
   }
 }

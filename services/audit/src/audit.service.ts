@@ -208,7 +208,10 @@ export function disabledAuditImplementation(): AsyncImplementation<typeof AuditS
 async function openLog(path: string, maxFileBytes: number, logger: Logger): Promise<AuditLog> {
   const { log, recovery } = await AuditLog.open({ path, maxFileBytes });
   if (recovery.truncatedBytes > 0) {
-    logger.warn({ path, truncatedBytes: recovery.truncatedBytes, lastSequence: recovery.lastSequence }, 'audit log: cut off a torn last line left by a crash (it was never acknowledged)');
+    logger.warn(
+      { path, truncatedBytes: recovery.truncatedBytes, lastSequence: recovery.lastSequence },
+      'audit log: cut off a torn last line left by a crash (it was never acknowledged)',
+    );
   }
   logger.info({ path, lastSequence: recovery.lastSequence, maxFileBytes }, 'audit logging enabled');
   return log;

@@ -18,7 +18,10 @@ async function start(path: string, extra: readonly string[] = []): Promise<Audit
 }
 
 function lines(path: string): Record<string, unknown>[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 const specificationEvents = [
@@ -49,10 +52,21 @@ describe('audit service', () => {
 
     const written = lines(path);
     expect(written).toHaveLength(3);
-    expect(written[0]).toMatchObject({ seq: 1, type: 'WORKFLOW_START', workflow: specificationEvents[0]?.workflowName, actor: 'executor', prev: '0'.repeat(64), hash: acks[0]?.hash });
+    expect(written[0]).toMatchObject({
+      seq: 1,
+      type: 'WORKFLOW_START',
+      workflow: specificationEvents[0]?.workflowName,
+      actor: 'executor',
+      prev: '0'.repeat(64),
+      hash: acks[0]?.hash,
+    });
     expect(written[0]?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(written[1]).toMatchObject({ type: 'WORKFLOW_PRIVILEGED_ACTION_EVENT', reason: 'a workflow with the script engine started', prev: acks[0]?.hash });
-    expect(written[2]).toMatchObject({ type: 'PRIVILEGED_WORKFLOW_COMPONENT_FAILURE', component: specificationEvents[2]?.componentName, componentType: 'PROCESSOR' });
+    expect(written[2]).toMatchObject({
+      type: 'PRIVILEGED_WORKFLOW_COMPONENT_FAILURE',
+      component: specificationEvents[2]?.componentName,
+      componentType: 'PROCESSOR',
+    });
 
     const failures = await call(audit.executor, 'query', {
       types: [AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE],
@@ -74,7 +88,9 @@ describe('audit service', () => {
     const audit = await start(logPath());
     const anonymous = await failure(call(audit.anonymous, 'append', { event: specificationEvents[0] }));
     expect(anonymous.code).toBe(status.UNAUTHENTICATED);
-    const missing = await failure(call(audit.executor, 'append', { event: event(AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE, { workflowName: 'w' }) }));
+    const missing = await failure(
+      call(audit.executor, 'append', { event: event(AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE, { workflowName: 'w' }) }),
+    );
     expect(missing.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(missing).map((violation) => violation.field)).toEqual(['event.component_name', 'event.component_type']);
   });
@@ -82,7 +98,8 @@ describe('audit service', () => {
   it('reports the sequence number of an edited old line', async () => {
     const path = logPath();
     const audit = await start(path);
-    for (let index = 0; index < 10; index++) await call(audit.executor, 'append', { event: event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, { workflowName: `w${index}` }) });
+    for (let index = 0; index < 10; index++)
+      await call(audit.executor, 'append', { event: event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, { workflowName: `w${index}` }) });
     await audit.stop();
     running.length = 0;
     const text = readFileSync(path, 'utf8');
@@ -116,7 +133,9 @@ describe('audit service', () => {
     // ten rounds of six concurrent appends: a round is one group commit, and rotation happens between them
     for (let round = 0; round < 10; round++) {
       await Promise.all(
-        Array.from({ length: 6 }, (_, index) => call(audit.executor, 'append', { event: event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, { workflowName: `flow ${round * 6 + index}` }) })),
+        Array.from({ length: 6 }, (_, index) =>
+          call(audit.executor, 'append', { event: event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, { workflowName: `flow ${round * 6 + index}` }) }),
+        ),
       );
     }
     expect(readdirSync(dirname(path)).filter((name) => /^audit\.log\.\d{12}$/.test(name)).length).toBeGreaterThan(1);
@@ -124,7 +143,14 @@ describe('audit service', () => {
     const page = await call(audit.executor, 'query', { types: [], workflowName: 'flow 59', since: undefined, until: undefined, pageSize: 0, pageToken: '' });
     expect(page.events).toHaveLength(1);
     const all = await call(audit.executor, 'query', { types: [], workflowName: '', since: undefined, until: undefined, pageSize: 50, pageToken: '' });
-    const rest = await call(audit.executor, 'query', { types: [], workflowName: '', since: undefined, until: undefined, pageSize: 50, pageToken: all.nextPageToken });
+    const rest = await call(audit.executor, 'query', {
+      types: [],
+      workflowName: '',
+      since: undefined,
+      until: undefined,
+      pageSize: 50,
+      pageToken: all.nextPageToken,
+    });
     expect([...all.events, ...rest.events].map((found) => found.sequence)).toEqual(Array.from({ length: 60 }, (_, index) => index + 1));
   });
 
@@ -172,18 +198,26 @@ describe('audit service', () => {
     });
     expect(await call(audit.executor, 'verify', {})).toMatchObject({ ok: true, eventsChecked: 299 });
 
-    const privileged = await appendRequired(appender, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' });
+    const privileged = await appendRequired(appender, {
+      type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT,
+      workflowName: 'w',
+      reason: 'script',
+    });
     expect(privileged.sequence).toBe(300);
     await audit.stop();
     running.splice(running.indexOf(audit), 1);
-    await expect(appendRequired(appender, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' })).rejects.toThrow(AuditRequiredError);
+    await expect(
+      appendRequired(appender, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' }),
+    ).rejects.toThrow(AuditRequiredError);
   });
 
   it('accepts and drops events when disabled, and says so once at start', async () => {
     const path = logPath();
     const audit = await start(path, ['loom.security.audit.enabled=false']);
     expect(await call(audit.executor, 'append', { event: specificationEvents[0] })).toEqual({ sequence: 0, hash: '' });
-    expect(await call(audit.executor, 'appendBatch', { events: specificationEvents })).toEqual({ acks: specificationEvents.map(() => ({ sequence: 0, hash: '' })) });
+    expect(await call(audit.executor, 'appendBatch', { events: specificationEvents })).toEqual({
+      acks: specificationEvents.map(() => ({ sequence: 0, hash: '' })),
+    });
     expect(existsSync(path)).toBe(false);
     expect((await failure(call(audit.executor, 'verify', {}))).code).toBe(status.FAILED_PRECONDITION);
   });
@@ -191,12 +225,18 @@ describe('audit service', () => {
   it('fails closed through appendRequired when the audit service cannot write', async () => {
     const unreachable = createClient(AuditClient, '127.0.0.1:1', { token: executorToken, retry: false, deadlineMs: 2000 });
     try {
-      await expect(appendRequired(unreachable, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' })).rejects.toThrow(AuditRequiredError);
+      await expect(
+        appendRequired(unreachable, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' }),
+      ).rejects.toThrow(AuditRequiredError);
     } finally {
       unreachable.close();
     }
     const audit = await start(logPath());
-    const written = await appendRequired(audit.executor, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'w', reason: 'script' });
+    const written = await appendRequired(audit.executor, {
+      type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT,
+      workflowName: 'w',
+      reason: 'script',
+    });
     expect(written.sequence).toBe(1);
   });
 });

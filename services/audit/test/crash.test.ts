@@ -10,7 +10,6 @@ const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const ROUNDS = 20;
 const WRITERS = 16;
 
-
 describe('audit service under SIGKILL', () => {
   it(`keeps every acknowledged event and a verifiable chain (${ROUNDS} rounds, ${WRITERS} writers)`, { timeout: 240_000 }, async () => {
     const overrides = auditOverrides(logPath(), ['server.port=0', 'loom.telemetry.prometheus.port=0']);
@@ -42,7 +41,9 @@ describe('audit service under SIGKILL', () => {
       const writers = Array.from({ length: WRITERS }, async (_, writer) => {
         for (let index = 0; !stopped; index++) {
           try {
-            const ack = await call(client, 'append', { event: event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, { workflowName: `round ${round} writer ${writer} #${index}` }) });
+            const ack = await call(client, 'append', {
+              event: event(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, { workflowName: `round ${round} writer ${writer} #${index}` }),
+            });
             acknowledged.set(ack.sequence, ack.hash);
             acknowledgedThisRound++;
           } catch {
@@ -62,6 +63,8 @@ describe('audit service under SIGKILL', () => {
       client.close();
     }
     expect(acknowledged.size).toBeGreaterThan(ROUNDS);
-    console.log(`audit crash test: ${ROUNDS} SIGKILLs under ${WRITERS} concurrent writers, ${acknowledged.size} acknowledged events, all present, chain verified`);
+    console.log(
+      `audit crash test: ${ROUNDS} SIGKILLs under ${WRITERS} concurrent writers, ${acknowledged.size} acknowledged events, all present, chain verified`,
+    );
   });
 });

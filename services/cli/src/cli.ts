@@ -116,7 +116,12 @@ function addServeCommand(program: Command): void {
       // the skills listen first, so that loom's skill gateway registers them where they really are
       let listening: (running: RunningSkills) => void = () => undefined;
       const skillsListening = new Promise<RunningSkills>((resolve) => (listening = resolve));
-      const skillsDone = serveSkillModules(skills, { settings, startTelemetry: false, portOf: (module) => ports.get(module.name) ?? module.hostPort, onListening: listening });
+      const skillsDone = serveSkillModules(skills, {
+        settings,
+        startTelemetry: false,
+        portOf: (module) => ports.get(module.name) ?? module.hostPort,
+        onListening: listening,
+      });
       const running = await Promise.race([skillsListening, skillsDone.then(() => undefined)]);
       if (running === undefined) return;
       const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.registrations[name] !== undefined);
@@ -169,7 +174,9 @@ async function reportError(error: unknown): Promise<number> {
   }
   if (error instanceof ValidationError) {
     // a file the command read itself, rejected before anything was sent
-    process.stderr.write(`loom: INVALID_ARGUMENT: ${error.violations.map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`)).join('; ')}\n`);
+    process.stderr.write(
+      `loom: INVALID_ARGUMENT: ${error.violations.map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`)).join('; ')}\n`,
+    );
     return 1;
   }
   if (error instanceof LoomError) {

@@ -24,8 +24,12 @@ export const serviceModules: Readonly<Record<ServiceName, ServiceModule>> = {
 /** The modules named in a `--services a,b` list; every service when the list is absent. */
 export function selectModules(list: string | undefined): ServiceModule[] {
   if (list === undefined || list.trim() === '' || list.trim() === 'all') return Object.values(serviceModules);
-  const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   const unknown = names.filter((name) => !(serviceNames as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new UsageError(`--services: unknown service ${unknown.map((n) => `'${n}'`).join(', ')}; choose from ${serviceNames.join(', ')}`);
+  if (unknown.length > 0)
+    throw new UsageError(`--services: unknown service ${unknown.map((n) => `'${n}'`).join(', ')}; choose from ${serviceNames.join(', ')}`);
   return Object.values(serviceModules).filter((module) => names.includes(module.name));
 }

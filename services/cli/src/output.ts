@@ -11,7 +11,11 @@ export function printTable(format: OutputFormat, rows: readonly Record<string, s
   if (first === undefined) return;
   const columns = Object.keys(first);
   const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => String(row[column]).length)));
-  const line = (values: string[]): string => values.map((value, i) => value.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (values: string[]): string =>
+    values
+      .map((value, i) => value.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`${line(columns.map((column) => column.toUpperCase()))}\n`);
   for (const row of rows) process.stdout.write(`${line(columns.map((column) => String(row[column])))}\n`);
 }

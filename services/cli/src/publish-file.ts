@@ -80,7 +80,11 @@ export async function publishFile(client: ExecutorClient, options: PublishFileOp
     if (batch.length === 0) return;
     const sent = batch;
     batch = [];
-    const { results } = await call(client, 'publishMessages', { workflowName: options.workflowName, inlet: options.inlet, messages: sent.map((entry) => entry.message) });
+    const { results } = await call(client, 'publishMessages', {
+      workflowName: options.workflowName,
+      inlet: options.inlet,
+      messages: sent.map((entry) => entry.message),
+    });
     results.forEach((result, index) => {
       const line = sent[index]?.line ?? 0;
       if (result.duplicate) duplicate += 1;

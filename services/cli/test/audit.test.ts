@@ -10,7 +10,11 @@ beforeAll(async () => {
   const audit = createClient(AuditClient, loom.address, { token: executorToken });
   try {
     await appendRequired(audit, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflowName: 'Nightly load' });
-    await appendRequired(audit, { type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT, workflowName: 'Nightly load', reason: 'a workflow with the script engine started' });
+    await appendRequired(audit, {
+      type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PRIVILEGED_ACTION_EVENT,
+      workflowName: 'Nightly load',
+      reason: 'a workflow with the script engine started',
+    });
   } finally {
     audit.close();
   }
@@ -24,7 +28,9 @@ describe('loom audit', () => {
   it('tails the log with a type filter', () => {
     const tail = runLoom(['--address', loom.address, 'audit', 'tail', '--type', 'WORKFLOW_PRIVILEGED_ACTION_EVENT']);
     expect(tail.stderr).toBe('');
-    expect(tail.stdout).toMatch(/^2 {2}\S+Z {2}WORKFLOW_PRIVILEGED_ACTION_EVENT {2}workflow="Nightly load" reason="a workflow with the script engine started" actor="executor"\n$/);
+    expect(tail.stdout).toMatch(
+      /^2 {2}\S+Z {2}WORKFLOW_PRIVILEGED_ACTION_EVENT {2}workflow="Nightly load" reason="a workflow with the script engine started" actor="executor"\n$/,
+    );
   });
 
   it('verifies the chain', () => {

@@ -62,15 +62,30 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     expect(started.stderr).toBe('');
     expect(started.stdout).toMatch(/Article pipeline\s+[0-9a-f-]{36}\s+RUNNING/);
 
-    const published = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '{"title":"graphs","text":"a long enough article about graphs"}', '--id', 'cli-1');
+    const published = loomAt(
+      'message',
+      'publish',
+      'Article pipeline',
+      '--inlet',
+      INLET,
+      '--body',
+      '{"title":"graphs","text":"a long enough article about graphs"}',
+      '--id',
+      'cli-1',
+    );
     expect(published.stdout).toMatch(/cli-1/);
     const short = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '{"title":"x","text":"too short"}');
     expect(short.status).toBe(0);
 
     await expect
-      .poll(() => (JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson).components.find((c) => c.name === SINK)?.messagesIn, {
-        timeout: 10_000,
-      })
+      .poll(
+        () =>
+          (JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson).components.find((c) => c.name === SINK)
+            ?.messagesIn,
+        {
+          timeout: 10_000,
+        },
+      )
       .toBe(1);
     const status = JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson;
     expect(status.state).toBe('RUNNING');
@@ -94,7 +109,10 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     const lines = Array.from({ length: 1_200 }, (_, index) => JSON.stringify({ title: `article ${index}`, text: `a long enough article number ${index}` }));
     writeFileSync(file, `${lines.join('\n')}\n\n`);
     expect((await loomAtAsync('workflow', 'start', 'Article pipeline')).status).toBe(0);
-    const inletOut = async () => (JSON.parse((await loomAtAsync('workflow', 'status', 'Article pipeline', '--output', 'json')).stdout) as StatusJson).components.find((c) => c.name === INLET)?.messagesOut;
+    const inletOut = async () =>
+      (JSON.parse((await loomAtAsync('workflow', 'status', 'Article pipeline', '--output', 'json')).stdout) as StatusJson).components.find(
+        (c) => c.name === INLET,
+      )?.messagesOut;
 
     const first = await loomAtAsync('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
     expect(first.stderr).toBe('');

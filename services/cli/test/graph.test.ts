@@ -31,7 +31,17 @@ function resourceFile(parameters: Record<string, unknown> = {}): string {
 describe('loom graph query', () => {
   it('runs Cypher with parameters against a resource and prints the records as a table or JSON', async () => {
     const file = resourceFile();
-    const created = await runLoomAsync(['graph', 'query', '--resource', file, '--param', 'id=7', '--param', 'name=widget', 'CREATE (n:Part {id: $id, name: $name}) RETURN n.id AS id, n.name AS name']);
+    const created = await runLoomAsync([
+      'graph',
+      'query',
+      '--resource',
+      file,
+      '--param',
+      'id=7',
+      '--param',
+      'name=widget',
+      'CREATE (n:Part {id: $id, name: $name}) RETURN n.id AS id, n.name AS name',
+    ]);
     expect(created.stderr).toBe('1 record\n');
     expect(created.stdout).toBe('ID  NAME\n7   widget\n');
 
@@ -56,7 +66,10 @@ describe('loom graph query', () => {
     const sealed = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), 'RETURN 1 AS one']);
     expect(sealed.status).toBe(2);
     expect(sealed.stderr).toMatch(/--password-stdin/);
-    const piped = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), '--password-stdin', 'RETURN 1 AS one'], 'any\n');
+    const piped = await runLoomAsync(
+      ['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), '--password-stdin', 'RETURN 1 AS one'],
+      'any\n',
+    );
     expect(piped.stdout).toBe('ONE\n1\n');
 
     const embedded = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ host: 'embedded' }), 'RETURN 1 AS one']);

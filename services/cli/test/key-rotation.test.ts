@@ -44,7 +44,10 @@ describe('RotateKey re-seals the stored workflows', () => {
   const workflows = join(data, 'workflows');
   let loom: LoomProcess | undefined;
 
-  async function serve(keys: Record<string, string>, active: string): Promise<{ secrets: SecretsClient; store: WorkflowStoreClient; executor: ExecutorClient }> {
+  async function serve(
+    keys: Record<string, string>,
+    active: string,
+  ): Promise<{ secrets: SecretsClient; store: WorkflowStoreClient; executor: ExecutorClient }> {
     loom = await startLoom([
       '--services',
       'secrets,config-store,audit,executor',
@@ -73,47 +76,54 @@ describe('RotateKey re-seals the stored workflows', () => {
     await loom?.exited;
   });
 
-  it('leaves nothing under the old key, finishes a cut-off re-seal when called again, and every workflow starts with the old key removed', { timeout: 120_000 }, async () => {
-    // 1. two workflows sealed under 'old': a $$ reference to an encrypted variable, and a credential header typed in clear
-    let clients = await serve({ old: OLD, new: NEW }, 'old');
-    await call(clients.secrets, 'createVariable', { key: 'CALL_TOKEN', value: TOKEN, encrypted: true, userUuid: '' });
-    const names: string[] = [];
-    for (const [index, headers] of [
-      [1, { authorization: '$$CALL_TOKEN' }],
-      [2, { 'x-api-key': 'typed-key-77d1', accept: 'application/json' }],
-    ] as const) {
-      const { summary } = await call(clients.store, 'putWorkflow', { workflow: workflowToProto(enricherWorkflow(index, headers)), expectedVersion: undefined });
-      names.push(summary?.name ?? '');
-    }
-    const fileOf = (name: string, suffix: string): string => join(workflows, `${name}${suffix}`);
-    const [first, second] = names as [string, string];
-    expect(keyIdsIn(readFileSync(fileOf(second, '.workflow.json'), 'utf8'))).toEqual(['old']);
-    const saved = mkdtempSync(join(tmpdir(), 'loom-rotation-saved-'));
-    for (const suffix of ['.workflow.json', '.json']) copyFileSync(fileOf(second, suffix), join(saved, suffix));
+  it(
+    'leaves nothing under the old key, finishes a cut-off re-seal when called again, and every workflow starts with the old key removed',
+    { timeout: 120_000 },
+    async () => {
+      // 1. two workflows sealed under 'old': a $$ reference to an encrypted variable, and a credential header typed in clear
+      let clients = await serve({ old: OLD, new: NEW }, 'old');
+      await call(clients.secrets, 'createVariable', { key: 'CALL_TOKEN', value: TOKEN, encrypted: true, userUuid: '' });
+      const names: string[] = [];
+      for (const [index, headers] of [
+        [1, { authorization: '$$CALL_TOKEN' }],
+        [2, { 'x-api-key': 'typed-key-77d1', accept: 'application/json' }],
+      ] as const) {
+        const { summary } = await call(clients.store, 'putWorkflow', {
+          workflow: workflowToProto(enricherWorkflow(index, headers)),
+          expectedVersion: undefined,
+        });
+        names.push(summary?.name ?? '');
+      }
+      const fileOf = (name: string, suffix: string): string => join(workflows, `${name}${suffix}`);
+      const [first, second] = names as [string, string];
+      expect(keyIdsIn(readFileSync(fileOf(second, '.workflow.json'), 'utf8'))).toEqual(['old']);
+      const saved = mkdtempSync(join(tmpdir(), 'loom-rotation-saved-'));
+      for (const suffix of ['.workflow.json', '.json']) copyFileSync(fileOf(second, suffix), join(saved, suffix));
 
-    // 2. rotate: both rewritten under 'new', versions kept; a second call finds nothing left to do
-    const rotated = await call(clients.secrets, 'rotateKey', { keyId: 'new' });
-    expect(rotated).toMatchObject({ activeKeyId: 'new', variablesReencrypted: 1, workflowsReencrypted: 2, workflowsLeft: [] });
-    for (const name of names) {
-      expect(keyIdsIn(readFileSync(fileOf(name, '.workflow.json'), 'utf8')).every((id) => id === 'new')).toBe(true);
-      expect(JSON.parse(readFileSync(fileOf(name, '.json'), 'utf8'))).toMatchObject({ version: 1 });
-    }
-    expect((await call(clients.secrets, 'rotateKey', { keyId: 'new' })).workflowsReencrypted).toBe(0);
-    await stop(clients);
+      // 2. rotate: both rewritten under 'new', versions kept; a second call finds nothing left to do
+      const rotated = await call(clients.secrets, 'rotateKey', { keyId: 'new' });
+      expect(rotated).toMatchObject({ activeKeyId: 'new', variablesReencrypted: 1, workflowsReencrypted: 2, workflowsLeft: [] });
+      for (const name of names) {
+        expect(keyIdsIn(readFileSync(fileOf(name, '.workflow.json'), 'utf8')).every((id) => id === 'new')).toBe(true);
+        expect(JSON.parse(readFileSync(fileOf(name, '.json'), 'utf8'))).toMatchObject({ version: 1 });
+      }
+      expect((await call(clients.secrets, 'rotateKey', { keyId: 'new' })).workflowsReencrypted).toBe(0);
+      await stop(clients);
 
-    // 3. as if loom had died before rewriting the second workflow: its old files are back; calling again finishes
-    for (const suffix of ['.workflow.json', '.json']) copyFileSync(join(saved, suffix), fileOf(second, suffix));
-    clients = await serve({ old: OLD, new: NEW }, 'new');
-    expect(await call(clients.secrets, 'rotateKey', { keyId: 'new' })).toMatchObject({ workflowsReencrypted: 1, workflowsLeft: [] });
-    await stop(clients);
-    expect(readdirSync(workflows).some((file) => file.endsWith('.tmp'))).toBe(false);
+      // 3. as if loom had died before rewriting the second workflow: its old files are back; calling again finishes
+      for (const suffix of ['.workflow.json', '.json']) copyFileSync(join(saved, suffix), fileOf(second, suffix));
+      clients = await serve({ old: OLD, new: NEW }, 'new');
+      expect(await call(clients.secrets, 'rotateKey', { keyId: 'new' })).toMatchObject({ workflowsReencrypted: 1, workflowsLeft: [] });
+      await stop(clients);
+      expect(readdirSync(workflows).some((file) => file.endsWith('.tmp'))).toBe(false);
 
-    // 4. the old key removed from the configuration: every stored workflow still starts
-    clients = await serve({ new: NEW }, 'new');
-    for (const name of [first, second]) {
-      const started = await call(clients.executor, 'startWorkflow', { name });
-      expect(started.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
-    }
-    await stop(clients);
-  });
+      // 4. the old key removed from the configuration: every stored workflow still starts
+      clients = await serve({ new: NEW }, 'new');
+      for (const name of [first, second]) {
+        const started = await call(clients.executor, 'startWorkflow', { name });
+        expect(started.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+      }
+      await stop(clients);
+    },
+  );
 });

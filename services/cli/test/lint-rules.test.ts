@@ -1,6 +1,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { ESLint } from 'eslint';
+import * as prettier from 'prettier';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
 
@@ -19,7 +21,10 @@ describe('the lint rules', () => {
       const messages = await lint(path, "import { auditModule } from '@loom/audit';\nexport const probe = auditModule;\n");
       expect(messages, path).toEqual([expect.stringMatching(/^no-restricted-imports: .*it may not import another service's code/)]);
     }
-    const deep = await lint('services/secrets/src/probe.ts', "import { skillGatewayModule } from '@loom/skill-gateway/testing';\nexport const probe = skillGatewayModule;\n");
+    const deep = await lint(
+      'services/secrets/src/probe.ts',
+      "import { skillGatewayModule } from '@loom/skill-gateway/testing';\nexport const probe = skillGatewayModule;\n",
+    );
     expect(deep).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
   });
 
@@ -28,5 +33,15 @@ describe('the lint rules', () => {
     expect(await lint('services/cli/src/probe.ts', code)).toEqual([]);
     expect(await lint('services/executor/test/harness.ts', code)).toEqual([]);
     expect(await lint('services/executor/src/probe.ts', "import { createPool } from '@loom/postgres';\nexport const probe = createPool;\n")).toEqual([]);
+  });
+
+  it('refuse unformatted code: npm test checks the format with the repository prettier config first', async () => {
+    const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts['test']).toMatch(/^npm run format:check && /);
+    expect(scripts['format:check']).toContain('prettier --check');
+    const filepath = join(root, 'services/executor/src/probe.ts');
+    const options = { ...(await prettier.resolveConfig(filepath)), filepath };
+    expect(await prettier.check('export const probe = { a: 1,b:2 }\n', options)).toBe(false);
+    expect(await prettier.check(await prettier.format('export const probe = { a: 1,b:2 }\n', options), options)).toBe(true);
   });
 });

@@ -22,7 +22,18 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
   const cwd = mkdtempSync(join(tmpdir(), 'loom-cli-'));
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', loomMain, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', '--set', 'loom.secrets.generateKeys=true', ...args],
+    [
+      '--no-node-snapshot',
+      loomMain,
+      'serve',
+      '--set',
+      'server.port=0',
+      '--set',
+      'loom.telemetry.prometheus.port=0',
+      '--set',
+      'loom.secrets.generateKeys=true',
+      ...args,
+    ],
     { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -79,6 +90,12 @@ export function embeddedGraphResource(loom: LoomProcess, graph: string): string 
   const started = loom.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).find((entry) => entry.msg.startsWith('embedded graph'));
   if (started?.port === undefined) throw new Error('loom logged no embedded graph port');
   const file = join(mkdtempSync(join(tmpdir(), 'loom-graph-')), 'graph.json');
-  writeFileSync(file, JSON.stringify({ resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' }, parameters: { host: '127.0.0.1', port: started.port, user: 'postgres', graph } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' },
+      parameters: { host: '127.0.0.1', port: started.port, user: 'postgres', graph },
+    }),
+  );
   return file;
 }

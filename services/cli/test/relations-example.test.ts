@@ -36,9 +36,19 @@ describe('examples/relations.workflow.json through loom serve --with-skills', ()
 
     const resource = embeddedGraphResource(loom, 'knowledge');
     const relations = async (): Promise<string[]> => {
-      const answer = await loomAt('graph', 'query', '--resource', resource, '--output', 'json', 'MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object');
+      const answer = await loomAt(
+        'graph',
+        'query',
+        '--resource',
+        resource,
+        '--output',
+        'json',
+        'MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object',
+      );
       expect(answer.stderr).toBe('');
-      return (JSON.parse(answer.stdout) as { subject: string; relation: string; object: string }[]).map((row) => `${row.subject} ${row.relation} ${row.object}`).sort();
+      return (JSON.parse(answer.stdout) as { subject: string; relation: string; object: string }[])
+        .map((row) => `${row.subject} ${row.relation} ${row.object}`)
+        .sort();
     };
     await expect.poll(relations, { timeout: 90_000, interval: 500 }).toEqual(['Grace Hopper LEADS Navy Lab', 'John Smith WORKS_FOR Google']);
   });

@@ -12,7 +12,6 @@ if (adminUrl === undefined) console.log('cli: scheduler high-availability test s
 const TOKEN = 'scheduler-ha-token-0123456789abcdef';
 const POLL_MS = 200;
 
-
 interface Logged {
   time: string;
   msg?: string;
@@ -37,12 +36,19 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
     const root = join(mkdtempSync(join(tmpdir(), 'loom-ha-')), 'workflows');
     mkdirSync(root);
     // every fire of a running workflow under ALLOW is a trigger message, which the executor's logger logs once each
-    name = writeWorkflow(root, 'Ticks', 1, { autoStart: true, schedule: { enabled: true, cron: '* * * * * *', timezone: 'UTC', overlap: 'ALLOW', catchUp: 'ALL' } });
+    name = writeWorkflow(root, 'Ticks', 1, {
+      autoStart: true,
+      schedule: { enabled: true, cron: '* * * * * *', timezone: 'UTC', overlap: 'ALLOW', catchUp: 'ALL' },
+    });
     services = await startLoom([
-      '--services', 'secrets,config-store,audit,executor',
-      '--set', `loom.datasource.filesystemRoot=${root}`,
-      '--set', `loom.auth.tokens.scheduler=${TOKEN}`,
-      '--set', 'loom.auth.allowAnonymous=true',
+      '--services',
+      'secrets,config-store,audit,executor',
+      '--set',
+      `loom.datasource.filesystemRoot=${root}`,
+      '--set',
+      `loom.auth.tokens.scheduler=${TOKEN}`,
+      '--set',
+      'loom.auth.allowAnonymous=true',
     ]);
     processes.push(services);
   });
@@ -57,14 +63,22 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
 
   const scheduler = (): Promise<LoomProcess> =>
     startLoom([
-      '--services', 'scheduler',
-      '--set', `loom.services.config-store.address=${services.address}`,
-      '--set', `loom.services.executor.address=${services.address}`,
-      '--set', `loom.scheduler.database.url=${url}`,
-      '--set', `loom.scheduler.lease.pollMs=${POLL_MS}`,
-      '--set', 'loom.scheduler.lease.timeoutMs=2000',
-      '--set', `loom.auth.tokens.scheduler=${TOKEN}`,
-      '--set', 'loom.auth.allowAnonymous=true',
+      '--services',
+      'scheduler',
+      '--set',
+      `loom.services.config-store.address=${services.address}`,
+      '--set',
+      `loom.services.executor.address=${services.address}`,
+      '--set',
+      `loom.scheduler.database.url=${url}`,
+      '--set',
+      `loom.scheduler.lease.pollMs=${POLL_MS}`,
+      '--set',
+      'loom.scheduler.lease.timeoutMs=2000',
+      '--set',
+      `loom.auth.tokens.scheduler=${TOKEN}`,
+      '--set',
+      'loom.auth.allowAnonymous=true',
     ]);
 
   it('every fire in the window happens exactly once, and the survivor takes over within the poll interval', { timeout: 60_000 }, async () => {
@@ -101,7 +115,12 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
     expect({ missing, repeated }).toEqual({ missing: [], repeated: [] });
 
     // both schedulers fired in the window (a fire due during the takeover, if any, as a catch-up fire)
-    const holders = await sql<{ holder: string; n: string }>(url, `SELECT holder, count(*) AS n FROM public.scheduler_fire WHERE workflow = '${name}' GROUP BY holder`);
-    expect(holders.map((row) => row.holder).sort()).toEqual([lease?.holder, logOf(survivor as LoomProcess).find((entry) => entry.msg === 'scheduler starting')?.identity].sort());
+    const holders = await sql<{ holder: string; n: string }>(
+      url,
+      `SELECT holder, count(*) AS n FROM public.scheduler_fire WHERE workflow = '${name}' GROUP BY holder`,
+    );
+    expect(holders.map((row) => row.holder).sort()).toEqual(
+      [lease?.holder, logOf(survivor as LoomProcess).find((entry) => entry.msg === 'scheduler starting')?.identity].sort(),
+    );
   });
 });

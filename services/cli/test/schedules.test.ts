@@ -23,10 +23,14 @@ beforeAll(async () => {
   blockedPort = (blocker.address() as { port: number }).port;
   HOOK = writeWorkflow(root, 'Webhook intake', 3, { autoStart: true, webhookPort: blockedPort });
   loom = await startLoom([
-    '--set', `loom.datasource.filesystemRoot=${root}`,
-    '--set', 'loom.auth.allowAnonymous=true',
-    '--set', 'loom.scheduler.restart.initialDelayMs=200',
-    '--set', 'loom.scheduler.restart.maxDelayMs=5000',
+    '--set',
+    `loom.datasource.filesystemRoot=${root}`,
+    '--set',
+    'loom.auth.allowAnonymous=true',
+    '--set',
+    'loom.scheduler.restart.initialDelayMs=200',
+    '--set',
+    'loom.scheduler.restart.maxDelayMs=5000',
   ]);
 });
 afterAll(async () => {
@@ -72,7 +76,9 @@ describe('the scheduler in loom serve', () => {
   });
 
   it('retries a workflow that throws at start with growing delays, shown by loom schedule list, until it starts', async () => {
-    await expect.poll(async () => (await listed()).find((entry) => entry.workflowName === HOOK)?.restartAttempts ?? 0, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    await expect
+      .poll(async () => (await listed()).find((entry) => entry.workflowName === HOOK)?.restartAttempts ?? 0, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(3);
     const failing = (await listed()).find((entry) => entry.workflowName === HOOK);
     expect(failing?.lastError).toContain(String(blockedPort));
     const table = await loomAt('schedule', 'list');
@@ -91,7 +97,19 @@ describe('the scheduler in loom serve', () => {
   });
 
   it('loom schedule set, list, pause, resume and trigger', async () => {
-    const set = await loomAt('schedule', 'set', 'Only by hand', '--cron', '0 0 4 * * *', '--timezone', 'Europe/Berlin', '--overlap', 'SKIP', '--catch-up', 'LATEST');
+    const set = await loomAt(
+      'schedule',
+      'set',
+      'Only by hand',
+      '--cron',
+      '0 0 4 * * *',
+      '--timezone',
+      'Europe/Berlin',
+      '--overlap',
+      'SKIP',
+      '--catch-up',
+      'LATEST',
+    );
     expect(set.stderr).toBe('');
     await expect.poll(async () => (await listed()).find((entry) => entry.workflowName === MANUAL)?.schedule?.cron, { timeout: 5000 }).toBe('0 0 4 * * *');
     const entry = (await listed()).find((candidate) => candidate.workflowName === MANUAL);

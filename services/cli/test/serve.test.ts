@@ -37,7 +37,16 @@ function reflect(address: string, request: Record<string, string>): Promise<Refl
   const reflectionRoot = join(dirname(createRequire(import.meta.url).resolve('@grpc/reflection')), '..', 'proto');
   const definition = loadSync('grpc/reflection/v1/reflection.proto', { includeDirs: [reflectionRoot], keepCase: true });
   const grpcObject = loadPackageDefinition(definition) as unknown as {
-    grpc: { reflection: { v1: { ServerReflection: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => { ServerReflectionInfo(): ReflectionStream; close(): void } } } };
+    grpc: {
+      reflection: {
+        v1: {
+          ServerReflection: new (
+            address: string,
+            creds: ReturnType<typeof credentials.createInsecure>,
+          ) => { ServerReflectionInfo(): ReflectionStream; close(): void };
+        };
+      };
+    };
   };
   const client = new grpcObject.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
   return new Promise((resolve, reject) => {
@@ -56,10 +65,7 @@ describe('loom serve', () => {
   it('serves all six services: health SERVING for each name, reflection lists them', async () => {
     const loom = await serve();
     const rows = await checkHealth(loom.address);
-    expect(rows).toEqual([
-      { service: '(server)', status: 'SERVING' },
-      ...loomServiceNames.map((service) => ({ service, status: 'SERVING' })),
-    ]);
+    expect(rows).toEqual([{ service: '(server)', status: 'SERVING' }, ...loomServiceNames.map((service) => ({ service, status: 'SERVING' }))]);
 
     const listed = await reflect(loom.address, { list_services: '' });
     const names = listed.list_services_response?.service.map((service) => service.name) ?? [];

@@ -7,10 +7,14 @@ const registrationPaths: Record<string, string> = { annotation: '/v2/annotate', 
 
 describe('loom skills serve', () => {
   it('runs the skill services in one process, each healthy on its own port, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, 'skills', 'serve', '--port', 'annotation=0', '--port', 'keywords=0', '--port', 'web-data=0', '--port', 'pdf=0'], {
-      env: { PATH: process.env.PATH },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--no-node-snapshot', loomMain, 'skills', 'serve', '--port', 'annotation=0', '--port', 'keywords=0', '--port', 'web-data=0', '--port', 'pdf=0'],
+      {
+        env: { PATH: process.env.PATH },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const urls = await new Promise<Record<string, string>>((resolve, reject) => {
       const found: Record<string, string> = {};
@@ -37,7 +41,9 @@ describe('loom skills serve', () => {
     try {
       let listening: Array<{ skill: string; url: string }> = [];
       for (let attempt = 0; attempt < 100 && listening.length < 2; attempt += 1) {
-        listening = loom.logLines.map((line) => JSON.parse(line) as { msg?: string; skill: string; url: string }).filter((entry) => entry.msg === 'skill service listening');
+        listening = loom.logLines
+          .map((line) => JSON.parse(line) as { msg?: string; skill: string; url: string })
+          .filter((entry) => entry.msg === 'skill service listening');
         if (listening.length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(listening.map((entry) => entry.skill).sort()).toEqual(['keywords', 'web-data']);

@@ -27,7 +27,14 @@ describe('secrets and executor in two processes', () => {
       response.end(JSON.stringify({ echoed: request.headers.authorization ?? '' }));
     });
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
-    const common = ['--set', `loom.auth.tokens.executor=${EXECUTOR_TOKEN}`, '--set', 'loom.auth.allowAnonymous=true', '--set', 'loom.experimental.enabled=true'];
+    const common = [
+      '--set',
+      `loom.auth.tokens.executor=${EXECUTOR_TOKEN}`,
+      '--set',
+      'loom.auth.allowAnonymous=true',
+      '--set',
+      'loom.experimental.enabled=true',
+    ];
     services = await startLoom(['--services', 'secrets,config-store,audit', ...common]);
     executor = await startLoom([
       '--services',

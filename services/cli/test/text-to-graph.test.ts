@@ -71,7 +71,15 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     expect(pushed.stderr, pushed.stderr).toBe('');
     const started = await loomAt('workflow', 'start', WORKFLOW);
     expect(started.stderr).toBe('');
-    const published = await loomAt('message', 'publish', WORKFLOW, '--inlet', INLET, '--body', JSON.stringify({ id: 'doc-1', title: 'Speed brake test', text: TEXT }));
+    const published = await loomAt(
+      'message',
+      'publish',
+      WORKFLOW,
+      '--inlet',
+      INLET,
+      '--body',
+      JSON.stringify({ id: 'doc-1', title: 'Speed brake test', text: TEXT }),
+    );
     expect(published.stderr).toBe('');
 
     const resource = embeddedGraphResource(loom, 'knowledge_graph');
@@ -84,9 +92,13 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
       .poll(async () => (await query('MATCH (:Document {id: "doc-1"})-[:MENTIONS]->(e:Entity) RETURN count(e) AS n'))[0]?.n, { timeout: 60_000, interval: 500 })
       .toBeGreaterThan(0);
 
-    const keywords = (await query('MATCH (:Document {id: "doc-1"})-[r:HAS_KEYWORD]->(k:Keyword) RETURN k.value AS value, r.relevance AS relevance')).map((row) => row.value);
+    const keywords = (await query('MATCH (:Document {id: "doc-1"})-[r:HAS_KEYWORD]->(k:Keyword) RETURN k.value AS value, r.relevance AS relevance')).map(
+      (row) => row.value,
+    );
     expect(keywords).toEqual(expect.arrayContaining(['speed brake actuator', 'space shuttle']));
-    const entities = (await query('MATCH (:Document {id: "doc-1"})-[:MENTIONS]->(e:Entity) RETURN e.label AS label, e.value AS value')).map((row) => `${String(row.label)}:${String(row.value)}`);
+    const entities = (await query('MATCH (:Document {id: "doc-1"})-[:MENTIONS]->(e:Entity) RETURN e.label AS label, e.value AS value')).map(
+      (row) => `${String(row.label)}:${String(row.value)}`,
+    );
     // the `technology` pipeline's shipped dictionary types these; consecutive terms make one mention
     expect(entities).toEqual(expect.arrayContaining(['ORGANIZATION:NASA', 'TECHNOLOGY:speed brake actuator', 'TECHNOLOGY:space shuttle']));
     const status = await loomAt('workflow', 'status', WORKFLOW);
@@ -97,10 +109,24 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     const [annotation] = JSON.parse((await loomAt('--output', 'json', 'skill', 'list')).stdout) as { url: string }[];
     const base = new URL(annotation?.url ?? '').origin;
     // a second name for the same service, from options; the first from a file
-    const registered = await loomAt('skill', 'register', '--capability', 'entity-extraction', '--name', 'nlp', '--url', `${base}/annotate`, '--pipeline', 'default');
+    const registered = await loomAt(
+      'skill',
+      'register',
+      '--capability',
+      'entity-extraction',
+      '--name',
+      'nlp',
+      '--url',
+      `${base}/annotate`,
+      '--pipeline',
+      'default',
+    );
     expect(registered.stderr).toBe('');
     const file = join(mkdtempSync(join(tmpdir(), 'loom-skill-')), 'keywords.json');
-    writeFileSync(file, JSON.stringify({ capability: 'KEYWORD_EXTRACTION', name: 'kw', url: 'http://127.0.0.1:9/extractKeywords', parameters: { iterations: 30 } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ capability: 'KEYWORD_EXTRACTION', name: 'kw', url: 'http://127.0.0.1:9/extractKeywords', parameters: { iterations: 30 } }),
+    );
     expect((await loomAt('skill', 'register', file)).stderr).toBe('');
     const refused = await loomAt('skill', 'register', '--capability', 'keyword-extraction', '--name', 'bad', '--url', 'http://127.0.0.1:9/keywords');
     expect(refused.status).not.toBe(0);
@@ -120,7 +146,11 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     const created = await loomAt('skill', 'pipeline', 'create', 'nlp', '--file', pipelineFile);
     expect(created.stderr, created.stderr).toBe('');
     expect(JSON.parse(created.stdout)).toMatchObject({ name: 'tools', created: true, dictionaryTerms: 1 });
-    const annotated = await fetch(`${base}/annotate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'Ada writes TypeScript.', pipeline: 'tools' }) });
+    const annotated = await fetch(`${base}/annotate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Ada writes TypeScript.', pipeline: 'tools' }),
+    });
     expect(((await annotated.json()) as { entities: Record<string, string[]> }).entities.technology).toEqual(['TypeScript']);
 
     for (const name of ['nlp', 'kw']) expect((await loomAt('skill', 'delete', name)).stderr).toBe('');

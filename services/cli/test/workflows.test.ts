@@ -38,13 +38,21 @@ describe('loom workflow and loom schedule', () => {
     const copy = join(mkdtempSync(join(tmpdir(), 'loom-cli-')), 'copy.workflow.json');
     writeFileSync(copy, printed.stdout);
     expect(loomAt('workflow', 'push', copy, '--expected-version', '2').status).toBe(0);
-    expect(loomAt('workflow', 'push', copy, '--expected-version', '2').stderr.trim()).toMatch(/^loom: ABORTED: workflow .* is at version 3, not the expected 2/);
+    expect(loomAt('workflow', 'push', copy, '--expected-version', '2').stderr.trim()).toMatch(
+      /^loom: ABORTED: workflow .* is at version 3, not the expected 2/,
+    );
   });
 
   it('sets a schedule and refuses a bad one with the field', () => {
     const set = loomAt('schedule', 'set', NAME, '--cron', '0 */5 * * * *', '--timezone', 'Europe/Berlin', '--catch-up', 'LATEST');
     expect(set.stderr).toBe('');
-    expect(JSON.parse(loomAt('schedule', 'get', NAME).stdout)).toEqual({ enabled: true, cron: '0 */5 * * * *', timezone: 'Europe/Berlin', overlap: 'SKIP', catchUp: 'LATEST' });
+    expect(JSON.parse(loomAt('schedule', 'get', NAME).stdout)).toEqual({
+      enabled: true,
+      cron: '0 */5 * * * *',
+      timezone: 'Europe/Berlin',
+      overlap: 'SKIP',
+      catchUp: 'LATEST',
+    });
     const bad = loomAt('schedule', 'set', NAME, '--cron', '* * * * *', '--timezone', 'Europe/Berlin');
     expect(bad.status).toBe(1);
     expect(bad.stderr.trim()).toMatch(/^loom: INVALID_ARGUMENT: schedule\.cron: needs six fields/);

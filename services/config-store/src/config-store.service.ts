@@ -1,4 +1,12 @@
-import { AuditEventType, type SecretsClient, WorkflowEventType, type WatchWorkflowsResponse, type WorkflowMetadata, WorkflowStoreService, type WorkflowSummary } from '@loom/contracts';
+import {
+  AuditEventType,
+  type SecretsClient,
+  WorkflowEventType,
+  type WatchWorkflowsResponse,
+  type WorkflowMetadata,
+  WorkflowStoreService,
+  type WorkflowSummary,
+} from '@loom/contracts';
 import {
   checkWorkflowName,
   FailedPreconditionError,
@@ -90,7 +98,8 @@ function configurationOf(workflow: StoredWorkflow): WorkflowConfiguration {
 function pageStart(token: string): string | undefined {
   if (token === '') return undefined;
   const name = Buffer.from(token, 'base64url').toString('utf8');
-  if (name === '' || Buffer.from(name).toString('base64url') !== token) throw ValidationError.of('page_token', 'is not a token this service issued', 'INVALID_VALUE');
+  if (name === '' || Buffer.from(name).toString('base64url') !== token)
+    throw ValidationError.of('page_token', 'is not a token this service issued', 'INVALID_VALUE');
   return name;
 }
 
@@ -110,7 +119,12 @@ function putEvent(workflow: StoredWorkflow): WatchWorkflowsResponse {
 
 function changeEvent(change: WorkflowChange): WatchWorkflowsResponse {
   if (change.type === 'put') return putEvent(change.workflow);
-  return { type: WorkflowEventType.WORKFLOW_EVENT_TYPE_DELETE, summary: summaryOf(change.workflow), workflow: undefined, metadata: metadataOf(change.workflow) };
+  return {
+    type: WorkflowEventType.WORKFLOW_EVENT_TYPE_DELETE,
+    summary: summaryOf(change.workflow),
+    workflow: undefined,
+    metadata: metadataOf(change.workflow),
+  };
 }
 
 /** The loom.v1.WorkflowStore handlers. */
@@ -173,7 +187,11 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       const name = checkWorkflowName(request.name);
       const deleted = await repository.exclusive(lockKey(repository.get(name).name.full), async () => {
         const workflow = repository.get(name);
-        await repository.delete(workflow, request.expectedVersion, auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_DELETED, workflow.name.full, context.identity));
+        await repository.delete(
+          workflow,
+          request.expectedVersion,
+          auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_DELETED, workflow.name.full, context.identity),
+        );
         return workflow;
       });
       logger.info({ workflow: deleted.name.full }, 'workflow deleted');
@@ -221,8 +239,19 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       const schedule = checkSchedule(scheduleFromProto(request.schedule));
       const stored = await repository.exclusive(lockKey(repository.get(name, 'workflow_name').name.full), async () => {
         const workflow = repository.get(name, 'workflow_name');
-        const attributes = { change: 'stored', enabled: String(schedule.enabled), cron: schedule.cron, timezone: schedule.timezone, overlap: schedule.overlap, catchUp: schedule.catchUp };
-        return repository.putSchedule(workflow, schedule, auditFirst(AuditEventType.AUDIT_EVENT_TYPE_SCHEDULE_CHANGED, workflow.name.full, context.identity, attributes));
+        const attributes = {
+          change: 'stored',
+          enabled: String(schedule.enabled),
+          cron: schedule.cron,
+          timezone: schedule.timezone,
+          overlap: schedule.overlap,
+          catchUp: schedule.catchUp,
+        };
+        return repository.putSchedule(
+          workflow,
+          schedule,
+          auditFirst(AuditEventType.AUDIT_EVENT_TYPE_SCHEDULE_CHANGED, workflow.name.full, context.identity, attributes),
+        );
       });
       logger.info({ workflow: stored.name.full, cron: schedule.cron, timezone: schedule.timezone, enabled: schedule.enabled }, 'workflow schedule stored');
       return { schedule: scheduleToProto(schedule) };

@@ -9,13 +9,21 @@ export function checkSchedule(schedule: Schedule): Schedule {
   const violations = [];
   const fields = schedule.cron.trim().split(/\s+/);
   if (fields.length !== 6) {
-    violations.push({ field: 'schedule.cron', description: `needs six fields, seconds first (e.g. '0 */5 * * * *'), not ${fields.length}`, reason: 'INVALID_CRON' });
+    violations.push({
+      field: 'schedule.cron',
+      description: `needs six fields, seconds first (e.g. '0 */5 * * * *'), not ${fields.length}`,
+      reason: 'INVALID_CRON',
+    });
   } else {
     const problem = cronProblem(schedule.cron, 'UTC');
     if (problem !== undefined) violations.push({ field: 'schedule.cron', description: problem, reason: 'INVALID_CRON' });
   }
   if (!isTimeZone(schedule.timezone)) {
-    violations.push({ field: 'schedule.timezone', description: `'${schedule.timezone}' is not an IANA time zone (e.g. Europe/Berlin)`, reason: 'INVALID_TIME_ZONE' });
+    violations.push({
+      field: 'schedule.timezone',
+      description: `'${schedule.timezone}' is not an IANA time zone (e.g. Europe/Berlin)`,
+      reason: 'INVALID_TIME_ZONE',
+    });
   }
   if (violations.length > 0) throw new ValidationError(violations);
   return schedule;

@@ -170,7 +170,12 @@ async function readMetadata(path: string): Promise<WorkflowMetadataFile | undefi
   try {
     const value = JSON.parse(await readFile(path, 'utf8')) as Partial<WorkflowMetadataFile>;
     if (!Number.isSafeInteger(value.version) || typeof value.sha256 !== 'string' || typeof value.updatedAt !== 'string') return undefined;
-    return { version: value.version as number, sha256: value.sha256, updatedAt: value.updatedAt, pushedBy: typeof value.pushedBy === 'string' ? value.pushedBy : '' };
+    return {
+      version: value.version as number,
+      sha256: value.sha256,
+      updatedAt: value.updatedAt,
+      pushedBy: typeof value.pushedBy === 'string' ? value.pushedBy : '',
+    };
   } catch {
     return undefined; // unreadable metadata is rebuilt from the configuration, which is what counts
   }
@@ -179,7 +184,9 @@ async function readMetadata(path: string): Promise<WorkflowMetadataFile | undefi
 /** One line saying why a file cannot be used: the first violations with their paths. */
 export function describeProblem(error: unknown): string {
   if (error instanceof ValidationError) {
-    const shown = error.violations.slice(0, 3).map((violation) => (violation.field === '' ? violation.description : `${violation.field}: ${violation.description}`));
+    const shown = error.violations
+      .slice(0, 3)
+      .map((violation) => (violation.field === '' ? violation.description : `${violation.field}: ${violation.description}`));
     const more = error.violations.length - shown.length;
     return shown.join('; ') + (more > 0 ? ` (and ${more} more)` : '');
   }

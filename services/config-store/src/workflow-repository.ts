@@ -66,19 +66,27 @@ export class WorkflowRepository {
     // the root comes last: a workflow pushed since shadows the startup directory's copy of the same name
     for (const directory of directories) {
       const scan = await directory.load();
-      if (scan.removedLeftovers > 0) options.logger.warn({ directory: directory.path, files: scan.removedLeftovers }, 'removed temp files of writes cut off by a crash');
+      if (scan.removedLeftovers > 0)
+        options.logger.warn({ directory: directory.path, files: scan.removedLeftovers }, 'removed temp files of writes cut off by a crash');
       for (const loaded of scan.workflows) repository.addLoaded(directory, loaded);
     }
     const all = [...repository.byName.values()];
     const invalid = all.filter((workflow) => workflow.configuration === undefined);
-    for (const workflow of invalid) options.logger.warn({ workflow: workflow.name.full, directory: workflow.directory.path, reason: workflow.invalidReason }, 'stored workflow is invalid; left as it is');
+    for (const workflow of invalid)
+      options.logger.warn(
+        { workflow: workflow.name.full, directory: workflow.directory.path, reason: workflow.invalidReason },
+        'stored workflow is invalid; left as it is',
+      );
     options.logger.info({ root: options.root, startupDirectory: options.startupDirectory, workflows: all.length, invalid: invalid.length }, 'workflows loaded');
     return repository;
   }
 
   private addLoaded(directory: WorkflowDirectory, loaded: LoadedWorkflow): void {
     if (loaded.metadataRecovered && directory.writable && loaded.metadata.version > 1) {
-      this.logger.warn({ workflow: loaded.stem, version: loaded.metadata.version }, 'workflow metadata did not match its configuration (a push cut off by a crash); version recovered');
+      this.logger.warn(
+        { workflow: loaded.stem, version: loaded.metadata.version },
+        'workflow metadata did not match its configuration (a push cut off by a crash); version recovered',
+      );
     }
     const parsed = parseStoredName(loaded.stem);
     this.byName.set(loaded.stem, {
@@ -104,7 +112,11 @@ export class WorkflowRepository {
     const matches = this.withBase(name);
     if (matches.length === 1) return matches[0] as StoredWorkflow;
     if (matches.length > 1) {
-      throw ValidationError.of(field, `'${name}' names ${matches.length} workflows (${matches.map((match) => match.name.full).join(', ')}); give the full name`, 'AMBIGUOUS_NAME');
+      throw ValidationError.of(
+        field,
+        `'${name}' names ${matches.length} workflows (${matches.map((match) => match.name.full).join(', ')}); give the full name`,
+        'AMBIGUOUS_NAME',
+      );
     }
     throw new NotFoundError('workflow', name);
   }
@@ -144,11 +156,14 @@ export class WorkflowRepository {
     const current = this.byName.get(name.full);
     const currentVersion = current?.metadata.version ?? 0;
     if (options.expectedVersion !== undefined && options.expectedVersion !== currentVersion) {
-      throw new ConflictError(
-        `workflow '${name.full}' is at version ${currentVersion}, not the expected ${options.expectedVersion}; read it again and retry`,
-      );
+      throw new ConflictError(`workflow '${name.full}' is at version ${currentVersion}, not the expected ${options.expectedVersion}; read it again and retry`);
     }
-    const metadata: WorkflowMetadataFile = { version: currentVersion + 1, sha256: sha256Of(text), updatedAt: new Date().toISOString(), pushedBy: options.pushedBy };
+    const metadata: WorkflowMetadataFile = {
+      version: currentVersion + 1,
+      sha256: sha256Of(text),
+      updatedAt: new Date().toISOString(),
+      pushedBy: options.pushedBy,
+    };
     const inRoot = current?.directory === this.root ? current : undefined;
     await options.beforeWrite?.(metadata);
     if (inRoot === undefined) await this.root.removeSchedule(name.full); // a schedule left behind by a deleted workflow of this name
@@ -175,7 +190,8 @@ export class WorkflowRepository {
   async reseal(workflow: StoredWorkflow, configuration: WorkflowConfiguration, text: string, beforeWrite?: BeforeChange): Promise<StoredWorkflow> {
     const current = this.byName.get(workflow.name.full);
     if (current !== workflow) throw new ConflictError(`workflow '${workflow.name.full}' changed while it was re-sealed; re-seal again`);
-    if (!current.directory.writable) throw new FailedPreconditionError(`workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads`);
+    if (!current.directory.writable)
+      throw new FailedPreconditionError(`workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads`);
     const metadata: WorkflowMetadataFile = { ...current.metadata, sha256: sha256Of(text), updatedAt: new Date().toISOString() };
     await beforeWrite?.(metadata);
     await current.directory.writeWorkflow(workflow.name.full, text, metadata);

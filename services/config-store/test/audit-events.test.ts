@@ -21,7 +21,11 @@ const TYPES = [
 const schedule = { enabled: true, cron: '0 */5 * * * *', timezone: 'Europe/Berlin', overlap: 'SKIP', catchUp: 'NONE' } as const;
 
 function filesOf(directory: string): Record<string, string> {
-  return Object.fromEntries(readdirSync(directory).sort().map((file) => [file, readFileSync(join(directory, file), 'utf8')]));
+  return Object.fromEntries(
+    readdirSync(directory)
+      .sort()
+      .map((file) => [file, readFileSync(join(directory, file), 'utf8')]),
+  );
 }
 
 describe('config store: every privileged change audited, fail closed', () => {
@@ -35,7 +39,12 @@ describe('config store: every privileged change audited, fail closed', () => {
     audit = await serveForTest([auditModule], [`loom.security.audit.log.path=${dirs.auditLog}`, `loom.auth.tokens.config-store=${storeToken}`]);
     harness = await startStore(
       dirs,
-      [`loom.services.audit.address=127.0.0.1:${audit.port}`, `loom.auth.tokens.config-store=${storeToken}`, `loom.auth.tokens.dev=${devToken}`, 'loom.auth.roles.dev=editor'],
+      [
+        `loom.services.audit.address=127.0.0.1:${audit.port}`,
+        `loom.auth.tokens.config-store=${storeToken}`,
+        `loom.auth.tokens.dev=${devToken}`,
+        'loom.auth.roles.dev=editor',
+      ],
       [secretsModule, configStoreModule],
     );
     dev = createClient(WorkflowStoreClient, harness.address, { retry: false, token: devToken });
@@ -61,7 +70,16 @@ describe('config store: every privileged change audited, fail closed', () => {
         type: TYPES[1],
         workflow: NAME,
         actor: 'dev',
-        attributes: { version: '2', sha256: second.metadata?.sha256, change: 'stored', enabled: 'true', cron: schedule.cron, timezone: schedule.timezone, overlap: 'SKIP', catchUp: 'NONE' },
+        attributes: {
+          version: '2',
+          sha256: second.metadata?.sha256,
+          change: 'stored',
+          enabled: 'true',
+          cron: schedule.cron,
+          timezone: schedule.timezone,
+          overlap: 'SKIP',
+          catchUp: 'NONE',
+        },
       },
       { type: TYPES[2], workflow: NAME, actor: 'dev', attributes: { version: '2', sha256: beforeDelete.metadata?.sha256 } },
     ]);

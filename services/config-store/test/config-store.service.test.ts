@@ -36,7 +36,9 @@ describe('config store with the secrets service', () => {
     const { address, database } = await call(harness.secrets, 'describeStorage', {});
     const client = new pg.Client({ connectionString: `postgresql://postgres@${address}/${database}` });
     await client.connect();
-    const { rows } = await client.query<{ encrypted: boolean; value: string }>('SELECT encrypted, value FROM public.ecosystem_variable WHERE key = $1', ['NEO4J_PASSWORD']);
+    const { rows } = await client.query<{ encrypted: boolean; value: string }>('SELECT encrypted, value FROM public.ecosystem_variable WHERE key = $1', [
+      'NEO4J_PASSWORD',
+    ]);
     await client.end();
     expect(rows).toHaveLength(1);
     expect(rows[0]?.encrypted).toBe(true);
@@ -129,7 +131,9 @@ describe('config store with the secrets service', () => {
     expect(JSON.parse(readFileSync(join(dirs.workflows, `${NAME}.scheduler.json`), 'utf8'))).toEqual(schedule);
     expect((await call(harness.store, 'getSchedule', { workflowName: NAME })).schedule).toEqual(scheduleToProto(schedule));
 
-    const bad = await failure(call(harness.store, 'putSchedule', { workflowName: NAME, schedule: scheduleToProto({ ...schedule, cron: '*/5 * * * *', timezone: 'Mars/Olympus' }) }));
+    const bad = await failure(
+      call(harness.store, 'putSchedule', { workflowName: NAME, schedule: scheduleToProto({ ...schedule, cron: '*/5 * * * *', timezone: 'Mars/Olympus' }) }),
+    );
     expect(bad.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(bad).map((violation) => violation.field)).toEqual(['schedule.cron', 'schedule.timezone']);
     const nothing = await failure(call(harness.store, 'putSchedule', { workflowName: 'No such workflow', schedule: scheduleToProto(schedule) }));

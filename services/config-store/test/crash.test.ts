@@ -13,7 +13,6 @@ const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const ROUNDS = 20;
 const WRITERS = 3;
 
-
 function kill(child: ServiceProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.process.exitCode !== null || child.process.signalCode !== null) {
@@ -51,7 +50,14 @@ describe('config store under SIGKILL', () => {
   afterAll(() => secrets.stop());
 
   it(`keeps every acknowledged push and never shows a torn file (${ROUNDS} rounds)`, { timeout: 240_000 }, async () => {
-    const overrides = overridesFor(dirs, [`loom.services.secrets.address=127.0.0.1:${secrets.port}`, `loom.services.audit.address=127.0.0.1:${secrets.port}`, `loom.auth.tokens.config-store=${storeToken}`, 'loom.auth.allowAnonymous=true', 'server.port=0', 'loom.telemetry.prometheus.port=0']);
+    const overrides = overridesFor(dirs, [
+      `loom.services.secrets.address=127.0.0.1:${secrets.port}`,
+      `loom.services.audit.address=127.0.0.1:${secrets.port}`,
+      `loom.auth.tokens.config-store=${storeToken}`,
+      'loom.auth.allowAnonymous=true',
+      'server.port=0',
+      'loom.telemetry.prometheus.port=0',
+    ]);
     const acknowledged: Acknowledged = new Map();
     let pushes = 0;
 

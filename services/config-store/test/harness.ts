@@ -53,7 +53,11 @@ export function overridesFor(dirs: Scratch, extra: readonly string[] = []): stri
   ];
 }
 
-export async function startStore(dirs: Scratch, extra: readonly string[] = [], modules = [secretsModule, auditModule, configStoreModule]): Promise<StoreHarness> {
+export async function startStore(
+  dirs: Scratch,
+  extra: readonly string[] = [],
+  modules = [secretsModule, auditModule, configStoreModule],
+): Promise<StoreHarness> {
   const { logger, lines: logLines } = capturedLogger();
   const running = await serveForTest(modules, overridesFor(dirs, extra), { logger });
   const address = `127.0.0.1:${running.port}`;
@@ -82,7 +86,11 @@ const fixture = readFileSync(new URL('../../../libs/domain/test/fixtures/graph-w
 /** The shared graph-writer fixture (inlet → graph database writer with a Neo4j resource), renamed and with a password. */
 export function graphWorkflow(name: string, password: string): WorkflowConfiguration {
   const workflow = parseWorkflowJson(fixture);
-  const resources = [...workflow.resources, ...workflow.workflowResources, ...workflow.components.flatMap((component) => (component.resource ? [component.resource] : []))];
+  const resources = [
+    ...workflow.resources,
+    ...workflow.workflowResources,
+    ...workflow.components.flatMap((component) => (component.resource ? [component.resource] : [])),
+  ];
   for (const resource of resources) {
     if ('password' in resource.parameters) resource.parameters.password = password;
   }

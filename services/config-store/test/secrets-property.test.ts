@@ -1,6 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMPONENT_KINDS, componentInstance, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, type WorkflowConfiguration, workflowToProto } from '@loom/domain';
+import {
+  COMPONENT_KINDS,
+  componentInstance,
+  findResourceDefinition,
+  RESOURCE_KINDS,
+  type ResourceInstance,
+  type WorkflowConfiguration,
+  workflowToProto,
+} from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -33,7 +41,10 @@ const headersArb = fc.record({
   asText: fc.boolean(),
   entries: fc.uniqueArray(
     fc.oneof(
-      fc.record({ name: fc.constantFrom('Authorization', 'x-api-key', 'Cookie', 'x-auth-token', 'proxy-authorization'), credential: credentialArb(['typed', 'encrypted', 'plain']) }),
+      fc.record({
+        name: fc.constantFrom('Authorization', 'x-api-key', 'Cookie', 'x-auth-token', 'proxy-authorization'),
+        credential: credentialArb(['typed', 'encrypted', 'plain']),
+      }),
       fc.record({ name: fc.constantFrom('x-tenant', 'x-region'), credential: credentialArb(['encrypted']) }),
     ),
     { selector: (entry) => entry.name.toLowerCase(), minLength: 1, maxLength: 4 },
@@ -139,7 +150,9 @@ describe('no credential in clear after a push, wherever a workflow holds it', ()
       'a stored file': files.join('\n'),
       'the audit log': readFileSync(dirs.auditLog, 'utf8'),
       'a log line': harness.logLines.join('\n'),
-      'a span': JSON.stringify(spans.getFinishedSpans().map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status }))),
+      'a span': JSON.stringify(
+        spans.getFinishedSpans().map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status })),
+      ),
     };
     for (const [where, text] of Object.entries(texts)) {
       const found = all.filter((secret) => text.includes(secret) || text.includes(JSON.stringify(secret).slice(1, -1)));

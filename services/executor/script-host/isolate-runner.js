@@ -88,7 +88,9 @@
       return failure('the object the script returned is not JSON-serialisable: ' + describe(error));
     }
     if (typeof json !== 'string' || json[0] !== '{') {
-      return failure('a transformer script must return an object (or nothing), got an object whose JSON is ' + (typeof json === 'string' ? 'not an object' : 'nothing'));
+      return failure(
+        'a transformer script must return an object (or nothing), got an object whose JSON is ' + (typeof json === 'string' ? 'not an object' : 'nothing'),
+      );
     }
     return '{"v":' + json + '}';
   }

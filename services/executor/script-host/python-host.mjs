@@ -35,9 +35,26 @@ const setup = JSON.parse(first.value);
 const roots = new Set([...setup.mounts, ...setup.split].map((dir) => dir.replace(/\/+$/, '')));
 const epoch = new Date(0);
 const directoryStats = () => ({
-  dev: 0, ino: 0, mode: 0o40555, nlink: 1, uid: 0, gid: 0, rdev: 0, size: 4096, blksize: 4096, blocks: 8,
-  atime: epoch, mtime: epoch, ctime: epoch, birthtime: epoch, atimeMs: 0, mtimeMs: 0, ctimeMs: 0,
-  isDirectory: () => true, isFile: () => false, isSymbolicLink: () => false,
+  dev: 0,
+  ino: 0,
+  mode: 0o40555,
+  nlink: 1,
+  uid: 0,
+  gid: 0,
+  rdev: 0,
+  size: 4096,
+  blksize: 4096,
+  blocks: 8,
+  atime: epoch,
+  mtime: epoch,
+  ctime: epoch,
+  birthtime: epoch,
+  atimeMs: 0,
+  mtimeMs: 0,
+  ctimeMs: 0,
+  isDirectory: () => true,
+  isFile: () => false,
+  isSymbolicLink: () => false,
 });
 // Emscripten knows errno codes only: a refusal of the permission model becomes EACCES (Python's
 // PermissionError), where its own code would leave the interpreter hanging
@@ -133,7 +150,13 @@ for (;;) {
 
 function lastLine(error) {
   const text = String(error?.message ?? error);
-  return text.split('\n').filter((line) => line.trim() !== '').at(-1)?.trim() ?? text;
+  return (
+    text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .at(-1)
+      ?.trim() ?? text
+  );
 }
 
 // The Python side: the policy (an audit hook that refuses what the policy does not grant, with a

@@ -105,7 +105,8 @@ export class Executor {
   constructor(private readonly dependencies: ExecutorDependencies) {
     this.graphStores = new GraphStores(dependencies.config, dependencies.logger);
     this.factories =
-      dependencies.factories ?? componentFactories(dependencies.config, { graphStores: this.graphStores, skillGateway: () => dependencies.clients.get('skill-gateway') });
+      dependencies.factories ??
+      componentFactories(dependencies.config, { graphStores: this.graphStores, skillGateway: () => dependencies.clients.get('skill-gateway') });
   }
 
   /** The audit client, created at first use (the server's own address is known only once it listens). */
@@ -190,7 +191,11 @@ export class Executor {
   private async openSecretSlots(workflow: WorkflowConfiguration): Promise<WorkflowConfiguration> {
     const collected = collectSecretSlots(workflow, (slot) => isSealed(slot.value));
     if (collected.slots.length === 0) return workflow;
-    const { slots } = await call(this.dependencies.clients.get('secrets'), 'decryptResources', { workflow: undefined, slots: collected.slots, workflowName: workflow.name });
+    const { slots } = await call(this.dependencies.clients.get('secrets'), 'decryptResources', {
+      workflow: undefined,
+      slots: collected.slots,
+      workflowName: workflow.name,
+    });
     const redactor = this.dependencies.redactor ?? processRedactor;
     for (const slot of slots) redactor.add(slot.value);
     collected.apply(slots, 'secrets service (DecryptResources)');
@@ -215,7 +220,10 @@ export class Executor {
     this.appender
       .append({ type, workflowName, attributes })
       .catch((error: unknown) =>
-        this.dependencies.logger.error({ workflow: workflowName, type: AuditEventType[type], error: isServiceError(error) ? status[error.code] : String(error) }, 'audit event not written'),
+        this.dependencies.logger.error(
+          { workflow: workflowName, type: AuditEventType[type], error: isServiceError(error) ? status[error.code] : String(error) },
+          'audit event not written',
+        ),
       );
   }
 }
@@ -331,7 +339,9 @@ export function executorImplementation(
 
     queryGraph(request) {
       if (graphSso === undefined) {
-        return Promise.reject(new FailedPreconditionError('single sign-on graph queries are not configured (loom.graph.sso.providerConfigFile and loom.graph.sso.uri)'));
+        return Promise.reject(
+          new FailedPreconditionError('single sign-on graph queries are not configured (loom.graph.sso.providerConfigFile and loom.graph.sso.uri)'),
+        );
       }
       return graphSso.handle(request);
     },

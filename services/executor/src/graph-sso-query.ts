@@ -2,7 +2,15 @@ import { type QueryGraphRequest, type QueryGraphResponse } from '@loom/contracts
 import { type GraphSsoConfig } from '@loom/config';
 import { FailedPreconditionError, ValidationError } from '@loom/domain';
 import { type GraphRecord, type Neo4jDriverFactory, SsoGraphQueries } from '@loom/graph';
-import { databaseRoles, type IdentityProviderConfig, IdentityProviderConfigError, readIdentityProviderConfig, TokenRejectedError, TokenValidator, type TokenValidatorOptions } from '@loom/identity';
+import {
+  databaseRoles,
+  type IdentityProviderConfig,
+  IdentityProviderConfigError,
+  readIdentityProviderConfig,
+  TokenRejectedError,
+  TokenValidator,
+  type TokenValidatorOptions,
+} from '@loom/identity';
 import { type Logger } from '@loom/telemetry';
 
 /** What QueryGraph needs: the provider's tokens checked, and the database reached as each user. */
@@ -47,7 +55,12 @@ export class GraphSsoQuery {
       if (error instanceof TokenRejectedError) this.options.logger.warn({ reason: error.reason }, 'QueryGraph: access token refused');
       throw error;
     }
-    const records = await this.queries.run(request.query, request.parameters ?? {}, { user: identity.user, token: request.accessToken }, { write: request.write });
+    const records = await this.queries.run(
+      request.query,
+      request.parameters ?? {},
+      { user: identity.user, token: request.accessToken },
+      { write: request.write },
+    );
     return {
       columns: columnsOf(records),
       rows: records,

@@ -41,15 +41,24 @@ const POLICY = /^PermissionError: loom script policy: /;
 const python = (name: string, code: string, error: RegExp = POLICY): Attack => ({ name, code, error });
 const PYTHON_ATTACKS = (): Attack[] => [
   python('urllib to the loopback server', `import urllib.request\nreturn {'page': urllib.request.urlopen('${url}').read().decode()}`),
-  python('http.client to the loopback server', `import http.client\nc = http.client.HTTPConnection('127.0.0.1', ${new URL(url).port})\nc.request('GET', '/')\nreturn {'status': c.getresponse().status}`),
+  python(
+    'http.client to the loopback server',
+    `import http.client\nc = http.client.HTTPConnection('127.0.0.1', ${new URL(url).port})\nc.request('GET', '/')\nreturn {'status': c.getresponse().status}`,
+  ),
   python('raw socket', "import socket\ns = socket.create_connection(('127.0.0.1', 5432))\nreturn {'ok': True}"),
   python('raw _socket', "import _socket\nreturn {'s': str(_socket.socket())}"),
   python('js module: process.env', "import js\nreturn {'env': str(js.process.env.LOOM_ADVERSARIAL_SECRET)}"),
   python('pyodide.code.run_js', "import pyodide.code\nreturn {'env': str(pyodide.code.run_js('process.env.LOOM_ADVERSARIAL_SECRET'))}"),
   python('pyodide_js module', "import pyodide_js\nreturn {'v': str(pyodide_js.version)}"),
   python('js through sys.modules', "import sys\nreturn {'env': str(sys.modules['js'].process.env)}", /^KeyError: 'js'$/),
-  python('__import__ through a function globals', "import json\nimp = json.loads.__globals__['__builtins__']['__import__']\nreturn {'env': str(imp('js').process.env)}"),
-  python('gc.get_objects to find a JavaScript proxy', "import gc\nproxies = [o for o in gc.get_objects() if 'JsProxy' in type(o).__name__]\nreturn {'n': len(proxies)}"),
+  python(
+    '__import__ through a function globals',
+    "import json\nimp = json.loads.__globals__['__builtins__']['__import__']\nreturn {'env': str(imp('js').process.env)}",
+  ),
+  python(
+    'gc.get_objects to find a JavaScript proxy',
+    "import gc\nproxies = [o for o in gc.get_objects() if 'JsProxy' in type(o).__name__]\nreturn {'n': len(proxies)}",
+  ),
   python('frames to reach the host globals', "import sys\nreturn {'g': str(sys._getframe(1).f_globals.keys())}"),
   python('reading /etc/passwd', "return {'p': open('/etc/passwd').read()}"),
   python('reading /proc/self/environ', "return {'e': open('/proc/self/environ').read()}"),
@@ -63,12 +72,16 @@ const PYTHON_ATTACKS = (): Attack[] => [
   python('ctypes', "import ctypes\nreturn {'libc': str(ctypes.CDLL(None))}"),
   python('os.system', "import os\nreturn {'rc': os.system('id > /tmp/loom-adversarial-id')}"),
   python('subprocess', "import subprocess\nreturn {'out': subprocess.check_output(['id']).decode()}"),
-  python('signalling the service', "import os\nos.kill(os.getppid(), 9)\nreturn body"),
+  python('signalling the service', 'import os\nos.kill(os.getppid(), 9)\nreturn body'),
   // importlib raises no import audit event; the bridge modules' finders are gone, so there is nothing to import
-  python('importlib to reopen the JavaScript bridge', "import importlib\nreturn {'env': str(importlib.import_module('js').process.env)}", /^ModuleNotFoundError: No module named 'js'$/),
+  python(
+    'importlib to reopen the JavaScript bridge',
+    "import importlib\nreturn {'env': str(importlib.import_module('js').process.env)}",
+    /^ModuleNotFoundError: No module named 'js'$/,
+  ),
   python('infinite loop', 'while True:\n    pass', /^the script ran longer than the time limit of \d+ ms$/),
   python('memory bomb (bytes)', "return {'n': len(b'x' * 2_000_000_000)}", /^MemoryError/),
-  python('memory bomb (lists)', "x = []\nwhile True:\n    x.append([0] * 10_000_000)", /^MemoryError/),
+  python('memory bomb (lists)', 'x = []\nwhile True:\n    x.append([0] * 10_000_000)', /^MemoryError/),
   python('deep recursion', "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nreturn {'n': f(0)}", /^RecursionError/),
   python('SystemExit', 'raise SystemExit(0)', /^SystemExit: the script tried to stop the interpreter$/),
 ];
@@ -77,10 +90,26 @@ const javascript = (name: string, code: string, error: RegExp): Attack => ({ nam
 const JAVASCRIPT_ATTACKS = (): Attack[] => [
   javascript('process.env', 'return { env: process.env.LOOM_ADVERSARIAL_SECRET };', /process is not defined/),
   javascript('require', "return { fs: require('fs').readFileSync('/etc/passwd', 'utf8') };", /require is not defined/),
-  javascript('constructor chain to the host', "return { p: this.constructor.constructor('return process')().env };", /process is not defined|Cannot read properties of undefined/),
-  javascript('Function to globalThis.process', "return { p: Function('return globalThis.process')().getBuiltinModule('fs') };", /Cannot read properties of undefined/),
-  javascript('process.getBuiltinModule', "return { p: globalThis.process.getBuiltinModule('child_process').execSync('id') };", /Cannot read properties of undefined/),
-  javascript('prototype pollution to reach the host', "Object.prototype.polluted = 'yes'; return { p: ({}).constructor.constructor('return this')().process.env };", /Cannot read properties of undefined/),
+  javascript(
+    'constructor chain to the host',
+    "return { p: this.constructor.constructor('return process')().env };",
+    /process is not defined|Cannot read properties of undefined/,
+  ),
+  javascript(
+    'Function to globalThis.process',
+    "return { p: Function('return globalThis.process')().getBuiltinModule('fs') };",
+    /Cannot read properties of undefined/,
+  ),
+  javascript(
+    'process.getBuiltinModule',
+    "return { p: globalThis.process.getBuiltinModule('child_process').execSync('id') };",
+    /Cannot read properties of undefined/,
+  ),
+  javascript(
+    'prototype pollution to reach the host',
+    "Object.prototype.polluted = 'yes'; return { p: ({}).constructor.constructor('return this')().process.env };",
+    /Cannot read properties of undefined/,
+  ),
   javascript('fetch to the loopback server', `return { r: fetch('${url}') };`, /fetch is not defined/),
   javascript('dynamic import', "return { m: import('node:fs') };", /import|not supported|Not supported/i),
   javascript('eval of process', "return { p: eval('process') };", /process is not defined/),
@@ -117,7 +146,11 @@ afterAll(async () => {
   delete process.env.LOOM_ADVERSARIAL_SECRET;
 });
 
-async function attackWorkflow(language: 'python' | 'javascript', attacks: readonly Attack[], uuid: string): Promise<{ name: string; script: string; failures: string; out: string; inlet: string }> {
+async function attackWorkflow(
+  language: 'python' | 'javascript',
+  attacks: readonly Attack[],
+  uuid: string,
+): Promise<{ name: string; script: string; failures: string; out: string; inlet: string }> {
   const inlet = `Attacks_${uuid}`;
   const script = `Script_${uuid}`;
   const out = `Out_${uuid}`;
@@ -150,7 +183,13 @@ describe.each([
     const attacks = attacksOf();
     const { name, script, failures, out, inlet } = await attackWorkflow(language, attacks, uuid);
     for (const [index] of attacks.entries()) {
-      await call(harness.executor, 'publishMessage', { workflowName: name, inlet, body: { attack: index }, headers: {}, messageId: `${language}-attack-${index}` });
+      await call(harness.executor, 'publishMessage', {
+        workflowName: name,
+        inlet,
+        body: { attack: index },
+        headers: {},
+        messageId: `${language}-attack-${index}`,
+      });
     }
     await call(harness.executor, 'publishMessage', { workflowName: name, inlet, body: { attack: -1, fine: true }, headers: {}, messageId: `${language}-fine` });
 
@@ -252,7 +291,10 @@ function routesTo(target: StateTarget, plantedLink: string): { route: string; co
     { route: 'absolute', code: read(JSON.stringify(file)) },
     { route: 'relative', code: read(`os.path.relpath(${JSON.stringify(file)})`) },
     { route: '..', code: read(`'/'.join([os.getcwd()] + ['..'] * os.getcwd().count('/')) + ${JSON.stringify(file)}`) },
-    { route: 'its own symbolic link', code: `import os\nos.symlink(${JSON.stringify(file)}, 'link-${TAG}')\n${read(`'link-${TAG}'`).replace('import os\n', '')}` },
+    {
+      route: 'its own symbolic link',
+      code: `import os\nos.symlink(${JSON.stringify(file)}, 'link-${TAG}')\n${read(`'link-${TAG}'`).replace('import os\n', '')}`,
+    },
     { route: 'a symbolic link planted in the working directory', code: read(JSON.stringify(plantedLink)) },
     { route: '/proc/self/cwd', code: read(JSON.stringify(`/proc/self/cwd/${serviceCwd}`)) },
     { route: 'listing it', code: `import os\nreturn {'ls': os.listdir(${JSON.stringify(target.kind === 'directory' ? target.path : dirname(target.path))})}` },
@@ -310,7 +352,11 @@ describe.each([
     const harnessBefore = harness;
     harness = stateHarness;
     try {
-      const { name, failures, out, inlet } = await attackWorkflow('python', attacks.map((attack) => python(`${attack.key} ${attack.route}`, attack.code)), '9f5b3c4d-6e7f-4a8b-9c0d-1e2f3a4b5c6d');
+      const { name, failures, out, inlet } = await attackWorkflow(
+        'python',
+        attacks.map((attack) => python(`${attack.key} ${attack.route}`, attack.code)),
+        '9f5b3c4d-6e7f-4a8b-9c0d-1e2f3a4b5c6d',
+      );
       for (const [index] of attacks.entries()) {
         await call(stateHarness.executor, 'publishMessage', { workflowName: name, inlet, body: { attack: index }, headers: {}, messageId: `state-${index}` });
       }
@@ -389,11 +435,21 @@ describe.each([
       env: {},
       overrides: [...Object.entries(files).map(([key, path]) => `${key}=${path}`), 'loom.graph.sso.uri=neo4j://127.0.0.1:7687', 'loom.graph.sso.mode=bearer'],
     });
-    const attacks = targets.flatMap((target, index) => routesTo(target, planted[index] as string).map((route) => ({ key: target.key, path: target.path, ...route })));
+    const attacks = targets.flatMap((target, index) =>
+      routesTo(target, planted[index] as string).map((route) => ({ key: target.key, path: target.path, ...route })),
+    );
     const script = pythonScript(attacks.map((attack) => python(attack.route, attack.code)));
     const component = instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'tls attacks', { script, language: 'python' });
     const logger = createLogger({ level: 'silent' });
-    const context: ComponentContext = { name: 'tls attacks', instance: component, options: optionsOf(component), resource: undefined, workflowName: 'tls', logger, signal: new AbortController().signal, dryRun: false,
+    const context: ComponentContext = {
+      name: 'tls attacks',
+      instance: component,
+      options: optionsOf(component),
+      resource: undefined,
+      workflowName: 'tls',
+      logger,
+      signal: new AbortController().signal,
+      dryRun: false,
       privateDirectory: () => privateDir,
       fail: (error) => {
         // processors throw ComponentFailedError rather than calling fail
@@ -406,7 +462,17 @@ describe.each([
       new AbortController().signal,
     );
     const tried = attacks.map((attack, index) => ({ key: attack.key, route: attack.route, outcome: outcomes[index] }));
-    console.log(`TLS and identity provider files ${_where}, ${tried.length} attempts:\n${targets.map((target) => `  ${target.key} ${target.path}: ${tried.filter((entry) => entry.key === target.key).map((entry) => entry.route).join(', ')}`).join('\n')}`);
+    console.log(
+      `TLS and identity provider files ${_where}, ${tried.length} attempts:\n${targets
+        .map(
+          (target) =>
+            `  ${target.key} ${target.path}: ${tried
+              .filter((entry) => entry.key === target.key)
+              .map((entry) => entry.route)
+              .join(', ')}`,
+        )
+        .join('\n')}`,
+    );
     expect(tried.filter((entry) => entry.outcome?.ok !== false)).toEqual([]);
     expect(JSON.stringify(outcomes)).not.toContain(MARKER);
   }, 120_000);

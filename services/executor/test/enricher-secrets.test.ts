@@ -67,7 +67,9 @@ describe('secrets in enricher headers', () => {
     await call(secrets, 'createVariable', { key: 'PRICES_TOKEN', value: TOKEN, encrypted: true, userUuid: '' });
     // the headers option as JSON text, as an editor may write it
     const headers = JSON.stringify({ authorization: '$$PRICES_TOKEN', 'x-api-key': TYPED_KEY, 'accept-language': 'en' });
-    const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(enricherWorkflow('Prices_5e0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d', headers)) });
+    const put = await call(harness.store, 'putWorkflow', {
+      workflow: workflowToProto(enricherWorkflow('Prices_5e0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d', headers)),
+    });
     const name = put.summary?.name ?? '';
 
     const file = readdirSync(harness.workflowsDir).find((entry) => entry.startsWith(name) && entry.endsWith('.workflow.json'));
@@ -76,10 +78,9 @@ describe('secrets in enricher headers', () => {
     expect(text).not.toContain(TYPED_KEY);
     expect(text).not.toContain('$$PRICES_TOKEN');
     const stored = JSON.parse(text) as { components: { name: string; options: { name: string; value: unknown }[] }[] };
-    const storedHeaders = JSON.parse(stored.components.find((component) => component.name === ENRICHER)?.options.find((option) => option.name === 'headers')?.value as string) as Record<
-      string,
-      string
-    >;
+    const storedHeaders = JSON.parse(
+      stored.components.find((component) => component.name === ENRICHER)?.options.find((option) => option.name === 'headers')?.value as string,
+    ) as Record<string, string>;
     expect(storedHeaders.authorization).toMatch(/^###AES-/);
     expect(storedHeaders['x-api-key']).toMatch(/^###AES-/);
     expect(storedHeaders['accept-language']).toBe('en');
@@ -97,7 +98,9 @@ describe('secrets in enricher headers', () => {
 
   it('refuses a push whose header names an unknown variable, naming the header, and stores nothing', async () => {
     const name = 'Broken prices_6f1c2d3e-4f5a-4b6c-9d7e-8f9a0b1c2d3e';
-    const refused = await failure(call(harness.store, 'putWorkflow', { workflow: workflowToProto(enricherWorkflow(name, { authorization: '$$NO_SUCH_TOKEN' })) }));
+    const refused = await failure(
+      call(harness.store, 'putWorkflow', { workflow: workflowToProto(enricherWorkflow(name, { authorization: '$$NO_SUCH_TOKEN' })) }),
+    );
     expect(refused.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(refused)).toEqual([
       expect.objectContaining({ field: 'components[1].options.headers.authorization', description: "refers to unknown variable 'NO_SUCH_TOKEN'" }),

@@ -113,7 +113,10 @@ describe('enricher', () => {
     expect(seen[0]!.method).toBe('POST');
     expect(seen[0]!.headers['content-type']).toBe('application/json');
     expect(JSON.parse(seen[0]!.body)).toEqual({ order: 1, tags: ['x'] });
-    expect(result).toMatchObject({ ok: true, outputs: [{ body: { order: 1, tags: ['x'], details: { method: 'POST', received: { order: 1, tags: ['x'] } } } }] });
+    expect(result).toMatchObject({
+      ok: true,
+      outputs: [{ body: { order: 1, tags: ['x'], details: { method: 'POST', received: { order: 1, tags: ['x'] } } } }],
+    });
   });
 
   it('fails transiently on 503 and 429, naming method, URL without its query string and status', async () => {
@@ -164,7 +167,11 @@ describe('enricher', () => {
     const { processor: enricher } = await processor(COMPONENT_KINDS.HTTP_ENRICHER, { url: `${base}/items/{item.id}` });
     const outcomes = await enricher.process([message({ item: {} }), message({ item: { id: { deep: 1 } } }), message({ item: { id: 5 } })], signal());
     expect(outcomes[0]).toEqual({ ok: false, transient: false, error: "the URL template needs field 'item.id', which the message does not have" });
-    expect(outcomes[1]).toEqual({ ok: false, transient: false, error: "the URL template needs field 'item.id' to be a string, number or boolean, not an object" });
+    expect(outcomes[1]).toEqual({
+      ok: false,
+      transient: false,
+      error: "the URL template needs field 'item.id' to be a string, number or boolean, not an object",
+    });
     expect(outcomes[2]).toMatchObject({ ok: true });
     // no call for the messages that could not fill the template
     expect(seen.map((request) => request.url)).toEqual(['/items/5']);
@@ -232,6 +239,8 @@ describe('logger sink', () => {
     const { processor: sink, lines } = await processor(COMPONENT_KINDS.LOGGER, {});
     await sink.process([message({ n: 1 })], signal());
     expect(lines.map((line) => line.level)).toEqual(['info']);
-    await expect(processor(COMPONENT_KINDS.LOGGER, { level: 'loud' }, 'logger_2')).rejects.toThrow('logger_2.options.level: must be one of debug, info, warn, error');
+    await expect(processor(COMPONENT_KINDS.LOGGER, { level: 'loud' }, 'logger_2')).rejects.toThrow(
+      'logger_2.options.level: must be one of debug, info, warn, error',
+    );
   });
 });

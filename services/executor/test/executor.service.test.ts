@@ -36,14 +36,21 @@ describe('executor', () => {
           const n = chunk + offset;
           // every other article is too short for the filter
           const text = n % 2 === 0 ? `article number ${n} about graphs` : `short ${n}`;
-          return call(harness.executor, 'publishMessage', { workflowName: name, inlet: PIPELINE.inlet, body: { n, title: `title ${n}`, text }, headers: {}, messageId: '' });
+          return call(harness.executor, 'publishMessage', {
+            workflowName: name,
+            inlet: PIPELINE.inlet,
+            body: { n, title: `title ${n}`, text },
+            headers: {},
+            messageId: '',
+          });
         }),
       );
       published.push(...acks.map((ack) => ack.messageId));
     }
     expect(new Set(published).size).toBe(1000);
 
-    const sinkCounters = async () => (await call(harness.executor, 'getWorkflowStatus', { name })).components.find((component) => component.name === PIPELINE.sink);
+    const sinkCounters = async () =>
+      (await call(harness.executor, 'getWorkflowStatus', { name })).components.find((component) => component.name === PIPELINE.sink);
     await expect.poll(async () => (await sinkCounters())?.messagesIn, { timeout: 20_000 }).toBe(500);
     const logged = harness.logged().filter((line) => line.component === PIPELINE.sink && line.messageId !== undefined);
     expect(logged).toHaveLength(500);
@@ -67,9 +74,13 @@ describe('executor', () => {
       AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP,
     ];
     const audited = async () =>
-      (await call(harness.audit, 'query', { types: runEvents, workflowName: name, since: undefined, until: undefined, pageSize: 0, pageToken: '' })).events.map((event) => event.type);
+      (await call(harness.audit, 'query', { types: runEvents, workflowName: name, since: undefined, until: undefined, pageSize: 0, pageToken: '' })).events.map(
+        (event) => event.type,
+      );
     await expect.poll(audited).toEqual(runEvents);
-    const refused = await failure(call(harness.executor, 'publishMessage', { workflowName: name, inlet: PIPELINE.inlet, body: { n: 1 }, headers: {}, messageId: '' }));
+    const refused = await failure(
+      call(harness.executor, 'publishMessage', { workflowName: name, inlet: PIPELINE.inlet, body: { n: 1 }, headers: {}, messageId: '' }),
+    );
     expect(refused.code).toBe(status.FAILED_PRECONDITION);
   });
 

@@ -23,7 +23,14 @@ beforeEach(async () => {
   providerFile = join(mkdtempSync(join(tmpdir(), 'loom-sso-')), 'keycloak.json');
   writeFileSync(
     providerFile,
-    JSON.stringify({ realm: config.realm, 'auth-server-url': config.authServerUrl, 'ssl-required': 'none', resource: 'neo4j', 'verify-token-audience': true, 'use-resource-role-mappings': true }),
+    JSON.stringify({
+      realm: config.realm,
+      'auth-server-url': config.authServerUrl,
+      'ssl-required': 'none',
+      resource: 'neo4j',
+      'verify-token-audience': true,
+      'use-resource-role-mappings': true,
+    }),
   );
 });
 afterEach(async () => {
@@ -32,7 +39,14 @@ afterEach(async () => {
 });
 
 function ssoConfig(overrides: Partial<GraphSsoConfig> = {}): GraphSsoConfig {
-  return { providerConfigFile: providerFile, uri: 'neo4j://graph.internal:7687', mode: 'impersonate', user: 'loom-sso', password: 'service-password', ...overrides };
+  return {
+    providerConfigFile: providerFile,
+    uri: 'neo4j://graph.internal:7687',
+    mode: 'impersonate',
+    user: 'loom-sso',
+    password: 'service-password',
+    ...overrides,
+  };
 }
 
 describe('GraphSsoQuery', () => {
@@ -75,7 +89,16 @@ describe('QueryGraph through loom', () => {
   it('answers UNAUTHENTICATED for a bad token and FAILED_PRECONDITION when single sign-on is not configured', async () => {
     const root = mkdtempSync(join(tmpdir(), 'loom-sso-serve-'));
     const base = [`loom.data.directory=${root}`, 'loom.auth.allowAnonymous=true'];
-    const configured = await serveForTest([executorModule], [...base, `loom.graph.sso.providerConfigFile=${providerFile}`, 'loom.graph.sso.uri=neo4j://127.0.0.1:9', 'loom.graph.sso.user=loom-sso', 'loom.graph.sso.password=service-password']);
+    const configured = await serveForTest(
+      [executorModule],
+      [
+        ...base,
+        `loom.graph.sso.providerConfigFile=${providerFile}`,
+        'loom.graph.sso.uri=neo4j://127.0.0.1:9',
+        'loom.graph.sso.user=loom-sso',
+        'loom.graph.sso.password=service-password',
+      ],
+    );
     cleanups.push(() => configured.stop());
     const client = createClient(ExecutorClient, `127.0.0.1:${configured.port}`, { retry: false });
     cleanups.push(() => client.close());

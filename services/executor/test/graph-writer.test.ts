@@ -94,7 +94,8 @@ describe('graph database writer on the embedded AGE graph', () => {
     const query = 'MERGE (n:Article {id: $id}) SET n.title = $title';
     for (let pass = 0; pass < 2; pass++) {
       const { run, publish, sink } = await startWriter({ query, options: { batch_writes: true, batch_size: 20, aggregation_timeout: 50 } });
-      for (let id = 0; id < 1000; id += 100) await Promise.all(Array.from({ length: 100 }, (_, offset) => publish({ id: id + offset, title: `article ${id + offset}` })));
+      for (let id = 0; id < 1000; id += 100)
+        await Promise.all(Array.from({ length: 100 }, (_, offset) => publish({ id: id + offset, title: `article ${id + offset}` })));
       await expect.poll(() => sink.length, { timeout: 30_000 }).toBe(1000);
       expect(writerOf(run)).toMatchObject({ messagesIn: 1000, messagesOut: 1000, messagesFailed: 0 });
       await run.stop(5_000);
@@ -105,7 +106,10 @@ describe('graph database writer on the embedded AGE graph', () => {
   });
 
   it('flushes a partial batch once aggregation_timeout (ms) has passed', async () => {
-    const { publish, sink } = await startWriter({ query: 'CREATE (n:Partial {id: $id})', options: { batch_writes: true, batch_size: 20, aggregation_timeout: 300 } });
+    const { publish, sink } = await startWriter({
+      query: 'CREATE (n:Partial {id: $id})',
+      options: { batch_writes: true, batch_size: 20, aggregation_timeout: 300 },
+    });
     const started = performance.now();
     await Promise.all([1, 2, 3].map((id) => publish({ id })));
     await expect.poll(() => sink.length, { timeout: 5_000 }).toBe(3);
@@ -189,8 +193,14 @@ describe('graph reader', () => {
     const sink = captureSink();
     const factories = new Map(componentFactories(config, { graphStores: stores }));
     factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
-    const reader = { ...instance(COMPONENT_KINDS.GRAPH_READER, INLET, { query: 'MATCH (n:Polled) RETURN n.id AS id ORDER BY n.id', period: 100 }), resource: resource() };
-    const run = await WorkflowRun.start(workflowOf('graph reader test', [reader, instance(COMPONENT_KINDS.LOGGER, SINK)], [[INLET, SINK]]), { factories, logger });
+    const reader = {
+      ...instance(COMPONENT_KINDS.GRAPH_READER, INLET, { query: 'MATCH (n:Polled) RETURN n.id AS id ORDER BY n.id', period: 100 }),
+      resource: resource(),
+    };
+    const run = await WorkflowRun.start(workflowOf('graph reader test', [reader, instance(COMPONENT_KINDS.LOGGER, SINK)], [[INLET, SINK]]), {
+      factories,
+      logger,
+    });
     runs.push(run);
     await expect.poll(() => sink.received.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(4);
     expect(sink.received.slice(0, 4).map((message) => message.body)).toEqual([{ id: 1 }, { id: 2 }, { id: 1 }, { id: 2 }]);
@@ -224,10 +234,14 @@ describe('graph database writer on Neo4j, checked at the driver boundary', () =>
       resource: neo4j,
     };
     const run = await WorkflowRun.start(
-      workflowOf('neo4j writer test', [instance(COMPONENT_KINDS.INLET, INLET), writer, instance(COMPONENT_KINDS.LOGGER, SINK)], [
-        [INLET, WRITER],
-        [WRITER, SINK],
-      ]),
+      workflowOf(
+        'neo4j writer test',
+        [instance(COMPONENT_KINDS.INLET, INLET), writer, instance(COMPONENT_KINDS.LOGGER, SINK)],
+        [
+          [INLET, WRITER],
+          [WRITER, SINK],
+        ],
+      ),
       { factories, logger },
     );
     runs.push(run);

@@ -6,7 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
 import { instance as instanceOf } from './workflows.js';
-import { createJavaScriptProcessor, DEFAULT_SCRIPT_LIMITS, DEFAULT_SYNCHRONOUS_CALLS, ScriptCompileError, type ScriptLimits, type SynchronousCalls } from '../src/scripts/javascript.js';
+import {
+  createJavaScriptProcessor,
+  DEFAULT_SCRIPT_LIMITS,
+  DEFAULT_SYNCHRONOUS_CALLS,
+  ScriptCompileError,
+  type ScriptLimits,
+  type SynchronousCalls,
+} from '../src/scripts/javascript.js';
 
 const logLines: string[] = [];
 const logger = createLogger({
@@ -86,7 +93,9 @@ describe('JavaScript transformer', () => {
   });
 
   it('serialises results as JSON does: deep nesting kept, undefined properties left out, dates as text', async () => {
-    const processor = await processorFor('let deep = { leaf: true }; for (let i = 0; i < 50; i++) deep = { deep }; return { deep, gone: undefined, at: new Date(0) };');
+    const processor = await processorFor(
+      'let deep = { leaf: true }; for (let i = 0; i < 50; i++) deep = { deep }; return { deep, gone: undefined, at: new Date(0) };',
+    );
     const [result] = await run(processor, {});
     let expected: Record<string, unknown> = { leaf: true };
     for (let i = 0; i < 50; i++) expected = { deep: expected };
@@ -112,7 +121,9 @@ describe('JavaScript transformer', () => {
       if (body.kind === 'deep') return { a: [{ b: { c: [Symbol('s')] } }] };
       if (body.kind === 'toJSON') return { toJSON: () => ({ f: () => 1, kept: 1 }) };
       return () => 1;`);
-    expect(await run(processor, { kind: 'function' }, { kind: 'cycle' }, { kind: 'bigint' }, { kind: 'deep' }, { kind: 'toJSON' }, { kind: 'top' })).toStrictEqual([
+    expect(
+      await run(processor, { kind: 'function' }, { kind: 'cycle' }, { kind: 'bigint' }, { kind: 'deep' }, { kind: 'toJSON' }, { kind: 'top' }),
+    ).toStrictEqual([
       failed('the object the script returned is not JSON-serialisable: TypeError: property "f" is a function'),
       failed(/^the object the script returned is not JSON-serialisable: TypeError: Converting circular structure to JSON/),
       failed(/^the object the script returned is not JSON-serialisable: TypeError: Do not know how to serialize a BigInt/),
@@ -127,7 +138,11 @@ describe('JavaScript transformer', () => {
     const cyclic: Record<string, unknown> = { n: 1 };
     cyclic.self = cyclic;
     const outcomes = await processor.process([message({ n: 0 }, 'm0'), message(cyclic, 'm1'), message({ n: 2 }, 'm2')], new AbortController().signal);
-    expect(outcomes).toStrictEqual([{ ok: true, outputs: [message({ n: 0 }, 'm0')] }, failed('the message body is not JSON-serialisable'), { ok: true, outputs: [message({ n: 2 }, 'm2')] }]);
+    expect(outcomes).toStrictEqual([
+      { ok: true, outputs: [message({ n: 0 }, 'm0')] },
+      failed('the message body is not JSON-serialisable'),
+      { ok: true, outputs: [message({ n: 2 }, 'm2')] },
+    ]);
   });
 
   it("fails a message whose script throws with the error's name and message; the others of the batch succeed", async () => {
@@ -143,14 +158,20 @@ describe('JavaScript transformer', () => {
     const context = contextFor('return { a: 1 ', 'transformer', 'MessageTransformer_0b1d');
     const creating = createJavaScriptProcessor(context, 'transformer', DEFAULT_SCRIPT_LIMITS);
     await expect(creating).rejects.toBeInstanceOf(ScriptCompileError);
-    await expect(creating).rejects.toThrow(/^MessageTransformer_0b1d\.options\.script: the JavaScript script does not compile: SyntaxError: Unexpected token '\)' \[script:2:\d+\]$/);
+    await expect(creating).rejects.toThrow(
+      /^MessageTransformer_0b1d\.options\.script: the JavaScript script does not compile: SyntaxError: Unexpected token '\)' \[script:2:\d+\]$/,
+    );
     const error = (await creating.catch((caught: unknown) => caught)) as ScriptCompileError;
     expect(error.kind).toBe('invalid-argument');
-    expect(error.violations).toStrictEqual([{ field: 'MessageTransformer_0b1d.options.script', description: expect.stringContaining('SyntaxError'), reason: 'SCRIPT_SYNTAX' }]);
+    expect(error.violations).toStrictEqual([
+      { field: 'MessageTransformer_0b1d.options.script', description: expect.stringContaining('SyntaxError'), reason: 'SCRIPT_SYNTAX' },
+    ]);
   });
 
   it('locates the syntax error in the script', async () => {
-    await expect(processorFor('const a = 1;\nlet x = ;\nreturn { a };')).rejects.toThrow("the JavaScript script does not compile: SyntaxError: Unexpected token ';' [script:2:9]");
+    await expect(processorFor('const a = 1;\nlet x = ;\nreturn { a };')).rejects.toThrow(
+      "the JavaScript script does not compile: SyntaxError: Unexpected token ';' [script:2:9]",
+    );
   });
 
   it('rejects a script that tries to close the function body early', async () => {
@@ -163,7 +184,10 @@ describe('JavaScript filter', () => {
     const processor = await processorFor('return body.score > 5;', 'filter');
     const kept = message({ score: 9, nested: { x: [1, 2] } }, 'keep');
     const outcomes = await processor.process([kept, message({ score: 1 }, 'drop')], new AbortController().signal);
-    expect(outcomes).toStrictEqual([{ ok: true, outputs: [kept] }, { ok: true, outputs: [] }]);
+    expect(outcomes).toStrictEqual([
+      { ok: true, outputs: [kept] },
+      { ok: true, outputs: [] },
+    ]);
     const [passed] = outcomes;
     expect(passed?.ok === true ? passed.outputs[0] : undefined).toBe(kept);
   });
@@ -192,11 +216,18 @@ describe('limits', () => {
 
   it('fails a message that finishes but took longer than the limit', async () => {
     const processor = await processorFor('const end = Date.now() + body.ms; while (Date.now() < end) {} return {};', 'transformer', QUICK);
-    expect(await run(processor, { ms: 0 }, { ms: 300 }, { ms: 0 })).toStrictEqual([{ ok: true, outputs: [message({}, 'm0')] }, timeLimit(200), { ok: true, outputs: [message({}, 'm2')] }]);
+    expect(await run(processor, { ms: 0 }, { ms: 300 }, { ms: 0 })).toStrictEqual([
+      { ok: true, outputs: [message({}, 'm0')] },
+      timeLimit(200),
+      { ok: true, outputs: [message({}, 'm2')] },
+    ]);
   });
 
   it('runs a batch whose messages together take longer than one limit, each within it', async () => {
-    const processor = await processorFor('const end = Date.now() + 30; while (Date.now() < end) {} return { n: body.n };', 'transformer', { memoryLimitMb: 32, timeoutMs: 100 });
+    const processor = await processorFor('const end = Date.now() + 30; while (Date.now() < end) {} return { n: body.n };', 'transformer', {
+      memoryLimitMb: 32,
+      timeoutMs: 100,
+    });
     const bodies = Array.from({ length: 12 }, (_, n) => ({ n }));
     const outcomes = await run(processor, ...bodies);
     expect(outcomes).toStrictEqual(bodies.map((body, n) => ({ ok: true, outputs: [message(body, `m${n}`)] })));
@@ -223,8 +254,15 @@ describe('limits', () => {
   });
 
   it('keeps concurrent batches apart while one of them recreates the isolate', async () => {
-    const processor = await processorFor('if (body.hog) { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return { n: body.n };', 'transformer', { memoryLimitMb: 16, timeoutMs: 5000 });
-    const [first, second, third] = await Promise.all([run(processor, { n: 1 }, { hog: true }), run(processor, { n: 2 }), run(processor, { hog: true }, { n: 3 })]);
+    const processor = await processorFor('if (body.hog) { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return { n: body.n };', 'transformer', {
+      memoryLimitMb: 16,
+      timeoutMs: 5000,
+    });
+    const [first, second, third] = await Promise.all([
+      run(processor, { n: 1 }, { hog: true }),
+      run(processor, { n: 2 }),
+      run(processor, { hog: true }, { n: 3 }),
+    ]);
     expect(first).toStrictEqual([{ ok: true, outputs: [message({ n: 1 }, 'm0')] }, failed('script exceeded its memory limit of 16 MB')]);
     expect(second).toStrictEqual([{ ok: true, outputs: [message({ n: 2 }, 'm0')] }]);
     expect(third).toStrictEqual([failed('script exceeded its memory limit of 16 MB'), { ok: true, outputs: [message({ n: 3 }, 'm1')] }]);
@@ -265,7 +303,10 @@ describe('small batches', () => {
   });
 
   it('fails a message that eats the heap in a synchronous call and recreates the isolate', async () => {
-    const processor = await syncProcessorFor('if (body.hog) { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return { n: body.n };', { memoryLimitMb: 16, timeoutMs: 5000 });
+    const processor = await syncProcessorFor('if (body.hog) { const a = []; while (true) a.push(new Array(1e6).fill(1)); } return { n: body.n };', {
+      memoryLimitMb: 16,
+      timeoutMs: 5000,
+    });
     await quickStreak(processor);
     expect(await run(processor, { hog: true })).toStrictEqual([failed('script exceeded its memory limit of 16 MB')]);
     expect(await run(processor, { n: 3 })).toStrictEqual([{ ok: true, outputs: [message({ n: 3 }, 'm0')] }]);

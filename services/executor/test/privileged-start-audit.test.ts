@@ -17,7 +17,10 @@ describe('a privileged start with the audit log down', () => {
   beforeAll(async () => {
     // the audit service in a process of its own, so that the test can take it away after the push
     const log = join(mkdtempSync(join(tmpdir(), 'loom-privileged-audit-')), 'audit.log');
-    audit = await serveForTest([auditModule], [`loom.security.audit.log.path=${log}`, `loom.auth.tokens.config-store=${storeToken}`, `loom.auth.tokens.executor=${executorToken}`]);
+    audit = await serveForTest(
+      [auditModule],
+      [`loom.security.audit.log.path=${log}`, `loom.auth.tokens.config-store=${storeToken}`, `loom.auth.tokens.executor=${executorToken}`],
+    );
     harness = await startExecutor([`loom.services.audit.address=127.0.0.1:${audit.port}`, `loom.auth.tokens.config-store=${storeToken}`]);
   });
   afterAll(async () => {

@@ -109,7 +109,10 @@ async function startFeed(): Promise<{ harness: ExecutorHarness; service: HeldSer
   });
   const workflow = workflowOf(
     workflowName,
-    [instance(COMPONENT_KINDS.INLET, INLET), instance(COMPONENT_KINDS.HTTP_ENRICHER, ENRICHER, { url: service.url, method: 'POST', target_field: 'answer', timeout: 120_000 })],
+    [
+      instance(COMPONENT_KINDS.INLET, INLET),
+      instance(COMPONENT_KINDS.HTTP_ENRICHER, ENRICHER, { url: service.url, method: 'POST', target_field: 'answer', timeout: 120_000 }),
+    ],
     [[INLET, ENRICHER]],
   );
   await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
@@ -148,7 +151,14 @@ describe('batch publishing', () => {
     expect(first.results[1]?.error).toMatchObject({ code: status.INVALID_ARGUMENT, field: 'messages[1].body' });
     expect(first.results[2]?.messageId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const again = await call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: [{ body: { n: 1 }, headers: {}, messageId: 'a' }, { body: { n: 4 }, headers: {}, messageId: 'd' }] });
+    const again = await call(harness.executor, 'publishMessages', {
+      workflowName: workflowName,
+      inlet: INLET,
+      messages: [
+        { body: { n: 1 }, headers: {}, messageId: 'a' },
+        { body: { n: 4 }, headers: {}, messageId: 'd' },
+      ],
+    });
     expect(again.results.map((result) => [result.messageId, result.accepted, result.duplicate])).toEqual([
       ['a', true, true],
       ['d', true, false],
@@ -157,7 +167,9 @@ describe('batch publishing', () => {
     expect(single).toEqual({ messageId: 'd', duplicate: true });
     await expect.poll(() => [...service.received].sort()).toEqual([1, 3, 4]);
 
-    const tooMany = await failure(call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, MAX_PUBLISH_BATCH + 1) }));
+    const tooMany = await failure(
+      call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, MAX_PUBLISH_BATCH + 1) }),
+    );
     expect(tooMany.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(tooMany).map((violation) => violation.field)).toEqual(['messages']);
     const noInlet = await failure(call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: 'Nothing_x', messages: messagesFrom(0, 1) }));
@@ -168,11 +180,18 @@ describe('batch publishing', () => {
   it('acknowledges exactly the accepted messages when the workflow stops mid-batch: each acknowledged one is processed, no other', async () => {
     const { service } = await startFeed();
     // the batch fills the queue behind the held service and waits inside it
-    const batch = call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, 200) }, { deadlineMs: 120_000 });
+    const batch = call(
+      harness.executor,
+      'publishMessages',
+      { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, 200) },
+      { deadlineMs: 120_000 },
+    );
     const held = await fullyHeld(harness, service);
 
     const stopping = call(harness.executor, 'stopWorkflow', { name: workflowName, drainTimeout: { seconds: 60, nanos: 0 } }, { deadlineMs: 120_000 });
-    await expect.poll(async () => (await call(harness.executor, 'getWorkflowStatus', { name: workflowName })).state).toBe(WorkflowState.WORKFLOW_STATE_STOPPING);
+    await expect
+      .poll(async () => (await call(harness.executor, 'getWorkflowStatus', { name: workflowName })).state)
+      .toBe(WorkflowState.WORKFLOW_STATE_STOPPING);
     service.release();
     const { results } = await batch;
     expect((await stopping).state).toBe(WorkflowState.WORKFLOW_STATE_STOPPED);
@@ -207,7 +226,10 @@ describe('batch publishing', () => {
     let waitedForDrain = false;
     const writing = (async () => {
       for (let index = 0; index < requests; index++) {
-        const request = index === 0 ? { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, 1, padding) } : { workflowName: '', inlet: '', messages: messagesFrom(index, 1, padding) };
+        const request =
+          index === 0
+            ? { workflowName: workflowName, inlet: INLET, messages: messagesFrom(0, 1, padding) }
+            : { workflowName: '', inlet: '', messages: messagesFrom(index, 1, padding) };
         written++;
         if (!stream.write(request)) {
           waitedForDrain = true;

@@ -8,7 +8,14 @@ import { COMPONENT_KINDS } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { inletFactory } from '../src/components/inlet.js';
-import { type ComponentContext, ComponentFailedError, type ComponentFactory, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
+import {
+  type ComponentContext,
+  ComponentFailedError,
+  type ComponentFactory,
+  type LoomMessage,
+  type Outcome,
+  type Processor,
+} from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
 import { ScriptCompileError } from '../src/scripts/javascript.js';
 import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
@@ -30,10 +37,21 @@ function contextFor(script: string, role: 'transformer' | 'filter'): ComponentCo
   const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
   const name = `python_${role}`;
   const instance = instanceOf(kind, name, { script, language: 'python' });
-  return { name, instance, options: optionsOf(instance), resource: undefined, workflowName: 'scripts', logger, signal: new AbortController().signal, dryRun: false, privateDirectory: () => privateDir, fail: (error) => {
-    // processors throw ComponentFailedError rather than calling fail
-    throw error;
-  } };
+  return {
+    name,
+    instance,
+    options: optionsOf(instance),
+    resource: undefined,
+    workflowName: 'scripts',
+    logger,
+    signal: new AbortController().signal,
+    dryRun: false,
+    privateDirectory: () => privateDir,
+    fail: (error) => {
+      // processors throw ComponentFailedError rather than calling fail
+      throw error;
+    },
+  };
 }
 
 const processors: Processor[] = [];
@@ -106,7 +124,9 @@ describe('Python transformer and filter', () => {
   });
 
   it("under the policy writes and reads back files in the workflow's private temp directory, its working directory", async () => {
-    const processor = await processorFor("import os\nwith open('notes.txt', 'w') as f:\n    f.write(body['text'])\nwith open(os.path.join(os.getcwd(), 'notes.txt')) as f:\n    return {'read': f.read(), 'cwd': os.getcwd()}");
+    const processor = await processorFor(
+      "import os\nwith open('notes.txt', 'w') as f:\n    f.write(body['text'])\nwith open(os.path.join(os.getcwd(), 'notes.txt')) as f:\n    return {'read': f.read(), 'cwd': os.getcwd()}",
+    );
     expect(await run(processor, { text: 'kept' })).toEqual([{ ok: true, outputs: [expect.objectContaining({ body: { read: 'kept', cwd: privateDir } })] }]);
     expect(readFileSync(join(privateDir, 'notes.txt'), 'utf8')).toBe('kept');
   });
@@ -214,7 +234,10 @@ describe('Python component with concurrency above 1 (workers share one script ho
   async function runConcurrently(script: string, timeoutMs: number): Promise<{ received: LoomMessage[]; failures: { id: string; error: string }[] }> {
     const sink = captureSink();
     const failures: { id: string; error: string }[] = [];
-    const python: ComponentFactory = { kind: 'processor', create: (context) => createPythonProcessor(context, 'transformer', { memoryLimitMb: 256, timeoutMs }, pythonSandbox(true)) };
+    const python: ComponentFactory = {
+      kind: 'processor',
+      create: (context) => createPythonProcessor(context, 'transformer', { memoryLimitMb: 256, timeoutMs }, pythonSandbox(true)),
+    };
     const workflow = workflowOf(
       'concurrent python',
       [
@@ -256,7 +279,10 @@ describe('Python component with concurrency above 1 (workers share one script ho
   });
 
   it('blames only the message over its time limit; the messages of the other workers go on to a new host with their own answers', async () => {
-    const { received, failures } = await runConcurrently("if body['n'] == 337:\n    while True:\n        pass\nreturn {'n': body['n'], 'tag': body['tag']}", 1_000);
+    const { received, failures } = await runConcurrently(
+      "if body['n'] == 337:\n    while True:\n        pass\nreturn {'n': body['n'], 'tag': body['tag']}",
+      1_000,
+    );
     expect(failures).toEqual([{ id: 'm337', error: 'the script ran longer than the time limit of 1000 ms' }]);
     expect(received).toHaveLength(999);
     for (const output of received) {

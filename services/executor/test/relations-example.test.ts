@@ -68,9 +68,22 @@ function example(): WorkflowConfiguration {
     components: [
       componentInstance(COMPONENT_KINDS.INLET, IDS.inlet),
       extraction,
-      { ...componentInstance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, IDS.writer, { annotation_field: '_annotation', failure_handler: IDS.failures }), resource: helper },
-      { ...componentInstance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, IDS.relations, { rules: RULES, target_resource: IDS.knowledge, failure_handler: IDS.failures }), resource: helper },
-      { ...componentInstance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, IDS.graphWriter, { query: WRITE_ARTICLE, failure_handler: IDS.failures }), resource: knowledge },
+      {
+        ...componentInstance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, IDS.writer, { annotation_field: '_annotation', failure_handler: IDS.failures }),
+        resource: helper,
+      },
+      {
+        ...componentInstance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, IDS.relations, {
+          rules: RULES,
+          target_resource: IDS.knowledge,
+          failure_handler: IDS.failures,
+        }),
+        resource: helper,
+      },
+      {
+        ...componentInstance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, IDS.graphWriter, { query: WRITE_ARTICLE, failure_handler: IDS.failures }),
+        resource: knowledge,
+      },
       componentInstance(COMPONENT_KINDS.LOGGER, IDS.failures, { level: 'warn' }),
     ],
     links: [
@@ -112,7 +125,9 @@ describe('examples/relations.workflow.json', () => {
       create: () =>
         Promise.resolve({
           process: (batch: readonly LoomMessage[]) =>
-            Promise.resolve(batch.map((message) => outcome.emit({ ...message, body: { ...message.body, _annotation: annotation([WORKS_FOR, LEADS], 'article-1') } }))),
+            Promise.resolve(
+              batch.map((message) => outcome.emit({ ...message, body: { ...message.body, _annotation: annotation([WORKS_FOR, LEADS], 'article-1') } })),
+            ),
           close: () => Promise.resolve(),
         }),
     };
@@ -122,16 +137,24 @@ describe('examples/relations.workflow.json', () => {
     const run = await WorkflowRun.start(workflow, { factories, logger });
     try {
       for (const id of ['first', 'again']) {
-        await run.publish(IDS.inlet, { id, body: { text: 'Ada Lovelace works for Analytical Engines. Grace Hopper leads the Navy Lab.' }, headers: {} }, new AbortController().signal);
+        await run.publish(
+          IDS.inlet,
+          { id, body: { text: 'Ada Lovelace works for Analytical Engines. Grace Hopper leads the Navy Lab.' }, headers: {} },
+          new AbortController().signal,
+        );
       }
-      await expect.poll(() => failures.length + (run.counters().find((counters) => counters.name === IDS.graphWriter)?.messagesOut ?? 0), { timeout: 90_000 }).toBe(2);
+      await expect
+        .poll(() => failures.length + (run.counters().find((counters) => counters.name === IDS.graphWriter)?.messagesOut ?? 0), { timeout: 90_000 })
+        .toBe(2);
       expect(failures.map((failure) => failure.body['error'])).toEqual([]);
     } finally {
       await run.stop(5_000);
     }
     const embedded = await stores.open(graph('check', 'knowledge'));
     try {
-      const rows = await embedded.run('MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object, r.document AS document');
+      const rows = await embedded.run(
+        'MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object, r.document AS document',
+      );
       expect(rows.sort((x, y) => JSON.stringify(x['relation']).localeCompare(JSON.stringify(y['relation'])))).toEqual([
         { subject: 'Grace Hopper', relation: 'LEADS', object: 'Navy Lab', document: 'article-1' },
         { subject: 'Ada Lovelace', relation: 'WORKS_FOR', object: 'Analytical Engines', document: 'article-1' },

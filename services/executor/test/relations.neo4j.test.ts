@@ -30,7 +30,11 @@ const SINK = 'Sink_3d4e5f6a-7b8c-4d9e-9f0a-2b3c4d5e6f7a';
 
 function neo4j(): ResourceInstance {
   const definition = findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE)!;
-  return { name: 'Helper_4e5f6a7b-8c9d-4e0f-8a1b-3c4d5e6f7a8b', resource: definition, parameters: { host: 'nlp.example.com', user: 'neo4j', password: 'pw-123456', database: 'nlp' } };
+  return {
+    name: 'Helper_4e5f6a7b-8c9d-4e0f-8a1b-3c4d5e6f7a8b',
+    resource: definition,
+    parameters: { host: 'nlp.example.com', user: 'neo4j', password: 'pw-123456', database: 'nlp' },
+  };
 }
 
 describe('relation components on Neo4j (recording driver)', () => {
@@ -46,9 +50,33 @@ describe('relation components on Neo4j (recording driver)', () => {
       if (query !== leads.cypher) return [];
       // what Neo4j would answer for "Grace Hopper leads the Navy Lab": subject, verb and object occurrences
       const node = (id: number, properties: Record<string, unknown>) => new types.Node(int(id), ['TagOccurrence'], properties, `4:nlp:${id}`);
-      const grace = { tokenIndex: 1, value: 'Grace', lemma: 'Grace', pos: 'NNP', startPosition: 0, endPosition: 5, ne: 'PERSON', entityId: 'd_0_e0', entityValue: 'Grace Hopper', entityStart: 0, entityEnd: 12 };
+      const grace = {
+        tokenIndex: 1,
+        value: 'Grace',
+        lemma: 'Grace',
+        pos: 'NNP',
+        startPosition: 0,
+        endPosition: 5,
+        ne: 'PERSON',
+        entityId: 'd_0_e0',
+        entityValue: 'Grace Hopper',
+        entityStart: 0,
+        entityEnd: 12,
+      };
       const verb = { tokenIndex: 3, value: 'leads', lemma: 'lead', pos: 'VBZ', startPosition: 13, endPosition: 18 };
-      const lab = { tokenIndex: 6, value: 'Lab', lemma: 'Lab', pos: 'NNP', startPosition: 28, endPosition: 31, ne: 'ORGANIZATION', entityId: 'd_0_e1', entityValue: 'Navy Lab', entityStart: 23, entityEnd: 31 };
+      const lab = {
+        tokenIndex: 6,
+        value: 'Lab',
+        lemma: 'Lab',
+        pos: 'NNP',
+        startPosition: 28,
+        endPosition: 31,
+        ne: 'ORGANIZATION',
+        entityId: 'd_0_e1',
+        entityValue: 'Navy Lab',
+        entityStart: 23,
+        entityEnd: 31,
+      };
       return [new Neo4jRecord(leads.columns as string[], ['neo-doc', 0, node(1, grace), node(3, verb), node(6, lab), 'NSUBJ', null, 'OBJ', null])];
     });
     const workflow = workflowOf(
@@ -100,7 +128,15 @@ describe('relation components on Neo4j (recording driver)', () => {
     expect(ruleStatements.find((statement) => statement.query === leads.cypher)?.parameters).toEqual({ ...leads.parameters, ids: ['neo-doc'] });
     expect(received[0]?.body).toMatchObject({
       node_id: 'neo-doc',
-      _relations: [{ rule: 'leads', relation: 'LEADS', sentence: 0, subject: { text: 'Grace Hopper', start: 0, end: 12 }, object: { text: 'Navy Lab', start: 23, end: 31 } }],
+      _relations: [
+        {
+          rule: 'leads',
+          relation: 'LEADS',
+          sentence: 0,
+          subject: { text: 'Grace Hopper', start: 0, end: 12 },
+          object: { text: 'Navy Lab', start: 23, end: 31 },
+        },
+      ],
     });
   });
 });

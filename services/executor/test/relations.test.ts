@@ -153,9 +153,7 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
     expect(pairsOf(sink[0])).toEqual([]);
     // a parser error that linked "works" (sentence 0) to "Park" (sentence 1): works-for would match the path
     // Alan Turing -nsubj-> works -obl-> Bletchley Park (with "at"), were it not for the one-sentence limit
-    await helper.run(
-      "MATCH (a:TagOccurrence), (b:TagOccurrence) WHERE a.id = 'turing_0_3' AND b.id = 'turing_1_5' CREATE (a)-[:OBL {specific: null}]->(b)",
-    );
+    await helper.run("MATCH (a:TagOccurrence), (b:TagOccurrence) WHERE a.id = 'turing_0_3' AND b.id = 'turing_1_5' CREATE (a)-[:OBL {specific: null}]->(b)");
     const again = await startPipeline();
     await again.publish('turing-again', { _annotation: annotation([TURING, BLETCHLEY], 'turing') });
     await expect.poll(() => again.sink.length, { timeout: 20_000 }).toBe(1);
@@ -197,7 +195,10 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
         [
           instance(COMPONENT_KINDS.INLET, INLET),
           { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, WRITER), resource: resource('nlp_helper') },
-          { ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, EXTRACT, { rules: RULES, target_resource: KNOWLEDGE }), resource: resource('nlp_helper') },
+          {
+            ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, EXTRACT, { rules: RULES, target_resource: KNOWLEDGE }),
+            resource: resource('nlp_helper'),
+          },
         ],
         [
           [INLET, WRITER],
@@ -206,7 +207,13 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
       ),
       resources: [resource('knowledge', KNOWLEDGE)],
     };
-    const outputs = await dryRun(workflow, [{ id: 'sample', body: { _annotation: annotation([LEADS, BASED_IN], 'dry-run-doc') }, headers: {} }], '', factories, logger);
+    const outputs = await dryRun(
+      workflow,
+      [{ id: 'sample', body: { _annotation: annotation([LEADS, BASED_IN], 'dry-run-doc') }, headers: {} }],
+      '',
+      factories,
+      logger,
+    );
     const extraction = outputs.find((output) => output.component === EXTRACT);
     expect(extraction).toMatchObject({ skipped: false, errors: [] });
     const relations = (extraction?.messages[0]?.body?.['_relations'] ?? []) as { relation: string; subject: { text: string }; object: { text: string } }[];
@@ -222,13 +229,18 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
   it('EWT dev sentences with UNER entities: the graph counts equal the CoNLL-U counts, and writing again changes none', async () => {
     const data = findDataDir();
     const sentences = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8')).slice(0, 30);
-    const entities = new Map(parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8')).map((sentence) => [sentence.sentId!, sentence]));
+    const entities = new Map(
+      parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8')).map((sentence) => [sentence.sentId!, sentence]),
+    );
     // documents of up to 6 sentences, as the converter makes them
     const documents = Array.from({ length: 5 }, (_, d) => annotationFromConllu(sentences.slice(d * 6, d * 6 + 6), { docId: `ewt-dev-${d}`, entities }));
     const words = sentences.reduce((sum, sentence) => sum + sentence.words.length, 0);
     const helperCounts = async () => ({
       sentences: await count(helper, "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(s) AS c"),
-      tokens: await count(helper, "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(t) AS c"),
+      tokens: await count(
+        helper,
+        "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(t) AS c",
+      ),
       // every relationship between two occurrences is a dependency (the root's to itself included)
       dependencies: await count(
         helper,
@@ -243,7 +255,11 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
       await expect.poll(() => sink.length + failures.length, { timeout: 150_000 }).toBe(documents.length);
       expect(failures).toEqual([]);
       const counts = await helperCounts();
-      expect({ sentences: counts.sentences, tokens: counts.tokens, dependencies: counts.dependencies }).toEqual({ sentences: 30, tokens: words, dependencies: words });
+      expect({ sentences: counts.sentences, tokens: counts.tokens, dependencies: counts.dependencies }).toEqual({
+        sentences: 30,
+        tokens: words,
+        dependencies: words,
+      });
       if (pass === 2) expect(counts).toEqual(firstCounts);
       firstCounts = counts;
     }

@@ -66,7 +66,11 @@ describe('a run whose component dies outside a single message goes FAILED, with 
     const reader = 'Files_2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a';
     const name = await pushAndStart(
       harness,
-      workflowOf('Vanishing inbox_3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b', [instance(COMPONENT_KINDS.FILE_READER, reader, { directory: inbox }), instance(COMPONENT_KINDS.LOGGER, SINK)], [[reader, SINK]]),
+      workflowOf(
+        'Vanishing inbox_3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b',
+        [instance(COMPONENT_KINDS.FILE_READER, reader, { directory: inbox }), instance(COMPONENT_KINDS.LOGGER, SINK)],
+        [[reader, SINK]],
+      ),
     );
     const events = watch(harness, name);
     rmSync(inbox, { recursive: true });
@@ -89,13 +93,20 @@ describe('a run whose component dies outside a single message goes FAILED, with 
       });
     });
     const definition = findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE);
-    const resource: ResourceInstance = { name: 'Graph_4f5a6b7c-8d9e-4f0a-8b1c-2d3e4f5a6b7c', resource: definition as ResourceInstance['resource'], parameters: { host: '127.0.0.1', port, user: 'postgres', graph: 'gone_graph' } };
+    const resource: ResourceInstance = {
+      name: 'Graph_4f5a6b7c-8d9e-4f0a-8b1c-2d3e4f5a6b7c',
+      resource: definition as ResourceInstance['resource'],
+      parameters: { host: '127.0.0.1', port, user: 'postgres', graph: 'gone_graph' },
+    };
     const writer = 'Writer_5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d';
     const name = await pushAndStart(
       harness,
       workflowOf(
         'Unreachable graph_6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e',
-        [instance(COMPONENT_KINDS.INLET, INLET), { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, writer, { query: 'CREATE (n:Lost {id: $id})', max_retry: 2, delay: 10 }), resource }],
+        [
+          instance(COMPONENT_KINDS.INLET, INLET),
+          { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, writer, { query: 'CREATE (n:Lost {id: $id})', max_retry: 2, delay: 10 }), resource },
+        ],
         [[INLET, writer]],
       ),
     );
@@ -112,13 +123,18 @@ describe('a run whose component dies outside a single message goes FAILED, with 
 
   it('a script host that cannot be restarted: its working directory is gone when the host must be replaced', async () => {
     const harness = await start(['loom.scripts.timeLimitMs=1000']);
-    const script = "import os\nif body['op'] == 'where':\n    raise ValueError(os.getcwd())\nif body['op'] == 'hang':\n    while True:\n        pass\nreturn body";
+    const script =
+      "import os\nif body['op'] == 'where':\n    raise ValueError(os.getcwd())\nif body['op'] == 'hang':\n    while True:\n        pass\nreturn body";
     const transformer = 'Script_7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
     const name = await pushAndStart(
       harness,
       workflowOf(
         'Homeless script_8d9e0f1a-2b3c-4d4e-9f5a-6b7c8d9e0f1a',
-        [instance(COMPONENT_KINDS.INLET, INLET), instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, transformer, { script, language: 'python' }), instance(COMPONENT_KINDS.LOGGER, SINK)],
+        [
+          instance(COMPONENT_KINDS.INLET, INLET),
+          instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, transformer, { script, language: 'python' }),
+          instance(COMPONENT_KINDS.LOGGER, SINK),
+        ],
         [
           [INLET, transformer],
           [transformer, SINK],

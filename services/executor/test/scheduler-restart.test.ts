@@ -14,7 +14,9 @@ afterEach(async () => {
 
 describe('the scheduler against the real executor', () => {
   it('restarts an autoStart run that went FAILED under its backoff, with the executor reason; the new run is RUNNING', async () => {
-    const harness: ExecutorHarness = await startExecutor(['loom.scheduler.restart.initialDelayMs=100', 'loom.scheduler.restart.maxDelayMs=1000'], { modules: [schedulerModule] });
+    const harness: ExecutorHarness = await startExecutor(['loom.scheduler.restart.initialDelayMs=100', 'loom.scheduler.restart.maxDelayMs=1000'], {
+      modules: [schedulerModule],
+    });
     cleanups.push(() => harness.stop());
     const scheduler = createClient(SchedulerClient, `127.0.0.1:${harness.running.port}`, { retry: false });
     cleanups.push(() => scheduler.close());
@@ -25,7 +27,14 @@ describe('the scheduler against the real executor', () => {
 
     const reader = 'Files_9e0f1a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b';
     const sink = 'Out_0f1a2b3c-4d5e-4f6a-9b7c-8d9e0f1a2b3c';
-    const workflow = { ...workflowOf('Restarted inbox_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5e', [instance(COMPONENT_KINDS.FILE_READER, reader, { directory: inbox }), instance(COMPONENT_KINDS.LOGGER, sink)], [[reader, sink]]), autoStart: true };
+    const workflow = {
+      ...workflowOf(
+        'Restarted inbox_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5e',
+        [instance(COMPONENT_KINDS.FILE_READER, reader, { directory: inbox }), instance(COMPONENT_KINDS.LOGGER, sink)],
+        [[reader, sink]],
+      ),
+      autoStart: true,
+    };
     const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
     const name = put.summary?.name ?? workflow.name;
     const status = () => call(harness.executor, 'getWorkflowStatus', { name }).catch(() => undefined);
@@ -36,9 +45,21 @@ describe('the scheduler against the real executor', () => {
 
     // the run dies outside a single message; while the directory is missing, restarts fail at start and back off
     rmSync(inbox, { recursive: true });
-    await expect.poll(async () => (await call(scheduler, 'listSchedules', {})).schedules.find((schedule) => schedule.workflowName === name)?.restartAttempts, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await call(scheduler, 'listSchedules', {})).schedules.find((schedule) => schedule.workflowName === name)?.restartAttempts, {
+        timeout: 30_000,
+      })
+      .toBeGreaterThanOrEqual(2);
     mkdirSync(inbox);
-    await expect.poll(async () => { const now = await status(); return now?.state === WorkflowState.WORKFLOW_STATE_RUNNING && now.runId !== first; }, { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          const now = await status();
+          return now?.state === WorkflowState.WORKFLOW_STATE_RUNNING && now.runId !== first;
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(true);
 
     const reason = `component '${reader}' failed: ${reader}.options.directory: '${inbox}' is not an existing directory`;
     const log = harness.logged();
@@ -49,7 +70,9 @@ describe('the scheduler against the real executor', () => {
     expect(log[restart]).toMatchObject({ attempt: 1, reason: 'run failed', error: reason });
     expect([ended < restart, restart < restarted]).toEqual([true, true]);
     // the attempts that found the directory missing failed at start and were retried
-    const delays = log.filter((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay' && entry.workflow === name).map((entry) => entry.delayMs as number);
+    const delays = log
+      .filter((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay' && entry.workflow === name)
+      .map((entry) => entry.delayMs as number);
     expect(delays.length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -18,7 +18,9 @@ const SINK = 'Log_3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c';
  * A loom.v1.Secrets in front of the real one that records what SealConfiguration and DecryptResources are sent and
  * forwards each call with its caller's credentials.
  */
-async function recordingSecretsProxy(target: () => string): Promise<{ port: number; seals: SealConfigurationRequest[]; decrypts: DecryptResourcesRequest[]; stop(): Promise<void> }> {
+async function recordingSecretsProxy(
+  target: () => string,
+): Promise<{ port: number; seals: SealConfigurationRequest[]; decrypts: DecryptResourcesRequest[]; stop(): Promise<void> }> {
   const seals: SealConfigurationRequest[] = [];
   const decrypts: DecryptResourcesRequest[] = [];
   let client: SecretsClient | undefined;

@@ -103,7 +103,11 @@ async function publish(count: number): Promise<number[]> {
   published += count;
   for (let start = 0; start < numbers.length; start += 32) {
     await Promise.all(
-      numbers.slice(start, start + 32).map((n) => call(harness.executor, 'publishMessage', { workflowName, inlet: INLET, body: { text: `message ${n}`, n }, headers: {}, messageId: `m${n}` })),
+      numbers
+        .slice(start, start + 32)
+        .map((n) =>
+          call(harness.executor, 'publishMessage', { workflowName, inlet: INLET, body: { text: `message ${n}`, n }, headers: {}, messageId: `m${n}` }),
+        ),
     );
   }
   return numbers;
@@ -155,7 +159,9 @@ describe('entity extraction against a skill that fails and hangs', () => {
     expect(done).toBeGreaterThan(MESSAGES / 2);
     expect(fake.maxInFlight).toBeGreaterThan(1);
     expect(fake.maxInFlight).toBeLessThanOrEqual(CAP);
-    console.log(`skills chaos: ${done} at the sink, ${failed} in the failure handler, ${posts()} requests reached the skill, at most ${fake.maxInFlight} at once (cap ${CAP})`);
+    console.log(
+      `skills chaos: ${done} at the sink, ${failed} in the failure handler, ${posts()} requests reached the skill, at most ${fake.maxInFlight} at once (cap ${CAP})`,
+    );
   }, 180_000);
 
   it('opens the circuit under total failure (calls stop reaching the skill) and closes it after recovery, messages flowing again', async () => {
@@ -178,6 +184,8 @@ describe('entity extraction against a skill that fails and hangs', () => {
     // the half-open probe may have failed a message or two that came before the skill answered again
     expect(recovered.done).toBeGreaterThan(90);
     expect((await call(harness.skills, 'checkSkill', { name: 'chaos' })).circuitState).toBe(1);
-    console.log(`skills chaos: ${reached} requests reached the skill for 200 messages while it was down; ${recovered.done} of 100 reached the sink after recovery`);
+    console.log(
+      `skills chaos: ${reached} requests reached the skill for 200 messages while it was down; ${recovered.done} of 100 reached the sink after recovery`,
+    );
   }, 180_000);
 });

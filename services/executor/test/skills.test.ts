@@ -8,7 +8,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 /** Two real sentences of UD English EWT dev with their UNER entities, as a CoreNLP-shaped annotation. */
-const fixture = JSON.parse(readFileSync(new URL('../../../libs/domain/test/fixtures/ewt-dev.annotation.json', import.meta.url), 'utf8')) as { text: string; annotation: Annotation };
+const fixture = JSON.parse(readFileSync(new URL('../../../libs/domain/test/fixtures/ewt-dev.annotation.json', import.meta.url), 'utf8')) as {
+  text: string;
+  annotation: Annotation;
+};
 
 let harness: ExecutorHarness;
 let fake: FakeSkill;
@@ -39,8 +42,16 @@ function skillComponent(kind: string, name: string, skill: Skill, configuration:
   return { ...instance(kind, name), skill, skillConfiguration: { inputs: {}, outputs: {}, ...configuration } };
 }
 
-async function dryRun(components: ComponentInstance[], links: [string, string][], bodies: Record<string, unknown>[]): Promise<Record<string, DryRunComponentOutput>> {
-  const workflow = workflowOf('Skills_3f9d4c5b-6e7a-4b8c-9d2e-3f4a5b6c7d8e', [instance(COMPONENT_KINDS.INLET, INLET), ...components], [[INLET, components[0]?.name ?? ''], ...links]);
+async function dryRun(
+  components: ComponentInstance[],
+  links: [string, string][],
+  bodies: Record<string, unknown>[],
+): Promise<Record<string, DryRunComponentOutput>> {
+  const workflow = workflowOf(
+    'Skills_3f9d4c5b-6e7a-4b8c-9d2e-3f4a5b6c7d8e',
+    [instance(COMPONENT_KINDS.INLET, INLET), ...components],
+    [[INLET, components[0]?.name ?? ''], ...links],
+  );
   const { outputs } = await call(harness.executor, 'dryRun', {
     workflow: workflowToProto(workflow),
     inlet: INLET,
@@ -57,7 +68,13 @@ describe('entity extraction component', () => {
     const body = outputs[SKILL]?.messages[0]?.body ?? {};
     expect(body._annotation).toEqual(fixture.annotation);
     expect(body._entities).toEqual({ person: ['Ben Goodger', 'Jim Lobe'], organization: ['Mozilla Firefox'], location: ['Fallujah', 'Iraq', 'Washington'] });
-    expect((body._merged_entities as Record<string, unknown[]>).PERSON?.[1]).toEqual({ sentenceIndex: 1, beginCharacter: 54, endCharacter: 62, label: 'PERSON', value: 'Jim Lobe' });
+    expect((body._merged_entities as Record<string, unknown[]>).PERSON?.[1]).toEqual({
+      sentenceIndex: 1,
+      beginCharacter: 54,
+      endCharacter: 62,
+      label: 'PERSON',
+      value: 'Jim Lobe',
+    });
   });
 
   it('sends the pipeline the workflow chooses for a skill it names only, with the registered url', async () => {
@@ -78,16 +95,26 @@ describe('entity extraction component', () => {
     expect(fake.requests[0]?.path).toBe('/v2/annotate');
     const body = outputs[SKILL]?.messages[0]?.body ?? {};
     expect(body).not.toHaveProperty('_annotation');
-    expect(body.found).toEqual({ person: ['Ben', 'Goodger', 'Jim', 'Lobe'], organization: ['Mozilla', 'Firefox'], location: ['Fallujah', 'Iraq', 'Washington'] });
+    expect(body.found).toEqual({
+      person: ['Ben', 'Goodger', 'Jim', 'Lobe'],
+      organization: ['Mozilla', 'Firefox'],
+      location: ['Fallujah', 'Iraq', 'Washington'],
+    });
     expect((body._merged_entities as Record<string, { value: string }[]>).ORGANIZATION?.map((mention) => mention.value)).toEqual(['Mozilla Firefox']);
   });
 
   it('fails a message without the text field, naming it, and a message the skill refuses, with the skill’s message; the others go on', async () => {
     fake.answerWith((request) => {
       const { text } = JSON.parse(request.body.toString()) as { text: string };
-      return text === 'refuse me' ? { status: 400, body: { error: 'BAD_REQUEST', message: 'text is too long', field: 'text' } } : { status: 200, body: fixture.annotation };
+      return text === 'refuse me'
+        ? { status: 400, body: { error: 'BAD_REQUEST', message: 'text is too long', field: 'text' } }
+        : { status: 200, body: fixture.annotation };
     });
-    const outputs = await dryRun([skillComponent(COMPONENT_KINDS.ENTITY_EXTRACTION, SKILL, { name: 'nlp', url: '' })], [], [{ title: 'no text' }, { text: 'refuse me' }, { text: fixture.text }]);
+    const outputs = await dryRun(
+      [skillComponent(COMPONENT_KINDS.ENTITY_EXTRACTION, SKILL, { name: 'nlp', url: '' })],
+      [],
+      [{ title: 'no text' }, { text: 'refuse me' }, { text: fixture.text }],
+    );
     expect(outputs[SKILL]?.messages.map((message) => message.id)).toEqual(['m2']);
     expect(outputs[SKILL]?.errors).toEqual([
       expect.stringMatching(/^m0: the message has no field 'text'/),
@@ -116,17 +143,40 @@ describe('keyword extraction component', () => {
   });
 
   it('is refused at push without an entity extraction component upstream, naming the component', async () => {
-    const keywords = skillComponent(COMPONENT_KINDS.KEYWORD_EXTRACTION, KEYWORDS, { name: 'kw', url: `${fake.origin}/extractKeywords` }, { inputs: { annotatedText: '_annotation' } });
-    const workflow = workflowOf('Lonely keywords_4a0e5d6c-7f8b-4c9d-8e3f-4a5b6c7d8e9f', [instance(COMPONENT_KINDS.INLET, INLET), keywords], [[INLET, KEYWORDS]]);
+    const keywords = skillComponent(
+      COMPONENT_KINDS.KEYWORD_EXTRACTION,
+      KEYWORDS,
+      { name: 'kw', url: `${fake.origin}/extractKeywords` },
+      { inputs: { annotatedText: '_annotation' } },
+    );
+    const workflow = workflowOf(
+      'Lonely keywords_4a0e5d6c-7f8b-4c9d-8e3f-4a5b6c7d8e9f',
+      [instance(COMPONENT_KINDS.INLET, INLET), keywords],
+      [[INLET, KEYWORDS]],
+    );
     const refused = await failure(call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) }));
     expect(refused.code).toBe(status.INVALID_ARGUMENT);
-    expect(fieldViolationsOf(refused)).toEqual([expect.objectContaining({ field: 'components[1]', reason: 'MISSING_UPSTREAM', description: expect.stringContaining(KEYWORDS) })]);
+    expect(fieldViolationsOf(refused)).toEqual([
+      expect.objectContaining({ field: 'components[1]', reason: 'MISSING_UPSTREAM', description: expect.stringContaining(KEYWORDS) }),
+    ]);
   });
 
   it('is refused at push with a skill of another capability, naming the field', async () => {
-    const keywords = skillComponent(COMPONENT_KINDS.KEYWORD_EXTRACTION, KEYWORDS, { name: 'nlp', url: `${fake.origin}/annotate`, pipeline: 'default' }, { inputs: { annotatedText: 'a' } });
+    const keywords = skillComponent(
+      COMPONENT_KINDS.KEYWORD_EXTRACTION,
+      KEYWORDS,
+      { name: 'nlp', url: `${fake.origin}/annotate`, pipeline: 'default' },
+      { inputs: { annotatedText: 'a' } },
+    );
     const entities = skillComponent(COMPONENT_KINDS.ENTITY_EXTRACTION, SKILL, { name: 'nlp', url: '' });
-    const workflow = workflowOf('Wrong skill_5b1f6e7d-8a9c-4d0e-9f4a-5b6c7d8e9f0a', [instance(COMPONENT_KINDS.INLET, INLET), entities, keywords], [[INLET, SKILL], [SKILL, KEYWORDS]]);
+    const workflow = workflowOf(
+      'Wrong skill_5b1f6e7d-8a9c-4d0e-9f4a-5b6c7d8e9f0a',
+      [instance(COMPONENT_KINDS.INLET, INLET), entities, keywords],
+      [
+        [INLET, SKILL],
+        [SKILL, KEYWORDS],
+      ],
+    );
     const refused = await failure(call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) }));
     expect(fieldViolationsOf(refused).map((violation) => violation.field)).toEqual(['components[2].skill.url', 'components[2].skill.pipeline']);
   });
@@ -136,19 +186,36 @@ describe('web data and PDF components', () => {
   it('posts {url} and writes the parsed data, publish_date without offset', async () => {
     fake.answerWith(() => ({
       status: 200,
-      body: { data: { top_image: 'http://x/a.png', movies: [], text: 'Body', keywords: ['graph'], authors: ['Ada'], publish_date: '2024-05-01T09:30:00+02:00' } },
+      body: {
+        data: { top_image: 'http://x/a.png', movies: [], text: 'Body', keywords: ['graph'], authors: ['Ada'], publish_date: '2024-05-01T09:30:00+02:00' },
+      },
     }));
     const web: Skill = { name: 'web', url: `${fake.origin}/extract` };
-    const outputs = await dryRun([skillComponent(COMPONENT_KINDS.WEB_DATA_EXTRACTION, SKILL, web, { inputs: { url: 'link' }, outputs: { data: 'page' } })], [], [{ link: 'https://example.org/a' }]);
+    const outputs = await dryRun(
+      [skillComponent(COMPONENT_KINDS.WEB_DATA_EXTRACTION, SKILL, web, { inputs: { url: 'link' }, outputs: { data: 'page' } })],
+      [],
+      [{ link: 'https://example.org/a' }],
+    );
     expect(JSON.parse(fake.requests[0]?.body.toString() ?? '')).toEqual({ url: 'https://example.org/a' });
-    expect(outputs[SKILL]?.messages[0]?.body?.page).toEqual({ top_image: 'http://x/a.png', movies: [], text: 'Body', keywords: ['graph'], authors: ['Ada'], publish_date: '2024-05-01T07:30:00' });
+    expect(outputs[SKILL]?.messages[0]?.body?.page).toEqual({
+      top_image: 'http://x/a.png',
+      movies: [],
+      text: 'Body',
+      keywords: ['graph'],
+      authors: ['Ada'],
+      publish_date: '2024-05-01T07:30:00',
+    });
   });
 
   it('sends base64 PDF bytes as application/pdf, or {url}, and writes the text and pages', async () => {
     fake.answerWith(() => ({ status: 200, body: { text: 'Page one', pages: [{ number: 1, text: 'Page one' }], metadata: {} } }));
     const pdf: Skill = { name: 'pdf', url: `${fake.origin}/parse` };
     const bytes = Buffer.from('%PDF-1.4 fake');
-    const outputs = await dryRun([skillComponent(COMPONENT_KINDS.PDF_PARSING, SKILL, pdf)], [], [{ pdf: bytes.toString('base64') }, { pdf: 'https://example.org/a.pdf' }]);
+    const outputs = await dryRun(
+      [skillComponent(COMPONENT_KINDS.PDF_PARSING, SKILL, pdf)],
+      [],
+      [{ pdf: bytes.toString('base64') }, { pdf: 'https://example.org/a.pdf' }],
+    );
     expect(fake.requests[0]?.headers['content-type']).toBe('application/pdf');
     expect(fake.requests[0]?.body.equals(bytes)).toBe(true);
     expect(JSON.parse(fake.requests[1]?.body.toString() ?? '')).toEqual({ url: 'https://example.org/a.pdf' });

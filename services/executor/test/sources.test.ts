@@ -321,7 +321,11 @@ describe('webhook', () => {
 
   it('takes a JSON array or NDJSON lines as one batch, in order, answering the ids; a bad line refuses all of it', async () => {
     const { url, received } = await webhook();
-    const array = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-loom-source': 'feed' }, body: JSON.stringify([{ n: 1 }, { n: 2 }, { n: 3 }]) });
+    const array = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-loom-source': 'feed' },
+      body: JSON.stringify([{ n: 1 }, { n: 2 }, { n: 3 }]),
+    });
     expect(array.status).toBe(202);
     const { ids } = (await array.json()) as { ids: string[] };
     expect(received.map((message) => message.body)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);

@@ -117,7 +117,15 @@ describe('executor tracing', () => {
       'Traced writes_1e2f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b',
       [
         instance(COMPONENT_KINDS.INLET, inlet),
-        { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, writer, { query: 'CREATE (n:Traced {id: $id})', batch_writes: true, batch_size: 3, aggregation_timeout: 2_000 }), resource: graph },
+        {
+          ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, writer, {
+            query: 'CREATE (n:Traced {id: $id})',
+            batch_writes: true,
+            batch_size: 3,
+            aggregation_timeout: 2_000,
+          }),
+          resource: graph,
+        },
       ],
       [[inlet, writer]],
     );
@@ -125,7 +133,9 @@ describe('executor tracing', () => {
     const name = put.summary?.name ?? '';
     await call(harness.executor, 'startWorkflow', { name });
     await Promise.all(
-      ['a', 'b', 'c'].map((id) => call(harness.executor, 'publishMessage', { workflowName: name, inlet, body: { id }, headers: {}, messageId: `batched-${id}` })),
+      ['a', 'b', 'c'].map((id) =>
+        call(harness.executor, 'publishMessage', { workflowName: name, inlet, body: { id }, headers: {}, messageId: `batched-${id}` }),
+      ),
     );
     const batchSpan = () => exporter.getFinishedSpans().find((span) => span.name === `graph batch ${writer}`);
     await expect.poll(batchSpan, { timeout: 10_000 }).toBeDefined();
@@ -133,6 +143,10 @@ describe('executor tracing', () => {
 
     const messageSpans = ['a', 'b', 'c'].map((id) => spansOf(`batched-${id}`).find((span) => span.name === `process ${writer}`));
     expect(batchSpan()?.attributes).toMatchObject({ 'loom.batch.size': 3 });
-    expect(batchSpan()?.links.map((link) => link.context.spanId).sort()).toEqual(messageSpans.map((span) => span?.spanContext().spanId).sort());
+    expect(
+      batchSpan()
+        ?.links.map((link) => link.context.spanId)
+        .sort(),
+    ).toEqual(messageSpans.map((span) => span?.spanContext().spanId).sort());
   });
 });

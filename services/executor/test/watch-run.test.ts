@@ -20,10 +20,14 @@ const FAILING = 'Always fails_2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a';
 describe('WatchRun', () => {
   it('ends a watcher that stops reading with RESOURCE_EXHAUSTED once it is too far behind, instead of queueing every event', async () => {
     // every message fails, and every failure is a run event with its (long) error
-    const workflow = workflowOf('Watched_3e4f5a6b-7c8d-4e9f-8a1b-2c3d4e5f6a7b', [
-      instance(COMPONENT_KINDS.INLET, INLET),
-      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, FAILING, { script: `throw new Error('${'x'.repeat(500)}');`, language: 'javascript' }),
-    ], [[INLET, FAILING]]);
+    const workflow = workflowOf(
+      'Watched_3e4f5a6b-7c8d-4e9f-8a1b-2c3d4e5f6a7b',
+      [
+        instance(COMPONENT_KINDS.INLET, INLET),
+        instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, FAILING, { script: `throw new Error('${'x'.repeat(500)}');`, language: 'javascript' }),
+      ],
+      [[INLET, FAILING]],
+    );
     const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
     const name = put.summary?.name ?? '';
     await call(harness.executor, 'startWorkflow', { name });
@@ -47,12 +51,18 @@ describe('WatchRun', () => {
       await call(harness.executor, 'publishMessages', { workflowName: name, inlet: INLET, messages });
     }
     await expect
-      .poll(async () => (await call(harness.executor, 'getWorkflowStatus', { name })).components.find((component) => component.name === FAILING)?.messagesFailed, { timeout: 60_000 })
+      .poll(
+        async () => (await call(harness.executor, 'getWorkflowStatus', { name })).components.find((component) => component.name === FAILING)?.messagesFailed,
+        { timeout: 60_000 },
+      )
       .toBe(total);
     stream.resume();
     const end = await ended;
     stream.cancel();
-    expect(end === 'too many' ? end : { code: end.code, details: end.details }).toEqual({ code: status.RESOURCE_EXHAUSTED, details: expect.stringContaining(`more than ${MAX_PENDING_RUN_EVENTS} events behind`) });
+    expect(end === 'too many' ? end : { code: end.code, details: end.details }).toEqual({
+      code: status.RESOURCE_EXHAUSTED,
+      details: expect.stringContaining(`more than ${MAX_PENDING_RUN_EVENTS} events behind`),
+    });
     expect(received.length).toBeLessThan(total);
     await call(harness.executor, 'stopWorkflow', { name });
   }, 120_000);

@@ -68,7 +68,12 @@ export class ExecutorPort {
       if (isServiceError(error) && error.code === status.NOT_FOUND) return undefined;
       throw error;
     }
-    return { runId: response.runId, state: response.state, ...(response.startedAt === undefined ? {} : { startedAt: response.startedAt }), lastError: response.lastError };
+    return {
+      runId: response.runId,
+      state: response.state,
+      ...(response.startedAt === undefined ? {} : { startedAt: response.startedAt }),
+      lastError: response.lastError,
+    };
   }
 
   /** Stops a run (the executor's default drain). */

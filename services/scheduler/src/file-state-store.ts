@@ -138,7 +138,13 @@ export class FileStateStore implements SchedulerStateStore {
       entry.handledUntil = fire.scheduledAt.toISOString();
       entry.lastFireTime = later(entry.lastFireTime, fire.scheduledAt);
     }
-    entry.unfinished.push({ scheduledAt: fire.scheduledAt.toISOString(), kind: fire.kind, holder: fire.holder, claimedAt: fire.claimedAt.toISOString(), state: 'claimed' });
+    entry.unfinished.push({
+      scheduledAt: fire.scheduledAt.toISOString(),
+      kind: fire.kind,
+      holder: fire.holder,
+      claimedAt: fire.claimedAt.toISOString(),
+      state: 'claimed',
+    });
     await this.persist();
     return true;
   }

@@ -43,7 +43,8 @@ export interface FireRunnerOptions {
 }
 
 /** What a running workflow with ALLOW but without an inlet does with a fire, as its log and status say. */
-export const NO_INLET_DETAIL = 'ALLOW: the previous run is still going and the workflow has no inlet to take a trigger message (the executor keeps one run per workflow)';
+export const NO_INLET_DETAIL =
+  'ALLOW: the previous run is still going and the workflow has no inlet to take a trigger message (the executor keeps one run per workflow)';
 
 /**
  * Carries out fires. A fire is claimed in the state store first, so it acts once across schedulers and restarts. Then:
@@ -104,7 +105,10 @@ export class FireRunner {
         await this.options.store.settle(fire, 'started', { runId: run.runId, detail: `started by ${fire.holder}` });
         return;
       }
-      this.options.logger.info({ workflow: fire.workflow, scheduledAt: fire.scheduledAt.toISOString(), holder: fire.holder, state: fire.state }, 'finishing a fire claimed earlier');
+      this.options.logger.info(
+        { workflow: fire.workflow, scheduledAt: fire.scheduledAt.toISOString(), holder: fire.holder, state: fire.state },
+        'finishing a fire claimed earlier',
+      );
       await this.act(target, fire);
     } catch (error) {
       this.options.logger.error({ workflow: fire.workflow, error: describeError(error) }, 'cannot finish an unfinished fire');
@@ -150,7 +154,9 @@ export class FireRunner {
 
   /** The queued start of a QUEUE fire, once the run it waited for ended. */
   private async startQueued(target: FireTarget, claim: FireClaim): Promise<void> {
-    const start = await this.options.supervisor.startForFire(target.name, claim).catch((error: unknown) => ({ kind: 'failed' as const, error: describeError(error) }));
+    const start = await this.options.supervisor
+      .startForFire(target.name, claim)
+      .catch((error: unknown) => ({ kind: 'failed' as const, error: describeError(error) }));
     if (start.kind === 'running') {
       // another run began meanwhile: keep waiting for that one
       if (this.options.supervisor.queue(target.name, () => this.startQueued(target, claim))) return;
@@ -158,12 +164,23 @@ export class FireRunner {
     const result: FireResult =
       start.kind === 'started'
         ? { outcome: 'started', runId: start.runId, detail: 'queued fire' }
-        : { outcome: start.kind === 'failed' ? 'failed' : 'skipped', runId: '', detail: start.kind === 'failed' ? start.error : 'QUEUE: a fire is queued already' };
+        : {
+            outcome: start.kind === 'failed' ? 'failed' : 'skipped',
+            runId: '',
+            detail: start.kind === 'failed' ? start.error : 'QUEUE: a fire is queued already',
+          };
     await this.settle(target, claim, result);
   }
 
   private async settle(target: FireTarget, claim: FireClaim, result: FireResult): Promise<void> {
-    const fields = { workflow: target.name, scheduledAt: claim.scheduledAt.toISOString(), kind: claim.kind, outcome: result.outcome, runId: result.runId || undefined, detail: result.detail || undefined };
+    const fields = {
+      workflow: target.name,
+      scheduledAt: claim.scheduledAt.toISOString(),
+      kind: claim.kind,
+      outcome: result.outcome,
+      runId: result.runId || undefined,
+      detail: result.detail || undefined,
+    };
     if (result.outcome === 'failed') this.options.logger.warn(fields, 'schedule fired; the fire failed');
     else this.options.logger.info(fields, 'schedule fired');
     try {

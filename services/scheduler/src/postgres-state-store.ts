@@ -139,7 +139,10 @@ export class PostgresStateStore implements SchedulerStateStore {
          WHERE workflow = $1 AND fire_time = $2`,
         [fire.workflow, fire.scheduledAt, outcome, detail.runId ?? '', (detail.detail ?? '').slice(0, 1000)],
       );
-      await client.query(`UPDATE public.scheduler_schedule SET ${COUNT_COLUMN[outcome]} = ${COUNT_COLUMN[outcome]} + 1, updated_at = now() WHERE workflow = $1`, [fire.workflow]);
+      await client.query(
+        `UPDATE public.scheduler_schedule SET ${COUNT_COLUMN[outcome]} = ${COUNT_COLUMN[outcome]} + 1, updated_at = now() WHERE workflow = $1`,
+        [fire.workflow],
+      );
     });
   }
 
@@ -168,10 +171,22 @@ export class PostgresStateStore implements SchedulerStateStore {
       `UPDATE public.scheduler_fire SET outcome = 'failed', detail = 'abandoned: claimed too long ago to make up for', settled_at = now()
        WHERE outcome IN ('claimed', 'queued') AND claimed_at < now() - interval '${UNFINISHED_HORIZON}'`,
     );
-    const { rows } = await this.db.query<{ workflow: string; fire_time: Date; kind: FireClaim['kind']; holder: string; claimed_at: Date; outcome: UnfinishedFire['state'] }>(
-      `SELECT workflow, fire_time, kind, holder, claimed_at, outcome FROM public.scheduler_fire WHERE outcome IN ('claimed', 'queued') ORDER BY fire_time`,
-    );
-    return rows.map((row) => ({ workflow: row.workflow, scheduledAt: row.fire_time, kind: row.kind, holder: row.holder, claimedAt: row.claimed_at, state: row.outcome }));
+    const { rows } = await this.db.query<{
+      workflow: string;
+      fire_time: Date;
+      kind: FireClaim['kind'];
+      holder: string;
+      claimed_at: Date;
+      outcome: UnfinishedFire['state'];
+    }>(`SELECT workflow, fire_time, kind, holder, claimed_at, outcome FROM public.scheduler_fire WHERE outcome IN ('claimed', 'queued') ORDER BY fire_time`);
+    return rows.map((row) => ({
+      workflow: row.workflow,
+      scheduledAt: row.fire_time,
+      kind: row.kind,
+      holder: row.holder,
+      claimedAt: row.claimed_at,
+      state: row.outcome,
+    }));
   }
 
   /** Deletes settled fires older than FIRE_RETENTION_DAYS; answers how many. */

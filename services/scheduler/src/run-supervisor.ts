@@ -34,7 +34,10 @@ export interface RunView {
 }
 
 /** What a start for a fire came to: a new run, a failure, or the previous run still going. */
-export type FireStart = { readonly kind: 'started'; readonly runId: string } | { readonly kind: 'failed'; readonly error: string } | { readonly kind: 'running'; readonly run: RunInfo };
+export type FireStart =
+  | { readonly kind: 'started'; readonly runId: string }
+  | { readonly kind: 'failed'; readonly error: string }
+  | { readonly kind: 'running'; readonly run: RunInfo };
 
 interface Track {
   readonly name: string;
@@ -347,7 +350,10 @@ export class RunSupervisor {
   /** The executor cannot be reached: once it answers again, the run is looked at afresh. */
   private async watchFailed(track: Track, watch: Track['watch'], failure: unknown): Promise<void> {
     if (track.watch === watch) track.watch = undefined;
-    this.options.logger.warn({ workflow: track.name, error: describeError(failure) }, 'lost the run stream of the executor; following it again once the executor answers');
+    this.options.logger.warn(
+      { workflow: track.name, error: describeError(failure) },
+      'lost the run stream of the executor; following it again once the executor answers',
+    );
     await this.afterExecutorReturns(track, (run) => {
       if (run !== undefined && isGoing(run.state)) this.observe(track, run);
       else void this.runEnded(track, run?.runId === watch?.runId ? run?.state : undefined, run?.lastError ?? '');

@@ -50,7 +50,10 @@ export async function runScheduleLoop(options: ScheduleLoopOptions): Promise<voi
     if (signal.aborted) return;
     const now = clock.now();
     if (now.getTime() - next.getTime() > MISFIRE_MS) {
-      options.logger.warn({ workflow: options.workflow, due: next.toISOString(), lateMs: now.getTime() - next.getTime() }, 'schedule woke too late; the fires since count as missed');
+      options.logger.warn(
+        { workflow: options.workflow, due: next.toISOString(), lateMs: now.getTime() - next.getTime() },
+        'schedule woke too late; the fires since count as missed',
+      );
       await makeUpFor(options, new Date(next.getTime() - 1), now);
       cursor = now;
       continue;
@@ -74,7 +77,10 @@ async function makeUpFor(options: ScheduleLoopOptions, after: Date, until: Date)
     return;
   }
   if (missed.truncated && policy === 'ALL') {
-    options.logger.warn({ ...fields, madeUp: missed.fires.length }, `more fires were missed than loom.scheduler.catchUp.maxFires; only the latest ${missed.fires.length} are made up`);
+    options.logger.warn(
+      { ...fields, madeUp: missed.fires.length },
+      `more fires were missed than loom.scheduler.catchUp.maxFires; only the latest ${missed.fires.length} are made up`,
+    );
   } else {
     options.logger.info({ ...fields, madeUp: missed.fires.length }, 'making up for fires missed while no scheduler ran this schedule');
   }

@@ -74,7 +74,13 @@ export class Scheduler {
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemClock;
     const executor = new ExecutorPort(options.executor);
-    this.supervisor = new RunSupervisor({ executor, logger: options.logger, backoff: options.config.restart, clock: systemClock, ...(options.random === undefined ? {} : { random: options.random }) });
+    this.supervisor = new RunSupervisor({
+      executor,
+      logger: options.logger,
+      backoff: options.config.restart,
+      clock: systemClock,
+      ...(options.random === undefined ? {} : { random: options.random }),
+    });
     this.fires = new FireRunner({
       store: options.store,
       supervisor: this.supervisor,
@@ -180,7 +186,17 @@ export class Scheduler {
   private onWorkflow(entry: WorkflowEntry, initial: boolean): void {
     const managed = this.managed.get(entry.name);
     const previous = managed?.entry;
-    if (managed === undefined) this.managed.set(entry.name, { entry, schedule: undefined, cron: undefined, scheduleProblem: '', loop: undefined, caughtUp: false, scheduleKnown: false, adoptions: [] });
+    if (managed === undefined)
+      this.managed.set(entry.name, {
+        entry,
+        schedule: undefined,
+        cron: undefined,
+        scheduleProblem: '',
+        loop: undefined,
+        caughtUp: false,
+        scheduleKnown: false,
+        adoptions: [],
+      });
     else managed.entry = entry;
     this.supervisor.setAutoStart(entry.name, entry.autoStart && entry.valid);
     // before the first snapshot is complete, the takeover starts everything at once
@@ -204,7 +220,9 @@ export class Scheduler {
     this.managed.delete(name);
     this.supervisor.forget(name);
     if (this.actingSignal !== undefined) {
-      this.options.store.forget(name).catch((error: unknown) => this.options.logger.warn({ workflow: name, error: describeError(error) }, 'cannot drop the state of a deleted workflow'));
+      this.options.store
+        .forget(name)
+        .catch((error: unknown) => this.options.logger.warn({ workflow: name, error: describeError(error) }, 'cannot drop the state of a deleted workflow'));
     }
   }
 
@@ -281,7 +299,6 @@ export class Scheduler {
     return { name: managed.entry.name, schedule: managed.schedule, inlet: managed.entry.inlet };
   }
 
-
   private find(requested: string): Managed {
     const name = resolveStoredName(requested, this.managed.keys(), 'workflow_name');
     const managed = name === undefined ? undefined : this.managed.get(name);
@@ -294,7 +311,8 @@ export class Scheduler {
   private scheduled(requested: string): Managed {
     const managed = this.find(requested);
     if (managed.schedule === undefined) {
-      const why = managed.scheduleProblem === '' ? 'has no schedule (set one with loom schedule set)' : `has a schedule that cannot run: ${managed.scheduleProblem}`;
+      const why =
+        managed.scheduleProblem === '' ? 'has no schedule (set one with loom schedule set)' : `has a schedule that cannot run: ${managed.scheduleProblem}`;
       throw new NoScheduleError(`workflow '${managed.entry.name}' ${why}`);
     }
     return managed;
@@ -347,7 +365,13 @@ export class Scheduler {
     // manual fires are keyed by their millisecond: two in the same one take the next
     for (let offset = 0; ; offset++) {
       const at = new Date(this.clock.now().getTime() + offset);
-      const claim: FireClaim = { workflow: target.name, scheduledAt: at, kind: 'manual', holder: this.options.leadership.identity, claimedAt: this.clock.now() };
+      const claim: FireClaim = {
+        workflow: target.name,
+        scheduledAt: at,
+        kind: 'manual',
+        holder: this.options.leadership.identity,
+        claimedAt: this.clock.now(),
+      };
       if (await this.options.store.claim(claim)) return this.fires.act(target, claim);
     }
   }

@@ -132,18 +132,20 @@ export class WorkflowFeed {
   private lookUpSchedule(name: string): void {
     if (this.pendingLookup.has(name)) return;
     this.pendingLookup.add(name);
-    this.lookups.run(name, async () => {
-      await this.turn();
-      try {
-        this.pendingLookup.delete(name);
-        await this.readSchedule(name);
-      } finally {
-        // the place passes to the next waiting lookup, if any
-        const next = this.lookupTurns.shift();
-        if (next === undefined) this.lookupsInFlight--;
-        else next();
-      }
-    }).catch((error: unknown) => this.logger.error({ workflow: name, error: describeError(error) }, 'reading a schedule failed'));
+    this.lookups
+      .run(name, async () => {
+        await this.turn();
+        try {
+          this.pendingLookup.delete(name);
+          await this.readSchedule(name);
+        } finally {
+          // the place passes to the next waiting lookup, if any
+          const next = this.lookupTurns.shift();
+          if (next === undefined) this.lookupsInFlight--;
+          else next();
+        }
+      })
+      .catch((error: unknown) => this.logger.error({ workflow: name, error: describeError(error) }, 'reading a schedule failed'));
   }
 
   /** Resolves when fewer than LOOKUP_CONCURRENCY lookups run; the caller then holds a place until it is done. */

@@ -41,7 +41,8 @@ describe('catch-up of fires missed while the scheduler was stopped', () => {
     const second = await startScheduler({ store, executor, stateFile, clock });
     harnesses.push(second);
     await clock.untilWaiting(3);
-    const caughtUp = (name: string): string[] => second.fires.filter((fire) => fire.workflow === name && fire.kind === 'catch-up').map((fire) => fire.scheduledAt.toISOString());
+    const caughtUp = (name: string): string[] =>
+      second.fires.filter((fire) => fire.workflow === name && fire.kind === 'catch-up').map((fire) => fire.scheduledAt.toISOString());
     expect(caughtUp(names.LATEST)).toEqual(['2026-01-01T00:00:07.000Z']);
     expect(caughtUp(names.ALL)).toEqual(['03', '04', '05', '06', '07'].map((second) => `2026-01-01T00:00:${second}.000Z`));
     expect(caughtUp(names.NONE)).toEqual([]);
@@ -52,7 +53,9 @@ describe('catch-up of fires missed while the scheduler was stopped', () => {
     // and then on as usual, each from 00:08 on
     await clock.advanceTo(new Date('2026-01-01T00:00:08.500Z'), 3);
     for (const name of Object.values(names)) {
-      expect(second.fires.filter((fire) => fire.workflow === name && fire.kind === 'cron').map((fire) => fire.scheduledAt.toISOString())).toEqual(['2026-01-01T00:00:08.000Z']);
+      expect(second.fires.filter((fire) => fire.workflow === name && fire.kind === 'cron').map((fire) => fire.scheduledAt.toISOString())).toEqual([
+        '2026-01-01T00:00:08.000Z',
+      ]);
     }
   });
 });
@@ -66,7 +69,13 @@ describe('a fire claimed by a scheduler that stopped before it acted', () => {
     const stateFile = scratchStateFile();
     const clock = new ManualClock(new Date('2026-01-01T10:00:00.200Z'));
     const state = await FileStateStore.open(stateFile);
-    const claim = { workflow: name, scheduledAt: new Date('2026-01-01T10:00:00Z'), kind: 'cron' as const, holder: 'a scheduler that died', claimedAt: new Date('2026-01-01T10:00:00.010Z') };
+    const claim = {
+      workflow: name,
+      scheduledAt: new Date('2026-01-01T10:00:00Z'),
+      kind: 'cron' as const,
+      holder: 'a scheduler that died',
+      claimedAt: new Date('2026-01-01T10:00:00.010Z'),
+    };
     expect(await state.claim(claim)).toBe(true);
     await state.close();
 
@@ -94,7 +103,9 @@ describe('time zones', () => {
     await clock.advanceTo(new Date(to), loops);
     // every fire started a run whose StartWorkflow named that fire
     expect(executor.runs.map((run) => run.scheduledAt).sort()).toEqual(harness.fires.map((fire) => fire.scheduledAt.toISOString()).sort());
-    return Object.fromEntries(Object.keys(crons).map((base) => [base, iso(harness.fires.filter((fire) => fire.workflow === storedName(base)).map((fire) => fire.scheduledAt))]));
+    return Object.fromEntries(
+      Object.keys(crons).map((base) => [base, iso(harness.fires.filter((fire) => fire.workflow === storedName(base)).map((fire) => fire.scheduledAt))]),
+    );
   }
 
   it('fires at the right instants when Europe/Berlin springs forward (02:00 → 03:00 on 29 March 2026)', async () => {

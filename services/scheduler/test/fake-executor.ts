@@ -104,7 +104,16 @@ export class FakeExecutor {
 
   private implementation(): AsyncImplementation<typeof ExecutorService> {
     const refuse = unimplemented(ExecutorService, {
-      startWorkflow: '', stopWorkflow: '', getWorkflowStatus: '', publishMessage: '', publishMessages: 'not faked', publishStream: 'not faked', dryRun: 'not faked', watchRun: '', listComponentDefinitions: 'not faked', queryGraph: 'not faked',
+      startWorkflow: '',
+      stopWorkflow: '',
+      getWorkflowStatus: '',
+      publishMessage: '',
+      publishMessages: 'not faked',
+      publishStream: 'not faked',
+      dryRun: 'not faked',
+      watchRun: '',
+      listComponentDefinitions: 'not faked',
+      queryGraph: 'not faked',
     });
     return {
       ...refuse,

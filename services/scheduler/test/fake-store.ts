@@ -88,7 +88,14 @@ export class FakeStore {
 
   private implementation(): AsyncImplementation<typeof WorkflowStoreService> {
     const refuse = unimplemented(WorkflowStoreService, {
-      putWorkflow: 'not faked', getWorkflow: 'not faked', listWorkflows: 'not faked', deleteWorkflow: 'not faked', watchWorkflows: '', putSchedule: 'not faked', getSchedule: '', resealWorkflows: 'not faked',
+      putWorkflow: 'not faked',
+      getWorkflow: 'not faked',
+      listWorkflows: 'not faked',
+      deleteWorkflow: 'not faked',
+      watchWorkflows: '',
+      putSchedule: 'not faked',
+      getSchedule: '',
+      resealWorkflows: 'not faked',
     });
     return {
       ...refuse,

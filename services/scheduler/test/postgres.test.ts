@@ -65,9 +65,15 @@ describe.runIf(adminUrl !== undefined)('scheduler state and lease in PostgreSQL'
       new PostgresLeadership({ url, identity, pollMs: 100, timeoutMs: 2000, logger: silent, query: (text, params) => db.query(text, params) });
     const a = make('scheduler-a');
     const b = make('scheduler-b');
-    a.start(() => events.push('a leads'), () => events.push('a lost'));
+    a.start(
+      () => events.push('a leads'),
+      () => events.push('a lost'),
+    );
     await expect.poll(() => a.isLeader).toBe(true);
-    b.start(() => events.push('b leads'), () => events.push('b lost'));
+    b.start(
+      () => events.push('b leads'),
+      () => events.push('b lost'),
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(b.isLeader).toBe(false);
     expect(await b.holder()).toBe('scheduler-a');
@@ -121,8 +127,14 @@ describe.runIf(adminUrl !== undefined)('scheduler state and lease in PostgreSQL'
       for (let second = Math.ceil(start / 1000) * 1000 + 1000; second <= end - 1500; second += 1000) expected.push(new Date(second).toISOString());
       const started = executor.runsOf(name).map((run) => run.scheduledAt);
       for (const instant of expected) {
-        expect(started.filter((scheduledAt) => scheduledAt === instant), instant).toHaveLength(1);
-        expect(fired.filter((fire) => fire.scheduledAt.toISOString() === instant), instant).toHaveLength(1);
+        expect(
+          started.filter((scheduledAt) => scheduledAt === instant),
+          instant,
+        ).toHaveLength(1);
+        expect(
+          fired.filter((fire) => fire.scheduledAt.toISOString() === instant),
+          instant,
+        ).toHaveLength(1);
       }
     });
   });

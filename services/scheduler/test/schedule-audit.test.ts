@@ -19,7 +19,11 @@ async function serve(overrides: string[] = []): Promise<{ harness: SchedulerHarn
   const name = storedName('Nightly audit');
   // a schedule that never fires during the test
   store.put(name, { schedule: { enabled: true, cron: '0 0 3 1 1 *', timezone: 'UTC', overlap: 'SKIP', catchUp: 'NONE' } });
-  const harness = await startScheduler({ store, executor: new FakeExecutor(), overrides: [`loom.auth.tokens.ops=${opsToken}`, 'loom.auth.roles.ops=operator', ...overrides] });
+  const harness = await startScheduler({
+    store,
+    executor: new FakeExecutor(),
+    overrides: [`loom.auth.tokens.ops=${opsToken}`, 'loom.auth.roles.ops=operator', ...overrides],
+  });
   harnesses.push(harness);
   const ops = createClient(SchedulerClient, `127.0.0.1:${harness.running.port}`, { retry: false, token: opsToken });
   clients.push(ops);
@@ -34,7 +38,14 @@ describe('pausing and resuming a schedule is audited, fail closed', () => {
     await call(ops, 'resumeSchedule', { workflowName: name });
     const audit = createClient(AuditClient, `127.0.0.1:${harness.running.port}`, { retry: false });
     clients.push(audit);
-    const query = { types: [AuditEventType.AUDIT_EVENT_TYPE_SCHEDULE_CHANGED], workflowName: name, since: undefined, until: undefined, pageSize: 0, pageToken: '' };
+    const query = {
+      types: [AuditEventType.AUDIT_EVENT_TYPE_SCHEDULE_CHANGED],
+      workflowName: name,
+      since: undefined,
+      until: undefined,
+      pageSize: 0,
+      pageToken: '',
+    };
     const { events } = await call(audit, 'query', query);
     expect(events.map((event) => [event.actor, event.attributes])).toEqual([
       ['ops', { change: 'paused', version: '1' }],

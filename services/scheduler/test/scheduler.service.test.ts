@@ -83,7 +83,11 @@ describe('auto-start and restart', () => {
     const failedAt = Date.now();
     await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBe(2);
     expect((executor.current(name)?.startedAt ?? 0) - failedAt).toBeGreaterThanOrEqual(75); // 100 ms less jitter
-    expect(harness.logged().find((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay')).toMatchObject({ workflow: name, attempt: 1, reason: 'run failed' });
+    expect(harness.logged().find((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay')).toMatchObject({
+      workflow: name,
+      attempt: 1,
+      reason: 'run failed',
+    });
 
     executor.restart();
     await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBe(1);

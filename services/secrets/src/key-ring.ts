@@ -66,7 +66,10 @@ export class KeyRing {
       keys.set(active, key);
       generated[active] = key.toString('base64');
       await writeFileAtomic(source.file, serialize({ activeKeyId: active, keys: generated }), { mode: 0o600 });
-      source.logger.warn({ file: source.file, keyId: active }, 'generated a development encryption key (loom.secrets.generateKeys=true); configure loom.secrets.keys in production');
+      source.logger.warn(
+        { file: source.file, keyId: active },
+        'generated a development encryption key (loom.secrets.generateKeys=true); configure loom.secrets.keys in production',
+      );
     }
     if (active === undefined) throw new KeyRingError('loom.secrets.activeKeyId must name the key that encrypts new values');
     if (!keys.has(active)) throw new KeyRingError(`the active key '${active}' is not in the key ring`);
@@ -125,9 +128,7 @@ export class KeyRing {
       return keyId;
     }
     if (!this.source.generateKeys) {
-      throw new KeyRingError(
-        'loom.secrets.generateKeys is false: rotate to a key you configured (add loom.secrets.keys.<id> and call RotateKey with that id)',
-      );
+      throw new KeyRingError('loom.secrets.generateKeys is false: rotate to a key you configured (add loom.secrets.keys.<id> and call RotateKey with that id)');
     }
     const id = `key-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
     const key = randomBytes(KEY_BYTES);

@@ -11,7 +11,9 @@ export const MAX_SLOTS = 10_000;
 /** Checks the slots of a request: each needs a path, and there are at most MAX_SLOTS. */
 export function checkSlots(slots: readonly SecretSlotValue[]): void {
   if (slots.length > MAX_SLOTS) throw ValidationError.of('slots', `at most ${MAX_SLOTS} slots per call`, 'TOO_MANY');
-  const violations = slots.flatMap((slot, index) => (slot.path === '' ? [{ field: `slots[${index}].path`, description: 'is required', reason: 'MISSING_FIELD' }] : []));
+  const violations = slots.flatMap((slot, index) =>
+    slot.path === '' ? [{ field: `slots[${index}].path`, description: 'is required', reason: 'MISSING_FIELD' }] : [],
+  );
   if (violations.length > 0) throw new ValidationError(violations);
 }
 

@@ -7,13 +7,7 @@ import {
   SecretsService,
   type Variable,
 } from '@loom/contracts';
-import {
-  FailedPreconditionError,
-  SEALED_PREFIX,
-  UnavailableError,
-  ValidationError,
-  VARIABLE_NAME,
-} from '@loom/domain';
+import { FailedPreconditionError, SEALED_PREFIX, UnavailableError, ValidationError, VARIABLE_NAME } from '@loom/domain';
 import { appendRequired, AuditAppender, type AsyncImplementation, call, isServiceError, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { KeyRing } from './key-ring.js';
@@ -212,7 +206,10 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
           { cause: error },
         );
       }
-      logger.info({ activeKeyId, workflowsResealed: resealed.workflowsResealed, workflowsLeft: resealed.workflowsLeft }, 'stored workflows re-sealed under the new key');
+      logger.info(
+        { activeKeyId, workflowsResealed: resealed.workflowsResealed, workflowsLeft: resealed.workflowsLeft },
+        'stored workflows re-sealed under the new key',
+      );
       return { activeKeyId, variablesReencrypted, workflowsReencrypted: resealed.workflowsResealed, workflowsLeft: resealed.workflowsLeft };
     },
 

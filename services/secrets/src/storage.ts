@@ -17,9 +17,7 @@ export interface SecretsStorage {
 export async function openSecretsStorage(config: LoomConfig, logger: Logger): Promise<SecretsStorage> {
   const url = config.secrets.databaseUrl;
   const embedded =
-    url === undefined
-      ? await acquireEmbeddedPostgres({ dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port, logger })
-      : undefined;
+    url === undefined ? await acquireEmbeddedPostgres({ dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port, logger }) : undefined;
   const connectionUrl = url ?? (embedded as EmbeddedPostgres).url;
   const db = createPool(connectionUrl, { embedded: embedded !== undefined, applicationName: 'loom-secrets' });
   try {

@@ -106,10 +106,10 @@ export class VariableStore {
 
   /** A page of variables in key order, after the key `after`. */
   async list(limit: number, after: string | undefined): Promise<VariableRow[]> {
-    const result = await this.db.query<DbRow>(
-      `SELECT ${COLUMNS} FROM public.ecosystem_variable WHERE ($1::text IS NULL OR key > $1) ORDER BY key LIMIT $2`,
-      [after ?? null, limit],
-    );
+    const result = await this.db.query<DbRow>(`SELECT ${COLUMNS} FROM public.ecosystem_variable WHERE ($1::text IS NULL OR key > $1) ORDER BY key LIMIT $2`, [
+      after ?? null,
+      limit,
+    ]);
     return result.rows.map(toRow);
   }
 

@@ -3,7 +3,19 @@ import { AuditEventType, SecretsClient } from '@loom/contracts';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditedEvents, auditModule, embeddedBackend, executorToken, failure, graphWorkflow, type SecretsHarness, openVia, sealVia, startSecrets, status } from './harness.js';
+import {
+  auditedEvents,
+  auditModule,
+  embeddedBackend,
+  executorToken,
+  failure,
+  graphWorkflow,
+  type SecretsHarness,
+  openVia,
+  sealVia,
+  startSecrets,
+  status,
+} from './harness.js';
 
 const PLAIN = 'audit-test-secret-value-5c2e';
 const OTHER = 'audit-test-other-value-9d41';
@@ -75,9 +87,9 @@ describe('secrets service: every privileged change audited, fail closed', () => 
     const { workflow: sealed } = await sealVia(secrets.configStore, graphWorkflow('$$DB_PASSWORD'));
     expect((await failure(openVia(ops, sealed))).code).toBe(status.PERMISSION_DENIED);
     // the refusal's record is written beside the refusal, not before it
-    await expect.poll(async () => (await auditedEvents(secrets.audit, [DECRYPT_DENIED])).map((event) => [event.actor, event.attributes.rpc])).toEqual([
-      ['ops', '/loom.v1.Secrets/DecryptResources'],
-    ]);
+    await expect
+      .poll(async () => (await auditedEvents(secrets.audit, [DECRYPT_DENIED])).map((event) => [event.actor, event.attributes.rpc]))
+      .toEqual([['ops', '/loom.v1.Secrets/DecryptResources']]);
     const executor = createClient(SecretsClient, `127.0.0.1:${secrets.running.port}`, { retry: false, token: executorToken });
     try {
       await openVia(executor, sealed);

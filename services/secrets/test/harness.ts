@@ -90,7 +90,10 @@ const fakeConfigStore: ServiceModule = {
 };
 
 /** Starts the secrets service alone on a free port over the backend (with the audit service and a fake config store). */
-export async function startSecrets(backend: Backend, options: { keyRingFile?: string; extraOverrides?: string[]; logger?: Logger; withoutAudit?: boolean } = {}): Promise<SecretsHarness> {
+export async function startSecrets(
+  backend: Backend,
+  options: { keyRingFile?: string; extraOverrides?: string[]; logger?: Logger; withoutAudit?: boolean } = {},
+): Promise<SecretsHarness> {
   const keyRingFile = options.keyRingFile ?? join(mkdtempSync(join(tmpdir(), 'loom-keys-')), 'keyring.json');
   const logLines: string[] = [];
   const logger =
@@ -99,7 +102,12 @@ export async function startSecrets(backend: Backend, options: { keyRingFile?: st
       level: 'debug',
       destination: new Writable({
         write(chunk: Buffer, _encoding, callback) {
-          logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+          logLines.push(
+            ...chunk
+              .toString()
+              .split('\n')
+              .filter((line) => line !== ''),
+          );
           callback();
         },
       }),

@@ -8,7 +8,19 @@ import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fieldViolationsOf } from '@loom/service-kit';
-import { type Backend, embeddedBackend, failure, graphWorkflow, realBackend, type SecretsHarness, openVia, resealCalls, sealVia, startSecrets, status } from './harness.js';
+import {
+  type Backend,
+  embeddedBackend,
+  failure,
+  graphWorkflow,
+  realBackend,
+  type SecretsHarness,
+  openVia,
+  resealCalls,
+  sealVia,
+  startSecrets,
+  status,
+} from './harness.js';
 
 const realUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
 if (realUrl === undefined) console.log('secrets: tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
@@ -138,7 +150,9 @@ describe.each(backends)('secrets service on %s', (_name, makeBackend) => {
     expect(sealed.slots.map((slot) => slot.value.startsWith('###AES-'))).toEqual([true, true, false]);
     const opened = await call(secrets.executor, 'decryptResources', { workflow: undefined, slots: sealed.slots, workflowName: 'w' });
     expect(opened.slots.map((slot) => slot.value)).toEqual([PLAIN, 'typed-key', 'plain-host']);
-    const noPath = await failure(call(secrets.configStore, 'sealConfiguration', { workflow: undefined, slots: [{ path: '', value: 'x', sensitive: true }], workflowName: 'w' }));
+    const noPath = await failure(
+      call(secrets.configStore, 'sealConfiguration', { workflow: undefined, slots: [{ path: '', value: 'x', sensitive: true }], workflowName: 'w' }),
+    );
     expect(fieldViolationsOf(noPath)).toEqual([expect.objectContaining({ field: 'slots[0].path' })]);
   });
 
@@ -224,7 +238,10 @@ describe('secrets service restart (embedded)', () => {
       process.env.NODE_ENV = nodeEnv;
     }
     const key = randomBytes(32).toString('base64');
-    const configured = await startSecrets(embeddedBackend(), { keyRingFile, extraOverrides: ['loom.secrets.generateKeys=false', `loom.secrets.keys.k1=${key}`] });
+    const configured = await startSecrets(embeddedBackend(), {
+      keyRingFile,
+      extraOverrides: ['loom.secrets.generateKeys=false', `loom.secrets.keys.k1=${key}`],
+    });
     cleanups.push(() => configured.stop());
     expect((await call(configured.anonymous, 'describeStorage', {})).activeKeyId).toBe('k1');
     expect((await failure(call(configured.anonymous, 'rotateKey', { keyId: '' }))).details).toMatch(/loom\.secrets\.generateKeys is false/);

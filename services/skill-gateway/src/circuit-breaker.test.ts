@@ -5,7 +5,11 @@ describe('CircuitBreaker', () => {
   it('opens after consecutive failures, probes once after the open time, and closes on the probe’s success', () => {
     let now = 0;
     const changes: CircuitStateName[] = [];
-    const breaker = new CircuitBreaker({ failureThreshold: 3, openMs: 100 }, () => now, (state) => changes.push(state));
+    const breaker = new CircuitBreaker(
+      { failureThreshold: 3, openMs: 100 },
+      () => now,
+      (state) => changes.push(state),
+    );
     breaker.failed(breaker.admit());
     breaker.failed(breaker.admit());
     breaker.succeeded(breaker.admit()); // a success resets the count

@@ -4,7 +4,8 @@ import { FailedPreconditionError } from '@loom/domain';
 export type CircuitStateName = 'CLOSED' | 'OPEN' | 'HALF_OPEN';
 
 /** What happened to the circuit. */
-type CircuitEvent = 'failure-below-threshold' | 'failure-at-threshold' | 'success' | 'open-time-passed' | 'probe-failed' | 'probe-succeeded' | 'probe-abandoned';
+type CircuitEvent =
+  'failure-below-threshold' | 'failure-at-threshold' | 'success' | 'open-time-passed' | 'probe-failed' | 'probe-succeeded' | 'probe-abandoned';
 
 /** The legal transitions: state → event → next state. Anything else is an IllegalCircuitTransitionError. */
 const TRANSITIONS: Readonly<Record<CircuitStateName, Partial<Record<CircuitEvent, CircuitStateName>>>> = {

@@ -27,7 +27,7 @@ export class ConcurrencyLimit {
           onAbort: () => {
             const index = this.waiters.indexOf(waiter);
             if (index >= 0) this.waiters.splice(index, 1);
-            reject(signal?.reason instanceof Error ? signal.reason : new Error("aborted while waiting for a place"));
+            reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted while waiting for a place'));
           },
         };
         signal?.addEventListener('abort', waiter.onAbort, { once: true });

@@ -98,9 +98,11 @@ export class SkillCaller {
     private readonly policy: CallPolicy,
     private readonly logger: Logger,
   ) {
-    this.meter.createObservableGauge('loom.skill.circuit.state', { description: 'circuit of each skill: 0 closed, 1 half-open, 2 open' }).addCallback((result) => {
-      for (const [name, state] of this.states) result.observe(CIRCUIT_GAUGE_VALUES[state.breaker.state], { [ATTR_SKILL_NAME]: name });
-    });
+    this.meter
+      .createObservableGauge('loom.skill.circuit.state', { description: 'circuit of each skill: 0 closed, 1 half-open, 2 open' })
+      .addCallback((result) => {
+        for (const [name, state] of this.states) result.observe(CIRCUIT_GAUGE_VALUES[state.breaker.state], { [ATTR_SKILL_NAME]: name });
+      });
     this.meter.createObservableGauge('loom.skill.in_flight', { description: 'calls under way to each skill from this gateway' }).addCallback((result) => {
       for (const [name, state] of this.states) result.observe(state.limit.inUse, { [ATTR_SKILL_NAME]: name });
     });
@@ -109,7 +111,11 @@ export class SkillCaller {
   /** Circuit state, calls under way and cap of a skill (CLOSED, 0 for one not called yet). */
   describe(skill: Skill): { circuit: CircuitStateName; inFlight: number; maxConcurrency: number } {
     const state = this.states.get(skill.name);
-    return { circuit: state?.breaker.state ?? 'CLOSED', inFlight: state?.limit.inUse ?? 0, maxConcurrency: state?.limit.limit ?? this.policy.maxConcurrency(skill) };
+    return {
+      circuit: state?.breaker.state ?? 'CLOSED',
+      inFlight: state?.limit.inUse ?? 0,
+      maxConcurrency: state?.limit.limit ?? this.policy.maxConcurrency(skill),
+    };
   }
 
   /** Calls a skill with time-out, retries, circuit breaker and cap; never throws for the skill's failures. */
@@ -147,7 +153,10 @@ export class SkillCaller {
     for (let attempt = 0; attempt <= this.policy.retries; attempt++) {
       if (attempt > 0) {
         const retryAfter = last?.kind === 'answer' ? last.retryAfterMs : undefined;
-        const delay = Math.min(this.policy.backoff.maxMs, retryAfter ?? restartDelayMs({ initialDelayMs: this.policy.backoff.initialMs, maxDelayMs: this.policy.backoff.maxMs, jitter: JITTER }, attempt));
+        const delay = Math.min(
+          this.policy.backoff.maxMs,
+          retryAfter ?? restartDelayMs({ initialDelayMs: this.policy.backoff.initialMs, maxDelayMs: this.policy.backoff.maxMs, jitter: JITTER }, attempt),
+        );
         try {
           await sleep(delay, undefined, { signal });
         } catch {
@@ -182,8 +191,14 @@ export class SkillCaller {
     const attempts = this.policy.retries + 1;
     const final = last as Attempt;
     const after = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
-    if (final.kind === 'timeout') return done(status.DEADLINE_EXCEEDED, `skill '${skill.name}' did not answer within ${this.policy.timeoutMs(skill)} ms ${after}`, attempts);
-    return done(status.UNAVAILABLE, `skill '${skill.name}' is unavailable ${after}: ${describeAttempt(final)}`, attempts, final.kind === 'answer' ? final : undefined);
+    if (final.kind === 'timeout')
+      return done(status.DEADLINE_EXCEEDED, `skill '${skill.name}' did not answer within ${this.policy.timeoutMs(skill)} ms ${after}`, attempts);
+    return done(
+      status.UNAVAILABLE,
+      `skill '${skill.name}' is unavailable ${after}: ${describeAttempt(final)}`,
+      attempts,
+      final.kind === 'answer' ? final : undefined,
+    );
   }
 
   private judge(breaker: CircuitBreaker, admission: Admission, attempt: Attempt): void {
@@ -192,7 +207,15 @@ export class SkillCaller {
     else breaker.failed(admission);
   }
 
-  private async attempt(skill: Skill, url: string, request: SkillCall, state: SkillState, resendCount: number, parent: Context, signal: AbortSignal): Promise<Attempt> {
+  private async attempt(
+    skill: Skill,
+    url: string,
+    request: SkillCall,
+    state: SkillState,
+    resendCount: number,
+    parent: Context,
+    signal: AbortSignal,
+  ): Promise<Attempt> {
     const target = new URL(url);
     const span = this.tracer.startSpan(
       `POST ${target.pathname}`,
@@ -209,16 +232,31 @@ export class SkillCaller {
       },
       parent,
     );
-    const headers: Record<string, string> = { 'content-type': request.contentType === undefined || request.contentType === '' ? 'application/json' : request.contentType, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': request.contentType === undefined || request.contentType === '' ? 'application/json' : request.contentType,
+      accept: 'application/json',
+    };
     propagation.inject(trace.setSpan(parent, span), headers);
     const timeoutMs = this.policy.timeoutMs(skill);
     const timeout = AbortSignal.timeout(timeoutMs);
     this.attempts.add(1, { [ATTR_SKILL_NAME]: skill.name });
     let outcome: Attempt;
     try {
-      const response = await fetch(url, { method: 'POST', headers, body: Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength), agent: state.agent, signal: AbortSignal.any([signal, timeout]) });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength),
+        agent: state.agent,
+        signal: AbortSignal.any([signal, timeout]),
+      });
       const body = new Uint8Array(await response.arrayBuffer());
-      outcome = { kind: 'answer', httpStatus: response.status, body, contentType: response.headers.get('content-type') ?? '', retryAfterMs: retryAfterMs(response.headers.get('retry-after')) };
+      outcome = {
+        kind: 'answer',
+        httpStatus: response.status,
+        body,
+        contentType: response.headers.get('content-type') ?? '',
+        retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
+      };
     } catch (error) {
       if (signal.aborted) outcome = { kind: 'cancelled' };
       else if (timeout.aborted) outcome = { kind: 'timeout' };
@@ -252,7 +290,9 @@ export class SkillCaller {
       origin,
       breaker:
         known?.breaker ??
-        new CircuitBreaker(this.policy.breaker, Date.now, (next) => this.logger.info({ skill: skill.name, circuit: next }, `circuit of skill '${skill.name}' is ${next}`)),
+        new CircuitBreaker(this.policy.breaker, Date.now, (next) =>
+          this.logger.info({ skill: skill.name, circuit: next }, `circuit of skill '${skill.name}' is ${next}`),
+        ),
       limit: known?.limit.limit === cap ? known.limit : new ConcurrencyLimit(cap),
       agent: origin.startsWith('https:') ? new HttpsAgent(options) : new HttpAgent(options),
     };
@@ -314,7 +354,10 @@ function reasonOf(error: unknown): string {
 /** A skill's url without its endpoint (`/annotate`, `/v2/annotate`, `/extractKeywords` and what follows it). */
 export function baseUrlOf(url: string): URL {
   const parsed = new URL(url);
-  parsed.pathname = parsed.pathname.replace(/(\/v2)?\/annotate\/?$/, '').replace(/\/extractKeywords(\/.*)?$/, '').replace(/\/+$/, '');
+  parsed.pathname = parsed.pathname
+    .replace(/(\/v2)?\/annotate\/?$/, '')
+    .replace(/\/extractKeywords(\/.*)?$/, '')
+    .replace(/\/+$/, '');
   parsed.search = '';
   parsed.hash = '';
   return parsed;

@@ -112,19 +112,21 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
       // cap, sleeps between attempts and fetches): that many listeners on one signal is by design, not a leak
       setMaxListeners(4 * request.requests.length + 16, context.signal);
       const results = await Promise.all(
-        request.requests.map(
-          async (call): Promise<SkillResult> => {
-            const result = await caller.call(skill, { body: call.body, contentType: call.contentType, traceHeaders: call.traceHeaders, path: call.path }, context.signal);
-            return {
-              code: result.code,
-              message: result.message,
-              body: Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength),
-              contentType: result.contentType,
-              httpStatus: result.httpStatus,
-              attempts: result.attempts,
-            };
-          },
-        ),
+        request.requests.map(async (call): Promise<SkillResult> => {
+          const result = await caller.call(
+            skill,
+            { body: call.body, contentType: call.contentType, traceHeaders: call.traceHeaders, path: call.path },
+            context.signal,
+          );
+          return {
+            code: result.code,
+            message: result.message,
+            body: Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength),
+            contentType: result.contentType,
+            httpStatus: result.httpStatus,
+            attempts: result.attempts,
+          };
+        }),
       );
       return { results };
     },
@@ -132,7 +134,11 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
     async createPipeline(request, context) {
       const { skill } = await registered(request.skillName, 'skill_name');
       if (skill.capability !== 'ENTITY_EXTRACTION') {
-        throw ValidationError.of('skill_name', `names a ${skill.capability} skill: pipelines are created on entity extraction skills`, 'WRONG_SKILL_CAPABILITY');
+        throw ValidationError.of(
+          'skill_name',
+          `names a ${skill.capability} skill: pipelines are created on entity extraction skills`,
+          'WRONG_SKILL_CAPABILITY',
+        );
       }
       const pipeline = request.pipeline;
       if (pipeline === undefined) throw ValidationError.of('pipeline', 'is required', 'MISSING_FIELD');
@@ -149,7 +155,7 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
       throwIfFailed(result);
       const answer = parseAnswer(skill, result);
       logger.info({ skill: skill.name, pipeline: pipeline.name }, 'pipeline created');
-      return { response: typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? (answer) : { answer } };
+      return { response: typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? answer : { answer } };
     },
 
     async checkSkill(request, context) {
@@ -163,11 +169,20 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
         const response = await fetch(probe.toString(), { method: 'GET', signal: AbortSignal.any([context.signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) });
         await response.arrayBuffer();
         const latencyMs = Math.round(performance.now() - started);
-        const detail = response.ok ? `GET ${probe.pathname} answered ${response.status}` : `GET ${probe.pathname} answered ${response.status}: the skill answers, but has no health endpoint there or is unwell`;
+        const detail = response.ok
+          ? `GET ${probe.pathname} answered ${response.status}`
+          : `GET ${probe.pathname} answered ${response.status}: the skill answers, but has no health endpoint there or is unwell`;
         return { reachable: true, latencyMs, httpStatus: response.status, detail, ...base };
       } catch (error) {
-        const reason = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'unknown error';
-        return { reachable: false, latencyMs: Math.round(performance.now() - started), httpStatus: 0, detail: `GET ${probe.pathname} failed: ${reason}`, ...base };
+        const reason =
+          error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'unknown error';
+        return {
+          reachable: false,
+          latencyMs: Math.round(performance.now() - started),
+          httpStatus: 0,
+          detail: `GET ${probe.pathname} failed: ${reason}`,
+          ...base,
+        };
       }
     },
   };
@@ -200,7 +215,8 @@ function skillOf(message: SkillMessage): Skill {
 }
 
 function skillToProto(skill: Skill): SkillMessage {
-  return workflowToProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [skill], workflowResources: [] }).skills[0] as SkillMessage;
+  return workflowToProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [skill], workflowResources: [] })
+    .skills[0] as SkillMessage;
 }
 
 /**

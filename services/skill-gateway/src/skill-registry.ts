@@ -57,7 +57,14 @@ export class SkillRegistry {
 
   /** Registers a checked skill; an existing name is AlreadyExistsError unless `replace`. */
   async register(skill: Skill & { capability: SkillCapabilityName }, replace: boolean): Promise<RegisteredSkill> {
-    const values = [skill.name, skill.capability, skill.url, emptyToNull(skill.pipeline), emptyToNull(skill.version), skill.parameters === undefined ? null : JSON.stringify(skill.parameters)];
+    const values = [
+      skill.name,
+      skill.capability,
+      skill.url,
+      emptyToNull(skill.pipeline),
+      emptyToNull(skill.version),
+      skill.parameters === undefined ? null : JSON.stringify(skill.parameters),
+    ];
     const conflict = replace
       ? 'ON CONFLICT (name) DO UPDATE SET capability = EXCLUDED.capability, url = EXCLUDED.url, pipeline = EXCLUDED.pipeline, version = EXCLUDED.version, parameters = EXCLUDED.parameters, updated_at = now()'
       : 'ON CONFLICT (name) DO NOTHING';

@@ -57,7 +57,12 @@ describe('InvokeSkill', () => {
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0]).toMatchObject({ method: 'POST', path: '/v2/annotate' });
     const [span] = exporter.getFinishedSpans().filter((candidate) => candidate.kind === SpanKind.CLIENT && candidate.name === 'POST /v2/annotate');
-    expect(span?.attributes).toMatchObject({ 'loom.skill.name': 'nlp', 'http.request.method': 'POST', 'http.response.status_code': 200, 'server.address': '127.0.0.1' });
+    expect(span?.attributes).toMatchObject({
+      'loom.skill.name': 'nlp',
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+      'server.address': '127.0.0.1',
+    });
     expect(fake.requests[0]?.headers.traceparent).toContain(span?.spanContext().spanId);
   });
 
@@ -121,7 +126,9 @@ describe('InvokeSkillBatch', () => {
     // twenty requests waiting on one call's cancellation is by design, not a listener leak to warn about
     expect(warnings.map((warning) => warning.name)).not.toContain('MaxListenersExceededWarning');
     expect(results.map((result) => result.code)).toEqual(requests.map((_, n) => (n === 7 ? status.INVALID_ARGUMENT : status.OK)));
-    expect(results.map((result) => (result.code === Number(status.OK) ? (JSON.parse(result.body.toString()) as { n: number }).n : -1))).toEqual(requests.map((_, n) => (n === 7 ? -1 : n)));
+    expect(results.map((result) => (result.code === Number(status.OK) ? (JSON.parse(result.body.toString()) as { n: number }).n : -1))).toEqual(
+      requests.map((_, n) => (n === 7 ? -1 : n)),
+    );
     expect(results[7]?.message).toContain('seven is not text');
     expect(fake.maxInFlight).toBeLessThanOrEqual(3);
     expect((await call(gateway.client, 'checkSkill', { name: 'capped' })).maxConcurrency).toBe(3);
@@ -129,7 +136,11 @@ describe('InvokeSkillBatch', () => {
 
   it('calls a skill given in full without registering it, and refuses one given by an unknown name', async () => {
     fake.answerWith(() => ({ status: 200, body: { given: true } }));
-    const { results } = await call(gateway.client, 'invokeSkillBatch', { skillName: '', skill: entities(fake.origin, 'from a workflow file'), requests: [{ body: json({}), contentType: '', traceHeaders: {}, path: '' }] });
+    const { results } = await call(gateway.client, 'invokeSkillBatch', {
+      skillName: '',
+      skill: entities(fake.origin, 'from a workflow file'),
+      requests: [{ body: json({}), contentType: '', traceHeaders: {}, path: '' }],
+    });
     expect(results[0]?.code).toBe(status.OK);
     const unknown = await failure(call(gateway.client, 'invokeSkillBatch', { skillName: 'nobody', requests: [] }));
     expect(unknown.code).toBe(status.INVALID_ARGUMENT);
@@ -146,7 +157,13 @@ describe('CreatePipeline and CheckSkill', () => {
     });
     expect(created.response).toEqual({ name: 'tech', created: true });
     expect(fake.requests[0]?.path).toBe('/pipeline/new');
-    expect(JSON.parse(fake.requests[0]?.body.toString() ?? '')).toEqual({ name: 'tech', language: 'en', textProcessor: 'loom', annotators: ['tokenize', 'ner'], nerRegexFiles: ['technology.tsv'] });
+    expect(JSON.parse(fake.requests[0]?.body.toString() ?? '')).toEqual({
+      name: 'tech',
+      language: 'en',
+      textProcessor: 'loom',
+      annotators: ['tokenize', 'ner'],
+      nerRegexFiles: ['technology.tsv'],
+    });
   });
 
   it('reports reachability, latency and circuit state', async () => {

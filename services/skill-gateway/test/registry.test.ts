@@ -5,12 +5,24 @@ import { failure } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type GatewayHarness, realDatabaseUrl, startGateway } from './harness.js';
 
-if (realDatabaseUrl === undefined) console.log('skill-gateway: registry tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
+if (realDatabaseUrl === undefined)
+  console.log('skill-gateway: registry tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
 
-const { SKILL_CAPABILITY_ENTITY_EXTRACTION: ENTITIES, SKILL_CAPABILITY_KEYWORD_EXTRACTION: KEYWORDS, SKILL_CAPABILITY_PDF_PARSING: PDF, SKILL_CAPABILITY_WEB_DATA_EXTRACTION: WEB } =
-  SkillCapability;
+const {
+  SKILL_CAPABILITY_ENTITY_EXTRACTION: ENTITIES,
+  SKILL_CAPABILITY_KEYWORD_EXTRACTION: KEYWORDS,
+  SKILL_CAPABILITY_PDF_PARSING: PDF,
+  SKILL_CAPABILITY_WEB_DATA_EXTRACTION: WEB,
+} = SkillCapability;
 
-const skill = (fields: Partial<Skill>): Skill => ({ name: 'nlp', url: 'http://127.0.0.1:8085/annotate', capability: ENTITIES, pipeline: 'default', version: '', ...fields });
+const skill = (fields: Partial<Skill>): Skill => ({
+  name: 'nlp',
+  url: 'http://127.0.0.1:8085/annotate',
+  capability: ENTITIES,
+  pipeline: 'default',
+  version: '',
+  ...fields,
+});
 
 describe('skill registry (embedded PostgreSQL)', () => {
   let gateway: GatewayHarness;
@@ -34,9 +46,9 @@ describe('skill registry (embedded PostgreSQL)', () => {
     expect(await refused(skill({ url: 'http://127.0.0.1:8085/v2/annotate' }))).toEqual(['skill.version']);
     expect(await refused(skill({ version: 'v2' }))).toEqual(['skill.version']);
     expect(await refused(skill({ name: 'kw', capability: KEYWORDS, url: 'http://127.0.0.1:8086/keywords', pipeline: '' }))).toEqual(['skill.url']);
-    expect(await refused(skill({ name: 'kw', capability: KEYWORDS, url: 'http://127.0.0.1:8086/extractKeywords', pipeline: '', parameters: { damping: 0.85 } }))).toEqual([
-      'skill.parameters.damping',
-    ]);
+    expect(
+      await refused(skill({ name: 'kw', capability: KEYWORDS, url: 'http://127.0.0.1:8086/extractKeywords', pipeline: '', parameters: { damping: 0.85 } })),
+    ).toEqual(['skill.parameters.damping']);
     expect(await refused(skill({ name: 'web', capability: WEB, url: '', pipeline: '' }))).toEqual(['skill.url']);
     expect(await refused(skill({ name: 'pdf', capability: PDF, url: 'http://127.0.0.1:8089', pipeline: 'default' }))).toEqual(['skill.pipeline']);
     expect((await call(gateway.client, 'listSkills', {})).skills).toEqual([]);
@@ -44,12 +56,26 @@ describe('skill registry (embedded PostgreSQL)', () => {
 
   it('registers, lists, refuses a second registration of a name unless replacing, and deletes', async () => {
     const parameters = { iterations: 30, damp: 0.85, useDependencies: true };
-    await call(gateway.client, 'registerSkill', { skill: skill({ name: 'keywords', capability: KEYWORDS, url: 'http://127.0.0.1:8086/extractKeywords', pipeline: '', parameters }), replace: false });
-    await call(gateway.client, 'registerSkill', { skill: skill({ name: 'entities v2', url: 'http://127.0.0.1:8085/v2/annotate', version: 'v2' }), replace: false });
+    await call(gateway.client, 'registerSkill', {
+      skill: skill({ name: 'keywords', capability: KEYWORDS, url: 'http://127.0.0.1:8086/extractKeywords', pipeline: '', parameters }),
+      replace: false,
+    });
+    await call(gateway.client, 'registerSkill', {
+      skill: skill({ name: 'entities v2', url: 'http://127.0.0.1:8085/v2/annotate', version: 'v2' }),
+      replace: false,
+    });
 
-    const again = await failure(call(gateway.client, 'registerSkill', { skill: skill({ name: 'keywords', capability: KEYWORDS, url: 'http://127.0.0.1:8086/extractKeywords', pipeline: '' }), replace: false }));
+    const again = await failure(
+      call(gateway.client, 'registerSkill', {
+        skill: skill({ name: 'keywords', capability: KEYWORDS, url: 'http://127.0.0.1:8086/extractKeywords', pipeline: '' }),
+        replace: false,
+      }),
+    );
     expect(again.code).toBe(status.ALREADY_EXISTS);
-    await call(gateway.client, 'registerSkill', { skill: skill({ name: 'keywords', capability: KEYWORDS, url: 'http://127.0.0.1:9086/extractKeywords', pipeline: '' }), replace: true });
+    await call(gateway.client, 'registerSkill', {
+      skill: skill({ name: 'keywords', capability: KEYWORDS, url: 'http://127.0.0.1:9086/extractKeywords', pipeline: '' }),
+      replace: true,
+    });
 
     const listed = await call(gateway.client, 'listSkills', {});
     expect(listed.skills.map((entry) => [entry.name, entry.capability, entry.url])).toEqual([
@@ -74,7 +100,10 @@ describe.runIf(realDatabaseUrl !== undefined)('skill registry shared by two gate
   beforeAll(async () => {
     database = await freshDatabase(realDatabaseUrl as string, 'loom_skills_test');
     // both migrate at once: the migrations table's lock makes one of them apply the schema
-    [first, second] = await Promise.all([startGateway([`loom.skills.database.url=${database.url}`, 'loom.skills.registry.cacheMs=0']), startGateway([`loom.skills.database.url=${database.url}`, 'loom.skills.registry.cacheMs=0'])]);
+    [first, second] = await Promise.all([
+      startGateway([`loom.skills.database.url=${database.url}`, 'loom.skills.registry.cacheMs=0']),
+      startGateway([`loom.skills.database.url=${database.url}`, 'loom.skills.registry.cacheMs=0']),
+    ]);
   });
   afterAll(async () => {
     await first.stop();

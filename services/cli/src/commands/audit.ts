@@ -9,7 +9,9 @@ const PREFIX = 'AUDIT_EVENT_TYPE_';
 function parseType(value: string): AuditEventType {
   const type = AuditEventType[`${PREFIX}${value.toUpperCase()}` as keyof typeof AuditEventType];
   if (type === undefined || type === AuditEventType.AUDIT_EVENT_TYPE_UNSPECIFIED) {
-    const names = Object.keys(AuditEventType).filter((name) => name.startsWith(PREFIX) && !name.endsWith('UNSPECIFIED')).map((name) => name.slice(PREFIX.length));
+    const names = Object.keys(AuditEventType)
+      .filter((name) => name.startsWith(PREFIX) && !name.endsWith('UNSPECIFIED'))
+      .map((name) => name.slice(PREFIX.length));
     throw new InvalidArgumentError(`expected one of ${names.join(', ')}.`);
   }
   return type;
@@ -54,7 +56,14 @@ export function addAuditCommands(program: Command): void {
         const last: AuditEvent[] = [];
         let pageToken = '';
         do {
-          const page = await call(client, 'query', { types: options.type, workflowName: options.workflow, since: undefined, until: undefined, pageSize: 1000, pageToken });
+          const page = await call(client, 'query', {
+            types: options.type,
+            workflowName: options.workflow,
+            since: undefined,
+            until: undefined,
+            pageSize: 1000,
+            pageToken,
+          });
           last.push(...page.events);
           last.splice(0, Math.max(0, last.length - options.lines));
           pageToken = page.nextPageToken;
@@ -85,7 +94,10 @@ export function addAuditCommands(program: Command): void {
         const verdict = await call(client, 'verify', {});
         if (globals.output === 'json') process.stdout.write(`${JSON.stringify(verdict, null, 2)}\n`);
         else if (verdict.ok) process.stdout.write(`audit log intact: ${verdict.eventsChecked} events checked\n`);
-        else process.stdout.write(`audit log BROKEN at sequence ${verdict.firstBrokenSequence}: ${verdict.problem} (${verdict.eventsChecked} events before it are intact)\n`);
+        else
+          process.stdout.write(
+            `audit log BROKEN at sequence ${verdict.firstBrokenSequence}: ${verdict.problem} (${verdict.eventsChecked} events before it are intact)\n`,
+          );
         if (!verdict.ok) process.exitCode = 1;
       }),
     );

@@ -151,19 +151,33 @@ export function addExecutorCommands(program: Command, workflow: Command): void {
     .requiredOption('--inlet <name>', 'the inlet source component instance')
     .option('--body <json>', 'the message body, a JSON object', jsonObject('--body'))
     .option('--id <id>', 'with --body: message id for de-duplication (generated when absent)', '')
-    .option('--file <messages.jsonl>', 'publish every line of a JSON Lines file (one body object per line), in batches; publishing the same file again publishes nothing twice')
+    .option(
+      '--file <messages.jsonl>',
+      'publish every line of a JSON Lines file (one body object per line), in batches; publishing the same file again publishes nothing twice',
+    )
     .action((workflowName: string, options: { inlet: string; body?: Record<string, unknown>[]; id: string; file?: string }, command: Command) =>
       withExecutor(command, async (client, globals) => {
         if ((options.body === undefined) === (options.file === undefined)) throw new UsageError('give exactly one of --body and --file');
         if (options.file !== undefined) {
           const { publishFile } = await import('../publish-file.js');
-          const outcome = await publishFile(client, { workflowName, inlet: options.inlet, file: options.file, progress: process.stderr.isTTY ? process.stderr : undefined });
+          const outcome = await publishFile(client, {
+            workflowName,
+            inlet: options.inlet,
+            file: options.file,
+            progress: process.stderr.isTTY ? process.stderr : undefined,
+          });
           printTable(globals.output, [{ file: options.file, accepted: outcome.accepted, duplicate: outcome.duplicate, refused: outcome.refused.length }]);
           for (const refusal of outcome.refused.slice(0, 10)) process.stderr.write(`loom: ${options.file}:${refusal.line}: ${refusal.message}\n`);
           if (outcome.refused.length > 0) process.exitCode = 1;
           return;
         }
-        const published = await call(client, 'publishMessage', { workflowName, inlet: options.inlet, body: options.body?.at(-1), headers: {}, messageId: options.id });
+        const published = await call(client, 'publishMessage', {
+          workflowName,
+          inlet: options.inlet,
+          body: options.body?.at(-1),
+          headers: {},
+          messageId: options.id,
+        });
         printTable(globals.output, [{ messageId: published.messageId, duplicate: published.duplicate }]);
       }),
     );

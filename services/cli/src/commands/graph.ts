@@ -117,7 +117,9 @@ export function addGraphCommands(program: Command): void {
       if (options.resource === undefined) throw new UsageError('give --resource FILE, or --sso');
       const resource = withPassword(readResource(options.resource), options.passwordStdin);
       if (resource.parameters.host === EMBEDDED_HOST) {
-        throw new UsageError("host 'embedded' is the graph `loom serve` runs in its own process: use host 127.0.0.1 and the port it logged ('embedded graph … started')");
+        throw new UsageError(
+          "host 'embedded' is the graph `loom serve` runs in its own process: use host 127.0.0.1 and the port it logged ('embedded graph … started')",
+        );
       }
       // the graph drivers load only for this command
       const { openGraphStore } = await import('@loom/graph');

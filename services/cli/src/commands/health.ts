@@ -92,7 +92,11 @@ export async function checkHealth(address: string, timeoutMs = 5000): Promise<He
 
 /** Where the secrets service keeps variables, when it is hosted and answers. */
 async function describeStorage(globals: GlobalOptions): Promise<DescribeStorageResponse | undefined> {
-  const client = createClient(SecretsClient, globals.address, { retry: false, deadlineMs: 5000, ...(globals.token === undefined ? {} : { token: globals.token }) });
+  const client = createClient(SecretsClient, globals.address, {
+    retry: false,
+    deadlineMs: 5000,
+    ...(globals.token === undefined ? {} : { token: globals.token }),
+  });
   try {
     return await call(client, 'describeStorage', {});
   } catch {
@@ -113,7 +117,11 @@ export interface SkillHealthRow {
 
 /** Each registered skill probed through the skill gateway (GET <base url>/health), when the gateway is hosted and answers. */
 async function checkSkills(globals: GlobalOptions): Promise<SkillHealthRow[] | undefined> {
-  const client = createClient(SkillGatewayClient, globals.address, { retry: false, deadlineMs: 10_000, ...(globals.token === undefined ? {} : { token: globals.token }) });
+  const client = createClient(SkillGatewayClient, globals.address, {
+    retry: false,
+    deadlineMs: 10_000,
+    ...(globals.token === undefined ? {} : { token: globals.token }),
+  });
   try {
     const { skills } = await call(client, 'listSkills', {});
     return await Promise.all(
@@ -148,10 +156,23 @@ export async function healthCommand(globals: GlobalOptions): Promise<number> {
   const secretsServing = rows.some((row) => row.service === 'loom.v1.Secrets' && row.status === 'SERVING');
   const gatewayServing = rows.some((row) => row.service === 'loom.v1.SkillGateway' && row.status === 'SERVING');
   const [storage, skills] = await Promise.all([secretsServing ? describeStorage(globals) : undefined, gatewayServing ? checkSkills(globals) : undefined]);
-  printTable(output, rows.map((row) => ({ ...row })), { address, services: rows, ...(storage === undefined ? {} : { storage }), ...(skills === undefined ? {} : { skills }) });
+  printTable(
+    output,
+    rows.map((row) => ({ ...row })),
+    { address, services: rows, ...(storage === undefined ? {} : { storage }), ...(skills === undefined ? {} : { skills }) },
+  );
   if (skills !== undefined && skills.length > 0 && output === 'text') {
     process.stdout.write('\n');
-    printTable('text', skills.map((row) => ({ skill: row.skill, status: row.reachable ? 'REACHABLE' : 'UNREACHABLE', latencyMs: row.latencyMs, circuit: row.circuit, detail: row.detail })));
+    printTable(
+      'text',
+      skills.map((row) => ({
+        skill: row.skill,
+        status: row.reachable ? 'REACHABLE' : 'UNREACHABLE',
+        latencyMs: row.latencyMs,
+        circuit: row.circuit,
+        detail: row.detail,
+      })),
+    );
   }
   if (storage !== undefined && output === 'text') {
     const [host, port] = storage.address.split(':');

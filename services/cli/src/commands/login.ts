@@ -70,8 +70,12 @@ async function deviceCode(provider: IdentityProviderConfig): Promise<TokenAnswer
 export function addLoginCommands(program: Command): void {
   program
     .command('login')
-    .description("sign in with the identity provider and keep the access token for later commands (device code flow, or --client-credentials)")
-    .addOption(new Option('--provider <file>', "the provider's installation configuration (OIDC client JSON) of loom's client").env('LOOM_OIDC_PROVIDER').makeOptionMandatory())
+    .description('sign in with the identity provider and keep the access token for later commands (device code flow, or --client-credentials)')
+    .addOption(
+      new Option('--provider <file>', "the provider's installation configuration (OIDC client JSON) of loom's client")
+        .env('LOOM_OIDC_PROVIDER')
+        .makeOptionMandatory(),
+    )
     .option('--client-credentials', "sign in as the client's service account with credentials.secret of the provider file", false)
     .action(async (options: { provider: string; clientCredentials: boolean }) => {
       const provider = readProvider(options.provider);

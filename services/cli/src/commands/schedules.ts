@@ -10,7 +10,8 @@ function withScheduler<T>(command: Command, use: (client: SchedulerClient, globa
   return withClient(command, SchedulerClient, use);
 }
 
-const stateName = (state: WorkflowState): string => (state === WorkflowState.WORKFLOW_STATE_UNSPECIFIED ? '-' : (WorkflowState[state]?.replace('WORKFLOW_STATE_', '') ?? String(state)));
+const stateName = (state: WorkflowState): string =>
+  state === WorkflowState.WORKFLOW_STATE_UNSPECIFIED ? '-' : (WorkflowState[state]?.replace('WORKFLOW_STATE_', '') ?? String(state));
 const outcomeName = (outcome: FireOutcome): string => FireOutcome[outcome]?.replace('FIRE_OUTCOME_', '') ?? String(outcome);
 const time = (date: Date | undefined): string => date?.toISOString() ?? '-';
 
@@ -30,7 +31,12 @@ function statusRow(status: ScheduleStatus): Record<string, string | number | boo
   const schedule = status.schedule === undefined ? undefined : scheduleFromProto(status.schedule);
   return {
     workflow: status.workflowName,
-    schedule: schedule === undefined ? (status.scheduleProblem === '' ? '-' : `invalid: ${status.scheduleProblem}`) : `${schedule.cron} ${schedule.timezone}${schedule.enabled ? '' : ' (disabled)'}`,
+    schedule:
+      schedule === undefined
+        ? status.scheduleProblem === ''
+          ? '-'
+          : `invalid: ${status.scheduleProblem}`
+        : `${schedule.cron} ${schedule.timezone}${schedule.enabled ? '' : ' (disabled)'}`,
     policy: schedule === undefined ? '-' : `${schedule.overlap}/${schedule.catchUp}`,
     paused: status.paused,
     nextFire: time(status.nextFireTime),
@@ -91,12 +97,16 @@ export function addScheduleCommands(schedule: Command): void {
       withScheduler(command, async (client, globals) => {
         const fired = await call(client, 'triggerNow', { workflowName: name });
         const outcome = outcomeName(fired.outcome);
-        printTable(globals.output, [{ workflow: name, outcome, runId: fired.runId === '' ? '-' : fired.runId, detail: fired.detail === '' ? '-' : fired.detail }], {
-          workflow: name,
-          outcome,
-          runId: fired.runId,
-          detail: fired.detail,
-        });
+        printTable(
+          globals.output,
+          [{ workflow: name, outcome, runId: fired.runId === '' ? '-' : fired.runId, detail: fired.detail === '' ? '-' : fired.detail }],
+          {
+            workflow: name,
+            outcome,
+            runId: fired.runId,
+            detail: fired.detail,
+          },
+        );
         if (fired.outcome === FireOutcome.FIRE_OUTCOME_FAILED) process.exitCode = 1;
       }),
     );

@@ -44,14 +44,19 @@ export function addSecretsCommands(program: Command): void {
     .option('--user <uuid>', "the acting user's UUID", process.env.LOOM_USER_UUID ?? '')
     .action((key: string, options: { value?: string; valueFile?: string; encrypted: boolean; user: string }, command: Command) =>
       withSecrets(command, async (client, globals) => {
-        const { variable: created } = await call(client, 'createVariable', { key, value: readValue(options), encrypted: options.encrypted, userUuid: options.user });
+        const { variable: created } = await call(client, 'createVariable', {
+          key,
+          value: readValue(options),
+          encrypted: options.encrypted,
+          userUuid: options.user,
+        });
         if (created !== undefined) printTable(globals.output, [row(created)], created);
       }),
     );
 
   variable
     .command('update')
-    .description('replace a variable\'s value or encryption')
+    .description("replace a variable's value or encryption")
     .argument('<key>', 'variable name')
     .option('--value <value>', 'the new value')
     .option('--value-file <file>', 'read the new value from a file (- for standard input)')

@@ -24,7 +24,8 @@ interface RegisterOptions {
 /** A capability as typed (`entity-extraction`, `ENTITY_EXTRACTION`, `keyword_extraction`). */
 function capabilityOf(text: string, field: string): SkillCapabilityName {
   const name = text.trim().toUpperCase().replaceAll('-', '_');
-  if (!(SKILL_CAPABILITIES as readonly string[]).includes(name)) throw ValidationError.of(field, `must be one of ${SKILL_CAPABILITIES.join(', ')}`, 'INVALID_VALUE');
+  if (!(SKILL_CAPABILITIES as readonly string[]).includes(name))
+    throw ValidationError.of(field, `must be one of ${SKILL_CAPABILITIES.join(', ')}`, 'INVALID_VALUE');
   return name as SkillCapabilityName;
 }
 
@@ -55,7 +56,8 @@ function stringField(object: Record<string, unknown>, key: string, required: boo
 /** The skill to register: from a JSON file with the registration fields, or from the options (which override the file). */
 export function skillFromInput(file: string | undefined, options: RegisterOptions): Skill {
   const fromFile = file === undefined ? {} : readJson(file, 'file');
-  if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)) throw ValidationError.of('file', 'must hold a JSON object: {capability, name, url, pipeline?, version?, parameters?}', 'INVALID_VALUE');
+  if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
+    throw ValidationError.of('file', 'must hold a JSON object: {capability, name, url, pipeline?, version?, parameters?}', 'INVALID_VALUE');
   const given: Record<string, unknown> = { ...fromFile };
   for (const key of ['capability', 'name', 'url', 'pipeline', 'version'] as const) if (options[key] !== undefined) given[key] = options[key];
   if (options.parameters !== undefined) {
@@ -65,24 +67,31 @@ export function skillFromInput(file: string | undefined, options: RegisterOption
       throw ValidationError.of('parameters', 'must be a JSON object', 'INVALID_VALUE');
     }
   }
-  const skill: Skill = { name: stringField(given, 'name', true) ?? '', url: stringField(given, 'url', true) ?? '', capability: capabilityOf(stringField(given, 'capability', true) ?? '', 'capability') };
+  const skill: Skill = {
+    name: stringField(given, 'name', true) ?? '',
+    url: stringField(given, 'url', true) ?? '',
+    capability: capabilityOf(stringField(given, 'capability', true) ?? '', 'capability'),
+  };
   const pipeline = stringField(given, 'pipeline', false);
   const version = stringField(given, 'version', false);
   if (pipeline !== undefined) skill.pipeline = pipeline;
   if (version !== undefined) skill.version = version;
   if (given.parameters !== undefined && given.parameters !== null) {
-    if (typeof given.parameters !== 'object' || Array.isArray(given.parameters)) throw ValidationError.of('parameters', 'must be a JSON object', 'INVALID_VALUE');
+    if (typeof given.parameters !== 'object' || Array.isArray(given.parameters))
+      throw ValidationError.of('parameters', 'must be a JSON object', 'INVALID_VALUE');
     skill.parameters = given.parameters as Record<string, unknown>;
   }
   return skill;
 }
 
 function oneSkill(skill: Skill): ReturnType<typeof workflowToProto>['skills'][number] {
-  return workflowToProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [skill], workflowResources: [] }).skills[0] as ReturnType<typeof workflowToProto>['skills'][number];
+  return workflowToProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [skill], workflowResources: [] })
+    .skills[0] as ReturnType<typeof workflowToProto>['skills'][number];
 }
 
 function skillJson(message: ReturnType<typeof oneSkill>): Skill {
-  return workflowFromProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [message], workflowResources: [] }).skills[0] as Skill;
+  return workflowFromProto({ name: 'skill', autoStart: false, components: [], links: [], resources: [], skills: [message], workflowResources: [] })
+    .skills[0] as Skill;
 }
 
 const circuitName = (state: CircuitState): string => CircuitState[state]?.replace('CIRCUIT_STATE_', '') ?? String(state);
@@ -120,7 +129,11 @@ export function addSkillCommands(program: Command): Command {
         const { skills, registrations } = await call(client, 'listSkills', {});
         const entries = skills.map(skillJson);
         if (globals.output === 'json') {
-          printTable('json', [], entries.map((entry, i) => ({ ...entry, createdAt: registrations[i]?.createdAt ?? null, updatedAt: registrations[i]?.updatedAt ?? null })));
+          printTable(
+            'json',
+            [],
+            entries.map((entry, i) => ({ ...entry, createdAt: registrations[i]?.createdAt ?? null, updatedAt: registrations[i]?.updatedAt ?? null })),
+          );
           return;
         }
         if (entries.length === 0) process.stdout.write('no skills registered\n');
@@ -151,7 +164,7 @@ export function addSkillCommands(program: Command): Command {
 
   skill
     .command('check')
-    .description("probe a skill (GET <base url>/health): reachability, latency, circuit state; exit 1 when it does not answer")
+    .description('probe a skill (GET <base url>/health): reachability, latency, circuit state; exit 1 when it does not answer')
     .argument('<name>', 'the skill name')
     .action((name: string, _options: object, command: Command) =>
       withGateway(command, async (client, globals) => {
@@ -174,7 +187,9 @@ export function addSkillCommands(program: Command): Command {
     .command('pipeline')
     .description('NLP pipelines of entity extraction skills')
     .command('create')
-    .description('create a pipeline on an entity extraction skill (POST /pipeline/new) from a JSON file {name, language, textProcessor, annotators, nerRegexFiles}')
+    .description(
+      'create a pipeline on an entity extraction skill (POST /pipeline/new) from a JSON file {name, language, textProcessor, annotators, nerRegexFiles}',
+    )
     .argument('<skill>', 'the entity extraction skill')
     .requiredOption('--file <file>', 'JSON file with the pipeline')
     .action((skillName: string, options: { file: string }, command: Command) =>
@@ -184,7 +199,8 @@ export function addSkillCommands(program: Command): Command {
         const fields = given as Record<string, unknown>;
         const strings = (key: string): string[] => {
           const value = fields[key] ?? [];
-          if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw ValidationError.of(key, 'must be an array of strings', 'WRONG_TYPE');
+          if (!Array.isArray(value) || !value.every((item) => typeof item === 'string'))
+            throw ValidationError.of(key, 'must be an array of strings', 'WRONG_TYPE');
           return value;
         };
         const pipeline = {

@@ -1,5 +1,14 @@
 import { type Command } from 'commander';
-import { registrationOf, type RunningSkills, runSkills, type RunSkillsOptions, type SkillModule, type SkillSettings, SkillSettingsError, skillSettingsFromEnv } from '@loom/skill-service-kit';
+import {
+  registrationOf,
+  type RunningSkills,
+  runSkills,
+  type RunSkillsOptions,
+  type SkillModule,
+  type SkillSettings,
+  SkillSettingsError,
+  skillSettingsFromEnv,
+} from '@loom/skill-service-kit';
 import { annotationSkill } from '@loom/skill-annotation';
 import { keywordsSkill } from '@loom/skill-keywords';
 import { pdfSkill } from '@loom/skill-pdf';
@@ -12,7 +21,10 @@ export const skillModules: readonly SkillModule[] = [annotationSkill, keywordsSk
 /** The modules named in `--only a,b`; every skill when absent. */
 export function selectSkills(list: string | undefined): SkillModule[] {
   if (list === undefined || list.trim() === '' || list.trim() === 'all') return [...skillModules];
-  const names = list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   const known = skillModules.map((module) => module.name);
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0) throw new UsageError(`--only: unknown skill ${unknown.map((name) => `'${name}'`).join(', ')}; choose from ${known.join(', ')}`);
@@ -44,7 +56,12 @@ export function addSkillsCommands(program: Command): void {
     .command('serve')
     .description('run the skill services in this process until SIGTERM or SIGINT (settings: SERVER_HOST and the SKILL_* variables)')
     .option('--only <list>', `comma-separated skills to run: ${skillModules.map((module) => module.name).join(',')}`)
-    .option('--port <skill=port>', 'port of one skill (repeatable; 0 picks a free one); default SERVER_PORT for a skill alone, else the published ports 8085, 8086, 8087, 8089', collect, [])
+    .option(
+      '--port <skill=port>',
+      'port of one skill (repeatable; 0 picks a free one); default SERVER_PORT for a skill alone, else the published ports 8085, 8086, 8087, 8089',
+      collect,
+      [],
+    )
     .action(async (options: { only?: string; port: string[] }) => {
       const modules = selectSkills(options.only);
       const ports = parsePorts(options.port);
@@ -78,7 +95,12 @@ export function besideLoomSettings(skillsDirectory: string): SkillSettings {
  * listens on, so that loom's skill gateway registers it at start; a name the configuration
  * registers already is left to the configuration.
  */
-export function skillRegistrationOverrides(modules: readonly SkillModule[], running: RunningSkills, host: string, configured: (name: string) => boolean): string[] {
+export function skillRegistrationOverrides(
+  modules: readonly SkillModule[],
+  running: RunningSkills,
+  host: string,
+  configured: (name: string) => boolean,
+): string[] {
   const reachableHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return modules
     .filter((module) => !configured(module.name))

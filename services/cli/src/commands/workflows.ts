@@ -115,11 +115,21 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
     .addOption(new Option('--catch-up <policy>', 'fires missed while loom was down').choices(CATCH_UP_POLICIES).default('NONE'))
     .option('--disabled', 'store it switched off', false)
     .action(
-      (name: string, options: { cron: string; timezone: string; overlap: OverlapPolicyName; catchUp: CatchUpPolicyName; disabled: boolean }, command: Command) =>
+      (
+        name: string,
+        options: { cron: string; timezone: string; overlap: OverlapPolicyName; catchUp: CatchUpPolicyName; disabled: boolean },
+        command: Command,
+      ) =>
         withStore(command, async (client, globals) => {
           const { schedule: stored } = await call(client, 'putSchedule', {
             workflowName: name,
-            schedule: scheduleToProto({ enabled: !options.disabled, cron: options.cron, timezone: options.timezone, overlap: options.overlap, catchUp: options.catchUp }),
+            schedule: scheduleToProto({
+              enabled: !options.disabled,
+              cron: options.cron,
+              timezone: options.timezone,
+              overlap: options.overlap,
+              catchUp: options.catchUp,
+            }),
           });
           if (stored === undefined) return;
           const shown = scheduleFromProto(stored);

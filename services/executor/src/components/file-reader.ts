@@ -85,10 +85,9 @@ class FileReaderSource implements Source {
       try {
         await mkdir(this.processedDirectory, { recursive: true });
       } catch (error) {
-        throw new FailedPreconditionError(
-          `${this.context.name}.options.processed_directory: cannot create '${this.processedDirectory}' (${codeOf(error)})`,
-          { cause: error },
-        );
+        throw new FailedPreconditionError(`${this.context.name}.options.processed_directory: cannot create '${this.processedDirectory}' (${codeOf(error)})`, {
+          cause: error,
+        });
       }
     }
     this.polling = this.poll(emit);
@@ -165,7 +164,10 @@ class FileReaderSource implements Source {
         await move(file, target);
         this.context.logger.warn({ ...log, movedTo: target, reason: bodies }, `file reader moved ${basename(file)} to ${FAILED_DIRECTORY}/: ${bodies}`);
       } catch (error) {
-        this.context.logger.error({ ...log, reason: bodies, err: error }, `file reader could not move ${basename(file)} aside (${bodies}); it is left in place`);
+        this.context.logger.error(
+          { ...log, reason: bodies, err: error },
+          `file reader could not move ${basename(file)} aside (${bodies}); it is left in place`,
+        );
       }
       return;
     }

@@ -68,7 +68,10 @@ class GraphReader implements Source {
       }
     } catch (error) {
       if (signal.aborted) return;
-      this.context.logger.warn({ component: this.context.name, poll: this.polls, error: error instanceof Error ? error.message : String(error) }, 'graph reader poll failed');
+      this.context.logger.warn(
+        { component: this.context.name, poll: this.polls, error: error instanceof Error ? error.message : String(error) },
+        'graph reader poll failed',
+      );
     }
   }
 }

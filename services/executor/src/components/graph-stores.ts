@@ -75,10 +75,12 @@ export class GraphStores {
   }
 
   private embeddedGraph(): Promise<EmbeddedGraph> {
-    this.embedded ??= startEmbeddedGraph({ dataDir: this.config.embedded.graph.dataDir, port: this.config.embedded.graph.port, logger: this.logger }).then((graph) => {
-      this.logger.info({ host: graph.host, port: graph.port, dataDir: graph.dataDir }, 'embedded graph (PGlite with Apache AGE) started');
-      return graph;
-    });
+    this.embedded ??= startEmbeddedGraph({ dataDir: this.config.embedded.graph.dataDir, port: this.config.embedded.graph.port, logger: this.logger }).then(
+      (graph) => {
+        this.logger.info({ host: graph.host, port: graph.port, dataDir: graph.dataDir }, 'embedded graph (PGlite with Apache AGE) started');
+        return graph;
+      },
+    );
     // a failed start is tried again at the next use
     this.embedded.catch(() => (this.embedded = undefined));
     return this.embedded;

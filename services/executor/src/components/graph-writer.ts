@@ -1,5 +1,13 @@
 import { ValidationError } from '@loom/domain';
-import { deriveReturnColumns, type GraphQueryOptions, type GraphRecord, type GraphStore, GraphUnavailableError, isTransientGraphError, toBatchQuery } from '@loom/graph';
+import {
+  deriveReturnColumns,
+  type GraphQueryOptions,
+  type GraphRecord,
+  type GraphStore,
+  GraphUnavailableError,
+  isTransientGraphError,
+  toBatchQuery,
+} from '@loom/graph';
 import { type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { TELEMETRY_SCOPE } from '@loom/telemetry';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
@@ -124,10 +132,16 @@ class GraphWriter implements Processor {
   /** Writes a batch in one statement; on a refusal that is not transient, splits it to find the messages at fault. */
   private async writeBatch(batch: readonly LoomMessage[], signal: AbortSignal): Promise<Outcome[]> {
     try {
-      const records = await this.store.run(this.settings.batchQuery as string, { [BATCH_PARAMETER]: batch.map((message) => message.body) }, { ...this.columns, signal });
+      const records = await this.store.run(
+        this.settings.batchQuery as string,
+        { [BATCH_PARAMETER]: batch.map((message) => message.body) },
+        { ...this.columns, signal },
+      );
       const outputs = this.outputs(batch, records);
       // streamed records go out once, with the batch's first message; the others are done
-      return batch.map((message, index) => (this.settings.streamRecords ? outcome.emit(...(index === 0 ? outputs : [])) : outcome.emit(outputs[index] ?? message)));
+      return batch.map((message, index) =>
+        this.settings.streamRecords ? outcome.emit(...(index === 0 ? outputs : [])) : outcome.emit(outputs[index] ?? message),
+      );
     } catch (error) {
       if (batch.length === 1 || isTransientGraphError(error) || signal.aborted) return batch.map(() => failure(error));
       const middle = Math.ceil(batch.length / 2);

@@ -44,7 +44,11 @@ function fieldOf(context: ComponentContext, side: 'inputs' | 'outputs', names: r
     // null switches an output off; an input must name a field
     if (value === null && side === 'outputs') return undefined;
     if (typeof value !== 'string' || value.trim() === '') {
-      throw ValidationError.of(`${context.name}.skillConfiguration.${side}.${name}`, side === 'inputs' ? 'must name a message field' : 'must name a message field, or be null to leave the output out', 'INVALID_VALUE');
+      throw ValidationError.of(
+        `${context.name}.skillConfiguration.${side}.${name}`,
+        side === 'inputs' ? 'must name a message field' : 'must name a message field, or be null to leave the output out',
+        'INVALID_VALUE',
+      );
     }
     return value;
   }
@@ -109,7 +113,11 @@ function entityExtraction(context: ComponentContext, skill: Skill): SkillAdapter
 function keywordExtraction(context: ComponentContext, skill: Skill): SkillAdapter {
   const input = fieldOf(context, 'inputs', ['annotatedText', 'annotated text'], undefined);
   if (input === undefined) {
-    throw ValidationError.of(`${context.name}.skillConfiguration.inputs.annotatedText`, 'is required: the message field holding the annotation (an entity extraction output)', 'MISSING_FIELD');
+    throw ValidationError.of(
+      `${context.name}.skillConfiguration.inputs.annotatedText`,
+      'is required: the message field holding the annotation (an entity extraction output)',
+      'MISSING_FIELD',
+    );
   }
   const output = fieldOf(context, 'outputs', ['keywords', 'keyword results'], '_keywords');
   return {
@@ -120,7 +128,8 @@ function keywordExtraction(context: ComponentContext, skill: Skill): SkillAdapte
     },
     apply(message, answer) {
       const list = Array.isArray(answer) ? answer : keywordsIn(answer);
-      if (list === undefined || !list.every(isKeyword)) return outcome.fail(`skill '${skill.name}' answered something that is not a list of {value, relevance}`);
+      if (list === undefined || !list.every(isKeyword))
+        return outcome.fail(`skill '${skill.name}' answered something that is not a list of {value, relevance}`);
       return outcome.emit(output === undefined ? message : withFields(message, { [output]: list.map(({ value, relevance }) => ({ value, relevance })) }));
     },
   };
@@ -151,7 +160,7 @@ function webDataExtraction(context: ComponentContext, skill: Skill): SkillAdapte
       return request(message, jsonBody({ url }));
     },
     apply(message, answer) {
-      const data = typeof answer === 'object' && answer !== null && 'data' in answer ? (answer).data : answer;
+      const data = typeof answer === 'object' && answer !== null && 'data' in answer ? answer.data : answer;
       if (typeof data !== 'object' || data === null || Array.isArray(data)) return outcome.fail(`skill '${skill.name}' answered no parsed data object`);
       const parsed = data as Record<string, unknown>;
       const normalised = {
@@ -173,7 +182,12 @@ export function localDateTime(value: unknown): string | null {
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(value)) return value;
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T00:00:00`;
   const time = Date.parse(value);
-  return Number.isNaN(time) ? null : new Date(time).toISOString().replace(/\.\d{3}Z$/, '').replace(/Z$/, '');
+  return Number.isNaN(time)
+    ? null
+    : new Date(time)
+        .toISOString()
+        .replace(/\.\d{3}Z$/, '')
+        .replace(/Z$/, '');
 }
 
 /** PDF parsing: sends base64 bytes as `application/pdf`, or `{url}` for the skill to fetch; writes the text and the per-page text. */
@@ -238,7 +252,12 @@ class SkillProcessor implements Processor {
     if (sent.length > 0) {
       let results: SkillResult[];
       try {
-        ({ results } = await call(this.gateway(), 'invokeSkillBatch', { skillName: '', skill: skillToProto(this.skill), requests: sent.map((entry) => entry.request) }, { signal }));
+        ({ results } = await call(
+          this.gateway(),
+          'invokeSkillBatch',
+          { skillName: '', skill: skillToProto(this.skill), requests: sent.map((entry) => entry.request) },
+          { signal },
+        ));
       } catch (error) {
         const reason = error instanceof Error && 'details' in error ? String((error as { details: unknown }).details) : String(error);
         for (const { index } of sent) outcomes[index] = outcome.fail(`skill gateway call failed: ${reason}`, true);
@@ -286,7 +305,12 @@ export class SkillUnresolvedError extends FailedPreconditionError {}
  * The skill a component calls, checked against its capability: given in full (name and url) it is used as written;
  * given by name only it is taken from the workflow's `skills` array, else from the gateway's registry (at start).
  */
-export async function resolveSkill(context: ComponentContext, capability: SkillCapabilityName, gateway: SkillGatewayProvider, signal: AbortSignal): Promise<Skill> {
+export async function resolveSkill(
+  context: ComponentContext,
+  capability: SkillCapabilityName,
+  gateway: SkillGatewayProvider,
+  signal: AbortSignal,
+): Promise<Skill> {
   const given = context.instance.skill;
   const path = `${context.name}.skill`;
   if (given === null) throw ValidationError.of(path, 'a skill component needs a skill: by name (a registered skill) or with name and url', 'MISSING_SKILL');
@@ -295,7 +319,8 @@ export async function resolveSkill(context: ComponentContext, capability: SkillC
   if (skill === undefined) {
     const { skills } = await call(gateway(), 'listSkills', {}, { signal });
     const found = skills.find((candidate) => candidate.name === given.name);
-    if (found === undefined) throw new SkillUnresolvedError(`${path}: no skill is registered as '${given.name}' (register it with loom skill register, or give its url)`);
+    if (found === undefined)
+      throw new SkillUnresolvedError(`${path}: no skill is registered as '${given.name}' (register it with loom skill register, or give its url)`);
     const registered = workflowFromProto({ ...workflowToProto(oneSkillWorkflow(given)), skills: [found] }).skills[0] as Skill;
     if (registered.capability !== undefined && registered.capability !== capability) {
       throw new SkillUnresolvedError(`${path}: skill '${given.name}' is registered as ${registered.capability}, and this component needs ${capability}`);

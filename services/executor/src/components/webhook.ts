@@ -26,12 +26,7 @@ export class WebhookListenError extends FailedPreconditionError {
     readonly host: string,
     options?: { cause?: unknown },
   ) {
-    super(
-      code === 'EADDRINUSE'
-        ? `${option}: port ${port} is already in use`
-        : `${option}: cannot listen on ${host}:${port} (${code})`,
-      options,
-    );
+    super(code === 'EADDRINUSE' ? `${option}: port ${port} is already in use` : `${option}: cannot listen on ${host}:${port} (${code})`, options);
   }
 }
 
@@ -188,7 +183,10 @@ export class WebhookSource implements Source {
       try {
         await emit({ id, body, headers: { ...headers } });
       } catch (error) {
-        this.context.logger.warn({ component: this.context.name, messageId: id, accepted: ids.length, of: bodies.length, err: error }, 'webhook batch was not accepted whole');
+        this.context.logger.warn(
+          { component: this.context.name, messageId: id, accepted: ids.length, of: bodies.length, err: error },
+          'webhook batch was not accepted whole',
+        );
         if (this.stopping) response.setHeader('Connection', 'close');
         answer(response, 503, { error: `the workflow accepted ${ids.length} of the ${bodies.length} messages; the rest were not accepted`, ids });
         return;

@@ -45,7 +45,15 @@ describe('workflow run', () => {
     });
     const run = await WorkflowRun.start(
       workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'slow sink')], [['in', 'slow sink']]),
-      { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.LOGGER, sink]]), logger, queueCapacity: 1000, maxBatch: 100 },
+      {
+        factories: new Map([
+          [COMPONENT_KINDS.INLET, inletFactory],
+          [COMPONENT_KINDS.LOGGER, sink],
+        ]),
+        logger,
+        queueCapacity: 1000,
+        maxBatch: 100,
+      },
     );
     const padding = 'x'.repeat(2000);
     const retained = (): number => {
@@ -101,7 +109,15 @@ describe('workflow run', () => {
           ['flaky', 'out'],
         ],
       ),
-      { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.HTTP_ENRICHER, flaky], [COMPONENT_KINDS.LOGGER, collect(delivered)], [COMPONENT_KINDS.MESSAGE_FILTER, collect(handled)]]), logger },
+      {
+        factories: new Map([
+          [COMPONENT_KINDS.INLET, inletFactory],
+          [COMPONENT_KINDS.HTTP_ENRICHER, flaky],
+          [COMPONENT_KINDS.LOGGER, collect(delivered)],
+          [COMPONENT_KINDS.MESSAGE_FILTER, collect(handled)],
+        ]),
+        logger,
+      },
     );
     const signal = new AbortController().signal;
     for (const n of [0, 1, 2]) await run.publish('in', message(n), signal);
@@ -114,7 +130,13 @@ describe('workflow run', () => {
       { failedComponent: 'flaky', messageId: 'm1', error: 'upstream answered 503', message: { id: 'm1', body: { n: 1, padding: '' }, headers: {} } },
       { failedComponent: 'flaky', messageId: 'm2', error: 'bad request: no title', message: { id: 'm2', body: { n: 2, padding: '' }, headers: {} } },
     ]);
-    expect(run.counters().find((counters) => counters.name === 'flaky')).toMatchObject({ messagesIn: 3, messagesOut: 1, messagesFailed: 2, messagesRetried: 5, lastError: 'bad request: no title' });
+    expect(run.counters().find((counters) => counters.name === 'flaky')).toMatchObject({
+      messagesIn: 3,
+      messagesOut: 1,
+      messagesFailed: 2,
+      messagesRetried: 5,
+      lastError: 'bad request: no title',
+    });
   });
 
   it('without a failure handler counts, logs and reports the failure; stop drains in-flight messages first', async () => {
@@ -122,10 +144,14 @@ describe('workflow run', () => {
       await sleep(20);
       return batch.map((item) => (item.body.n === 3 ? outcome.fail('no good') : outcome.none()));
     });
-    const run = await WorkflowRun.start(
-      workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'sink')], [['in', 'sink']]),
-      { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.LOGGER, slowFail]]), logger, maxBatch: 1 },
-    );
+    const run = await WorkflowRun.start(workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'sink')], [['in', 'sink']]), {
+      factories: new Map([
+        [COMPONENT_KINDS.INLET, inletFactory],
+        [COMPONENT_KINDS.LOGGER, slowFail],
+      ]),
+      logger,
+      maxBatch: 1,
+    });
     const events: string[] = [];
     run.subscribe((event) => events.push(event.error === undefined ? event.state : `${event.component}: ${event.error}`));
     const signal = new AbortController().signal;
@@ -200,7 +226,14 @@ describe('workflow run', () => {
 
 describe('workflow run life cycle', () => {
   const pipeline = (): WorkflowConfiguration => workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'sink')], [['in', 'sink']]);
-  const started = (sink: ComponentFactory): Promise<WorkflowRun> => WorkflowRun.start(pipeline(), { factories: new Map([[COMPONENT_KINDS.INLET, inletFactory], [COMPONENT_KINDS.LOGGER, sink]]), logger });
+  const started = (sink: ComponentFactory): Promise<WorkflowRun> =>
+    WorkflowRun.start(pipeline(), {
+      factories: new Map([
+        [COMPONENT_KINDS.INLET, inletFactory],
+        [COMPONENT_KINDS.LOGGER, sink],
+      ]),
+      logger,
+    });
   const states = (run: WorkflowRun): string[] => {
     const seen: string[] = [];
     run.subscribe((event) => void (event.component === undefined && seen.push(`${event.state}${event.error === undefined ? '' : `: ${event.error}`}`)));
@@ -250,8 +283,19 @@ describe('workflow run life cycle', () => {
           stop: () => Promise.resolve(),
         }),
     };
-    const sink: ComponentFactory = { kind: 'processor', create: () => Promise.resolve({ process: () => Promise.resolve([]), close: () => Promise.resolve(void closed++) }) };
-    await expect(WorkflowRun.start(pipeline(), { factories: new Map<string, ComponentFactory>([[COMPONENT_KINDS.INLET, dying], [COMPONENT_KINDS.LOGGER, sink]]), logger })).rejects.toThrow('the device is gone');
+    const sink: ComponentFactory = {
+      kind: 'processor',
+      create: () => Promise.resolve({ process: () => Promise.resolve([]), close: () => Promise.resolve(void closed++) }),
+    };
+    await expect(
+      WorkflowRun.start(pipeline(), {
+        factories: new Map<string, ComponentFactory>([
+          [COMPONENT_KINDS.INLET, dying],
+          [COMPONENT_KINDS.LOGGER, sink],
+        ]),
+        logger,
+      }),
+    ).rejects.toThrow('the device is gone');
     expect(closed).toBe(1);
   });
 });

@@ -257,7 +257,10 @@ export class WorkflowRun {
       return;
     }
     if (this.ending !== undefined || !this.lifecycle.is('RUNNING')) {
-      this.options.logger.warn({ workflow: this.workflow.name, runId: this.runId, state: this.lifecycle.state, reason }, 'a component failed while the run was already ending');
+      this.options.logger.warn(
+        { workflow: this.workflow.name, runId: this.runId, state: this.lifecycle.state, reason },
+        'a component failed while the run was already ending',
+      );
       return;
     }
     this.options.logger.error({ workflow: this.workflow.name, runId: this.runId, reason }, 'workflow run failed');
@@ -336,11 +339,14 @@ export class WorkflowRun {
       for (const [index, instance] of this.workflow.components.entries()) {
         const factory = factories.get(instance.component.qualifiedName);
         if (factory === undefined) {
-          throw new WorkflowRunError(`components[${index}] (${instance.name}): component kind ${instance.component.qualifiedName} cannot run in this executor yet`);
+          throw new WorkflowRunError(
+            `components[${index}] (${instance.name}): component kind ${instance.component.qualifiedName} cannot run in this executor yet`,
+          );
         }
         const options = optionsOf(instance);
         const takesMessages = factory.kind === 'processor';
-        const has = (name: string): boolean => instance.component.options.some((option) => option.name === name) || instance.options.some((option) => option.name === name);
+        const has = (name: string): boolean =>
+          instance.component.options.some((option) => option.name === name) || instance.options.some((option) => option.name === name);
         const concurrency = has('concurrency') ? options.integer('concurrency') : 1;
         if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
           throw ValidationError.of(`components[${index}].options.concurrency`, `must be between 1 and ${MAX_CONCURRENCY}`, 'INVALID_VALUE');
@@ -399,7 +405,8 @@ export class WorkflowRun {
       const handler = node.instance.options.find((option) => option.name === 'failure_handler')?.value;
       if (typeof handler === 'string' && handler !== '') {
         const target = this.nodes.get(handler);
-        if (target?.queue === undefined) throw new WorkflowRunError(`${node.instance.name}: failure_handler '${handler}' names no component that takes messages`);
+        if (target?.queue === undefined)
+          throw new WorkflowRunError(`${node.instance.name}: failure_handler '${handler}' names no component that takes messages`);
         node.failureHandler = target;
       }
     }
@@ -513,7 +520,10 @@ export class WorkflowRun {
       node.counters.messagesRetried += retry.length;
       for (const index of retry) retries[index] = attempt;
       if (node.delayMs > 0) await sleep(node.delayMs, undefined, { signal: this.controller.signal }).catch(() => undefined);
-      const again = await this.processOnce(processor, retry.map((index) => batch[index] as LoomMessage));
+      const again = await this.processOnce(
+        processor,
+        retry.map((index) => batch[index] as LoomMessage),
+      );
       retry.forEach((index, position) => (outcomes[index] = again[position] as Outcome));
     }
     return { outcomes, retries };
@@ -541,7 +551,10 @@ export class WorkflowRun {
     // reported as any failure (a script component's is audited); not to the failure handler, whose queue is closing
     for (const message of messages) this.options.onFailure?.(node.instance.name, message, error);
     this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: node.instance.name, error });
-    this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, messageIds: messages.map((message) => message.id), error }, 'messages failed with their component');
+    this.options.logger.warn(
+      { workflow: this.workflow.name, component: node.instance.name, messageIds: messages.map((message) => message.id), error },
+      'messages failed with their component',
+    );
   }
 
   /** A message failed for good: to the failure handler, or counted, logged and reported. */
@@ -551,7 +564,10 @@ export class WorkflowRun {
     this.options.onFailure?.(node.instance.name, message, error);
     this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: node.instance.name, error });
     if (node.failureHandler === undefined) {
-      this.options.logger.warn({ workflow: this.workflow.name, component: node.instance.name, messageId: message.id, error }, 'message failed (no failure handler)');
+      this.options.logger.warn(
+        { workflow: this.workflow.name, component: node.instance.name, messageId: message.id, error },
+        'message failed (no failure handler)',
+      );
       return;
     }
     const body: Record<string, unknown> = { failedComponent: node.instance.name, messageId: message.id };
@@ -563,7 +579,9 @@ export class WorkflowRun {
   private async closeComponents(): Promise<void> {
     for (const node of this.nodes.values()) {
       await node.source?.stop().catch(() => undefined);
-      await node.processor?.close().catch((error: unknown) => this.options.logger.warn({ component: node.instance.name, error: String(error) }, 'component did not close cleanly'));
+      await node.processor
+        ?.close()
+        .catch((error: unknown) => this.options.logger.warn({ component: node.instance.name, error: String(error) }, 'component did not close cleanly'));
     }
   }
 }

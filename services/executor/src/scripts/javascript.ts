@@ -203,7 +203,11 @@ class JavaScriptProcessor implements Processor {
       }
       // the call was cut short (a message looped or ate the heap) and its results are lost: run
       // the rest one message per call, so the limits fall on the culprit alone
-      if (answer.kind !== 'broken') this.context.logger.warn({ component: this.context.name, cause: answer.kind, messages: rest.length }, 'script batch hit a limit; running its messages one by one');
+      if (answer.kind !== 'broken')
+        this.context.logger.warn(
+          { component: this.context.name, cause: answer.kind, messages: rest.length },
+          'script batch hit a limit; running its messages one by one',
+        );
       for (const item of rest) {
         signal.throwIfAborted();
         outcomes[item.index] = await this.processAlone(item);

@@ -221,7 +221,16 @@ class PythonProcessor implements Processor {
     const command = sandboxCommand(this.sandbox, { memoryLimitMb: this.limits.memoryLimitMb, privateDir: this.privateDir });
     const child = spawn(command.file, command.args, { env: command.env, cwd: this.privateDir, stdio: ['pipe', 'ignore', 'pipe', 'pipe'] });
     const host = new ScriptHost(child);
-    const setup = host.setup({ script: this.script, role: this.role, policy: this.sandbox.policy, pyodideDir: command.pyodideDir, readGrants: command.readGrants, mounts: command.mounts, split: command.split, writeGrant: this.privateDir });
+    const setup = host.setup({
+      script: this.script,
+      role: this.role,
+      policy: this.sandbox.policy,
+      pyodideDir: command.pyodideDir,
+      readGrants: command.readGrants,
+      mounts: command.mounts,
+      split: command.split,
+      writeGrant: this.privateDir,
+    });
     const ready = await host.next(setup, START_TIMEOUT_MS);
     if (ready?.ready === true && this.closed) {
       // closed while this host was starting: nobody would ever end it
@@ -234,7 +243,9 @@ class PythonProcessor implements Processor {
     }
     host.kill();
     if (ready?.ready === false) throw new ScriptCompileError(this.context.name, ready.error ?? 'unknown error', 'Python');
-    throw new ScriptHostError(`${this.context.name}: the Python script host did not start: ${lastLines(host.output) || 'no answer within the start time limit'}`);
+    throw new ScriptHostError(
+      `${this.context.name}: the Python script host did not start: ${lastLines(host.output) || 'no answer within the start time limit'}`,
+    );
   }
 
   async process(batch: readonly LoomMessage[]): Promise<readonly Outcome[]> {
@@ -285,7 +296,9 @@ class PythonProcessor implements Processor {
     this.starting ??= this.restart()
       .catch((error: unknown) => {
         // the component cannot run a single message without a host: the run fails, not each message in turn
-        throw new ComponentFailedError(`the Python script host could not be restarted: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new ComponentFailedError(`the Python script host could not be restarted: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+        });
       })
       .finally(() => (this.starting = undefined));
     return this.starting;

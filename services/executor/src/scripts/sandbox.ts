@@ -47,7 +47,10 @@ export function namespaceCommand(): readonly string[] | undefined {
     .map((dir) => join(dir, 'unshare'))
     .find((path) => existsSync(path));
   if (unshare === undefined) return probed;
-  for (const candidate of [[unshare, '-n', '-p', '-f', '--kill-child'], [unshare, '-r', '-n', '-p', '-f', '--kill-child']]) {
+  for (const candidate of [
+    [unshare, '-n', '-p', '-f', '--kill-child'],
+    [unshare, '-r', '-n', '-p', '-f', '--kill-child'],
+  ]) {
     const [file, ...args] = candidate as [string, ...string[]];
     const result = spawnSync(file, [...args, 'true'], { stdio: 'ignore', timeout: 5_000 });
     if (result.status === 0) {

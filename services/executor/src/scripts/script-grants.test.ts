@@ -43,7 +43,7 @@ function tree(): { root: string; state: StatePath[]; helper: string } {
 }
 
 describe('script grants', () => {
-  it("grant a directory holding state entry by entry, leaving out the state, its rotated and temp files, and links into it", () => {
+  it('grant a directory holding state entry by entry, leaving out the state, its rotated and temp files, and links into it', () => {
     const { root, state, helper } = tree();
     const grants = scriptGrants(state, { required: [helper], optional: [root] });
     expect(grants.reads).toEqual([join(root, 'app.yaml'), join(root, 'conf', 'other.yaml'), join(root, 'lib'), helper].sort());
@@ -75,10 +75,25 @@ describe('script grants', () => {
       `const fs = require('fs'); const out = {}; for (const p of JSON.parse(process.argv[2])) { try { out[p] = fs.readFileSync(p, 'utf8'); } catch (e) { out[p] = e.code; } } console.log(JSON.stringify(out));`,
     );
     const grants = scriptGrants(state, { required: [helper], optional: [root] });
-    const paths = ['app.yaml', 'lib/code.js', 'conf/other.yaml', 'conf/tls.key', '.loom/keyring.json', '.loom/pgdata/PG_VERSION', 'audit.log', 'audit.log.000000000001', '.audit.log.0a1b2c.tmp', 'innocent-link'].map((path) => join(root, path));
+    const paths = [
+      'app.yaml',
+      'lib/code.js',
+      'conf/other.yaml',
+      'conf/tls.key',
+      '.loom/keyring.json',
+      '.loom/pgdata/PG_VERSION',
+      'audit.log',
+      'audit.log.000000000001',
+      '.audit.log.0a1b2c.tmp',
+      'innocent-link',
+    ].map((path) => join(root, path));
     // join would take the `..` out: Node gets it as written
     paths.push(`${root}/conf/../.loom/keyring.json`);
-    const result = spawnSync(process.execPath, ['--experimental-permission', ...grants.reads.map((path) => `--allow-fs-read=${path}`), probe, JSON.stringify(paths)], { encoding: 'utf8' });
+    const result = spawnSync(
+      process.execPath,
+      ['--experimental-permission', ...grants.reads.map((path) => `--allow-fs-read=${path}`), probe, JSON.stringify(paths)],
+      { encoding: 'utf8' },
+    );
     const read = JSON.parse(result.stdout) as Record<string, string>;
     expect(Object.values(read)).toEqual(['app', 'code', 'other', ...Array.from({ length: 8 }, () => 'ERR_ACCESS_DENIED')]);
   });

@@ -96,10 +96,7 @@ function isState(entry: Place, state: StatePlace): boolean {
     const entryName = basename(path);
     return entryName.startsWith(`${name}.`) || entryName.startsWith(`.${name}.`);
   };
-  return (
-    (dirname(entry.lexical) === dirname(state.lexical) && named(entry.lexical)) ||
-    (dirname(entry.real) === dirname(state.real) && named(entry.real))
-  );
+  return (dirname(entry.lexical) === dirname(state.lexical) && named(entry.lexical)) || (dirname(entry.real) === dirname(state.real) && named(entry.real));
 }
 
 /**

@@ -5,7 +5,10 @@ import { entitiesOf } from './entities.js';
 import { type Pipeline, PipelineStore, SUPPORTED_ANNOTATORS } from './pipelines.js';
 
 /** Annotates text with the given annotators, dictionary entries overriding the statistical entity types. */
-export type Annotator = (text: string, options: { readonly annotators: readonly string[]; readonly dictionary: readonly DictionaryEntry[] }) => Annotation | Promise<Annotation>;
+export type Annotator = (
+  text: string,
+  options: { readonly annotators: readonly string[]; readonly dictionary: readonly DictionaryEntry[] },
+) => Annotation | Promise<Annotation>;
 
 /** What the annotation skill is built from. */
 export interface AnnotationSkillOptions {
@@ -39,7 +42,12 @@ const PIPELINE_SCHEMA = {
     language: { type: 'string', minLength: 1, default: 'en' },
     textProcessor: { type: 'string', minLength: 1, default: 'loom' },
     annotators: { type: 'array', minItems: 1, items: { type: 'string' }, default: ['tokenize', 'ssplit', 'pos', 'lemma', 'ner', 'dependency'] },
-    nerRegexFiles: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'dictionary files (TSV: term, type) in the data directory' },
+    nerRegexFiles: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [],
+      description: 'dictionary files (TSV: term, type) in the data directory',
+    },
   },
 };
 
@@ -95,7 +103,8 @@ export function createAnnotationSkill(options: AnnotationSkillOptions = {}): Ski
       return {
         name: 'annotation',
         title: 'loom entity extraction',
-        description: "Annotates text with loom's NLP models (tokens, sentences, tags, lemmas, dependencies, entities) and dictionary NER from TSV files in the data directory.",
+        description:
+          "Annotates text with loom's NLP models (tokens, sentences, tags, lemmas, dependencies, entities) and dictionary NER from TSV files in the data directory.",
         version: '0.1.0',
         routes: [
           {

@@ -93,11 +93,15 @@ export class PipelineStore {
       throw new InvalidRequestError(`unknown language '${pipeline.language}'; loom's models cover: en`, { field: 'language' });
     }
     if (!(TEXT_PROCESSORS as readonly string[]).includes(pipeline.textProcessor)) {
-      throw new InvalidRequestError(`unknown text processor '${pipeline.textProcessor}'; choose from ${TEXT_PROCESSORS.join(', ')}`, { field: 'textProcessor' });
+      throw new InvalidRequestError(`unknown text processor '${pipeline.textProcessor}'; choose from ${TEXT_PROCESSORS.join(', ')}`, {
+        field: 'textProcessor',
+      });
     }
     pipeline.annotators.forEach((annotator, index) => {
       if (!(SUPPORTED_ANNOTATORS as readonly string[]).includes(annotator)) {
-        throw new InvalidRequestError(`annotator '${annotator}' is not available; loom provides ${SUPPORTED_ANNOTATORS.join(', ')}`, { field: `annotators[${index}]` });
+        throw new InvalidRequestError(`annotator '${annotator}' is not available; loom provides ${SUPPORTED_ANNOTATORS.join(', ')}`, {
+          field: `annotators[${index}]`,
+        });
       }
     });
     const dictionary = await this.loadDictionaries(pipeline.nerRegexFiles, (index) => `nerRegexFiles[${index}]`);
@@ -123,7 +127,11 @@ export class PipelineStore {
     return loading;
   }
 
-  private async loadDictionaries(files: readonly string[], fieldOf: (index: number) => string, directory = this.dataDirectory): Promise<readonly DictionaryEntry[]> {
+  private async loadDictionaries(
+    files: readonly string[],
+    fieldOf: (index: number) => string,
+    directory = this.dataDirectory,
+  ): Promise<readonly DictionaryEntry[]> {
     const entries: DictionaryEntry[] = [];
     const root = await realpath(directory).catch(() => directory);
     for (const [index, file] of files.entries()) {

@@ -36,12 +36,22 @@ const TEXT = 'loom stores graphs in Apache AGE. Neo4j works too.';
 describe('annotation skill', () => {
   it('answers the annotation of the default pipeline, with entities merged in /annotate and per token in /v2/annotate', async () => {
     const server = await start();
-    const created = await postJson(server, '/pipeline/new', { name: 'tech', language: 'en', textProcessor: 'loom', annotators: ['tokenize', 'ssplit', 'ner'], nerRegexFiles: ['tech.tsv'] });
+    const created = await postJson(server, '/pipeline/new', {
+      name: 'tech',
+      language: 'en',
+      textProcessor: 'loom',
+      annotators: ['tokenize', 'ssplit', 'ner'],
+      nerRegexFiles: ['tech.tsv'],
+    });
     expect(created).toMatchObject({ status: 200, body: { name: 'tech', created: true, dictionaryTerms: 3 } });
 
     const standard = await postJson(server, '/annotate', { text: TEXT, pipeline: 'tech', id: 'doc-1' });
     expect(standard.status).toBe(200);
-    const body = standard.body as { docId: string; sentences: Array<{ tokens: Array<{ word: string; ner: string }>; entitymentions: unknown[] }>; entities: Record<string, string[]> };
+    const body = standard.body as {
+      docId: string;
+      sentences: Array<{ tokens: Array<{ word: string; ner: string }>; entitymentions: unknown[] }>;
+      entities: Record<string, string[]>;
+    };
     expect(body.docId).toBe('doc-1');
     expect(body.sentences).toHaveLength(2);
     expect(body.sentences[0]!.tokens.map((token) => token.ner)).toEqual(['PRODUCT', 'O', 'O', 'O', 'TECHNOLOGY', 'TECHNOLOGY', 'O']);
@@ -94,14 +104,20 @@ describe('annotation skill', () => {
 
   it('has the built-in technology pipeline, whose shipped dictionary types aerospace and software terms', async () => {
     const server = await start();
-    const answer = await postJson(server, '/annotate', { text: 'NASA tested the speed brake actuator of the Space Shuttle, and stored it in PostgreSQL.', pipeline: 'technology' });
+    const answer = await postJson(server, '/annotate', {
+      text: 'NASA tested the speed brake actuator of the Space Shuttle, and stored it in PostgreSQL.',
+      pipeline: 'technology',
+    });
     expect(answer.status).toBe(200);
     expect((answer.body as { entities: Record<string, string[]> }).entities.technology).toEqual(['speed brake actuator', 'Space Shuttle', 'PostgreSQL']);
   });
 
   it('answers 404 for an unknown pipeline, 400 for a missing text, 415 for a non-JSON body', async () => {
     const server = await start();
-    expect(await postJson(server, '/annotate', { text: 'x', pipeline: 'nope' })).toMatchObject({ status: 404, body: { error: 'unknown_pipeline', field: 'pipeline' } });
+    expect(await postJson(server, '/annotate', { text: 'x', pipeline: 'nope' })).toMatchObject({
+      status: 404,
+      body: { error: 'unknown_pipeline', field: 'pipeline' },
+    });
     expect(await postJson(server, '/v2/annotate', { pipeline: 'default' })).toMatchObject({ status: 400, body: { field: 'text' } });
     const text = await fetch(`${server.url}/annotate`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
     expect(text.status).toBe(415);
@@ -110,7 +126,9 @@ describe('annotation skill', () => {
   it('serves 32 concurrent requests', async () => {
     const server = await start();
     await postJson(server, '/pipeline/new', { name: 'tech', nerRegexFiles: ['tech.tsv'] });
-    const answers = await Promise.all(Array.from({ length: 32 }, (_, i) => postJson(server, i % 2 === 0 ? '/annotate' : '/v2/annotate', { text: `${TEXT} Run ${i}.`, pipeline: 'tech' })));
+    const answers = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => postJson(server, i % 2 === 0 ? '/annotate' : '/v2/annotate', { text: `${TEXT} Run ${i}.`, pipeline: 'tech' })),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array(32).fill(200));
   });
 });

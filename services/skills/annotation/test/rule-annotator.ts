@@ -15,7 +15,18 @@ export const ruleAnnotator: Annotator = (text, { dictionary }) => {
   for (const match of text.matchAll(/[\p{L}\p{N}]+(?:['-][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu)) {
     const begin = match.index;
     const word = match[0];
-    tokens.push({ index: tokens.length + 1, word, originalText: word, lemma: word.toLowerCase(), characterOffsetBegin: begin, characterOffsetEnd: begin + word.length, pos: 'NN', ner: 'O', before: text.slice(previousEnd, begin), after: '' });
+    tokens.push({
+      index: tokens.length + 1,
+      word,
+      originalText: word,
+      lemma: word.toLowerCase(),
+      characterOffsetBegin: begin,
+      characterOffsetEnd: begin + word.length,
+      pos: 'NN',
+      ner: 'O',
+      before: text.slice(previousEnd, begin),
+      after: '',
+    });
     previousEnd = begin + word.length;
     if (/^[.!?]$/.test(word)) {
       sentences.push({ index: sentences.length, tokens });

@@ -21,7 +21,8 @@ const REQUEST_SCHEMA = {
     threshold: { type: 'number', exclusiveMinimum: 0, default: DEFAULT_TEXTRANK_OPTIONS.threshold },
     stopwords: {
       oneOf: [{ type: 'string' }, stringList],
-      description: "comma-separated words replacing the default list; starting with '+,' they are added to it. Setting it turns removeStopwords on, as in neo4j-nlp",
+      description:
+        "comma-separated words replacing the default list; starting with '+,' they are added to it. Setting it turns removeStopwords on, as in neo4j-nlp",
     },
     removeStopwords: { type: 'boolean' },
     respectDirections: { type: 'boolean', default: DEFAULT_TEXTRANK_OPTIONS.respectDirections },
@@ -33,7 +34,10 @@ const REQUEST_SCHEMA = {
     admittedPOSs: stringList,
     forbiddenPOSs: stringList,
     forbiddenNEs: { ...stringList, description: 'entity types, as CoreNLP (NUMBER) or neo4j-nlp (NER_Number) names them' },
-    allowedDepencies: { ...stringList, description: 'dependency relations that join a modifier to its head in key phrases (spelled as the specification spells it); default compound, amod' },
+    allowedDepencies: {
+      ...stringList,
+      description: 'dependency relations that join a modifier to its head in key phrases (spelled as the specification spells it); default compound, amod',
+    },
     motherNode: { description: 'refused: only meaningful inside Neo4j' },
     keywordLabel: { description: 'refused: only meaningful inside Neo4j' },
   },
@@ -107,12 +111,15 @@ export function optionsOf(body: ExtractRequest): TextRankOptions {
   let stopwords = defaults.stopwords;
   let removeStopwords = defaults.removeStopwords;
   if (body.stopwords !== undefined) {
-    const words = (Array.isArray(body.stopwords) ? body.stopwords : body.stopwords.split(',')).map((word) => word.trim().toLowerCase()).filter((word) => word !== '');
+    const words = (Array.isArray(body.stopwords) ? body.stopwords : body.stopwords.split(','))
+      .map((word) => word.trim().toLowerCase())
+      .filter((word) => word !== '');
     stopwords = words[0] === '+' ? new Set([...defaults.stopwords, ...words.slice(1)]) : new Set(words);
     removeStopwords = true;
   }
   if (body.removeStopwords !== undefined) removeStopwords = body.removeStopwords;
-  const nonEmpty = (list: string[] | undefined, fallback: ReadonlySet<string>): ReadonlySet<string> => (list === undefined || list.length === 0 ? fallback : new Set(list));
+  const nonEmpty = (list: string[] | undefined, fallback: ReadonlySet<string>): ReadonlySet<string> =>
+    list === undefined || list.length === 0 ? fallback : new Set(list);
   return {
     iterations: body.iterations,
     damp: body.damp,
@@ -128,7 +135,10 @@ export function optionsOf(body: ExtractRequest): TextRankOptions {
     admittedPOSs: nonEmpty(body.admittedPOSs, defaults.admittedPOSs),
     forbiddenPOSs: nonEmpty(body.forbiddenPOSs, defaults.forbiddenPOSs),
     forbiddenNEs: nonEmpty(body.forbiddenNEs?.map(entityType), defaults.forbiddenNEs),
-    allowedDependencies: nonEmpty(body.allowedDepencies?.map((relation) => relation.toLowerCase()), defaults.allowedDependencies),
+    allowedDependencies: nonEmpty(
+      body.allowedDepencies?.map((relation) => relation.toLowerCase()),
+      defaults.allowedDependencies,
+    ),
   };
 }
 
@@ -155,8 +165,10 @@ function readAnnotation(value: Annotation | string): Annotation {
     const size = sentence.tokens.length;
     (sentence.basicDependencies ?? []).forEach((arc, a) => {
       const field = `annotatedText.sentences[${s}].basicDependencies[${a}]`;
-      if (arc.governor > size) throw new InvalidRequestError(`${field}.governor ${arc.governor} is past the sentence's ${size} tokens`, { field: `${field}.governor` });
-      if (arc.dependent > size) throw new InvalidRequestError(`${field}.dependent ${arc.dependent} is past the sentence's ${size} tokens`, { field: `${field}.dependent` });
+      if (arc.governor > size)
+        throw new InvalidRequestError(`${field}.governor ${arc.governor} is past the sentence's ${size} tokens`, { field: `${field}.governor` });
+      if (arc.dependent > size)
+        throw new InvalidRequestError(`${field}.dependent ${arc.dependent} is past the sentence's ${size} tokens`, { field: `${field}.dependent` });
     });
   });
   return annotation;

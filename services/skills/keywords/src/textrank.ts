@@ -94,7 +94,12 @@ export function textRank(annotation: Annotation, options: TextRankOptions = DEFA
   const sentences = parsed.map((sentence) => sentence.words);
   const graphWords = sentences.map((words) => words.filter((word) => inGraph(word, options)));
 
-  let coOccurrences = options.dependenciesGraph ? dependencyCoOccurrences(parsed.flatMap((sentence) => sentence.arcs), options) : wordOrderCoOccurrences(graphWords, options);
+  let coOccurrences = options.dependenciesGraph
+    ? dependencyCoOccurrences(
+        parsed.flatMap((sentence) => sentence.arcs),
+        options,
+      )
+    : wordOrderCoOccurrences(graphWords, options);
   if (coOccurrences.size === 0) return [];
   const ranks = pageRank(coOccurrences, options);
   // with a dependency graph, phrases are still merged along the natural word order
@@ -277,7 +282,12 @@ function relatedInDepth(occurrence: Occurrence, later: readonly Occurrence[]): S
 }
 
 /** Tags that follow this occurrence in the co-occurrence graph and may extend its phrase. */
-function nextCandidates(occurrence: Occurrence, graph: CoOccurrences, firstByTag: ReadonlyMap<string, { tag: string; related: Set<string> }>, options: TextRankOptions): string[] {
+function nextCandidates(
+  occurrence: Occurrence,
+  graph: CoOccurrences,
+  firstByTag: ReadonlyMap<string, { tag: string; related: Set<string> }>,
+  options: TextRankOptions,
+): string[] {
   const row = graph.get(occurrence.tag);
   if (row === undefined) return [];
   const candidates: string[] = [];

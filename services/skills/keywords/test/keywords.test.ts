@@ -10,7 +10,22 @@ import { constructedAnnotation } from './constructed-annotation.js';
 // the shared data directory as libs/nlp finds it ($LOOM_NLP_DATA_DIR, else shared/data above the repository)
 const NASA = readFileSync(join(findDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
 /** The keywords neo4j-nlp's own TextRank test expects on this text. */
-const NEO4J_NLP_EXPECTED = ['flight failure', 'speed brake', 'space shuttle', 'ground operation', 'actuator', 'installation', 'flight', 'gear', 'shuttle', 'brake', 'speed', 'failure', 'unusual', 'design'];
+const NEO4J_NLP_EXPECTED = [
+  'flight failure',
+  'speed brake',
+  'space shuttle',
+  'ground operation',
+  'actuator',
+  'installation',
+  'flight',
+  'gear',
+  'shuttle',
+  'brake',
+  'speed',
+  'failure',
+  'unusual',
+  'design',
+];
 
 const servers: SkillServer[] = [];
 afterEach(async () => {
@@ -43,7 +58,14 @@ describe('textRank', () => {
 
   it('ranks a hub word highest, and PageRank sums to one', () => {
     const graph = new Map([
-      ['hub', new Map([['a', { count: 1, starts: [] }], ['b', { count: 1, starts: [] }], ['c', { count: 1, starts: [] }]])],
+      [
+        'hub',
+        new Map([
+          ['a', { count: 1, starts: [] }],
+          ['b', { count: 1, starts: [] }],
+          ['c', { count: 1, starts: [] }],
+        ]),
+      ],
       ['a', new Map([['hub', { count: 1, starts: [] }]])],
       ['b', new Map([['hub', { count: 1, starts: [] }]])],
       ['c', new Map([['hub', { count: 1, starts: [] }]])],
@@ -54,7 +76,9 @@ describe('textRank', () => {
   });
 
   it('keeps numbers, stop words and function words out, and honours parameters', () => {
-    const annotation = constructedAnnotation('The speed brake actuator of the space shuttle failed after 20 missions. The speed brake actuator was replaced. A new space shuttle flew 100 missions.');
+    const annotation = constructedAnnotation(
+      'The speed brake actuator of the space shuttle failed after 20 missions. The speed brake actuator was replaced. A new space shuttle flew 100 missions.',
+    );
     const plain = textRank(annotation).map((keyword) => keyword.value);
     expect(plain).not.toContain('the');
     expect(plain.some((value) => /\d/.test(value))).toBe(false);
@@ -90,23 +114,42 @@ describe('keywords skill', () => {
   it('honours parameters and refuses bad ones naming the field', async () => {
     const server = await skill();
     const annotatedText = constructedAnnotation(NASA);
-    const wide = await postJson(server, '/extractKeywords', { annotatedText, topXTags: 1, cleanKeywords: false, iterations: 50, damp: 0.9, threshold: 0.00001 });
+    const wide = await postJson(server, '/extractKeywords', {
+      annotatedText,
+      topXTags: 1,
+      cleanKeywords: false,
+      iterations: 50,
+      damp: 0.9,
+      threshold: 0.00001,
+    });
     const narrow = await postJson(server, '/extractKeywords', { annotatedText });
     expect((wide.body as Keyword[]).length).toBeGreaterThan((narrow.body as Keyword[]).length);
     const stop = await postJson(server, '/extractKeywords', { annotatedText, stopwords: '+,actuator,shuttle' });
     expect((stop.body as Keyword[]).some((keyword) => keyword.value.includes('actuator') || keyword.value.includes('shuttle'))).toBe(false);
-    const entities = await postJson(server, '/extractKeywords', { annotatedText, forbiddenNEs: ['NER_Number'], allowedDepencies: ['compound'], respectSentences: true, respectDirections: true });
+    const entities = await postJson(server, '/extractKeywords', {
+      annotatedText,
+      forbiddenNEs: ['NER_Number'],
+      allowedDepencies: ['compound'],
+      respectSentences: true,
+      respectDirections: true,
+    });
     expect(entities.status).toBe(200);
 
     expect(await postJson(server, '/extractKeywords', { annotatedText, motherNode: 12 })).toMatchObject({ status: 400, body: { field: 'motherNode' } });
-    expect(await postJson(server, '/extractKeywords', { annotatedText, keywordLabel: 'Keyword' })).toMatchObject({ status: 400, body: { field: 'keywordLabel' } });
+    expect(await postJson(server, '/extractKeywords', { annotatedText, keywordLabel: 'Keyword' })).toMatchObject({
+      status: 400,
+      body: { field: 'keywordLabel' },
+    });
     expect(await postJson(server, '/extractKeywords', { annotatedText, damp: 2 })).toMatchObject({ status: 400, body: { field: 'damp' } });
     expect(await postJson(server, '/extractKeywords', { annotatedText, iterations: 'many' })).toMatchObject({ status: 400, body: { field: 'iterations' } });
     expect(await postJson(server, '/extractKeywords', { annotatedText, colour: 1 })).toMatchObject({ status: 400, body: { field: 'colour' } });
     expect(await postJson(server, '/extractKeywords', {})).toMatchObject({ status: 400, body: { field: 'annotatedText' } });
     expect(await postJson(server, '/extractKeywords', { annotatedText: 'not json' })).toMatchObject({ status: 400, body: { field: 'annotatedText' } });
     const broken = { sentences: [{ tokens: annotatedText.sentences[0]!.tokens, basicDependencies: [{ dep: 'amod', governor: 999, dependent: 1 }] }] };
-    expect(await postJson(server, '/extractKeywords', { annotatedText: broken })).toMatchObject({ status: 400, body: { field: 'annotatedText.sentences[0].basicDependencies[0].governor' } });
+    expect(await postJson(server, '/extractKeywords', { annotatedText: broken })).toMatchObject({
+      status: 400,
+      body: { field: 'annotatedText.sentences[0].basicDependencies[0].governor' },
+    });
   });
 
   it('serves 32 concurrent requests', async () => {

@@ -86,9 +86,13 @@ export class PdfWorkerPool {
           finish(() => reject(toParseError(answer.error)), true);
         }
       };
-      const onCrash = (): void => finish(() => reject(new PdfParseError('too_complex', `the PDF exhausted the parser (over ${this.limits.workerMemoryMb} MB or a crash)`)), false);
+      const onCrash = (): void =>
+        finish(() => reject(new PdfParseError('too_complex', `the PDF exhausted the parser (over ${this.limits.workerMemoryMb} MB or a crash)`)), false);
       const onAbort = (): void => finish(() => reject(signal.reason as Error), false);
-      const timer = setTimeout(() => finish(() => reject(new PdfParseError('too_complex', `the PDF took longer than ${this.limits.parseTimeMs} ms to parse`)), false), this.limits.parseTimeMs);
+      const timer = setTimeout(
+        () => finish(() => reject(new PdfParseError('too_complex', `the PDF took longer than ${this.limits.parseTimeMs} ms to parse`)), false),
+        this.limits.parseTimeMs,
+      );
       slot.worker.on('message', onMessage);
       slot.worker.once('error', onCrash);
       slot.worker.once('exit', onCrash);

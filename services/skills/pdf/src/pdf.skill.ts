@@ -55,62 +55,63 @@ export const pdfSkill: SkillModule = createPdfSkill();
 export function createPdfSkill(options: PdfSkillOptions = {}): SkillModule {
   const maxPages = options.maxPages ?? MAX_PAGES;
   return {
-  name: 'pdf',
-  defaultPort: 8089,
-  hostPort: 8089,
-  registrationPath: '/parse',
-  capability: 'PDF_PARSING',
-  create({ settings }): Promise<SkillDefinition> {
-    const policy = new AddressPolicy(settings.fetchAllowHosts);
-    const pool = new PdfWorkerPool(Math.max(1, Math.min(settings.limits.concurrency, cpus().length)), {
-      maxPages,
-      // a document too heavy to parse is the document's fault (422), not a busy service (503): it ends before the request's limit
-      parseTimeMs: Math.max(100, Math.floor(settings.limits.timeLimitMs * 0.9)),
-      workerMemoryMb: options.workerMemoryMb ?? WORKER_MEMORY_MB,
-    });
-    return Promise.resolve({
-      name: 'pdf',
-      title: 'loom PDF parsing',
-      description: 'Extracts the text of each page and the document information of a PDF with pdf.js, in worker threads with page, time and memory limits.',
-      version: '0.1.0',
-      routes: [
-        {
-          method: 'POST',
-          path: '/parse',
-          summary: 'Extract text per page and metadata from a PDF',
-          description: 'Send the PDF bytes as application/pdf (or application/octet-stream), or JSON {url} to have the skill fetch it under the same address rules as web data.',
-          consumes: [...PDF_TYPES, 'application/json'],
-          body: {
-            type: 'object',
-            required: ['url'],
-            additionalProperties: false,
-            properties: { url: { type: 'string', minLength: 1, maxLength: 8192 } },
+    name: 'pdf',
+    defaultPort: 8089,
+    hostPort: 8089,
+    registrationPath: '/parse',
+    capability: 'PDF_PARSING',
+    create({ settings }): Promise<SkillDefinition> {
+      const policy = new AddressPolicy(settings.fetchAllowHosts);
+      const pool = new PdfWorkerPool(Math.max(1, Math.min(settings.limits.concurrency, cpus().length)), {
+        maxPages,
+        // a document too heavy to parse is the document's fault (422), not a busy service (503): it ends before the request's limit
+        parseTimeMs: Math.max(100, Math.floor(settings.limits.timeLimitMs * 0.9)),
+        workerMemoryMb: options.workerMemoryMb ?? WORKER_MEMORY_MB,
+      });
+      return Promise.resolve({
+        name: 'pdf',
+        title: 'loom PDF parsing',
+        description: 'Extracts the text of each page and the document information of a PDF with pdf.js, in worker threads with page, time and memory limits.',
+        version: '0.1.0',
+        routes: [
+          {
+            method: 'POST',
+            path: '/parse',
+            summary: 'Extract text per page and metadata from a PDF',
+            description:
+              'Send the PDF bytes as application/pdf (or application/octet-stream), or JSON {url} to have the skill fetch it under the same address rules as web data.',
+            consumes: [...PDF_TYPES, 'application/json'],
+            body: {
+              type: 'object',
+              required: ['url'],
+              additionalProperties: false,
+              properties: { url: { type: 'string', minLength: 1, maxLength: 8192 } },
+            },
+            response: RESPONSE_SCHEMA,
+            errors: [422],
+            async handler(request) {
+              let bytes: Buffer;
+              let field: string | undefined;
+              if (request.mediaType === 'application/json') {
+                field = 'url';
+                const { url } = request.body as { url: string };
+                const limits = { ...settings.fetchLimits, maxBytes: Math.min(settings.fetchLimits.maxBytes, settings.limits.bodyLimitBytes) };
+                bytes = (await safeFetch(url, { policy, limits, accept: PDF_TYPES, field, signal: request.signal })).body;
+              } else {
+                bytes = request.body as Buffer;
+              }
+              if (!isPdf(bytes)) throw new UnprocessableError('not_a_pdf', 'the document is not a PDF (no %PDF- header)', field === undefined ? {} : { field });
+              request.span.setAttribute('loom.pdf.bytes', bytes.length);
+              const parsed = await parse(pool, bytes, request.signal, field);
+              request.span.setAttribute('loom.pdf.pages', parsed.pages.length);
+              return answer(parsed);
+            },
           },
-          response: RESPONSE_SCHEMA,
-          errors: [422],
-          async handler(request) {
-            let bytes: Buffer;
-            let field: string | undefined;
-            if (request.mediaType === 'application/json') {
-              field = 'url';
-              const { url } = request.body as { url: string };
-              const limits = { ...settings.fetchLimits, maxBytes: Math.min(settings.fetchLimits.maxBytes, settings.limits.bodyLimitBytes) };
-              bytes = (await safeFetch(url, { policy, limits, accept: PDF_TYPES, field, signal: request.signal })).body;
-            } else {
-              bytes = request.body as Buffer;
-            }
-            if (!isPdf(bytes)) throw new UnprocessableError('not_a_pdf', 'the document is not a PDF (no %PDF- header)', field === undefined ? {} : { field });
-            request.span.setAttribute('loom.pdf.bytes', bytes.length);
-            const parsed = await parse(pool, bytes, request.signal, field);
-            request.span.setAttribute('loom.pdf.pages', parsed.pages.length);
-            return answer(parsed);
-          },
-        },
-      ],
-      health: () => ({ workers: pool.workers, maxPages }),
-      close: () => pool.close(),
-    });
-  },
+        ],
+        health: () => ({ workers: pool.workers, maxPages }),
+        close: () => pool.close(),
+      });
+    },
   };
 }
 

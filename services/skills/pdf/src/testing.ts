@@ -35,7 +35,13 @@ export function makePdf(spec: PdfSpec): Buffer {
   const repeat = spec.repeatKids ?? 1;
   const kids = Array.from({ length: repeat }, () => pageIds.map((id) => `${id} 0 R`).join(' ')).join(' ');
   objects[pagesId - 1] = `<< /Type /Pages /Kids [${kids}] /Count ${pageIds.length * repeat} >>`;
-  const infoFields = [spec.title === undefined ? '' : `/Title (${escape(spec.title)})`, spec.author === undefined ? '' : `/Author (${escape(spec.author)})`, '/Producer (loom tests)', '/CreationDate (D:20250102030405Z)', spec.extraInfo ?? ''];
+  const infoFields = [
+    spec.title === undefined ? '' : `/Title (${escape(spec.title)})`,
+    spec.author === undefined ? '' : `/Author (${escape(spec.author)})`,
+    '/Producer (loom tests)',
+    '/CreationDate (D:20250102030405Z)',
+    spec.extraInfo ?? '',
+  ];
   const info = add(`<< ${infoFields.join(' ')} >>`);
   const hex = (bytes: Buffer) => `<${bytes.toString('hex')}>`;
   const encrypt = spec.encrypted === true ? add(`<< /Filter /Standard /V 1 /R 2 /O ${hex(randomBytes(32))} /U ${hex(randomBytes(32))} /P -44 >>`) : undefined;

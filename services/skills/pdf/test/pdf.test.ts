@@ -35,11 +35,21 @@ async function postPdf(server: SkillServer, bytes: Buffer, type = 'application/p
 describe('PDF skill', () => {
   it('reads one page: text, pages and metadata', async () => {
     const server = await skill();
-    const answer = await postPdf(server, makePdf({ pages: [['Knowledge graphs connect facts.', 'Second line here.']], title: 'Graphs', author: 'Ada Lovelace' }));
+    const answer = await postPdf(
+      server,
+      makePdf({ pages: [['Knowledge graphs connect facts.', 'Second line here.']], title: 'Graphs', author: 'Ada Lovelace' }),
+    );
     expect(answer.status).toBe(200);
     expect(answer.body.text).toBe('Knowledge graphs connect facts.\nSecond line here.');
     expect(answer.body.pages).toEqual([{ number: 1, text: 'Knowledge graphs connect facts.\nSecond line here.' }]);
-    expect(answer.body.metadata).toMatchObject({ title: 'Graphs', author: 'Ada Lovelace', producer: 'loom tests', creationDate: '2025-01-02T03:04:05Z', pdfVersion: '1.4', pageCount: 1 });
+    expect(answer.body.metadata).toMatchObject({
+      title: 'Graphs',
+      author: 'Ada Lovelace',
+      producer: 'loom tests',
+      creationDate: '2025-01-02T03:04:05Z',
+      pdfVersion: '1.4',
+      pageCount: 1,
+    });
   });
 
   it('reads several pages in order, and takes application/octet-stream', async () => {
@@ -53,7 +63,9 @@ describe('PDF skill', () => {
   });
 
   it('fetches a PDF by URL under the address rules', async () => {
-    const site = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/pdf' }).end(makePdf({ pages: [['Fetched text']] })));
+    const site = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'application/pdf' }).end(makePdf({ pages: [['Fetched text']] })),
+    );
     sites.push(site);
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/doc.pdf`;

@@ -13,7 +13,11 @@ parentPort.on('message', async (job) => {
       verbosity: 0,
     });
     if (pdf.numPages > job.maxPages) {
-      parentPort.postMessage({ id: job.id, ok: false, error: { name: 'TooManyPagesError', message: `the PDF has ${pdf.numPages} pages; at most ${job.maxPages} are read` } });
+      parentPort.postMessage({
+        id: job.id,
+        ok: false,
+        error: { name: 'TooManyPagesError', message: `the PDF has ${pdf.numPages} pages; at most ${job.maxPages} are read` },
+      });
       return;
     }
     const pages = [];

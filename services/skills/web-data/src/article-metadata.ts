@@ -30,7 +30,8 @@ const IMAGE_META: ReadonlyArray<readonly [attribute: string, value: string]> = [
   ['itemprop', 'image'],
 ];
 
-const VIDEO_PROVIDERS = /(youtube(-nocookie)?\.com|youtu\.be|vimeo\.com|dailymotion\.com|dai\.ly|kewego\.com|twitch\.tv|facebook\.com\/plugins\/video|ted\.com\/talks|wistia\.(com|net)|brightcove)/i;
+const VIDEO_PROVIDERS =
+  /(youtube(-nocookie)?\.com|youtu\.be|vimeo\.com|dailymotion\.com|dai\.ly|kewego\.com|twitch\.tv|facebook\.com\/plugins\/video|ted\.com\/talks|wistia\.(com|net)|brightcove)/i;
 
 const URL_DATE = /(?:^|[/_-])((?:19|20)\d{2})[/_-]?(0[1-9]|1[0-2])[/_-]?(0[1-9]|[12]\d|3[01])(?:[/_.-]|$)/;
 
@@ -78,7 +79,8 @@ export function extractAuthors(document: Doc, readabilityByline: string | null |
   for (const object of jsonLdObjects(document)) {
     for (const author of [object.author].flat()) {
       if (typeof author === 'string') found.push(...bylineNames(author));
-      else if (author !== null && typeof author === 'object' && typeof (author as { name?: unknown }).name === 'string') found.push(...bylineNames((author as { name: string }).name));
+      else if (author !== null && typeof author === 'object' && typeof (author as { name?: unknown }).name === 'string')
+        found.push(...bylineNames((author as { name: string }).name));
     }
   }
   for (const element of document.querySelectorAll('[rel="author"], [itemprop="author"], .author, .byline, .byl, #author, #byline')) {
@@ -100,11 +102,12 @@ export function extractAuthors(document: Doc, readabilityByline: string | null |
 
 /** `By Jane Roe, John Smith and Ann Lee | Staff` → the three names; URLs, dates and single words that are not names dropped. */
 export function bylineNames(text: string): string[] {
-  const cleaned = text
-    .replace(/\s+/g, ' ')
-    .replace(/^\s*(written\s+)?by[:\s]+/i, '')
-    .replace(/\b(updated|published|posted)\b.*$/i, '')
-    .split(/[|•·]/)[0] ?? '';
+  const cleaned =
+    text
+      .replace(/\s+/g, ' ')
+      .replace(/^\s*(written\s+)?by[:\s]+/i, '')
+      .replace(/\b(updated|published|posted)\b.*$/i, '')
+      .split(/[|•·]/)[0] ?? '';
   return cleaned
     .split(/\s*(?:,|;|\band\b|&)\s*/i)
     .map((part) => part.replace(/^by\s+/i, '').trim())

@@ -20,8 +20,40 @@ export interface WebData {
 const KEYWORD_COUNT = 10;
 
 const BLOCK_TAGS = new Set([
-  'ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'DD', 'DIV', 'DL', 'DT', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6',
-  'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'TABLE', 'TBODY', 'TD', 'TH', 'THEAD', 'TR', 'UL',
+  'ADDRESS',
+  'ARTICLE',
+  'ASIDE',
+  'BLOCKQUOTE',
+  'DD',
+  'DIV',
+  'DL',
+  'DT',
+  'FIGCAPTION',
+  'FIGURE',
+  'FOOTER',
+  'FORM',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'HR',
+  'LI',
+  'MAIN',
+  'NAV',
+  'OL',
+  'P',
+  'PRE',
+  'SECTION',
+  'TABLE',
+  'TBODY',
+  'TD',
+  'TH',
+  'THEAD',
+  'TR',
+  'UL',
 ]);
 
 /** linkedom's parser, typed by what the rules use (its own declarations need the DOM library). */
@@ -62,7 +94,10 @@ export function articleText(root: DomElement | null, title: string, authors: rea
   const paragraphs: string[] = [];
   let current = '';
   const flush = (): void => {
-    const text = current.replace(/[ \t\f\v\u00a0]+/g, ' ').replace(/ *\n */g, '\n').trim();
+    const text = current
+      .replace(/[ \t\f\v\u00a0]+/g, ' ')
+      .replace(/ *\n */g, '\n')
+      .trim();
     if (text !== '') paragraphs.push(text);
     current = '';
   };
@@ -124,7 +159,10 @@ function cleanTitle(title: string): string {
 }
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 function unique(values: readonly string[]): string[] {

@@ -47,7 +47,8 @@ export const webDataSkill: SkillModule = {
     return Promise.resolve({
       name: 'web-data',
       title: 'loom web data extraction',
-      description: 'Fetches a page (refusing loopback, private, link-local and metadata addresses unless allow-listed) and extracts its article text with Readability and its metadata with newspaper-style rules.',
+      description:
+        'Fetches a page (refusing loopback, private, link-local and metadata addresses unless allow-listed) and extracts its article text with Readability and its metadata with newspaper-style rules.',
       version: '0.1.0',
       routes: [
         {
@@ -62,7 +63,13 @@ export const webDataSkill: SkillModule = {
             let html: string;
             let pageUrl = body.url;
             if (body.html === undefined) {
-              const page: FetchedDocument = await safeFetch(body.url, { policy, limits: settings.fetchLimits, accept: HTML_TYPES, field: 'url', signal: request.signal });
+              const page: FetchedDocument = await safeFetch(body.url, {
+                policy,
+                limits: settings.fetchLimits,
+                accept: HTML_TYPES,
+                field: 'url',
+                signal: request.signal,
+              });
               html = decodeHtml(page.body, page.charset);
               pageUrl = page.url;
               request.span.setAttribute('loom.webdata.page_bytes', page.body.length);
@@ -82,6 +89,9 @@ function extract(html: string, url: string): WebData {
   try {
     return extractArticle(html, url);
   } catch (error) {
-    throw new UnprocessableError('unreadable_page', `the page could not be parsed: ${error instanceof Error ? error.message : String(error)}`, { field: 'url', cause: error });
+    throw new UnprocessableError('unreadable_page', `the page could not be parsed: ${error instanceof Error ? error.message : String(error)}`, {
+      field: 'url',
+      cause: error,
+    });
   }
 }

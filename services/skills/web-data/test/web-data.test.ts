@@ -117,21 +117,29 @@ describe('web data skill', () => {
     expect((answer.body as { data: WebData }).data.authors).toEqual(['Priya Natarajan', 'Tom Becker']);
   });
 
-  it.each(['http://127.0.0.1:9/', 'http://10.1.2.3/', 'http://172.16.0.1/', 'http://192.168.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/', 'http://localhost/'])(
-    'refuses %s without the allow-list',
-    async (url) => {
-      const server = await skill([]);
-      const answer = await postJson(server, '/extract', { url });
-      expect(answer.status).toBe(422);
-      expect(answer.body).toMatchObject({ error: 'address_refused', field: 'url' });
-    },
-  );
+  it.each([
+    'http://127.0.0.1:9/',
+    'http://10.1.2.3/',
+    'http://172.16.0.1/',
+    'http://192.168.0.1/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[::1]/',
+    'http://localhost/',
+  ])('refuses %s without the allow-list', async (url) => {
+    const server = await skill([]);
+    const answer = await postJson(server, '/extract', { url });
+    expect(answer.status).toBe(422);
+    expect(answer.body).toMatchObject({ error: 'address_refused', field: 'url' });
+  });
 
   it('answers 400 naming the field, 422 for a non-HTML page, 415 for a non-JSON body', async () => {
     const server = await skill();
     expect(await postJson(server, '/extract', {})).toMatchObject({ status: 400, body: { field: 'url' } });
     expect(await postJson(server, '/extract', { url: 42 })).toMatchObject({ status: 400, body: { field: 'url' } });
-    expect(await postJson(server, '/extract', { url: `${siteUrl}/data.json` })).toMatchObject({ status: 422, body: { error: 'unsupported_content_type', field: 'url' } });
+    expect(await postJson(server, '/extract', { url: `${siteUrl}/data.json` })).toMatchObject({
+      status: 422,
+      body: { error: 'unsupported_content_type', field: 'url' },
+    });
     expect(await postJson(server, '/extract', { url: `${siteUrl}/gone` })).toMatchObject({ status: 422, body: { error: 'fetch_failed' } });
     const text = await fetch(`${server.url}/extract`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: siteUrl });
     expect(text.status).toBe(415);

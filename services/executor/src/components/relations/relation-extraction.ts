@@ -45,7 +45,11 @@ function targetResourceOf(context: ComponentContext): ResourceInstance | undefin
   if (name === undefined || name === '') return undefined;
   const resource = context.workflowResources?.find((candidate) => candidate.name === name);
   if (resource === undefined) {
-    throw ValidationError.of(`${context.name}.options.target_resource`, 'must name a resource of the workflow (resources or workflowResources)', 'INVALID_VALUE');
+    throw ValidationError.of(
+      `${context.name}.options.target_resource`,
+      'must name a resource of the workflow (resources or workflowResources)',
+      'INVALID_VALUE',
+    );
   }
   return resource;
 }

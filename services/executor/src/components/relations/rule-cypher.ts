@@ -84,7 +84,12 @@ export function ruleQuery(rule: RelationRule): RuleQuery {
   // a path visits each token once
   for (let i = 0; i < tokens; i++) for (let j = i + 1; j < tokens; j++) conditions.push(`${t(i)}.id <> ${t(j)}.id`);
 
-  const columns = ['doc', 'sentence', ...Array.from({ length: tokens }, (_, i) => `n${i}`), ...rule.path.flatMap((_, i) => [`type${i + 1}`, `specific${i + 1}`])];
+  const columns = [
+    'doc',
+    'sentence',
+    ...Array.from({ length: tokens }, (_, i) => `n${i}`),
+    ...rule.path.flatMap((_, i) => [`type${i + 1}`, `specific${i + 1}`]),
+  ];
   const returns = [
     'd.id AS doc',
     's.sentenceNumber AS sentence',
@@ -157,7 +162,14 @@ export function relationsOf(query: RuleQuery, records: readonly GraphRecord[]): 
         return { ...token, step: { relation: relationName, direction: steps[i - 1]!.direction } };
       }),
     };
-    const key = JSON.stringify([relation.document, relation.sentence, relation.subject.start, relation.subject.end, relation.object.start, relation.object.end]);
+    const key = JSON.stringify([
+      relation.document,
+      relation.sentence,
+      relation.subject.start,
+      relation.subject.end,
+      relation.object.start,
+      relation.object.end,
+    ]);
     const known = found.get(key);
     if (known === undefined || known.evidence[0]!.index > relation.evidence[0]!.index) found.set(key, relation);
   }

@@ -108,7 +108,13 @@ export function tokenGraphDocument(value: unknown, field: string): TokenGraphDoc
       if (token.upos !== undefined) properties['upos'] = token.upos;
       const entity = entities.get(token.index);
       if (entity !== undefined) {
-        Object.assign(properties, { ne: entity.ner, entityId: `${sentenceId}_e${entity.number}`, entityStart: entity.start, entityEnd: entity.end, entityValue: entity.text });
+        Object.assign(properties, {
+          ne: entity.ner,
+          entityId: `${sentenceId}_e${entity.number}`,
+          entityStart: entity.start,
+          entityEnd: entity.end,
+          entityValue: entity.text,
+        });
         const label = `NE_${entity.ner.charAt(0)}${entity.ner.slice(1).toLowerCase()}`;
         entityTags.set(label, [...(entityTags.get(label) ?? []), tag]);
       }
@@ -124,7 +130,11 @@ export function tokenGraphDocument(value: unknown, field: string): TokenGraphDoc
       }
       const type = isRoot ? ROOT_RELATION : (match as RegExpExecArray)[1]!.toUpperCase();
       const governor = isRoot ? dependency.dependent : dependency.governor;
-      const row: DependencyRow = { from: tokenId(governor), to: tokenId(dependency.dependent), specific: isRoot ? null : ((match as RegExpExecArray)[2] ?? null) };
+      const row: DependencyRow = {
+        from: tokenId(governor),
+        to: tokenId(dependency.dependent),
+        specific: isRoot ? null : ((match as RegExpExecArray)[2] ?? null),
+      };
       dependencies.set(type, [...(dependencies.get(type) ?? []), row]);
       if (isRoot) {
         const root = tokens.find((token) => token.properties['id'] === row.to);
@@ -165,16 +175,26 @@ interface Mention {
 function entityMentions(sentence: AnnotationSentence): Map<number, Mention> {
   const byToken = new Map<number, Mention>();
   const tokens = sentence.tokens;
-  const text = (from: number, to: number): string => tokens.slice(from, to).map((token, i) => (i === 0 ? '' : token.before) + token.originalText).join('');
+  const text = (from: number, to: number): string =>
+    tokens
+      .slice(from, to)
+      .map((token, i) => (i === 0 ? '' : token.before) + token.originalText)
+      .join('');
   let number = 0;
   for (const mention of sentence.entitymentions ?? []) {
     const from = tokens.findIndex((token) => token.index === mention.tokenBegin + 1);
     const to = tokens.findIndex((token) => token.index === mention.tokenEnd);
     if (from < 0 || to < from) continue;
-    const entry: Mention = { number: number++, ner: mention.ner, start: tokens[from]!.characterOffsetBegin, end: tokens[to]!.characterOffsetEnd, text: mention.text };
+    const entry: Mention = {
+      number: number++,
+      ner: mention.ner,
+      start: tokens[from]!.characterOffsetBegin,
+      end: tokens[to]!.characterOffsetEnd,
+      text: mention.text,
+    };
     for (let i = from; i <= to; i++) byToken.set(tokens[i]!.index, entry);
   }
-  for (let i = 0; i < tokens.length; ) {
+  for (let i = 0; i < tokens.length;) {
     const ner = tokens[i]!.ner;
     if (ner === undefined || ner === NO_ENTITY || byToken.has(tokens[i]!.index)) {
       i++;
@@ -279,12 +299,21 @@ export async function writeTokenGraph(store: GraphStore, documents: readonly Tok
   const byId = new Map(documents.map((document) => [document.id, document]));
   return store.writeTransaction(async (tx) => {
     const options = signal === undefined ? {} : { signal };
-    const stored = await tx.run('UNWIND $ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted RETURN d.id AS doc, d.hash AS hash', { ids: [...byId.keys()] }, options);
+    const stored = await tx.run(
+      'UNWIND $ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted RETURN d.id AS doc, d.hash AS hash',
+      { ids: [...byId.keys()] },
+      options,
+    );
     const storedHash = new Map(stored.map((record) => [record['doc'], record['hash']]));
     const unchanged = [...byId.values()].filter((document) => storedHash.get(document.id) === document.hash).map((document) => document.id);
     const changed = [...byId.values()].filter((document) => storedHash.has(document.id) && storedHash.get(document.id) !== document.hash);
     const fresh = [...byId.values()].filter((document) => storedHash.get(document.id) !== document.hash);
-    if (changed.length > 0) await removeDocuments(tx, changed.map((document) => document.id), options);
+    if (changed.length > 0)
+      await removeDocuments(
+        tx,
+        changed.map((document) => document.id),
+        options,
+      );
     if (fresh.length > 0) await createDocuments(tx, store.kind, fresh, options);
     return { written: fresh.map((document) => document.id), unchanged };
   });
@@ -297,7 +326,12 @@ async function removeDocuments(tx: GraphTransaction, ids: readonly string[], opt
   await tx.run('UNWIND $ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted DETACH DELETE d', { ids }, options);
 }
 
-async function createDocuments(tx: GraphTransaction, kind: GraphStore['kind'], documents: readonly TokenGraphDocument[], options: { signal?: AbortSignal }): Promise<void> {
+async function createDocuments(
+  tx: GraphTransaction,
+  kind: GraphStore['kind'],
+  documents: readonly TokenGraphDocument[],
+  options: { signal?: AbortSignal },
+): Promise<void> {
   const sentences = documents.flatMap((document) => document.sentences);
   const firsts = documents.flatMap((document) => (document.sentences[0] === undefined ? [] : [{ doc: document.id, sentence: document.sentences[0].id }]));
   const nexts = documents.flatMap((document) => document.sentences.slice(1).map((sentence, i) => ({ from: document.sentences[i]!.id, to: sentence.id })));

@@ -18,7 +18,8 @@ export function tokenOccurrenceWriterFactory(stores: GraphStores): ComponentFact
     kind: 'processor',
     async create(context) {
       const field = context.options.string('annotation_field').trim();
-      if (field === '') throw ValidationError.of(`${context.name}.options.annotation_field`, 'must name the body field holding the annotation', 'MISSING_FIELD');
+      if (field === '')
+        throw ValidationError.of(`${context.name}.options.annotation_field`, 'must name the body field holding the annotation', 'MISSING_FIELD');
       const store = await openTokenGraph(stores, context);
       try {
         await store.ensurePropertyIndexes(TOKEN_GRAPH_INDEXES);
