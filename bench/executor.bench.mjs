@@ -5,8 +5,9 @@
 // Then light traffic on loom: one message at a time (each script call holds one message), as CPU time per message.
 import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
 import { componentFactories, WorkflowRun } from '@loom/executor';
+import { articleWorkflow } from './article-pipeline.mjs';
 import { countingSink, measureThroughput } from './counting-sink.mjs';
 import { createLogger } from '@loom/telemetry';
 import { measureNodeRed, samplePayload, stopNodeRed } from './node-red-baseline.mjs';
@@ -14,40 +15,17 @@ import { measureNodeRed, samplePayload, stopNodeRed } from './node-red-baseline.
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const WARMUP = 5_000;
 const LIGHT_MESSAGES = Number(process.env.BENCH_LIGHT_MESSAGES ?? 5_000);
-const LOOM_TRANSFORM = 'return { ...body, title: String(body.title).toUpperCase(), words: String(body.text).split(" ").length };';
-const LOOM_FILTER = 'return body.words > 3;';
 const NODE_RED_TRANSFORM =
   'msg.payload = { ...msg.payload, title: String(msg.payload.title).toUpperCase(), words: String(msg.payload.text).split(" ").length }; return msg;';
 const NODE_RED_FILTER = 'return msg.payload.words > 3 ? msg : null;';
 
 const sink = countingSink();
 
-function articleWorkflow() {
-  return {
-    name: 'bench',
-    autoStart: false,
-    components: [
-      instance(COMPONENT_KINDS.INLET, 'in'),
-      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'transform', { script: LOOM_TRANSFORM, language: 'javascript' }),
-      instance(COMPONENT_KINDS.MESSAGE_FILTER, 'filter', { script: LOOM_FILTER, language: 'javascript' }),
-      instance(COMPONENT_KINDS.LOGGER, 'sink'),
-    ],
-    links: [
-      { from: 'in', to: 'transform' },
-      { from: 'transform', to: 'filter' },
-      { from: 'filter', to: 'sink' },
-    ],
-    resources: [],
-    skills: [],
-    workflowResources: [],
-  };
-}
-
 async function startArticleRun() {
   const factories = new Map(componentFactories(loadConfig({ env: {} })));
   factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
   const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
-  return WorkflowRun.start(articleWorkflow(), { factories, logger });
+  return WorkflowRun.start(articleWorkflow('bench'), { factories, logger });
 }
 
 /**

@@ -15,38 +15,18 @@ import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { componentFactories, WorkflowRun } from '@loom/executor';
 import { call, createClient } from '@loom/service-kit';
 import { createLogger } from '@loom/telemetry';
+import { articleWorkflow } from './article-pipeline.mjs';
 import { countingSink, measureThroughput } from './counting-sink.mjs';
 import { median, startLoomServe } from './loom-serve.mjs';
 import { samplePayload } from './node-red-baseline.mjs';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const RUNS = 3;
-const TRANSFORM = 'return { ...body, title: String(body.title).toUpperCase(), words: String(body.text).split(" ").length };';
-const FILTER = 'return body.words > 3;';
 const INLET_WORKFLOW = 'Publish bench_7d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a';
 const HOOK_WORKFLOW = 'Webhook bench_8e2f3a4b-5c6d-4e7f-9a8b-0c1d2e3f4a5b';
 
-/** The article pipeline from `source` (an inlet, or a webhook on `port`) to a sink that logs at debug (off at info). */
-function pipeline(name, source) {
-  return {
-    name,
-    autoStart: false,
-    components: [
-      source,
-      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'transform', { script: TRANSFORM, language: 'javascript' }),
-      instance(COMPONENT_KINDS.MESSAGE_FILTER, 'filter', { script: FILTER, language: 'javascript' }),
-      instance(COMPONENT_KINDS.LOGGER, 'sink', { level: 'debug' }),
-    ],
-    links: [
-      { from: source.name, to: 'transform' },
-      { from: 'transform', to: 'filter' },
-      { from: 'filter', to: 'sink' },
-    ],
-    resources: [],
-    skills: [],
-    workflowResources: [],
-  };
-}
+/** The article pipeline from `source` (an inlet, or a webhook) to a sink that logs at debug (off at info). */
+const pipeline = (name, source) => articleWorkflow(name, { source, sinkOptions: { level: 'debug' } });
 
 async function inProcess() {
   const sink = countingSink();

@@ -6,8 +6,9 @@
 // the Python flow at 0.5x Node-RED's or better.
 import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
 import { componentFactories, WorkflowRun } from '@loom/executor';
+import { articleWorkflow } from './article-pipeline.mjs';
 import { countingSink, measureThroughput } from './counting-sink.mjs';
 import { createLogger } from '@loom/telemetry';
 import { measureNodeRed, samplePayload, stopNodeRed } from './node-red-baseline.mjs';
@@ -35,24 +36,7 @@ async function measure(language) {
   const factories = new Map(componentFactories(config));
   factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
   const { transform, filter } = SCRIPTS[language];
-  const workflow = {
-    name: `bench ${language}`,
-    autoStart: false,
-    components: [
-      instance(COMPONENT_KINDS.INLET, 'in'),
-      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'transform', { script: transform, language }),
-      instance(COMPONENT_KINDS.MESSAGE_FILTER, 'filter', { script: filter, language }),
-      instance(COMPONENT_KINDS.LOGGER, 'sink'),
-    ],
-    links: [
-      { from: 'in', to: 'transform' },
-      { from: 'transform', to: 'filter' },
-      { from: 'filter', to: 'sink' },
-    ],
-    resources: [],
-    skills: [],
-    workflowResources: [],
-  };
+  const workflow = articleWorkflow(`bench ${language}`, { scripts: { transform, filter }, language });
   const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
   const signal = new AbortController().signal;
   const starting = performance.now();
