@@ -1,5 +1,5 @@
 import { FailedPreconditionError, LoomError, UnavailableError } from '@loom/domain';
-import { redactPassword } from '@loom/postgres';
+import { NETWORK_ERROR_CODES, redactPassword } from '@loom/postgres';
 import type { Neo4jError } from 'neo4j-driver';
 import { neo4jDriverIfLoaded } from './neo4j-driver.js';
 import { type GraphStoreKind } from './graph-store.js';
@@ -98,17 +98,6 @@ const TRANSIENT_SQLSTATES = /^(40001|40P01|55P03)$/;
 // SQLSTATE: class 08 connection exception, admin/crash shutdown, cannot connect now, too many connections
 const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
 const READ_ONLY_TRANSACTION = '25006';
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
 // what pg says (without a code) when the socket went away under a query or a connect
 const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not queryable|Client has encountered a connection error/i;
 const NEO4J_ACCESS_MODE = 'Neo.ClientError.Statement.AccessMode';

@@ -32,7 +32,8 @@ export interface Database {
 
 const DEFAULT_MAX = 10;
 const CONNECT_TIMEOUT_MS = 10_000;
-const NETWORK_ERROR_CODES = new Set([
+/** Node's error codes of a connection that failed or went away: the server may answer again later. */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ECONNABORTED',

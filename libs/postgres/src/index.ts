@@ -7,7 +7,7 @@ export {
   type EmbeddedPostgresLogger,
 } from './embedded-postgres.js';
 export { acquireEmbeddedPostgres } from './shared-embedded.js';
-export { createPool, type Database, type PoolOptions } from './database.js';
+export { createPool, type Database, NETWORK_ERROR_CODES, type PoolOptions } from './database.js';
 export { migrate, MIGRATIONS_TABLE, type Migration, type MigrationResult } from './migrate.js';
 export { parseDatabaseUrl, redactPassword, type DatabaseTarget } from './connection-url.js';
 export { LOCK_FILE_NAME } from './data-dir-lock.js';
