@@ -67,6 +67,7 @@ export function createClient<C extends Client>(constructor: ClientConstructor<C>
   const channelOptions: Partial<ChannelOptions> = {
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.enable_channelz': 0, // per-call statistics for a channelz service no loom client serves
     ...options.channelOptions,
     interceptors,
   };

@@ -54,6 +54,9 @@ export class LoomServer {
       interceptors: [...(options.interceptors ?? []), options.authenticator.interceptor()],
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      // channelz keeps per-call statistics and references for a channelz service loom does not serve: about a tenth of
+      // the server's busy time under unary load
+      'grpc.enable_channelz': 0,
     });
     this.health.setStatus('', 'NOT_SERVING');
     this.server.addService(healthDefinition, this.adapt(healthDefinition, this.health.handlers()));

@@ -1,4 +1,5 @@
 import { captureStream } from '@loom/testing';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
 import { SecretRedactor } from './secret-redactor.js';
@@ -26,7 +27,8 @@ describe('createLogger', () => {
   });
 
   it('adds the ids of the active span, and only while one is active', () => {
-    telemetry = startTelemetry({ serviceName: 'logger-test' });
+    // a processor, so spans are recorded and sampled (with nowhere to go they are not, and trace_flags is 00)
+    telemetry = startTelemetry({ serviceName: 'logger-test', spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] });
     const out = capture();
     const logger = createLogger({ destination: out.stream, redactor: new SecretRedactor() });
     telemetry.tracer.startActiveSpan('work', (active) => {

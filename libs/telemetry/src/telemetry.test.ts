@@ -81,6 +81,17 @@ describe('startTelemetry', () => {
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 
+  it('records no span when nothing would receive it, but still makes and propagates ids (unsampled)', () => {
+    const telemetry = start({ serviceName: 'nowhere' });
+    const span = telemetry.tracer.startSpan('work');
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
+    const carrier: Record<string, string> = {};
+    propagation.inject(trace.setSpan(context.active(), span), carrier);
+    expect(carrier['traceparent']).toBe(`00-${span.spanContext().traceId}-${span.spanContext().spanId}-00`);
+    span.end();
+  });
+
   it('redacts span names, attributes, events, links and status with the process redactor unless given one', () => {
     const exporter = new InMemorySpanExporter();
     const redactor = new SecretRedactor();

@@ -4,7 +4,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { type IMetricReader, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BatchSpanProcessor, ParentBasedSampler, type SpanProcessor, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, BatchSpanProcessor, ParentBasedSampler, type SpanProcessor, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { PrometheusStartError, TelemetryAlreadyRegisteredError, TelemetryConfigError } from './errors.js';
@@ -53,8 +53,9 @@ const DEFAULT_PROMETHEUS_HOST = '127.0.0.1';
 let globalsHeld = false;
 
 /**
- * Starts tracing and metrics: a NodeTracerProvider sampling parent-based by ratio, a redaction
- * processor ahead of every exporter, OTLP/HTTP export when an endpoint is given, and a Prometheus
+ * Starts tracing and metrics: a NodeTracerProvider sampling parent-based by ratio (recording nothing when no exporter
+ * or extra processor would receive spans), a redaction processor ahead of every exporter, OTLP/HTTP export when an
+ * endpoint is given, and a Prometheus
  * endpoint when a port is given. Throws TelemetryConfigError for a bad option and
  * TelemetryAlreadyRegisteredError when registering while another instance holds the globals.
  */
@@ -69,9 +70,12 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   if (settings.otlpEndpoint !== undefined) {
     spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: `${settings.otlpEndpoint}/v1/traces` })));
   }
+  // With nowhere for spans to go (no exporter, no extra processor) none is recorded: trace and span ids are still made,
+  // logged and propagated (unsampled), but no span object, attributes or redaction is paid for on every call.
+  const recording = spanProcessors.length > 1;
   const tracerProvider = new NodeTracerProvider({
     resource,
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }),
+    sampler: recording ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }) : new AlwaysOffSampler(),
     spanProcessors,
   });
 
