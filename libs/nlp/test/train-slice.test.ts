@@ -94,9 +94,9 @@ describe('training on a slice beats a trivial baseline', { timeout: 600_000 }, (
     expect(scores.las).toBeGreaterThan(0);
   });
 
-  it('NER: exact-span F1 over tagging each token with its most frequent training tag', () => {
+  it('NER: exact-span F1 over tagging each token with its most frequent training tag', async () => {
     const nerCtx = { ...ctx, limit: 3000, devLimit: 300 };
-    const scores = trainNerModel(nerCtx);
+    const scores = await trainNerModel(nerCtx);
     const { heldOut } = unerSplit(dataDir);
     const counts = new Map<string, Map<string, number>>();
     for (const s of openNerExamples(dataDir).examples.slice(0, nerCtx.limit))
