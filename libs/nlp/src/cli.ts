@@ -12,7 +12,7 @@ function log(line: string): void {
   process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 }
 
-function train(names: readonly string[], limit: number | undefined): void {
+async function train(names: readonly string[], limit: number | undefined): Promise<void> {
   const ctx: TrainContext = { dataDir: findDataDir(), modelsDir: defaultModelsDir(), log, limit };
   const run: Record<string, () => unknown> = {
     tokenizer: () => trainTokenizerModel(ctx),
@@ -24,12 +24,12 @@ function train(names: readonly string[], limit: number | undefined): void {
   for (const name of names) {
     const started = Date.now();
     log(`training ${name}`);
-    run[name]!();
+    await run[name]!();
     log(`trained ${name} in ${Math.round((Date.now() - started) / 1000)} s`);
   }
 }
 
-function main(argv: readonly string[]): number {
+async function main(argv: readonly string[]): Promise<number> {
   const [command, target, ...rest] = argv;
   const option = (name: string): string | undefined => {
     const i = rest.indexOf(name);
@@ -42,7 +42,7 @@ function main(argv: readonly string[]): number {
       return 2;
     }
     const limit = option('--limit');
-    train(names, limit === undefined ? undefined : Number(limit));
+    await train(names, limit === undefined ? undefined : Number(limit));
     return 0;
   }
   if (command === 'eval' && target === 'nlp') {
@@ -53,4 +53,4 @@ function main(argv: readonly string[]): number {
   return 2;
 }
 
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -164,14 +164,16 @@ export function decodeLemmatizerFile(name: string, file: ModelFile): LemmatizerM
 
 /** Sections and header of an NER model. */
 export function encodeNer(
-  model: NerModel & { gazetteerText: ReadonlyMap<string, string> },
+  model: NerModel & { gazetteerText: ReadonlyMap<string, string>; lexiconText: ReadonlyMap<string, string> },
   prune: number,
 ): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
+  const lines = (map: ReadonlyMap<string, string>): Uint8Array => encodeStrings([...map].map(([k, v]) => `${k}\t${v}`).sort());
   return {
     header: { kind: 'ner', tags: NER_TAGS, bits: model.perceptron.bits },
     sections: new Map([
       ['weights', encodeWeights(model.perceptron.weights, prune)],
-      ['gazetteer', encodeStrings([...model.gazetteerText].map(([k, v]) => `${k}\t${v}`).sort())],
+      ['gazetteer', lines(model.gazetteerText)],
+      ['lexicon', lines(model.lexiconText)],
     ]),
   };
 }
@@ -182,10 +184,17 @@ export function decodeNer(name: string, file: ModelFile): NerModel {
   const tags = stringArray(name, file.header['tags'], 'tags');
   if (tags.join(',') !== NER_TAGS.join(',')) throw new ModelLoadError(name, `tags ${tags.join(',')} differ from ${NER_TAGS.join(',')}`);
   const bits = integer(name, file.header['bits'], 'bits');
-  const gazetteer = new Map<string, number>();
-  for (const line of decodeStrings(section(name, file, 'gazetteer'))) {
-    const tab = line.lastIndexOf('\t');
-    gazetteer.set(line.slice(0, tab), hashString(line.slice(tab + 1)));
-  }
-  return { perceptron: new Perceptron(NER_TAGS.length, bits, decodeWeights(name, section(name, file, 'weights'))), gazetteer };
+  const hashedLines = (sectionName: string): Map<string, number> => {
+    const map = new Map<string, number>();
+    for (const line of decodeStrings(section(name, file, sectionName))) {
+      const tab = line.lastIndexOf('\t');
+      map.set(line.slice(0, tab), hashString(line.slice(tab + 1)));
+    }
+    return map;
+  };
+  return {
+    perceptron: new Perceptron(NER_TAGS.length, bits, decodeWeights(name, section(name, file, 'weights'))),
+    gazetteer: hashedLines('gazetteer'),
+    lexicon: hashedLines('lexicon'),
+  };
 }

@@ -2,7 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConllu, type ConlluSentence } from './conllu.js';
 import { normaliseTags, parseIob, type IobSentence } from './iob.js';
-import type { NerExample } from './ner.js';
+/** A sentence with gold IOB2 tags (types PER, ORG, LOC). */
+export interface LabelledSentence {
+  readonly tokens: readonly string[];
+  readonly tags: readonly string[];
+}
 
 const GUM_TYPES: Record<string, string> = { person: 'PER', organization: 'ORG', place: 'LOC' };
 const KEPT = new Set(['PER', 'ORG', 'LOC']);
@@ -36,6 +40,8 @@ export function gumEntities(sentence: ConlluSentence): string[] {
     .filter((s) => {
       // the head: the word of the span whose head lies outside it
       const head = sentence.words.slice(s.start, s.end).find((w) => w.head - 1 < s.start || w.head - 1 >= s.end);
+      // a group named by a plural proper noun ("Jews", "Israelis") is a GUM person but no UNER entity
+      if (s.type === 'person' && s.end - s.start === 1 && head?.xpos === 'NNPS') return false;
       return head?.upos === 'PROPN';
     })
     .sort((a, b) => b.end - b.start - (a.end - a.start));
@@ -59,8 +65,8 @@ function keepTypes(tags: readonly string[]): string[] {
 }
 
 /** The open NER training sets under `ner/`: GUM (open genres), WikiGold, Broad Twitter Corpus. */
-export function openNerExamples(dataDir: string): { examples: NerExample[]; files: string[] } {
-  const examples: NerExample[] = [];
+export function openNerExamples(dataDir: string): { examples: LabelledSentence[]; files: string[] } {
+  const examples: LabelledSentence[] = [];
   const files: string[] = [];
   const gumDir = join(dataDir, 'ner', 'gum');
   for (const file of readdirSync(gumDir)

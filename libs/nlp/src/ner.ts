@@ -5,20 +5,29 @@ import { Perceptron } from './perceptron.js';
 /** Named-entity tags of the statistical tagger, IOB2. */
 export const NER_TAGS = ['O', 'B-PER', 'I-PER', 'B-ORG', 'I-ORG', 'B-LOC', 'I-LOC'] as const;
 
-/** A trained named-entity tagger: a perceptron over NER_TAGS and a gazetteer learned from training entities. */
+/**
+ * A trained named-entity tagger: a perceptron over NER_TAGS reading the words, their parts of speech (the tagger's
+ * joint labels), a gazetteer learned from training entities and a name lexicon.
+ */
 export interface NerModel {
   readonly perceptron: Perceptron;
   /** Lower-cased token → hash of the entity types it occurs in (B/I position included). */
   readonly gazetteer: ReadonlyMap<string, number>;
+  /** Lower-cased token → hash of its classes in a name lexicon (first names, places, organisations…; `compromiseNameLexicon`). */
+  readonly lexicon: ReadonlyMap<string, number>;
 }
 
 /** A training sentence: tokens and IOB2 tags (types PER, ORG, LOC). */
 export interface NerExample {
   readonly tokens: readonly string[];
   readonly tags: readonly string[];
+  /** The tagger's joint UPOS+XPOS label of each token (predicted, as at annotation time). */
+  readonly pos: readonly string[];
 }
 
-const MAX_FEATURES = 40;
+const MAX_FEATURES = 48;
+const NO_POS = hashString('<no-pos>');
+const NO_LEX = hashString('<no-lex>');
 const NO_GAZ = hashString('<no-gaz>');
 const TAG_INDEX = new Map<string, number>(NER_TAGS.map((t, i) => [t, i]));
 
@@ -30,9 +39,10 @@ function allowed(previous: number, next: number): boolean {
   return p !== 'O' && p.slice(2) === tag.slice(2);
 }
 
-function gazCodes(tokens: readonly string[], gazetteer: ReadonlyMap<string, number>): Int32Array {
-  const out = new Int32Array(tokens.length + 2).fill(NO_GAZ);
-  tokens.forEach((t, i) => (out[i] = gazetteer.get(t.toLowerCase()) ?? NO_GAZ));
+/** Codes of each lower-cased token in a map (gazetteer, lexicon), `missing` where absent; two more past the end. */
+function lookupCodes(tokens: readonly string[], map: ReadonlyMap<string, number>, missing: number): Int32Array {
+  const out = new Int32Array(tokens.length + 2).fill(missing);
+  tokens.forEach((t, i) => (out[i] = map.get(t.toLowerCase()) ?? missing));
   return out;
 }
 
@@ -41,7 +51,22 @@ function before(a: Int32Array, j: number): number {
   return j < 0 ? START : a[j]!;
 }
 
-function extract(c: WordCodes, gaz: Int32Array, tokens: readonly string[], i: number, p1: number, p2: number, out: Int32Array): number {
+function posCodes(tokens: readonly string[], labels: readonly string[]): Int32Array {
+  if (labels.length !== tokens.length) throw new RangeError(`${labels.length} part-of-speech labels for ${tokens.length} tokens`);
+  const out = new Int32Array(tokens.length + 2).fill(NO_POS);
+  labels.forEach((t, i) => (out[i] = hashString(t)));
+  return out;
+}
+
+/** A sentence's precomputed codes. */
+interface Codes {
+  readonly c: WordCodes;
+  readonly gaz: Int32Array;
+  readonly lex: Int32Array;
+  readonly pos: Int32Array;
+}
+
+function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: number, p1: number, p2: number, out: Int32Array): number {
   const t = tokens[i]!;
   const first = t[0] ?? '';
   const capital = first !== first.toLowerCase() ? 1 : 0;
@@ -76,19 +101,40 @@ function extract(c: WordCodes, gaz: Int32Array, tokens: readonly string[], i: nu
   out[n++] = feature(27, c.suffix4[i]!);
   out[n++] = feature(28, before(c.form, i - 1), capital);
   out[n++] = feature(29, c.form[i + 1]!, capital);
+  out[n++] = feature(30, pos[i]!);
+  out[n++] = feature(31, before(pos, i - 1));
+  out[n++] = feature(32, pos[i + 1]!);
+  out[n++] = feature(33, pos[i]!, capital);
+  out[n++] = feature(34, pos[i]!, pos[i + 1]);
+  out[n++] = feature(35, before(pos, i - 1), pos[i]);
+  out[n++] = feature(36, pos[i]!, p1);
+  out[n++] = feature(37, pos[i]!, gaz[i]);
+  out[n++] = feature(38, lex[i]!);
+  out[n++] = feature(39, before(lex, i - 1));
+  out[n++] = feature(40, lex[i + 1]!);
+  out[n++] = feature(41, lex[i]!, capital);
+  out[n++] = feature(42, pos[i]!, lex[i]);
+  out[n++] = feature(43, lex[i]!, lex[i + 1]);
   return n;
 }
 
-/** Tags tokens with NER_TAGS indices, greedily left to right, never producing an invalid I- tag. */
-export function tagEntities(model: NerModel, tokens: readonly string[]): string[] {
-  const c = wordCodes(tokens);
-  const gaz = gazCodes(tokens, model.gazetteer);
+/**
+ * Tags tokens with NER_TAGS, greedily left to right, never producing an invalid I- tag; `partsOfSpeech` are the
+ * tokens' joint tagger labels (`NlpPipeline.tag`).
+ */
+export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[]): string[] {
+  const codes: Codes = {
+    c: wordCodes(tokens),
+    gaz: lookupCodes(tokens, model.gazetteer, NO_GAZ),
+    lex: lookupCodes(tokens, model.lexicon, NO_LEX),
+    pos: posCodes(tokens, partsOfSpeech),
+  };
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(NER_TAGS.length);
   const out: number[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const p1 = out[i - 1] ?? -1;
-    const n = extract(c, gaz, tokens, i, p1, out[i - 2] ?? -1, feats);
+    const n = extract(codes, tokens, i, p1, out[i - 2] ?? -1, feats);
     model.perceptron.score(feats, n, scores);
     out.push(Perceptron.best(scores, (k) => allowed(p1, k)));
   }
@@ -96,7 +142,10 @@ export function tagEntities(model: NerModel, tokens: readonly string[]): string[
 }
 
 /** Builds the gazetteer: for each lower-cased token seen inside training entities, the set of its positions and types. */
-export function buildGazetteer(examples: readonly NerExample[]): { gazetteer: Map<string, number>; text: Map<string, string> } {
+export function buildGazetteer(examples: readonly { readonly tokens: readonly string[]; readonly tags: readonly string[] }[]): {
+  gazetteer: Map<string, number>;
+  text: Map<string, string>;
+} {
   const seen = new Map<string, Set<string>>();
   for (const ex of examples) {
     ex.tags.forEach((tag, i) => {
@@ -112,29 +161,59 @@ export function buildGazetteer(examples: readonly NerExample[]): { gazetteer: Ma
   return { gazetteer: new Map([...text].map(([k, v]) => [k, hashString(v)])), text };
 }
 
+/** How `trainNer` trains. */
+export interface NerTrainOptions {
+  readonly epochs: number;
+  readonly seed: number;
+  readonly bits: number;
+  /** Folds of the gazetteer a training sentence reads (built without its own fold); 1: the whole gazetteer. */
+  readonly gazetteerFolds: number;
+  /** Lower-cased word → its classes, comma-joined (`compromiseNameLexicon`); empty for none. */
+  readonly lexicon: ReadonlyMap<string, string>;
+  readonly onEpoch?: (epoch: number, accuracy: number) => void;
+}
+
 /** Trains the NER tagger. */
 export function trainNer(
   examples: readonly NerExample[],
-  options: { epochs: number; seed: number; bits: number; onEpoch?: (epoch: number, accuracy: number) => void },
-): NerModel & { gazetteerText: Map<string, string> } {
+  options: NerTrainOptions,
+): NerModel & { gazetteerText: Map<string, string>; lexiconText: ReadonlyMap<string, string> } {
   const { gazetteer, text } = buildGazetteer(examples);
+  const lexiconText = options.lexicon;
+  const lexicon = new Map([...lexiconText].map(([k, v]) => [k, hashString(v)]));
+  // A training sentence reads the gazetteer built without its own fold: with the full one, every training entity would
+  // find itself there and the tagger would learn to trust the gazetteer where, on new text, names are mostly unseen.
+  const folds = options.gazetteerFolds;
+  const foldOf = (ex: NerExample): number => (folds <= 1 ? 0 : Math.abs(hashString(ex.tokens.join(' '))) % folds);
+  const foldGazetteers =
+    folds <= 1 ? [gazetteer] : Array.from({ length: folds }, (_, k) => buildGazetteer(examples.filter((ex) => foldOf(ex) !== k)).gazetteer);
   const perceptron = new Perceptron(NER_TAGS.length, options.bits);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(NER_TAGS.length);
   const next = random(options.seed);
   const order = [...examples];
-  const prepared = new Map<NerExample, { c: WordCodes; gaz: Int32Array; gold: number[] }>();
+  const prepared = new Map<NerExample, Codes & { gold: number[] }>();
   for (let epoch = 1; epoch <= options.epochs; epoch++) {
     shuffle(order, next);
     let right = 0;
     let total = 0;
     for (const ex of order) {
       let p = prepared.get(ex);
-      if (!p) prepared.set(ex, (p = { c: wordCodes(ex.tokens), gaz: gazCodes(ex.tokens, gazetteer), gold: ex.tags.map((t) => TAG_INDEX.get(t) ?? 0) }));
+      if (!p)
+        prepared.set(
+          ex,
+          (p = {
+            c: wordCodes(ex.tokens),
+            gaz: lookupCodes(ex.tokens, foldGazetteers[foldOf(ex)]!, NO_GAZ),
+            lex: lookupCodes(ex.tokens, lexicon, NO_LEX),
+            pos: posCodes(ex.tokens, ex.pos),
+            gold: ex.tags.map((t) => TAG_INDEX.get(t) ?? 0),
+          }),
+        );
       const history: number[] = [];
       for (let i = 0; i < ex.tokens.length; i++) {
         const p1 = history[i - 1] ?? -1;
-        const n = extract(p.c, p.gaz, ex.tokens, i, p1, history[i - 2] ?? -1, feats);
+        const n = extract(p, ex.tokens, i, p1, history[i - 2] ?? -1, feats);
         perceptron.score(feats, n, scores);
         const guess = Perceptron.best(scores, (k) => allowed(p1, k));
         perceptron.tick();
@@ -147,5 +226,5 @@ export function trainNer(
     options.onEpoch?.(epoch, right / total);
   }
   perceptron.average();
-  return { perceptron, gazetteer, gazetteerText: text };
+  return { perceptron, gazetteer, gazetteerText: text, lexicon, lexiconText };
 }

@@ -31,7 +31,7 @@ const REQUIRES: Record<AnnotatorName, readonly AnnotatorName[]> = {
   ssplit: ['tokenize'],
   pos: ['tokenize', 'ssplit'],
   lemma: ['tokenize', 'ssplit', 'pos'],
-  ner: ['tokenize', 'ssplit'],
+  ner: ['tokenize', 'ssplit', 'pos'],
   depparse: ['tokenize', 'ssplit', 'pos'],
 };
 
@@ -177,9 +177,12 @@ export class NlpPipeline {
     return { heads: result.heads, relations: result.labels.map((l) => parser.labels[l]!) };
   }
 
-  /** Entity type per word (`PERSON`, …, a dictionary type upper-cased, or `O`), dictionary matches overriding the tagger. */
-  entities(words: readonly string[]): string[] {
-    const tags = tagEntities(this.ner(), words);
+  /**
+   * Entity type per word (`PERSON`, …, a dictionary type upper-cased, or `O`), dictionary matches overriding the
+   * tagger; `labels` are the words' joint tagger labels (`tag`), tagged here when not given.
+   */
+  entities(words: readonly string[], labels: readonly string[] = this.tag(words).map((t) => t.label)): string[] {
+    const tags = tagEntities(this.ner(), words, labels);
     const out = words.map(() => NO_ENTITY as string);
     const spans = entitySpans(tags);
     const dictionary = this.dictionary()?.match(words) ?? [];
@@ -201,7 +204,12 @@ export class NlpPipeline {
     segmented.forEach((words, si) => {
       const forms = words.map((w) => w.text);
       const tags = run.has('pos') ? this.tag(forms) : undefined;
-      const ner = run.has('ner') ? this.entities(forms) : undefined;
+      const ner = run.has('ner')
+        ? this.entities(
+            forms,
+            tags?.map((t) => t.label),
+          )
+        : undefined;
       const tokens: AnnotationToken[] = words.map((w, i) => {
         const previous = i > 0 ? words[i - 1] : si > 0 ? segmented[si - 1]![segmented[si - 1]!.length - 1] : undefined;
         const next = i + 1 < words.length ? words[i + 1] : segmented[si + 1]?.[0];

@@ -1,0 +1,54 @@
+/** The classes of compromise's lexicon the NER tagger reads, and the coarse class each becomes. */
+const CLASSES: Readonly<Record<string, string>> = {
+  FemaleName: 'first',
+  MaleName: 'first',
+  FirstName: 'first',
+  LastName: 'last',
+  Person: 'person',
+  Honorific: 'honorific',
+  Actor: 'actor',
+  City: 'city',
+  Country: 'country',
+  Region: 'region',
+  Place: 'place',
+  Organization: 'org',
+  SportsTeam: 'team',
+  Demonym: 'demonym',
+};
+
+/** The parts of compromise's world model read here (its lexicon: entry → tag or tags; words that end organisation and place names). */
+interface CompromiseWorld {
+  model: {
+    one: { lexicon: Record<string, string | string[]> };
+    two: { orgWords: Record<string, unknown>; placeWords: Record<string, unknown> };
+  };
+}
+
+/**
+ * The name lexicon of the NER tagger, built at training time from the lexicon of compromise (MIT; first and last
+ * names, people, places, organisations, honorifics, nationalities, and the words that end organisation and place
+ * names): lower-cased word → its classes, sorted and comma-joined. A word of a multi-word entry is marked `B-`
+ * (first) or `I-` (later). The lexicon is stored in the NER model, so compromise is needed only for training.
+ */
+export async function compromiseNameLexicon(): Promise<Map<string, string>> {
+  const { default: nlp } = (await import('compromise')) as unknown as { default: { world(): CompromiseWorld } };
+  const { model } = nlp.world();
+  const classes = new Map<string, Set<string>>();
+  const add = (word: string, cls: string): void => {
+    let set = classes.get(word);
+    if (set === undefined) classes.set(word, (set = new Set()));
+    set.add(cls);
+  };
+  for (const [entry, tags] of Object.entries(model.one.lexicon)) {
+    for (const tag of Array.isArray(tags) ? tags : [tags]) {
+      const cls = CLASSES[tag];
+      if (cls === undefined) continue;
+      const words = entry.split(' ');
+      if (words.length === 1) add(entry, cls);
+      else words.forEach((word, i) => add(word, `${i === 0 ? 'B' : 'I'}-${cls}`));
+    }
+  }
+  for (const word of Object.keys(model.two.orgWords)) add(word, 'orgword');
+  for (const word of Object.keys(model.two.placeWords)) add(word, 'placeword');
+  return new Map([...classes].map(([word, set]) => [word, [...set].sort().join(',')]));
+}
