@@ -140,3 +140,48 @@ describe('time zones', () => {
     ]);
   });
 });
+
+describe('overlap policies', () => {
+  it('SKIP never overlaps, QUEUE starts as the previous run ends, ALLOW sends trigger messages into the running one', async () => {
+    const store = new FakeStore();
+    const clock = new ManualClock(new Date('2026-01-01T00:00:00.500Z'));
+    const executor = new FakeExecutor(() => clock.now().getTime());
+    const names = { SKIP: storedName('Skip'), QUEUE: storedName('Queue'), ALLOW: storedName('Allow') } as const;
+    for (const [overlap, name] of Object.entries(names) as [Schedule['overlap'], string][]) {
+      // runs last until the test ends them
+      store.put(name, { inlet: true, schedule: { enabled: true, cron: '* * * * * *', timezone: 'UTC', overlap, catchUp: 'NONE' } });
+    }
+    const harness = await startScheduler({ store, executor, stateFile: scratchStateFile(), clock });
+    harnesses.push(harness);
+    await clock.untilWaiting(3);
+    const outcomes = (name: string): string[] => harness.fires.filter((fire) => fire.workflow === name).map((fire) => fire.outcome);
+
+    // 00:01 starts each; 00:02 and 00:03 come while the runs go on
+    await clock.advanceTo(new Date('2026-01-01T00:00:03.500Z'), 3);
+    await expect.poll(() => harness.fires.length).toBe(9);
+    expect(outcomes(names.SKIP)).toEqual(['started', 'skipped', 'skipped']);
+    expect(outcomes(names.QUEUE)).toEqual(['started', 'queued', 'skipped']); // at most one fire waits
+    expect(outcomes(names.ALLOW)).toEqual(['started', 'published', 'published']);
+    for (const name of Object.values(names)) expect(executor.runsOf(name)).toHaveLength(1);
+
+    // ALLOW: the fires during the run reached the running workflow as trigger messages, one id each
+    const published = executor.publishes.filter((publish) => publish.name === names.ALLOW);
+    expect(published.map((publish) => publish.body['scheduledAt'])).toEqual(['2026-01-01T00:00:02.000Z', '2026-01-01T00:00:03.000Z']);
+    expect(published[0]?.body).toMatchObject({ schedule: { cron: '* * * * * *', timezone: 'UTC', kind: 'cron' } });
+    expect(new Set(published.map((publish) => publish.messageId)).size).toBe(2);
+    expect(executor.publishes.filter((publish) => publish.name !== names.ALLOW)).toEqual([]);
+
+    // the runs end at 00:03.5: QUEUE starts its queued fire at once (the clock has not moved), SKIP waits for 00:04
+    for (const name of Object.values(names)) executor.complete(name);
+    await expect.poll(() => executor.runsOf(names.QUEUE).length).toBe(2);
+    expect(executor.runsOf(names.SKIP)).toHaveLength(1);
+    const [first, queued] = executor.runsOf(names.QUEUE);
+    expect(queued?.startedAt).toBe(first?.endedAt);
+
+    await clock.advanceTo(new Date('2026-01-01T00:00:04.500Z'), 3);
+    await expect.poll(() => executor.runsOf(names.SKIP).length).toBe(2);
+    const [skipFirst, skipSecond] = executor.runsOf(names.SKIP);
+    expect(skipSecond?.startedAt).toBeGreaterThan(skipFirst?.endedAt ?? Infinity);
+    expect(skipSecond?.scheduledAt).toBe('2026-01-01T00:00:04.000Z');
+  });
+});

@@ -44,6 +44,9 @@ export interface FakeBehaviour {
  * after `runMs`, starts that fail on request, and a record of every start, refusal and publish.
  */
 export class FakeExecutor {
+  /** `now`: where start, end and publish times are read (the test's ManualClock, or the wall clock). */
+  constructor(private readonly now: () => number = Date.now) {}
+
   readonly runs: FakeRun[] = [];
   readonly refused: RefusedStart[] = [];
   readonly publishes: Publish[] = [];
@@ -68,9 +71,15 @@ export class FakeExecutor {
   private end(run: FakeRun, state: WorkflowState): void {
     if (run.endedAt !== undefined) return;
     clearTimeout(run.timer);
-    run.endedAt = Date.now();
+    run.endedAt = this.now();
     run.state = state;
     for (const watcher of this.watchers) watcher(run);
+  }
+
+  /** Ends a workflow's run as STOPPED, as a run whose work is done would. */
+  complete(name: string): void {
+    const run = this.current(name);
+    if (run !== undefined) this.end(run, WorkflowState.WORKFLOW_STATE_STOPPED);
   }
 
   /** Ends a workflow's run as FAILED, as a run whose component broke would. */
@@ -125,7 +134,7 @@ export class FakeExecutor {
         }
         if ((behaviour.failStarts ?? 0) > 0) {
           behaviour.failStarts = (behaviour.failStarts ?? 0) - 1;
-          this.refused.push({ name: request.name, at: Date.now() });
+          this.refused.push({ name: request.name, at: this.now() });
           return Promise.reject(new FailedPreconditionError(`webhook: cannot listen on port 8101 (EADDRINUSE)`));
         }
         const header = (key: string): string | undefined => {
@@ -135,7 +144,7 @@ export class FakeExecutor {
         const run: FakeRun = {
           name: request.name,
           runId: randomUUID(),
-          startedAt: Date.now(),
+          startedAt: this.now(),
           endedAt: undefined,
           state: WorkflowState.WORKFLOW_STATE_RUNNING,
           scheduledAt: header(SCHEDULED_AT_HEADER),
@@ -157,7 +166,7 @@ export class FakeExecutor {
       publishMessage: (request) => {
         const run = this.running(request.workflowName);
         if (run.endedAt !== undefined) return Promise.reject(new FailedPreconditionError(`workflow '${request.workflowName}' is STOPPED, not RUNNING`));
-        this.publishes.push({ name: request.workflowName, inlet: request.inlet, body: request.body ?? {}, messageId: request.messageId, at: Date.now() });
+        this.publishes.push({ name: request.workflowName, inlet: request.inlet, body: request.body ?? {}, messageId: request.messageId, at: this.now() });
         return Promise.resolve({ messageId: request.messageId, duplicate: false });
       },
       watchRun: async (request, send, context) => {

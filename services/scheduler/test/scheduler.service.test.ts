@@ -115,51 +115,7 @@ describe('auto-start and restart', () => {
 });
 
 describe('overlap: every second, each run taking 2.5 s', () => {
-  it('SKIP never overlaps, QUEUE starts as the previous run ends, ALLOW sends trigger messages into the running one', { timeout: 20_000 }, async () => {
-    const store = new FakeStore();
-    const executor = new FakeExecutor();
-    const names = { SKIP: storedName('Skip'), QUEUE: storedName('Queue'), ALLOW: storedName('Allow') } as const;
-    for (const [overlap, name] of Object.entries(names) as [Schedule['overlap'], string][]) {
-      executor.behave(name, { runMs: 2500 });
-      store.put(name, { inlet: true, schedule: everySecond(overlap) });
-    }
-    const harness = await serve(store, executor);
-    await new Promise((resolve) => setTimeout(resolve, 6500));
-    await harness.stop();
-    harnesses.splice(0);
-
-    const overlapping = (name: string): number => {
-      const runs = executor.runsOf(name);
-      return runs.filter((run, index) => index > 0 && run.startedAt < (runs[index - 1]?.endedAt ?? Infinity)).length;
-    };
-    const outcomes = (name: string): string[] => harness.fires.filter((fire) => fire.workflow === name).map((fire) => fire.outcome);
-
-    // SKIP: runs back to back, never two at once; the fires in between did nothing
-    expect(executor.runsOf(names.SKIP).length).toBeGreaterThanOrEqual(2);
-    expect(overlapping(names.SKIP)).toBe(0);
-    expect(outcomes(names.SKIP).filter((outcome) => outcome === 'skipped').length).toBeGreaterThanOrEqual(3);
-    expect(executor.publishes.filter((publish) => publish.name === names.SKIP)).toEqual([]);
-
-    // QUEUE: the queued fire starts the moment the run ends, never during it
-    const queued = executor.runsOf(names.QUEUE);
-    expect(queued.length).toBeGreaterThanOrEqual(2);
-    expect(overlapping(names.QUEUE)).toBe(0);
-    const handover = (queued[1]?.startedAt ?? 0) - (queued[0]?.endedAt ?? 0);
-    expect(handover).toBeGreaterThanOrEqual(0);
-    // at the end of the run, not at the next fire a second later (with room for a loaded machine)
-    expect(handover).toBeLessThan(900);
-    expect(outcomes(names.QUEUE)).toContain('queued');
-
-    // ALLOW: fires during a run reach the running workflow as trigger messages, so work for the next fire overlaps the run
-    const published = executor.publishes.filter((publish) => publish.name === names.ALLOW);
-    expect(published.length).toBeGreaterThanOrEqual(3);
-    const runs = executor.runsOf(names.ALLOW);
-    const during = published.filter((publish) => runs.some((run) => run.startedAt < publish.at && publish.at < (run.endedAt ?? Infinity)));
-    expect(during).toHaveLength(published.length);
-    expect(published[0]?.body).toMatchObject({ schedule: { cron: '* * * * * *', timezone: 'Europe/Berlin', kind: 'cron' } });
-    expect(Date.parse(published[0]?.body.scheduledAt as string) % 1000).toBe(0);
-    expect(new Set(published.map((publish) => publish.messageId)).size).toBe(published.length);
-  });
+  // SKIP, QUEUE and ALLOW over time: test/clock-driven.test.ts, on the ManualClock
 
   it('ALLOW without an inlet skips, saying why', { timeout: 10_000 }, async () => {
     const store = new FakeStore();
