@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
 import { AuditEventType, SecretsClient } from '@loom/contracts';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   auditedEvents,
   auditModule,
@@ -41,8 +42,10 @@ describe('secrets service: every privileged change audited, fail closed', () => 
   let ops: SecretsClient;
   let auditLog: string;
 
-  beforeAll(async () => {
-    auditLog = `${process.env.TMPDIR ?? '/tmp'}/loom-secrets-audit-${process.pid}-${Date.now()}.log`;
+  // a fresh audit service and secrets service for each test: one test stops the audit service, and each reads the log
+  // as its own
+  beforeEach(async () => {
+    auditLog = `${process.env.TMPDIR ?? '/tmp'}/loom-secrets-audit-${process.pid}-${randomUUID()}.log`;
     audit = await startAuditAlone(auditLog);
     secrets = await startSecrets(embeddedBackend(), {
       withoutAudit: true,
@@ -55,10 +58,11 @@ describe('secrets service: every privileged change audited, fail closed', () => 
     });
     ops = createClient(SecretsClient, `127.0.0.1:${secrets.running.port}`, { retry: false, token: opsToken });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     ops.close();
     await secrets.stop();
     await audit.stop();
+    rmSync(auditLog, { force: true });
   });
 
   it('appends VARIABLE_CREATED, _UPDATED, _DELETED and KEY_ROTATED with the acting identity, never the value', async () => {
