@@ -1,10 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditEventType, WorkflowStoreClient } from '@loom/contracts';
 import { scheduleToProto, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configStoreModule } from '../src/index.js';
 import { auditedEvents, auditModule, failure, graphWorkflow, type Scratch, scratch, secretsModule, startStore, status, type StoreHarness } from './harness.js';
 
@@ -29,12 +29,14 @@ function filesOf(directory: string): Record<string, string> {
 }
 
 describe('config store: every privileged change audited, fail closed', () => {
-  const dirs: Scratch = scratch();
+  let dirs: Scratch;
   let audit: RunningServices;
   let harness: StoreHarness;
   let dev: WorkflowStoreClient;
 
-  beforeAll(async () => {
+  // services of its own for each test: one takes the audit service away, and each reads the audit log as its own
+  beforeEach(async () => {
+    dirs = scratch();
     // the audit service runs in a process of its own, so that the test can take it away
     audit = await serveForTest([auditModule], [`loom.security.audit.log.path=${dirs.auditLog}`, `loom.auth.tokens.config-store=${storeToken}`]);
     harness = await startStore(
@@ -49,10 +51,11 @@ describe('config store: every privileged change audited, fail closed', () => {
     );
     dev = createClient(WorkflowStoreClient, harness.address, { retry: false, token: devToken });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     dev.close();
     await harness.stop();
     await audit.stop();
+    rmSync(dirs.root, { recursive: true, force: true });
   });
 
   it('appends WORKFLOW_CONFIG_PUSHED, SCHEDULE_CHANGED and WORKFLOW_DELETED with the actor, the version and the sha256, never a value', async () => {

@@ -1,16 +1,16 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WorkflowEventType, type WatchWorkflowsResponse } from '@loom/contracts';
 import { type WorkflowConfiguration, workflowFromProto, workflowToProto, scheduleToProto, serializeWorkflowJson } from '@loom/domain';
 import { call, fieldViolationsOf } from '@loom/service-kit';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configStoreModule } from '../src/index.js';
 import { failure, graphWorkflow, type Scratch, scratch, startStore, status, type StoreHarness } from './harness.js';
 
 const PLAIN = 'graph-password-5e1d7c3a-never-on-disk';
-const NAME = 'Article import_3d6f1b2a-94c8-4e7d-a5b1-6c0e8f2d9a17';
 
 function push(harness: StoreHarness, workflow: WorkflowConfiguration, expectedVersion?: number) {
   return call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow), expectedVersion });
@@ -21,16 +21,26 @@ function filesIn(directory: string): string[] {
 }
 
 describe('config store with the secrets service', () => {
+  // one store for the file, holding the variable NEO4J_PASSWORD; each test pushes a workflow of its own name, so no
+  // test depends on another's files
   const dirs: Scratch = scratch();
   let harness: StoreHarness;
+  let NAME: string;
 
   beforeAll(async () => {
     harness = await startStore(dirs);
+    await call(harness.secrets, 'createVariable', { key: 'NEO4J_PASSWORD', value: PLAIN, encrypted: true, userUuid: '' });
   });
-  afterAll(() => harness.stop());
+  afterAll(async () => {
+    await harness.stop();
+    rmSync(dirs.root, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    NAME = `Article import_${randomUUID()}`;
+  });
 
   it('runs the verification scenario: the stored file holds the password only sealed', async () => {
-    const { variable } = await call(harness.secrets, 'createVariable', { key: 'NEO4J_PASSWORD', value: PLAIN, encrypted: true, userUuid: '' });
+    const { variable } = await call(harness.secrets, 'getVariable', { key: 'NEO4J_PASSWORD' });
     expect(variable?.encrypted).toBe(true);
 
     const { address, database } = await call(harness.secrets, 'describeStorage', {});
@@ -45,7 +55,7 @@ describe('config store with the secrets service', () => {
     expect(rows[0]?.value).not.toContain(PLAIN);
 
     const { summary, metadata } = await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'));
-    expect(summary).toMatchObject({ name: NAME, uuid: '3d6f1b2a-94c8-4e7d-a5b1-6c0e8f2d9a17', version: 1, valid: true });
+    expect(summary).toMatchObject({ name: NAME, uuid: NAME.slice(-36), version: 1, valid: true });
     expect(metadata?.version).toBe(1);
 
     const text = readFileSync(join(dirs.workflows, `${NAME}.workflow.json`), 'utf8');
@@ -59,6 +69,7 @@ describe('config store with the secrets service', () => {
   });
 
   it('gives the stored workflow back sealed, counts versions and refuses a stale expected version', async () => {
+    await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'));
     const { workflow, metadata } = await call(harness.store, 'getWorkflow', { name: NAME });
     expect(JSON.stringify(workflow)).not.toContain(PLAIN);
     expect(metadata?.version).toBe(1);
@@ -102,6 +113,7 @@ describe('config store with the secrets service', () => {
   });
 
   it('writes nothing for an invalid workflow, an unknown variable or a configuration over 4 MiB', async () => {
+    await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'));
     const before = filesIn(dirs.workflows);
     const unknownVariable = await failure(push(harness, graphWorkflow('Unknown variable', '$$NO_SUCH_VARIABLE')));
     expect(unknownVariable.code).toBe(status.INVALID_ARGUMENT);
@@ -126,6 +138,7 @@ describe('config store with the secrets service', () => {
   });
 
   it('stores a schedule beside the workflow and refuses a bad cron or time zone', async () => {
+    await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'));
     const schedule = { enabled: true, cron: '0 */5 * * * *', timezone: 'Europe/Berlin', overlap: 'SKIP', catchUp: 'LATEST' } as const;
     await call(harness.store, 'putSchedule', { workflowName: NAME, schedule: scheduleToProto(schedule) });
     expect(JSON.parse(readFileSync(join(dirs.workflows, `${NAME}.scheduler.json`), 'utf8'))).toEqual(schedule);
@@ -141,6 +154,7 @@ describe('config store with the secrets service', () => {
   });
 
   it('streams the current state, then every put and delete', async () => {
+    await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'));
     const stream = harness.store.watchWorkflows({});
     const events: WatchWorkflowsResponse[] = [];
     const seen = (predicate: (event: WatchWorkflowsResponse) => boolean): Promise<void> =>
