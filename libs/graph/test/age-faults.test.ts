@@ -77,17 +77,19 @@ describe('AGE adapter under connection faults', () => {
   });
 
   it('aborting a stream half-way rejects with the reason and leaves the store usable', async () => {
+    await store.run('UNWIND range(1, 20) AS i CREATE (:Aborted {i: i})');
     const controller = new AbortController();
     const reason = new Error('the workflow stopped');
     const seen: unknown[] = [];
     const reading = (async () => {
-      for await (const record of store.stream('MATCH (s:Streamed) RETURN s.i AS i ORDER BY s.i', {}, { signal: controller.signal })) {
+      for await (const record of store.stream('MATCH (s:Aborted) RETURN s.i AS i ORDER BY s.i', {}, { signal: controller.signal })) {
         seen.push(record['i']);
         if (seen.length === 7) controller.abort(reason); // the end of the first batch: the next FETCH is not sent
       }
     })();
     await expect(reading).rejects.toBe(reason);
     expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(await store.run('MATCH (s:Streamed) RETURN count(s) AS c')).toEqual([{ c: 21 }]);
+    await store.run('CREATE (:Aborted {i: 21})');
+    expect(await store.run('MATCH (s:Aborted) RETURN count(s) AS c')).toEqual([{ c: 21 }]);
   });
 });
