@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { createLogger, SecretRedactor } from '@loom/telemetry';
 import { type ComponentContext } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
+import { COMPONENT_KINDS } from '@loom/domain';
 import { instance as instanceOf } from './workflows.js';
 
 /** A JSON log line of a component. */
@@ -34,7 +35,12 @@ export interface BuiltContext {
 export function componentContext(
   kind: string,
   options: Record<string, unknown>,
-  { name = 'component_1', workflowName, onFail }: { name?: string; workflowName: string; onFail: 'throw' | 'record' },
+  {
+    name = 'component_1',
+    workflowName,
+    onFail,
+    privateDirectory = tmpdir(),
+  }: { name?: string; workflowName: string; onFail: 'throw' | 'record'; privateDirectory?: string },
 ): BuiltContext {
   const instance = instanceOf(kind, name, options);
   const raw: string[] = [];
@@ -58,7 +64,7 @@ export function componentContext(
     logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
     signal: controller.signal,
     dryRun: false,
-    privateDirectory: () => tmpdir(),
+    privateDirectory: () => privateDirectory,
     fail:
       onFail === 'throw'
         ? (error) => {
@@ -67,4 +73,22 @@ export function componentContext(
         : (error) => void failures.push(error),
   };
   return { context, raw, lines, controller, failures };
+}
+
+/**
+ * The context of a script component (message transformer or filter) in `language`, of workflow 'scripts', through
+ * `componentContext`: the JavaScript and Python tests build theirs here.
+ */
+export function scriptContext(
+  script: string,
+  role: 'transformer' | 'filter',
+  language: 'javascript' | 'python',
+  { name = `${language}_${role}`, privateDirectory }: { name?: string; privateDirectory?: string } = {},
+): BuiltContext {
+  const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
+  return componentContext(
+    kind,
+    { script, language },
+    { name, workflowName: 'scripts', onFail: 'throw', ...(privateDirectory === undefined ? {} : { privateDirectory }) },
+  );
 }

@@ -1,11 +1,6 @@
-import { tmpdir } from 'node:os';
-import { COMPONENT_KINDS } from '@loom/domain';
-import { createLogger } from '@loom/telemetry';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
-import { optionsOf } from '../src/runtime/options.js';
-import { instance as instanceOf } from './workflows.js';
+import { type BuiltContext, scriptContext } from './component-context.js';
 import {
   createJavaScriptProcessor,
   DEFAULT_SCRIPT_LIMITS,
@@ -15,41 +10,20 @@ import {
   type SynchronousCalls,
 } from '../src/scripts/javascript.js';
 
-const logLines: string[] = [];
-const logger = createLogger({
-  level: 'debug',
-  destination: new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
-    },
-  }),
-});
+// every context the tests made, so a test can read what its components logged
+const contexts: BuiltContext[] = [];
+const logged = (): string => contexts.flatMap((built) => built.raw).join('');
 
 function contextFor(script: string, role: 'transformer' | 'filter', name = 'script_3f6c2a4e'): ComponentContext {
-  const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
-  const instance = instanceOf(kind, name, { script, language: 'javascript' });
-  return {
-    name,
-    instance,
-    options: optionsOf(instance),
-    resource: undefined,
-    workflowName: 'scripts',
-    logger,
-    signal: new AbortController().signal,
-    dryRun: false,
-    privateDirectory: () => tmpdir(),
-    // processors throw ComponentFailedError rather than calling fail
-    fail: (error) => {
-      throw error;
-    },
-  };
+  const built = scriptContext(script, role, 'javascript', { name });
+  contexts.push(built);
+  return built.context;
 }
 
 const processors: Processor[] = [];
 afterEach(async () => {
   for (const processor of processors.splice(0)) await processor.close();
-  logLines.splice(0);
+  contexts.splice(0);
 });
 
 async function processorFor(script: string, role: 'transformer' | 'filter' = 'transformer', limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS): Promise<Processor> {
@@ -250,7 +224,7 @@ describe('limits', () => {
       { ok: true, outputs: [message({ n: 3 }, 'm0')] },
       { ok: true, outputs: [message({ n: 4 }, 'm1')] },
     ]);
-    expect(logLines.join('')).toContain('script isolate recreated');
+    expect(logged()).toContain('script isolate recreated');
   });
 
   it('keeps concurrent batches apart while one of them recreates the isolate', async () => {
@@ -291,7 +265,7 @@ describe('small batches', () => {
     const processor = await syncProcessorFor('if (body.ms) { const end = Date.now() + body.ms; while (Date.now() < end) {} } return { n: body.n };');
     await quickStreak(processor);
     expect(await run(processor, { n: 41, ms: 120 })).toStrictEqual([{ ok: true, outputs: [message({ n: 41 }, 'm0')] }]);
-    expect(logLines.join('')).toContain('script overran a synchronous call');
+    expect(logged()).toContain('script overran a synchronous call');
     expect(await run(processor, { n: 42 })).toStrictEqual([{ ok: true, outputs: [message({ n: 42 }, 'm0')] }]);
   });
 
@@ -346,10 +320,10 @@ describe('isolation', () => {
   it('logs neither bodies nor script text', async () => {
     const processor = await processorFor('if (body.secret) { while (true) {} } return { n: 1 }; // SCRIPT-MARKER', 'transformer', QUICK);
     await run(processor, { secret: 'BODY-MARKER' }, { n: 1 });
-    const logged = logLines.join('');
-    expect(logged).toContain('one by one');
-    expect(logged).not.toContain('BODY-MARKER');
-    expect(logged).not.toContain('SCRIPT-MARKER');
+    const text = logged();
+    expect(text).toContain('one by one');
+    expect(text).not.toContain('BODY-MARKER');
+    expect(text).not.toContain('SCRIPT-MARKER');
   });
 });
 

@@ -16,11 +16,11 @@ import {
   type Outcome,
   type Processor,
 } from '../src/runtime/component.js';
-import { optionsOf } from '../src/runtime/options.js';
 import { ScriptCompileError } from '../src/scripts/javascript.js';
 import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
 import { INSTALLATION_DIR, outermost, pythonSandbox } from '../src/scripts/sandbox.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
+import { scriptContext } from './component-context.js';
 import { captureSink, instance as instanceOf, workflowOf } from './workflows.js';
 
 // each test starts one to three interpreters; on a shared machine under load (measured here: load 15 on
@@ -34,24 +34,7 @@ afterAll(() => rmSync(privateDir, { recursive: true, force: true }));
 const LIMITS: PythonLimits = { memoryLimitMb: 256, timeoutMs: 2_000 };
 
 function contextFor(script: string, role: 'transformer' | 'filter'): ComponentContext {
-  const kind = role === 'filter' ? COMPONENT_KINDS.MESSAGE_FILTER : COMPONENT_KINDS.MESSAGE_TRANSFORMER;
-  const name = `python_${role}`;
-  const instance = instanceOf(kind, name, { script, language: 'python' });
-  return {
-    name,
-    instance,
-    options: optionsOf(instance),
-    resource: undefined,
-    workflowName: 'scripts',
-    logger,
-    signal: new AbortController().signal,
-    dryRun: false,
-    privateDirectory: () => privateDir,
-    fail: (error) => {
-      // processors throw ComponentFailedError rather than calling fail
-      throw error;
-    },
-  };
+  return scriptContext(script, role, 'python', { privateDirectory: privateDir }).context;
 }
 
 const processors: Processor[] = [];
