@@ -1,29 +1,16 @@
 import {
   COMPONENT_KINDS,
   type ComponentInstance,
-  findComponentDefinition,
+  componentInstance,
   findResourceDefinition,
   RESOURCE_KINDS,
   type ResourceInstance,
   type WorkflowConfiguration,
 } from '../src/index.js';
 
-/**
- * A component instance of a catalog kind with the given option values (in the given order). Not componentInstance:
- * it looks the kind up through the package's exports, which validate-workflow.resource-type.test.ts mocks.
- */
+/** A component instance of a catalog kind with the given option values (in the given order), and any other fields. */
 export function instance(kind: string, name: string, options: Record<string, unknown> = {}, more: Partial<ComponentInstance> = {}): ComponentInstance {
-  const component = findComponentDefinition(kind);
-  if (component === undefined) throw new Error(`no component kind ${kind} in the catalog`);
-  return {
-    name,
-    component,
-    options: Object.entries(options).map(([option, value]) => ({ name: option, value })),
-    resource: null,
-    skill: null,
-    skillConfiguration: { inputs: {}, outputs: {} },
-    ...more,
-  };
+  return { ...componentInstance(kind, name, options), ...more };
 }
 
 /** A resource instance of a catalog kind with the given parameters. */
