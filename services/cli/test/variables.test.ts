@@ -29,15 +29,20 @@ describe('loom variable and loom secrets', () => {
   });
 
   it('rotates the key and re-encrypts the variables', () => {
+    expect(loomAt('variable', 'create', 'ROTATED_TOKEN', '--value', 'rotate-me', '--encrypted').status).toBe(0);
+    // every encrypted variable there is (other tests' too), whatever ran before
+    const encrypted = (JSON.parse(loomAt('--output', 'json', 'variable', 'list').stdout) as { encrypted: boolean }[]).filter((v) => v.encrypted).length;
     const rotated = loomAt('--output', 'json', 'secrets', 'rotate');
     expect(rotated.status).toBe(0);
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ variablesReencrypted: 1 });
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ variablesReencrypted: encrypted });
+    expect(loomAt('variable', 'get', 'ROTATED_TOKEN').status).toBe(0);
   });
 
   it('reports a failed call as one line with the status and the field', () => {
-    const duplicate = loomAt('variable', 'create', 'NEO4J_PASSWORD', '--value', 'x');
+    expect(loomAt('variable', 'create', 'DUPLICATE_KEY', '--value', 'x').status).toBe(0);
+    const duplicate = loomAt('variable', 'create', 'DUPLICATE_KEY', '--value', 'x');
     expect(duplicate.status).toBe(1);
-    expect(duplicate.stderr.trim()).toBe("loom: ALREADY_EXISTS: variable 'NEO4J_PASSWORD' already exists");
+    expect(duplicate.stderr.trim()).toBe("loom: ALREADY_EXISTS: variable 'DUPLICATE_KEY' already exists");
     const invalid = loomAt('variable', 'create', '9lives', '--value', 'x');
     expect(invalid.stderr.trim()).toMatch(/^loom: INVALID_ARGUMENT: key: must start with a letter/);
   });
@@ -49,7 +54,8 @@ describe('loom variable and loom secrets', () => {
   });
 
   it('deletes a variable', () => {
-    expect(loomAt('variable', 'delete', 'NEO4J_PASSWORD').status).toBe(0);
-    expect(loomAt('variable', 'get', 'NEO4J_PASSWORD').stderr.trim()).toBe("loom: NOT_FOUND: variable 'NEO4J_PASSWORD' not found");
+    expect(loomAt('variable', 'create', 'DELETED_KEY', '--value', 'x').status).toBe(0);
+    expect(loomAt('variable', 'delete', 'DELETED_KEY').status).toBe(0);
+    expect(loomAt('variable', 'get', 'DELETED_KEY').stderr.trim()).toBe("loom: NOT_FOUND: variable 'DELETED_KEY' not found");
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
 
 const fixture = fileURLToPath(new URL('../../../libs/domain/test/fixtures/graph-writer.workflow.json', import.meta.url));
-const NAME = 'Article import_3d6f1b2a-94c8-4e7d-a5b1-6c0e8f2d9a17';
 
 let loom: LoomProcess;
 beforeAll(async () => {
@@ -22,19 +22,37 @@ afterAll(async () => {
 
 const loomAt = (...args: string[]): ReturnType<typeof runLoom> => runLoom(['--address', loom.address, ...args]);
 
+/** The fixture under a name of its own (`<base>_<new uuid>`), written to a file; each test pushes its own workflow. */
+function fixtureCopy(base: string): { name: string; file: string } {
+  const workflow = JSON.parse(readFileSync(fixture, 'utf8')) as { name: string };
+  workflow.name = `${base}_${randomUUID()}`;
+  const file = join(mkdtempSync(join(tmpdir(), 'loom-cli-')), `${workflow.name}.workflow.json`);
+  writeFileSync(file, JSON.stringify(workflow, null, 2));
+  return { name: workflow.name, file };
+}
+
+/** Pushes a fixture copy `times` times; answers its name. */
+function pushedCopy(base: string, times = 1): string {
+  const { name, file } = fixtureCopy(base);
+  for (let i = 0; i < times; i++) expect(loomAt('workflow', 'push', file).status).toBe(0);
+  return name;
+}
+
 describe('loom workflow and loom schedule', () => {
   it('pushes a workflow file and prints its name, uuid and version', () => {
-    const pushed = loomAt('workflow', 'push', fixture);
+    const { name, file } = fixtureCopy('Pushed article');
+    const pushed = loomAt('workflow', 'push', file);
     expect(pushed.stderr).toBe('');
-    expect(pushed.stdout).toMatch(new RegExp(`^NAME\\s+UUID\\s+VERSION\\n${NAME}\\s+3d6f1b2a-94c8-4e7d-a5b1-6c0e8f2d9a17\\s+1\\n$`));
-    expect(loomAt('workflow', 'push', fixture).stdout).toMatch(/\s2\n$/);
+    expect(pushed.stdout).toMatch(new RegExp(`^NAME\\s+UUID\\s+VERSION\\n${name}\\s+${name.slice(-36)}\\s+1\\n$`));
+    expect(loomAt('workflow', 'push', file).stdout).toMatch(/\s2\n$/);
   });
 
-  it('lists, prints and deletes it; the printed file pushes again as it is', () => {
-    expect(loomAt('workflow', 'list').stdout).toMatch(new RegExp(`${NAME}\\s+2\\s+true\\s+yes`));
-    const printed = loomAt('workflow', 'get', 'Article import');
+  it('lists and prints it by its bare name; the printed file pushes again as it is', () => {
+    const name = pushedCopy('Listed article', 2);
+    expect(loomAt('workflow', 'list').stdout).toMatch(new RegExp(`${name}\\s+2\\s+true\\s+yes`));
+    const printed = loomAt('workflow', 'get', 'Listed article');
     expect(printed.status).toBe(0);
-    expect(JSON.parse(printed.stdout)).toMatchObject({ name: NAME });
+    expect(JSON.parse(printed.stdout)).toMatchObject({ name });
     const copy = join(mkdtempSync(join(tmpdir(), 'loom-cli-')), 'copy.workflow.json');
     writeFileSync(copy, printed.stdout);
     expect(loomAt('workflow', 'push', copy, '--expected-version', '2').status).toBe(0);
@@ -44,16 +62,17 @@ describe('loom workflow and loom schedule', () => {
   });
 
   it('sets a schedule and refuses a bad one with the field', () => {
-    const set = loomAt('schedule', 'set', NAME, '--cron', '0 */5 * * * *', '--timezone', 'Europe/Berlin', '--catch-up', 'LATEST');
+    const name = pushedCopy('Scheduled article');
+    const set = loomAt('schedule', 'set', name, '--cron', '0 */5 * * * *', '--timezone', 'Europe/Berlin', '--catch-up', 'LATEST');
     expect(set.stderr).toBe('');
-    expect(JSON.parse(loomAt('schedule', 'get', NAME).stdout)).toEqual({
+    expect(JSON.parse(loomAt('schedule', 'get', name).stdout)).toEqual({
       enabled: true,
       cron: '0 */5 * * * *',
       timezone: 'Europe/Berlin',
       overlap: 'SKIP',
       catchUp: 'LATEST',
     });
-    const bad = loomAt('schedule', 'set', NAME, '--cron', '* * * * *', '--timezone', 'Europe/Berlin');
+    const bad = loomAt('schedule', 'set', name, '--cron', '* * * * *', '--timezone', 'Europe/Berlin');
     expect(bad.status).toBe(1);
     expect(bad.stderr.trim()).toMatch(/^loom: INVALID_ARGUMENT: schedule\.cron: needs six fields/);
   });
@@ -67,7 +86,8 @@ describe('loom workflow and loom schedule', () => {
   });
 
   it('deletes the workflow with its files', () => {
-    expect(loomAt('workflow', 'delete', NAME).status).toBe(0);
-    expect(loomAt('workflow', 'get', NAME).stderr.trim()).toBe(`loom: NOT_FOUND: workflow '${NAME}' not found`);
+    const name = pushedCopy('Deleted article');
+    expect(loomAt('workflow', 'delete', name).status).toBe(0);
+    expect(loomAt('workflow', 'get', name).stderr.trim()).toBe(`loom: NOT_FOUND: workflow '${name}' not found`);
   });
 });
