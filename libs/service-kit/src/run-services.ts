@@ -17,7 +17,7 @@ import { type AccessTokenVerifier, Authenticator, type Refusal } from './auth.js
 import { AuditAppender } from './audit-client.js';
 import { LoomServer } from './server.js';
 import { ServiceClients } from './service-clients.js';
-import { type ServiceInstance, type ServiceModule } from './service-module.js';
+import { configSlice, type ServiceInstance, type ServiceModule } from './service-module.js';
 
 /** What `startServices` runs and with what. */
 export interface StartServicesOptions {
@@ -117,7 +117,7 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
         ...(tls === undefined ? {} : { credentials: tls.client }),
       });
       allClients.push(clients);
-      const instance = await module.create({ config, logger: logger.child({ service: module.name }), clients });
+      const instance = await module.create({ config: configSlice(config, module.configSections), logger: logger.child({ service: module.name }), clients });
       instances.push(instance);
       instance.addToServer(server);
     }

@@ -5,9 +5,13 @@ import { type ServiceClients } from './service-clients.js';
 import { type AsyncImplementation, type ServiceDefinitionLike } from './handlers.js';
 import { type LoomServer } from './server.js';
 
-/** What a service gets when it is built: its config, a logger, and clients to the other services. */
-export interface ServiceContext {
-  readonly config: LoomConfig;
+/** A top-level section of the configuration (`security`, `secrets`, `scheduler`…). */
+export type ConfigSection = keyof LoomConfig;
+
+/** What a service gets when it is built: its slice of the config, a logger, and clients to the other services. */
+export interface ServiceContext<S extends ConfigSection = ConfigSection> {
+  /** Only the sections the service declares in `configSections`: a service does not read another's settings. */
+  readonly config: Pick<LoomConfig, S>;
   readonly logger: Logger;
   /** Clients to other services that present this service's own identity. */
   readonly clients: ServiceClients;
@@ -20,12 +24,21 @@ export interface ServiceInstance {
 }
 
 /** A loom service as a unit of deployment: `loom serve --services <name>` runs it. */
-export interface ServiceModule {
+export interface ServiceModule<S extends ConfigSection = ConfigSection> {
   /** Short name, also the service's identity (`secrets`). */
   readonly name: ServiceName;
   /** Full proto name (`loom.v1.Secrets`). */
   readonly fullName: string;
-  create(context: ServiceContext): Promise<ServiceInstance>;
+  /** The configuration sections the service reads; `create` gets those only. */
+  readonly configSections: readonly S[];
+  create(context: ServiceContext<S>): Promise<ServiceInstance>;
+}
+
+/** The sections of a configuration a service declared (the objects themselves, not copies). */
+export function configSlice<S extends ConfigSection>(config: LoomConfig, sections: readonly S[]): Pick<LoomConfig, S> {
+  const slice: Partial<Record<ConfigSection, unknown>> = {};
+  for (const section of sections) slice[section] = config[section];
+  return slice as Pick<LoomConfig, S>;
 }
 
 /**

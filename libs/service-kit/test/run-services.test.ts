@@ -17,6 +17,7 @@ function secretsModule(callers: (string | undefined)[]): ServiceModule {
   return {
     name: 'secrets',
     fullName: 'loom.v1.Secrets',
+    configSections: [],
     create: () =>
       Promise.resolve({
         addToServer(server) {
@@ -37,6 +38,7 @@ function secretsModule(callers: (string | undefined)[]): ServiceModule {
 const auditModule: ServiceModule = {
   name: 'audit',
   fullName: 'loom.v1.Audit',
+  configSections: [],
   create: ({ clients }) =>
     Promise.resolve({
       addToServer(server) {
@@ -96,5 +98,24 @@ describe('services in one process', () => {
     expect(secretsClient.parentSpanContext?.spanId).toBe(auditServer.spanContext().spanId);
     expect(secretsServer.parentSpanContext?.spanId).toBe(secretsClient.spanContext().spanId);
     expect(secretsServer.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'loom.v1.Secrets', 'rpc.method': 'ListVariables' });
+  });
+});
+
+describe('configuration slices', () => {
+  it('gives each service only the configuration sections it declares', async () => {
+    const seen: string[][] = [];
+    const module: ServiceModule<'scheduler' | 'security'> = {
+      name: 'scheduler',
+      fullName: 'loom.v1.Scheduler',
+      configSections: ['scheduler', 'security'],
+      create: ({ config }) => {
+        seen.push(Object.keys(config).sort());
+        return Promise.resolve({ addToServer: () => undefined, close: () => Promise.resolve() });
+      },
+    };
+    const config = loadConfig({ env: {}, overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0'] });
+    const running = await startServices({ config, modules: [module], logger: capturedLogger().logger });
+    cleanups.push(() => running.stop());
+    expect(seen).toEqual([['scheduler', 'security']]);
   });
 });

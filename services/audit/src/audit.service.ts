@@ -218,9 +218,10 @@ async function openLog(path: string, maxFileBytes: number, logger: Logger): Prom
 }
 
 /** loom.v1.Audit, deployable alone (`loom serve --services audit`) or with the others. */
-export const auditModule: ServiceModule = {
+export const auditModule: ServiceModule<'security'> = {
   name: 'audit',
   fullName: 'loom.v1.Audit',
+  configSections: ['security'],
   async create({ config, logger }): Promise<ServiceInstance> {
     const { enabled, logPath, maxFileBytes } = config.security.audit;
     if (!enabled) logger.warn({}, 'audit logging disabled (loom.security.audit.enabled=false): events are accepted and not written');

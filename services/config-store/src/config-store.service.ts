@@ -303,9 +303,10 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
 }
 
 /** loom.v1.WorkflowStore, deployable alone (`loom serve --services config-store`) or with the others. */
-export const configStoreModule: ServiceModule = {
+export const configStoreModule: ServiceModule<'datasource' | 'startup'> = {
   name: 'config-store',
   fullName: 'loom.v1.WorkflowStore',
+  configSections: ['datasource', 'startup'],
   async create({ config, logger, clients }): Promise<ServiceInstance> {
     const repository = await WorkflowRepository.open({
       root: config.datasource.filesystemRoot,

@@ -1,7 +1,7 @@
+import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config.js';
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { AuditEventType, type ComponentStatus, type DryRunComponentOutput, ExecutorService, type Message, WorkflowState } from '@loom/contracts';
-import { type LoomConfig } from '@loom/config';
 import {
   catalogFor,
   componentDefinitionToProto,
@@ -64,7 +64,7 @@ export class ComponentDisabledError extends FailedPreconditionError {}
 
 /** What the executor is built from. */
 export interface ExecutorDependencies {
-  readonly config: LoomConfig;
+  readonly config: ExecutorConfig;
   readonly logger: Logger;
   readonly clients: ServiceClients;
   /** Component kinds by qualified name; the full registry unless a test narrows it. */
@@ -235,7 +235,7 @@ function statusOf(run: WorkflowRun): ComponentStatus[] {
 /** The loom.v1.Executor handlers over an executor. */
 export function executorImplementation(
   executor: Executor,
-  config: LoomConfig,
+  config: ExecutorConfig,
   logger: ErrorSink,
   graphSso?: GraphSsoQuery,
 ): AsyncImplementation<typeof ExecutorService> {
@@ -356,9 +356,10 @@ export function executorImplementation(
 }
 
 /** loom.v1.Executor, deployable alone (`loom serve --services executor`) or with the others. */
-export const executorModule: ServiceModule = {
+export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[number]> = {
   name: 'executor',
   fullName: 'loom.v1.Executor',
+  configSections: EXECUTOR_CONFIG_SECTIONS,
   create({ config, logger, clients }): Promise<ServiceInstance> {
     const executor = new Executor({ config, logger, clients });
     const graphSso = config.graphSso === undefined ? undefined : new GraphSsoQuery(config.graphSso, { logger });

@@ -46,7 +46,10 @@ export interface SchedulerTestHooks {
 }
 
 /** Builds the scheduler of a process: its state and lease, and its RPCs; it starts once the server listens. */
-export async function createSchedulerInstance({ config, logger, clients }: ServiceContext, hooks: SchedulerTestHooks = {}): Promise<ServiceInstance> {
+export async function createSchedulerInstance(
+  { config, logger, clients }: ServiceContext<'scheduler'>,
+  hooks: SchedulerTestHooks = {},
+): Promise<ServiceInstance> {
   const { store, leadership } = await openSchedulerStorage(config, logger);
   let appender: AuditAppender | undefined;
   const scheduler = new Scheduler({
@@ -76,8 +79,9 @@ export async function createSchedulerInstance({ config, logger, clients }: Servi
 }
 
 /** loom.v1.Scheduler, deployable alone (`loom serve --services scheduler`) or with the others. */
-export const schedulerModule: ServiceModule = {
+export const schedulerModule: ServiceModule<'scheduler'> = {
   name: 'scheduler',
   fullName: 'loom.v1.Scheduler',
+  configSections: ['scheduler'],
   create: (context) => createSchedulerInstance(context),
 };

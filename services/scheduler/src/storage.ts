@@ -23,7 +23,7 @@ export function schedulerIdentity(): string {
  * Opens the scheduler's state: with `loom.scheduler.database.url`, PostgreSQL (migrated) and leadership through its
  * advisory lock; without, the local state file and a scheduler that leads alone.
  */
-export async function openSchedulerStorage(config: LoomConfig, logger: Logger, identity = schedulerIdentity()): Promise<SchedulerStorage> {
+export async function openSchedulerStorage(config: Pick<LoomConfig, 'scheduler'>, logger: Logger, identity = schedulerIdentity()): Promise<SchedulerStorage> {
   const url = config.scheduler.databaseUrl;
   if (url === undefined) {
     const store = await FileStateStore.open(config.scheduler.stateFile);

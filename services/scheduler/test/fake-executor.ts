@@ -198,6 +198,7 @@ export class FakeExecutor {
     return {
       name: 'executor',
       fullName: 'loom.v1.Executor',
+      configSections: [],
       create: (): Promise<ServiceInstance> =>
         Promise.resolve({
           addToServer: (server) => server.addService('loom.v1.Executor', ExecutorService, this.implementation()),

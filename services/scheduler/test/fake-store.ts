@@ -136,6 +136,7 @@ export class FakeStore {
     return {
       name: 'config-store',
       fullName: 'loom.v1.WorkflowStore',
+      configSections: [],
       create: (): Promise<ServiceInstance> =>
         Promise.resolve({
           addToServer: (server) => server.addService('loom.v1.WorkflowStore', WorkflowStoreService, this.implementation()),

@@ -227,9 +227,10 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
 }
 
 /** loom.v1.Secrets, deployable alone (`loom serve --services secrets`) or with the others. */
-export const secretsModule: ServiceModule = {
+export const secretsModule: ServiceModule<'secrets' | 'embedded'> = {
   name: 'secrets',
   fullName: 'loom.v1.Secrets',
+  configSections: ['secrets', 'embedded'],
   async create({ config, logger, clients }): Promise<ServiceInstance> {
     const storage = await openSecretsStorage(config, logger);
     try {

@@ -74,6 +74,7 @@ export const resealCalls = { count: 0 };
 const fakeConfigStore: ServiceModule = {
   name: 'config-store',
   fullName: 'loom.v1.WorkflowStore',
+  configSections: [],
   create: () =>
     Promise.resolve({
       addToServer(server) {

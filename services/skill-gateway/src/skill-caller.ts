@@ -44,7 +44,7 @@ export interface CallPolicy {
 }
 
 /** The call policy of a configuration: per-skill time-outs and caps by name, keyword extraction's own default cap. */
-export function callPolicyOf(config: LoomConfig): CallPolicy {
+export function callPolicyOf(config: Pick<LoomConfig, 'skills'>): CallPolicy {
   const { skills } = config;
   return {
     timeoutMs: (skill) => skills.timeouts[skill.name] ?? skills.timeoutMs,

@@ -241,9 +241,10 @@ export async function registerConfiguredSkills(registrations: LoomConfig['skills
 }
 
 /** loom.v1.SkillGateway, deployable alone (`loom serve --services skill-gateway`) or with the others. */
-export const skillGatewayModule: ServiceModule = {
+export const skillGatewayModule: ServiceModule<'skills' | 'embedded'> = {
   name: 'skill-gateway',
   fullName: 'loom.v1.SkillGateway',
+  configSections: ['skills', 'embedded'],
   async create({ config, logger }): Promise<ServiceInstance> {
     const storage = await openSkillStorage(config, logger);
     const registry = new SkillRegistry(storage.db, config.skills.registryCacheMs);

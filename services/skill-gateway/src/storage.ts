@@ -15,7 +15,7 @@ export interface SkillStorage {
  * Opens `loom.skills.database.url`, or with none the process's embedded PostgreSQL (shared with the other services
  * of this process), and runs the migrations. Gateways pointed at one database share one registry.
  */
-export async function openSkillStorage(config: LoomConfig, logger: Logger): Promise<SkillStorage> {
+export async function openSkillStorage(config: Pick<LoomConfig, 'skills' | 'embedded'>, logger: Logger): Promise<SkillStorage> {
   const url = config.skills.databaseUrl;
   const embedded: EmbeddedPostgres | undefined =
     url === undefined ? await acquireEmbeddedPostgres({ dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port, logger }) : undefined;

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type LoomConfig } from '@loom/config';
+import { type ExecutorConfig } from '../executor-config.js';
 import { RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
 import { type GraphPropertyIndex, type GraphStore, type GraphTransaction, type OpenGraphStoreOptions, openGraphStore, startEmbeddedGraph } from '@loom/graph';
 import { type Logger } from '@loom/telemetry';
@@ -19,7 +19,7 @@ export class GraphStores {
   private readonly scratch = new Map<string, { graph: Promise<EmbeddedGraph>; users: number }>();
 
   constructor(
-    private readonly config: LoomConfig,
+    private readonly config: ExecutorConfig,
     private readonly logger: Logger,
     /** How stores are opened; tests give a recording Neo4j driver here. */
     private readonly options: OpenGraphStoreOptions = {},

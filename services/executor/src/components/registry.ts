@@ -1,4 +1,4 @@
-import { type LoomConfig } from '@loom/config';
+import { type ExecutorConfig } from '../executor-config.js';
 import { COMPONENT_KINDS, type ComponentInstance, FailedPreconditionError } from '@loom/domain';
 import { type ComponentFactory } from '../runtime/component.js';
 import { createJavaScriptProcessor, type ScriptLimits } from '../scripts/javascript.js';
@@ -61,7 +61,7 @@ export interface FactoryOptions {
 }
 
 /** The component kinds this executor runs, by qualified name. */
-export function componentFactories(config: LoomConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
+export function componentFactories(config: ExecutorConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
   const limits = options.limits ?? { memoryLimitMb: config.scripts.javascriptMemoryLimitMb, timeoutMs: config.scripts.timeLimitMs };
   const python: PythonSettings = { policy: config.security.serverPolicy.enabled, state: statePaths(config), memoryLimitMb: config.scripts.pythonMemoryLimitMb };
   const graph: [string, ComponentFactory][] =

@@ -1,6 +1,6 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { type LoomConfig } from '@loom/config';
+import { type ExecutorConfig } from '../executor-config.js';
 import { FailedPreconditionError } from '@loom/domain';
 
 /** One place where loom keeps its own state, and the configuration key (or variable) that puts it there. */
@@ -19,7 +19,7 @@ export interface StatePath {
  * files, and every file named by a `<VAR>_FILE` variable. Relative paths are taken from the
  * working directory, as the services that use them take them.
  */
-export function statePaths(config: LoomConfig): StatePath[] {
+export function statePaths(config: ExecutorConfig): StatePath[] {
   const file = (key: string, path: string | undefined): StatePath[] => (path === undefined ? [] : [{ key, path: resolve(path), kind: 'file' }]);
   const directory = (key: string, path: string): StatePath[] => [{ key, path: resolve(path), kind: 'directory' }];
   return [
