@@ -11,8 +11,8 @@ export interface LabelledSentence {
 const GUM_TYPES: Record<string, string> = { person: 'PER', organization: 'ORG', place: 'LOC' };
 const KEPT = new Set(['PER', 'ORG', 'LOC']);
 
-/** Words between two proper nouns that stay inside a name ("Bank of America", "Louis van Gaal", "AT&T"). */
-const NAME_JOINERS = new Set(['of', 'the', 'de', 'la', 'le', 'du', 'van', 'von', 'der', 'den', 'al', 'bin', 'and', '&', '-', '.', "'"]);
+/** Words between two proper nouns that stay inside a name ("Bank of America", "Louis van Gaal", "AT&T"; not "and": "Chuck and Gretchen" are two). */
+const NAME_JOINERS = new Set(['of', 'the', 'de', 'la', 'le', 'du', 'van', 'von', 'der', 'den', 'al', 'bin', '&', '-', '.', "'"]);
 
 /**
  * Titles before a person's name: UNER leaves them out of the PER span ("Dr. [Dorn]",
