@@ -253,7 +253,7 @@ export const TOKENIZER_SETTINGS = { epochs: 4, bits: 18, prune: 0.0005 };
  * the UNER training documents (three parts by document), never on the held-out ones: more hash-table bits (fewer
  * collisions) and fewer epochs (the tagger overfits the small in-domain set after two) scored best there.
  */
-export const NER_SETTINGS = { epochs: 2, bits: 22, prune: 0.0005, unerWeight: 3, gazetteerFolds: 5 };
+export const NER_SETTINGS = { epochs: 2, bits: 22, prune: 0.0005, unerWeight: 2, gazetteerFolds: 5 };
 
 function writeModel(
   ctx: TrainContext,
