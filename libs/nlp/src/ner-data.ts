@@ -189,25 +189,34 @@ export function withoutTitles(tokens: readonly string[], tags: readonly string[]
   return out;
 }
 
-/** The open NER training sets under `ner/`: GUM (open genres), WikiGold, Broad Twitter Corpus. */
-export function openNerExamples(dataDir: string): { examples: LabelledSentence[]; files: string[] } {
+/** The open NER training sets under `ner/`. */
+export type OpenNerSet = 'gum' | 'wikigold' | 'btc';
+
+/** The open NER training sets under `ner/` that `sets` names, in that order: GUM (open genres), WikiGold, Broad Twitter Corpus. */
+export function openNerExamples(dataDir: string, sets: readonly OpenNerSet[] = ['gum', 'wikigold', 'btc']): { examples: LabelledSentence[]; files: string[] } {
   const examples: LabelledSentence[] = [];
   const files: string[] = [];
   const gumDir = join(dataDir, 'ner', 'gum');
-  for (const file of readdirSync(gumDir)
-    .filter((f) => f.endsWith('.conllu'))
-    .sort()) {
+  for (const file of sets.includes('gum')
+    ? readdirSync(gumDir)
+        .filter((f) => f.endsWith('.conllu'))
+        .sort()
+    : []) {
     files.push(join('ner', 'gum', file));
     for (const s of parseConllu(readFileSync(join(gumDir, file), 'utf8'), file)) examples.push({ tokens: s.words.map((w) => w.form), tags: gumEntities(s) });
   }
-  files.push(join('ner', 'wikigold', 'wikigold.conll'));
-  for (const s of parseIob(readFileSync(join(dataDir, 'ner', 'wikigold', 'wikigold.conll'), 'utf8'), { source: 'wikigold.conll', scheme: 'iob1' })) {
-    examples.push({ tokens: s.tokens, tags: withoutTitles(s.tokens, keepTypes(s.tags)) });
+  if (sets.includes('wikigold')) {
+    files.push(join('ner', 'wikigold', 'wikigold.conll'));
+    for (const s of parseIob(readFileSync(join(dataDir, 'ner', 'wikigold', 'wikigold.conll'), 'utf8'), { source: 'wikigold.conll', scheme: 'iob1' })) {
+      examples.push({ tokens: s.tokens, tags: withoutTitles(s.tokens, keepTypes(s.tags)) });
+    }
   }
   const btcDir = join(dataDir, 'ner', 'btc');
-  for (const file of readdirSync(btcDir)
-    .filter((f) => f.endsWith('.conll'))
-    .sort()) {
+  for (const file of sets.includes('btc')
+    ? readdirSync(btcDir)
+        .filter((f) => f.endsWith('.conll'))
+        .sort()
+    : []) {
     files.push(join('ner', 'btc', file));
     for (const s of parseIob(readFileSync(join(btcDir, file), 'utf8'), { source: file }))
       examples.push({ tokens: s.tokens, tags: withoutTitles(s.tokens, keepTypes(withoutMentionSigns(s.tokens, s.tags))) });
