@@ -16,8 +16,8 @@ export {
 export { parseDictionaryTsv, DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
 export { evaluate, segmentationScores, type Evaluation } from './evaluate.js';
 export { readEwt, EWT_DEV, EWT_TRAIN } from './ewt.js';
-export { unerSplit, openNerExamples, gumEntities, UNER_DEV } from './ner-data.js';
+export { unerSplit, openNerExamples, gumEntities, UNER_DEV, type OpenNerSet } from './ner-data.js';
 export { readCard, type ModelCard } from './model-card.js';
-export { trainTokenizerModel, trainTaggerModel, trainLemmatizerModel, trainParserModel, trainNerModel, type TrainContext } from './train.js';
+export { trainTokenizerModel, trainTaggerModel, trainLemmatizerModel, trainParserModel, trainNerModel, NER_SETTINGS, type TrainContext } from './train.js';
 export { evalNlp, MODELS, compareWithCards, measuredFigures, type EvalOptions } from './eval-command.js';
 export { annotationFromConllu, type ConlluAnnotationOptions } from './conllu-annotation.js';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConllu, type ConlluSentence } from './conllu.js';
-import { normaliseTags, parseIob, type IobSentence } from './iob.js';
+import { entitySpans, normaliseTags, parseIob, type IobSentence } from './iob.js';
 /** A sentence with gold IOB2 tags (types PER, ORG, LOC). */
 export interface LabelledSentence {
   readonly tokens: readonly string[];
@@ -10,6 +10,117 @@ export interface LabelledSentence {
 
 const GUM_TYPES: Record<string, string> = { person: 'PER', organization: 'ORG', place: 'LOC' };
 const KEPT = new Set(['PER', 'ORG', 'LOC']);
+
+/** Words between two proper nouns that stay inside a name ("Bank of America", "Louis van Gaal", "AT&T"; not "and": "Chuck and Gretchen" are two). */
+const NAME_JOINERS = new Set(['of', 'the', 'de', 'la', 'le', 'du', 'van', 'von', 'der', 'den', 'al', 'bin', '&', '-', '.', "'"]);
+
+/**
+ * Titles before a person's name: UNER leaves them out of the PER span ("Dr. [Dorn]",
+ * "President [Vladimir Putin]"), GUM and BTC take them in.
+ */
+export const PERSON_TITLES = new Set([
+  'mr',
+  'mrs',
+  'ms',
+  'miss',
+  'mister',
+  'dr',
+  'doctor',
+  'prof',
+  'professor',
+  'president',
+  'vice',
+  'pm',
+  'prime',
+  'minister',
+  'sir',
+  'dame',
+  'lord',
+  'lady',
+  'pope',
+  'king',
+  'queen',
+  'prince',
+  'princess',
+  'saint',
+  'st',
+  'captain',
+  'capt',
+  'general',
+  'gen',
+  'colonel',
+  'col',
+  'sergeant',
+  'sgt',
+  'lieutenant',
+  'lt',
+  'senator',
+  'sen',
+  'governor',
+  'gov',
+  'rep',
+  'representative',
+  'judge',
+  'justice',
+  'rev',
+  'reverend',
+  'father',
+  'fr',
+  'sister',
+  'brother',
+  'uncle',
+  'aunt',
+  'coach',
+  'officer',
+  'chancellor',
+  'mayor',
+  'sheikh',
+  'shaikh',
+  'chairman',
+  'secretary',
+  'ambassador',
+  'commissioner',
+  'detective',
+  'agent',
+  'mrs.',
+  'drs',
+]);
+
+/** True when a token is a person's title (case-insensitive, a final full stop ignored). */
+export function isPersonTitle(token: string): boolean {
+  return PERSON_TITLES.has(token.toLowerCase().replace(/\.$/, ''));
+}
+
+/**
+ * The name inside a GUM mention: the run of proper nouns around the head (joined by words such as
+ * "of", "van", "&"), without the determiners, possessive endings and modifiers GUM includes, and
+ * for persons without leading titles. UNER marks only the name.
+ */
+function nameAround(
+  sentence: ConlluSentence,
+  start: number,
+  end: number,
+  head: number,
+  type: string,
+): { start: number; end: number; type: string } | undefined {
+  const w = sentence.words;
+  const proper = (i: number): boolean => i >= start && i < end && w[i]!.upos === 'PROPN';
+  const joiner = (i: number): boolean => i >= start && i < end && NAME_JOINERS.has(w[i]!.form.toLowerCase());
+  let from = head;
+  let to = head + 1;
+  for (;;) {
+    if (proper(from - 1)) from--;
+    else if (joiner(from - 1) && proper(from - 2)) from -= 2;
+    else break;
+  }
+  for (;;) {
+    if (proper(to)) to++;
+    else if (joiner(to) && proper(to + 1)) to += 2;
+    else break;
+  }
+  if (type === 'PER') while (to - from > 1 && isPersonTitle(w[from]!.form)) from++;
+  return { start: from, end: to, type };
+}
 
 /** Named PER/ORG/LOC spans of a GUM sentence: entity mentions of those types whose head word is a proper noun; outermost first. */
 export function gumEntities(sentence: ConlluSentence): string[] {
@@ -37,17 +148,19 @@ export function gumEntities(sentence: ConlluSentence): string[] {
   const tags: string[] = sentence.words.map(() => 'O');
   const named = spans
     .filter((s) => GUM_TYPES[s.type] !== undefined)
-    .filter((s) => {
+    .map((s) => {
       // the head: the word of the span whose head lies outside it
-      const head = sentence.words.slice(s.start, s.end).find((w) => w.head - 1 < s.start || w.head - 1 >= s.end);
+      const head = sentence.words.findIndex((w, i) => i >= s.start && i < s.end && (w.head - 1 < s.start || w.head - 1 >= s.end));
+      if (head < 0 || sentence.words[head]!.upos !== 'PROPN') return undefined;
       // a group named by a plural proper noun ("Jews", "Israelis") is a GUM person but no UNER entity
-      if (s.type === 'person' && s.end - s.start === 1 && head?.xpos === 'NNPS') return false;
-      return head?.upos === 'PROPN';
+      if (s.type === 'person' && s.end - s.start === 1 && sentence.words[head]!.xpos === 'NNPS') return undefined;
+      return nameAround(sentence, s.start, s.end, head, GUM_TYPES[s.type]!);
     })
+    .filter((s) => s !== undefined)
     .sort((a, b) => b.end - b.start - (a.end - a.start));
   for (const s of named) {
     if (tags.slice(s.start, s.end).some((t) => t !== 'O')) continue;
-    for (let i = s.start; i < s.end; i++) tags[i] = `${i === s.start ? 'B' : 'I'}-${GUM_TYPES[s.type]!}`;
+    for (let i = s.start; i < s.end; i++) tags[i] = `${i === s.start ? 'B' : 'I'}-${s.type}`;
   }
   return tags;
 }
@@ -64,28 +177,49 @@ function keepTypes(tags: readonly string[]): string[] {
   return normaliseTags(tags.map((t) => (t === 'O' || KEPT.has(t.slice(2)) ? t : 'O')));
 }
 
-/** The open NER training sets under `ner/`: GUM (open genres), WikiGold, Broad Twitter Corpus. */
-export function openNerExamples(dataDir: string): { examples: LabelledSentence[]; files: string[] } {
+/** Leading titles of PER spans become O, as UNER marks them ("Dr. [Dorn]"). */
+export function withoutTitles(tokens: readonly string[], tags: readonly string[]): string[] {
+  const out = [...tags];
+  for (const s of entitySpans(tags)) {
+    if (s.type !== 'PER') continue;
+    let from = s.start;
+    while (s.end - from > 1 && isPersonTitle(tokens[from]!)) out[from++] = 'O';
+    if (from > s.start) out[from] = 'B-PER';
+  }
+  return out;
+}
+
+/** The open NER training sets under `ner/`. */
+export type OpenNerSet = 'gum' | 'wikigold' | 'btc';
+
+/** The open NER training sets under `ner/` that `sets` names, in that order: GUM (open genres), WikiGold, Broad Twitter Corpus. */
+export function openNerExamples(dataDir: string, sets: readonly OpenNerSet[] = ['gum', 'wikigold', 'btc']): { examples: LabelledSentence[]; files: string[] } {
   const examples: LabelledSentence[] = [];
   const files: string[] = [];
   const gumDir = join(dataDir, 'ner', 'gum');
-  for (const file of readdirSync(gumDir)
-    .filter((f) => f.endsWith('.conllu'))
-    .sort()) {
+  for (const file of sets.includes('gum')
+    ? readdirSync(gumDir)
+        .filter((f) => f.endsWith('.conllu'))
+        .sort()
+    : []) {
     files.push(join('ner', 'gum', file));
     for (const s of parseConllu(readFileSync(join(gumDir, file), 'utf8'), file)) examples.push({ tokens: s.words.map((w) => w.form), tags: gumEntities(s) });
   }
-  files.push(join('ner', 'wikigold', 'wikigold.conll'));
-  for (const s of parseIob(readFileSync(join(dataDir, 'ner', 'wikigold', 'wikigold.conll'), 'utf8'), { source: 'wikigold.conll', scheme: 'iob1' })) {
-    examples.push({ tokens: s.tokens, tags: keepTypes(s.tags) });
+  if (sets.includes('wikigold')) {
+    files.push(join('ner', 'wikigold', 'wikigold.conll'));
+    for (const s of parseIob(readFileSync(join(dataDir, 'ner', 'wikigold', 'wikigold.conll'), 'utf8'), { source: 'wikigold.conll', scheme: 'iob1' })) {
+      examples.push({ tokens: s.tokens, tags: withoutTitles(s.tokens, keepTypes(s.tags)) });
+    }
   }
   const btcDir = join(dataDir, 'ner', 'btc');
-  for (const file of readdirSync(btcDir)
-    .filter((f) => f.endsWith('.conll'))
-    .sort()) {
+  for (const file of sets.includes('btc')
+    ? readdirSync(btcDir)
+        .filter((f) => f.endsWith('.conll'))
+        .sort()
+    : []) {
     files.push(join('ner', 'btc', file));
     for (const s of parseIob(readFileSync(join(btcDir, file), 'utf8'), { source: file }))
-      examples.push({ tokens: s.tokens, tags: keepTypes(withoutMentionSigns(s.tokens, s.tags)) });
+      examples.push({ tokens: s.tokens, tags: withoutTitles(s.tokens, keepTypes(withoutMentionSigns(s.tokens, s.tags))) });
   }
   return { examples, files };
 }

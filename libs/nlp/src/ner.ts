@@ -66,7 +66,8 @@ interface Codes {
   readonly pos: Int32Array;
 }
 
-function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: number, p1: number, p2: number, out: Int32Array): number {
+/** Features of token i that do not read the previous tag. */
+function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: number, out: Int32Array): number {
   const t = tokens[i]!;
   const first = t[0] ?? '';
   const capital = first !== first.toLowerCase() ? 1 : 0;
@@ -85,10 +86,6 @@ function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: numb
   out[n++] = feature(11, c.lower[i + 2]!);
   out[n++] = feature(12, before(c.shape, i - 1));
   out[n++] = feature(13, c.shape[i + 1]!);
-  out[n++] = feature(14, p1);
-  out[n++] = feature(15, p1, p2);
-  out[n++] = feature(16, p1, w);
-  out[n++] = feature(17, p1, c.shape[i]);
   out[n++] = feature(18, gaz[i]!);
   out[n++] = feature(19, i === 0 ? START : gaz[i - 1]!);
   out[n++] = feature(20, gaz[i + 1]!);
@@ -97,7 +94,6 @@ function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: numb
   out[n++] = feature(23, before(c.lower, i - 1), w);
   out[n++] = feature(24, w, c.lower[i + 1]);
   out[n++] = feature(25, before(c.shape, i - 1), c.shape[i], c.shape[i + 1]);
-  out[n++] = feature(26, p1, before(c.lower, i - 1));
   out[n++] = feature(27, c.suffix4[i]!);
   out[n++] = feature(28, before(c.form, i - 1), capital);
   out[n++] = feature(29, c.form[i + 1]!, capital);
@@ -107,7 +103,6 @@ function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: numb
   out[n++] = feature(33, pos[i]!, capital);
   out[n++] = feature(34, pos[i]!, pos[i + 1]);
   out[n++] = feature(35, before(pos, i - 1), pos[i]);
-  out[n++] = feature(36, pos[i]!, p1);
   out[n++] = feature(37, pos[i]!, gaz[i]);
   out[n++] = feature(38, lex[i]!);
   out[n++] = feature(39, before(lex, i - 1));
@@ -118,8 +113,67 @@ function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: numb
   return n;
 }
 
+/** Number of features `extractPrevious` writes. */
+const PREVIOUS_FEATURES = 5;
+
+/** Features of token i that read the previous tag `p1` (-1 before the sentence), written from `out[at]`. */
+function extractPrevious({ c, pos }: Codes, i: number, p1: number, out: Int32Array, at: number): void {
+  out[at] = feature(14, p1);
+  out[at + 1] = feature(16, p1, c.lower[i]);
+  out[at + 2] = feature(17, p1, c.shape[i]);
+  out[at + 3] = feature(26, p1, before(c.lower, i - 1));
+  out[at + 4] = feature(36, pos[i]!, p1);
+}
+
+const T = NER_TAGS.length;
+/** ALLOWED[(previous + 1) * T + next]: IOB2 validity, previous -1 for the sentence start. */
+const ALLOWED = Uint8Array.from({ length: (T + 1) * T }, (_, k) => (allowed(Math.floor(k / T) - 1, k % T) ? 1 : 0));
+
 /**
- * Tags tokens with NER_TAGS, greedily left to right, never producing an invalid I- tag; `partsOfSpeech` are the
+ * The best valid IOB2 tag sequence (tag indices) under a first-order model: Viterbi over each token's
+ * own features plus the features that read the previous tag.
+ */
+function viterbi(perceptron: Perceptron, codes: Codes, tokens: readonly string[]): number[] {
+  const n = tokens.length;
+  if (n === 0) return [];
+  const feats = new Int32Array(MAX_FEATURES);
+  const own = new Float32Array(T);
+  const previous = new Float32Array(T);
+  const delta = new Float64Array(n * T);
+  const back = new Int8Array(n * T);
+  for (let i = 0; i < n; i++) {
+    const count = extract(codes, tokens, i, feats);
+    perceptron.score(feats, count, own);
+    const states = i === 0 ? 1 : T;
+    for (let c = 0; c < T; c++) delta[i * T + c] = -Infinity;
+    for (let s = 0; s < states; s++) {
+      const p1 = i === 0 ? -1 : s;
+      const base = i === 0 ? 0 : delta[(i - 1) * T + s]!;
+      if (base === -Infinity) continue;
+      extractPrevious(codes, i, p1, feats, 0);
+      perceptron.score(feats, PREVIOUS_FEATURES, previous);
+      for (let c = 0; c < T; c++) {
+        if (!ALLOWED[(p1 + 1) * T + c]) continue;
+        const v = base + own[c]! + previous[c]!;
+        if (v > delta[i * T + c]!) {
+          delta[i * T + c] = v;
+          back[i * T + c] = p1;
+        }
+      }
+    }
+  }
+  let best = 0;
+  for (let c = 1; c < T; c++) if (delta[(n - 1) * T + c]! > delta[(n - 1) * T + best]!) best = c;
+  const out = new Array<number>(n);
+  for (let i = n - 1; i >= 0; i--) {
+    out[i] = best;
+    best = back[i * T + best]!;
+  }
+  return out;
+}
+
+/**
+ * Tags tokens with NER_TAGS: the best valid IOB2 sequence (Viterbi); `partsOfSpeech` are the
  * tokens' joint tagger labels (`NlpPipeline.tag`).
  */
 export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[]): string[] {
@@ -129,15 +183,7 @@ export function tagEntities(model: NerModel, tokens: readonly string[], partsOfS
     lex: lookupCodes(tokens, model.lexicon, NO_LEX),
     pos: posCodes(tokens, partsOfSpeech),
   };
-  const feats = new Int32Array(MAX_FEATURES);
-  const scores = new Float32Array(NER_TAGS.length);
-  const out: number[] = [];
-  for (let i = 0; i < tokens.length; i++) {
-    const p1 = out[i - 1] ?? -1;
-    const n = extract(codes, tokens, i, p1, out[i - 2] ?? -1, feats);
-    model.perceptron.score(feats, n, scores);
-    out.push(Perceptron.best(scores, (k) => allowed(p1, k)));
-  }
+  const out = viterbi(model.perceptron, codes, tokens);
   return out.map((k) => NER_TAGS[k]!);
 }
 
@@ -189,7 +235,7 @@ export function trainNer(
     folds <= 1 ? [gazetteer] : Array.from({ length: folds }, (_, k) => buildGazetteer(examples.filter((ex) => foldOf(ex) !== k)).gazetteer);
   const perceptron = new Perceptron(NER_TAGS.length, options.bits);
   const feats = new Int32Array(MAX_FEATURES);
-  const scores = new Float32Array(NER_TAGS.length);
+  const previousFeats = new Int32Array(PREVIOUS_FEATURES);
   const next = random(options.seed);
   const order = [...examples];
   const prepared = new Map<NerExample, Codes & { gold: number[] }>();
@@ -210,17 +256,25 @@ export function trainNer(
             gold: ex.tags.map((t) => TAG_INDEX.get(t) ?? 0),
           }),
         );
-      const history: number[] = [];
+      // structured perceptron: decode the sentence, then move towards the gold sequence's features where they differ
+      const guess = viterbi(perceptron, p, ex.tokens);
+      perceptron.tick();
       for (let i = 0; i < ex.tokens.length; i++) {
-        const p1 = history[i - 1] ?? -1;
-        const n = extract(p, ex.tokens, i, p1, history[i - 2] ?? -1, feats);
-        perceptron.score(feats, n, scores);
-        const guess = Perceptron.best(scores, (k) => allowed(p1, k));
-        perceptron.tick();
-        perceptron.update(feats, n, p.gold[i]!, guess);
-        history.push(guess);
         total++;
-        if (guess === p.gold[i]) right++;
+        const gold = p.gold[i]!;
+        if (guess[i] === gold) right++;
+        const goldPrevious = i === 0 ? -1 : p.gold[i - 1]!;
+        const guessPrevious = i === 0 ? -1 : guess[i - 1]!;
+        if (guess[i] === gold && guessPrevious === goldPrevious) continue;
+        const count = extract(p, ex.tokens, i, feats);
+        if (guess[i] !== gold) {
+          perceptron.adjust(feats, count, gold, 1);
+          perceptron.adjust(feats, count, guess[i]!, -1);
+        }
+        extractPrevious(p, i, goldPrevious, previousFeats, 0);
+        perceptron.adjust(previousFeats, PREVIOUS_FEATURES, gold, 1);
+        extractPrevious(p, i, guessPrevious, previousFeats, 0);
+        perceptron.adjust(previousFeats, PREVIOUS_FEATURES, guess[i]!, -1);
       }
     }
     options.onEpoch?.(epoch, right / total);

@@ -67,6 +67,15 @@ export class Perceptron {
     }
   }
 
+  /** Adds `delta` to class `cls`'s weight of each feature (structured updates, where gold and guess read different features). */
+  adjust(features: Int32Array, count: number, cls: number, delta: number): void {
+    if (!this.totals || !this.stamps) {
+      this.totals = new Float64Array(this.weights.length);
+      this.stamps = new Int32Array(this.weights.length);
+    }
+    for (let i = 0; i < count; i++) this.bump(((features[i]! & this.mask) + cls) & this.mask, delta);
+  }
+
   private bump(index: number, delta: number): void {
     const totals = this.totals!;
     const stamps = this.stamps!;

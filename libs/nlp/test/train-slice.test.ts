@@ -7,6 +7,7 @@ import {
   EWT_TRAIN,
   entitySpans,
   findDataDir,
+  NER_SETTINGS,
   openNerExamples,
   readEwt,
   trainLemmatizerModel,
@@ -104,7 +105,7 @@ describe('training on a slice beats a trivial baseline', { timeout: 600_000 }, (
     const scores = await trainNerModel(nerCtx);
     const { heldOut } = unerSplit(dataDir);
     const counts = new Map<string, Map<string, number>>();
-    for (const s of openNerExamples(dataDir).examples.slice(0, nerCtx.limit))
+    for (const s of openNerExamples(dataDir, NER_SETTINGS.openSets).examples.slice(0, nerCtx.limit))
       s.tokens.forEach((t, i) => {
         const m = counts.get(t) ?? new Map<string, number>();
         m.set(s.tags[i]!, (m.get(s.tags[i]!) ?? 0) + 1);

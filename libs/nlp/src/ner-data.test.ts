@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { parseConllu } from './conllu.js';
+import { gumEntities, withoutTitles } from './ner-data.js';
+import { entitySpans } from './iob.js';
+import { NER_TAGS, tagEntities, trainNer, type NerExample } from './ner.js';
+
+// GUM marks whole mentions: "an Erasmus who writes", "Mr. Roberts 's"; UNER marks the name only.
+const GUM = `# sent_id = g1
+# text = an Erasmus who writes met Mr. Roberts's friends and Chuck and Gretchen at the Bank of America
+1	an	a	DET	DT	_	2	det	_	Entity=(1-person
+2	Erasmus	Erasmus	PROPN	NNP	_	5	nsubj	_	_
+3	who	who	PRON	WP	_	4	nsubj	_	_
+4	writes	write	VERB	VBZ	_	2	acl:relcl	_	Entity=1)
+5	met	meet	VERB	VBD	_	0	root	_	_
+6	Mr.	Mr.	PROPN	NNP	_	7	nmod:desc	_	Entity=(2-person(3-person
+7	Roberts	Roberts	PROPN	NNP	_	9	nmod:poss	_	_
+8	's	's	PART	POS	_	7	case	_	Entity=3)
+9	friends	friend	NOUN	NNS	_	5	obj	_	Entity=2)
+10	and	and	CCONJ	CC	_	11	cc	_	_
+11	Chuck	Chuck	PROPN	NNP	_	9	conj	_	Entity=(4-person
+12	and	and	CCONJ	CC	_	13	cc	_	_
+13	Gretchen	Gretchen	PROPN	NNP	_	11	conj	_	Entity=4)
+14	at	at	ADP	IN	_	17	case	_	_
+15	the	the	DET	DT	_	17	det	_	Entity=(5-organization
+16	Bank	Bank	PROPN	NNP	_	5	obl	_	_
+17	of	of	ADP	IN	_	18	case	_	_
+18	America	America	PROPN	NNP	_	16	nmod	_	Entity=5)
+`;
+
+describe('GUM entities as UNER marks them', () => {
+  it('keeps the proper-noun run around the head: no determiner, relative clause, title, possessive or coordination', () => {
+    const [sentence] = parseConllu(GUM, 'gum');
+    const tags = gumEntities(sentence!);
+    const spans = entitySpans(tags).map(
+      (s) =>
+        `${s.type}:${sentence!.words
+          .slice(s.start, s.end)
+          .map((w) => w.form)
+          .join(' ')}`,
+    );
+    // "Chuck and Gretchen" is one GUM mention headed by Chuck: only the name around the head stays
+    expect(spans).toEqual(['PER:Erasmus', 'PER:Roberts', 'PER:Chuck', 'ORG:Bank of America']);
+  });
+
+  it('takes leading titles out of PER spans and leaves a lone title-like name alone', () => {
+    expect(withoutTitles(['Dr.', 'Dorn', 'said'], ['B-PER', 'I-PER', 'O'])).toEqual(['O', 'B-PER', 'O']);
+    expect(withoutTitles(['President', 'Vladimir', 'Putin'], ['B-PER', 'I-PER', 'I-PER'])).toEqual(['O', 'B-PER', 'I-PER']);
+    expect(withoutTitles(['King'], ['B-PER'])).toEqual(['B-PER']);
+    expect(withoutTitles(['Dr.', 'Pepper'], ['B-ORG', 'I-ORG'])).toEqual(['B-ORG', 'I-ORG']);
+  });
+});
+
+describe('NER decoding', () => {
+  it('learns multi-word names and only ever writes valid IOB2', () => {
+    const names = ['Kay Mann', 'Bill Gottlieb', 'Greg Mannino', 'Ariel Sharon', 'Vladi Pimenov', 'Harry Preuss'];
+    const places = ['Tampa', 'Houston', 'Oakland', 'Phoenix'];
+    const examples: NerExample[] = [];
+    names.forEach((name, i) => {
+      const [first, last] = name.split(' ') as [string, string];
+      const place = places[i % places.length]!;
+      examples.push({
+        tokens: ['I', 'met', first, last, 'in', place, '.'],
+        tags: ['O', 'O', 'B-PER', 'I-PER', 'O', 'B-LOC', 'O'],
+        pos: ['PRON\tPRP', 'VERB\tVBD', 'PROPN\tNNP', 'PROPN\tNNP', 'ADP\tIN', 'PROPN\tNNP', 'PUNCT\t.'],
+      });
+    });
+    const model = trainNer(examples, { epochs: 5, seed: 1, bits: 16, gazetteerFolds: 1, lexicon: new Map() });
+    const tags = tagEntities(
+      model,
+      ['I', 'met', 'Kay', 'Mann', 'in', 'Tampa', '.'],
+      ['PRON\tPRP', 'VERB\tVBD', 'PROPN\tNNP', 'PROPN\tNNP', 'ADP\tIN', 'PROPN\tNNP', 'PUNCT\t.'],
+    );
+    expect(tags).toEqual(['O', 'O', 'B-PER', 'I-PER', 'O', 'B-LOC', 'O']);
+    // an untrained model scores every tag 0: the decoder still never starts with I- or switches type inside an entity
+    const empty = trainNer([], { epochs: 1, seed: 1, bits: 10, gazetteerFolds: 1, lexicon: new Map() });
+    const words = ['a', 'b', 'c', 'd'];
+    const out = tagEntities(
+      empty,
+      words,
+      words.map(() => 'X\tX'),
+    );
+    out.forEach((tag, i) => {
+      expect(NER_TAGS).toContain(tag);
+      if (tag.startsWith('I-')) expect(out[i - 1]?.slice(2)).toBe(tag.slice(2));
+    });
+  });
+});
