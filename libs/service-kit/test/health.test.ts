@@ -52,12 +52,11 @@ describe('health', () => {
     stream.on('data', (message: { status: string }) => statuses.push(message.status));
     await expect.poll(() => statuses).toEqual(['SERVING']);
 
-    const started = Date.now();
     await server.shutdown(5000);
     const final = await ended;
+    // drained, not forced at the deadline: a forced stream would end CANCELLED, not OK
     expect(final.code).toBe(0);
     expect(statuses).toEqual(['SERVING', 'NOT_SERVING']);
-    expect(Date.now() - started).toBeLessThan(4000); // drained, not forced at the deadline
     expect(server.state).toBe('stopped');
   });
 });
