@@ -1,14 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
 import { status } from '@grpc/grpc-js';
 import { auditModule } from '@loom/audit';
 import { AuditClient, type AuditEventType, SecretsClient, type Workflow, WorkflowStoreService } from '@loom/contracts';
 import { collectSecretSlots, isSealed, needsSealing, parseWorkflow, workflowFromProto, workflowToProto } from '@loom/domain';
 import { call, createClient, type RunningServices, type ServiceModule, unimplemented } from '@loom/service-kit';
-import { serveForTest } from '@loom/service-kit/testing';
-import { createLogger, type Logger } from '@loom/telemetry';
+import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
+import { type Logger } from '@loom/telemetry';
 import pg from 'pg';
 import { createScratchDatabase, type ScratchDatabase } from '@loom/postgres/testing';
 import { secretsModule } from '../src/index.js';
@@ -96,23 +95,9 @@ export async function startSecrets(
   options: { keyRingFile?: string; extraOverrides?: string[]; logger?: Logger; withoutAudit?: boolean } = {},
 ): Promise<SecretsHarness> {
   const keyRingFile = options.keyRingFile ?? join(mkdtempSync(join(tmpdir(), 'loom-keys-')), 'keyring.json');
-  const logLines: string[] = [];
-  const logger =
-    options.logger ??
-    createLogger({
-      level: 'debug',
-      destination: new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          logLines.push(
-            ...chunk
-              .toString()
-              .split('\n')
-              .filter((line) => line !== ''),
-          );
-          callback();
-        },
-      }),
-    });
+  const captured = capturedLogger();
+  const logLines = captured.lines;
+  const logger = options.logger ?? captured.logger;
   const running = await serveForTest(
     options.withoutAudit === true ? [secretsModule, fakeConfigStore] : [secretsModule, auditModule, fakeConfigStore],
     [
