@@ -1,14 +1,7 @@
 import { Workflow as WorkflowMessage } from '@loom/contracts';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import {
-  parseWorkflow,
-  parseWorkflowJson,
-  serializeWorkflowJson,
-  workflowFromProto,
-  workflowJsonSchema,
-  workflowToProto,
-} from '../src/index.js';
+import { parseWorkflow, parseWorkflowJson, serializeWorkflowJson, workflowFromProto, workflowJsonSchema, workflowToProto } from '../src/index.js';
 import { workflowSchema } from '../src/workflow-schema.js';
 import { checkAgainstSchema } from './json-schema-check.js';
 

@@ -13,6 +13,11 @@ describe('compromiseNameLexicon', () => {
     expect(lexicon.get('new')?.split(',')).toEqual(expect.arrayContaining(['B-city', 'B-region']));
     expect(lexicon.has('London')).toBe(false);
     // 'the' is no name by itself, only a word of multi-word names ("the hague")
-    expect(lexicon.get('the')?.split(',').every((cls) => cls.startsWith('B-') || cls.startsWith('I-'))).toBe(true);
+    expect(
+      lexicon
+        .get('the')
+        ?.split(',')
+        .every((cls) => cls.startsWith('B-') || cls.startsWith('I-')),
+    ).toBe(true);
   });
 });

@@ -73,6 +73,13 @@ export class ManualClock implements Clock {
     return this.sleepers.size;
   }
 
+  /** When the earliest pending wait ends; undefined when none is pending. */
+  get nextWakeAt(): Date | undefined {
+    let earliest: number | undefined;
+    for (const sleeper of this.sleepers) if (earliest === undefined || sleeper.at < earliest) earliest = sleeper.at;
+    return earliest === undefined ? undefined : new Date(earliest);
+  }
+
   /** Resolves once at least `count` waits are pending (the code under test has caught up). */
   async untilWaiting(count: number): Promise<void> {
     while (this.sleepers.size < count) {

@@ -36,9 +36,10 @@ async function listening(server: LoomServer): Promise<boolean> {
   return server.state === 'running';
 }
 
-/** What a test may replace: the schedules' clock, an observer of fires, the jitter's randomness. */
+/** What a test may replace: the schedules' and the restarts' clocks, an observer of fires, the jitter's randomness. */
 export interface SchedulerTestHooks {
   readonly clock?: Clock;
+  readonly restartClock?: Clock;
   readonly observer?: (event: FireEvent) => void;
   readonly random?: () => number;
   /** Receives the scheduler once it is built. */
@@ -61,6 +62,7 @@ export async function createSchedulerInstance(
     executor: () => clients.get('executor'),
     audit: () => (appender ??= new AuditAppender(clients.get('audit'))),
     ...(hooks.clock === undefined ? {} : { clock: hooks.clock }),
+    ...(hooks.restartClock === undefined ? {} : { restartClock: hooks.restartClock }),
     ...(hooks.observer === undefined ? {} : { observer: hooks.observer }),
     ...(hooks.random === undefined ? {} : { random: hooks.random }),
   });

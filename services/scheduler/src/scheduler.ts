@@ -30,8 +30,10 @@ export interface SchedulerOptions {
   readonly executor: () => ExecutorClient;
   /** Where pauses and resumes are audited (SCHEDULE_CHANGED, fail closed). */
   readonly audit: () => AuditAppender;
-  /** The schedules' clock: the system clock unless a test moves time by hand. Restarts always use real time. */
+  /** The schedules' clock: the system clock unless a test moves time by hand. */
   readonly clock?: Clock;
+  /** The restarts' clock (backoff delays), apart from the schedules' so a test can move either alone; the system clock by default. */
+  readonly restartClock?: Clock;
   /** Sees every fire and its result. */
   readonly observer?: (event: FireEvent) => void;
   readonly random?: () => number;
@@ -78,7 +80,7 @@ export class Scheduler {
       executor,
       logger: options.logger,
       backoff: options.config.restart,
-      clock: systemClock,
+      clock: options.restartClock ?? systemClock,
       ...(options.random === undefined ? {} : { random: options.random }),
     });
     this.fires = new FireRunner({

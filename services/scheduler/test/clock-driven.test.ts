@@ -1,4 +1,6 @@
+import { WorkflowState } from '@loom/contracts';
 import { type Schedule } from '@loom/domain';
+import { call } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStateStore, ManualClock } from '../src/index.js';
 import { FakeExecutor, FakeStore, type SchedulerHarness, scratchStateFile, startScheduler } from './harness.js';
@@ -183,5 +185,65 @@ describe('overlap policies', () => {
     const [skipFirst, skipSecond] = executor.runsOf(names.SKIP);
     expect(skipSecond?.startedAt).toBeGreaterThan(skipFirst?.endedAt ?? Infinity);
     expect(skipSecond?.scheduledAt).toBe('2026-01-01T00:00:04.000Z');
+  });
+});
+
+describe('restarts after a backoff delay', () => {
+  const RESTARTING = 'workflow failed; restarting it after a backoff delay';
+
+  async function start(executorSetup: (executor: FakeExecutor, name: string) => void, base: string) {
+    const store = new FakeStore();
+    const clock = new ManualClock(new Date('2026-01-01T00:00:00.000Z'));
+    const executor = new FakeExecutor(() => clock.now().getTime());
+    const name = storedName(base);
+    executorSetup(executor, name);
+    store.put(name, { autoStart: true });
+    const harness = await startScheduler({ store, executor, stateFile: scratchStateFile(), restartClock: clock });
+    harnesses.push(harness);
+    return { clock, executor, name, harness };
+  }
+
+  it('retries a workflow that throws at start with growing delays, attempts in ListSchedules and the log', async () => {
+    const { clock, executor, name, harness } = await start((executor, name) => executor.behave(name, { failStarts: 4 }), 'Webhook intake');
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      // between two attempts the scheduler waits on the clock, and the schedule shows when it tries again
+      await clock.untilWaiting(1);
+      expect(executor.refused).toHaveLength(attempt);
+      const wakeAt = clock.nextWakeAt as Date;
+      const [status] = (await call(harness.client, 'listSchedules', {})).schedules;
+      expect(status).toMatchObject({ restartAttempts: attempt, nextRestartTime: wakeAt });
+      expect(status?.lastError).toContain('EADDRINUSE');
+      delays.push(wakeAt.getTime() - clock.now().getTime());
+      await clock.advanceTo(wakeAt, 0);
+    }
+    await expect.poll(() => executor.current(name)?.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+    expect(executor.current(name)?.startedAt).toBe(clock.now().getTime());
+    // 100, 200, 400, 800 ms less up to 20 % jitter: each longer than the one before
+    expect(delays[0]).toBeGreaterThanOrEqual(80);
+    for (let index = 1; index < delays.length; index++) expect(delays[index]).toBeGreaterThan(delays[index - 1] as number);
+
+    const retries = harness.logged().filter((entry) => entry.msg === RESTARTING);
+    expect(retries.map((entry) => entry.attempt)).toEqual([1, 2, 3, 4]);
+    expect(retries.map((entry) => entry.delayMs)).toEqual(delays);
+  });
+
+  it('restarts an autoStart run that FAILED after a backoff delay, and starts again at once what a restarted executor lost', async () => {
+    const { clock, executor, name, harness } = await start(() => undefined, 'Long running');
+    await expect.poll(() => executor.current(name)?.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+
+    executor.fail(name);
+    await clock.untilWaiting(1);
+    const wakeAt = clock.nextWakeAt as Date;
+    expect(wakeAt.getTime() - clock.now().getTime()).toBeGreaterThanOrEqual(80); // 100 ms less jitter
+    expect(executor.runsOf(name)).toHaveLength(1); // nothing before the delay is over
+    await clock.advanceTo(wakeAt, 0);
+    await expect.poll(() => executor.runsOf(name).length).toBe(2);
+    expect(executor.current(name)?.startedAt).toBe(wakeAt.getTime());
+    expect(harness.logged().find((entry) => entry.msg === RESTARTING)).toMatchObject({ workflow: name, attempt: 1, reason: 'run failed' });
+
+    executor.restart();
+    await expect.poll(() => executor.runsOf(name).length).toBe(1);
+    expect(harness.logged().filter((entry) => entry.msg === 'workflow started' && entry.reason === 'the executor no longer has the run')).toHaveLength(1);
   });
 });

@@ -31,6 +31,8 @@ export interface HarnessOptions {
   /** The scheduler's state file; a fresh one when absent. */
   readonly stateFile?: string;
   readonly clock?: Clock;
+  /** The restart supervisor's clock (real time when absent). */
+  readonly restartClock?: Clock;
   readonly overrides?: readonly string[];
 }
 
@@ -49,6 +51,7 @@ export async function startScheduler(options: HarnessOptions): Promise<Scheduler
     create: (context: Parameters<typeof schedulerModule.create>[0]) =>
       createSchedulerInstance(context, {
         ...(options.clock === undefined ? {} : { clock: options.clock }),
+        ...(options.restartClock === undefined ? {} : { restartClock: options.restartClock }),
         observer: (event) => fires.push(event),
         built: (built) => (scheduler = built),
       }),

@@ -44,55 +44,7 @@ describe('auto-start and restart', () => {
     ]);
   });
 
-  it('retries a workflow that throws at start with growing delays, attempts in ListSchedules and the log', async () => {
-    const store = new FakeStore();
-    const executor = new FakeExecutor();
-    const name = storedName('Webhook intake');
-    executor.behave(name, { failStarts: 4 });
-    store.put(name, { autoStart: true });
-    const harness = await serve(store, executor);
-
-    await expect.poll(() => executor.refused.length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
-    // between two attempts (not while one is under way) the schedule shows the next restart time
-    const waiting = async () => (await call(harness.client, 'listSchedules', {})).schedules[0];
-    await expect.poll(waiting, { timeout: 5000, interval: 10 }).toSatisfy((status) => status?.nextRestartTime instanceof Date && status.restartAttempts >= 2);
-    expect((await waiting())?.lastError).toContain('EADDRINUSE');
-
-    await expect.poll(() => executor.current(name)?.state, { timeout: 5000 }).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
-    const times = [...executor.refused.map((start) => start.at), executor.current(name)?.startedAt ?? 0];
-    const gaps = times.slice(1).map((time, index) => time - (times[index] as number));
-    expect(gaps).toHaveLength(4);
-    // 100, 200, 400, 800 ms less up to 20 % jitter: each longer than the one before
-    for (let index = 1; index < gaps.length; index++) expect(gaps[index]).toBeGreaterThan(gaps[index - 1] as number);
-    expect(gaps[0]).toBeGreaterThanOrEqual(75);
-
-    const retries = harness.logged().filter((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay');
-    expect(retries.map((entry) => entry.attempt)).toEqual([1, 2, 3, 4]);
-    expect(retries.map((entry) => entry.delayMs as number).every((delay, index, all) => index === 0 || delay > (all[index - 1] as number))).toBe(true);
-  });
-
-  it('restarts an autoStart run that FAILED after a backoff delay, and starts again at once what a restarted executor lost', async () => {
-    const store = new FakeStore();
-    const executor = new FakeExecutor();
-    const name = storedName('Long running');
-    store.put(name, { autoStart: true });
-    const harness = await serve(store, executor);
-    await expect.poll(() => executor.current(name)?.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
-
-    executor.fail(name);
-    const failedAt = Date.now();
-    await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBe(2);
-    expect((executor.current(name)?.startedAt ?? 0) - failedAt).toBeGreaterThanOrEqual(75); // 100 ms less jitter
-    expect(harness.logged().find((entry) => entry.msg === 'workflow failed; restarting it after a backoff delay')).toMatchObject({
-      workflow: name,
-      attempt: 1,
-      reason: 'run failed',
-    });
-
-    executor.restart();
-    await expect.poll(() => executor.runsOf(name).length, { timeout: 3000 }).toBe(1);
-    expect(harness.logged().filter((entry) => entry.msg === 'workflow started' && entry.reason === 'the executor no longer has the run')).toHaveLength(1);
-  });
+  // retries and restarts after a backoff delay: test/clock-driven.test.ts, on the ManualClock
 
   it('restarts a running workflow when a new version is pushed, unless its update policy is keep', async () => {
     const store = new FakeStore();
