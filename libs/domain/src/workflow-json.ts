@@ -1,14 +1,6 @@
 import { parseJsonText } from './json-text.js';
-import type {
-  ComponentDefinition,
-  ComponentInstance,
-  OptionDefinition,
-  ResourceDefinition,
-  ResourceInstance,
-  Schedule,
-  Skill,
-  WorkflowConfiguration,
-} from './workflow.js';
+import type { z } from 'zod';
+import type { Schedule, WorkflowConfiguration } from './workflow.js';
 import { scheduleSchema, workflowSchema } from './workflow-schema.js';
 import { parseWithSchema } from './zod-violations.js';
 
@@ -35,7 +27,9 @@ export function parseWorkflow(value: unknown): WorkflowConfiguration {
  * as null. The workflow is expected to be valid (as parseWorkflow returns it).
  */
 export function serializeWorkflowJson(workflow: WorkflowConfiguration): string {
-  return `${JSON.stringify(canonicalWorkflow(workflow), null, 2)}\n`;
+  // an absent component resource is written as null, as the specification's files have it
+  const withResources = { ...workflow, components: workflow.components.map((component) => ({ ...component, resource: component.resource ?? null })) };
+  return `${JSON.stringify(inSchemaOrder(workflowSchema, withResources), null, 2)}\n`;
 }
 
 /** Reads the text of a `.scheduler.json` file; errors as for parseWorkflowJson. */
@@ -50,87 +44,33 @@ export function parseSchedule(value: unknown): Schedule {
 
 /** Writes a schedule as the text of a `.scheduler.json` file, formatted as serializeWorkflowJson does. */
 export function serializeScheduleJson(schedule: Schedule): string {
-  const { enabled, cron, timezone, overlap, catchUp } = schedule;
-  return `${JSON.stringify({ enabled, cron, timezone, overlap, catchUp }, null, 2)}\n`;
+  return `${JSON.stringify(inSchemaOrder(scheduleSchema, schedule), null, 2)}\n`;
 }
 
-// The canonical* functions rebuild each object with its keys in the specification's order;
-// free-form objects (parameters, option values, skill inputs and outputs) keep their own order.
-
-function canonicalWorkflow(workflow: WorkflowConfiguration): WorkflowConfiguration {
-  return {
-    name: workflow.name,
-    autoStart: workflow.autoStart,
-    components: workflow.components.map(canonicalComponentInstance),
-    links: workflow.links.map(({ from, to }) => ({ from, to })),
-    resources: workflow.resources.map(canonicalResourceInstance),
-    skills: workflow.skills.map(canonicalSkill),
-    workflowResources: workflow.workflowResources.map(canonicalResourceInstance),
-  };
-}
-
-function canonicalComponentInstance(instance: ComponentInstance): ComponentInstance {
-  return {
-    name: instance.name,
-    component: canonicalComponentDefinition(instance.component),
-    options: instance.options.map(({ name, value }) => ({ name, value })),
-    resource: instance.resource == null ? null : canonicalResourceInstance(instance.resource),
-    skill: instance.skill === null ? null : canonicalSkill(instance.skill),
-    // the specification lists outputs before inputs
-    skillConfiguration: { outputs: instance.skillConfiguration.outputs, inputs: instance.skillConfiguration.inputs },
-  };
-}
-
-function canonicalComponentDefinition(definition: ComponentDefinition): ComponentDefinition {
-  return {
-    qualifiedName: definition.qualifiedName,
-    name: definition.name,
-    type: definition.type,
-    state: definition.state,
-    inputType: definition.inputType,
-    outputType: definition.outputType,
-    options: definition.options.map(canonicalOptionDefinition),
-    resource: definition.resource,
-    capabilityQualifiedName: definition.capabilityQualifiedName,
-    experimental: definition.experimental,
-    dryRunSupported: definition.dryRunSupported,
-  };
-}
-
-function canonicalOptionDefinition(option: OptionDefinition): OptionDefinition {
-  return {
-    group: option.group,
-    name: option.name,
-    type: option.type,
-    label: option.label,
-    required: option.required,
-    defaultValue: option.defaultValue,
-    overridable: option.overridable,
-  };
-}
-
-function canonicalResourceInstance(instance: ResourceInstance): ResourceInstance {
-  return { name: instance.name, resource: canonicalResourceDefinition(instance.resource), parameters: instance.parameters };
-}
-
-function canonicalResourceDefinition(definition: ResourceDefinition): ResourceDefinition {
-  return {
-    qualifiedName: definition.qualifiedName,
-    name: definition.name,
-    parameters: definition.parameters.map(({ name, type, required }) => ({ name, type, required })),
-    group: definition.group,
-    experimental: definition.experimental,
-  };
-}
-
-function canonicalSkill(skill: Skill): Skill {
-  // absent optional fields stay absent: JSON.stringify drops undefined
-  return {
-    name: skill.name,
-    url: skill.url,
-    capability: skill.capability,
-    pipeline: skill.pipeline,
-    version: skill.version,
-    parameters: skill.parameters,
-  };
+/**
+ * A value rebuilt with the keys of every object the schema describes in the schema's order, which is the
+ * specification's (workflow-schema.ts declares them so); free-form objects (parameters, option values, skill inputs
+ * and outputs) keep their own order, and absent optional keys stay absent. The file's key order is thus read from the
+ * one description of the shape, not written a second time.
+ */
+function inSchemaOrder(schema: z.ZodType, value: unknown): unknown {
+  const def = (schema as unknown as { _zod: { def: { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType } } })._zod
+    .def;
+  if (value === null || value === undefined) return value;
+  switch (def.type) {
+    case 'object': {
+      const source = value as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(def.shape ?? {})) if (source[key] !== undefined) out[key] = inSchemaOrder(field, source[key]);
+      return out;
+    }
+    case 'array':
+      return (value as unknown[]).map((item) => inSchemaOrder(def.element as z.ZodType, item));
+    case 'optional':
+    case 'nullable':
+    case 'default':
+      return inSchemaOrder(def.innerType as z.ZodType, value);
+    default:
+      return value; // strings, booleans, enums, free-form JSON values and records
+  }
 }
