@@ -22,10 +22,11 @@ export function rssOf(pid) {
 
 /**
  * Starts `node --no-node-snapshot <main> serve …` in `cwd` (a new temporary directory unless given) and resolves once it
- * logs 'loom listening': `{ child, port, address, startMs, rssAtListening, stop() }`. `stop` sends SIGTERM, waits for the
- * exit, and removes the directory when this function made it.
+ * logs 'loom listening': `{ child, port, address, spawnedAt, startMs, rssAtListening, stop() }`. `onLine` sees every JSON
+ * log line, before and after listening. `stop` sends SIGTERM, waits for the exit, and removes the directory when this
+ * function made it.
  */
-export async function startLoomServe({ main = loomMain, args = [], cwd, env = {}, nice = 0 } = {}) {
+export async function startLoomServe({ main = loomMain, args = [], cwd, env = {}, nice = 0, onLine } = {}) {
   const made = cwd === undefined;
   const directory = cwd ?? mkdtempSync(join(tmpdir(), 'loom-bench-serve-'));
   const started = performance.now();
@@ -51,6 +52,7 @@ export async function startLoomServe({ main = loomMain, args = [], cwd, env = {}
         } catch {
           return; // not a log line (a child's output): nothing to read
         }
+        onLine?.(entry);
         if (entry.msg === 'loom listening' && typeof entry.port === 'number') resolve(entry.port);
       });
       void exited.then(({ code }) => reject(new Error(`loom exited with ${code} before listening: ${stderr.join('').slice(0, 2000)}`)));
@@ -66,6 +68,7 @@ export async function startLoomServe({ main = loomMain, args = [], cwd, env = {}
     port,
     address: `127.0.0.1:${port}`,
     directory,
+    spawnedAt: started,
     startMs,
     rssAtListening,
     async stop() {

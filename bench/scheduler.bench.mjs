@@ -2,19 +2,16 @@
 // in the same run: the same `loom serve` over the same 1,000 workflows with autoStart off, to listening. Workflows are
 // inlet → logger files placed in the storage root by hand; "RUNNING" is counted from the executor's own log line per
 // started run, and checked afterwards with ListSchedules.
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { startLoomServe } from './loom-serve.mjs';
 import { scratchDir } from './scratch.mjs';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { SchedulerClient, WorkflowState } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as instance, serializeWorkflowJson } from '@loom/domain';
 import { call, createClient } from '@loom/service-kit';
 
 const WORKFLOWS = Number(process.env.BENCH_WORKFLOWS ?? 1000);
 const TARGET_MS = 3000;
-const loomMain = join(dirname(fileURLToPath(import.meta.url)), '..', 'services', 'cli', 'dist', 'main.js');
 
 /** Writes the workflow files (again: a push of autoStart on). */
 function writeWorkflows(root, autoStart) {
@@ -39,60 +36,45 @@ function writeWorkflows(root, autoStart) {
 
 /** Runs `loom serve` in `cwd` on its workflows; resolves with the times (ms since spawn) it listened and, with autoStart, all ran. */
 async function serve(cwd, autoStart) {
-  const root = join(cwd, 'workflows');
-  const spawned = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
-      '--no-node-snapshot',
-      loomMain,
-      'serve',
+  const started = new Set();
+  let takeover;
+  let allStarted;
+  let failed;
+  const everyStart = new Promise((resolve, reject) => {
+    allStarted = resolve;
+    failed = reject;
+  });
+  const loom = await startLoomServe({
+    cwd,
+    args: [
       '--set',
-      'server.port=0',
-      '--set',
-      'loom.telemetry.prometheus.port=0',
-      '--set',
-      `loom.datasource.filesystemRoot=${root}`,
+      `loom.datasource.filesystemRoot=${join(cwd, 'workflows')}`,
       '--set',
       'loom.auth.allowAnonymous=true',
       '--set',
       'loom.secrets.generateKeys=true',
     ],
-    { cwd, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const started = new Set();
-  let listening;
-  let port;
-  let takeover;
-  const done = new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`loom exited with ${code}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const entry = JSON.parse(line);
-      if (entry.msg === 'loom listening') {
-        listening = performance.now() - spawned;
-        port = entry.port;
-        if (!autoStart) resolve();
-      }
+    onLine: (entry) => {
       if (entry.service === 'executor' && entry.msg === 'workflow started') {
         started.add(entry.workflow);
-        if (started.size === WORKFLOWS) resolve();
+        if (started.size === WORKFLOWS) allStarted(performance.now());
       }
       if (entry.msg === 'autoStart workflows started') takeover = entry.ms;
-    });
+    },
   });
-  await done;
-  const allRunning = performance.now() - spawned;
+  let stopping = false;
+  loom.child.on('exit', (code) => stopping || failed(new Error(`loom exited with ${code}`)));
+  const listening = loom.startMs;
+  const allRunning = autoStart ? (await everyStart) - loom.spawnedAt : listening;
   let running = 0;
   if (autoStart) {
-    const client = createClient(SchedulerClient, `127.0.0.1:${port}`);
+    const client = createClient(SchedulerClient, loom.address);
     const { schedules } = await call(client, 'listSchedules', {});
     running = schedules.filter((schedule) => schedule.runState === WorkflowState.WORKFLOW_STATE_RUNNING).length;
     client.close();
   }
-  child.removeAllListeners('exit');
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+  stopping = true;
+  await loom.stop();
   return { listening, allRunning, running, takeover };
 }
 
