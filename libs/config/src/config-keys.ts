@@ -6,7 +6,7 @@ import {
   hostPort,
   httpUrl,
   integer,
-  jsonObjectText,
+  jsonObject,
   listOf,
   nonEmptyString,
   oneOf,
@@ -61,126 +61,141 @@ export interface ValueSpec<T> {
 export interface KeySpec<T> extends ValueSpec<T> {
   /** The built-in (production) value. */
   readonly default: T;
+  /** An environment variable of another convention read when the key is set nowhere (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
+  readonly fallbackVariable?: string;
 }
 
-function spec<T>(keySpec: KeySpec<T>): KeySpec<T> {
+/** The OpenTelemetry SDKs' own variable for the OTLP endpoint. */
+const OTEL_ENDPOINT_VARIABLE = 'OTEL_EXPORTER_OTLP_ENDPOINT';
+
+/** A key's spec before its name is added from the table (where it is written once, as the property name). */
+type Unnamed<S> = Omit<S, 'key'>;
+
+function spec<T>(keySpec: Unnamed<KeySpec<T>>): Unnamed<KeySpec<T>> {
   return keySpec;
+}
+
+/** The table with each spec given its property name as its key. */
+function named<const Table extends Record<string, Unnamed<KeySpec<unknown>>>>(table: Table): { readonly [K in keyof Table]: Table[K] & { readonly key: K } } {
+  return Object.fromEntries(Object.entries(table).map(([key, keySpec]) => [key, { ...keySpec, key }])) as {
+    readonly [K in keyof Table]: Table[K] & { readonly key: K };
+  };
+}
+
+/** Where a key without a value of its own takes it from: a place inside `loom.data.directory`, or another key's value. */
+export type Derivation = { readonly inside: string } | { readonly sameAs: string };
+
+/** A key whose default follows from other keys, so the configuration always has a value for it. */
+export interface DerivedKeySpec<T> extends KeySpec<T | undefined> {
+  readonly derived: Derivation;
+}
+
+function derivedSpec<T>(keySpec: Omit<DerivedKeySpec<T>, 'key' | 'default' | 'defaultText'>): Unnamed<DerivedKeySpec<T>> {
+  const { derived } = keySpec;
+  const defaultText = 'inside' in derived ? `<loom.data.directory>/${derived.inside}` : `same as ${derived.sameAs}`;
+  return { ...keySpec, default: undefined, defaultText };
+}
+
+/** Whether a key's default follows from other keys. */
+export function isDerived(keySpec: KeySpec<unknown>): keySpec is DerivedKeySpec<unknown> {
+  return 'derived' in keySpec;
 }
 
 const PORT = 'an integer from 0 to 65535';
 
 /** Every key with a fixed name, by that name. */
-export const fixedKeys = {
+export const fixedKeys = named({
   'server.port': spec({
-    key: 'server.port',
     description: 'gRPC port of this process (0 picks a free port)',
     default: 8100,
     schema: integer(0, 65535),
     expected: PORT,
   }),
   'server.host': spec({
-    key: 'server.host',
     description: 'address the gRPC server binds to',
     default: '127.0.0.1',
     schema: nonEmptyString(),
     expected: 'a non-empty bind address',
   }),
   'server.shutdown.deadlineMs': spec({
-    key: 'server.shutdown.deadlineMs',
     description: 'how long a graceful shutdown may drain in-flight work before it is forced, in ms',
     default: 10000,
     schema: integer(0),
     expected: 'an integer >= 0 (milliseconds)',
   }),
   'loom.data.directory': spec({
-    key: 'loom.data.directory',
     description: "directory of loom's own state: every state path below defaults to a place inside it (one volume holds it all)",
     default: './.loom',
     schema: nonEmptyString(),
     expected: 'a non-empty directory path',
   }),
-  'loom.datasource.filesystemRoot': spec({
-    key: 'loom.datasource.filesystemRoot',
+  'loom.datasource.filesystemRoot': derivedSpec({
     description: 'directory where workflow configurations are stored',
-    default: undefined,
-    defaultText: '<loom.data.directory>/workflows',
+    derived: { inside: 'workflows' },
     schema: nonEmptyString().optional(),
     expected: 'a non-empty directory path',
   }),
-  'loom.startup.workflows.directory': spec({
-    key: 'loom.startup.workflows.directory',
+  'loom.startup.workflows.directory': derivedSpec({
     description: 'directory from which workflows are loaded at start-up',
-    default: undefined,
-    defaultText: 'same as loom.datasource.filesystemRoot',
+    derived: { sameAs: 'loom.datasource.filesystemRoot' },
     schema: optional(nonEmptyString()),
     expected: 'a non-empty directory path',
   }),
   'loom.security.audit.enabled': spec({
-    key: 'loom.security.audit.enabled',
     description: 'audit logging on',
     default: true,
     schema: boolean(),
     expected: 'true or false',
   }),
-  'loom.security.audit.log.path': spec({
-    key: 'loom.security.audit.log.path',
+  'loom.security.audit.log.path': derivedSpec({
     description: 'audit log file',
-    default: undefined,
-    defaultText: '<loom.data.directory>/audit.log',
+    derived: { inside: 'audit.log' },
     schema: nonEmptyString().optional(),
     expected: 'a non-empty file path',
   }),
   'loom.security.audit.log.maxBytes': spec({
-    key: 'loom.security.audit.log.maxBytes',
     description: 'size at which the audit log file is rotated (the hash chain continues in the next file)',
     default: 64 * 1024 * 1024,
     schema: integer(4096, Number.MAX_SAFE_INTEGER),
     expected: 'a number of bytes, at least 4096',
   }),
   'loom.security.serverPolicy.enabled': spec({
-    key: 'loom.security.serverPolicy.enabled',
     description: 'script components run under the restrictive policy',
     default: true,
     schema: boolean(),
     expected: 'true or false',
   }),
   'loom.experimental.enabled': spec({
-    key: 'loom.experimental.enabled',
     description: 'security-sensitive (script) components are available',
     default: false,
     schema: boolean(),
     expected: 'true or false',
   }),
   'loom.scripts.timeLimitMs': spec({
-    key: 'loom.scripts.timeLimitMs',
     description: 'time one message may take in a script component (Python or JavaScript), in ms',
     default: 1000,
     schema: integer(10, 600_000),
     expected: 'an integer from 10 to 600000',
   }),
   'loom.scripts.javascript.memoryLimitMb': spec({
-    key: 'loom.scripts.javascript.memoryLimitMb',
     description: 'heap of each JavaScript script component (its isolate), in MB',
     default: 64,
     schema: integer(8, 4096),
     expected: 'an integer from 8 to 4096',
   }),
   'loom.scripts.python.memoryLimitMb': spec({
-    key: 'loom.scripts.python.memoryLimitMb',
     description: 'memory of each Python script component (its interpreter, WebAssembly memory), in MB',
     default: 256,
     schema: integer(64, 4096),
     expected: 'an integer from 64 to 4096',
   }),
   'loom.executor.queueCapacity': spec({
-    key: 'loom.executor.queueCapacity',
     description: "messages each link (a component's input queue) holds before the component upstream waits",
     default: 1024,
     schema: integer(1, 1_000_000),
     expected: 'an integer from 1 to 1000000',
   }),
   'loom.secrets.database.url': spec({
-    key: 'loom.secrets.database.url',
     description: 'Postgres URL for ecosystem_variable',
     default: undefined,
     defaultText: 'none (embedded PGlite)',
@@ -189,75 +204,62 @@ export const fixedKeys = {
     secret: true,
   }),
   'loom.secrets.activeKeyId': spec({
-    key: 'loom.secrets.activeKeyId',
     description: 'id of the key-ring key that encrypts new values; must be one of loom.secrets.keys',
     default: undefined,
     defaultText: 'none',
     schema: optional(nonEmptyString()),
     expected: 'a key id',
   }),
-  'loom.secrets.keyRingFile': spec({
-    key: 'loom.secrets.keyRingFile',
+  'loom.secrets.keyRingFile': derivedSpec({
     description: 'file (mode 0600) holding keys generated in development and by RotateKey without a key id',
-    default: undefined,
-    defaultText: '<loom.data.directory>/keyring.json',
+    derived: { inside: 'keyring.json' },
     schema: nonEmptyString().optional(),
     expected: 'a file path',
   }),
   'loom.secrets.generateKeys': spec({
-    key: 'loom.secrets.generateKeys',
     description:
       'with no key configured, generate one into loom.secrets.keyRingFile, and let RotateKey without a key id generate one (development only: production configures loom.secrets.keys)',
     default: false,
     schema: boolean(),
     expected: 'true or false',
   }),
-  'loom.embedded.postgres.dataDir': spec({
-    key: 'loom.embedded.postgres.dataDir',
+  'loom.embedded.postgres.dataDir': derivedSpec({
     description: 'data directory of the embedded PostgreSQL (PGlite) used when no database URL is configured',
-    default: undefined,
-    defaultText: '<loom.data.directory>/pgdata',
+    derived: { inside: 'pgdata' },
     schema: nonEmptyString().optional(),
     expected: 'a directory path',
   }),
   'loom.embedded.postgres.port': spec({
-    key: 'loom.embedded.postgres.port',
     description: 'loopback port of the embedded PostgreSQL (0: any free port, logged and shown by `loom health`)',
     default: 0,
     schema: integer(0, 65535),
     expected: PORT,
   }),
-  'loom.embedded.graph.dataDir': spec({
-    key: 'loom.embedded.graph.dataDir',
+  'loom.embedded.graph.dataDir': derivedSpec({
     description: 'data directory of the embedded graph (PGlite with Apache AGE), started by the executor for AGE resources whose host is `embedded`',
-    default: undefined,
-    defaultText: '<loom.data.directory>/graphdata',
+    derived: { inside: 'graphdata' },
     schema: nonEmptyString().optional(),
     expected: 'a directory path',
   }),
   'loom.embedded.graph.port': spec({
-    key: 'loom.embedded.graph.port',
     description: 'loopback port of the embedded graph (0: any free port, logged when it starts)',
     default: 0,
     schema: integer(0, 65535),
     expected: PORT,
   }),
   'loom.auth.allowAnonymous': spec({
-    key: 'loom.auth.allowAnonymous',
     description: 'calls without a token are accepted for unrestricted RPCs',
     default: false,
     schema: boolean(),
     expected: 'true or false',
   }),
   'loom.auth.anonymousRoles': spec({
-    key: 'loom.auth.anonymousRoles',
     description: 'roles of a call without credentials when loom.auth.allowAnonymous is true',
-    default: 'viewer,editor,operator,admin',
+    default: [...loomRoles],
     schema: listOf(loomRoles),
     expected: `a comma-separated list of ${loomRoles.join(', ')}`,
   }),
   'loom.auth.oidc.configFile': spec({
-    key: 'loom.auth.oidc.configFile',
     description: "the identity provider's installation configuration (OIDC client JSON) for signing in to loom's API; unset: no sign-in",
     default: undefined,
     defaultText: 'none',
@@ -265,14 +267,12 @@ export const fixedKeys = {
     expected: 'a file path',
   }),
   'loom.auth.oidc.rolePrefix': spec({
-    key: 'loom.auth.oidc.rolePrefix',
     description: "prefix of the identity provider's roles that are loom roles (`loom_editor` gives editor), compared case-insensitively",
     default: 'loom_',
     schema: nonEmptyString(),
     expected: 'a non-empty prefix',
   }),
   'loom.graph.sso.providerConfigFile': spec({
-    key: 'loom.graph.sso.providerConfigFile',
     description: "the graph database's identity-provider installation configuration (its conf/ file); unset: no single sign-on queries",
     default: undefined,
     defaultText: 'none',
@@ -280,7 +280,6 @@ export const fixedKeys = {
     expected: 'a file path',
   }),
   'loom.graph.sso.uri': spec({
-    key: 'loom.graph.sso.uri',
     description: 'Bolt URI of the graph database that single sign-on queries run on',
     default: undefined,
     defaultText: 'none',
@@ -288,7 +287,6 @@ export const fixedKeys = {
     expected: 'a bolt://, bolt+s://, neo4j:// or neo4j+s:// URI',
   }),
   'loom.graph.sso.mode': spec<'impersonate' | 'bearer'>({
-    key: 'loom.graph.sso.mode',
     description:
       "how a query runs as its user: `impersonate` (the service account impersonates the token's user) or `bearer` (the token is passed to a database configured for OIDC)",
     default: 'impersonate',
@@ -296,7 +294,6 @@ export const fixedKeys = {
     expected: 'impersonate or bearer',
   }),
   'loom.graph.sso.user': spec({
-    key: 'loom.graph.sso.user',
     description: 'service account that impersonates users (mode impersonate; needs the IMPERSONATE privilege)',
     default: undefined,
     defaultText: 'none',
@@ -304,7 +301,6 @@ export const fixedKeys = {
     expected: 'a user name',
   }),
   'loom.graph.sso.password': spec({
-    key: 'loom.graph.sso.password',
     description: 'password of loom.graph.sso.user',
     default: undefined,
     defaultText: 'none',
@@ -313,7 +309,6 @@ export const fixedKeys = {
     secret: true,
   }),
   'loom.graph.sso.database': spec({
-    key: 'loom.graph.sso.database',
     description: "database single sign-on queries run in (unset: the user's home database)",
     default: undefined,
     defaultText: 'none',
@@ -321,7 +316,6 @@ export const fixedKeys = {
     expected: 'a database name',
   }),
   'loom.tls.certFile': spec({
-    key: 'loom.tls.certFile',
     description: 'PEM certificate of this process (set all three TLS files or none)',
     default: undefined,
     defaultText: 'none',
@@ -329,7 +323,6 @@ export const fixedKeys = {
     expected: 'a file path',
   }),
   'loom.tls.keyFile': spec({
-    key: 'loom.tls.keyFile',
     description: 'PEM private key of this process (set all three TLS files or none)',
     default: undefined,
     defaultText: 'none',
@@ -337,7 +330,6 @@ export const fixedKeys = {
     expected: 'a file path',
   }),
   'loom.tls.caFile': spec({
-    key: 'loom.tls.caFile',
     description: 'PEM CA that signs peer certificates (set all three TLS files or none)',
     default: undefined,
     defaultText: 'none',
@@ -345,43 +337,38 @@ export const fixedKeys = {
     expected: 'a file path',
   }),
   'loom.telemetry.serviceName': spec({
-    key: 'loom.telemetry.serviceName',
     description: 'service.name of traces and metrics',
     default: 'loom',
     schema: nonEmptyString(),
     expected: 'a non-empty string',
   }),
   'loom.telemetry.otlp.endpoint': spec({
-    key: 'loom.telemetry.otlp.endpoint',
     description: 'OTLP endpoint for traces and metrics',
     default: undefined,
-    defaultText: 'none (OTEL_EXPORTER_OTLP_ENDPOINT if set)',
+    defaultText: `none (${OTEL_ENDPOINT_VARIABLE} if set)`,
+    fallbackVariable: OTEL_ENDPOINT_VARIABLE,
     schema: optional(httpUrl()),
     expected: 'an http:// or https:// URL',
   }),
   'loom.telemetry.prometheus.port': spec({
-    key: 'loom.telemetry.prometheus.port',
     description: 'port of the Prometheus metrics endpoint (0 turns it off)',
     default: 9464,
     schema: integer(0, 65535),
     expected: PORT,
   }),
   'loom.telemetry.sampling.ratio': spec({
-    key: 'loom.telemetry.sampling.ratio',
     description: 'share of traces sampled',
     default: 1,
     schema: decimal(0, 1),
     expected: 'a number from 0 to 1',
   }),
   'loom.telemetry.messages.sampling.ratio': spec({
-    key: 'loom.telemetry.messages.sampling.ratio',
     description: 'share of the messages a workflow source makes that get a span per component (of runs that are sampled)',
     default: 0.01,
     schema: decimal(0, 1),
     expected: 'a number from 0 to 1',
   }),
   'loom.scheduler.database.url': spec({
-    key: 'loom.scheduler.database.url',
     description: 'PostgreSQL URL for the scheduler state (fires, pauses, lease); set it to run several schedulers, one leading',
     default: undefined,
     defaultText: 'none (one scheduler, state in loom.scheduler.stateFile)',
@@ -389,58 +376,55 @@ export const fixedKeys = {
     expected: 'a postgres:// or postgresql:// URL',
     secret: true,
   }),
-  'loom.scheduler.stateFile': spec({
-    key: 'loom.scheduler.stateFile',
+  'loom.scheduler.stateFile': derivedSpec({
     description: 'file of the scheduler state (last fire times, pauses) when no loom.scheduler.database.url is set',
-    default: undefined,
-    defaultText: '<loom.data.directory>/scheduler-state.json',
+    derived: { inside: 'scheduler-state.json' },
     schema: nonEmptyString().optional(),
     expected: 'a file path',
   }),
   'loom.scheduler.lease.pollMs': spec({
-    key: 'loom.scheduler.lease.pollMs',
     description: 'how often a standby scheduler tries to take the lease, and the leader checks it still holds it, in ms',
     default: 1000,
     schema: integer(50, 60_000),
     expected: 'an integer from 50 to 60000',
   }),
   'loom.scheduler.lease.timeoutMs': spec({
-    key: 'loom.scheduler.lease.timeoutMs',
     description: 'a leader that cannot confirm its lease session for this long steps down; the database ends a lease session idle this long',
     default: 10_000,
     schema: integer(1000, 600_000),
     expected: 'an integer from 1000 to 600000',
   }),
   'loom.scheduler.restart.initialDelayMs': spec({
-    key: 'loom.scheduler.restart.initialDelayMs',
     description: 'delay before the first restart of an autoStart workflow that failed; doubles with each attempt (with jitter)',
     default: 1000,
     schema: integer(1, 3_600_000),
     expected: 'an integer from 1 to 3600000',
   }),
   'loom.scheduler.restart.maxDelayMs': spec({
-    key: 'loom.scheduler.restart.maxDelayMs',
     description: 'longest delay between restarts of a failed autoStart workflow',
     default: 300_000,
     schema: integer(1, 86_400_000),
     expected: 'an integer from 1 to 86400000',
   }),
   'loom.scheduler.catchUp.maxFires': spec({
-    key: 'loom.scheduler.catchUp.maxFires',
     description: 'most missed fires one schedule with catchUp ALL makes up for at start (the latest ones; the rest are logged)',
     default: 1000,
     schema: integer(1, 100_000),
     expected: 'an integer from 1 to 100000',
   }),
   'loom.scheduler.update.default': spec<UpdatePolicy>({
-    key: 'loom.scheduler.update.default',
     description: 'when a new version of a running workflow is pushed: restart it, or keep the old run until its next start',
     default: 'restart',
     schema: oneOf(updatePolicies),
     expected: `one of ${updatePolicies.join(', ')}`,
   }),
+  'loom.log.level': spec<LogLevel>({
+    description: 'lowest level written to the log',
+    default: 'info',
+    schema: oneOf(logLevels),
+    expected: `one of ${logLevels.join(', ')}`,
+  }),
   'loom.skills.database.url': spec({
-    key: 'loom.skills.database.url',
     description: 'PostgreSQL URL of the skill registry (table skill_registration), shared by every gateway that uses it',
     default: undefined,
     defaultText: 'embedded (the embedded PostgreSQL of loom.embedded.postgres.*)',
@@ -449,76 +433,60 @@ export const fixedKeys = {
     secret: true,
   }),
   'loom.skills.timeoutMs': spec({
-    key: 'loom.skills.timeoutMs',
     description: 'time one attempt of a skill call may take, in ms (per skill: loom.skills.timeouts.<name>)',
     default: 30_000,
     schema: integer(1, 3_600_000),
     expected: 'an integer from 1 to 3600000',
   }),
   'loom.skills.maxConcurrency': spec({
-    key: 'loom.skills.maxConcurrency',
     description: 'calls under way at once to one skill from one gateway, keyword extraction skills aside (per skill: loom.skills.concurrency.<name>)',
     default: 64,
     schema: integer(1, 10_000),
     expected: 'an integer from 1 to 10000',
   }),
   'loom.skills.keywordExtraction.maxConcurrency': spec({
-    key: 'loom.skills.keywordExtraction.maxConcurrency',
     description: "calls under way at once to one keyword extraction skill (its server's max-connections)",
     default: 100,
     schema: integer(1, 10_000),
     expected: 'an integer from 1 to 10000',
   }),
   'loom.skills.retries': spec({
-    key: 'loom.skills.retries',
     description: 'attempts after the first on connection errors, time-outs, 429 and 5xx (never on other 4xx)',
     default: 2,
     schema: integer(0, 10),
     expected: 'an integer from 0 to 10',
   }),
   'loom.skills.backoff.initialMs': spec({
-    key: 'loom.skills.backoff.initialMs',
     description: 'delay before the first retry of a skill call; doubles with each retry, less a random 0-50 % (jitter)',
     default: 100,
     schema: integer(1, 60_000),
     expected: 'an integer from 1 to 60000',
   }),
   'loom.skills.backoff.maxMs': spec({
-    key: 'loom.skills.backoff.maxMs',
     description: 'longest delay between retries of a skill call (a Retry-After up to this long is honoured)',
     default: 2000,
     schema: integer(1, 600_000),
     expected: 'an integer from 1 to 600000',
   }),
   'loom.skills.breaker.failureThreshold': spec({
-    key: 'loom.skills.breaker.failureThreshold',
     description: "consecutive failed attempts that open a skill's circuit (calls then fail at once with UNAVAILABLE)",
     default: 5,
     schema: integer(1, 1000),
     expected: 'an integer from 1 to 1000',
   }),
   'loom.skills.breaker.openMs': spec({
-    key: 'loom.skills.breaker.openMs',
     description: 'how long an open circuit stays open before one probe call is let through (half-open)',
     default: 5000,
     schema: integer(1, 3_600_000),
     expected: 'an integer from 1 to 3600000',
   }),
   'loom.skills.registry.cacheMs': spec({
-    key: 'loom.skills.registry.cacheMs',
     description: 'how long a gateway reuses a registered skill it read for calls; registrations made through another gateway show after this long',
     default: 1000,
     schema: integer(0, 600_000),
     expected: 'an integer from 0 to 600000',
   }),
-  'loom.log.level': spec<LogLevel>({
-    key: 'loom.log.level',
-    description: 'lowest level written to the log',
-    default: 'info',
-    schema: oneOf(logLevels),
-    expected: `one of ${logLevels.join(', ')}`,
-  }),
-} as const;
+});
 
 /** The name of a key with a fixed name. */
 export type FixedKey = keyof typeof fixedKeys;
@@ -529,109 +497,85 @@ export function serviceAddressKey(service: ServiceName): string {
 }
 
 /** How `loom.services.<name>.address` is validated. */
-export const serviceAddressSpec = spec({
+export const serviceAddressSpec: KeySpec<string | undefined> = {
   key: 'loom.services.<name>.address',
   description: `where a service is reached, <name> one of ${serviceNames.join(', ')}`,
   default: undefined,
   defaultText: 'this process',
   schema: optional(hostPort()),
   expected: 'host:port',
-});
+};
 
-/** A family of keys `<prefix><name>` that together form a map from name to value. */
-export interface MapKeySpec extends ValueSpec<string> {
+/** A family of keys `<name>.<entry>` that together form a map from entry to value. */
+export interface MapKeySpec<T = unknown> extends ValueSpec<T> {
+  /** `<name>.`: what every key of the family starts with. */
   readonly prefix: string;
 }
 
-/** The key ring: `loom.secrets.keys.<id>`. */
-export const secretKeysSpec: MapKeySpec = {
-  prefix: 'loom.secrets.keys.',
-  key: 'loom.secrets.keys.<id>',
-  description: 'key ring: key id to a base64 AES-256 key',
-  defaultText: 'none',
-  schema: base64Key(),
-  expected: 'base64 text that decodes to exactly 32 bytes',
-  secret: true,
-};
+/** A key family named `name`, documented as `<name>.<placeholder>`. */
+function family<T>(name: string, placeholder: string, fields: Omit<MapKeySpec<T>, 'prefix' | 'key'>): MapKeySpec<T> {
+  return { ...fields, prefix: `${name}.`, key: `${name}.<${placeholder}>` };
+}
 
-/** Bearer tokens: `loom.auth.tokens.<identity>`. */
-export const authTokensSpec: MapKeySpec = {
-  prefix: 'loom.auth.tokens.',
-  key: 'loom.auth.tokens.<identity>',
-  description: 'bearer token of each calling identity (a service name or any other)',
-  defaultText: 'none',
-  schema: token(),
-  expected: 'a token of at least 16 printable characters without spaces',
-  secret: true,
-};
+const roleList = `a comma-separated list of ${loomRoles.join(', ')}`;
 
-/** Roles of a static token's identity: `loom.auth.roles.<identity>`. */
-export const authRolesSpec: MapKeySpec = {
-  prefix: 'loom.auth.roles.',
-  key: 'loom.auth.roles.<identity>',
-  description: 'roles of an identity of loom.auth.tokens (a service identity has its own rights without any)',
-  defaultText: 'none: the identity may call nothing',
-  schema: listOf(loomRoles),
-  expected: `a comma-separated list of ${loomRoles.join(', ')}`,
-};
+/** Every map-valued key family, by its name. */
+export const keyFamilies = {
+  'loom.secrets.keys': family('loom.secrets.keys', 'id', {
+    description: 'key ring: key id to a base64 AES-256 key',
+    defaultText: 'none',
+    schema: base64Key(),
+    expected: 'base64 text that decodes to exactly 32 bytes',
+    secret: true,
+  }),
+  'loom.auth.tokens': family('loom.auth.tokens', 'identity', {
+    description: 'bearer token of each calling identity (a service name or any other)',
+    defaultText: 'none',
+    schema: token(),
+    expected: 'a token of at least 16 printable characters without spaces',
+    secret: true,
+  }),
+  'loom.auth.roles': family('loom.auth.roles', 'identity', {
+    description: 'roles of an identity of loom.auth.tokens (a service identity has its own rights without any)',
+    defaultText: 'none: the identity may call nothing',
+    schema: listOf(loomRoles),
+    expected: roleList,
+  }),
+  'loom.scheduler.update.workflows': family('loom.scheduler.update.workflows', 'name', {
+    description: 'loom.scheduler.update.default for one workflow, by its name or stored name <name>_<uuid>',
+    defaultText: 'loom.scheduler.update.default',
+    schema: oneOf(updatePolicies),
+    expected: `one of ${updatePolicies.join(', ')}`,
+  }),
+  'loom.skills.timeouts': family('loom.skills.timeouts', 'name', {
+    description: 'loom.skills.timeoutMs for one skill, by its registered name',
+    defaultText: 'loom.skills.timeoutMs',
+    schema: integer(1, 3_600_000),
+    expected: 'an integer from 1 to 3600000',
+  }),
+  'loom.skills.concurrency': family('loom.skills.concurrency', 'name', {
+    description: 'the concurrency cap of one skill, by its registered name',
+    defaultText: 'loom.skills.maxConcurrency (keyword extraction: loom.skills.keywordExtraction.maxConcurrency)',
+    schema: integer(1, 10_000),
+    expected: 'an integer from 1 to 10000',
+  }),
+  'loom.skills.register': family('loom.skills.register', 'name', {
+    description:
+      'a skill the skill gateway registers (or replaces) under <name> when it starts, as JSON: {"capability", "url", and "pipeline", "version" or "parameters" as its capability takes}',
+    defaultText: 'none',
+    schema: jsonObject(),
+    expected: 'a JSON object such as {"capability":"KEYWORD_EXTRACTION","url":"http://127.0.0.1:8086/extractKeywords"}',
+  }),
+} as const;
 
-/** Per-workflow choice on a new version: `loom.scheduler.update.workflows.<workflow name>`. */
-export const updateWorkflowsSpec: MapKeySpec = {
-  prefix: 'loom.scheduler.update.workflows.',
-  key: 'loom.scheduler.update.workflows.<name>',
-  description: 'loom.scheduler.update.default for one workflow, by its name or stored name <name>_<uuid>',
-  defaultText: 'loom.scheduler.update.default',
-  schema: oneOf(updatePolicies),
-  expected: `one of ${updatePolicies.join(', ')}`,
-};
-
-/** Per-skill attempt time-out: `loom.skills.timeouts.<skill name>`. */
-export const skillTimeoutsSpec: MapKeySpec = {
-  prefix: 'loom.skills.timeouts.',
-  key: 'loom.skills.timeouts.<name>',
-  description: 'loom.skills.timeoutMs for one skill, by its registered name',
-  defaultText: 'loom.skills.timeoutMs',
-  schema: integer(1, 3_600_000).transform(String),
-  expected: 'an integer from 1 to 3600000',
-};
-
-/** Per-skill concurrency cap: `loom.skills.concurrency.<skill name>`. */
-export const skillConcurrencySpec: MapKeySpec = {
-  prefix: 'loom.skills.concurrency.',
-  key: 'loom.skills.concurrency.<name>',
-  description: 'the concurrency cap of one skill, by its registered name',
-  defaultText: 'loom.skills.maxConcurrency (keyword extraction: loom.skills.keywordExtraction.maxConcurrency)',
-  schema: integer(1, 10_000).transform(String),
-  expected: 'an integer from 1 to 10000',
-};
-
-/** Skills the gateway registers at start: `loom.skills.register.<skill name>`. */
-export const skillRegistrationsSpec: MapKeySpec = {
-  prefix: 'loom.skills.register.',
-  key: 'loom.skills.register.<name>',
-  description:
-    'a skill the skill gateway registers (or replaces) under <name> when it starts, as JSON: {"capability", "url", and "pipeline", "version" or "parameters" as its capability takes}',
-  defaultText: 'none',
-  schema: jsonObjectText(),
-  expected: 'a JSON object such as {"capability":"KEYWORD_EXTRACTION","url":"http://127.0.0.1:8086/extractKeywords"}',
-};
-
-/** Every map-valued key family. */
-export const mapKeys: readonly MapKeySpec[] = [
-  secretKeysSpec,
-  authTokensSpec,
-  authRolesSpec,
-  updateWorkflowsSpec,
-  skillTimeoutsSpec,
-  skillConcurrencySpec,
-  skillRegistrationsSpec,
-];
+/** The name of a map-valued key family. */
+export type KeyFamily = keyof typeof keyFamilies;
 
 /** Returns true if `key` is a configuration key loom reads. */
 export function isKnownKey(key: string): boolean {
   if (Object.hasOwn(fixedKeys, key)) return true;
   if (serviceNames.some((service) => serviceAddressKey(service) === key)) return true;
-  return mapKeys.some((map) => key.startsWith(map.prefix) && key.length > map.prefix.length);
+  return Object.values(keyFamilies).some((map) => key.startsWith(map.prefix) && key.length > map.prefix.length);
 }
 
 /** One documented configuration key, for docs and CLI help. */
@@ -652,78 +596,25 @@ function info(valueSpec: ValueSpec<unknown> & { readonly default?: unknown }): C
   };
 }
 
-function documentedInOrder(entries: readonly (FixedKey | ValueSpec<unknown>)[]): ConfigKeyInfo[] {
-  return entries.map((entry) => info(typeof entry === 'string' ? fixedKeys[entry] : entry));
+/**
+ * Where a key family or per-service key is documented: after the last fixed key of its group, the longest run of
+ * names they share (`loom.secrets.keys.<id>` after the last `loom.secrets.` key; none shared: at the end).
+ */
+function insertionPoint(rows: readonly ValueSpec<unknown>[], key: string): number {
+  const names = key.split('.');
+  for (let length = names.length - 1; length > 0; length--) {
+    const group = `${names.slice(0, length).join('.')}.`;
+    const last = rows.findLastIndex((row) => row.key.startsWith(group));
+    if (last >= 0) return last + 1;
+  }
+  return rows.length;
 }
 
-/** Every configuration key, one row each; map and per-service keys are written with a placeholder. */
-export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder([
-  'server.port',
-  'server.host',
-  'server.shutdown.deadlineMs',
-  'loom.data.directory',
-  'loom.datasource.filesystemRoot',
-  'loom.startup.workflows.directory',
-  'loom.security.audit.enabled',
-  'loom.security.audit.log.path',
-  'loom.security.audit.log.maxBytes',
-  'loom.security.serverPolicy.enabled',
-  'loom.experimental.enabled',
-  'loom.scripts.timeLimitMs',
-  'loom.scripts.javascript.memoryLimitMb',
-  'loom.scripts.python.memoryLimitMb',
-  'loom.executor.queueCapacity',
-  'loom.secrets.database.url',
-  secretKeysSpec,
-  'loom.secrets.activeKeyId',
-  'loom.secrets.keyRingFile',
-  'loom.secrets.generateKeys',
-  'loom.embedded.postgres.dataDir',
-  'loom.embedded.postgres.port',
-  'loom.embedded.graph.dataDir',
-  'loom.embedded.graph.port',
-  serviceAddressSpec,
-  authTokensSpec,
-  authRolesSpec,
-  'loom.auth.allowAnonymous',
-  'loom.auth.anonymousRoles',
-  'loom.auth.oidc.configFile',
-  'loom.auth.oidc.rolePrefix',
-  'loom.graph.sso.providerConfigFile',
-  'loom.graph.sso.uri',
-  'loom.graph.sso.mode',
-  'loom.graph.sso.user',
-  'loom.graph.sso.password',
-  'loom.graph.sso.database',
-  'loom.tls.certFile',
-  'loom.tls.keyFile',
-  'loom.tls.caFile',
-  'loom.telemetry.serviceName',
-  'loom.telemetry.otlp.endpoint',
-  'loom.telemetry.prometheus.port',
-  'loom.telemetry.sampling.ratio',
-  'loom.telemetry.messages.sampling.ratio',
-  'loom.scheduler.database.url',
-  'loom.scheduler.stateFile',
-  'loom.scheduler.lease.pollMs',
-  'loom.scheduler.lease.timeoutMs',
-  'loom.scheduler.restart.initialDelayMs',
-  'loom.scheduler.restart.maxDelayMs',
-  'loom.scheduler.catchUp.maxFires',
-  'loom.scheduler.update.default',
-  updateWorkflowsSpec,
-  'loom.log.level',
-  'loom.skills.database.url',
-  'loom.skills.timeoutMs',
-  skillTimeoutsSpec,
-  'loom.skills.maxConcurrency',
-  'loom.skills.keywordExtraction.maxConcurrency',
-  skillConcurrencySpec,
-  'loom.skills.retries',
-  'loom.skills.backoff.initialMs',
-  'loom.skills.backoff.maxMs',
-  'loom.skills.breaker.failureThreshold',
-  'loom.skills.breaker.openMs',
-  'loom.skills.registry.cacheMs',
-  skillRegistrationsSpec,
-]);
+function documentedInOrder(): ConfigKeyInfo[] {
+  const rows: ValueSpec<unknown>[] = Object.values(fixedKeys);
+  for (const extra of [...Object.values(keyFamilies), serviceAddressSpec]) rows.splice(insertionPoint(rows, extra.key), 0, extra);
+  return rows.map(info);
+}
+
+/** Every configuration key, one row each, in the table's order; map and per-service keys are written with a placeholder. */
+export const configKeys: readonly ConfigKeyInfo[] = documentedInOrder();

@@ -3,7 +3,7 @@ import { extname } from 'node:path';
 import { parseLines } from 'dot-properties';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './config-error.js';
-import { envVarFor, fixedKeys, isKnownKey, type MapKeySpec, mapKeys, serviceAddressKey, serviceNames } from './config-keys.js';
+import { envVarFor, fixedKeys, isKnownKey, keyFamilies, type MapKeySpec, serviceAddressKey, serviceNames } from './config-keys.js';
 
 /** One value as a source gave it, before validation, and where it came from. */
 export interface RawValue {
@@ -74,7 +74,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv, entryNames: (map: MapKey
     const raw = readVariable(env, envVarFor(key), key);
     if (raw !== undefined) layer.set(key, raw);
   }
-  for (const map of mapKeys) {
+  for (const map of Object.values(keyFamilies)) {
     const prefix = envVarFor(map.prefix);
     const variables = new Set(
       Object.keys(env)
@@ -174,7 +174,7 @@ function closestKey(key: string): string | undefined {
   const candidates = [
     ...Object.keys(fixedKeys),
     ...serviceNames.map(serviceAddressKey),
-    ...mapKeys.map(
+    ...Object.values(keyFamilies).map(
       (map) =>
         map.prefix +
         key

@@ -17,9 +17,11 @@ export {
   loadConfig,
   type LoadConfigOptions,
   type GraphSsoConfig,
+  graphSsoSettings,
   type LoomConfig,
   resolveConfig,
   type ResolvedConfig,
-  type ServiceEndpoint,
   type TlsConfig,
+  tlsFiles,
 } from './load-config.js';
+export { type ServiceEndpoint } from './config-tree.js';

@@ -1,49 +1,46 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { configError } from '../test/expect-config-error.js';
-import { loadConfig, resolveConfig } from './load-config.js';
+import { fixedKeys, isDerived, keyFamilies, type LoomRole, type UpdatePolicy } from './config-keys.js';
+import { configPath } from './config-tree.js';
+import { graphSsoSettings, loadConfig, resolveConfig } from './load-config.js';
+
+/** The value at a path of names in the configuration. */
+function valueAt(config: object, path: readonly string[]): unknown {
+  return path.reduce<unknown>((node, name) => (node as Record<string, unknown> | undefined)?.[name], config);
+}
 
 const KEY = randomBytes(32).toString('base64');
 const TOKEN = 'executor-token-0123456789';
 
 describe('loadConfig defaults', () => {
-  it('gives the production defaults with nothing configured', () => {
-    expect(loadConfig({ env: {} })).toEqual({
-      server: { port: 8100, host: '127.0.0.1', shutdown: { deadlineMs: 10000 } },
-      data: { directory: './.loom', skillsDirectory: './.loom/skills' },
-      datasource: { filesystemRoot: './.loom/workflows' },
-      startup: { workflowsDirectory: './.loom/workflows' },
-      security: { audit: { enabled: true, logPath: './.loom/audit.log', maxFileBytes: 67108864 }, serverPolicy: { enabled: true } },
-      experimental: { enabled: false },
-      scripts: { timeLimitMs: 1000, javascriptMemoryLimitMb: 64, pythonMemoryLimitMb: 256 },
-      executor: { queueCapacity: 1024 },
-      secrets: { keys: {}, keyRingFile: './.loom/keyring.json', generateKeys: false },
-      embedded: { postgres: { dataDir: './.loom/pgdata', port: 0 }, graph: { dataDir: './.loom/graphdata', port: 0 } },
-      services: { 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} },
-      auth: { tokens: {}, roles: {}, allowAnonymous: false, anonymousRoles: ['viewer', 'editor', 'operator', 'admin'] },
-      telemetry: { serviceName: 'loom', prometheusPort: 9464, samplingRatio: 1, messageSamplingRatio: 0.01 },
-      scheduler: {
-        stateFile: './.loom/scheduler-state.json',
-        lease: { pollMs: 1000, timeoutMs: 10000 },
-        restart: { initialDelayMs: 1000, maxDelayMs: 300000 },
-        catchUp: { maxFires: 1000 },
-        update: { default: 'restart', workflows: {} },
-      },
-      log: { level: 'info' },
-      sources: { valueFiles: [] },
-      skills: {
-        timeoutMs: 30000,
-        timeouts: {},
-        maxConcurrency: 64,
-        keywordExtractionMaxConcurrency: 100,
-        concurrency: {},
-        retries: 2,
-        backoff: { initialMs: 100, maxMs: 2000 },
-        breaker: { failureThreshold: 5, openMs: 5000 },
-        registryCacheMs: 1000,
-        registrations: {},
-      },
-    });
+  it('puts every key of the table at its place in the configuration, with its default when nothing is configured', () => {
+    const config = loadConfig({ env: {} });
+    for (const [key, keySpec] of Object.entries(fixedKeys)) {
+      if (!isDerived(keySpec)) expect(valueAt(config, configPath(key)), key).toEqual(keySpec.default);
+    }
+    for (const name of Object.keys(keyFamilies)) expect(valueAt(config, configPath(name)), name).toEqual({});
+    expect(config.services).toEqual({ 'config-store': {}, scheduler: {}, executor: {}, secrets: {}, 'skill-gateway': {}, audit: {} });
+    expect(config.sources).toEqual({ valueFiles: [] });
+  });
+
+  it('places no key where another key has its place (no name is the start of another)', () => {
+    const paths = [...Object.keys(fixedKeys), ...Object.keys(keyFamilies), 'loom.services'].map((key) => configPath(key).join('.'));
+    for (const path of paths)
+      expect(
+        paths.filter((other) => other.startsWith(`${path}.`)),
+        path,
+      ).toEqual([]);
+  });
+
+  it('types each value as its key reads it', () => {
+    const config = loadConfig({ env: {} });
+    expectTypeOf(config.telemetry.sampling.ratio).toEqualTypeOf<number>();
+    expectTypeOf(config.telemetry.otlp.endpoint).toEqualTypeOf<string | undefined>();
+    expectTypeOf(config.startup.workflows.directory).toEqualTypeOf<string>();
+    expectTypeOf(config.auth.anonymousRoles).toEqualTypeOf<LoomRole[]>();
+    expectTypeOf(config.skills.timeouts).toEqualTypeOf<{ readonly [name: string]: number }>();
+    expectTypeOf(config.scheduler.update.default).toEqualTypeOf<UpdatePolicy>();
   });
 
   it('reads per-skill time-outs and caps as numbers, by skill name', () => {
@@ -64,7 +61,7 @@ describe('loadConfig defaults', () => {
       env: { LOOM_SKILLS_REGISTER_KEYWORDS: keywords },
       overrides: ['loom.skills.register.nlp={"capability":"ENTITY_EXTRACTION","url":"http://x/v2/annotate","pipeline":"default","version":"v2"}'],
     });
-    expect(skills.registrations).toStrictEqual({
+    expect(skills.register).toStrictEqual({
       keywords: { capability: 'KEYWORD_EXTRACTION', url: 'http://127.0.0.1:8086/extractKeywords' },
       nlp: { capability: 'ENTITY_EXTRACTION', url: 'http://x/v2/annotate', pipeline: 'default', version: 'v2' },
     });
@@ -78,8 +75,9 @@ describe('loadConfig defaults', () => {
 
   it('leaves optional values absent rather than undefined', () => {
     const config = loadConfig({ env: {} });
-    expect(Object.keys(config)).not.toContain('tls');
-    expect(Object.keys(config.secrets)).toEqual(['keys', 'keyRingFile', 'generateKeys']);
+    expect(Object.keys(config.tls)).toEqual([]);
+    expect(Object.keys(config.secrets).sort()).toEqual(['database', 'generateKeys', 'keyRingFile', 'keys']);
+    expect(Object.keys(config.secrets.database)).toEqual([]);
     expect(Object.keys(config.services.executor)).toEqual([]);
   });
 });
@@ -89,8 +87,8 @@ describe('loom.data.directory', () => {
     const { config, origins } = resolveConfig({ env: { LOOM_DATA_DIRECTORY: '/var/lib/loom/' } });
     expect(config.data).toEqual({ directory: '/var/lib/loom/', skillsDirectory: '/var/lib/loom/skills' });
     expect(config.datasource.filesystemRoot).toBe('/var/lib/loom/workflows');
-    expect(config.startup.workflowsDirectory).toBe('/var/lib/loom/workflows');
-    expect(config.security.audit.logPath).toBe('/var/lib/loom/audit.log');
+    expect(config.startup.workflows.directory).toBe('/var/lib/loom/workflows');
+    expect(config.security.audit.log.path).toBe('/var/lib/loom/audit.log');
     expect(config.secrets.keyRingFile).toBe('/var/lib/loom/keyring.json');
     expect(config.embedded.postgres.dataDir).toBe('/var/lib/loom/pgdata');
     expect(config.embedded.graph.dataDir).toBe('/var/lib/loom/graphdata');
@@ -101,7 +99,7 @@ describe('loom.data.directory', () => {
 
   it('leaves a state path that has its own key where that key puts it', () => {
     const config = loadConfig({ env: {}, overrides: ['loom.data.directory=/data', 'loom.security.audit.log.path=/logs/audit.log'] });
-    expect(config.security.audit.logPath).toBe('/logs/audit.log');
+    expect(config.security.audit.log.path).toBe('/logs/audit.log');
     expect(config.secrets.keyRingFile).toBe('/data/keyring.json');
   });
 
@@ -129,13 +127,13 @@ describe('environment variables', () => {
     expect(config.server.port).toBe(9000);
     expect(config.security.audit.enabled).toBe(false);
     expect(config.datasource.filesystemRoot).toBe('/data/workflows');
-    expect(config.startup.workflowsDirectory).toBe('/data/workflows');
+    expect(config.startup.workflows.directory).toBe('/data/workflows');
     expect(config.services['config-store'].address).toBe('config-store:8100');
     expect(config.services['skill-gateway'].address).toBe('skills:8100');
     expect(config.services.executor.address).toBeUndefined();
-    expect(config.telemetry.samplingRatio).toBe(0.25);
+    expect(config.telemetry.sampling.ratio).toBe(0.25);
     expect(config.log.level).toBe('debug');
-    expect(config.secrets.databaseUrl).toBe('postgres://loom:pw@db:5432/loom');
+    expect(config.secrets.database.url).toBe('postgres://loom:pw@db:5432/loom');
   });
 
   it('name map entries: service names keep their hyphen, other names are lower-cased', () => {
@@ -164,9 +162,9 @@ describe('environment variables', () => {
   });
 
   it('fall back to OTEL_EXPORTER_OTLP_ENDPOINT only when the key is not set', () => {
-    expect(loadConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' } }).telemetry.otlpEndpoint).toBe('http://otel:4318');
+    expect(loadConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' } }).telemetry.otlp.endpoint).toBe('http://otel:4318');
     const both = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', LOOM_TELEMETRY_OTLP_ENDPOINT: 'https://collector:4318' };
-    expect(loadConfig({ env: both }).telemetry.otlpEndpoint).toBe('https://collector:4318');
+    expect(loadConfig({ env: both }).telemetry.otlp.endpoint).toBe('https://collector:4318');
     const error = configError(() => loadConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'otel:4318' } }));
     expect(error.message).toBe(
       'loom.telemetry.otlp.endpoint: expected an http:// or https:// URL, got "otel:4318" (from environment variable OTEL_EXPORTER_OTLP_ENDPOINT)',
@@ -187,7 +185,7 @@ describe('--set overrides', () => {
 
   it('an empty value unsets an optional key', () => {
     const config = loadConfig({ env: { LOOM_SECRETS_DATABASE_URL: 'postgres://db/loom' }, overrides: ['loom.secrets.database.url='] });
-    expect(config.secrets.databaseUrl).toBeUndefined();
+    expect(config.secrets.database.url).toBeUndefined();
   });
 
   it('a malformed override is an error', () => {
@@ -271,7 +269,7 @@ describe('scheduler keys', () => {
       overrides: ['loom.scheduler.update.workflows.Nightly import v1.2=restart', 'loom.scheduler.database.url=postgresql://db:5432/loom'],
     });
     expect(config.scheduler.update).toEqual({ default: 'keep', workflows: { 'Nightly import v1.2': 'restart' } });
-    expect(config.scheduler.databaseUrl).toBe('postgresql://db:5432/loom');
+    expect(config.scheduler.database.url).toBe('postgresql://db:5432/loom');
   });
 
   it('a lease timeout under two polls, or a restart cap under the first delay, names the key', () => {
@@ -316,7 +314,7 @@ describe('roles and single sign-on keys', () => {
     const bearer = loadConfig({
       overrides: ['loom.graph.sso.uri=neo4j://graph:7687', 'loom.graph.sso.providerConfigFile=/conf/keycloak.json', 'loom.graph.sso.mode=bearer'],
     });
-    expect(bearer.graphSso).toEqual({ providerConfigFile: '/conf/keycloak.json', uri: 'neo4j://graph:7687', mode: 'bearer' });
+    expect(graphSsoSettings(bearer.graph.sso)).toEqual({ providerConfigFile: '/conf/keycloak.json', uri: 'neo4j://graph:7687', mode: 'bearer' });
     expect(() => loadConfig({ overrides: ['loom.graph.sso.uri=http://graph:7474'] })).toThrow(/loom\.graph\.sso\.uri/);
   });
 });

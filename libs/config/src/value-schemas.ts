@@ -83,21 +83,25 @@ export function optional<T>(schema: z.ZodType<T, unknown>): z.ZodType<T | undefi
   return z.union([z.literal('').transform(() => undefined), schema]);
 }
 
-/** A comma-separated list of words from `values` (`editor,operator`), at least one. */
-export function listOf(values: readonly string[]): z.ZodType<string, unknown> {
+/** A comma-separated list of words from `values` (`editor,operator`), at least one; read as the words, each once. */
+export function listOf<const T extends readonly string[]>(values: T): z.ZodType<T[number][], unknown> {
   const word = `(?:${values.join('|')})`;
-  return z.string().regex(new RegExp(`^\\s*${word}\\s*(?:,\\s*${word}\\s*)*$`));
+  return z
+    .string()
+    .regex(new RegExp(`^\\s*${word}\\s*(?:,\\s*${word}\\s*)*$`))
+    .transform((text) => [...new Set(text.split(',').map((item) => item.trim() as T[number]))]);
 }
 
-/** JSON text of an object (`{"a": 1}`), kept as text. */
-export function jsonObjectText(): z.ZodType<string, unknown> {
-  return z.string().refine((text) => {
+/** JSON text of an object (`{"a": 1}`), read as that object. */
+export function jsonObject(): z.ZodType<Readonly<Record<string, unknown>>, unknown> {
+  return z.string().transform((text, context) => {
     try {
       const value: unknown = JSON.parse(text);
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
     } catch {
-      // not JSON: the refinement fails and the key's error says what is expected
-      return false;
+      // not JSON: reported below as any other text that is not an object, and the key's error says what is expected
     }
+    context.addIssue({ code: 'custom', message: 'expected JSON text of an object' });
+    return z.NEVER;
   });
 }

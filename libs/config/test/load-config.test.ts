@@ -80,10 +80,10 @@ describe('config files', () => {
     const config = loadConfig({ configFile, env: {} });
     expect(config.security.audit.enabled).toBe(false);
     expect(config.datasource.filesystemRoot).toBe('/srv/workflows');
-    expect(config.secrets).toEqual({ keys: { k1: key }, activeKeyId: 'k1', keyRingFile: './.loom/keyring.json', generateKeys: false });
+    expect(config.secrets).toEqual({ database: {}, keys: { k1: key }, activeKeyId: 'k1', keyRingFile: './.loom/keyring.json', generateKeys: false });
     expect(config.services['config-store']).toEqual({ address: 'store:8100' });
     expect(config.auth.tokens).toEqual({ executor: 'executor-token-0123456789' });
-    expect(config.telemetry.samplingRatio).toBe(0.5);
+    expect(config.telemetry.sampling.ratio).toBe(0.5);
     expect(config.server.shutdown.deadlineMs).toBe(2500);
   });
 
@@ -202,7 +202,7 @@ describe('_FILE environment variables', () => {
         SERVER_PORT_FILE: file('port', '8400\n'),
       },
     });
-    expect(config.secrets.databaseUrl).toBe('postgresql://loom:pw@db/loom');
+    expect(config.secrets.database.url).toBe('postgresql://loom:pw@db/loom');
     expect(config.secrets.keys).toEqual({ primary: key });
     expect(config.server.port).toBe(8400);
   });
@@ -243,13 +243,13 @@ describe('workflow directories', () => {
   it('filesystemRoot defaults to ./.loom/workflows and the start-up directory follows it', () => {
     const config = loadConfig({ env: {} });
     expect(config.datasource.filesystemRoot).toBe('./.loom/workflows');
-    expect(config.startup.workflowsDirectory).toBe('./.loom/workflows');
+    expect(config.startup.workflows.directory).toBe('./.loom/workflows');
   });
 
   it('the start-up directory follows filesystemRoot when only filesystemRoot is set', () => {
     const configFile = file('loom.yaml', 'loom:\n  datasource:\n    filesystemRoot: /var/lib/loom/workflows\n');
-    expect(loadConfig({ configFile, env: {} }).startup.workflowsDirectory).toBe('/var/lib/loom/workflows');
-    expect(loadConfig({ configFile, env: { LOOM_DATASOURCE_FILESYSTEMROOT: '/env/root' } }).startup.workflowsDirectory).toBe('/env/root');
+    expect(loadConfig({ configFile, env: {} }).startup.workflows.directory).toBe('/var/lib/loom/workflows');
+    expect(loadConfig({ configFile, env: { LOOM_DATASOURCE_FILESYSTEMROOT: '/env/root' } }).startup.workflows.directory).toBe('/env/root');
   });
 
   it('the start-up directory can be set on its own', () => {
@@ -257,7 +257,7 @@ describe('workflow directories', () => {
       env: { LOOM_DATASOURCE_FILESYSTEMROOT: '/data', LOOM_STARTUP_WORKFLOWS_DIRECTORY: '/seed' },
     });
     expect(config.datasource.filesystemRoot).toBe('/data');
-    expect(config.startup.workflowsDirectory).toBe('/seed');
+    expect(config.startup.workflows.directory).toBe('/seed');
   });
 });
 

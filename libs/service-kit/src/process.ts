@@ -37,10 +37,10 @@ export async function serveProcess(modules: readonly ServiceModule[], options: S
   logStartupDecisions(config, logger);
   const telemetry = startTelemetry({
     serviceName: config.telemetry.serviceName,
-    samplingRatio: config.telemetry.samplingRatio,
-    prometheusPort: config.telemetry.prometheusPort,
+    samplingRatio: config.telemetry.sampling.ratio,
+    prometheusPort: config.telemetry.prometheus.port,
     redactor,
-    ...(config.telemetry.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.telemetry.otlpEndpoint }),
+    ...(config.telemetry.otlp.endpoint === undefined ? {} : { otlpEndpoint: config.telemetry.otlp.endpoint }),
   });
   const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
     for (const signal of SHUTDOWN_SIGNALS) process.once(signal, () => resolve(signal));
@@ -70,7 +70,7 @@ function logStartupDecisions(config: LoomConfig, logger: Logger): void {
   if (config.auth.allowAnonymous) {
     logger.warn('loom.auth.allowAnonymous is on: callers without credentials may use unrestricted RPCs');
   }
-  logger.info({ enabled: config.security.audit.enabled, path: config.security.audit.logPath }, 'audit logging');
+  logger.info({ enabled: config.security.audit.enabled, path: config.security.audit.log.path }, 'audit logging');
 }
 
 export { EXIT_USAGE } from './exit-codes.js';

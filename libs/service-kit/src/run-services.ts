@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials, status } from '@grpc/grpc-js';
-import { ConfigError, type LoomConfig, type ServiceName, serviceNames } from '@loom/config';
+import { ConfigError, type LoomConfig, type ServiceName, serviceNames, type TlsConfig, tlsFiles } from '@loom/config';
 import {
   clientTracingInterceptor,
   type Logger,
@@ -47,7 +47,8 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
   const redactor = options.redactor ?? defaultRedactor;
   const tokens = serviceTokens(config, logger);
   for (const token of Object.values(tokens)) redactor.add(token);
-  const tls = config.tls === undefined ? undefined : loadTls(config.tls);
+  const tlsConfig = tlsFiles(config.tls);
+  const tls = tlsConfig === undefined ? undefined : loadTls(tlsConfig);
 
   // Refusals are audited by this process under the identity of a service it hosts that writes to the
   // audit log (the audit service itself does not); a process hosting only the audit service logs them.
@@ -90,7 +91,9 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
       allowAnonymous: config.auth.allowAnonymous,
       anonymousRoles: config.auth.anonymousRoles,
       clientCertificates: tls !== undefined,
-      ...(config.auth.oidc === undefined ? {} : { signIn: { verifier: signInVerifier(config.auth.oidc.configFile), rolePrefix: config.auth.oidc.rolePrefix } }),
+      ...(config.auth.oidc.configFile === undefined
+        ? {}
+        : { signIn: { verifier: signInVerifier(config.auth.oidc.configFile), rolePrefix: config.auth.oidc.rolePrefix } }),
       onRefused,
     }),
     interceptors: [serverTracingInterceptor(), rpcMetricsInterceptor(metrics.getMeter('@loom/service-kit'))],
@@ -173,7 +176,7 @@ function signInVerifier(configFile: string): AccessTokenVerifier {
   }
 }
 
-function loadTls(tls: NonNullable<LoomConfig['tls']>): { server: ServerCredentials; client: ChannelCredentials } {
+function loadTls(tls: TlsConfig): { server: ServerCredentials; client: ChannelCredentials } {
   const ca = readFileSync(tls.caFile);
   const cert = readFileSync(tls.certFile);
   const key = readFileSync(tls.keyFile);

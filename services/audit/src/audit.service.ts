@@ -223,9 +223,9 @@ export const auditModule: ServiceModule<'security'> = {
   fullName: 'loom.v1.Audit',
   configSections: ['security'],
   async create({ config, logger }): Promise<ServiceInstance> {
-    const { enabled, logPath, maxFileBytes } = config.security.audit;
+    const { enabled, log: file } = config.security.audit;
     if (!enabled) logger.warn({}, 'audit logging disabled (loom.security.audit.enabled=false): events are accepted and not written');
-    const log = enabled ? await openLog(logPath, maxFileBytes, logger) : undefined;
+    const log = enabled ? await openLog(file.path, file.maxBytes, logger) : undefined;
     const implementation = log === undefined ? disabledAuditImplementation() : auditImplementation(log);
     return {
       addToServer(server) {

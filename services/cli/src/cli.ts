@@ -124,7 +124,7 @@ function addServeCommand(program: Command): void {
       });
       const running = await Promise.race([skillsListening, skillsDone.then(() => undefined)]);
       if (running === undefined) return;
-      const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.registrations[name] !== undefined);
+      const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.register[name] !== undefined);
       await Promise.all([serveProcess(modules, { ...source, overrides: [...overrides, ...source.overrides] }), skillsDone]);
     });
 }

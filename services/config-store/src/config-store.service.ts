@@ -310,7 +310,7 @@ export const configStoreModule: ServiceModule<'datasource' | 'startup'> = {
   async create({ config, logger, clients }): Promise<ServiceInstance> {
     const repository = await WorkflowRepository.open({
       root: config.datasource.filesystemRoot,
-      startupDirectory: config.startup.workflowsDirectory ?? config.datasource.filesystemRoot,
+      startupDirectory: config.startup.workflows.directory ?? config.datasource.filesystemRoot,
       logger,
     });
     let appender: AuditAppender | undefined;

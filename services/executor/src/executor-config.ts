@@ -19,7 +19,7 @@ export const EXECUTOR_CONFIG_SECTIONS = [
   'telemetry',
   'scheduler',
   'sources',
-  'graphSso',
+  'graph',
   'tls',
 ] as const;
 

@@ -1,6 +1,7 @@
 import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config.js';
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
+import { graphSsoSettings } from '@loom/config';
 import { AuditEventType, type ComponentStatus, type DryRunComponentOutput, ExecutorService, type Message, WorkflowState } from '@loom/contracts';
 import {
   catalogFor,
@@ -141,7 +142,7 @@ export class Executor {
       const run = await WorkflowRun.start(plain, {
         factories: this.factories,
         logger,
-        messageSamplingRatio: config.telemetry.messageSamplingRatio,
+        messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
         onFailure: (component, _message, error) => this.auditScriptFailure(plain, component, error),
       });
@@ -362,7 +363,8 @@ export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[num
   configSections: EXECUTOR_CONFIG_SECTIONS,
   create({ config, logger, clients }): Promise<ServiceInstance> {
     const executor = new Executor({ config, logger, clients });
-    const graphSso = config.graphSso === undefined ? undefined : new GraphSsoQuery(config.graphSso, { logger });
+    const ssoSettings = graphSsoSettings(config.graph.sso);
+    const graphSso = ssoSettings === undefined ? undefined : new GraphSsoQuery(ssoSettings, { logger });
     return Promise.resolve({
       addToServer(server) {
         server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger, graphSso));

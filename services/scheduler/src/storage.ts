@@ -24,7 +24,7 @@ export function schedulerIdentity(): string {
  * advisory lock; without, the local state file and a scheduler that leads alone.
  */
 export async function openSchedulerStorage(config: Pick<LoomConfig, 'scheduler'>, logger: Logger, identity = schedulerIdentity()): Promise<SchedulerStorage> {
-  const url = config.scheduler.databaseUrl;
+  const url = config.scheduler.database.url;
   if (url === undefined) {
     const store = await FileStateStore.open(config.scheduler.stateFile);
     logger.info({ state: store.description }, 'scheduler state in a local file; one scheduler runs (set loom.scheduler.database.url for several)');

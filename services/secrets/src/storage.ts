@@ -15,7 +15,7 @@ export interface SecretsStorage {
 
 /** Opens `loom.secrets.database.url`, or with none the embedded PostgreSQL, and runs the migrations. */
 export async function openSecretsStorage(config: Pick<LoomConfig, 'secrets' | 'embedded'>, logger: Logger): Promise<SecretsStorage> {
-  const url = config.secrets.databaseUrl;
+  const url = config.secrets.database.url;
   const embedded =
     url === undefined ? await acquireEmbeddedPostgres({ dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port, logger }) : undefined;
   const connectionUrl = url ?? (embedded as EmbeddedPostgres).url;

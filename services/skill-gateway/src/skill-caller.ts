@@ -49,7 +49,7 @@ export function callPolicyOf(config: Pick<LoomConfig, 'skills'>): CallPolicy {
   return {
     timeoutMs: (skill) => skills.timeouts[skill.name] ?? skills.timeoutMs,
     maxConcurrency: (skill) =>
-      skills.concurrency[skill.name] ?? (skill.capability === 'KEYWORD_EXTRACTION' ? skills.keywordExtractionMaxConcurrency : skills.maxConcurrency),
+      skills.concurrency[skill.name] ?? (skill.capability === 'KEYWORD_EXTRACTION' ? skills.keywordExtraction.maxConcurrency : skills.maxConcurrency),
     retries: skills.retries,
     backoff: skills.backoff,
     breaker: skills.breaker,

@@ -224,7 +224,7 @@ function skillToProto(skill: Skill): SkillMessage {
  * those names mean, so a changed URL takes effect at the next start. A registration that breaks
  * the capability's rules stops the start, naming the key and the field.
  */
-export async function registerConfiguredSkills(registrations: LoomConfig['skills']['registrations'], registry: SkillRegistry, logger: Logger): Promise<void> {
+export async function registerConfiguredSkills(registrations: LoomConfig['skills']['register'], registry: SkillRegistry, logger: Logger): Promise<void> {
   for (const [name, fields] of Object.entries(registrations)) {
     const key = `loom.skills.register.${name}`;
     let skill;
@@ -247,12 +247,12 @@ export const skillGatewayModule: ServiceModule<'skills' | 'embedded'> = {
   configSections: ['skills', 'embedded'],
   async create({ config, logger }): Promise<ServiceInstance> {
     const storage = await openSkillStorage(config, logger);
-    const registry = new SkillRegistry(storage.db, config.skills.registryCacheMs);
+    const registry = new SkillRegistry(storage.db, config.skills.registry.cacheMs);
     const caller = new SkillCaller(callPolicyOf(config), logger);
     const implementation = skillGatewayImplementation({ registry, caller, logger });
     logger.info({ registry: storage.address }, 'skill registry ready');
     try {
-      await registerConfiguredSkills(config.skills.registrations, registry, logger);
+      await registerConfiguredSkills(config.skills.register, registry, logger);
     } catch (error) {
       caller.close();
       await storage.close();

@@ -16,7 +16,7 @@ export interface SkillStorage {
  * of this process), and runs the migrations. Gateways pointed at one database share one registry.
  */
 export async function openSkillStorage(config: Pick<LoomConfig, 'skills' | 'embedded'>, logger: Logger): Promise<SkillStorage> {
-  const url = config.skills.databaseUrl;
+  const url = config.skills.database.url;
   const embedded: EmbeddedPostgres | undefined =
     url === undefined ? await acquireEmbeddedPostgres({ dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port, logger }) : undefined;
   const connectionUrl = url ?? (embedded as EmbeddedPostgres).url;

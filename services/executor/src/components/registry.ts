@@ -62,8 +62,12 @@ export interface FactoryOptions {
 
 /** The component kinds this executor runs, by qualified name. */
 export function componentFactories(config: ExecutorConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
-  const limits = options.limits ?? { memoryLimitMb: config.scripts.javascriptMemoryLimitMb, timeoutMs: config.scripts.timeLimitMs };
-  const python: PythonSettings = { policy: config.security.serverPolicy.enabled, state: statePaths(config), memoryLimitMb: config.scripts.pythonMemoryLimitMb };
+  const limits = options.limits ?? { memoryLimitMb: config.scripts.javascript.memoryLimitMb, timeoutMs: config.scripts.timeLimitMs };
+  const python: PythonSettings = {
+    policy: config.security.serverPolicy.enabled,
+    state: statePaths(config),
+    memoryLimitMb: config.scripts.python.memoryLimitMb,
+  };
   const graph: [string, ComponentFactory][] =
     options.graphStores === undefined
       ? []
