@@ -319,7 +319,8 @@ export function executorImplementation(
         wake?.();
       });
       try {
-        await send({ time: new Date(), runId: run.runId, state: STATES[run.state], component: '', error: '' });
+        // the current state first; a run that already failed says why, as its FAILED event did
+        await send({ time: new Date(), runId: run.runId, state: STATES[run.state], component: '', error: run.state === 'FAILED' ? run.error : '' });
         while (!context.signal.aborted) {
           if (overflowed) {
             throw new ResourceExhaustedError(`the watcher fell more than ${MAX_PENDING_RUN_EVENTS} events behind; watch again for the current state`);

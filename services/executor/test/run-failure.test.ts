@@ -37,13 +37,17 @@ async function pushAndStart(harness: ExecutorHarness, workflow: WorkflowConfigur
 }
 
 /** Follows WatchRun from now until the stream ends (the run ended); answers every event. */
-function watch(harness: ExecutorHarness, name: string): Promise<WatchRunResponse[]> {
-  return new Promise((resolve, reject) => {
+/** Watches a run; resolves once the stream is open (its first event, the current state, has come) with the promise of every event to its end. */
+function watch(harness: ExecutorHarness, name: string): Promise<{ ended: Promise<WatchRunResponse[]> }> {
+  return new Promise((opened, reject) => {
     const events: WatchRunResponse[] = [];
     const stream = harness.executor.watchRun({ name });
-    stream.on('data', (event: WatchRunResponse) => events.push(event));
+    const ended = new Promise<WatchRunResponse[]>((resolve) => stream.on('end', () => resolve(events)));
+    stream.on('data', (event: WatchRunResponse) => {
+      events.push(event);
+      if (events.length === 1) opened({ ended });
+    });
     stream.on('error', reject);
-    stream.on('end', () => resolve(events));
   });
 }
 
@@ -72,7 +76,7 @@ describe('a run whose component dies outside a single message goes FAILED, with 
         [[reader, SINK]],
       ),
     );
-    const events = watch(harness, name);
+    const { ended: events } = await watch(harness, name);
     rmSync(inbox, { recursive: true });
 
     const ended = runEvents(await events);
@@ -81,6 +85,8 @@ describe('a run whose component dies outside a single message goes FAILED, with 
     const status = await call(harness.executor, 'getWorkflowStatus', { name });
     expect(status.state).toBe(WorkflowState.WORKFLOW_STATE_FAILED);
     expect(status.lastError).toBe(reason);
+    // a watcher that comes after the end is told the state and the reason at once
+    expect(runEvents(await (await watch(harness, name)).ended)).toEqual([`FAILED: ${reason}`]);
   });
 
   it('a graph store that stays unreachable past max_retry: the graph writer', async () => {
@@ -110,7 +116,7 @@ describe('a run whose component dies outside a single message goes FAILED, with 
         [[INLET, writer]],
       ),
     );
-    const events = watch(harness, name);
+    const { ended: events } = await watch(harness, name);
     await publish(harness, name, INLET, { id: 1 });
 
     const ended = runEvents(await events);
@@ -141,7 +147,7 @@ describe('a run whose component dies outside a single message goes FAILED, with 
         ],
       ),
     );
-    const events = watch(harness, name);
+    const { ended: events } = await watch(harness, name);
     // the script tells where its host works (the run's private directory), then the machine loses that directory
     await publish(harness, name, INLET, { op: 'where' });
     let privateDir = '';
