@@ -20,6 +20,17 @@ export function rssOf(pid) {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc, in clock ticks of 10 ms), or undefined once it is gone. */
+export function cpuSecondsOf(pid) {
+  try {
+    // the fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined; // the process ended: nothing to measure
+  }
+}
+
 /**
  * Starts `node --no-node-snapshot <main> serve …` in `cwd` (a new temporary directory unless given) and resolves once it
  * logs 'loom listening': `{ child, port, address, spawnedAt, startMs, rssAtListening, stop() }`. `onLine` sees every JSON

@@ -3,7 +3,9 @@
 // PublishMessage at 1, 16 and 64 callers, PublishMessages (100 messages a call), PublishStream, and a webhook source
 // (one message a request, and 100 a request). Each figure is messages per second from the first send until the sink
 // has every message that passes the filter, with p50/p99 per call, the median of 3 runs, and its share of the same
-// flow run in-process (bench/executor.bench.mjs's measurement) in the same run.
+// flow run in-process (bench/executor.bench.mjs's measurement) in the same run, and the CPU time loom and the feeder
+// spent a message. GetWorkflowStatus at 64 callers, which carries no message, is measured beside them as the floor of
+// one unary call on this server.
 // With LOOM_BASELINE_MAIN=<another checkout>/services/cli/dist/main.js the single-message figures are measured against
 // that build too, in the same run, for a ratio to it. BENCH_SCALE scales the message counts (default 1).
 import { spawn } from 'node:child_process';
@@ -17,7 +19,7 @@ import { call, createClient } from '@loom/service-kit';
 import { createLogger } from '@loom/telemetry';
 import { articleWorkflow } from './article-pipeline.mjs';
 import { countingSink, measureThroughput } from './counting-sink.mjs';
-import { median, startLoomServe } from './loom-serve.mjs';
+import { cpuSecondsOf, median, startLoomServe } from './loom-serve.mjs';
 import { samplePayload } from './node-red-baseline.mjs';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -100,29 +102,39 @@ const CASES = [
   { label: 'webhook, 1 a request, 64 callers', mode: 'webhook', callers: 64, batch: 1, messages: 20_000, webhook: true },
   { label: 'webhook, 100 a request (JSON array), 8 callers', mode: 'webhook', callers: 8, batch: 100, messages: 200_000, webhook: true },
 ];
+/** Not a path a message takes: the cheapest RPC of the same server, the floor under any unary call here. */
+const REFERENCE = { label: 'GetWorkflowStatus (no message), 64 callers', mode: 'status', callers: 64, batch: 1, messages: 20_000 };
 
 async function measureCases(served, cases) {
   const figures = new Map();
   for (const spec of cases) {
     const runs = [];
     for (let run = 0; run < RUNS; run++) {
-      runs.push(
-        await feed({
-          address: served.loom.address,
-          mode: spec.mode,
-          callers: spec.callers,
-          batch: spec.batch,
-          messages: Math.max(spec.batch, Math.round(spec.messages * SCALE)),
-          workflow: spec.webhook ? HOOK_WORKFLOW : INLET_WORKFLOW,
-          inlet: 'in',
-          sink: 'sink',
-          webhookUrl: served.webhookUrl,
-        }),
-      );
+      const serverCpuBefore = cpuSecondsOf(served.loom.child.pid);
+      const result = await feed({
+        address: served.loom.address,
+        mode: spec.mode,
+        callers: spec.callers,
+        batch: spec.batch,
+        messages: Math.max(spec.batch, Math.round(spec.messages * SCALE)),
+        workflow: spec.webhook ? HOOK_WORKFLOW : INLET_WORKFLOW,
+        inlet: 'in',
+        sink: 'sink',
+        webhookUrl: served.webhookUrl,
+      });
+      const serverCpuSeconds = cpuSecondsOf(served.loom.child.pid) - serverCpuBefore;
+      runs.push({ ...result, serverCpuUs: (serverCpuSeconds * 1e6) / result.messages });
     }
     const middle = median(runs.map((run) => run.perSecond));
     const chosen = runs.find((run) => run.perSecond === middle) ?? runs[0];
-    figures.set(spec.label, { perSecond: middle, runs: runs.map((run) => Math.round(run.perSecond)), p50Ms: chosen.p50Ms, p99Ms: chosen.p99Ms });
+    figures.set(spec.label, {
+      perSecond: middle,
+      runs: runs.map((run) => Math.round(run.perSecond)),
+      p50Ms: chosen.p50Ms,
+      p99Ms: chosen.p99Ms,
+      serverCpuUs: median(runs.map((run) => run.serverCpuUs)),
+      feederCpuUs: median(runs.map((run) => run.feederCpuUs)),
+    });
   }
   return figures;
 }
@@ -135,7 +147,7 @@ console.log(`in-process (the same flow in this process, one run of ${fmt(200_000
 const served = await serveWithWorkflows();
 let figures;
 try {
-  figures = await measureCases(served, CASES);
+  figures = await measureCases(served, [...CASES, REFERENCE]);
 } finally {
   await served.loom.stop();
 }
@@ -143,10 +155,11 @@ try {
 const localAfter = await inProcess();
 const inProcessPerSecond = median([local.perSecond, localAfter.perSecond]);
 console.log(`in-process again after the served runs: ${fmt(localAfter.perSecond)} msg/s; their mean is the 100% below: ${fmt(inProcessPerSecond)} msg/s`);
-console.log('\npath | msg/s (median of 3) | runs | p50 ms | p99 ms | share of in-process');
+console.log('\npath | msg/s (median of 3) | runs | p50 ms | p99 ms | share of in-process | CPU µs a message: loom, feeder');
 for (const [label, figure] of figures) {
+  const share = label === REFERENCE.label ? '(calls/s; no message)' : `${((figure.perSecond / inProcessPerSecond) * 100).toFixed(1)}%`;
   console.log(
-    `${label} | ${fmt(figure.perSecond)} | ${figure.runs.map(fmt).join(' / ')} | ${figure.p50Ms.toFixed(2)} | ${figure.p99Ms.toFixed(2)} | ${((figure.perSecond / inProcessPerSecond) * 100).toFixed(1)}%`,
+    `${label} | ${fmt(figure.perSecond)} | ${figure.runs.map(fmt).join(' / ')} | ${figure.p50Ms.toFixed(2)} | ${figure.p99Ms.toFixed(2)} | ${share} | ${fmt(figure.serverCpuUs)}, ${fmt(figure.feederCpuUs)}`,
   );
 }
 
