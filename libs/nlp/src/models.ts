@@ -77,7 +77,7 @@ export function encodeParser(
   prune: number,
 ): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
-    header: { kind: 'parser', labels: model.labels, tags, bits: model.perceptron.bits, labelBits: model.leftLabeler.bits },
+    header: { kind: 'parser', labels: model.labels, tags, bits: model.perceptron.bits, labelBits: model.leftLabeler.bits, beam: model.beam },
     sections: new Map([
       ['transitions', encodeWeights(model.perceptron.weights, prune)],
       ['left', encodeWeights(model.leftLabeler.weights, prune)],
@@ -93,12 +93,16 @@ export function decodeParser(name: string, file: ModelFile): ParserModel & { tag
   const tags = stringArray(name, file.header['tags'], 'tags');
   const bits = integer(name, file.header['bits'], 'bits');
   const labelBits = integer(name, file.header['labelBits'], 'labelBits');
+  // Files written before beam decoding have no width: they were trained and scored greedily.
+  const beam = file.header['beam'] === undefined ? 1 : integer(name, file.header['beam'], 'beam');
+  if (beam < 1) throw new ModelLoadError(name, 'header field beam is below 1');
   return {
     perceptron: new Perceptron(3, bits, decodeWeights(name, section(name, file, 'transitions'))),
     leftLabeler: new Perceptron(labels.length, labelBits, decodeWeights(name, section(name, file, 'left'))),
     rightLabeler: new Perceptron(labels.length, labelBits, decodeWeights(name, section(name, file, 'right'))),
     labels,
     tags,
+    beam,
   };
 }
 

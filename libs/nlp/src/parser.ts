@@ -17,6 +17,8 @@ export interface ParserModel {
   readonly rightLabeler: Perceptron;
   /** Dependency relations with subtypes, e.g. `nsubj`, `obl:tmod`. */
   readonly labels: readonly string[];
+  /** Beam width of decoding; 1 is greedy. */
+  readonly beam: number;
 }
 
 /** A sentence to parse: word forms and tag codes (any integer coding of the predicted tags). */
@@ -39,6 +41,13 @@ export interface ParserTrainOptions {
   readonly labelBits: number;
   /** Probability of following the model's own (possibly wrong) action after the first epoch. */
   readonly explore: number;
+  /**
+   * Epochs of global beam training after the greedy ones (Zhang & Nivre 2011): the whole transition
+   * sequence is scored and updated at its maximum violation (Huang et al. 2012). 0 keeps greedy training.
+   */
+  readonly beamEpochs?: number;
+  /** Beam width of beam training and of the returned model's decoding. */
+  readonly beam?: number;
   readonly onEpoch?: (epoch: number, model: ParserModel) => void;
 }
 
@@ -71,24 +80,38 @@ class State {
   readonly rightSetLo: Int32Array;
   readonly rightSetHi: Int32Array;
 
+  /** All the arrays above are views of this one buffer, so copying a state is one copy. */
+  private readonly buffer: Int32Array;
+
   constructor(n: number) {
     this.n = n;
-    this.stack = new Int32Array(n + 1);
+    const size = n + 1;
+    this.buffer = new Int32Array(13 * size);
+    const view = (k: number): Int32Array => this.buffer.subarray(k * size, (k + 1) * size);
+    this.stack = view(0);
+    this.heads = view(1);
+    this.labels = view(2);
+    this.lc1 = view(3);
+    this.lc2 = view(4);
+    this.rc1 = view(5);
+    this.rc2 = view(6);
+    this.nLeft = view(7);
+    this.nRight = view(8);
+    this.leftSetLo = view(9);
+    this.leftSetHi = view(10);
+    this.rightSetLo = view(11);
+    this.rightSetHi = view(12);
+    // heads, labels and the four nearest-child arrays start as NONE
+    this.buffer.fill(NONE, size, 7 * size);
     this.stack[0] = 0;
     this.sp = 1;
-    const filled = (): Int32Array => new Int32Array(n + 1).fill(NONE);
-    this.heads = filled();
-    this.labels = filled();
-    this.lc1 = filled();
-    this.lc2 = filled();
-    this.rc1 = filled();
-    this.rc2 = filled();
-    this.nLeft = new Int32Array(n + 1);
-    this.nRight = new Int32Array(n + 1);
-    this.leftSetLo = new Int32Array(n + 1);
-    this.leftSetHi = new Int32Array(n + 1);
-    this.rightSetLo = new Int32Array(n + 1);
-    this.rightSetHi = new Int32Array(n + 1);
+  }
+
+  /** Becomes a copy of `o` (a state of the same sentence), so beam items reuse their arrays. */
+  copyFrom(o: State): void {
+    this.sp = o.sp;
+    this.b = o.b;
+    this.buffer.set(o.buffer);
   }
 
   s(i: number): number {
@@ -348,11 +371,153 @@ function costs(st: State, gold: Int32Array, out: Int32Array): void {
   }
 }
 
-/** Parses one sentence; returns heads (0 = root) and label indices for words 1..n at positions 0..n-1. */
+/** The relation the labeler of the arc's direction scores best over the features of the state before the arc. */
+function bestLabel(model: ParserModel, action: number, feats: Int32Array, count: number, scratch: Float32Array): number {
+  (action === LEFT ? model.leftLabeler : model.rightLabeler).score(feats, count, scratch);
+  return Perceptron.best(scratch);
+}
+
+const MAX_SHARED_STRIDE = 9000;
+
+/**
+ * The beam of one sentence: up to `width` states with their summed transition scores, advanced in
+ * lock step (every arc-hybrid derivation of n words takes exactly 2n transitions). The beam ranks
+ * transitions only; the relation of an arc is then chosen by its labeler for the surviving items
+ * alone, so a beam of k costs about k greedy parses rather than k × (1 + 2L) scorings. Items of a
+ * beam mostly build the same arcs, so the relation is chosen once per arc and dependent subtree
+ * (head, dependent, the dependent's outermost dependents) and reused by every item building it:
+ * scoring the relations was most of the beam's time.
+ */
+class Beam {
+  items: State[];
+  private spare: State[];
+  scores: Float64Array;
+  private spareScores: Float64Array;
+  size = 1;
+  /** Features of each item's current state (filled by expand). */
+  readonly feats: Int32Array[];
+  readonly counts: Int32Array;
+  /** Candidates of the last expand, best first: the item they extend, the transition, the summed score. */
+  readonly candItem: Int32Array;
+  readonly candAction: Int32Array;
+  readonly candScore: Float64Array;
+  candidates = 0;
+  /** For each item after advance: the item of the previous step it extends and the transition taken. */
+  readonly parent: Int32Array;
+  readonly action: Int32Array;
+  private readonly transitionScores = new Float32Array(3);
+  private readonly labelScores: Float32Array;
+  private readonly arcLabels = new Map<number, number>();
+
+  constructor(
+    n: number,
+    readonly width: number,
+    labels: number,
+  ) {
+    this.items = Array.from({ length: width }, () => new State(n));
+    this.spare = Array.from({ length: width }, () => new State(n));
+    this.scores = new Float64Array(width);
+    this.spareScores = new Float64Array(width);
+    this.feats = Array.from({ length: width }, () => new Int32Array(MAX_FEATURES));
+    this.counts = new Int32Array(width);
+    this.candItem = new Int32Array(3 * width);
+    this.candAction = new Int32Array(3 * width);
+    this.candScore = new Float64Array(3 * width);
+    this.parent = new Int32Array(width);
+    this.action = new Int32Array(width);
+    this.labelScores = new Float32Array(labels);
+  }
+
+  terminal(): boolean {
+    return this.items[0]!.terminal();
+  }
+
+  /** Extracts each item's features and lists every legal transition, sorted by summed score (ties: earlier item, lower action). */
+  expand(model: ParserModel, c: Codes): void {
+    let m = 0;
+    for (let i = 0; i < this.size; i++) {
+      const st = this.items[i]!;
+      const count = extract(st, c, this.feats[i]!);
+      this.counts[i] = count;
+      model.perceptron.score(this.feats[i]!, count, this.transitionScores);
+      for (let a = 0; a < 3; a++) {
+        if (!legal(st, a)) continue;
+        const score = this.scores[i]! + this.transitionScores[a]!;
+        // insertion into the sorted list (at most 3 × width entries)
+        let j = m++;
+        while (j > 0 && this.candScore[j - 1]! < score) {
+          this.candItem[j] = this.candItem[j - 1]!;
+          this.candAction[j] = this.candAction[j - 1]!;
+          this.candScore[j] = this.candScore[j - 1]!;
+          j--;
+        }
+        this.candItem[j] = i;
+        this.candAction[j] = a;
+        this.candScore[j] = score;
+      }
+    }
+    this.candidates = m;
+  }
+
+  /** The relation of the arc that transition `a` makes from item `i`'s state `st` (see the class comment). */
+  private label(model: ParserModel, st: State, a: number, i: number): number {
+    const stride = st.n + 2;
+    // The key below is exact while stride⁴ < 2⁵³; a longer "sentence" is labelled without sharing.
+    if (stride > MAX_SHARED_STRIDE) return bestLabel(model, a, this.feats[i]!, this.counts[i]!, this.labelScores);
+    const d = st.s(0);
+    const h = a === LEFT ? st.b : st.s(1);
+    const key = ((h * stride + d) * stride + st.lc1[d]! + 1) * stride + st.rc1[d]! + 1;
+    let label = this.arcLabels.get(key);
+    if (label === undefined) {
+      label = bestLabel(model, a, this.feats[i]!, this.counts[i]!, this.labelScores);
+      this.arcLabels.set(key, label);
+    }
+    return label;
+  }
+
+  /** Keeps the best `width` candidates; an arc's relation is the one its labeler scores best. */
+  advance(model: ParserModel): void {
+    const keep = Math.min(this.width, this.candidates);
+    for (let j = 0; j < keep; j++) {
+      const i = this.candItem[j]!;
+      const a = this.candAction[j]!;
+      const st = this.spare[j]!;
+      st.copyFrom(this.items[i]!);
+      const label = a === SHIFT ? NULL_LABEL : this.label(model, this.items[i]!, a, i);
+      st.apply(a, label);
+      this.spareScores[j] = this.candScore[j]!;
+      this.parent[j] = i;
+      this.action[j] = a;
+    }
+    [this.items, this.spare] = [this.spare, this.items];
+    [this.scores, this.spareScores] = [this.spareScores, this.scores];
+    this.size = keep;
+  }
+}
+
+/** Heads and labels of words 1..n at positions 0..n-1. */
+function treeOf(st: State): { heads: number[]; labels: number[] } {
+  const heads: number[] = [];
+  const labels: number[] = [];
+  for (let i = 1; i <= st.n; i++) {
+    heads.push(st.heads[i]!);
+    labels.push(st.labels[i]!);
+  }
+  return { heads, labels };
+}
+
+/** Parses one sentence (greedily, or with the model's beam); returns heads (0 = root) and label indices for words 1..n at positions 0..n-1. */
 export function parse(model: ParserModel, input: ParserInput): { heads: number[]; labels: number[] } {
-  const n = input.words.length;
-  const st = new State(n);
   const c = codesOf(input);
+  if (model.beam > 1) {
+    const beam = new Beam(input.words.length, model.beam, model.labels.length);
+    while (!beam.terminal()) {
+      beam.expand(model, c);
+      beam.advance(model);
+    }
+    return treeOf(beam.items[0]!);
+  }
+  const st = new State(input.words.length);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(3);
   const labelScores = new Float32Array(model.labels.length);
@@ -361,85 +526,257 @@ export function parse(model: ParserModel, input: ParserInput): { heads: number[]
     model.perceptron.score(feats, count, scores);
     let action = -1;
     for (let a = 0; a < 3; a++) if (legal(st, a) && (action < 0 || scores[a]! > scores[action]!)) action = a;
-    let label = NULL_LABEL;
-    if (action !== SHIFT) {
-      (action === LEFT ? model.leftLabeler : model.rightLabeler).score(feats, count, labelScores);
-      label = Perceptron.best(labelScores);
-    }
-    st.apply(action, label);
+    st.apply(action, action === SHIFT ? NULL_LABEL : bestLabel(model, action, feats, count, labelScores));
   }
-  const heads: number[] = [];
-  const labels: number[] = [];
+  return treeOf(st);
+}
+
+/** Gold heads and labels of a training sentence at positions 1..n (position 0, the root, has none). */
+interface Gold {
+  readonly heads: Int32Array;
+  readonly labels: Int32Array;
+}
+
+function goldOf(ex: ParserExample): Gold {
+  const n = ex.words.length;
+  const heads = new Int32Array(n + 1);
+  const labels = new Int32Array(n + 1);
+  heads[0] = NONE;
   for (let i = 1; i <= n; i++) {
-    heads.push(st.heads[i]!);
-    labels.push(st.labels[i]!);
+    heads[i] = ex.heads[i - 1]!;
+    labels[i] = ex.labels[i - 1]!;
   }
   return { heads, labels };
 }
 
-/** Trains the parser with the dynamic oracle and exploration; returns the averaged model. */
+/** The legal transition of least oracle cost, the better scored among equals (the latent gold of a state). */
+function cheapest(st: State, cost: Int32Array, scores: Float32Array): number {
+  let best = -1;
+  for (let a = 0; a < 3; a++) {
+    if (!legal(st, a)) continue;
+    if (best < 0 || cost[a]! < cost[best]! || (cost[a] === cost[best] && scores[a]! > scores[best]!)) best = a;
+  }
+  return best;
+}
+
+/**
+ * The relation of an arc during training: the labeler of its direction learns it (one local
+ * update) when the arc is right, and the state then carries the gold relation; a wrong arc keeps the
+ * labeler's guess, as at parse time.
+ */
+function trainLabel(model: ParserModel, st: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
+  const s0 = st.s(0);
+  const head = action === LEFT ? st.b : st.s(1);
+  const labeler = action === LEFT ? model.leftLabeler : model.rightLabeler;
+  labeler.score(feats, count, scratch);
+  const guess = Perceptron.best(scratch);
+  if (gold.heads[s0] !== head) return guess;
+  labeler.tick();
+  labeler.update(feats, count, gold.labels[s0]!, guess);
+  return gold.labels[s0]!;
+}
+
+/** Reusable buffers of greedy and beam training. */
+class Scratch {
+  readonly feats = new Int32Array(MAX_FEATURES);
+  readonly scores = new Float32Array(3);
+  readonly cost = new Int32Array(3);
+  readonly labelScores: Float32Array;
+  /** Per step of the gold sequence: features, their count, transition, summed score. */
+  goldFeats = new Int32Array(0);
+  goldCounts = new Int32Array(0);
+  goldActions = new Int32Array(0);
+  goldScores = new Float64Array(0);
+  /** Per step and beam item: features and count of the state expanded, parent item and transition of the item made. */
+  beamFeats = new Int32Array(0);
+  beamCounts = new Int32Array(0);
+  beamParents = new Int32Array(0);
+  beamActions = new Int32Array(0);
+  /** Per step: summed score of the best item and whether every transition it took was of least cost. */
+  bestScores = new Float64Array(0);
+  bestOptimal = new Uint8Array(0);
+
+  constructor(labels: number) {
+    this.labelScores = new Float32Array(labels);
+  }
+
+  /** Makes room for a sentence of `steps` transitions with a beam of `width`. */
+  ensure(steps: number, width: number): void {
+    if (this.goldCounts.length >= steps && this.beamCounts.length >= steps * width) return;
+    const room = Math.max(steps, 2 * this.goldCounts.length);
+    this.goldFeats = new Int32Array(room * MAX_FEATURES);
+    this.goldCounts = new Int32Array(room);
+    this.goldActions = new Int32Array(room);
+    this.goldScores = new Float64Array(room + 1);
+    this.beamFeats = new Int32Array(room * width * MAX_FEATURES);
+    this.beamCounts = new Int32Array(room * width);
+    this.beamParents = new Int32Array(room * width);
+    this.beamActions = new Int32Array(room * width);
+    this.bestScores = new Float64Array(room + 1);
+    this.bestOptimal = new Uint8Array(room + 1);
+  }
+}
+
+/** One greedy pass over a sentence with the dynamic oracle: local updates; follows the model's own transition with probability `explore`. */
+function trainGreedy(model: ParserModel, ex: ParserExample, c: Codes, gold: Gold, explore: () => boolean, sc: Scratch): void {
+  const st = new State(ex.words.length);
+  const { feats, scores, cost } = sc;
+  while (!st.terminal()) {
+    const count = extract(st, c, feats);
+    model.perceptron.score(feats, count, scores);
+    cost.fill(1 << 20);
+    costs(st, gold.heads, cost);
+    let guess = -1;
+    for (let a = 0; a < 3; a++) if (legal(st, a) && (guess < 0 || scores[a]! > scores[guess]!)) guess = a;
+    const best = cheapest(st, cost, scores);
+    model.perceptron.tick();
+    if (cost[guess]! > cost[best]!) model.perceptron.update(feats, count, best, guess);
+    const action = explore() ? guess : best;
+    st.apply(action, action === SHIFT ? NULL_LABEL : trainLabel(model, st, action, gold, feats, count, sc.labelScores));
+  }
+}
+
+/** Follows the latent gold sequence (least-cost transitions, best scored first) and records its features and summed scores. */
+function goldSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, sc: Scratch): void {
+  const st = new State(gold.heads.length - 1);
+  sc.goldScores[0] = 0;
+  for (let t = 0; t < steps; t++) {
+    const feats = sc.goldFeats.subarray(t * MAX_FEATURES, (t + 1) * MAX_FEATURES);
+    const count = extract(st, c, feats);
+    model.perceptron.score(feats, count, sc.scores);
+    sc.cost.fill(1 << 20);
+    costs(st, gold.heads, sc.cost);
+    const action = cheapest(st, sc.cost, sc.scores);
+    sc.goldCounts[t] = count;
+    sc.goldActions[t] = action;
+    sc.goldScores[t + 1] = sc.goldScores[t]! + sc.scores[action]!;
+    st.apply(action, action === SHIFT ? NULL_LABEL : goldLabel(model, st, action, gold, feats, count, sc.labelScores));
+  }
+}
+
+/**
+ * The relation of an arc on the gold sequence, without training the labelers: they keep what the
+ * greedy epochs taught them on states the model itself reached (exploration), where training them
+ * further on gold-sequence states only scored LAS 0.12 lower (81.58 vs 81.70).
+ */
+function goldLabel(model: ParserModel, st: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
+  const s0 = st.s(0);
+  const head = action === LEFT ? st.b : st.s(1);
+  return gold.heads[s0] === head ? gold.labels[s0]! : bestLabel(model, action, feats, count, scratch);
+}
+
+/**
+ * Decodes a sentence with the beam, recording every step, and marks which items took only
+ * least-cost transitions (so reach the best tree still reachable: the gold tree when projective).
+ */
+function beamSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, width: number, sc: Scratch): void {
+  const beam = new Beam(gold.heads.length - 1, width, model.labels.length);
+  let optimal = new Uint8Array(width);
+  let nextOptimal = new Uint8Array(width);
+  const itemCosts = new Int32Array(3 * width);
+  const minCosts = new Int32Array(width);
+  optimal[0] = 1;
+  for (let t = 0; t < steps; t++) {
+    beam.expand(model, c);
+    for (let i = 0; i < beam.size; i++) {
+      const st = beam.items[i]!;
+      sc.cost.fill(1 << 20);
+      costs(st, gold.heads, sc.cost);
+      let min = 1 << 20;
+      for (let a = 0; a < 3; a++) {
+        itemCosts[3 * i + a] = sc.cost[a]!;
+        if (legal(st, a) && sc.cost[a]! < min) min = sc.cost[a]!;
+      }
+      minCosts[i] = min;
+      const slot = t * width + i;
+      sc.beamFeats.set(beam.feats[i]!.subarray(0, beam.counts[i]), slot * MAX_FEATURES);
+      sc.beamCounts[slot] = beam.counts[i]!;
+    }
+    beam.advance(model);
+    for (let j = 0; j < beam.size; j++) {
+      const p = beam.parent[j]!;
+      const a = beam.action[j]!;
+      sc.beamParents[t * width + j] = p;
+      sc.beamActions[t * width + j] = a;
+      nextOptimal[j] = optimal[p]! && itemCosts[3 * p + a] === minCosts[p] ? 1 : 0;
+    }
+    [optimal, nextOptimal] = [nextOptimal, optimal];
+    sc.bestScores[t + 1] = beam.scores[0]!;
+    sc.bestOptimal[t + 1] = optimal[0]!;
+  }
+}
+
+/**
+ * One beam pass over a sentence with a max-violation update (Huang, Fayong & Guo 2012): at the step
+ * where the best item outscores the latent gold sequence most, the gold prefix's transitions gain and
+ * the best item's lose. Nothing changes when the best final item took only least-cost transitions.
+ */
+function trainBeam(model: ParserModel, c: Codes, gold: Gold, width: number, sc: Scratch): void {
+  const steps = 2 * (gold.heads.length - 1);
+  sc.ensure(steps, width);
+  goldSequence(model, c, gold, steps, sc);
+  beamSequence(model, c, gold, steps, width, sc);
+  const perceptron = model.perceptron;
+  // Ticks per transition, as greedy training does, so both phases weigh alike in the averages.
+  for (let t = 0; t < steps; t++) perceptron.tick();
+  if (sc.bestOptimal[steps]) return;
+  let worst = -1;
+  let violation = -Infinity;
+  for (let t = 1; t <= steps; t++) {
+    if (sc.bestOptimal[t]) continue;
+    const v = sc.bestScores[t]! - sc.goldScores[t]!;
+    if (v >= violation) {
+      violation = v;
+      worst = t;
+    }
+  }
+  if (worst < 0 || violation < 0) return;
+  for (let t = 0; t < worst; t++) {
+    perceptron.adjust(sc.goldFeats.subarray(t * MAX_FEATURES), sc.goldCounts[t]!, sc.goldActions[t]!, 1);
+  }
+  let item = 0;
+  for (let t = worst - 1; t >= 0; t--) {
+    const slot = t * width + item;
+    const parent = sc.beamParents[slot]!;
+    const expanded = t * width + parent;
+    perceptron.adjust(sc.beamFeats.subarray(expanded * MAX_FEATURES), sc.beamCounts[expanded]!, sc.beamActions[slot]!, -1);
+    item = parent;
+  }
+}
+
+/**
+ * Trains the parser: greedy epochs with the dynamic oracle and exploration, then (when asked) beam
+ * epochs with global max-violation updates starting from the greedy weights; returns the averaged model.
+ */
 export function trainParser(examples: readonly ParserExample[], labels: readonly string[], options: ParserTrainOptions): ParserModel {
   const nLabels = labels.length;
-  const perceptron = new Perceptron(3, options.bits);
-  const leftLabeler = new Perceptron(nLabels, options.labelBits);
-  const rightLabeler = new Perceptron(nLabels, options.labelBits);
-  const model = { perceptron, leftLabeler, rightLabeler, labels };
+  const width = options.beam ?? 1;
+  const beamEpochs = width > 1 ? (options.beamEpochs ?? 0) : 0;
+  const model: ParserModel = {
+    perceptron: new Perceptron(3, options.bits),
+    leftLabeler: new Perceptron(nLabels, options.labelBits),
+    rightLabeler: new Perceptron(nLabels, options.labelBits),
+    labels,
+    beam: width,
+  };
   const next = random(options.seed);
   const order = [...examples];
-  const feats = new Int32Array(MAX_FEATURES);
-  const scores = new Float32Array(3);
-  const labelScores = new Float32Array(nLabels);
-  const cost = new Int32Array(3);
-  const codes = new Map<ParserExample, Codes>();
-  for (let epoch = 1; epoch <= options.epochs; epoch++) {
+  const sc = new Scratch(nLabels);
+  const codes = new Map<ParserExample, Codes>(examples.map((ex) => [ex, codesOf(ex)]));
+  for (let epoch = 1; epoch <= options.epochs + beamEpochs; epoch++) {
     shuffle(order, next);
+    // Only the transitions learn in the beam epochs (see goldLabel), so only their averages restart.
+    if (epoch === options.epochs + 1) model.perceptron.restart();
+    // The first epoch follows the oracle only; exploration draws from the seeded generator.
+    const explore = epoch > 1 ? (): boolean => next() < options.explore : (): boolean => false;
     for (const ex of order) {
-      let c = codes.get(ex);
-      if (!c) codes.set(ex, (c = codesOf(ex)));
-      const n = ex.words.length;
-      const gold = new Int32Array(n + 1);
-      const goldLabel = new Int32Array(n + 1);
-      gold[0] = NONE;
-      for (let i = 1; i <= n; i++) {
-        gold[i] = ex.heads[i - 1]!;
-        goldLabel[i] = ex.labels[i - 1]!;
-      }
-      const st = new State(n);
-      while (!st.terminal()) {
-        const count = extract(st, c, feats);
-        perceptron.score(feats, count, scores);
-        cost.fill(1 << 20);
-        costs(st, gold, cost);
-        let guess = -1;
-        let best = -1;
-        for (let a = 0; a < 3; a++) {
-          if (!legal(st, a)) continue;
-          if (guess < 0 || scores[a]! > scores[guess]!) guess = a;
-          if (best < 0 || cost[a]! < cost[best]! || (cost[a] === cost[best] && scores[a]! > scores[best]!)) best = a;
-        }
-        perceptron.tick();
-        if (cost[guess]! > cost[best]!) perceptron.update(feats, count, best, guess);
-        const action = epoch > 1 && next() < options.explore ? guess : best;
-        let label = NULL_LABEL;
-        if (action !== SHIFT) {
-          const s0 = st.s(0);
-          const head = action === LEFT ? st.b : st.s(1);
-          const labeler = action === LEFT ? leftLabeler : rightLabeler;
-          labeler.score(feats, count, labelScores);
-          label = Perceptron.best(labelScores);
-          if (gold[s0] === head) {
-            labeler.tick();
-            labeler.update(feats, count, goldLabel[s0]!, label);
-            label = goldLabel[s0]!;
-          }
-        }
-        st.apply(action, label);
-      }
+      if (epoch <= options.epochs) trainGreedy(model, ex, codes.get(ex)!, goldOf(ex), explore, sc);
+      else trainBeam(model, codes.get(ex)!, goldOf(ex), width, sc);
     }
     options.onEpoch?.(epoch, model);
   }
-  perceptron.average();
-  leftLabeler.average();
-  rightLabeler.average();
+  model.perceptron.average();
+  model.leftLabeler.average();
+  model.rightLabeler.average();
   return model;
 }

@@ -96,6 +96,16 @@ export class Perceptron {
     this.stamps = undefined;
   }
 
+  /**
+   * Replaces the weights by their averages so far and starts averaging anew from them: a second
+   * training phase (global beam updates after greedy ones) then averages only its own weights, which
+   * suit its decoding, while starting from what the first phase learnt.
+   */
+  restart(): void {
+    this.average();
+    this.clock = 1;
+  }
+
   /** A copy of the current averaged weights, leaving training state untouched (for dev checks between epochs). */
   averagedCopy(): Perceptron {
     const copy = new Perceptron(this.classes, this.bits, new Float32Array(this.weights));

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { findDataDir } from './data-dir.js';
+import { EWT_DEV, EWT_TRAIN, readEwt, Vocabulary } from './ewt.js';
+import { parse, trainParser, type ParserExample, type ParserModel } from './parser.js';
+
+// Gold XPOS tags keep these tests independent of the tagger; a small slice keeps them to seconds.
+const tags = new Vocabulary();
+const relations = new Vocabulary();
+const examplesOf = (file: string, count: number): ParserExample[] =>
+  readEwt(findDataDir(), file)
+    .slice(0, count)
+    .map((s) => ({
+      words: s.words.map((w) => w.form),
+      tags: s.words.map((w) => tags.add(w.xpos)),
+      heads: s.words.map((w) => w.head),
+      labels: s.words.map((w) => relations.add(w.deprel)),
+    }));
+const train = examplesOf(EWT_TRAIN, 400);
+const dev = examplesOf(EWT_DEV, 100);
+const options = { epochs: 2, beamEpochs: 2, beam: 4, bits: 18, labelBits: 18, explore: 0.9, seed: 3 };
+
+/** Whether heads (0 = root, words 1..n) form one tree: one word under the root, every word reaching it. */
+function isTree(heads: readonly number[]): boolean {
+  if (heads.filter((h) => h === 0).length !== 1) return false;
+  return heads.every((_, i) => {
+    let at = i + 1;
+    for (let steps = 0; steps <= heads.length; steps++) {
+      if (at === 0) return true;
+      const h = heads[at - 1]!;
+      if (h < 0 || h > heads.length) return false;
+      at = h;
+    }
+    return false;
+  });
+}
+
+function uas(model: ParserModel, examples: readonly ParserExample[]): number {
+  let right = 0;
+  let n = 0;
+  for (const ex of examples) {
+    const { heads } = parse(model, ex);
+    heads.forEach((h, i) => {
+      n++;
+      if (h === ex.heads[i]) right++;
+    });
+  }
+  return (100 * right) / n;
+}
+
+describe('beam parser', { timeout: 120_000 }, () => {
+  const model = trainParser(train, relations.items, options);
+
+  it('decodes with the trained width into single-rooted trees with a relation on every word', () => {
+    expect(model.beam).toBe(4);
+    for (const ex of dev) {
+      const { heads, labels } = parse(model, ex);
+      expect(isTree(heads)).toBe(true);
+      expect(labels.every((l) => l >= 0 && l < relations.items.length)).toBe(true);
+    }
+  });
+
+  it('beam training learns: UAS well over attaching each word to the previous one', () => {
+    let previous = 0;
+    let n = 0;
+    for (const ex of dev)
+      ex.heads.forEach((h, i) => {
+        n++;
+        if (h === i) previous++;
+      });
+    expect(uas(model, dev)).toBeGreaterThan((100 * previous) / n + 20);
+  });
+
+  it('is deterministic for a seed', () => {
+    const again = trainParser(train, relations.items, options);
+    expect(Buffer.from(again.perceptron.weights.buffer).equals(Buffer.from(model.perceptron.weights.buffer))).toBe(true);
+    expect(Buffer.from(again.leftLabeler.weights.buffer).equals(Buffer.from(model.leftLabeler.weights.buffer))).toBe(true);
+  });
+});
