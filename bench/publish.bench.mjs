@@ -178,7 +178,7 @@ if (baselineMain !== undefined && baselineMain !== '') {
     const old = before.get(spec.label);
     const now = figures.get(spec.label);
     console.log(
-      `${spec.label} | baseline ${fmt(old.perSecond)} msg/s (${old.runs.map(fmt).join(' / ')}), p50 ${old.p50Ms.toFixed(2)} ms, p99 ${old.p99Ms.toFixed(2)} ms | this build ${fmt(now.perSecond)} | ratio ${(now.perSecond / old.perSecond).toFixed(2)}x`,
+      `${spec.label} | baseline ${fmt(old.perSecond)} msg/s (${old.runs.map(fmt).join(' / ')}), p50 ${old.p50Ms.toFixed(2)} ms, p99 ${old.p99Ms.toFixed(2)} ms | this build ${fmt(now.perSecond)} | ratio ${(now.perSecond / old.perSecond).toFixed(2)}x | loom CPU µs a message: baseline ${fmt(old.serverCpuUs)}, this build ${fmt(now.serverCpuUs)}`,
     );
   }
 }
