@@ -102,6 +102,7 @@ export function isDerived(keySpec: KeySpec<unknown>): keySpec is DerivedKeySpec<
 }
 
 const PORT = 'an integer from 0 to 65535';
+const ROLE_LIST = `a comma-separated list of ${loomRoles.join(', ')}`;
 
 /** Every key with a fixed name, by that name. */
 export const fixedKeys = named({
@@ -257,7 +258,7 @@ export const fixedKeys = named({
     description: 'roles of a call without credentials when loom.auth.allowAnonymous is true',
     default: [...loomRoles],
     schema: listOf(loomRoles),
-    expected: `a comma-separated list of ${loomRoles.join(', ')}`,
+    expected: ROLE_LIST,
   }),
   'loom.auth.oidc.configFile': spec({
     description: "the identity provider's installation configuration (OIDC client JSON) for signing in to loom's API; unset: no sign-in",
@@ -512,61 +513,72 @@ export interface MapKeySpec<T = unknown> extends ValueSpec<T> {
   readonly prefix: string;
 }
 
-/** A key family named `name`, documented as `<name>.<placeholder>`. */
-function family<T>(name: string, placeholder: string, fields: Omit<MapKeySpec<T>, 'prefix' | 'key'>): MapKeySpec<T> {
-  return { ...fields, prefix: `${name}.`, key: `${name}.<${placeholder}>` };
+/** A family's spec before its name is added from the table: `placeholder` names an entry in the docs (`<id>`). */
+interface UnnamedFamily<T> extends Omit<MapKeySpec<T>, 'prefix' | 'key'> {
+  readonly placeholder: string;
 }
 
-const roleList = `a comma-separated list of ${loomRoles.join(', ')}`;
+function family<T>(placeholder: string, fields: Omit<MapKeySpec<T>, 'prefix' | 'key'>): UnnamedFamily<T> {
+  return { ...fields, placeholder };
+}
+
+/** The families with each spec given its property name: keys `<name>.<entry>`, documented as `<name>.<placeholder>`. */
+function namedFamilies<const Table extends Record<string, UnnamedFamily<unknown>>>(
+  table: Table,
+): { readonly [K in keyof Table]: Table[K] extends UnnamedFamily<infer T> ? MapKeySpec<T> : never } {
+  return Object.fromEntries(
+    Object.entries(table).map(([name, { placeholder, ...fields }]) => [name, { ...fields, prefix: `${name}.`, key: `${name}.<${placeholder}>` }]),
+  ) as { readonly [K in keyof Table]: Table[K] extends UnnamedFamily<infer T> ? MapKeySpec<T> : never };
+}
 
 /** Every map-valued key family, by its name. */
-export const keyFamilies = {
-  'loom.secrets.keys': family('loom.secrets.keys', 'id', {
+export const keyFamilies = namedFamilies({
+  'loom.secrets.keys': family('id', {
     description: 'key ring: key id to a base64 AES-256 key',
     defaultText: 'none',
     schema: base64Key(),
     expected: 'base64 text that decodes to exactly 32 bytes',
     secret: true,
   }),
-  'loom.auth.tokens': family('loom.auth.tokens', 'identity', {
+  'loom.auth.tokens': family('identity', {
     description: 'bearer token of each calling identity (a service name or any other)',
     defaultText: 'none',
     schema: token(),
     expected: 'a token of at least 16 printable characters without spaces',
     secret: true,
   }),
-  'loom.auth.roles': family('loom.auth.roles', 'identity', {
+  'loom.auth.roles': family('identity', {
     description: 'roles of an identity of loom.auth.tokens (a service identity has its own rights without any)',
     defaultText: 'none: the identity may call nothing',
     schema: listOf(loomRoles),
-    expected: roleList,
+    expected: ROLE_LIST,
   }),
-  'loom.scheduler.update.workflows': family('loom.scheduler.update.workflows', 'name', {
+  'loom.scheduler.update.workflows': family('name', {
     description: 'loom.scheduler.update.default for one workflow, by its name or stored name <name>_<uuid>',
     defaultText: 'loom.scheduler.update.default',
     schema: oneOf(updatePolicies),
     expected: `one of ${updatePolicies.join(', ')}`,
   }),
-  'loom.skills.timeouts': family('loom.skills.timeouts', 'name', {
+  'loom.skills.timeouts': family('name', {
     description: 'loom.skills.timeoutMs for one skill, by its registered name',
     defaultText: 'loom.skills.timeoutMs',
     schema: integer(1, 3_600_000),
     expected: 'an integer from 1 to 3600000',
   }),
-  'loom.skills.concurrency': family('loom.skills.concurrency', 'name', {
+  'loom.skills.concurrency': family('name', {
     description: 'the concurrency cap of one skill, by its registered name',
     defaultText: 'loom.skills.maxConcurrency (keyword extraction: loom.skills.keywordExtraction.maxConcurrency)',
     schema: integer(1, 10_000),
     expected: 'an integer from 1 to 10000',
   }),
-  'loom.skills.register': family('loom.skills.register', 'name', {
+  'loom.skills.register': family('name', {
     description:
       'a skill the skill gateway registers (or replaces) under <name> when it starts, as JSON: {"capability", "url", and "pipeline", "version" or "parameters" as its capability takes}',
     defaultText: 'none',
     schema: jsonObject(),
     expected: 'a JSON object such as {"capability":"KEYWORD_EXTRACTION","url":"http://127.0.0.1:8086/extractKeywords"}',
   }),
-} as const;
+});
 
 /** The name of a map-valued key family. */
 export type KeyFamily = keyof typeof keyFamilies;
