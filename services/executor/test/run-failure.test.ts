@@ -42,12 +42,15 @@ function watch(harness: ExecutorHarness, name: string): Promise<{ ended: Promise
   return new Promise((opened, reject) => {
     const events: WatchRunResponse[] = [];
     const stream = harness.executor.watchRun({ name });
-    const ended = new Promise<WatchRunResponse[]>((resolve) => stream.on('end', () => resolve(events)));
+    // an error before the first event fails the watch; one after it fails `ended`
+    const ended = new Promise<WatchRunResponse[]>((resolve, fail) => {
+      stream.on('end', () => resolve(events));
+      stream.on('error', (error) => (events.length === 0 ? reject(error) : fail(error)));
+    });
     stream.on('data', (event: WatchRunResponse) => {
       events.push(event);
       if (events.length === 1) opened({ ended });
     });
-    stream.on('error', reject);
   });
 }
 
