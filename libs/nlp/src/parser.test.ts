@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findDataDir } from './data-dir.js';
 import { EWT_DEV, EWT_TRAIN, readEwt, Vocabulary } from './ewt.js';
-import { parse, trainParser, type ParserExample, type ParserModel } from './parser.js';
+import { meanParser, parse, trainParser, type ParserExample, type ParserModel } from './parser.js';
 
 // Gold XPOS tags keep these tests independent of the tagger; a small slice keeps them to seconds.
 const tags = new Vocabulary();
@@ -74,5 +74,18 @@ describe('beam parser', { timeout: 120_000 }, () => {
     const again = trainParser(train, relations.items, options);
     expect(Buffer.from(again.perceptron.weights.buffer).equals(Buffer.from(model.perceptron.weights.buffer))).toBe(true);
     expect(Buffer.from(again.leftLabeler.weights.buffer).equals(Buffer.from(model.leftLabeler.weights.buffer))).toBe(true);
+  });
+
+  it('a mean of parsers from two seeds decodes into trees, scoring no worse than its weaker member; a mean of one parser is that parser', () => {
+    const other = trainParser(train, relations.items, { ...options, seed: 4 });
+    const mean = meanParser([model, other]);
+    for (const ex of dev) expect(isTree(parse(mean, ex).heads)).toBe(true);
+    // Training is seeded, so this is a fixed outcome: here the mean scores between its members.
+    expect(uas(mean, dev)).toBeGreaterThanOrEqual(Math.min(uas(model, dev), uas(other, dev)));
+    for (const ex of dev) expect(parse(meanParser([model]), ex)).toEqual(parse(model, ex));
+  });
+
+  it('will not mix parsers of other relations', () => {
+    expect(() => meanParser([model, { ...model, labels: [...model.labels, 'extra'] }])).toThrow(/relations/);
   });
 });

@@ -48,7 +48,6 @@ export interface ParserTrainOptions {
   readonly beamEpochs?: number;
   /** Beam width of beam training and of the returned model's decoding. */
   readonly beam?: number;
-  readonly onEpoch?: (epoch: number, model: ParserModel) => void;
 }
 
 const MAX_FEATURES = 96;
@@ -745,38 +744,98 @@ function trainBeam(model: ParserModel, c: Codes, gold: Gold, width: number, sc: 
 }
 
 /**
- * Trains the parser: greedy epochs with the dynamic oracle and exploration, then (when asked) beam
- * epochs with global max-violation updates starting from the greedy weights; returns the averaged model.
+ * A parser in training, one epoch at a time: greedy epochs with the dynamic oracle and exploration,
+ * then (when asked) beam epochs with global max-violation updates starting from the greedy weights.
+ * Stepping lets several parsers train side by side and be scored together between epochs.
  */
-export function trainParser(examples: readonly ParserExample[], labels: readonly string[], options: ParserTrainOptions): ParserModel {
-  const nLabels = labels.length;
-  const width = options.beam ?? 1;
-  const beamEpochs = width > 1 ? (options.beamEpochs ?? 0) : 0;
-  const model: ParserModel = {
-    perceptron: new Perceptron(3, options.bits),
-    leftLabeler: new Perceptron(nLabels, options.labelBits),
-    rightLabeler: new Perceptron(nLabels, options.labelBits),
-    labels,
-    beam: width,
-  };
-  const next = random(options.seed);
-  const order = [...examples];
-  const sc = new Scratch(nLabels);
-  const codes = new Map<ParserExample, Codes>(examples.map((ex) => [ex, codesOf(ex)]));
-  for (let epoch = 1; epoch <= options.epochs + beamEpochs; epoch++) {
-    shuffle(order, next);
+export class ParserTraining {
+  /** The weights as trained so far (not averaged). */
+  readonly model: ParserModel;
+  /** Epochs run so far. */
+  epoch = 0;
+  /** Greedy plus beam epochs. */
+  readonly epochs: number;
+  private readonly next: () => number;
+  private readonly order: ParserExample[];
+  private readonly sc: Scratch;
+  private readonly codes: Map<ParserExample, Codes>;
+  private readonly width: number;
+
+  constructor(
+    examples: readonly ParserExample[],
+    labels: readonly string[],
+    private readonly options: ParserTrainOptions,
+  ) {
+    this.width = options.beam ?? 1;
+    this.epochs = options.epochs + (this.width > 1 ? (options.beamEpochs ?? 0) : 0);
+    this.model = {
+      perceptron: new Perceptron(3, options.bits),
+      leftLabeler: new Perceptron(labels.length, options.labelBits),
+      rightLabeler: new Perceptron(labels.length, options.labelBits),
+      labels,
+      beam: this.width,
+    };
+    this.next = random(options.seed);
+    this.order = [...examples];
+    this.sc = new Scratch(labels.length);
+    this.codes = new Map<ParserExample, Codes>(examples.map((ex) => [ex, codesOf(ex)]));
+  }
+
+  /** Runs the next epoch; an error once every epoch has run. */
+  runEpoch(): void {
+    if (this.epoch >= this.epochs) throw new Error(`the parser has run all its ${this.epochs} epochs`);
+    const epoch = ++this.epoch;
+    const { model, options, next } = this;
+    shuffle(this.order, next);
     // Only the transitions learn in the beam epochs (see goldLabel), so only their averages restart.
     if (epoch === options.epochs + 1) model.perceptron.restart();
     // The first epoch follows the oracle only; exploration draws from the seeded generator.
     const explore = epoch > 1 ? (): boolean => next() < options.explore : (): boolean => false;
-    for (const ex of order) {
-      if (epoch <= options.epochs) trainGreedy(model, ex, codes.get(ex)!, goldOf(ex), explore, sc);
-      else trainBeam(model, codes.get(ex)!, goldOf(ex), width, sc);
+    for (const ex of this.order) {
+      if (epoch <= options.epochs) trainGreedy(model, ex, this.codes.get(ex)!, goldOf(ex), explore, this.sc);
+      else trainBeam(model, this.codes.get(ex)!, goldOf(ex), this.width, this.sc);
     }
-    options.onEpoch?.(epoch, model);
   }
+
+  /** The averaged weights so far, leaving training to go on. */
+  averaged(): ParserModel {
+    const { model } = this;
+    return {
+      perceptron: model.perceptron.averagedCopy(),
+      leftLabeler: model.leftLabeler.averagedCopy(),
+      rightLabeler: model.rightLabeler.averagedCopy(),
+      labels: model.labels,
+      beam: model.beam,
+    };
+  }
+}
+
+/** Trains a parser through all its epochs (see ParserTraining) and returns the averaged model. */
+export function trainParser(examples: readonly ParserExample[], labels: readonly string[], options: ParserTrainOptions): ParserModel {
+  const training = new ParserTraining(examples, labels, options);
+  while (training.epoch < training.epochs) training.runEpoch();
+  const { model } = training;
   model.perceptron.average();
   model.leftLabeler.average();
   model.rightLabeler.average();
   return model;
+}
+
+/**
+ * One parser whose every score is the mean of the given parsers' scores (the scores are linear in
+ * the weights, so the mean of the weights): an ensemble of parsers trained alike from different seeds,
+ * at the speed and memory of one. They must share features, relations and table sizes.
+ */
+export function meanParser(models: readonly ParserModel[]): ParserModel {
+  const first = models[0];
+  if (!first) throw new Error('meanParser needs at least one parser');
+  if (models.some((m) => m.labels.join('\n') !== first.labels.join('\n') || m.beam !== first.beam))
+    throw new Error('meanParser: the parsers differ in their relations or beam width');
+  return {
+    perceptron: Perceptron.mean(models.map((m) => m.perceptron)),
+    leftLabeler: Perceptron.mean(models.map((m) => m.leftLabeler)),
+    rightLabeler: Perceptron.mean(models.map((m) => m.rightLabeler)),
+    labels: first.labels,
+    beam: first.beam,
+  };
 }

@@ -106,6 +106,21 @@ export class Perceptron {
     this.clock = 1;
   }
 
+  /** A perceptron whose weights are the mean of the given ones' (all of one shape): its scores are the mean of theirs. */
+  static mean(perceptrons: readonly Perceptron[]): Perceptron {
+    const first = perceptrons[0];
+    if (!first) throw new Error('Perceptron.mean needs at least one perceptron');
+    if (perceptrons.some((p) => p.classes !== first.classes || p.bits !== first.bits))
+      throw new Error(`Perceptron.mean: every perceptron must have ${first.classes} classes and ${first.bits} bits`);
+    const weights = new Float32Array(first.weights.length);
+    for (const p of perceptrons) {
+      const w = p.weights;
+      for (let i = 0; i < weights.length; i++) weights[i]! += w[i]!;
+    }
+    for (let i = 0; i < weights.length; i++) weights[i]! /= perceptrons.length;
+    return new Perceptron(first.classes, first.bits, weights);
+  }
+
   /** A copy of the current averaged weights, leaving training state untouched (for dev checks between epochs). */
   averagedCopy(): Perceptron {
     const copy = new Perceptron(this.classes, this.bits, new Float32Array(this.weights));

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { Perceptron } from './perceptron.js';
+
+describe('Perceptron.mean', () => {
+  const trained = (seed: number): Perceptron => {
+    const p = new Perceptron(3, 8);
+    for (let i = 0; i < p.weights.length; i++) p.weights[i] = Math.sin(seed * 1000 + i);
+    return p;
+  };
+
+  it('scores every feature vector as the mean of the perceptrons it mixes', () => {
+    const members = [trained(1), trained(2), trained(3)];
+    const mean = Perceptron.mean(members);
+    const features = Int32Array.from([5, 77, 254, 1 << 20]);
+    const out = new Float32Array(3);
+    const expected = [0, 0, 0];
+    for (const m of members) {
+      m.score(features, features.length, out);
+      out.forEach((x, c) => (expected[c]! += x / members.length));
+    }
+    mean.score(features, features.length, out);
+    out.forEach((x, c) => expect(x).toBeCloseTo(expected[c]!, 5));
+  });
+
+  it('names the shape it expects when the perceptrons differ', () => {
+    expect(() => Perceptron.mean([new Perceptron(3, 8), new Perceptron(4, 8)])).toThrow(/3 classes and 8 bits/);
+    expect(() => Perceptron.mean([])).toThrow(/at least one/);
+  });
+});
