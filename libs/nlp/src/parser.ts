@@ -1,3 +1,4 @@
+import { FailedPreconditionError } from '@loom/domain';
 import { feature, hashString, random, shuffle } from './hashing.js';
 import { Perceptron } from './perceptron.js';
 
@@ -783,7 +784,7 @@ export class ParserTraining {
 
   /** Runs the next epoch; an error once every epoch has run. */
   runEpoch(): void {
-    if (this.epoch >= this.epochs) throw new Error(`the parser has run all its ${this.epochs} epochs`);
+    if (this.epoch >= this.epochs) throw new FailedPreconditionError(`the parser has run all its ${this.epochs} epochs`);
     const epoch = ++this.epoch;
     const { model, options, next } = this;
     shuffle(this.order, next);
@@ -828,9 +829,9 @@ export function trainParser(examples: readonly ParserExample[], labels: readonly
  */
 export function meanParser(models: readonly ParserModel[]): ParserModel {
   const first = models[0];
-  if (!first) throw new Error('meanParser needs at least one parser');
+  if (!first) throw new FailedPreconditionError('meanParser needs at least one parser');
   if (models.some((m) => m.labels.join('\n') !== first.labels.join('\n') || m.beam !== first.beam))
-    throw new Error('meanParser: the parsers differ in their relations or beam width');
+    throw new FailedPreconditionError('meanParser: the parsers differ in their relations or beam width');
   return {
     perceptron: Perceptron.mean(models.map((m) => m.perceptron)),
     leftLabeler: Perceptron.mean(models.map((m) => m.leftLabeler)),

@@ -1,3 +1,4 @@
+import { FailedPreconditionError } from '@loom/domain';
 /**
  * A multi-class averaged perceptron over hashed features. Feature `f` owns the block of weights
  * `(f + c) & mask` for classes `c`, so scoring one feature reads one contiguous run of memory.
@@ -109,9 +110,9 @@ export class Perceptron {
   /** A perceptron whose weights are the mean of the given ones' (all of one shape): its scores are the mean of theirs. */
   static mean(perceptrons: readonly Perceptron[]): Perceptron {
     const first = perceptrons[0];
-    if (!first) throw new Error('Perceptron.mean needs at least one perceptron');
+    if (!first) throw new FailedPreconditionError('Perceptron.mean needs at least one perceptron');
     if (perceptrons.some((p) => p.classes !== first.classes || p.bits !== first.bits))
-      throw new Error(`Perceptron.mean: every perceptron must have ${first.classes} classes and ${first.bits} bits`);
+      throw new FailedPreconditionError(`Perceptron.mean: every perceptron must have ${first.classes} classes and ${first.bits} bits`);
     const weights = new Float32Array(first.weights.length);
     for (const p of perceptrons) {
       const w = p.weights;
