@@ -1,4 +1,5 @@
 import { FailedPreconditionError } from '@loom/domain';
+
 /**
  * A multi-class averaged perceptron over hashed features. Feature `f` owns the block of weights
  * `(f + c) & mask` for classes `c`, so scoring one feature reads one contiguous run of memory.
