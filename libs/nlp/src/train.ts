@@ -159,8 +159,9 @@ export function loadTaggerFrom(modelsDir: string): TaggerModel {
 
 /**
  * Trains the parser on EWT train with jackknifed predicted tags (each fold tagged by a tagger
- * trained on the other folds); dev is tagged by the committed tagger. Writes models/parser.bin
- * and its card after every epoch that improves dev LAS, so an interrupted run leaves its best.
+ * trained on the other folds); dev is tagged by the committed tagger. The members train epoch by
+ * epoch side by side; after every epoch that improves their mean's dev LAS, the mean is written to
+ * models/parser.bin with its card, so an interrupted run leaves its best.
  */
 export function trainParserModel(ctx: TrainContext): { uas: number; las: number } {
   const started = Date.now();
