@@ -752,8 +752,7 @@ function trainBeam(model: ParserModel, c: Codes, gold: Gold, width: number, sc: 
 export class ParserTraining {
   /** The weights as trained so far (not averaged). */
   readonly model: ParserModel;
-  /** Epochs run so far. */
-  epoch = 0;
+  private done = 0;
   /** Greedy plus beam epochs. */
   readonly epochs: number;
   private readonly next: () => number;
@@ -782,10 +781,15 @@ export class ParserTraining {
     this.codes = new Map<ParserExample, Codes>(examples.map((ex) => [ex, codesOf(ex)]));
   }
 
+  /** Epochs run so far. */
+  get epoch(): number {
+    return this.done;
+  }
+
   /** Runs the next epoch; an error once every epoch has run. */
   runEpoch(): void {
-    if (this.epoch >= this.epochs) throw new FailedPreconditionError(`the parser has run all its ${this.epochs} epochs`);
-    const epoch = ++this.epoch;
+    if (this.done >= this.epochs) throw new FailedPreconditionError(`the parser has run all its ${this.epochs} epochs`);
+    const epoch = ++this.done;
     const { model, options, next } = this;
     shuffle(this.order, next);
     // Only the transitions learn in the beam epochs (see goldLabel), so only their averages restart.

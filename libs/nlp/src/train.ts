@@ -53,7 +53,7 @@ export const PARSER_SETTINGS = {
   labelBits: 22,
   explore: 0.9,
   jackknifeFolds: 10,
-  jackknifeEpochs: 10,
+  jackknifeEpochs: TAGGER_SETTINGS.epochs,
   prune: 0.004,
 };
 
@@ -251,13 +251,14 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
         seed: (ctx.seed ?? 1) + k,
       }),
   );
+  const greedyEpochs = ctx.epochs ?? PARSER_SETTINGS.epochs;
   const epochs = members[0]!.epochs;
   for (let epoch = 1; epoch <= epochs; epoch++) {
     for (const member of members) member.runEpoch();
     const mean = meanParser(members.map((m) => m.averaged()));
     const scores = parserScores(mean, devExamples);
     ctx.log(
-      `parser epoch ${epoch}/${epochs}${epoch > PARSER_SETTINGS.epochs ? ' (beam)' : ''}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`,
+      `parser epoch ${epoch}/${epochs}${epoch > greedyEpochs ? ' (beam)' : ''}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`,
     );
     if (scores.las > best.las) {
       best = scores;
