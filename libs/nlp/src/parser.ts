@@ -161,6 +161,11 @@ class State {
     }
   }
 
+  /** The head the arc of transition `action` (LEFT or RIGHT) gives s0: b0 for a left arc, s1 for a right one. */
+  arcHead(action: number): number {
+    return action === LEFT ? this.b : this.s(1);
+  }
+
   canShift(): boolean {
     return this.b <= this.n;
   }
@@ -465,7 +470,7 @@ class Beam {
     // The key below is exact while stride⁴ < 2⁵³; a longer "sentence" is labelled without sharing.
     if (stride > MAX_SHARED_STRIDE) return bestLabel(model, a, this.feats[i]!, this.counts[i]!, this.labelScores);
     const d = st.s(0);
-    const h = a === LEFT ? st.b : st.s(1);
+    const h = st.arcHead(a);
     const key = ((h * stride + d) * stride + st.lc1[d]! + 1) * stride + st.rc1[d]! + 1;
     let label = this.arcLabels.get(key);
     if (label === undefined) {
@@ -566,7 +571,7 @@ function cheapest(st: State, cost: Int32Array, scores: Float32Array): number {
  */
 function trainLabel(model: ParserModel, st: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
   const s0 = st.s(0);
-  const head = action === LEFT ? st.b : st.s(1);
+  const head = st.arcHead(action);
   const labeler = action === LEFT ? model.leftLabeler : model.rightLabeler;
   labeler.score(feats, count, scratch);
   const guess = Perceptron.best(scratch);
@@ -661,7 +666,7 @@ function goldSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, s
  */
 function goldLabel(model: ParserModel, st: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
   const s0 = st.s(0);
-  const head = action === LEFT ? st.b : st.s(1);
+  const head = st.arcHead(action);
   return gold.heads[s0] === head ? gold.labels[s0]! : bestLabel(model, action, feats, count, scratch);
 }
 
@@ -758,7 +763,8 @@ export class ParserTraining {
   private readonly next: () => number;
   private readonly order: ParserExample[];
   private readonly sc: Scratch;
-  private readonly codes: Map<ParserExample, Codes>;
+  /** Codes and gold tree of each example, built once for all epochs. */
+  private readonly prepared: Map<ParserExample, { codes: Codes; gold: Gold }>;
   private readonly width: number;
 
   constructor(
@@ -778,7 +784,7 @@ export class ParserTraining {
     this.next = random(options.seed);
     this.order = [...examples];
     this.sc = new Scratch(labels.length);
-    this.codes = new Map<ParserExample, Codes>(examples.map((ex) => [ex, codesOf(ex)]));
+    this.prepared = new Map(examples.map((ex) => [ex, { codes: codesOf(ex), gold: goldOf(ex) }]));
   }
 
   /** Epochs run so far. */
@@ -797,8 +803,9 @@ export class ParserTraining {
     // The first epoch follows the oracle only; exploration draws from the seeded generator.
     const explore = epoch > 1 ? (): boolean => next() < options.explore : (): boolean => false;
     for (const ex of this.order) {
-      if (epoch <= options.epochs) trainGreedy(model, ex, this.codes.get(ex)!, goldOf(ex), explore, this.sc);
-      else trainBeam(model, this.codes.get(ex)!, goldOf(ex), this.width, this.sc);
+      const { codes, gold } = this.prepared.get(ex)!;
+      if (epoch <= options.epochs) trainGreedy(model, ex, codes, gold, explore, this.sc);
+      else trainBeam(model, codes, gold, this.width, this.sc);
     }
   }
 
