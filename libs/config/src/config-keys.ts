@@ -522,13 +522,14 @@ function family<T>(placeholder: string, fields: Omit<MapKeySpec<T>, 'prefix' | '
   return { ...fields, placeholder };
 }
 
+/** A table of unnamed families, each spec named. */
+type NamedFamilies<Table> = { readonly [K in keyof Table]: Table[K] extends UnnamedFamily<infer T> ? MapKeySpec<T> : never };
+
 /** The families with each spec given its property name: keys `<name>.<entry>`, documented as `<name>.<placeholder>`. */
-function namedFamilies<const Table extends Record<string, UnnamedFamily<unknown>>>(
-  table: Table,
-): { readonly [K in keyof Table]: Table[K] extends UnnamedFamily<infer T> ? MapKeySpec<T> : never } {
+function namedFamilies<const Table extends Record<string, UnnamedFamily<unknown>>>(table: Table): NamedFamilies<Table> {
   return Object.fromEntries(
     Object.entries(table).map(([name, { placeholder, ...fields }]) => [name, { ...fields, prefix: `${name}.`, key: `${name}.<${placeholder}>` }]),
-  ) as { readonly [K in keyof Table]: Table[K] extends UnnamedFamily<infer T> ? MapKeySpec<T> : never };
+  ) as NamedFamilies<Table>;
 }
 
 /** Every map-valued key family, by its name. */
