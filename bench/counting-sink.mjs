@@ -33,11 +33,11 @@ export function countingSink(observe = undefined) {
  * sink has seen half of them (the flows filter out every other one). Stops the run; throws when a message failed.
  */
 export async function measureThroughput(run, sink, { messages, warmup, samplePayload, label }) {
-  const signal = new AbortController().signal;
+  const withdrawal = new AbortController();
   const feed = async (count, offset) => {
     const arrived = sink.expect(count / 2);
     for (let index = 0; index < count; index++)
-      await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, signal);
+      await run.publish('in', { id: String(offset + index), body: samplePayload(offset + index), headers: {} }, withdrawal);
     await arrived;
   };
   await feed(warmup, 0);

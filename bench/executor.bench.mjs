@@ -34,10 +34,10 @@ async function startArticleRun() {
  */
 async function measureLightTraffic(messages) {
   const run = await startArticleRun();
-  const signal = new AbortController().signal;
+  const withdrawal = new AbortController();
   const one = async (index) => {
     const arrived = sink.expect(1);
-    await run.publish('in', { id: `light-${index}`, body: samplePayload(2 * index), headers: {} }, signal);
+    await run.publish('in', { id: `light-${index}`, body: samplePayload(2 * index), headers: {} }, withdrawal);
     await arrived;
   };
   for (let index = 0; index < 200; index++) await one(index);

@@ -106,14 +106,14 @@ async function measureLoom(server, batchSize) {
     arrive();
   };
   const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
-  const signal = new AbortController().signal;
+  const withdrawal = new AbortController();
   // the writer's input queue (1024 messages) keeps publishing ahead of it, so batches fill
   const feed = async (count, offset) => {
     const arrived = new Promise((resolve) => (sink.reached = resolve));
     sink.count = 0;
     sink.failed = 0;
     sink.target = count;
-    for (let index = offset; index < offset + count; index++) await run.publish('in', { id: String(index), body: node(index), headers: {} }, signal);
+    for (let index = offset; index < offset + count; index++) await run.publish('in', { id: String(index), body: node(index), headers: {} }, withdrawal);
     await arrived;
   };
   let seconds;

@@ -38,7 +38,7 @@ async function measure(language) {
   const { transform, filter } = SCRIPTS[language];
   const workflow = articleWorkflow(`bench ${language}`, { scripts: { transform, filter }, language });
   const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
-  const signal = new AbortController().signal;
+  const withdrawal = new AbortController();
   const starting = performance.now();
   const run = await WorkflowRun.start(workflow, { factories, logger });
   const startMs = performance.now() - starting;
@@ -46,7 +46,7 @@ async function measure(language) {
   // the first message after start: a long article, so it passes the filter
   const first = sink.expect(1);
   const sent = performance.now();
-  await run.publish('in', { id: 'first', body: { title: 'first', text: 'a long enough first article' }, headers: {} }, signal);
+  await run.publish('in', { id: 'first', body: { title: 'first', text: 'a long enough first article' }, headers: {} }, withdrawal);
   await first;
   const firstMs = performance.now() - sent;
 

@@ -124,11 +124,11 @@ async function timed(component, messages) {
   const onFailure = (_component, message, error) => fail(new Error(`message ${message.id} failed: ${error}`));
   const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
   const arrived = sink.expect(messages.length);
-  const signal = new AbortController().signal;
+  const withdrawal = new AbortController();
   const started = performance.now();
   try {
     const fed = (async () => {
-      for (const message of messages) await run.publish('in', message, signal);
+      for (const message of messages) await run.publish('in', message, withdrawal);
       await arrived;
     })();
     await Promise.race([fed, failed]);

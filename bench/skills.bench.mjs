@@ -125,11 +125,15 @@ for (const cap of CAPS) {
       workflowResources: [],
     };
     const run = await WorkflowRun.start(workflow, { factories, logger });
-    const signal = new AbortController().signal;
+    const withdrawal = new AbortController();
     const feed = async (count, offset) => {
       const arrived = sink.expect(count);
       for (let n = offset; n < offset + count; n++)
-        await run.publish('in', { id: String(n), body: { text: `message ${n}: Ben Goodger is the lead engineer for Mozilla Firefox.` }, headers: {} }, signal);
+        await run.publish(
+          'in',
+          { id: String(n), body: { text: `message ${n}: Ben Goodger is the lead engineer for Mozilla Firefox.` }, headers: {} },
+          withdrawal,
+        );
       await arrived;
     };
     await feed(400, 0);

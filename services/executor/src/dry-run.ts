@@ -56,10 +56,10 @@ export async function dryRun(
     onOutput: (component, message) => outputs.get(component)?.messages.push(toProto(message)),
     onFailure: (component, message, error) => outputs.get(component)?.errors.push(`${message.id}: ${error}`),
   });
-  const signal = AbortSignal.timeout(DRY_RUN_DRAIN_MS);
+  const withdrawal = { signal: AbortSignal.timeout(DRY_RUN_DRAIN_MS) };
   try {
     for (const sample of messages) {
-      await run.publish(inlet, { id: sample.id === '' ? randomUUID() : sample.id, body: sample.body ?? {}, headers: { ...sample.headers } }, signal);
+      await run.publish(inlet, { id: sample.id === '' ? randomUUID() : sample.id, body: sample.body ?? {}, headers: { ...sample.headers } }, withdrawal);
     }
   } finally {
     await run.stop(DRY_RUN_DRAIN_MS);

@@ -269,7 +269,8 @@ export function executorImplementation(
       const run = executor.run(request.workflowName);
       const clientId = request.messageId !== '';
       const messageId = clientId ? request.messageId : randomUUID();
-      const outcome = await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context.signal, clientId);
+      // the context itself: its signal (an AbortController) is made only if the message must wait for room
+      const outcome = await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context, clientId);
       return { messageId, duplicate: outcome === 'duplicate' };
     },
 

@@ -31,6 +31,7 @@ export async function publishBatch(
   errorSink: ErrorSink,
 ): Promise<PublishResult[]> {
   const results: PublishResult[] = [];
+  const withdrawal = { signal };
   for (const [index, message] of messages.entries()) {
     const clientId = message.messageId !== '';
     const messageId = clientId ? message.messageId : randomUUID();
@@ -43,7 +44,7 @@ export async function publishBatch(
       continue;
     }
     try {
-      const outcome = await run.publish(inlet, { id: messageId, body: message.body, headers: { ...message.headers } }, signal, clientId);
+      const outcome = await run.publish(inlet, { id: messageId, body: message.body, headers: { ...message.headers } }, withdrawal, clientId);
       results.push({ messageId, accepted: true, duplicate: outcome === 'duplicate', error: undefined });
     } catch (error) {
       const { code, details } = toStatusObject(error, errorSink);

@@ -78,7 +78,7 @@ async function startWriter({ query, options = {}, resource: graphResource = reso
   factories.set(COMPONENT_KINDS.MESSAGE_FILTER, failures.factory);
   const run = await WorkflowRun.start(workflow, { factories, logger });
   runs.push(run);
-  const publish = (body: Record<string, unknown>, id = `m-${String(body.id)}`) => run.publish(INLET, { id, body, headers: {} }, new AbortController().signal);
+  const publish = (body: Record<string, unknown>, id = `m-${String(body.id)}`) => run.publish(INLET, { id, body, headers: {} }, new AbortController());
   return { run, publish, sink: sink.received, failures: failures.received };
 }
 
@@ -245,7 +245,7 @@ describe('graph database writer on Neo4j, checked at the driver boundary', () =>
       { factories, logger },
     );
     runs.push(run);
-    await Promise.all([1, 2, 3].map((id) => run.publish(INLET, { id: `m${id}`, body: { id, title: `t${id}` }, headers: {} }, new AbortController().signal)));
+    await Promise.all([1, 2, 3].map((id) => run.publish(INLET, { id: `m${id}`, body: { id, title: `t${id}` }, headers: {} }, new AbortController())));
     await expect.poll(() => sink.received.length, { timeout: 5_000 }).toBe(3);
 
     const statement = {

@@ -243,8 +243,8 @@ describe('Python component with concurrency above 1 (workers share one script ho
       maxBatch: 7,
       onFailure: (component, failed, error) => void (component === 'square' && failures.push({ id: failed.id, error })),
     });
-    const signal = new AbortController().signal;
-    await Promise.all(Array.from({ length: 1000 }, (_, n) => run.publish('in', message({ n, tag: `t${(n * 7919) % 1000}` }, `m${n}`), signal)));
+    const withdrawal = new AbortController();
+    await Promise.all(Array.from({ length: 1000 }, (_, n) => run.publish('in', message({ n, tag: `t${(n * 7919) % 1000}` }, `m${n}`), withdrawal)));
     // stop drains: every message is answered before it resolves
     expect(await run.stop(120_000)).toBe(true);
     return { received: sink.received, failures };

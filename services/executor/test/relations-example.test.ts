@@ -140,7 +140,7 @@ describe('examples/relations.workflow.json', () => {
         await run.publish(
           IDS.inlet,
           { id, body: { text: 'Ada Lovelace works for Analytical Engines. Grace Hopper leads the Navy Lab.' }, headers: {} },
-          new AbortController().signal,
+          new AbortController(),
         );
       }
       await expect

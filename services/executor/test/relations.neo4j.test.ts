@@ -95,7 +95,7 @@ describe('relation components on Neo4j (recording driver)', () => {
     );
     const run = await WorkflowRun.start(workflow, { factories, logger });
     runs.push(run);
-    await run.publish(INLET, { id: 'm1', body: { _annotation: annotation([LEADS], 'neo-doc') }, headers: {} }, new AbortController().signal);
+    await run.publish(INLET, { id: 'm1', body: { _annotation: annotation([LEADS], 'neo-doc') }, headers: {} }, new AbortController());
     await expect.poll(() => received.length, { timeout: 10_000 }).toBe(1);
     await run.stop(5_000);
     await stores.close();

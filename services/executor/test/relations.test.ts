@@ -89,7 +89,7 @@ async function startPipeline(options: { target?: boolean; rules?: unknown } = {}
   };
   const run = await WorkflowRun.start(workflow, { factories, logger });
   runs.push(run);
-  const publish = (id: string, body: Record<string, unknown>) => run.publish(INLET, { id, body, headers: {} }, new AbortController().signal);
+  const publish = (id: string, body: Record<string, unknown>) => run.publish(INLET, { id, body, headers: {} }, new AbortController());
   return { run, publish, sink: sink.received, failures: failures.received };
 }
 

@@ -64,7 +64,7 @@ class GraphReader implements Source {
     const signal = AbortSignal.any([this.stopping.signal, this.context.signal]);
     try {
       for await (const record of this.store.stream(this.query, {}, { signal })) {
-        await emit({ id: randomUUID(), body: { ...record }, headers: {} }, signal);
+        await emit({ id: randomUUID(), body: { ...record }, headers: {} }, { signal });
       }
     } catch (error) {
       if (signal.aborted) return;

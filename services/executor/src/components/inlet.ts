@@ -1,5 +1,5 @@
 import { FailedPreconditionError } from '@loom/domain';
-import { type ComponentFactory, type Emit, type Inlet, type LoomMessage } from '../runtime/component.js';
+import { type ComponentFactory, type Emit, type Inlet, type LoomMessage, type SignalSource } from '../runtime/component.js';
 
 /** The inlet source: its messages come from PublishMessage, addressed by the instance's name. */
 export const inletFactory: ComponentFactory = {
@@ -15,9 +15,9 @@ export const inletFactory: ComponentFactory = {
         emit = undefined;
         return Promise.resolve();
       },
-      publish(message: LoomMessage, signal: AbortSignal) {
+      publish(message: LoomMessage, withdrawal: SignalSource) {
         if (emit === undefined) return Promise.reject(new FailedPreconditionError(`inlet '${context.name}' is not running`));
-        return emit(message, signal);
+        return emit(message, withdrawal);
       },
     };
     return Promise.resolve(inlet);

@@ -52,10 +52,20 @@ export interface Processor {
 }
 
 /**
- * Hands a message to the workflow; resolves once every downstream queue accepted it, waiting
- * while one is full (back-pressure). `signal` withdraws a message still waiting.
+ * Where the signal that withdraws a waiting message comes from: an AbortController, a gRPC call's
+ * context, `{ signal }`. It is read only when a queue is full and the message must wait, because a
+ * gRPC call's context makes its AbortController when its signal is first read (per-call waste when
+ * almost every message finds room).
  */
-export type Emit = (message: LoomMessage, signal?: AbortSignal) => Promise<void>;
+export interface SignalSource {
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Hands a message to the workflow; resolves once every downstream queue accepted it, waiting
+ * while one is full (back-pressure). `withdrawal`'s signal withdraws a message still waiting.
+ */
+export type Emit = (message: LoomMessage, withdrawal?: SignalSource) => Promise<void>;
 
 /** A component that produces messages (timer, inlet, file reader, webhook, graph reader). */
 export interface Source {
@@ -67,7 +77,7 @@ export interface Source {
 
 /** A source that also takes messages from PublishMessage. */
 export interface Inlet extends Source {
-  publish(message: LoomMessage, signal: AbortSignal): Promise<void>;
+  publish(message: LoomMessage, withdrawal: SignalSource): Promise<void>;
 }
 
 /** Typed access to a component instance's option values, falling back to the catalog defaults. */

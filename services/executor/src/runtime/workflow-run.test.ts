@@ -62,10 +62,10 @@ describe('workflow run', () => {
     };
     const before = retained();
     let peak = before;
-    const signal = new AbortController().signal;
+    const withdrawal = new AbortController();
     for (let n = 0; n < 100_000; n++) {
       // each message its own 2 kB string, so holding them would show
-      await run.publish('in', message(n, `${n}${padding}`), signal);
+      await run.publish('in', message(n, `${n}${padding}`), withdrawal);
       if (n % 5000 === 0) {
         peak = Math.max(peak, retained());
         deepest = Math.max(deepest, run.counters()[1]?.queueDepth ?? 0);
@@ -78,6 +78,49 @@ describe('workflow run', () => {
     expect(typeof (globalThis as { gc?: unknown }).gc).toBe('function');
     expect(peak - before).toBeLessThan(20 * 1024 * 1024);
     expect(run.counters()[1]).toMatchObject({ messagesIn: 100_000, messagesFailed: 0, queueDepth: 0 });
+  });
+
+  it("reads a publisher's signal only when its message must wait for room, and a waiting message is withdrawn by it", async () => {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let taken = 0;
+    const held = processorKind(async (batch) => {
+      taken += batch.length;
+      await gate;
+      return batch.map(() => outcome.none());
+    });
+    const run = await WorkflowRun.start(workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'held')], [['in', 'held']]), {
+      factories: new Map([
+        [COMPONENT_KINDS.INLET, inletFactory],
+        [COMPONENT_KINDS.LOGGER, held],
+      ]),
+      logger,
+      queueCapacity: 1,
+      maxBatch: 1,
+    });
+    const reads: string[] = [];
+    /** A withdrawal that records when its signal is read, as a gRPC call's context makes its AbortController then. */
+    const watched = (name: string, controller: AbortController) => ({
+      get signal() {
+        reads.push(name);
+        return controller.signal;
+      },
+    });
+    // m0 is taken by the held processor, m1 fills the queue: both find room and their signals are never read
+    await run.publish('in', message(0), watched('m0', new AbortController()));
+    await expect.poll(() => taken).toBe(1);
+    await run.publish('in', message(1), watched('m1', new AbortController()));
+    expect(reads).toEqual([]);
+    // m2 must wait: its signal is read, and aborting it withdraws m2 without queueing it
+    const controller = new AbortController();
+    const waiting = run.publish('in', message(2), watched('m2', controller));
+    await expect.poll(() => reads).toEqual(['m2']);
+    controller.abort(new Error('the caller went away'));
+    await expect(waiting).rejects.toThrow('the caller went away');
+    release();
+    expect(await run.stop(5000)).toBe(true);
+    expect(taken).toBe(2);
+    expect(run.counters()[1]).toMatchObject({ messagesIn: 2 });
   });
 
   it('retries transient failures max_retry times, then hands the message to the failure handler with error and original', async () => {
@@ -119,8 +162,8 @@ describe('workflow run', () => {
         logger,
       },
     );
-    const signal = new AbortController().signal;
-    for (const n of [0, 1, 2]) await run.publish('in', message(n), signal);
+    const withdrawal = new AbortController();
+    for (const n of [0, 1, 2]) await run.publish('in', message(n), withdrawal);
     expect(await run.stop(5000)).toBe(true);
     expect(delivered.map((item) => item.id)).toEqual(['m0']);
     expect(attempts.get('m0')).toBe(3);
@@ -154,8 +197,8 @@ describe('workflow run', () => {
     });
     const events: string[] = [];
     run.subscribe((event) => events.push(event.error === undefined ? event.state : `${event.component}: ${event.error}`));
-    const signal = new AbortController().signal;
-    for (let n = 0; n < 10; n++) await run.publish('in', message(n), signal);
+    const withdrawal = new AbortController();
+    for (let n = 0; n < 10; n++) await run.publish('in', message(n), withdrawal);
     expect(await run.stop(5000)).toBe(true);
     expect(run.counters()[1]).toMatchObject({ messagesIn: 10, messagesFailed: 1, lastError: 'no good', queueDepth: 0 });
     expect(events).toEqual(['STOPPING', 'sink: no good', 'STOPPED']);
@@ -204,7 +247,7 @@ describe('workflow run', () => {
           logger,
         },
       );
-      await run.publish('in', message(7), new AbortController().signal);
+      await run.publish('in', message(7), new AbortController());
       expect(await run.stop(10_000)).toBe(true);
       expect(calls.get('/items/7')).toBe(3);
       expect(delivered.map((item) => item.body._enrichment)).toEqual([{ label: 'item /items/7' }]);
@@ -259,7 +302,7 @@ describe('workflow run life cycle', () => {
     const run = await started(processorKind(() => Promise.reject(new ComponentFailedError('the host is gone'))));
     const seen = states(run);
     const ended = new Promise<void>((resolve) => run.subscribe((event) => event.state === 'FAILED' && resolve()));
-    await run.publish('in', message(1), new AbortController().signal);
+    await run.publish('in', message(1), new AbortController());
     await ended;
     const reason = "component 'sink' failed: the host is gone";
     expect(seen).toEqual([`STOPPING: ${reason}`, `FAILED: ${reason}`]);
@@ -267,7 +310,7 @@ describe('workflow run life cycle', () => {
     expect(await run.stop(1_000)).toBe(true);
     expect(run.state).toBe('FAILED');
     expect(run.counters().find((counters) => counters.name === 'sink')).toMatchObject({ messagesIn: 1, messagesFailed: 1, lastError: 'the host is gone' });
-    await expect(run.publish('in', message(2), new AbortController().signal)).rejects.toThrow('is FAILED, not RUNNING');
+    await expect(run.publish('in', message(2), new AbortController())).rejects.toThrow('is FAILED, not RUNNING');
   });
 
   it('fails the start when a source reports a failure while the run is starting, closing what was built', async () => {

@@ -15,6 +15,7 @@ import {
   type LoomMessage,
   type Outcome,
   type Processor,
+  type SignalSource,
   type Source,
 } from './component.js';
 import { optionsOf } from './options.js';
@@ -180,11 +181,11 @@ export class WorkflowRun {
    * inlet accepted among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a
    * publish of an id still in progress waits for that one's outcome.
    */
-  async publish(inletName: string, message: LoomMessage, signal: AbortSignal, clientId = false): Promise<PublishOutcome> {
+  async publish(inletName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
     const inlet = this.inlet(inletName);
     if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
     if (!clientId) {
-      await inlet.publish(message, signal);
+      await inlet.publish(message, withdrawal);
       return 'accepted';
     }
     let recent = this.recentIds.get(inletName);
@@ -198,10 +199,10 @@ export class WorkflowRun {
       // the same id is being published right now: it is a duplicate once that one is accepted, and tried again if it is not
       return earlier.then(
         () => 'duplicate',
-        () => this.publish(inletName, message, signal, clientId),
+        () => this.publish(inletName, message, withdrawal, clientId),
       );
     }
-    const pending = inlet.publish(message, signal);
+    const pending = inlet.publish(message, withdrawal);
     recent.set(message.id, pending);
     try {
       await pending;
@@ -421,11 +422,11 @@ export class WorkflowRun {
       const source = node.source;
       if (source === undefined) continue;
       const name = node.instance.name;
-      await source.start(async (message, signal) => {
+      await source.start(async (message, withdrawal) => {
         const traced = this.tracing.emit(name, message);
         const sent = traced?.message ?? message;
         try {
-          await this.forward(node.downstream, sent, signal);
+          await this.forward(node.downstream, sent, withdrawal);
         } catch (error) {
           endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
           throw error;
@@ -438,15 +439,16 @@ export class WorkflowRun {
   }
 
   /** Puts a message on every downstream queue, waiting while one is full; copies it for each extra branch. */
-  private async forward(targets: readonly Node[], message: LoomMessage, signal?: AbortSignal): Promise<void> {
-    // the combined signal costs microseconds per message: made only when a queue is full and the put must wait
+  private async forward(targets: readonly Node[], message: LoomMessage, withdrawal?: SignalSource): Promise<void> {
+    // the withdrawal's signal and the combined one cost microseconds per message: read and made only when a queue is full
+    // and the put must wait
     let abort: AbortSignal | undefined;
     for (const [index, target] of targets.entries()) {
       const copy = index === 0 ? message : structuredClone(message);
       const queue = target.queue as BoundedQueue<LoomMessage>;
       this.inFlight++;
       if (queue.tryPut(copy)) continue;
-      abort ??= signal === undefined ? this.controller.signal : AbortSignal.any([signal, this.controller.signal]);
+      abort ??= withdrawal === undefined ? this.controller.signal : AbortSignal.any([withdrawal.signal, this.controller.signal]);
       try {
         await queue.put(copy, abort);
       } catch (error) {
