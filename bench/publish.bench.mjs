@@ -5,11 +5,13 @@
 // has every message that passes the filter, with p50/p99 per call, the median of 3 runs, and its share of the same
 // flow run in-process (bench/executor.bench.mjs's measurement) in the same run, and the CPU time loom and the feeder
 // spent a message. GetWorkflowStatus at 64 callers, which carries no message, is measured beside them as the floor of
-// one unary call on this server.
+// one unary call on this server, and PublishMessage at 64 callers against a grpc-js server that does no work
+// (bench/noop-executor-server.mjs) as the ceiling of the unary figures: the most any server could take from this feeder.
 // With LOOM_BASELINE_MAIN=<another checkout>/services/cli/dist/main.js the single-message figures are measured against
 // that build too, in the same run, for a ratio to it. BENCH_SCALE scales the message counts (default 1).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance, workflowToProto } from '@loom/domain';
@@ -93,6 +95,21 @@ function feed(settings) {
   });
 }
 
+/** The no-op server (bench/noop-executor-server.mjs) as a `served` of measureCases: no workflow, so no sink to wait for. */
+async function serveNoop() {
+  const child = spawn(process.execPath, [new URL('./noop-executor-server.mjs', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const port = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', (line) => resolve(JSON.parse(line).port));
+    void exited.then((code) => reject(new Error(`the no-op server exited with ${code} before listening`)));
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  return { loom: { child, address: `127.0.0.1:${port}`, stop }, sink: '' };
+}
+
 const CASES = [
   { label: 'PublishMessage, 1 caller', mode: 'unary', callers: 1, batch: 1, messages: 3_000 },
   { label: 'PublishMessage, 16 callers', mode: 'unary', callers: 16, batch: 1, messages: 10_000 },
@@ -104,6 +121,8 @@ const CASES = [
 ];
 /** Not a path a message takes: the cheapest RPC of the same server, the floor under any unary call here. */
 const REFERENCE = { label: 'GetWorkflowStatus (no message), 64 callers', mode: 'status', callers: 64, batch: 1, messages: 20_000 };
+/** The unary case the issue's target names, against the no-op server. */
+const CEILING = CASES.find((spec) => spec.label === 'PublishMessage, 64 callers');
 
 async function measureCases(served, cases) {
   const figures = new Map();
@@ -119,7 +138,7 @@ async function measureCases(served, cases) {
         messages: Math.max(spec.batch, Math.round(spec.messages * SCALE)),
         workflow: spec.webhook ? HOOK_WORKFLOW : INLET_WORKFLOW,
         inlet: 'in',
-        sink: 'sink',
+        sink: served.sink ?? 'sink',
         webhookUrl: served.webhookUrl,
       });
       const serverCpuSeconds = cpuSecondsOf(served.loom.child.pid) - serverCpuBefore;
@@ -151,6 +170,13 @@ try {
 } finally {
   await served.loom.stop();
 }
+const noop = await serveNoop();
+let ceiling;
+try {
+  ceiling = (await measureCases(noop, [CEILING])).get(CEILING.label);
+} finally {
+  await noop.loom.stop();
+}
 // the in-process figure again after the served runs: the machine is shared, so both ends of the run are reported
 const localAfter = await inProcess();
 const inProcessPerSecond = median([local.perSecond, localAfter.perSecond]);
@@ -162,6 +188,10 @@ for (const [label, figure] of figures) {
     `${label} | ${fmt(figure.perSecond)} | ${figure.runs.map(fmt).join(' / ')} | ${figure.p50Ms.toFixed(2)} | ${figure.p99Ms.toFixed(2)} | ${share} | ${fmt(figure.serverCpuUs)}, ${fmt(figure.feederCpuUs)}`,
   );
 }
+const unary64 = figures.get(CEILING.label);
+console.log(
+  `\nceiling: ${CEILING.label} against a no-op grpc-js server (same feeder, no workflow) | ${fmt(ceiling.perSecond)} calls/s (${ceiling.runs.map(fmt).join(' / ')}), p50 ${ceiling.p50Ms.toFixed(2)} ms, p99 ${ceiling.p99Ms.toFixed(2)} ms | CPU µs a call: server ${fmt(ceiling.serverCpuUs)}, feeder ${fmt(ceiling.feederCpuUs)} | loom reaches ${((unary64.perSecond / ceiling.perSecond) * 100).toFixed(1)}% of it`,
+);
 
 const baselineMain = process.env.LOOM_BASELINE_MAIN;
 if (baselineMain !== undefined && baselineMain !== '') {
@@ -181,5 +211,9 @@ if (baselineMain !== undefined && baselineMain !== '') {
       `${spec.label} | baseline ${fmt(old.perSecond)} msg/s (${old.runs.map(fmt).join(' / ')}), p50 ${old.p50Ms.toFixed(2)} ms, p99 ${old.p99Ms.toFixed(2)} ms | this build ${fmt(now.perSecond)} | ratio ${(now.perSecond / old.perSecond).toFixed(2)}x | loom CPU µs a message: baseline ${fmt(old.serverCpuUs)}, this build ${fmt(now.serverCpuUs)}`,
     );
   }
+  const old64 = before.get(CEILING.label);
+  console.log(
+    `the no-op server's ceiling is ${(ceiling.perSecond / old64.perSecond).toFixed(2)}x the baseline at 64 callers: no server reaches more from this feeder`,
+  );
 }
 process.exit(0);
