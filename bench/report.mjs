@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Prints the last saved run of every benchmark (bench/results/<name>.json, written by `npm run bench`) as Markdown;
 // with --write, writes that into docs/benchmarks.md instead, the page the README and docs/decisions.md take their
-// figures from. Usage: `npm run bench:report [-- --write]`.
+// figures from, keeping the page's section of any benchmark that has no saved run here (bench/results is not committed,
+// so a new checkout has only its own runs). Usage: `npm run bench:report [-- --write]`.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +20,7 @@ if (results.length === 0) {
   process.exit(2);
 }
 
-const sections = results.map((result) =>
+const sectionOf = (result) =>
   [
     `## ${result.bench}`,
     '',
@@ -35,8 +36,22 @@ const sections = results.map((result) =>
     ...result.output,
     '```',
     '',
-  ].join('\n'),
-);
+  ].join('\n');
+
+const pagePath = join(here, '..', 'docs', 'benchmarks.md');
+/** The page's sections by benchmark name: each from its `## name` heading to the next. */
+function sectionsOnPage() {
+  if (!existsSync(pagePath)) return new Map();
+  const parts = readFileSync(pagePath, 'utf8')
+    .split(/^(?=## )/m)
+    .slice(1);
+  return new Map(parts.map((part) => [part.slice(3, part.indexOf('\n')).trim(), `${part.trimEnd()}\n`]));
+}
+
+const byName = process.argv.includes('--write') ? sectionsOnPage() : new Map();
+for (const result of results) byName.set(result.bench, sectionOf(result));
+// the order of bench/results' file names, as before
+const sections = [...byName.keys()].sort((a, b) => (`${a}.json` < `${b}.json` ? -1 : 1)).map((name) => byName.get(name));
 const page = [
   '# Benchmark figures',
   '',
@@ -51,8 +66,11 @@ const page = [
 ].join('\n');
 
 if (process.argv.includes('--write')) {
-  writeFileSync(join(here, '..', 'docs', 'benchmarks.md'), page);
-  console.log(`wrote docs/benchmarks.md from ${results.length} saved run${results.length === 1 ? '' : 's'}`);
+  writeFileSync(pagePath, page);
+  const kept = sections.length - results.length;
+  console.log(
+    `wrote docs/benchmarks.md from ${results.length} saved run${results.length === 1 ? '' : 's'}${kept > 0 ? `, keeping ${kept} section${kept === 1 ? '' : 's'} from the page` : ''}`,
+  );
 } else {
   process.stdout.write(page);
 }
