@@ -10,7 +10,7 @@ import { inletFactory } from '../components/inlet.js';
 import { instance, workflowOf } from '../../test/workflows.js';
 import { IllegalTransitionError, Lifecycle } from '@loom/service-kit';
 import { type ComponentFactory, ComponentFailedError, type LoomMessage, type Outcome, outcome } from './component.js';
-import { RUN_TRANSITIONS, WorkflowRun } from './workflow-run.js';
+import { RUN_TRANSITIONS, type RunOptions, WorkflowRun } from './workflow-run.js';
 
 const logLines: string[] = [];
 const logger = createLogger({
@@ -30,6 +30,18 @@ function processorKind(process: (batch: readonly LoomMessage[]) => Promise<reado
   return { kind: 'processor', create: () => Promise.resolve({ process, close: () => Promise.resolve() }) };
 }
 
+/** Starts a run of an inlet `in` linked to one processor `name` (registered as a logger) with the given run options. */
+function inletTo(name: string, processor: ComponentFactory, options: Pick<RunOptions, 'queueCapacity' | 'maxBatch'>): Promise<WorkflowRun> {
+  return WorkflowRun.start(workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, name)], [['in', name]]), {
+    factories: new Map([
+      [COMPONENT_KINDS.INLET, inletFactory],
+      [COMPONENT_KINDS.LOGGER, processor],
+    ]),
+    logger,
+    ...options,
+  });
+}
+
 function message(n: number, padding = ''): LoomMessage {
   return { id: `m${n}`, body: { n, padding }, headers: {} };
 }
@@ -43,18 +55,7 @@ describe('workflow run', () => {
       await sleep(2);
       return batch.map(() => outcome.none());
     });
-    const run = await WorkflowRun.start(
-      workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'slow sink')], [['in', 'slow sink']]),
-      {
-        factories: new Map([
-          [COMPONENT_KINDS.INLET, inletFactory],
-          [COMPONENT_KINDS.LOGGER, sink],
-        ]),
-        logger,
-        queueCapacity: 1000,
-        maxBatch: 100,
-      },
-    );
+    const run = await inletTo('slow sink', sink, { queueCapacity: 1000, maxBatch: 100 });
     const padding = 'x'.repeat(2000);
     const retained = (): number => {
       (globalThis as { gc?: () => void }).gc?.();
@@ -89,15 +90,7 @@ describe('workflow run', () => {
       await gate;
       return batch.map(() => outcome.none());
     });
-    const run = await WorkflowRun.start(workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'held')], [['in', 'held']]), {
-      factories: new Map([
-        [COMPONENT_KINDS.INLET, inletFactory],
-        [COMPONENT_KINDS.LOGGER, held],
-      ]),
-      logger,
-      queueCapacity: 1,
-      maxBatch: 1,
-    });
+    const run = await inletTo('held', held, { queueCapacity: 1, maxBatch: 1 });
     const reads: string[] = [];
     /** A withdrawal that records when its signal is read, as a gRPC call's context makes its AbortController then. */
     const watched = (name: string, controller: AbortController) => ({
@@ -187,14 +180,7 @@ describe('workflow run', () => {
       await sleep(20);
       return batch.map((item) => (item.body.n === 3 ? outcome.fail('no good') : outcome.none()));
     });
-    const run = await WorkflowRun.start(workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'sink')], [['in', 'sink']]), {
-      factories: new Map([
-        [COMPONENT_KINDS.INLET, inletFactory],
-        [COMPONENT_KINDS.LOGGER, slowFail],
-      ]),
-      logger,
-      maxBatch: 1,
-    });
+    const run = await inletTo('sink', slowFail, { maxBatch: 1 });
     const events: string[] = [];
     run.subscribe((event) => events.push(event.error === undefined ? event.state : `${event.component}: ${event.error}`));
     const withdrawal = new AbortController();
