@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Part of the build: runs PGlite's initdb once into dist/pgdata-template, a cleanly closed, empty data directory.
-// A fresh embedded PostgreSQL copies it instead of running initdb itself (about 2.5 s and 450 MB of WebAssembly
-// memory that a process never gives back). Made by the installed PGlite, so it always matches it.
-import { PGlite } from '@electric-sql/pglite';
+// Part of the build: runs PGlite's initdb once into dist/pgdata-template, a cleanly closed, empty data directory
+// without template0 (makeTemplateDataDir says why). A fresh embedded PostgreSQL copies it instead of running initdb
+// itself (about 2.5 s and 450 MB of WebAssembly memory that a process never gives back). Made by the installed PGlite,
+// so it always matches it; the stamp names the recipe too, so a template made the old way is made again.
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeTemplateDataDir } from '../dist/index.js';
 
 const dist = join(dirname(dirname(fileURLToPath(import.meta.url))), 'dist');
 const target = join(dist, 'pgdata-template');
@@ -14,12 +15,11 @@ const stamp = join(dist, 'pgdata-template.version');
 // the package exports no ./package.json: read it beside dist/
 const pgliteDist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
 const { version } = JSON.parse(readFileSync(join(dirname(pgliteDist), 'package.json'), 'utf8'));
-if (existsSync(join(target, 'PG_VERSION')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === version) process.exit(0);
+const recipe = `${version} without template0`;
+if (existsSync(join(target, 'PG_VERSION')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === recipe) process.exit(0);
 
 const building = mkdtempSync(join(dist, '.pgdata-template-'));
-const db = await PGlite.create(building);
-await db.query('select 1');
-await db.close();
+await makeTemplateDataDir(building);
 rmSync(target, { recursive: true, force: true });
 renameSync(building, target);
-writeFileSync(stamp, version);
+writeFileSync(stamp, recipe);

@@ -1,5 +1,6 @@
 export {
   startEmbeddedPostgres,
+  makeTemplateDataDir,
   isLoopbackHost,
   EMBEDDED_MAX_CONNECTIONS,
   type EmbeddedPostgres,

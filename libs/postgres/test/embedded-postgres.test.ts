@@ -9,6 +9,7 @@ import {
   LOCK_FILE_NAME,
   NonLoopbackHostError,
   createPool,
+  makeTemplateDataDir,
   migrate,
   startEmbeddedPostgres,
   type Migration,
@@ -77,6 +78,21 @@ describe('startEmbeddedPostgres', () => {
       'from template',
       'from template',
     ]);
+  });
+
+  it("makes the build's template without template0: a fresh directory copied from it has postgres and template1, and CREATE DATABASE works", async () => {
+    const root = await cleanup.tempDir();
+    const templateDir = join(root, 'template');
+    await makeTemplateDataDir(templateDir);
+    expect(existsSync(join(templateDir, 'PG_VERSION'))).toBe(true);
+    const logger = recordingLogger();
+    const server = cleanup.add(await startEmbeddedPostgres({ dataDir: join(root, 'fresh'), logger, templateDir }));
+    expect(logger.entries.find((entry) => entry.msg === 'embedded PostgreSQL started')?.obj).toMatchObject({ created: 'from template' });
+    const db = cleanup.add(createPool(server.url));
+    expect((await db.query('SELECT datname FROM pg_database ORDER BY datname')).rows).toEqual([{ datname: 'postgres' }, { datname: 'template1' }]);
+    await db.query('CREATE DATABASE scratch');
+    expect((await db.query("SELECT datname FROM pg_database WHERE datname = 'scratch'")).rows).toEqual([{ datname: 'scratch' }]);
+    expect(await migrate(db, 'notes', notes)).toEqual({ applied: [1, 2] });
   });
 
   it('leaves a directory it did not create to initdb rather than copying the template over it', async () => {
