@@ -238,11 +238,12 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
     });
   };
   // The members differ only in their seed (shuffling and exploration); their mean is scored and written.
+  const greedyEpochs = ctx.epochs ?? PARSER_SETTINGS.epochs;
   const members = Array.from(
     { length: PARSER_SETTINGS.members },
     (_, k) =>
       new ParserTraining(examples, relations.items, {
-        epochs: ctx.epochs ?? PARSER_SETTINGS.epochs,
+        epochs: greedyEpochs,
         bits: ctx.bits ?? PARSER_SETTINGS.bits,
         labelBits: ctx.bits === undefined ? PARSER_SETTINGS.labelBits : ctx.bits - 1,
         explore: PARSER_SETTINGS.explore,
@@ -251,7 +252,6 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
         seed: (ctx.seed ?? 1) + k,
       }),
   );
-  const greedyEpochs = ctx.epochs ?? PARSER_SETTINGS.epochs;
   const epochs = members[0]!.epochs;
   for (let epoch = 1; epoch <= epochs; epoch++) {
     for (const member of members) member.runEpoch();
