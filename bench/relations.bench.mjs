@@ -15,7 +15,7 @@ import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { componentFactories, GraphStores, WorkflowRun } from '@loom/executor';
 import { startEmbeddedGraph } from '@loom/graph';
-import { annotationFromConllu, findDataDir, parseConllu, parseIob } from '@loom/nlp';
+import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp';
 import { createLogger } from '@loom/telemetry';
 import { countingSink } from './counting-sink.mjs';
 
@@ -79,7 +79,7 @@ const logger = createLogger({ level: 'warn', destination: new Writable({ write: 
 const config = loadConfig({ env: {} });
 
 // the documents: treebank documents (`# newdoc`), at most 20 sentences each
-const data = findDataDir();
+const data = testDataDir();
 const conllu = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8')).slice(0, SENTENCES);
 const entities = new Map(parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8')).map((sentence) => [sentence.sentId, sentence]));
 const groups = [];

@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getDocumentProxy } from 'unpdf';
-import { annotate, findDataDir } from '@loom/nlp';
+import { annotate, testDataDir } from '@loom/nlp';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
 import { pdfSkill } from '@loom/skill-pdf';
 import { makePdf } from '@loom/skill-pdf/testing';
@@ -110,7 +110,7 @@ await pdf.stop();
 // --- annotation
 {
   const { createAnnotationSkill } = await import('@loom/skill-annotation');
-  const text = readFileSync(join(findDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
+  const text = readFileSync(join(testDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
   const inProcess = annotate(text);
   const tokens = inProcess.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
   const baseline = await rate(40, 1, () => Promise.resolve(annotate(text)));

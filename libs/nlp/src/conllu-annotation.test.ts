@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { annotationFromConllu } from './conllu-annotation.js';
 import { parseConllu } from './conllu.js';
-import { findDataDir } from './data-dir.js';
+import { testDataDir } from './data-dir.js';
 import { entitySpans, parseIob } from './iob.js';
 
 const SAMPLE = `# sent_id = s1
@@ -60,7 +60,7 @@ describe('annotationFromConllu', () => {
   });
 
   it('converts the whole EWT dev set joined with UNER dev: every sentence, word and arc', () => {
-    const data = findDataDir();
+    const data = testDataDir();
     const sentences = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8'));
     const uner = parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8'));
     const entities = new Map(uner.map((sentence) => [sentence.sentId!, sentence]));

@@ -7,22 +7,24 @@ import { FailedPreconditionError } from '@loom/domain';
 export const DATA_DIR_ENV = 'LOOM_NLP_DATA_DIR';
 
 /**
- * The training and evaluation data directory: `$LOOM_NLP_DATA_DIR`, else the nearest `shared/data`
- * beside the repository or one of its parents (the repository's `../shared/data`, also from a worktree).
+ * The training and evaluation data directory that `$LOOM_NLP_DATA_DIR` names; a FailedPreconditionError
+ * naming the variable when it is unset or has no `ud-english-ewt` directory.
  */
 export function findDataDir(): string {
   const fromEnv = process.env[DATA_DIR_ENV];
-  if (fromEnv) {
-    if (!existsSync(join(fromEnv, 'ud-english-ewt'))) throw new FailedPreconditionError(`${DATA_DIR_ENV}=${fromEnv} has no ud-english-ewt directory`);
-    return resolve(fromEnv);
-  }
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'shared', 'data');
-    if (existsSync(join(candidate, 'ud-english-ewt'))) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir)
-      throw new FailedPreconditionError(`no shared/data directory with ud-english-ewt above ${dirname(fileURLToPath(import.meta.url))}; set ${DATA_DIR_ENV}`);
-    dir = parent;
-  }
+  if (!fromEnv)
+    throw new FailedPreconditionError(
+      `${DATA_DIR_ENV} is not set: set it to the NLP data directory (ud-english-ewt/, uner-english-ewt/, ner/) to train or evaluate`,
+    );
+  if (!existsSync(join(fromEnv, 'ud-english-ewt'))) throw new FailedPreconditionError(`${DATA_DIR_ENV}=${fromEnv} has no ud-english-ewt directory`);
+  return resolve(fromEnv);
+}
+
+/**
+ * The slices of the corpora that tests read, committed in libs/nlp/test-data with the layout of the
+ * data directory (see its README).
+ */
+export function testDataDir(): string {
+  // src/ and dist/ both sit directly under the package
+  return join(dirname(fileURLToPath(import.meta.url)), '..', 'test-data');
 }

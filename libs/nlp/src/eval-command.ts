@@ -41,6 +41,8 @@ export interface EvalOptions {
   /** Write the figures into the cards (devSample with a sample, dev without) instead of comparing. */
   readonly record?: boolean;
   readonly modelsDir?: string;
+  /** The data directory holding EWT dev and UNER dev; `findDataDir()` when not given. */
+  readonly dataDir?: string;
   readonly print: (line: string) => void;
 }
 
@@ -54,7 +56,7 @@ export function evalNlp(options: EvalOptions): number {
   pipeline.loadAll();
   const loadSeconds = (performance.now() - loadStart) / 1000;
   const loadCpuSeconds = (process.cpuUsage(loadCpu).user + process.cpuUsage(loadCpu).system) / 1e6;
-  const result = evaluate(pipeline, findDataDir(), sample);
+  const result = evaluate(pipeline, options.dataDir ?? findDataDir(), sample);
   const rssMb = process.memoryUsage().rss / 2 ** 20;
   const p = (x: number): string => x.toFixed(2);
   options.print(`EWT dev${sample === undefined ? '' : ` sample (first ${sample} sentences)`}: ${result.devSentences} sentences`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findDataDir } from './data-dir.js';
+import { testDataDir } from './data-dir.js';
 import { EWT_DEV, EWT_TRAIN, readEwt, Vocabulary } from './ewt.js';
 import { meanParser, parse, trainParser, type ParserExample, type ParserModel } from './parser.js';
 
@@ -7,7 +7,7 @@ import { meanParser, parse, trainParser, type ParserExample, type ParserModel } 
 const tags = new Vocabulary();
 const relations = new Vocabulary();
 const examplesOf = (file: string, count: number): ParserExample[] =>
-  readEwt(findDataDir(), file)
+  readEwt(testDataDir(), file)
     .slice(0, count)
     .map((s) => ({
       words: s.words.map((w) => w.form),

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { entitySpans, findDataDir, parseConllu, parseIob, surfaceTokens } from '@loom/nlp';
+import { EWT_TRAIN, entitySpans, NER_SETTINGS, openNerExamples, parseConllu, parseIob, readEwt, surfaceTokens, testDataDir } from '@loom/nlp';
 
-const data = findDataDir();
+const data = testDataDir();
 
-describe('the shared corpora read', () => {
+describe('the committed corpus slices read', () => {
   it('EWT dev: 2,001 sentences whose surface tokens rebuild each sentence text', () => {
     const sentences = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8'), 'en_ewt-ud-dev.conllu');
     expect(sentences).toHaveLength(2001);
@@ -25,5 +25,10 @@ describe('the shared corpora read', () => {
     expect(sentences.every((s) => s.sentId !== undefined)).toBe(true);
     const types = new Set(sentences.flatMap((s) => entitySpans(s.tags).map((span) => span.type)));
     expect([...types].sort()).toEqual(['LOC', 'ORG', 'PER']);
+  });
+
+  it('hold what the tests take: 400 EWT train sentences (parser), 3,000 open NER examples (train-slice)', () => {
+    expect(readEwt(data, EWT_TRAIN)).toHaveLength(400);
+    expect(openNerExamples(data, NER_SETTINGS.openSets).examples).toHaveLength(3000);
   });
 });

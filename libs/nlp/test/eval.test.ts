@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { evalNlp } from '@loom/nlp';
+import { evalNlp, testDataDir } from '@loom/nlp';
 
 describe('npm run eval -- nlp', () => {
   it('scores the committed models on a dev sample no more than 1 point under their cards', () => {
     const lines: string[] = [];
-    const exitCode = evalNlp({ sample: 150, print: (line) => lines.push(line) });
+    const exitCode = evalNlp({ sample: 150, dataDir: testDataDir(), print: (line) => lines.push(line) });
     console.log(lines.join('\n'));
     expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([]);
     expect(exitCode).toBe(0);

@@ -6,10 +6,10 @@ import {
   EWT_DEV,
   EWT_TRAIN,
   entitySpans,
-  findDataDir,
   NER_SETTINGS,
   openNerExamples,
   readEwt,
+  testDataDir,
   trainLemmatizerModel,
   trainNerModel,
   trainParserModel,
@@ -21,7 +21,7 @@ import {
 
 // Each model is trained on a small slice of its training data and must beat a trivial baseline on a
 // dev slice: the training code stays tested without running full training here.
-const dataDir = findDataDir();
+const dataDir = testDataDir();
 const modelsDir = mkdtempSync(join(tmpdir(), 'loom-nlp-slice-'));
 const ctx: TrainContext = { dataDir, modelsDir, log: () => undefined, limit: 300, devLimit: 150, epochs: 3, bits: 18 };
 const train = readEwt(dataDir, EWT_TRAIN).slice(0, 300);

@@ -6,7 +6,7 @@ import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, type ResourceI
 import { type GraphStore, openGraphStore, startEmbeddedGraph } from '@loom/graph';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { readFileSync } from 'node:fs';
-import { annotationFromConllu, findDataDir, parseConllu, parseIob } from '@loom/nlp';
+import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
@@ -227,7 +227,7 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
   });
 
   it('EWT dev sentences with UNER entities: the graph counts equal the CoNLL-U counts, and writing again changes none', async () => {
-    const data = findDataDir();
+    const data = testDataDir();
     const sentences = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8')).slice(0, 30);
     const entities = new Map(
       parseIob(readFileSync(join(data, 'uner-english-ewt', 'en_ewt-ud-dev.iob2'), 'utf8')).map((sentence) => [sentence.sentId!, sentence]),

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findDataDir } from '@loom/nlp';
+import { testDataDir } from '@loom/nlp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SkillServer } from '@loom/skill-service-kit';
 import { postJson, startSkillForTest } from '@loom/skill-service-kit/testing';
 import { DEFAULT_TEXTRANK_OPTIONS, type Keyword, keywordsSkill, pageRank, textRank } from '../src/index.js';
 import { constructedAnnotation } from './constructed-annotation.js';
 
-// the shared data directory as libs/nlp finds it ($LOOM_NLP_DATA_DIR, else shared/data above the repository)
-const NASA = readFileSync(join(findDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
+// the fixture text committed with libs/nlp's test data
+const NASA = readFileSync(join(testDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
 /** The keywords neo4j-nlp's own TextRank test expects on this text. */
 const NEO4J_NLP_EXPECTED = [
   'flight failure',
