@@ -45,3 +45,5 @@ export function captureStream(): CapturedStream {
         .map((line) => JSON.parse(line) as Record<string, unknown>),
   };
 }
+
+export { Neo4jLauncherMissingError, Neo4jStartError, startNeo4j, type Neo4jTestServer, type StartNeo4jOptions } from './neo4j.js';

@@ -1,0 +1,193 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/** A Neo4j server of the tests' own, on loopback, with an empty database `neo4j`. */
+export interface Neo4jTestServer {
+  /** `bolt://127.0.0.1:<port>` */
+  readonly uri: string;
+  readonly user: string;
+  readonly password: string;
+  /** The server's directory (its logs are in logs/debug.log); close() removes it. */
+  readonly home: string;
+  /** Empties the database: every node and relationship, every index and constraint. */
+  clear(): Promise<void>;
+  /** Stops the JVM and removes its directory; a second call waits for the first. */
+  close(): Promise<void>;
+}
+
+/** Options of startNeo4j. */
+export interface StartNeo4jOptions {
+  /** How long the JVM may take to accept Bolt connections; default 180 s (a few seconds on an idle machine). */
+  readonly readyTimeoutMs?: number;
+  /** The JVM's maximum heap (`-Xmx`); default `512m`. */
+  readonly maxHeap?: string;
+}
+
+/** LOOM_NEO4J_LAUNCHER is unset or does not hold a built launcher. */
+export class Neo4jLauncherMissingError extends Error {
+  constructor(reason: string) {
+    super(
+      `${reason}: run the tests through \`npm test\`, which builds the Neo4j launcher, or build it with ` +
+        '`export $(node scripts/test-env/neo4j.mjs)` and run vitest again',
+    );
+    this.name = 'Neo4jLauncherMissingError';
+  }
+}
+
+/** The Neo4j JVM exited, or did not get ready in time, or refused a command; the message ends with its stderr. */
+export class Neo4jStartError extends Error {
+  constructor(
+    reason: string,
+    /** The last lines the JVM wrote to stderr. */
+    readonly stderrTail: string,
+  ) {
+    super(stderrTail === '' ? reason : `${reason}; the JVM's stderr ends with:\n${stderrTail}`);
+    this.name = 'Neo4jStartError';
+  }
+}
+
+const STDERR_LINES_KEPT = 40;
+const STOP_DEADLINE_MS = 30_000;
+
+/**
+ * Starts an embedded Neo4j Community server (the launcher that `scripts/test-env/neo4j.mjs` builds, found through
+ * LOOM_NEO4J_LAUNCHER) on a fresh temporary directory, Bolt on a free loopback port, user `neo4j` with a random
+ * password. One per test file (in beforeAll) is the model; `clear()` gives each test an empty database.
+ */
+export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4jTestServer> {
+  const launcher = process.env['LOOM_NEO4J_LAUNCHER'];
+  if (launcher === undefined || launcher === '') throw new Neo4jLauncherMissingError('LOOM_NEO4J_LAUNCHER is not set');
+  const jar = join(launcher, 'neo4j-launcher.jar');
+  if (!existsSync(jar)) throw new Neo4jLauncherMissingError(`LOOM_NEO4J_LAUNCHER=${launcher} has no neo4j-launcher.jar`);
+
+  const home = await mkdtemp(join(tmpdir(), 'loom-neo4j-'));
+  const password = randomBytes(12).toString('hex');
+  const child = spawn(
+    'java',
+    [
+      `-Xmx${options.maxHeap ?? '512m'}`,
+      // a short-lived test server: the quick compiler and one GC thread start faster on a busy machine
+      '-XX:TieredStopAtLevel=1',
+      '-XX:+UseSerialGC',
+      ...['-cp', [jar, join(launcher, 'lib', '*')].join(delimiter)],
+      'loom.testing.Neo4jLauncher',
+      home,
+      '0',
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  const jvm = new LauncherProcess(child);
+  // the password goes on stdin, not the command line, where any local user could read it
+  child.stdin.write(`${password}\n`);
+  try {
+    const ready = await jvm.nextLine(options.readyTimeoutMs ?? 180_000, 'to start');
+    const match = /^READY (bolt:\/\/\S+)$/.exec(ready);
+    if (match === null) throw new Neo4jStartError(`the Neo4j launcher answered '${ready}' instead of READY`, jvm.stderrTail());
+    const uri = match[1]!;
+    let closing: Promise<void> | undefined;
+    return {
+      uri,
+      user: 'neo4j',
+      password,
+      home,
+      clear: () => jvm.command('CLEAR', 'CLEARED'),
+      close: () => (closing ??= jvm.stop().finally(() => rm(home, { recursive: true, force: true }))),
+    };
+  } catch (error) {
+    await jvm.stop();
+    await rm(home, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The launcher's JVM: its stdout read as lines (answers), its stderr's tail kept for errors. */
+class LauncherProcess {
+  private readonly lines: string[] = [];
+  private readonly stderr: string[] = [];
+  private waiting: (() => void) | undefined;
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private spawnError: Error | undefined;
+  private readonly exited: Promise<void>;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      this.lines.push(line);
+      this.waiting?.();
+    });
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      this.stderr.push(line);
+      if (this.stderr.length > STDERR_LINES_KEPT) this.stderr.shift();
+    });
+    // the JVM stops by itself when stdin closes; a write after that must not crash the test process
+    child.stdin!.on('error', () => undefined);
+    this.exited = new Promise((resolve) => {
+      child.once('error', (error) => {
+        this.spawnError = error;
+        resolve();
+        this.waiting?.();
+      });
+      child.once('close', (code, signal) => {
+        this.exit = { code, signal };
+        resolve();
+        this.waiting?.();
+      });
+    });
+  }
+
+  stderrTail(): string {
+    return this.stderr.join('\n');
+  }
+
+  /** The next line the launcher prints, or a Neo4jStartError when it exits or `timeoutMs` passes first. */
+  async nextLine(timeoutMs: number, what: string): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = this.lines.shift();
+      if (line !== undefined) return line;
+      if (this.spawnError !== undefined) throw new Neo4jStartError(`cannot run java for Neo4j: ${this.spawnError.message}`, '');
+      if (this.exit !== undefined) {
+        const how = this.exit.signal === null ? `exit code ${this.exit.code}` : `signal ${this.exit.signal}`;
+        throw new Neo4jStartError(`the Neo4j JVM ended (${how}) while waiting for it ${what}`, this.stderrTail());
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0)
+        throw new Neo4jStartError(`the Neo4j JVM did not answer within ${timeoutMs / 1000} s while waiting for it ${what}`, this.stderrTail());
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, remaining);
+        this.waiting = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.waiting = undefined;
+    }
+  }
+
+  /** Sends one command line and expects `answer`; commands run one at a time. */
+  command(command: string, answer: string): Promise<void> {
+    const run = async (): Promise<void> => {
+      this.child.stdin!.write(`${command}\n`);
+      const line = await this.nextLine(60_000, `to ${command}`);
+      if (line !== answer) throw new Neo4jStartError(`the Neo4j launcher answered ${command} with '${line}'`, this.stderrTail());
+    };
+    const result = this.queue.then(run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Closes stdin (the launcher then shuts Neo4j down) and waits for the exit; kills the JVM after a deadline. */
+  async stop(): Promise<void> {
+    if (this.exit === undefined && this.spawnError === undefined) {
+      this.child.stdin!.end();
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), STOP_DEADLINE_MS);
+      await this.exited;
+      clearTimeout(timer);
+    }
+  }
+}

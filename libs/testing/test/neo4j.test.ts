@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Neo4jLauncherMissingError, startNeo4j, type Neo4jTestServer } from '../src/index.js';
+
+/** The Bolt version the server at host:port agrees to when offered 5.0 to 5.8 (the first bytes of any driver). */
+async function boltHandshake(host: string, port: number): Promise<string> {
+  const socket = connect(port, host);
+  try {
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    // magic preamble, then four version proposals: 5.8 with a range of 8 minor versions below it, and three empty
+    socket.write(Buffer.from([0x60, 0x60, 0xb0, 0x17, 0, 8, 8, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
+    const reply = await new Promise<Buffer>((resolve, reject) => socket.once('data', resolve).once('error', reject));
+    return `${reply[3]}.${reply[2]}`;
+  } finally {
+    socket.destroy();
+  }
+}
+
+describe('startNeo4j', () => {
+  let server: Neo4jTestServer;
+
+  beforeAll(async () => {
+    server = await startNeo4j();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('answers Bolt 5 on a loopback port, with a password of its own for neo4j', async () => {
+    const url = new URL(server.uri);
+    expect(url.protocol).toBe('bolt:');
+    expect(url.hostname).toBe('127.0.0.1');
+    expect(await boltHandshake(url.hostname, Number(url.port))).toMatch(/^5\.\d$/);
+    expect(server.user).toBe('neo4j');
+    expect(server.password).toMatch(/^[0-9a-f]{24}$/);
+  });
+
+  it('clears the database on request, as often as asked', async () => {
+    await server.clear();
+    await Promise.all([server.clear(), server.clear()]);
+  });
+
+  it('close stops the JVM, removes its directory, and may be called twice', async () => {
+    const other = await startNeo4j();
+    const url = new URL(other.uri);
+    expect(existsSync(other.home)).toBe(true);
+    await Promise.all([other.close(), other.close()]);
+    await expect(boltHandshake(url.hostname, Number(url.port))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(existsSync(other.home)).toBe(false);
+  });
+
+  it('without LOOM_NEO4J_LAUNCHER says how to get it, instead of skipping', async () => {
+    const saved = process.env['LOOM_NEO4J_LAUNCHER'];
+    delete process.env['LOOM_NEO4J_LAUNCHER'];
+    try {
+      const error = await startNeo4j().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(Neo4jLauncherMissingError);
+      expect((error as Error).message).toMatch(/npm test.*scripts\/test-env\/neo4j\.mjs/s);
+    } finally {
+      process.env['LOOM_NEO4J_LAUNCHER'] = saved;
+    }
+  });
+});
