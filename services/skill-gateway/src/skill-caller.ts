@@ -97,6 +97,8 @@ export class SkillCaller {
   constructor(
     private readonly policy: CallPolicy,
     private readonly logger: Logger,
+    /** The clock the circuits read (milliseconds since the epoch); a test moves its own. */
+    private readonly now: () => number = Date.now,
   ) {
     this.meter
       .createObservableGauge('loom.skill.circuit.state', { description: 'circuit of each skill: 0 closed, 1 half-open, 2 open' })
@@ -290,7 +292,7 @@ export class SkillCaller {
       origin,
       breaker:
         known?.breaker ??
-        new CircuitBreaker(this.policy.breaker, Date.now, (next) =>
+        new CircuitBreaker(this.policy.breaker, this.now, (next) =>
           this.logger.info({ skill: skill.name, circuit: next }, `circuit of skill '${skill.name}' is ${next}`),
         ),
       limit: known?.limit.limit === cap ? known.limit : new ConcurrencyLimit(cap),

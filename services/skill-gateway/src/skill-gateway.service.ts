@@ -4,7 +4,7 @@ import { CircuitState, type SkillResult, SkillGatewayService } from '@loom/contr
 import { type Skill as SkillMessage } from '@loom/contracts';
 import { LoomError, NotFoundError, type Skill, skillViolations, UnavailableError, ValidationError, workflowFromProto, workflowToProto } from '@loom/domain';
 import { ConfigError, type LoomConfig } from '@loom/config';
-import { type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type AsyncImplementation, type ServiceContext, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import fetch from 'node-fetch';
 import { type CircuitStateName } from './circuit-breaker.js';
@@ -240,32 +240,43 @@ export async function registerConfiguredSkills(registrations: LoomConfig['skills
   }
 }
 
+/** What a test may replace: the clock the skills' circuits read (milliseconds since the epoch). */
+export interface SkillGatewayTestHooks {
+  readonly now?: () => number;
+}
+
+/** Builds the skill gateway of a process: its registry storage, its skill caller and its RPCs. */
+export async function createSkillGatewayInstance(
+  { config, logger }: ServiceContext<'skills' | 'embedded'>,
+  hooks: SkillGatewayTestHooks = {},
+): Promise<ServiceInstance> {
+  const storage = await openSkillStorage(config, logger);
+  const registry = new SkillRegistry(storage.db, config.skills.registry.cacheMs);
+  const caller = new SkillCaller(callPolicyOf(config), logger, hooks.now);
+  const implementation = skillGatewayImplementation({ registry, caller, logger });
+  logger.info({ registry: storage.address }, 'skill registry ready');
+  try {
+    await registerConfiguredSkills(config.skills.register, registry, logger);
+  } catch (error) {
+    caller.close();
+    await storage.close();
+    throw error;
+  }
+  return {
+    addToServer(server) {
+      server.addService('loom.v1.SkillGateway', SkillGatewayService, implementation);
+    },
+    async close() {
+      caller.close();
+      await storage.close();
+    },
+  };
+}
+
 /** loom.v1.SkillGateway, deployable alone (`loom serve --services skill-gateway`) or with the others. */
 export const skillGatewayModule: ServiceModule<'skills' | 'embedded'> = {
   name: 'skill-gateway',
   fullName: 'loom.v1.SkillGateway',
   configSections: ['skills', 'embedded'],
-  async create({ config, logger }): Promise<ServiceInstance> {
-    const storage = await openSkillStorage(config, logger);
-    const registry = new SkillRegistry(storage.db, config.skills.registry.cacheMs);
-    const caller = new SkillCaller(callPolicyOf(config), logger);
-    const implementation = skillGatewayImplementation({ registry, caller, logger });
-    logger.info({ registry: storage.address }, 'skill registry ready');
-    try {
-      await registerConfiguredSkills(config.skills.register, registry, logger);
-    } catch (error) {
-      caller.close();
-      await storage.close();
-      throw error;
-    }
-    return {
-      addToServer(server) {
-        server.addService('loom.v1.SkillGateway', SkillGatewayService, implementation);
-      },
-      async close() {
-        caller.close();
-        await storage.close();
-      },
-    };
-  },
+  create: (context) => createSkillGatewayInstance(context),
 };

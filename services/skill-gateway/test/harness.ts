@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SkillGatewayClient } from '@loom/contracts';
 import { createClient, type RunningServices } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
-import { skillGatewayModule } from '../src/index.js';
+import { createSkillGatewayInstance, type SkillGatewayTestHooks, skillGatewayModule } from '../src/index.js';
 
 /** The PostgreSQL server of LOOM_TEST_DATABASE_URL, when CI gives one. */
 export const realDatabaseUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
@@ -18,10 +18,11 @@ export interface GatewayHarness {
 }
 
 /** Starts the skill gateway alone on a free port: over its own embedded PostgreSQL unless the overrides name a database. */
-export async function startGateway(overrides: readonly string[] = []): Promise<GatewayHarness> {
+export async function startGateway(overrides: readonly string[] = [], hooks: SkillGatewayTestHooks = {}): Promise<GatewayHarness> {
   const root = mkdtempSync(join(tmpdir(), 'loom-skills-'));
   const { logger, lines } = capturedLogger();
-  const running = await serveForTest([skillGatewayModule], [`loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, ...overrides], { logger });
+  const module: typeof skillGatewayModule = { ...skillGatewayModule, create: (context) => createSkillGatewayInstance(context, hooks) };
+  const running = await serveForTest([module], [`loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, ...overrides], { logger });
   const client = createClient(SkillGatewayClient, `127.0.0.1:${running.port}`, { retry: false });
   let stopped = false;
   return {

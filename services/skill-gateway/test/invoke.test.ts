@@ -12,6 +12,9 @@ const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;
 let gateway: GatewayHarness;
 let fake: FakeSkill;
+// the clock the circuits read: a test moves it past the open time instead of waiting for it
+let clockMs = 0;
+const OPEN_MS = 60_000;
 
 const entities = (origin: string, name = 'nlp'): Skill => ({
   name,
@@ -25,16 +28,19 @@ const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 beforeAll(async () => {
   telemetry = startTelemetry({ serviceName: 'loom-skill-gateway-test', spanProcessors: [new SimpleSpanProcessor(exporter)] });
   fake = await startFakeSkill(() => ({ status: 200, body: {} }));
-  gateway = await startGateway([
-    'loom.skills.retries=2',
-    'loom.skills.backoff.initialMs=5',
-    'loom.skills.backoff.maxMs=20',
-    'loom.skills.breaker.failureThreshold=4',
-    'loom.skills.breaker.openMs=300',
-    'loom.skills.timeouts.slow=150',
-    'loom.skills.concurrency.capped=3',
-    'loom.skills.registry.cacheMs=0',
-  ]);
+  gateway = await startGateway(
+    [
+      'loom.skills.retries=2',
+      'loom.skills.backoff.initialMs=5',
+      'loom.skills.backoff.maxMs=20',
+      'loom.skills.breaker.failureThreshold=4',
+      `loom.skills.breaker.openMs=${OPEN_MS}`,
+      'loom.skills.timeouts.slow=150',
+      'loom.skills.concurrency.capped=3',
+      'loom.skills.registry.cacheMs=0',
+    ],
+    { now: () => clockMs },
+  );
   for (const name of ['nlp', 'slow', 'capped', 'fragile']) await call(gateway.client, 'registerSkill', { skill: entities(fake.origin, name), replace: false });
 });
 
@@ -102,7 +108,10 @@ describe('InvokeSkill', () => {
     expect(fake.requests.filter((request) => request.method === 'POST')).toHaveLength(4);
 
     fake.answerWith(() => ({ status: 200, body: { ok: true } }));
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    clockMs += OPEN_MS - 1;
+    await failure(call(gateway.client, 'invokeSkill', { skillName: 'fragile', input: {} }));
+    expect(fake.requests.filter((request) => request.method === 'POST')).toHaveLength(4);
+    clockMs += 1;
     expect((await call(gateway.client, 'invokeSkill', { skillName: 'fragile', input: {} })).output).toEqual({ ok: true });
     expect((await call(gateway.client, 'checkSkill', { name: 'fragile' })).circuitState).toBe(1);
   });
