@@ -40,7 +40,8 @@ const run = (processor: Processor, ...bodies: Record<string, unknown>[]): Promis
   );
 const failed = (error: string | RegExp): unknown => ({ ok: false, error: typeof error === 'string' ? error : expect.stringMatching(error), transient: false });
 const timeLimit = (ms: number): unknown => failed(`script exceeded its time limit of ${ms} ms`);
-const QUICK: ScriptLimits = { memoryLimitMb: 32, timeoutMs: 200 };
+// a limit that cuts endless loops short yet leaves a trivial message room for a loaded machine's stalls
+const QUICK: ScriptLimits = { memoryLimitMb: 32, timeoutMs: 500 };
 
 describe('JavaScript transformer', () => {
   it('maps each body to the object the script returns, keeping id and headers', async () => {
@@ -182,28 +183,36 @@ describe('limits', () => {
   it('fails only the message that loops forever, in its batch and in later calls', async () => {
     const processor = await processorFor('if (body.loop) { while (true) {} } return { n: body.n };', 'transformer', QUICK);
     const outcomes = await run(processor, { n: 0 }, { loop: true }, { n: 2 });
-    expect(outcomes).toStrictEqual([{ ok: true, outputs: [message({ n: 0 }, 'm0')] }, timeLimit(200), { ok: true, outputs: [message({ n: 2 }, 'm2')] }]);
+    expect(outcomes).toStrictEqual([
+      { ok: true, outputs: [message({ n: 0 }, 'm0')] },
+      timeLimit(QUICK.timeoutMs),
+      { ok: true, outputs: [message({ n: 2 }, 'm2')] },
+    ]);
     expect(await run(processor, { n: 5 })).toStrictEqual([{ ok: true, outputs: [message({ n: 5 }, 'm0')] }]);
-    expect(await run(processor, { loop: true })).toStrictEqual([timeLimit(200)]);
+    expect(await run(processor, { loop: true })).toStrictEqual([timeLimit(QUICK.timeoutMs)]);
     expect(await run(processor, { n: 6 })).toStrictEqual([{ ok: true, outputs: [message({ n: 6 }, 'm0')] }]);
   });
 
   it('fails a message that finishes but took longer than the limit', async () => {
     const processor = await processorFor('const end = Date.now() + body.ms; while (Date.now() < end) {} return {};', 'transformer', QUICK);
-    expect(await run(processor, { ms: 0 }, { ms: 300 }, { ms: 0 })).toStrictEqual([
+    expect(await run(processor, { ms: 0 }, { ms: QUICK.timeoutMs + 100 }, { ms: 0 })).toStrictEqual([
       { ok: true, outputs: [message({}, 'm0')] },
-      timeLimit(200),
+      timeLimit(QUICK.timeoutMs),
       { ok: true, outputs: [message({}, 'm2')] },
     ]);
   });
 
   it('runs a batch whose messages together take longer than one limit, each within it', async () => {
-    const processor = await processorFor('const end = Date.now() + 30; while (Date.now() < end) {} return { n: body.n };', 'transformer', {
-      memoryLimitMb: 32,
-      timeoutMs: 100,
-    });
-    const bodies = Array.from({ length: 12 }, (_, n) => ({ n }));
+    // the limit is per message, not per batch: each message spins for at least a tenth of the limit and
+    // there are eleven of them, so the batch takes longer than one limit however fast the machine is,
+    // while each message leaves nine tenths of its limit for a loaded machine's stalls
+    const limits: ScriptLimits = { memoryLimitMb: 32, timeoutMs: 2000 };
+    const eachMs = limits.timeoutMs / 10;
+    const processor = await processorFor(`const end = Date.now() + ${eachMs}; while (Date.now() < end) {} return { n: body.n };`, 'transformer', limits);
+    const bodies = Array.from({ length: 11 }, (_, n) => ({ n }));
+    const started = performance.now();
     const outcomes = await run(processor, ...bodies);
+    expect(performance.now() - started).toBeGreaterThan(limits.timeoutMs);
     expect(outcomes).toStrictEqual(bodies.map((body, n) => ({ ok: true, outputs: [message(body, `m${n}`)] })));
   });
 
@@ -272,7 +281,7 @@ describe('small batches', () => {
   it('fails a message that loops at its full time limit, and the script keeps working', async () => {
     const processor = await syncProcessorFor('if (body.loop) { while (true) {} } return { n: body.n };', QUICK);
     await quickStreak(processor);
-    expect(await run(processor, { n: 1 }, { loop: true })).toStrictEqual([{ ok: true, outputs: [message({ n: 1 }, 'm0')] }, timeLimit(200)]);
+    expect(await run(processor, { n: 1 }, { loop: true })).toStrictEqual([{ ok: true, outputs: [message({ n: 1 }, 'm0')] }, timeLimit(QUICK.timeoutMs)]);
     expect(await run(processor, { n: 2 })).toStrictEqual([{ ok: true, outputs: [message({ n: 2 }, 'm0')] }]);
   });
 

@@ -112,17 +112,21 @@ describe.runIf(adminUrl !== undefined)('scheduler state and lease in PostgreSQL'
       const { rows } = await db.query<{ holder: string }>('SELECT holder FROM public.scheduler_lease');
       const leader = rows[0]?.holder ?? '';
       await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`loom-scheduler-lease ${leader}`.slice(0, 63)]);
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      // the standby takes the lease (polled, not waited for a fixed time), then fires once more on its own
+      const holder = async (): Promise<string> => (await db.query<{ holder: string }>('SELECT holder FROM public.scheduler_lease')).rows[0]?.holder ?? '';
+      await expect.poll(holder, { timeout: 15_000 }).not.toBe(leader);
+      const firedBefore = first.fires.length + second.fires.length;
+      await expect.poll(() => first.fires.length + second.fires.length, { timeout: 15_000 }).toBeGreaterThan(firedBefore);
       const end = Date.now();
-      const { rows: after } = await db.query<{ holder: string }>('SELECT holder FROM public.scheduler_lease');
-      expect(after[0]?.holder).not.toBe(leader);
       await db.close();
 
-      const fired = [...first.fires, ...second.fires].filter((fire) => fire.workflow === name);
       expect(first.fires.length).toBeGreaterThan(0);
       expect(second.fires.length).toBeGreaterThan(0);
       const expected: string[] = [];
       for (let second = Math.ceil(start / 1000) * 1000 + 1000; second <= end - 1500; second += 1000) expected.push(new Date(second).toISOString());
+      // every instant of the window has fired once a loaded machine caught up with it
+      await expect.poll(() => expected.every((instant) => executor.runsOf(name).some((run) => run.scheduledAt === instant)), { timeout: 15_000 }).toBe(true);
+      const fired = [...first.fires, ...second.fires].filter((fire) => fire.workflow === name);
       const started = executor.runsOf(name).map((run) => run.scheduledAt);
       for (const instant of expected) {
         expect(
