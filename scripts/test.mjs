@@ -3,6 +3,7 @@
 // every project's lint, typecheck and test targets with the servers' and tools' locations in the
 // environment. Nothing needs doing by hand first, on a fresh machine or a second time.
 import { spawnSync } from 'node:child_process';
+import { ensureDeployTools } from './test-env/helm.mjs';
 import { ensureNeo4j } from './test-env/neo4j.mjs';
 import { ensurePostgres } from './test-env/postgres.mjs';
 import { TestEnvError, log } from './test-env/log.mjs';
@@ -10,6 +11,7 @@ import { TestEnvError, log } from './test-env/log.mjs';
 async function prepare() {
   const env = {};
   Object.assign(env, await ensurePostgres());
+  Object.assign(env, await ensureDeployTools());
   Object.assign(env, await ensureNeo4j());
   return env;
 }

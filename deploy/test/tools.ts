@@ -39,14 +39,20 @@ export function run(
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** A command the deploy checks need is not installed; `.ci/run` installs them. */
+/** A command the deploy checks need is not installed; `npm test` (scripts/test-env/helm.mjs) installs them. */
 export class MissingToolError extends Error {
   constructor(readonly tool: string) {
     super(
-      `${tool} is not installed: run .ci/run, or apt-get install the packages it lists (docker-compose, yamllint, golang-go, golang-github-masterminds-sprig-dev, golang-k8s-sigs-yaml-dev)`,
+      `${tool} is not installed: run the tests through \`npm test\`, which builds helm and installs docker-compose and yamllint, ` +
+        `or run \`node scripts/test-env/helm.mjs\` and export the LOOM_HELM=... line it prints before running one test file`,
     );
     this.name = 'MissingToolError';
   }
+}
+
+/** The helm the chart checks run: $LOOM_HELM (set by `npm test`), else `helm` on PATH. */
+export function helmCommand(): string {
+  return process.env.LOOM_HELM || 'helm';
 }
 
 /** A fresh temporary directory. */
