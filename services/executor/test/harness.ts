@@ -6,7 +6,7 @@ import { configStoreModule } from '@loom/config-store';
 import { AuditClient, type AuditEvent, AuditEventType, ExecutorClient, SkillGatewayClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
-import { skillGatewayModule } from '@loom/skill-gateway';
+import { createSkillGatewayInstance, type SkillGatewayTestHooks, skillGatewayModule } from '@loom/skill-gateway';
 import { call, createClient, type RunningServices, type ServiceModule } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { executorModule } from '../src/index.js';
@@ -40,13 +40,18 @@ export interface HarnessState {
   readonly env?: NodeJS.ProcessEnv;
   /** More services in the same process (the scheduler, to test it against the real executor). */
   readonly modules?: readonly ServiceModule[];
+  /** What the skill gateway takes from the test (the clock its circuits read). */
+  readonly skillGateway?: SkillGatewayTestHooks;
 }
 
 export async function startExecutor(extra: readonly string[] = [], state: HarnessState = {}): Promise<ExecutorHarness> {
   const root = mkdtempSync(join(tmpdir(), 'loom-executor-'));
   const { logger, lines: logLines } = capturedLogger();
+  const hooks = state.skillGateway;
+  const skillGateway: typeof skillGatewayModule =
+    hooks === undefined ? skillGatewayModule : { ...skillGatewayModule, create: (context) => createSkillGatewayInstance(context, hooks) };
   const running = await serveForTest(
-    [secretsModule, configStoreModule, auditModule, skillGatewayModule, executorModule, ...(state.modules ?? [])],
+    [secretsModule, configStoreModule, auditModule, skillGateway, executorModule, ...(state.modules ?? [])],
     [
       ...(state.overrides ?? [
         `loom.datasource.filesystemRoot=${join(root, 'workflows')}`,
