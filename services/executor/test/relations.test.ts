@@ -2,17 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
-import { type GraphStore, openGraphStore, startEmbeddedGraph } from '@loom/graph';
+import { COMPONENT_KINDS, type ResourceInstance } from '@loom/domain';
+import { type GraphStore } from '@loom/graph';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { readFileSync } from 'node:fs';
 import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
 import { type LoomMessage } from '../src/runtime/component.js';
 import { dryRun } from '../src/dry-run.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
+import { GRAPH_BACKENDS, type GraphBackend, startGraphBackend } from './graph-backends.js';
 import { annotation } from './relations/annotations.js';
 import { BASED_IN, BLETCHLEY, LEADS, LIVES_IN, NEGATED, RULES, TURING, WORKS_FOR } from './relations/fixtures.js';
 import { captureSink, instance, workflowOf } from './workflows.js';
@@ -21,7 +22,7 @@ const { logger } = capturedLogger();
 const root = mkdtempSync(join(tmpdir(), 'loom-relations-'));
 const config = loadConfig({ env: {}, overrides: [`loom.embedded.graph.dataDir=${join(root, 'embedded')}`] });
 
-let server: Awaited<ReturnType<typeof startEmbeddedGraph>>;
+let backend: GraphBackend;
 let helper: GraphStore;
 let knowledge: GraphStore;
 const stores = new GraphStores(config, logger);
@@ -35,29 +36,17 @@ const SINK = 'Sink_3d4e5f6a-7b8c-4d9e-9f0a-2b3c4d5e6f7a';
 const FAILED = 'Failures_4e5f6a7b-8c9d-4e0f-8a1b-3c4d5e6f7a8b';
 const KNOWLEDGE = 'Knowledge graph_5f6a7b8c-9d0e-4f1a-9b2c-4d5e6f7a8b9c';
 
-beforeAll(async () => {
-  server = await startEmbeddedGraph({ dataDir: join(root, 'server'), port: 0 });
-  helper = openGraphStore(resource('nlp_helper'));
-  knowledge = openGraphStore(resource('knowledge'));
-  // starting PGlite with AGE takes seconds, and much longer on a loaded machine
-}, 120_000);
-
 afterEach(async () => {
   for (const run of runs.splice(0)) await run.stop(5_000);
 });
 
 afterAll(async () => {
-  await helper?.close();
-  await knowledge?.close();
   await stores.close();
-  await server?.close();
   rmSync(root, { recursive: true, force: true });
 });
 
 function resource(graph: string, name = `Graph ${graph}_6a7b8c9d-0e1f-4a2b-8c3d-5e6f7a8b9c0d`): ResourceInstance {
-  const definition = findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE);
-  if (definition === undefined) throw new Error('no AGE resource in the catalog');
-  return { name, resource: definition, parameters: { host: server.host, port: server.port, user: 'postgres', graph } };
+  return backend.resource(graph, { name });
 }
 
 /** inlet → Token Occurrence Writer → Rule Based Relation Extraction → sink, both on the helper graph. */
@@ -107,7 +96,17 @@ const pairsOf = (message: LoomMessage | undefined): Pair[] =>
     relation.sentence,
   ]);
 
-describe('Token Occurrence Writer and Rule Based Relation Extraction on the embedded AGE graph', { timeout: 180_000 }, () => {
+// on Neo4j Community, which has one database, the helper graph and the knowledge graph are that one
+describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation Extraction on %s', { timeout: 180_000 }, (backendName) => {
+  beforeAll(async () => {
+    backend = await startGraphBackend(backendName, root);
+    helper = backend.store('nlp_helper');
+    knowledge = backend.store('knowledge');
+    // a server starts in seconds, and much longer on a loaded machine
+  }, 180_000);
+  beforeEach(() => backend.clear());
+  afterAll(() => backend?.close());
+
   it('finds the pairs a person would mark, respects negation, and writes each document once', async () => {
     const { publish, sink, failures } = await startPipeline();
     await publish('doc-1', { title: 'one', _annotation: annotation([WORKS_FOR, NEGATED, LEADS], 'doc-1') });
@@ -264,4 +263,20 @@ describe('Token Occurrence Writer and Rule Based Relation Extraction on the embe
       firstCounts = counts;
     }
   });
+
+  // an AGE vertex has exactly one label: the labels neo4j-nlp adds besides are written on Neo4j only
+  if (backendName === 'Neo4j')
+    it('gives entity tags their NE_<type> label and the root occurrence the Root label, as neo4j-nlp does', async () => {
+      const { publish, sink } = await startPipeline();
+      await publish('labels', { _annotation: annotation([LEADS], 'labels-doc') });
+      await expect.poll(() => sink.length, { timeout: 20_000 }).toBe(1);
+      const tags = await helper.run('MATCH (g:Tag) WHERE g:NE_Person OR g:NE_Organization RETURN g.id AS tag, labels(g) AS labels ORDER BY tag');
+      expect(tags).toEqual([
+        { tag: 'Grace_en', labels: ['Tag', 'NE_Person'] },
+        { tag: 'Hopper_en', labels: ['Tag', 'NE_Person'] },
+        { tag: 'Lab_en', labels: ['Tag', 'NE_Organization'] },
+        { tag: 'Navy_en', labels: ['Tag', 'NE_Organization'] },
+      ]);
+      expect(await helper.run('MATCH (t:Root) RETURN t.value AS value, labels(t) AS labels')).toEqual([{ value: 'leads', labels: ['TagOccurrence', 'Root'] }]);
+    });
 });
