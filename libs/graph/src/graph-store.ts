@@ -39,8 +39,9 @@ export type GraphParameters = Readonly<Record<string, unknown>>;
 /** Per-query options. */
 export interface GraphQueryOptions {
   /**
-   * The return columns, in order. AGE needs them declared; when absent they are derived from a simple RETURN clause
-   * (identifiers, `a.b` properties, `expr AS alias`). Neo4j names its columns itself and ignores this.
+   * The return columns, in order: they name the record's values on both adapters. AGE needs them declared; when
+   * absent they are derived from a simple RETURN clause (identifiers, `a.b` properties, `expr AS alias`), and Neo4j's
+   * own names (the same for such a clause) are used.
    */
   readonly columns?: readonly string[];
   /** Aborts the query: it rejects with the signal's reason and its connection or session is closed. */

@@ -29,4 +29,4 @@ export { startEmbeddedGraph, type EmbeddedGraphOptions } from './embedded-graph.
 export { neo4jConnection, ageConnection, type Neo4jConnection, type AgeConnection } from './parameters.js';
 export { findWritingClause, deriveReturnColumns, toBatchQuery, type DerivedColumns } from './cypher-text.js';
 export { parseAgtype, AgtypeSyntaxError } from './agtype.js';
-export { SsoGraphQueries, GraphPermissionDeniedError, type SsoGraphConnection, type SsoCaller } from './sso-queries.js';
+export { SsoGraphQueries, GraphPermissionDeniedError, GraphSsoModeUnsupportedError, type SsoGraphConnection, type SsoCaller } from './sso-queries.js';

@@ -2,7 +2,7 @@ import type { AuthToken, Config } from 'neo4j-driver';
 import { neo4jDriver } from './neo4j-driver.js';
 import { abortable, throwIfAborted } from './abort.js';
 import { findWritingClause } from './cypher-text.js';
-import { GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
+import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
 import {
   type GraphParameters,
   type GraphPropertyIndex,
@@ -106,10 +106,10 @@ class Neo4jStore implements GraphStore {
   }
 
   async *stream(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): AsyncGenerator<GraphRecord> {
-    this.assertUsable(query, options.signal);
+    this.assertUsable(query, options);
     const session = this.driver.session({ database: this.connection.database, defaultAccessMode: this.readOnly ? 'READ' : 'WRITE' });
     try {
-      yield* this.records(() => session.run(query, toNeo4jParameters(parameters)), options.signal);
+      yield* this.records(() => session.run(query, toNeo4jParameters(parameters)), options);
     } finally {
       await this.closeSession(session, options.signal);
     }
@@ -126,8 +126,9 @@ class Neo4jStore implements GraphStore {
       const result = await work({
         run: async (query, parameters = {}, options = {}) => {
           throwIfAborted(options.signal);
+          checkColumns(options.columns, this.context.address);
           const records: GraphRecord[] = [];
-          for await (const record of this.records(() => tx.run(query, toNeo4jParameters(parameters)), options.signal)) records.push(record);
+          for await (const record of this.records(() => tx.run(query, toNeo4jParameters(parameters)), options)) records.push(record);
           return records;
         },
       });
@@ -161,22 +162,24 @@ class Neo4jStore implements GraphStore {
     return this.closing;
   }
 
-  private assertUsable(query: string, signal: AbortSignal | undefined): void {
+  private assertUsable(query: string, options: GraphQueryOptions): void {
     if (this.closing !== undefined) throw this.closedError();
-    throwIfAborted(signal);
+    throwIfAborted(options.signal);
+    checkColumns(options.columns, this.context.address);
     if (this.readOnly) {
       const clause = findWritingClause(query);
       if (clause !== undefined) throw GraphReadOnlyError.forClause('neo4j', this.context.address, clause);
     }
   }
 
-  private async *records(start: () => AsyncIterable<Neo4jRecordLike>, signal: AbortSignal | undefined): AsyncGenerator<GraphRecord> {
+  private async *records(start: () => AsyncIterable<Neo4jRecordLike>, options: GraphQueryOptions): AsyncGenerator<GraphRecord> {
+    const { signal, columns } = options;
     try {
       const iterator = start()[Symbol.asyncIterator]();
       for (;;) {
         const next = await abortable(iterator.next(), signal);
         if (next.done === true) return;
-        yield toRecord(next.value);
+        yield toRecord(next.value, columns, this.context.address);
       }
     } catch (error) {
       if (signal?.aborted === true) throw signal.reason;
@@ -195,11 +198,32 @@ class Neo4jStore implements GraphStore {
   }
 }
 
-function toRecord(record: Neo4jRecordLike): GraphRecord {
-  const result: { [column: string]: ReturnType<typeof fromNeo4j> } = {};
-  for (const key of record.keys) {
-    const column = String(key);
-    Object.defineProperty(result, column, { value: fromNeo4j(record.get(column)), enumerable: true, writable: true, configurable: true });
+/** Refuses declared columns that cannot name a record (as the AGE adapter does), before anything is sent. */
+function checkColumns(columns: readonly string[] | undefined, address: string): void {
+  if (columns === undefined) return;
+  if (columns.some((column) => typeof column !== 'string' || column === '') || new Set(columns).size !== columns.length) {
+    throw new GraphQueryError('neo4j', address, undefined, 'options.columns must be distinct non-empty names');
   }
+}
+
+/**
+ * A record as plain data, keyed by the declared columns in order when there are some (so a query reads the same on
+ * both adapters: AGE names its columns only by declaration), else by Neo4j's own column names.
+ */
+function toRecord(record: Neo4jRecordLike, columns: readonly string[] | undefined, address: string): GraphRecord {
+  const keys = record.keys.map(String);
+  if (columns !== undefined && columns.length !== keys.length) {
+    throw new GraphQueryError(
+      'neo4j',
+      address,
+      undefined,
+      `the query returns ${keys.length} columns (${keys.join(', ')}) but options.columns declares ${columns.length} (${columns.join(', ')}): declare options.columns, one name per RETURN item`,
+    );
+  }
+  const result: { [column: string]: ReturnType<typeof fromNeo4j> } = {};
+  keys.forEach((key, index) => {
+    const column = columns?.[index] ?? key;
+    Object.defineProperty(result, column, { value: fromNeo4j(record.get(key)), enumerable: true, writable: true, configurable: true });
+  });
   return result;
 }

@@ -1,4 +1,4 @@
-import { PermissionDeniedError } from '@loom/domain';
+import { FailedPreconditionError, PermissionDeniedError } from '@loom/domain';
 import { graphErrorFromNeo4j, type GraphErrorContext, isNeo4jError } from './errors.js';
 import { neo4jDriver } from './neo4j-driver.js';
 import { type GraphParameters, type GraphRecord } from './graph-store.js';
@@ -36,8 +36,29 @@ export class GraphPermissionDeniedError extends PermissionDeniedError {
   }
 }
 
+/**
+ * The graph database cannot take a caller's identity the configured way: Neo4j Community Edition has no impersonation
+ * (`impersonate` needs Enterprise Edition), and a server without an identity-provider plugin accepts no bearer tokens.
+ * Retrying will not help; the server or `loom.graph.sso.mode` must change.
+ */
+export class GraphSsoModeUnsupportedError extends FailedPreconditionError {
+  constructor(
+    readonly mode: SsoGraphConnection['mode'],
+    readonly address: string,
+    /** The server's code for its refusal. */
+    readonly code: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`single sign-on mode ${mode} is not available on the graph database at ${address}: ${reason}`, options);
+  }
+}
+
 // Neo4j's security codes: a missing privilege, an expired or refused credential, impersonation refused
 const NEO4J_SECURITY = /^Neo\.ClientError\.Security\./;
+// what Neo4j says when it has no such feature; neither refusal has a code of its own
+const NO_IMPERSONATION = /impersonation is not supported/i;
+const NO_BEARER = /scheme 'bearer' is not supported/i;
 
 /** Runs Cypher on the single sign-on database under each caller's own identity, never as the service account. */
 export class SsoGraphQueries {
@@ -68,8 +89,11 @@ export class SsoGraphQueries {
       }
       return records;
     } catch (error) {
-      if (isNeo4jError(error) && NEO4J_SECURITY.test(error.code)) {
-        throw new GraphPermissionDeniedError(error.code, error.message.replace(caller.token, '[token]'), { cause: error });
+      if (isNeo4jError(error)) {
+        const message = caller.token === '' ? error.message : error.message.replaceAll(caller.token, '[token]');
+        const unsupported = this.unsupportedMode(error.code, message, error);
+        if (unsupported !== undefined) throw unsupported;
+        if (NEO4J_SECURITY.test(error.code)) throw new GraphPermissionDeniedError(error.code, message, { cause: error });
       }
       throw graphErrorFromNeo4j(error, { ...this.context, password: caller.token });
     } finally {
@@ -81,6 +105,22 @@ export class SsoGraphQueries {
   close(): Promise<void> {
     this.closing ??= this.driver.close();
     return this.closing;
+  }
+
+  /** The server's refusal of the configured mode itself (not of this caller), as GraphSsoModeUnsupportedError. */
+  private unsupportedMode(code: string, message: string, cause: unknown): GraphSsoModeUnsupportedError | undefined {
+    const { mode } = this.connection;
+    if (mode === 'impersonate' && NO_IMPERSONATION.test(message)) {
+      const reason = `Neo4j Community Edition has no impersonation, which mode impersonate needs (Enterprise Edition); the server said: ${message}`;
+      return new GraphSsoModeUnsupportedError(mode, this.context.address, code, reason, { cause });
+    }
+    if (mode === 'bearer' && NO_BEARER.test(message)) {
+      const reason =
+        'the server accepts no bearer tokens: mode bearer needs an identity-provider (OIDC) plugin, which Neo4j Community Edition cannot load; ' +
+        `the server said: ${message}`;
+      return new GraphSsoModeUnsupportedError(mode, this.context.address, code, reason, { cause });
+    }
+    return undefined;
   }
 
   private sessionConfig(caller: SsoCaller, write: boolean): Neo4jSessionConfig {

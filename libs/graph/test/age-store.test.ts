@@ -104,6 +104,17 @@ describe('AGE adapter', () => {
     expect(await store.run('MATCH (:Doc)-[r:CITES]->(:Doc) RETURN count(r) AS c')).toEqual([{ c: 1 }]);
   });
 
+  it('a MATCH after a CREATE in one statement neither sees the new nodes on AGE nor, finding nothing, keeps them (Neo4j does both)', async () => {
+    await store.run(
+      "UNWIND ['s1', 's2'] AS s CREATE (:Seen {id: s}) WITH count(*) AS created MATCH (a:Seen {id: 's1'}), (b:Seen {id: 's2'}) CREATE (a)-[:NEXT]->(b)",
+    );
+    // the AGE difference the README names: the MATCH found no :Seen node, so no row ever reached the CREATE before it
+    expect(await store.run('MATCH (n:Seen) RETURN count(n) AS c')).toEqual([{ c: 0 }]);
+    await store.run("UNWIND ['s1', 's2'] AS s CREATE (:Seen {id: s})");
+    await store.run("MATCH (a:Seen {id: 's1'}), (b:Seen {id: 's2'}) CREATE (a)-[:NEXT]->(b)");
+    expect(await store.run('MATCH (:Seen)-[r:NEXT]->(:Seen) RETURN count(r) AS c')).toEqual([{ c: 1 }]);
+  });
+
   it('a read_only resource refuses CREATE without connecting at all', async () => {
     // nothing listens on this port: reaching the server would be a GraphUnavailableError
     const offline = openGraphStore(ageResource({ host: '127.0.0.1', port: await closedPort() }, { graph: 'specifics', read_only: true }));

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GraphQueryError, GraphReadOnlyError, isTransientGraphError, type GraphNode, type GraphRelationship, type GraphStore } from '../src/index.js';
+import {
+  GraphQueryError,
+  GraphReadOnlyError,
+  isTransientGraphError,
+  toBatchQuery,
+  type GraphNode,
+  type GraphRelationship,
+  type GraphStore,
+} from '../src/index.js';
 
 /** How the contract reaches a store: a writable one, a read_only one on the same graph, and a label prefix unique to this run. */
 export interface ContractTarget {
@@ -26,7 +34,8 @@ export function describeGraphStoreContract(name: string, target: () => ContractT
     });
     afterAll(async () => {
       // a shared server keeps nothing of this run
-      for (const label of ['Person', 'Tag', 'Item', 'Row', 'Order']) await store?.run(`MATCH (n:${L(label)}) DETACH DELETE n`);
+      for (const label of ['Person', 'Tag', 'Item', 'Row', 'Order', 'Greeter', 'Doc', 'Token', 'Entity', 'Sentence'])
+        await store?.run(`MATCH (n:${L(label)}) DETACH DELETE n`);
       await readOnly?.close();
       await store?.close();
     });
@@ -109,6 +118,102 @@ export function describeGraphStoreContract(name: string, target: () => ContractT
       expect(error).toMatchObject({ kind: 'failed-precondition', store: store.kind });
       expect((error as Error).message).toMatch(/syntax|invalid input/i);
       expect(isTransientGraphError(error)).toBe(false);
+    });
+
+    it('returns literals and parameters as the same plain values: integers beyond 2^53 as text, floats, nested maps and lists', async () => {
+      const [row] = await store.run(
+        `RETURN 9007199254740993 AS big, -12 AS small, 2.5 AS float, 'it\\'s "quoted"' AS text, [1, {a: 'x', b: [true, 2.0]}] AS list, null AS nothing`,
+      );
+      expect(row).toEqual({ big: '9007199254740993', small: -12, float: 2.5, text: 'it\'s "quoted"', list: [1, { a: 'x', b: [true, 2] }], nothing: null });
+      const value = { n: 3, f: 0.25, s: 'ä€', l: ['a', 1], nested: { ok: true } };
+      expect(await store.run('RETURN $value AS value, $value.n + 1 AS next', { value })).toEqual([{ value, next: 4 }]);
+    });
+
+    it('declared columns name the values in order, whatever the RETURN items look like', async () => {
+      await store.run(`CREATE (:${L('Greeter')} {name: $name})`, { name: 'Ann' });
+      const query = `MATCH (g:${L('Greeter')}) RETURN 'hello ' + g.name, count(*)`;
+      expect(await store.run(query, {}, { columns: ['greeting', 'c'] })).toEqual([{ greeting: 'hello Ann', c: 1 }]);
+      const streamed: unknown[] = [];
+      for await (const record of store.stream(query, {}, { columns: ['greeting', 'c'] })) streamed.push(record);
+      expect(streamed).toEqual([{ greeting: 'hello Ann', c: 1 }]);
+      expect(await store.writeTransaction((tx) => tx.run(query, {}, { columns: ['greeting', 'c'] }))).toEqual([{ greeting: 'hello Ann', c: 1 }]);
+      // simple items need nothing declared, and are named as written
+      expect(await store.run(`MATCH (g:${L('Greeter')}) RETURN DISTINCT g.name, count(*) AS c ORDER BY g.name LIMIT 5`)).toEqual([{ 'g.name': 'Ann', c: 1 }]);
+
+      const wrongCount = await store.run(query, {}, { columns: ['only_one'] }).catch((caught: unknown) => caught);
+      expect(wrongCount).toBeInstanceOf(GraphQueryError);
+      expect((wrongCount as Error).message).toContain('options.columns');
+    });
+
+    it('creates a relationship once with WHERE NOT exists { MATCH ... } CREATE, the MERGE that works on both', async () => {
+      await store.run(`CREATE (:${L('Doc')} {id: 'a'}), (:${L('Doc')} {id: 'b'})`);
+      const link =
+        `MATCH (a:${L('Doc')}), (b:${L('Doc')}) WHERE a.id = $a AND b.id = $b ` +
+        `AND NOT exists { MATCH (a)-[x:${L('CITES')}]->(b) WHERE x.rule = $rule } CREATE (a)-[:${L('CITES')} {rule: $rule}]->(b)`;
+      await store.run(link, { a: 'a', b: 'b', rule: 'r1' });
+      await store.run(link, { a: 'a', b: 'b', rule: 'r1' });
+      await store.run(link, { a: 'a', b: 'b', rule: 'r2' });
+      const rules = await store.run(`MATCH (:${L('Doc')})-[r:${L('CITES')}]->(:${L('Doc')}) RETURN r.rule AS rule ORDER BY r.rule`);
+      expect(rules).toEqual([{ rule: 'r1' }, { rule: 'r2' }]);
+    });
+
+    it("runs loom's statement shapes: create-if-missing with OPTIONAL MATCH, UNWINDs chained by WITH count(*), a batch from toBatchQuery", async () => {
+      const createMissing =
+        `UNWIND $entities AS e OPTIONAL MATCH (x:${L('Entity')}) WHERE x.id = e.id ` +
+        `WITH e, x WHERE x IS NULL CREATE (:${L('Entity')} {id: e.id, name: e.name})`;
+      await store.run(createMissing, { entities: [{ id: 1, name: 'one' }] });
+      await store.run(createMissing, {
+        entities: [
+          { id: 1, name: 'one' },
+          { id: 2, name: 'two' },
+        ],
+      });
+      expect(await store.run(`MATCH (x:${L('Entity')}) RETURN x.id AS id, x.name AS name ORDER BY x.id`)).toEqual([
+        { id: 1, name: 'one' },
+        { id: 2, name: 'two' },
+      ]);
+
+      // a MATCH after a CREATE in one statement does not see the created nodes on AGE: the nodes come first, alone
+      await store.run(`UNWIND $sentences AS s CREATE (:${L('Sentence')} {id: s})`, { sentences: ['s1', 's2', 's3'] });
+      await store.run(
+        `UNWIND $firsts AS f MATCH (a:${L('Sentence')}), (b:${L('Sentence')}) WHERE a.id = f.from AND b.id = f.to CREATE (a)-[:${L('NEXT')}]->(b) ` +
+          `WITH count(*) AS created UNWIND $nexts AS n MATCH (a:${L('Sentence')}), (b:${L('Sentence')}) WHERE a.id = n.from AND b.id = n.to ` +
+          `CREATE (a)-[:${L('NEXT')}]->(b)`,
+        { firsts: [{ from: 's1', to: 's2' }], nexts: [{ from: 's2', to: 's3' }] },
+      );
+      const chain = await store.run(`MATCH (a:${L('Sentence')})-[:${L('NEXT')}]->(b) RETURN a.id AS a, b.id AS b ORDER BY a.id`);
+      expect(chain).toEqual([
+        { a: 's1', b: 's2' },
+        { a: 's2', b: 's3' },
+      ]);
+
+      const batch = toBatchQuery(`CREATE (:${L('Row')} {id: $id, label: $label})`, 'batch', 'row');
+      await store.run(batch, {
+        batch: [
+          { id: 10, label: 'ten' },
+          { id: 11, label: "it's" },
+        ],
+      });
+      expect(await store.run(`MATCH (r:${L('Row')}) WHERE r.id >= 10 RETURN r.label AS label ORDER BY r.id`)).toEqual([{ label: 'ten' }, { label: "it's" }]);
+    });
+
+    it('ensurePropertyIndexes is idempotent, also for a label with no nodes yet, and lookups by the property find the nodes', async () => {
+      const indexes = [{ label: L('Token'), property: 'id' }];
+      await store.ensurePropertyIndexes(indexes);
+      await store.ensurePropertyIndexes(indexes);
+      await store.run(`UNWIND range(1, 300) AS i CREATE (:${L('Token')} {id: i, text: toString(i)})`);
+      expect(await store.run(`UNWIND [7, 299] AS wanted MATCH (t:${L('Token')}) WHERE t.id = wanted RETURN t.text AS text`)).toEqual([
+        { text: '7' },
+        { text: '299' },
+      ]);
+    });
+
+    it('an aborted signal rejects with its reason and leaves the store usable', async () => {
+      const controller = new AbortController();
+      const reason = new RangeError('the caller gave up');
+      controller.abort(reason);
+      await expect(store.run('RETURN 1 AS one', {}, { signal: controller.signal })).rejects.toBe(reason);
+      expect(await store.run('RETURN 1 AS one')).toEqual([{ one: 1 }]);
     });
 
     it('a read_only resource reads, and refuses writes before sending them', async () => {

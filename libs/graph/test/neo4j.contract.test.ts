@@ -1,39 +1,32 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { openGraphStore, SsoGraphQueries } from '../src/index.js';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { openGraphStore } from '../src/index.js';
 import { describeGraphStoreContract } from './graph-contract.js';
-import { neo4jResource } from './harness.js';
+import { neo4jResource, startTestNeo4j, type TestNeo4j } from './harness.js';
 
-// the same contract the AGE adapter passes, against a real Neo4j server when one is configured
-const uri = process.env['LOOM_TEST_NEO4J_URI'] || undefined;
-const user = process.env['LOOM_TEST_NEO4J_USER'] || 'neo4j';
-const password = process.env['LOOM_TEST_NEO4J_PASSWORD'] ?? '';
-const database = process.env['LOOM_TEST_NEO4J_DATABASE'] || undefined;
+// the same contract the AGE adapter passes, on a real Neo4j: LOOM_TEST_NEO4J_URI's, else one started for this file
+describe('GraphStore on a real Neo4j', () => {
+  let neo4j: TestNeo4j;
+  beforeAll(async () => {
+    neo4j = await startTestNeo4j();
+  });
+  afterAll(async () => {
+    await neo4j?.close();
+  });
 
-if (uri === undefined) {
-  console.warn(
-    'neo4j.contract.test.ts: the Neo4j contract tests are skipped because LOOM_TEST_NEO4J_URI is not set ' +
-      '(set it, e.g. bolt://127.0.0.1:7687, with LOOM_TEST_NEO4J_USER and LOOM_TEST_NEO4J_PASSWORD, to run them against a real server)',
-  );
-}
-
-describe.skipIf(uri === undefined)('against the Neo4j server at LOOM_TEST_NEO4J_URI', () => {
   // labels unique to this run, so a shared server's other data is neither seen nor touched
   const prefix = `Loom${randomBytes(4).toString('hex')}_`;
   describeGraphStoreContract('GraphStore contract on Neo4j', () => ({
     prefix,
-    open: ({ readOnly }) => openGraphStore(neo4jResource({ host: uri, user, password, read_only: readOnly, ...(database === undefined ? {} : { database }) })),
+    open: ({ readOnly }) =>
+      openGraphStore(
+        neo4jResource({
+          host: neo4j.uri,
+          user: neo4j.user,
+          password: neo4j.password,
+          read_only: readOnly,
+          ...(neo4j.database === undefined ? {} : { database: neo4j.database }),
+        }),
+      ),
   }));
-});
-
-describe.skipIf(uri === undefined)('single sign-on impersonation against LOOM_TEST_NEO4J_URI', () => {
-  it('runs a query as the impersonated user (LOOM_TEST_NEO4J_USER impersonating itself needs no extra privilege)', async () => {
-    const queries = new SsoGraphQueries({ url: uri ?? '', mode: 'impersonate', user, password, ...(database === undefined ? {} : { database }) });
-    try {
-      const [row] = await queries.run('SHOW CURRENT USER YIELD user RETURN user', {}, { user, token: '' });
-      expect(row?.user).toBe(user);
-    } finally {
-      await queries.close();
-    }
-  });
 });
