@@ -9,13 +9,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import pg from 'pg';
-import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
-import { componentFactories, GraphStores, outcome, WorkflowRun } from '@loom/executor';
+import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { startEmbeddedGraph, toBatchQuery } from '@loom/graph';
-import { createLogger } from '@loom/telemetry';
+import { COUNT_CYPHER, measureLoom as measureWriter, median, node, QUERY, rate, RAW_CYPHER } from './graph-writer-run.mjs';
 
 const NODES = Number(process.env.BENCH_NODES ?? 20_000);
 const BATCH_SIZES = process.env.BENCH_BATCH === undefined ? [20, 200] : [Number(process.env.BENCH_BATCH)];
@@ -24,127 +21,17 @@ const WARMUP = 1_000;
 // PGlite's WebAssembly takes about a thousand statements to reach its steady speed: whichever side ran first would pay
 // for that, so the server is warmed up with raw batches on a graph of its own before anything is measured
 const SERVER_WARMUP = 30_000;
-const QUERY = 'CREATE (n:Item {id: $id, name: $name, score: $score})';
-// what the writer sends in batch mode (graph-writer.ts through toBatchQuery), written out for the raw loop
-const RAW_CYPHER = 'UNWIND $batch AS row CREATE (n:Item {id: row.id, name: row.name, score: row.score})';
-const COUNT_CYPHER = 'MATCH (n:Item) RETURN count(n) AS nodes';
 
 /** The SQL age-statement.ts builds for a Cypher statement without RETURN: one declared column, the parameters in $1. */
 const cypherSql = (graph, cypher, columns = 'result ag_catalog.agtype') => `SELECT * FROM ag_catalog.cypher('${graph}', $$ ${cypher} $$, $1) AS (${columns})`;
 
-const node = (index) => ({ id: index, name: `item ${index}`, score: (index % 1000) / 10 });
-
-// a message that fails in the writer never reaches the sink: failures count too, so a failing run ends (and says so)
-const sink = { count: 0, failed: 0, target: Infinity, reached: undefined };
-const arrive = () => {
-  if (sink.count + sink.failed >= sink.target) sink.reached?.();
-};
-const countingSink = {
-  kind: 'processor',
-  create: () =>
-    Promise.resolve({
-      process(batch) {
-        sink.count += batch.length;
-        arrive();
-        return Promise.resolve(batch.map(() => outcome.none()));
-      },
-      close: () => Promise.resolve(),
-    }),
-};
-
-/** Wraps a factory's processors to count the batches they get (the writer's batches are its statements). */
-function countingBatches(factory, batches) {
-  return {
-    kind: factory.kind,
-    async create(context) {
-      const processor = await factory.create(context);
-      return {
-        batching: processor.batching,
-        process(batch, signal) {
-          batches.calls++;
-          batches.messages += batch.length;
-          return processor.process(batch, signal);
-        },
-        close: () => processor.close(),
-      };
-    },
-  };
-}
-
-async function measureLoom(server, batchSize) {
-  const graph = `bench_graph_${batchSize}`;
-  const config = loadConfig({ env: {} });
-  const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
-  const graphStores = new GraphStores(config, logger);
-  const factories = new Map(componentFactories(config, { graphStores }));
-  const batches = { calls: 0, messages: 0 };
-  factories.set(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, countingBatches(factories.get(COMPONENT_KINDS.GRAPH_DATABASE_WRITER), batches));
-  factories.set(COMPONENT_KINDS.LOGGER, countingSink);
+function measureLoom(server, batchSize) {
   const resource = {
     name: 'graph_1',
     resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
-    parameters: { host: server.host, port: server.port, user: 'postgres', graph },
+    parameters: { host: server.host, port: server.port, user: 'postgres', graph: `bench_graph_${batchSize}` },
   };
-  const writer = {
-    ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'writer', { query: QUERY, batch_writes: true, batch_size: batchSize, aggregation_timeout: 50 }),
-    resource,
-  };
-  const workflow = {
-    name: 'graph-bench',
-    autoStart: false,
-    components: [instance(COMPONENT_KINDS.INLET, 'in'), writer, instance(COMPONENT_KINDS.LOGGER, 'sink')],
-    links: [
-      { from: 'in', to: 'writer' },
-      { from: 'writer', to: 'sink' },
-    ],
-    resources: [],
-    skills: [],
-    workflowResources: [],
-  };
-  const onFailure = () => {
-    sink.failed++;
-    arrive();
-  };
-  const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
-  const withdrawal = new AbortController();
-  // the writer's input queue (1024 messages) keeps publishing ahead of it, so batches fill
-  const feed = async (count, offset) => {
-    const arrived = new Promise((resolve) => (sink.reached = resolve));
-    sink.count = 0;
-    sink.failed = 0;
-    sink.target = count;
-    for (let index = offset; index < offset + count; index++) await run.publish('in', { id: String(index), body: node(index), headers: {} }, withdrawal);
-    await arrived;
-  };
-  let seconds;
-  let failed;
-  try {
-    await feed(WARMUP, 0);
-    batches.calls = 0;
-    batches.messages = 0;
-    const started = performance.now();
-    await feed(NODES, WARMUP);
-    seconds = (performance.now() - started) / 1000;
-  } finally {
-    failed = run.counters().reduce((sum, counters) => sum + counters.messagesFailed, 0);
-    await run.stop(10_000);
-  }
-  if (failed > 0) {
-    await graphStores.close();
-    throw new Error(
-      `${failed} messages failed in loom's graph writer (last error: ${run.counters().find((counters) => counters.lastError !== '')?.lastError})`,
-    );
-  }
-  // read back through a store of the same resource
-  const store = await graphStores.open(resource);
-  let stored;
-  try {
-    stored = Number((await store.run(COUNT_CYPHER))[0]?.nodes);
-  } finally {
-    await store.close();
-    await graphStores.close();
-  }
-  return { seconds, perSecond: NODES / seconds, stored, statements: batches.calls, meanBatch: batches.messages / batches.calls };
+  return measureWriter(resource, { batchSize, warmup: WARMUP, nodes: NODES });
 }
 
 async function measureRaw(server, graph, batchSize, warmup, nodes) {
@@ -180,9 +67,6 @@ if (toBatchQuery(QUERY, 'batch', 'row') !== RAW_CYPHER) {
   console.error(`the writer's batch statement is now '${toBatchQuery(QUERY, 'batch', 'row')}', not the raw loop's '${RAW_CYPHER}': update the baseline`);
   process.exit(1);
 }
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const rate = (perSecond) => `${perSecond.toFixed(0)} nodes/s`;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'loom-graph-bench-'));
 const server = await startEmbeddedGraph({ dataDir, port: 0 });
