@@ -152,8 +152,10 @@ class Neo4jStore implements GraphStore {
       checkIdentifier(index.property, `indexes[${i}].property`);
     });
     for (const { label, property } of indexes) {
-      // schema statements cannot run in an explicit transaction with data writes: one auto-commit statement each
-      await this.run(`CREATE INDEX loom_${label}_${property} IF NOT EXISTS FOR (n:\`${label}\`) ON (n.\`${property}\`)`);
+      // schema statements cannot run in an explicit transaction with data writes: one auto-commit statement each.
+      // The '.' keeps names apart that '_' would merge (label A_b property c, label A property b_c): IF NOT EXISTS
+      // skips an index whose name is taken, whatever its schema. An equivalent index of another name also counts.
+      await this.run(`CREATE INDEX \`loom_${label}.${property}\` IF NOT EXISTS FOR (n:\`${label}\`) ON (n.\`${property}\`)`);
     }
   }
 

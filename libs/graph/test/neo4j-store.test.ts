@@ -54,8 +54,8 @@ describe('neo4j adapter (recording driver)', () => {
       { label: 'Tag', property: 'id' },
     ]);
     expect(driver.sent.map(({ query, accessMode, via }) => ({ query, accessMode, via }))).toEqual([
-      { query: 'CREATE INDEX loom_Sentence_id IF NOT EXISTS FOR (n:`Sentence`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
-      { query: 'CREATE INDEX loom_Tag_id IF NOT EXISTS FOR (n:`Tag`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
+      { query: 'CREATE INDEX `loom_Sentence.id` IF NOT EXISTS FOR (n:`Sentence`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
+      { query: 'CREATE INDEX `loom_Tag.id` IF NOT EXISTS FOR (n:`Tag`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
     ]);
     const readOnly = open({ host: 'graph.example.com', read_only: true });
     await expect(readOnly.store.ensurePropertyIndexes([{ label: 'Tag', property: 'id' }])).rejects.toBeInstanceOf(GraphReadOnlyError);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe } from 'vitest';
+import neo4jDriver from 'neo4j-driver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGraphStore } from '../src/index.js';
 import { describeGraphStoreContract } from './graph-contract.js';
 import { neo4jResource, startTestNeo4j, type TestNeo4j } from './harness.js';
@@ -11,8 +12,24 @@ describe('GraphStore on a real Neo4j', () => {
     neo4j = await startTestNeo4j();
   });
   afterAll(async () => {
+    // a shared server keeps no index of this run either (the embedded one goes away whole)
+    if (neo4j !== undefined && process.env['LOOM_TEST_NEO4J_URI']) {
+      const driver = neo4jDriver.driver(neo4j.uri, neo4jDriver.auth.basic(neo4j.user, neo4j.password));
+      try {
+        const { records } = await driver.executeQuery(
+          'SHOW INDEXES YIELD name WHERE name STARTS WITH $start RETURN name',
+          { start: `loom_${prefix}` },
+          database(),
+        );
+        for (const record of records) await driver.executeQuery(`DROP INDEX \`${String(record.get('name'))}\``, {}, database());
+      } finally {
+        await driver.close();
+      }
+    }
     await neo4j?.close();
   });
+
+  const database = (): { database?: string } => (neo4j.database === undefined ? {} : { database: neo4j.database });
 
   // labels unique to this run, so a shared server's other data is neither seen nor touched
   const prefix = `Loom${randomBytes(4).toString('hex')}_`;
@@ -25,8 +42,49 @@ describe('GraphStore on a real Neo4j', () => {
           user: neo4j.user,
           password: neo4j.password,
           read_only: readOnly,
-          ...(neo4j.database === undefined ? {} : { database: neo4j.database }),
+          ...database(),
         }),
       ),
   }));
+
+  describe('what only Neo4j does', () => {
+    it('a MATCH after a CREATE in one statement sees the created nodes (AGE sees none, and loses the CREATE: age-store.test.ts)', async () => {
+      const store = openGraphStore(neo4jResource({ host: neo4j.uri, user: neo4j.user, password: neo4j.password, ...database() }));
+      try {
+        const seen = `${prefix}Seen`;
+        await store.run(
+          `UNWIND ['s1', 's2'] AS s CREATE (:${seen} {id: s}) WITH count(*) AS created MATCH (a:${seen} {id: 's1'}), (b:${seen} {id: 's2'}) CREATE (a)-[:NEXT]->(b)`,
+        );
+        expect(await store.run(`MATCH (:${seen})-[r:NEXT]->(:${seen}) RETURN count(r) AS c`)).toEqual([{ c: 1 }]);
+        await store.run(`MATCH (n:${seen}) DETACH DELETE n`);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('ensurePropertyIndexes makes one index per label and property, also where joining them with _ would give one name', async () => {
+      const store = openGraphStore(neo4jResource({ host: neo4j.uri, user: neo4j.user, password: neo4j.password, ...database() }));
+      const driver = neo4jDriver.driver(neo4j.uri, neo4jDriver.auth.basic(neo4j.user, neo4j.password));
+      try {
+        const labels = [`${prefix}A_b`, `${prefix}A`];
+        await store.ensurePropertyIndexes([
+          { label: labels[0]!, property: 'c' },
+          { label: labels[1]!, property: 'b_c' },
+        ]);
+        const { records } = await driver.executeQuery(
+          'SHOW INDEXES YIELD name, labelsOrTypes, properties WHERE labelsOrTypes[0] IN $labels RETURN name, labelsOrTypes[0] AS label, properties[0] AS property ORDER BY name',
+          { labels },
+          database(),
+        );
+        expect(records.map((record) => record.toObject())).toEqual([
+          { name: `loom_${labels[1]}.b_c`, label: labels[1], property: 'b_c' },
+          { name: `loom_${labels[0]}.c`, label: labels[0], property: 'c' },
+        ]);
+        for (const record of records) await driver.executeQuery(`DROP INDEX \`${String(record.get('name'))}\``, {}, database());
+      } finally {
+        await driver.close();
+        await store.close();
+      }
+    });
+  });
 });
