@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RESOURCE_KINDS } from '@loom/domain';
 import { startEmbeddedGraph } from '@loom/graph';
+import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLoomAsync } from './loom-process.js';
+import { neo4jResourceFile } from './neo4j-workflow.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'loom-cli-graph-'));
 let server: Awaited<ReturnType<typeof startEmbeddedGraph>>;
@@ -75,5 +77,37 @@ describe('loom graph query', () => {
     const embedded = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ host: 'embedded' }), 'RETURN 1 AS one']);
     expect(embedded.status).toBe(2);
     expect(embedded.stderr).toMatch(/loom serve/);
+  });
+});
+
+describe('loom graph query on Neo4j', () => {
+  let neo4j: Awaited<ReturnType<typeof startNeo4j>>;
+  beforeAll(async () => {
+    neo4j = await startNeo4j();
+    // a JVM starts in seconds, and much longer on a loaded machine
+  }, 180_000);
+  afterAll(async () => {
+    await neo4j?.close();
+  });
+
+  it('runs Cypher with parameters against a Neo4j resource and prints the records as a table or JSON', async () => {
+    const file = neo4jResourceFile(neo4j);
+    const created = await runLoomAsync([
+      'graph',
+      'query',
+      '--resource',
+      file,
+      '--param',
+      'id=7',
+      '--param',
+      'name=widget',
+      'CREATE (n:Part {id: $id, name: $name}) RETURN n.id AS id, n.name AS name',
+    ]);
+    expect(created.stderr).toBe('1 record\n');
+    expect(created.stdout).toBe('ID  NAME\n7   widget\n');
+
+    const json = await runLoomAsync(['--output', 'json', 'graph', 'query', '--resource', file, 'MATCH (n:Part) RETURN n']);
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([{ n: expect.objectContaining({ labels: ['Part'], properties: { id: 7, name: 'widget' } }) }]);
   });
 });

@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
+import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { neo4jResourceFile, workflowOnNeo4j } from './neo4j-workflow.js';
 
 /**
  * examples/relations.workflow.json as it runs after `npm start`: the annotation skill beside loom
@@ -15,26 +17,34 @@ const INLET = 'Articles_b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e';
 const TEXT = 'John Smith works for Google in London. Grace Hopper leads the Navy Lab.';
 
 let loom: LoomProcess;
+let neo4j: Awaited<ReturnType<typeof startNeo4j>>;
 beforeAll(async () => {
-  loom = await startLoom(['--with-skills', 'annotation', '--skill-port', 'annotation=0', '--set', 'loom.auth.allowAnonymous=true']);
-});
+  [loom, neo4j] = await Promise.all([
+    startLoom(['--with-skills', 'annotation', '--skill-port', 'annotation=0', '--set', 'loom.auth.allowAnonymous=true']),
+    startNeo4j(),
+  ]);
+}, 180_000);
 afterAll(async () => {
-  loom.child.kill('SIGTERM');
-  await loom.exited;
+  loom?.child.kill('SIGTERM');
+  await Promise.all([loom?.exited, neo4j?.close()]);
 });
 
 const loomAt = (...args: string[]) => runLoomAsync(['--address', loom.address, ...args]);
 
 describe('examples/relations.workflow.json through loom serve --with-skills', () => {
-  it('finds the relations of a published article with the annotation skill and writes them to the knowledge graph', { timeout: 120_000 }, async () => {
-    const pushed = await loomAt('workflow', 'push', example);
+  /**
+   * Pushes and starts the workflow file, publishes the article, and waits for its relations in the knowledge graph
+   * (`knowledge` gives its resource file once the workflow runs: the embedded graph starts with it).
+   */
+  async function relationsOfArticle(file: string, workflow: string, knowledge: () => string): Promise<void> {
+    const pushed = await loomAt('workflow', 'push', file);
     expect(pushed.stderr).toBe('');
-    const started = await loomAt('workflow', 'start', WORKFLOW);
+    const started = await loomAt('workflow', 'start', workflow);
     expect(started.stderr).toBe('');
-    const published = await loomAt('message', 'publish', WORKFLOW, '--inlet', INLET, '--body', JSON.stringify({ text: TEXT }));
+    const published = await loomAt('message', 'publish', workflow, '--inlet', INLET, '--body', JSON.stringify({ text: TEXT }));
     expect(published.stderr).toBe('');
 
-    const resource = embeddedGraphResource(loom, 'knowledge');
+    const resource = knowledge();
     const relations = async (): Promise<string[]> => {
       const answer = await loomAt(
         'graph',
@@ -51,5 +61,14 @@ describe('examples/relations.workflow.json through loom serve --with-skills', ()
         .sort();
     };
     await expect.poll(relations, { timeout: 90_000, interval: 500 }).toEqual(['Grace Hopper LEADS Navy Lab', 'John Smith WORKS_FOR Google']);
+  }
+
+  it('finds the relations of a published article with the annotation skill and writes them to the knowledge graph', { timeout: 120_000 }, async () => {
+    await relationsOfArticle(example, WORKFLOW, () => embeddedGraphResource(loom, 'knowledge'));
+  });
+
+  it('does the same with both graphs on a Neo4j server', { timeout: 120_000 }, async () => {
+    const onNeo4j = workflowOnNeo4j(example, neo4j, 'Relations on Neo4j_0d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a');
+    await relationsOfArticle(onNeo4j, 'Relations on Neo4j', () => neo4jResourceFile(neo4j));
   });
 });

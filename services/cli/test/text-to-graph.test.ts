@@ -2,8 +2,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { neo4jResourceFile, workflowOnNeo4j } from './neo4j-workflow.js';
 
 /**
  * examples/text-to-graph.workflow.json as a newcomer runs it after `npm start`: loom with its
@@ -20,9 +22,10 @@ const TEXT =
   'A flight failure of the speed brake would have put the space shuttle at risk.';
 
 let loom: LoomProcess;
+let neo4j: Awaited<ReturnType<typeof startNeo4j>>;
 const dataDirectory = mkdtempSync(join(tmpdir(), 'loom-t2g-data-'));
 beforeAll(async () => {
-  loom = await startLoom([
+  const started = startLoom([
     '--with-skills',
     'annotation,keywords',
     '--skill-port',
@@ -34,10 +37,11 @@ beforeAll(async () => {
     '--set',
     `loom.data.directory=${dataDirectory}`,
   ]);
-});
+  [loom, neo4j] = await Promise.all([started, startNeo4j()]);
+}, 180_000);
 afterAll(async () => {
-  loom.child.kill('SIGTERM');
-  await loom.exited;
+  loom?.child.kill('SIGTERM');
+  await Promise.all([loom?.exited, neo4j?.close()]);
 });
 
 const loomAt = (...args: string[]) => runLoomAsync(['--address', loom.address, ...args]);
@@ -66,15 +70,19 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     expect(text.stdout).toMatch(/annotation\s+REACHABLE\s+\d+\s+CLOSED/);
   });
 
-  it('turns a published text into a document with its entities and keywords in the graph', async () => {
-    const pushed = await loomAt('workflow', 'push', example);
+  /**
+   * Pushes and starts the workflow file, publishes the text, and checks the document, keywords and entities in the graph
+   * (`graph` gives its resource file once the workflow runs: the embedded graph starts with it).
+   */
+  async function textToGraph(file: string, workflow: string, graph: () => string): Promise<void> {
+    const pushed = await loomAt('workflow', 'push', file);
     expect(pushed.stderr, pushed.stderr).toBe('');
-    const started = await loomAt('workflow', 'start', WORKFLOW);
+    const started = await loomAt('workflow', 'start', workflow);
     expect(started.stderr).toBe('');
     const published = await loomAt(
       'message',
       'publish',
-      WORKFLOW,
+      workflow,
       '--inlet',
       INLET,
       '--body',
@@ -82,7 +90,7 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     );
     expect(published.stderr).toBe('');
 
-    const resource = embeddedGraphResource(loom, 'knowledge_graph');
+    const resource = graph();
     const query = async (cypher: string): Promise<Record<string, unknown>[]> => {
       const answer = await loomAt('graph', 'query', '--resource', resource, '--output', 'json', cypher);
       expect(answer.stderr).toBe('');
@@ -101,8 +109,17 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     );
     // the `technology` pipeline's shipped dictionary types these; consecutive terms make one mention
     expect(entities).toEqual(expect.arrayContaining(['ORGANIZATION:NASA', 'TECHNOLOGY:speed brake actuator', 'TECHNOLOGY:space shuttle']));
-    const status = await loomAt('workflow', 'status', WORKFLOW);
+    const status = await loomAt('workflow', 'status', workflow);
     expect(status.stdout).toMatch(/RUNNING/);
+  }
+
+  it('turns a published text into a document with its entities and keywords in the graph', async () => {
+    await textToGraph(example, WORKFLOW, () => embeddedGraphResource(loom, 'knowledge_graph'));
+  }, 120_000);
+
+  it('does the same with the graph on a Neo4j server', async () => {
+    const onNeo4j = workflowOnNeo4j(example, neo4j, 'Text to graph on Neo4j_1e2f3a4b-5c6d-4e7f-9a8b-0c1d2e3f4a5b');
+    await textToGraph(onNeo4j, 'Text to graph on Neo4j', () => neo4jResourceFile(neo4j));
   }, 120_000);
 
   it('loom skill register, check, pipeline create and delete work against the running skills', async () => {

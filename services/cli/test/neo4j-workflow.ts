@@ -1,0 +1,55 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+
+/** What the tests need of a Neo4j server started by `startNeo4j` (`@loom/testing`). */
+export interface Neo4jServer {
+  readonly uri: string;
+  readonly user: string;
+  readonly password: string;
+}
+
+/** The parameters of a Neo4j resource on the server: a bare host, so the resource talks bolt:// to that one server. */
+export function neo4jParameters(server: Neo4jServer): Record<string, unknown> {
+  const { hostname, port } = new URL(server.uri);
+  return { host: hostname, port: Number(port), user: server.user, password: server.password };
+}
+
+/** A resource file for `loom graph query` naming the server. */
+export function neo4jResourceFile(server: Neo4jServer): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'loom-neo4j-')), 'graph.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: 'Neo4j_8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e',
+      resource: { qualifiedName: RESOURCE_KINDS.NEO4J_DATABASE },
+      parameters: neo4jParameters(server),
+    }),
+  );
+  return file;
+}
+
+interface ResourceJson {
+  readonly resource?: { readonly qualifiedName?: string };
+}
+
+/**
+ * A copy of a workflow file whose AGE graph resources (the workflow's and its components') are Neo4j resources on the
+ * server, under another workflow name (`<name>_<uuid>`). Neo4j Community has one database: every graph is that one.
+ */
+export function workflowOnNeo4j(file: string, server: Neo4jServer, name: string): string {
+  const workflow = JSON.parse(readFileSync(file, 'utf8')) as { components: { resource: ResourceJson | null }[]; resources: ResourceJson[] };
+  const definition = findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE);
+  const onNeo4j = <T extends ResourceJson | null>(instance: T): T =>
+    instance?.resource?.qualifiedName === RESOURCE_KINDS.AGE_DATABASE ? { ...instance, resource: definition, parameters: neo4jParameters(server) } : instance;
+  const copy = {
+    ...workflow,
+    name,
+    resources: workflow.resources.map(onNeo4j),
+    components: workflow.components.map((component) => ({ ...component, resource: onNeo4j(component.resource) })),
+  };
+  const target = join(mkdtempSync(join(tmpdir(), 'loom-neo4j-workflow-')), 'workflow.json');
+  writeFileSync(target, JSON.stringify(copy, null, 2));
+  return target;
+}
