@@ -78,6 +78,8 @@ export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4j
       'loom.testing.Neo4jLauncher',
       home,
       '0',
+      // the JVM removes its directory itself, also when this process is killed and close() never runs
+      '--delete-home-on-exit',
     ],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );

@@ -1,5 +1,10 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Neo4jLauncherMissingError, startNeo4j, type Neo4jTestServer } from '../src/index.js';
 
@@ -48,6 +53,25 @@ describe('startNeo4j', () => {
     await Promise.all([other.close(), other.close()]);
     await expect(boltHandshake(url.hostname, Number(url.port))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(existsSync(other.home)).toBe(false);
+  });
+
+  it('the launcher stops Neo4j and removes its directory by itself when its parent goes away (stdin closes)', async () => {
+    const launcher = process.env['LOOM_NEO4J_LAUNCHER']!;
+    const home = await mkdtemp(join(tmpdir(), 'loom-neo4j-orphan-'));
+    const classpath = [join(launcher, 'neo4j-launcher.jar'), join(launcher, 'lib', '*')].join(delimiter);
+    const jvm = spawn('java', ['-Xmx512m', '-cp', classpath, 'loom.testing.Neo4jLauncher', home, '0', '--delete-home-on-exit'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => jvm.once('close', resolve));
+    jvm.stdin.write('orphan-password\n');
+    const lines = createInterface({ input: jvm.stdout })[Symbol.asyncIterator]();
+    const ready = (await lines.next()).value as string;
+    expect(ready).toMatch(/^READY bolt:\/\/127\.0\.0\.1:\d+$/);
+    expect(existsSync(join(home, 'data'))).toBe(true);
+
+    jvm.stdin.destroy(); // what the operating system does to the pipe when the test process dies
+    expect(await exited).toBe(0);
+    expect(existsSync(home)).toBe(false);
   });
 
   it('without LOOM_NEO4J_LAUNCHER says how to get it, instead of skipping', async () => {

@@ -3,11 +3,16 @@ package loom.testing;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.time.Duration;
+import java.util.stream.Stream;
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -24,22 +29,27 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
 /**
  * An embedded Neo4j Community DBMS for loom's tests (started by libs/testing/src/neo4j.ts).
  *
- * <p>Usage: {@code java -cp ... loom.testing.Neo4jLauncher <home directory> [<bolt port, 0 for any>]}. The first
+ * <p>Usage: {@code java -cp ... loom.testing.Neo4jLauncher <home directory> [<bolt port, 0 for any>]
+ * [--delete-home-on-exit]}. The first
  * line of stdin is the password of the user {@code neo4j}. Prints {@code READY bolt://127.0.0.1:<port>} once Bolt
  * accepts connections. Each later stdin line {@code CLEAR} empties the database {@code neo4j} (data, indexes,
  * constraints) and answers {@code CLEARED} or {@code FAILED <reason>}. Shuts the DBMS down when stdin closes or on
- * SIGTERM, so the JVM never outlives the process that started it.
+ * SIGTERM, so the JVM never outlives the process that started it, and with {@code --delete-home-on-exit} then
+ * removes the home directory, so a test process that was killed leaves nothing behind either.
  */
 public final class Neo4jLauncher {
     private Neo4jLauncher() {}
 
     public static void main(String[] args) throws IOException {
-        if (args.length < 1 || args.length > 2) {
-            System.err.println("usage: Neo4jLauncher <home directory> [<bolt port>]  (the password on stdin's first line)");
+        List<String> arguments = new ArrayList<>(List.of(args));
+        boolean deleteHome = arguments.remove("--delete-home-on-exit");
+        if (arguments.size() < 1 || arguments.size() > 2) {
+            System.err.println("usage: Neo4jLauncher <home directory> [<bolt port>] [--delete-home-on-exit]"
+                    + "  (the password on stdin's first line)");
             System.exit(2);
         }
-        Path home = Path.of(args[0]).toAbsolutePath();
-        int port = args.length == 2 ? Integer.parseInt(args[1]) : 0;
+        Path home = Path.of(arguments.get(0)).toAbsolutePath();
+        int port = arguments.size() == 2 ? Integer.parseInt(arguments.get(1)) : 0;
         BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String password = stdin.readLine();
         if (password == null || password.isEmpty()) {
@@ -62,7 +72,10 @@ public final class Neo4jLauncher {
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_timeout, Duration.ofSeconds(5))
                 .build();
-        Runtime.getRuntime().addShutdownHook(new Thread(dbms::shutdown, "neo4j-launcher-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            dbms.shutdown();
+            if (deleteHome) deleteRecursively(home);
+        }, "neo4j-launcher-shutdown"));
 
         // the default user starts with the password "neo4j" and must change it; tests sign in with theirs at once
         dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME)
@@ -106,6 +119,15 @@ public final class Neo4jLauncher {
     private static List<String> names(GraphDatabaseService db, String query) {
         return db.executeTransactionally(
                 query, Map.of(), result -> result.stream().map(row -> (String) row.get("name")).toList());
+    }
+
+    private static void deleteRecursively(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            // children before their parents
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(path);
+        } catch (IOException | UncheckedIOException e) {
+            System.err.println("Neo4jLauncher: cannot delete " + dir + ": " + e);
+        }
     }
 
     private static String quoted(String name) {
