@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
 import { type ComposeConfig, type ComposeService, containerProcess, loomServicesOf, resolveCompose } from './compose-processes.js';
 import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
+import { testDatabaseUrl } from '@loom/testing';
 
 /**
  * deploy/compose/docker-compose.yml run for real without Docker: `docker-compose config` resolves
@@ -16,8 +17,7 @@ import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
  * Docker secrets as files (only those the service mounts), its volume as a directory of its own,
  * and the compose file's PostgreSQL played by the machine's (a fresh database).
  */
-const adminUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
-if (adminUrl === undefined) console.log('deploy: compose topology test skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
+const adminUrl = testDatabaseUrl('deploy: compose topology');
 
 const composeDir = join(deployDir, 'compose');
 const cliMain = join(repoRoot, 'services/cli/dist/main.js');

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ensurePackages } from './apt.mjs';
 import { TestEnvError, log } from './log.mjs';
 
@@ -81,4 +82,8 @@ export async function ensurePostgres() {
   const psql = (sql) => run('psql', ['-X', '-q', '-t', '-A', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-c', sql], 'psql');
   if (psql(`SELECT 1 FROM pg_database WHERE datname = '${DATABASE}'`).trim() === '') psql(`CREATE DATABASE ${DATABASE}`);
   return { LOOM_TEST_DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/${DATABASE}` };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const [name, value] of Object.entries(await ensurePostgres())) console.log(`${name}=${value}`);
 }

@@ -4,16 +4,6 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterEach } from 'vitest';
 
-/** URL of the real PostgreSQL for tests (CI sets it), or undefined. */
-export const realDatabaseUrl = process.env['LOOM_TEST_DATABASE_URL'] || undefined;
-
-/** Prints, once per test file, why the real-PostgreSQL tests of that file are skipped. */
-export function reportRealDatabaseSkip(suite: string): void {
-  if (realDatabaseUrl === undefined) {
-    console.log(`${suite}: real-PostgreSQL tests skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it to postgresql://postgres@127.0.0.1:5432/test)`);
-  }
-}
-
 /** A short random suffix for names that must not collide with other runs on a shared server. */
 export function uniqueSuffix(): string {
   return randomBytes(4).toString('hex');

@@ -15,9 +15,10 @@ import {
   type EmbeddedPostgres,
   type Migration,
 } from '../src/index.js';
-import { closedPort, realDatabaseUrl, reportRealDatabaseSkip, uniqueSuffix, useCleanup } from './harness.js';
+import { testDatabaseUrl } from '@loom/testing';
+import { closedPort, uniqueSuffix, useCleanup } from './harness.js';
 
-reportRealDatabaseSkip('migrate');
+const realDatabaseUrl = testDatabaseUrl('migrate');
 
 interface Backend {
   readonly name: string;

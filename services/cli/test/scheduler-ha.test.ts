@@ -5,9 +5,9 @@ import { createScratchDatabase, queryOnce as sql, type ScratchDatabase } from '@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, startLoom } from './loom-process.js';
 import { writeWorkflow } from './scheduled-workflows.js';
+import { testDatabaseUrl } from '@loom/testing';
 
-const adminUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
-if (adminUrl === undefined) console.log('cli: scheduler high-availability test skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
+const adminUrl = testDatabaseUrl('cli: scheduler high availability');
 
 const TOKEN = 'scheduler-ha-token-0123456789abcdef';
 const POLL_MS = 200;

@@ -6,9 +6,9 @@ import { type FireClaim, PostgresStateStore, schedulerMigrations } from '../src/
 import { PostgresLeadership } from '../src/leadership.js';
 import { storedName } from './fake-store.js';
 import { FakeExecutor, FakeStore, type SchedulerHarness, startScheduler } from './harness.js';
+import { testDatabaseUrl } from '@loom/testing';
 
-const adminUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
-if (adminUrl === undefined) console.log('scheduler: tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
+const adminUrl = testDatabaseUrl('scheduler');
 
 const silent = createLogger({ level: 'silent' });
 

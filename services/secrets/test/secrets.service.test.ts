@@ -21,9 +21,9 @@ import {
   startSecrets,
   status,
 } from './harness.js';
+import { testDatabaseUrl } from '@loom/testing';
 
-const realUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
-if (realUrl === undefined) console.log('secrets: tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
+const realUrl = testDatabaseUrl('secrets');
 
 const backends: [string, () => Backend][] = [['embedded PGlite', embeddedBackend]];
 if (realUrl !== undefined) backends.push(['PostgreSQL server', () => realBackend(realUrl)]);

@@ -6,9 +6,6 @@ import { createClient, type RunningServices } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { createSkillGatewayInstance, type SkillGatewayTestHooks, skillGatewayModule } from '../src/index.js';
 
-/** The PostgreSQL server of LOOM_TEST_DATABASE_URL, when CI gives one. */
-export const realDatabaseUrl = process.env.LOOM_TEST_DATABASE_URL || undefined;
-
 /** A running gateway and a client to it. */
 export interface GatewayHarness {
   readonly running: RunningServices;

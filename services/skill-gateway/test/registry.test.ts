@@ -3,10 +3,10 @@ import { type Skill, SkillCapability } from '@loom/contracts';
 import { call, fieldViolationsOf } from '@loom/service-kit';
 import { failure } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type GatewayHarness, realDatabaseUrl, startGateway } from './harness.js';
+import { testDatabaseUrl } from '@loom/testing';
+import { freshDatabase, type GatewayHarness, startGateway } from './harness.js';
 
-if (realDatabaseUrl === undefined)
-  console.log('skill-gateway: registry tests against the PostgreSQL server skipped: LOOM_TEST_DATABASE_URL is not set (CI sets it)');
+const realDatabaseUrl = testDatabaseUrl('skill-gateway: registry');
 
 const {
   SKILL_CAPABILITY_ENTITY_EXTRACTION: ENTITIES,
