@@ -1,11 +1,15 @@
-// Sentences per second through the relation components on the embedded graph (PGlite with Apache AGE on loopback, in
-// this process), with EWT dev sentences joined with their UNER entities (libs/nlp annotationFromConllu), grouped into
+// Sentences per second through the relation components on both graph backends: the embedded graph (PGlite with
+// Apache AGE on loopback, in this process) and Neo4j 5 (the tests' launcher: Community Edition, its own JVM, Bolt on
+// loopback). EWT dev sentences joined with their UNER entities (libs/nlp annotationFromConllu), grouped into
 // documents at the treebank's `# newdoc` marks:
 //   write:    inlet → Token Occurrence Writer → counting sink (the token graph of every sentence)
 //   evaluate: inlet of node_ids → Rule Based Relation Extraction with a 10-rule set → counting sink (on that graph)
-// Baseline, same run and same server: the graph database writer storing each sentence as one plain node with its
-// text (`CREATE (:PlainSentence {id, text})`, batches of 20), i.e. what a token graph costs against not having one.
+// Baselines, same run: the annotation skill's own sentences per second (its HTTP service on loopback, annotating the
+// same documents' text one request at a time), the stage before these in a text-to-graph pipeline; and on each
+// backend the graph database writer storing each sentence as one plain node with its text (`CREATE (:PlainSentence
+// {id, text})`, batches of 20), i.e. what a token graph costs against not having one.
 // Each side gets a fresh graph per round; ROUNDS rounds, medians reported. Counts are read back from the graph.
+// Needs LOOM_NEO4J_LAUNCHER: `export $(node scripts/test-env/neo4j.mjs)` builds the launcher once.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,7 +19,10 @@ import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { componentFactories, GraphStores, WorkflowRun } from '@loom/executor';
 import { startEmbeddedGraph } from '@loom/graph';
-import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp';
+import { annotate, annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp';
+import { createAnnotationSkill } from '@loom/skill-annotation';
+import { startSkillForTest } from '@loom/skill-service-kit/testing';
+import { startNeo4j } from '@loom/testing';
 import { createLogger } from '@loom/telemetry';
 import { countingSink } from './counting-sink.mjs';
 
@@ -91,11 +98,34 @@ const documents = groups.map((group, index) => annotationFromConllu(group, { doc
 const words = conllu.reduce((sum, sentence) => sum + sentence.words.length, 0);
 const mentions = documents.reduce((sum, document) => sum + document.sentences.reduce((s, sentence) => s + sentence.entitymentions.length, 0), 0);
 
-function resource(server, graph) {
+/** The embedded AGE graph: one server, a graph per name. */
+async function ageBackend() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'loom-relations-bench-'));
+  const server = await startEmbeddedGraph({ dataDir, port: 0 });
   return {
-    name: `graph ${graph}`,
-    resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
-    parameters: { host: server.host, port: server.port, user: 'postgres', graph },
+    name: 'AGE (embedded)',
+    resource: (graph) => ({
+      name: `graph ${graph}`,
+      resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
+      parameters: { host: server.host, port: server.port, user: 'postgres', graph },
+    }),
+    fresh: () => Promise.resolve(),
+    async close() {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Neo4j Community: one database, emptied for each round. */
+async function neo4jBackend() {
+  const server = await startNeo4j({ maxHeap: '1g' });
+  const parameters = { host: server.uri, user: server.user, password: server.password };
+  return {
+    name: 'Neo4j 5.26',
+    resource: (graph) => ({ name: `graph ${graph}`, resource: findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE), parameters }),
+    fresh: () => server.clear(),
+    close: () => server.close(),
   };
 }
 
@@ -139,9 +169,9 @@ async function timed(component, messages) {
   return { seconds: (performance.now() - started) / 1000, relations };
 }
 
-async function count(server, graph, cypher) {
+async function count(backend, graph, cypher) {
   const graphStores = new GraphStores(config, logger);
-  const store = await graphStores.open(resource(server, graph));
+  const store = await graphStores.open(backend.resource(graph));
   try {
     return Number(Object.values((await store.run(cypher))[0] ?? {})[0]);
   } finally {
@@ -152,23 +182,50 @@ async function count(server, graph, cypher) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-const dataDir = mkdtempSync(join(tmpdir(), 'loom-relations-bench-'));
-const server = await startEmbeddedGraph({ dataDir, port: 0 });
-console.log(
-  `${conllu.length} EWT dev sentences (${words} words, ${mentions} UNER entities) in ${documents.length} documents; ${RULES.rules.length} rules; ${ROUNDS} rounds`,
-);
-try {
-  // warm-up: PGlite's WebAssembly and AGE's label tables, on a graph of its own
+/** The annotation skill's sentences per second on the same documents' text, one request at a time (median of ROUNDS). */
+async function annotationRate() {
+  const texts = documents.map((document) =>
+    document.sentences.map((sentence) => sentence.tokens.map((token) => token.before + token.originalText).join('')).join(' '),
+  );
+  const skill = await startSkillForTest(createAnnotationSkill({ annotator: annotate }));
+  const post = async (text) => {
+    const response = await fetch(`${skill.url}/v2/annotate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text }),
+    });
+    if (response.status !== 200) throw new Error(`the annotation skill answered ${response.status}: ${await response.text()}`);
+    await response.json();
+  };
+  try {
+    for (const text of texts.slice(0, 5)) await post(text); // warm-up
+    const rates = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const started = performance.now();
+      for (const text of texts) await post(text);
+      rates.push(conllu.length / ((performance.now() - started) / 1000));
+    }
+    return median(rates);
+  } finally {
+    await skill.stop();
+  }
+}
+
+/** ROUNDS rounds of write, evaluate and the plain-node baseline on one backend; prints each and the medians. */
+async function measureBackend(backend, annotation) {
+  console.log(`\n${backend.name}:`);
+  // warm-up: the server's code paths (and on AGE, PGlite's WebAssembly and the label tables), on a graph of its own
   await timed(
-    { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: resource(server, 'warmup') },
+    { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: backend.resource('warmup') },
     documents.slice(0, 10).map((document, i) => ({ id: `w${i}`, body: { _annotation: document }, headers: {} })),
   );
   const writes = [];
   const evaluations = [];
   const baselines = [];
   for (let round = 1; round <= ROUNDS; round++) {
+    await backend.fresh();
     const graph = `relations_bench_${round}`;
-    const helper = resource(server, graph);
+    const helper = backend.resource(graph);
     const write = await timed(
       { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: helper },
       documents.map((document, i) => ({ id: `d${i}`, body: { _annotation: document }, headers: {} })),
@@ -185,7 +242,7 @@ try {
           batch_size: 20,
           aggregation_timeout: 50,
         }),
-        resource: resource(server, `plain_bench_${round}`),
+        resource: backend.resource(`plain_bench_${round}`),
       },
       documents.flatMap((document) =>
         document.sentences.map((sentence) => ({
@@ -196,9 +253,9 @@ try {
       ),
     );
     const stored = {
-      sentences: await count(server, graph, 'MATCH (s:Sentence) RETURN count(s) AS c'),
-      tokens: await count(server, graph, 'MATCH (t:TagOccurrence) RETURN count(t) AS c'),
-      dependencies: await count(server, graph, 'MATCH (:TagOccurrence)-[r]->(:TagOccurrence) RETURN count(r) AS c'),
+      sentences: await count(backend, graph, 'MATCH (s:Sentence) RETURN count(s) AS c'),
+      tokens: await count(backend, graph, 'MATCH (t:TagOccurrence) RETURN count(t) AS c'),
+      dependencies: await count(backend, graph, 'MATCH (:TagOccurrence)-[r]->(:TagOccurrence) RETURN count(r) AS c'),
     };
     writes.push(conllu.length / write.seconds);
     evaluations.push(conllu.length / evaluate.seconds);
@@ -215,12 +272,27 @@ try {
   const baseline = median(baselines);
   const both = 1 / (1 / write + 1 / evaluate);
   console.log(
-    `\nmedian of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s; 10-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`,
+    `  median of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s; 10-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`,
   );
   console.log(
-    `baseline (graph writer, one plain node per sentence): ${baseline.toFixed(1)} sentences/s; token graph write / baseline = ${(write / baseline).toFixed(2)}x, write+evaluate / baseline = ${(both / baseline).toFixed(2)}x`,
+    `  against the annotation skill (${annotation.toFixed(1)} sentences/s): write ${(write / annotation).toFixed(2)}x, evaluate ${(evaluate / annotation).toFixed(2)}x, write+evaluate ${(both / annotation).toFixed(2)}x`,
   );
-} finally {
-  await server.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  console.log(
+    `  baseline (graph writer, one plain node per sentence): ${baseline.toFixed(1)} sentences/s; token graph write / baseline = ${(write / baseline).toFixed(2)}x, write+evaluate / baseline = ${(both / baseline).toFixed(2)}x`,
+  );
 }
+
+console.log(
+  `${conllu.length} EWT dev sentences (${words} words, ${mentions} UNER entities) in ${documents.length} documents; ${RULES.rules.length} rules; ${ROUNDS} rounds`,
+);
+const annotation = await annotationRate();
+console.log(`annotation skill (HTTP on loopback, one request at a time, the same documents' text): ${annotation.toFixed(1)} sentences/s (median)`);
+for (const open of [ageBackend, neo4jBackend]) {
+  const backend = await open();
+  try {
+    await measureBackend(backend, annotation);
+  } finally {
+    await backend.close();
+  }
+}
+process.exit(0);
