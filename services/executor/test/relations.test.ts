@@ -236,6 +236,12 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
     const words = sentences.reduce((sum, sentence) => sum + sentence.words.length, 0);
     const helperCounts = async () => ({
       sentences: await count(helper, "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(s) AS c"),
+      // the sentence chain of each document: its first sentence, and each sentence to the next
+      firsts: await count(helper, "MATCH (d:AnnotatedText)-[:FIRST_SENTENCE]->(:Sentence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(d) AS c"),
+      nexts: await count(
+        helper,
+        "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[n:NEXT_SENTENCE]->(:Sentence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(n) AS c",
+      ),
       tokens: await count(
         helper,
         "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id STARTS WITH 'ewt-dev-' RETURN count(t) AS c",
@@ -254,8 +260,10 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
       await expect.poll(() => sink.length + failures.length, { timeout: 150_000 }).toBe(documents.length);
       expect(failures).toEqual([]);
       const counts = await helperCounts();
-      expect({ sentences: counts.sentences, tokens: counts.tokens, dependencies: counts.dependencies }).toEqual({
+      expect({ sentences: counts.sentences, firsts: counts.firsts, nexts: counts.nexts, tokens: counts.tokens, dependencies: counts.dependencies }).toEqual({
         sentences: 30,
+        firsts: documents.length,
+        nexts: 30 - documents.length,
         tokens: words,
         dependencies: words,
       });

@@ -342,12 +342,26 @@ async function createDocuments(
   );
   await tx.run(
     'UNWIND $sentences AS s MATCH (d:AnnotatedText) WHERE d.id = s.doc ' +
-      'CREATE (d)-[:CONTAINS_SENTENCE]->(:Sentence {id: s.id, sentenceNumber: s.sentenceNumber, text: s.text}) ' +
-      'WITH count(*) AS created UNWIND $firsts AS f MATCH (d:AnnotatedText), (s:Sentence) WHERE d.id = f.doc AND s.id = f.sentence CREATE (d)-[:FIRST_SENTENCE]->(s) ' +
-      'WITH count(*) AS linked UNWIND $nexts AS n MATCH (a:Sentence), (b:Sentence) WHERE a.id = n.from AND b.id = n.to CREATE (a)-[:NEXT_SENTENCE]->(b)',
-    { sentences, firsts, nexts },
+      'CREATE (d)-[:CONTAINS_SENTENCE]->(:Sentence {id: s.id, sentenceNumber: s.sentenceNumber, text: s.text})',
+    { sentences },
     options,
   );
+  // the sentence chain in statements of its own: on AGE a MATCH after a CREATE in one statement does not see the
+  // nodes created before it, so chained after the CREATE it linked only some of the sentences (Neo4j linked all)
+  if (firsts.length > 0) {
+    await tx.run(
+      'UNWIND $firsts AS f MATCH (d:AnnotatedText), (s:Sentence) WHERE d.id = f.doc AND s.id = f.sentence CREATE (d)-[:FIRST_SENTENCE]->(s)',
+      { firsts },
+      options,
+    );
+  }
+  if (nexts.length > 0) {
+    await tx.run(
+      'UNWIND $nexts AS n MATCH (a:Sentence), (b:Sentence) WHERE a.id = n.from AND b.id = n.to CREATE (a)-[:NEXT_SENTENCE]->(b)',
+      { nexts },
+      options,
+    );
+  }
   // Tags are shared between documents: create only the missing ones (no MERGE: on AGE it cannot use the id index)
   const tags = new Map<string, string>();
   for (const document of documents) for (const [id, value] of document.tags) tags.set(id, value);
