@@ -131,7 +131,9 @@ export function graphErrorFromNeo4j(error: unknown, context: GraphErrorContext):
   if (error instanceof LoomError) return error;
   const { store, address } = context;
   const code = isNeo4jError(error) ? error.code : errorCode(error);
-  const reason = redactPassword(error.message, context.password);
+  // Neo4j's syntax errors go on with the query and a caret on lines of their own: the reason is the first line, as
+  // AGE's is (the whole text stays in the cause)
+  const reason = redactPassword(isNeo4jError(error) ? firstLine(error.message) : error.message, context.password);
   if (isNeo4jError(error)) {
     if (NEO4J_UNAVAILABLE_CODES.has(error.code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });
     if (neo4jDriverIfLoaded()?.isRetryableError(error) === true) return new GraphTransientError(store, address, code, reason, { cause: error });
@@ -141,6 +143,11 @@ export function graphErrorFromNeo4j(error: unknown, context: GraphErrorContext):
   }
   if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });
   return error;
+}
+
+function firstLine(message: string): string {
+  const line = message.split('\n', 1)[0]!.trim();
+  return line === '' ? message.trim() : line;
 }
 
 function errorCode(error: Error): string | undefined {
