@@ -6,10 +6,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ensurePackages } from './apt.mjs';
 import { toolsCacheDir } from './cache.mjs';
-import { TestEnvError, log } from './log.mjs';
+import { TestEnvError, log, printEnvWhenRun } from './log.mjs';
 
 const HELM_MODULE = 'helm.sh/helm/v3';
 const HELM_VERSION = 'v3.22.0';
@@ -95,12 +94,4 @@ export async function ensureDeployTools() {
   return { LOOM_HELM: ensureHelm() };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  try {
-    for (const [name, value] of Object.entries(await ensureDeployTools())) process.stdout.write(`${name}=${value}\n`);
-  } catch (error) {
-    if (!(error instanceof TestEnvError)) throw error;
-    log(`cannot prepare the deploy tools: ${error.message}`);
-    process.exit(1);
-  }
-}
+await printEnvWhenRun(import.meta.url, ensureDeployTools, 'prepare the deploy tools');

@@ -6,10 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { ensurePackages } from './apt.mjs';
 import { toolsCacheDir } from './cache.mjs';
-import { TestEnvError, log } from './log.mjs';
+import { TestEnvError, log, printEnvWhenRun } from './log.mjs';
 
 /** The Neo4j version the launcher embeds (the pom's neo4j.version). */
 export const NEO4J_VERSION = '5.26.30';
@@ -98,12 +98,4 @@ export async function ensureNeo4j() {
   return { LOOM_NEO4J_LAUNCHER: target };
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  try {
-    for (const [name, value] of Object.entries(await ensureNeo4j())) process.stdout.write(`${name}=${value}\n`);
-  } catch (error) {
-    if (!(error instanceof TestEnvError)) throw error;
-    log(`cannot build the Neo4j launcher: ${error.message}`);
-    process.exit(1);
-  }
-}
+await printEnvWhenRun(import.meta.url, ensureNeo4j, 'build the Neo4j launcher');

@@ -4,9 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ensurePackages } from './apt.mjs';
-import { TestEnvError, log } from './log.mjs';
+import { TestEnvError, log, printEnvWhenRun } from './log.mjs';
 
 const CLUSTER = 'loomtest';
 const DATABASE = 'test';
@@ -84,6 +83,4 @@ export async function ensurePostgres() {
   return { LOOM_TEST_DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/${DATABASE}` };
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  for (const [name, value] of Object.entries(await ensurePostgres())) console.log(`${name}=${value}`);
-}
+await printEnvWhenRun(import.meta.url, ensurePostgres, 'start the PostgreSQL for the tests');

@@ -30,26 +30,30 @@ function resourceFile(parameters: Record<string, unknown> = {}): string {
   return file;
 }
 
+/** Creates a node through `loom graph query` with parameters, then reads it back as a table and as JSON. */
+async function expectQueryRoundTrip(file: string): Promise<void> {
+  const created = await runLoomAsync([
+    'graph',
+    'query',
+    '--resource',
+    file,
+    '--param',
+    'id=7',
+    '--param',
+    'name=widget',
+    'CREATE (n:Part {id: $id, name: $name}) RETURN n.id AS id, n.name AS name',
+  ]);
+  expect(created.stderr).toBe('1 record\n');
+  expect(created.stdout).toBe('ID  NAME\n7   widget\n');
+
+  const json = await runLoomAsync(['--output', 'json', 'graph', 'query', '--resource', file, 'MATCH (n:Part) RETURN n']);
+  expect(json.status).toBe(0);
+  expect(JSON.parse(json.stdout)).toEqual([{ n: expect.objectContaining({ labels: ['Part'], properties: { id: 7, name: 'widget' } }) }]);
+}
+
 describe('loom graph query', () => {
   it('runs Cypher with parameters against a resource and prints the records as a table or JSON', async () => {
-    const file = resourceFile();
-    const created = await runLoomAsync([
-      'graph',
-      'query',
-      '--resource',
-      file,
-      '--param',
-      'id=7',
-      '--param',
-      'name=widget',
-      'CREATE (n:Part {id: $id, name: $name}) RETURN n.id AS id, n.name AS name',
-    ]);
-    expect(created.stderr).toBe('1 record\n');
-    expect(created.stdout).toBe('ID  NAME\n7   widget\n');
-
-    const json = await runLoomAsync(['--output', 'json', 'graph', 'query', '--resource', file, 'MATCH (n:Part) RETURN n']);
-    expect(json.status).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual([{ n: expect.objectContaining({ labels: ['Part'], properties: { id: 7, name: 'widget' } }) }]);
+    await expectQueryRoundTrip(resourceFile());
   });
 
   it('reports a statement the graph refuses in one line, exit code 1', async () => {
@@ -91,23 +95,12 @@ describe('loom graph query on Neo4j', () => {
   });
 
   it('runs Cypher with parameters against a Neo4j resource and prints the records as a table or JSON', async () => {
-    const file = neo4jResourceFile(neo4j);
-    const created = await runLoomAsync([
-      'graph',
-      'query',
-      '--resource',
-      file,
-      '--param',
-      'id=7',
-      '--param',
-      'name=widget',
-      'CREATE (n:Part {id: $id, name: $name}) RETURN n.id AS id, n.name AS name',
-    ]);
-    expect(created.stderr).toBe('1 record\n');
-    expect(created.stdout).toBe('ID  NAME\n7   widget\n');
+    await expectQueryRoundTrip(neo4jResourceFile(neo4j));
+  });
 
-    const json = await runLoomAsync(['--output', 'json', 'graph', 'query', '--resource', file, 'MATCH (n:Part) RETURN n']);
-    expect(json.status).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual([{ n: expect.objectContaining({ labels: ['Part'], properties: { id: 7, name: 'widget' } }) }]);
+  it('reports a statement Neo4j refuses in one line, exit code 1', async () => {
+    const refused = await runLoomAsync(['graph', 'query', '--resource', neo4jResourceFile(neo4j), 'MATCH (n RETURN n']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^loom: query failed on neo4j bolt:\/\/127\.0\.0\.1:\d+: Invalid input[^\n]*\n$/);
   });
 });
