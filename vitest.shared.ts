@@ -1,4 +1,42 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunnerTask } from 'vitest';
+import type { Reporter } from 'vitest/reporters';
 import { defineConfig, type UserConfig } from 'vitest/config';
+
+/** Where each package's last test run records its wall time (read by `node scripts/test-times.mjs`). */
+const TEST_TIMES_DIR = join(fileURLToPath(new URL('.', import.meta.url)), '.loom', 'test-times');
+
+/**
+ * Records the wall time of the package's whole test run, from vitest's start to its end (what vitest prints as
+ * Duration), with the number of files and tests, so the slow suites are visible across the repository.
+ */
+function wallTimeReporter(): Reporter {
+  let started = 0;
+  return {
+    onInit() {
+      started = performance.now();
+    },
+    onFinished(files = []) {
+      const name = (JSON.parse(readFileSync('package.json', 'utf8')) as { name: string }).name;
+      const tests = files.reduce((sum, file) => sum + countTests(file.tasks), 0);
+      mkdirSync(TEST_TIMES_DIR, { recursive: true });
+      const record = {
+        package: name,
+        seconds: Math.round((performance.now() - started) / 100) / 10,
+        files: files.length,
+        tests,
+        date: new Date().toISOString(),
+      };
+      writeFileSync(join(TEST_TIMES_DIR, `${name.replace('/', '__')}.json`), `${JSON.stringify(record)}\n`);
+    },
+  };
+}
+
+function countTests(tasks: readonly RunnerTask[]): number {
+  return tasks.reduce((sum, task) => sum + (task.type === 'test' ? 1 : task.type === 'suite' ? countTests(task.tasks) : 0), 0);
+}
 
 const sourceConditions = ['@loom/source', 'node', 'import', 'default'];
 // Vitest starts its workers with `--conditions <each ssr.resolve.conditions>`. With `import` among them, Node's own
@@ -14,6 +52,7 @@ export function defineLoomTestConfig(overrides: UserConfig['test'] = {}): UserCo
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
       environment: 'node',
+      reporters: ['default', wallTimeReporter()],
       pool: 'forks',
       testTimeout: 30_000,
       // hooks start embedded databases (PGlite, PGlite with AGE): seconds alone, over 30 s on a machine shared by many builds

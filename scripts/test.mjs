@@ -7,6 +7,7 @@ import { ensureDeployTools } from './test-env/helm.mjs';
 import { ensureNeo4j } from './test-env/neo4j.mjs';
 import { ensurePostgres } from './test-env/postgres.mjs';
 import { TestEnvError, log } from './test-env/log.mjs';
+import { testTimes, timesTable } from './test-times.mjs';
 
 async function prepare() {
   const env = {};
@@ -35,3 +36,5 @@ const env = { ...process.env, ...prepared };
 const extra = process.argv.slice(2);
 step('npm', ['run', 'format:check'], env);
 step('npx', ['nx', 'run-many', '-t', 'lint', 'typecheck', 'test', '--output-style=stream-without-prefixes', ...extra], env);
+// the slow suites, visible in every run (a project whose tests nx took from its cache shows its last real run)
+log(`test wall time of each project, slowest first:\n${timesTable(testTimes())}`);
