@@ -20,6 +20,12 @@ if (benches.length === 0) {
   process.exit(2);
 }
 
+// the graph benchmarks on Neo4j start the tests' launcher: built once, as npm test builds it
+if (benches.some((bench) => /neo4j|relations/.test(bench)) && process.env.LOOM_NEO4J_LAUNCHER === undefined) {
+  const { ensureNeo4j } = await import('../scripts/test-env/neo4j.mjs');
+  Object.assign(process.env, await ensureNeo4j());
+}
+
 const build = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '--output-style=stream'], { stdio: 'inherit', cwd: join(here, '..') });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
