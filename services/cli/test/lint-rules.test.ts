@@ -37,7 +37,12 @@ describe('the lint rules', () => {
 
   it('refuse unformatted code: npm test checks the format with the repository prettier config first', async () => {
     const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    expect(scripts['test']).toMatch(/^npm run format:check && /);
+    expect(scripts['test']).toBe('node scripts/test.mjs');
+    // the format check runs before nx runs any project
+    const runner = readFileSync(join(root, 'scripts', 'test.mjs'), 'utf8');
+    const formatCheck = runner.indexOf("step('npm', ['run', 'format:check']");
+    expect(formatCheck).toBeGreaterThan(-1);
+    expect(formatCheck).toBeLessThan(runner.indexOf("step('npx', ['nx', 'run-many'"));
     expect(scripts['format:check']).toContain('prettier --check');
     const filepath = join(root, 'services/executor/src/probe.ts');
     const options = { ...(await prettier.resolveConfig(filepath)), filepath };
