@@ -15,7 +15,7 @@ const HELM_VERSION = 'v3.22.0';
 /** helm v3.22.0's go.mod says `go 1.26.0`; Go 1.21 and later fetch that toolchain themselves (GOTOOLCHAIN=auto). */
 const HELM_GO = '1.26';
 const TOOLCHAIN_SWITCHING_GO = '1.21';
-/** Where the Go tarball from go.dev installs itself, not always on PATH. */
+/** Where the Go project's own release installs itself, not always on PATH. */
 const LOCAL_GO = '/usr/local/go/bin/go';
 
 function goVersion(go) {
@@ -39,13 +39,13 @@ function findGo() {
     ensurePackages(['golang-go']);
     found = candidates();
   }
-  if (found.length === 0) throw new TestEnvError('no Go after installing golang-go: install Go from https://go.dev/dl/ to build helm');
+  if (found.length === 0) throw new TestEnvError(`no Go after installing golang-go: install Go ${HELM_GO} (the Go project's own release) to build helm`);
   const usable = found.find(({ version }) => atLeast(version, HELM_GO)) ?? found.find(({ version }) => atLeast(version, TOOLCHAIN_SWITCHING_GO));
   if (usable === undefined) {
     throw new TestEnvError(
       `Go ${found[0].version} (${found[0].go}) is too old to build helm ${HELM_VERSION}, which needs Go ${HELM_GO} ` +
         `(Debian bookworm's golang-go is 1.19; Go ${TOOLCHAIN_SWITCHING_GO} or later would fetch ${HELM_GO} itself): ` +
-        `install Go ${HELM_GO} from https://go.dev/dl/ into /usr/local/go`,
+        `install Go ${HELM_GO} (the Go project's own release) into /usr/local/go`,
     );
   }
   return usable.go;
