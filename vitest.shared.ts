@@ -54,6 +54,9 @@ export function defineLoomTestConfig(overrides: UserConfig['test'] = {}): UserCo
       environment: 'node',
       reporters: ['default', wallTimeReporter()],
       pool: 'forks',
+      // vitest's default in a run is one fork less than the cores: one on these 2-core machines, so a project's files
+      // ran one after another while most of their time is spent waiting on servers (JVMs, PGlite, the loom binary)
+      maxWorkers: 2,
       testTimeout: 30_000,
       // hooks start embedded databases (PGlite, PGlite with AGE): seconds alone, over 30 s on a machine shared by many builds
       hookTimeout: 120_000,
