@@ -26,6 +26,17 @@ const PACKAGE_BY_INDEX = { group: ['@loom/*/src/*', '**/libs/*/src/*', '**/servi
  * test helper, test/harness.ts, through which its tests start the services they need.
  */
 const COMPOSERS = ['services/cli/**', 'services/*/test/harness.ts', 'services/skills/*/test/harness.ts'];
+
+/**
+ * The HTTP skills and their kit build on @loom/foundation, never on the gRPC service kit (grpc-js, auth, identity):
+ * a skill is a small HTTP service and loads none of that.
+ */
+const NOT_THE_GRPC_KIT = {
+  group: ['@loom/service-kit', '@loom/service-kit/*'],
+  message:
+    'HTTP skills and @loom/skill-service-kit do not import the gRPC service kit: take lifecycles, atomic files, locks and backoff from @loom/foundation.',
+};
+const HTTP_SKILL_FILES = ['services/skills/**/*.ts', 'services/skills/**/*.mjs', 'libs/skill-service-kit/**/*.ts', 'libs/skill-service-kit/**/*.mjs'];
 const serviceBoundaries = servicePackages()
   .filter(({ folder }) => folder !== 'services/cli')
   .map(({ folder, name }) => {
@@ -45,6 +56,7 @@ const serviceBoundaries = servicePackages()
                 group: others.flatMap((other) => [other, `${other}/*`]),
                 message: `${name} is a service: it may not import another service's code. Call it over gRPC, or compose services in test/harness.ts.`,
               },
+              ...(folder.startsWith('services/skills/') ? [NOT_THE_GRPC_KIT] : []),
             ],
           },
         ],
@@ -100,6 +112,11 @@ export default tseslint.config(
     // benchmarks are scripts: a failure ends the run with its message
     files: ['bench/**'],
     rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // the skill kit, and the skills' test harnesses (exempt from the service boundaries above)
+    files: HTTP_SKILL_FILES,
+    rules: { 'no-restricted-imports': ['error', { patterns: [PACKAGE_BY_INDEX, NOT_THE_GRPC_KIT] }] },
   },
   ...serviceBoundaries,
 );

@@ -1,6 +1,5 @@
 export * from './auth.js';
 export * from './permissions.js';
-export * from './backoff.js';
 export * from './call-context.js';
 export * from './client.js';
 export * from './errors.js';
@@ -12,7 +11,6 @@ export * from './service-clients.js';
 export * from './service-module.js';
 export * from './process.js';
 export { describeStartupError } from './startup-error.js';
-export * from './atomic-file.js';
 export * from './audit-client.js';
-export * from './keyed-lock.js';
-export * from './lifecycle.js';
+// what is not gRPC lives in @loom/foundation; re-exported so the services' imports from the kit stay as they are
+export * from '@loom/foundation';

@@ -35,6 +35,17 @@ describe('the lint rules', () => {
     expect(await lint('services/executor/src/probe.ts', "import { createPool } from '@loom/postgres';\nexport const probe = createPool;\n")).toEqual([]);
   });
 
+  it('refuse the gRPC service kit in the HTTP skills, their harnesses and the skill kit; @loom/foundation is theirs', async () => {
+    for (const path of ['services/skills/annotation/src/probe.ts', 'services/skills/pdf/test/harness.ts', 'libs/skill-service-kit/src/probe.ts']) {
+      for (const specifier of ['@loom/service-kit', '@loom/service-kit/testing']) {
+        const messages = await lint(path, `import { probe as kit } from '${specifier}';\nexport const probe = kit;\n`);
+        expect(messages, `${path} ${specifier}`).toEqual([expect.stringMatching(/^no-restricted-imports: .*from @loom\/foundation/)]);
+      }
+      expect(await lint(path, "import { Lifecycle } from '@loom/foundation';\nexport const probe = Lifecycle;\n"), path).toEqual([]);
+    }
+    expect(await lint('services/executor/src/probe.ts', "import { LoomServer } from '@loom/service-kit';\nexport const probe = LoomServer;\n")).toEqual([]);
+  });
+
   it('refuse unformatted code: npm test checks the format with the repository prettier config first', async () => {
     const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts['test']).toBe('node scripts/test.mjs');

@@ -2,7 +2,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type DictionaryEntry, parseDictionaryTsv } from '@loom/nlp';
-import { writeFileAtomic } from '@loom/service-kit';
+import { writeFileAtomic } from '@loom/foundation';
 import { InvalidRequestError, NotFoundError, UnprocessableError } from '@loom/skill-service-kit';
 
 /** An NLP pipeline as `POST /pipeline/new` defines it. */

@@ -1,0 +1,5 @@
+export * from './atomic-file.js';
+export * from './backoff.js';
+export * from './keyed-lock.js';
+export * from './lifecycle.js';
+export * from './shutdown-once.js';
