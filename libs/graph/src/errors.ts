@@ -1,60 +1,88 @@
-import { FailedPreconditionError, LoomError, UnavailableError } from '@loom/domain';
+import { type ErrorKind, FailedPreconditionError, LoomError, UnavailableError } from '@loom/domain';
 import { NETWORK_ERROR_CODES, redactPassword } from '@loom/postgres';
 import type { Neo4jError } from 'neo4j-driver';
 import { neo4jDriverIfLoaded } from './neo4j-driver.js';
 import { type GraphStoreKind } from './graph-store.js';
 
+/**
+ * The base of the graph store errors of one kind: which store, its address and the store's own code; each subclass
+ * says whether it is retryable and words the message (`describe`).
+ */
+// a function of the domain error class, not one class, because a class has one parent and every graph error stays an
+// instance of the domain class of its kind (FailedPreconditionError, UnavailableError), as callers catch them
+function graphStoreError<Kind extends ErrorKind>(
+  DomainError: abstract new (message: string, options?: { cause?: unknown }) => LoomError & { readonly kind: Kind },
+) {
+  abstract class GraphStoreError extends DomainError {
+    /** True when the same statement may succeed if sent again later. */
+    abstract readonly retryable: boolean;
+
+    constructor(
+      readonly store: GraphStoreKind,
+      readonly address: string,
+      /** The store's own code (SQLSTATE, Neo4j status code), when it gave one. */
+      readonly code: string | undefined,
+      reason: string,
+      options?: { cause?: unknown },
+    ) {
+      super(new.target.describe(store, address, reason), options);
+    }
+
+    /** The message of an error of this class. */
+    static describe(store: GraphStoreKind, address: string, reason: string): string {
+      return `${store} ${address}: ${reason}`;
+    }
+  }
+  return GraphStoreError;
+}
+
+const GraphPreconditionError = graphStoreError(FailedPreconditionError);
+const GraphUnavailabilityError = graphStoreError(UnavailableError);
+
 /** The store refused the statement (syntax, constraint, unknown graph) or it cannot be sent as written; retrying will not help. */
-export class GraphQueryError extends FailedPreconditionError {
-  constructor(
-    readonly store: GraphStoreKind,
-    readonly address: string,
-    /** The store's own code (SQLSTATE, Neo4j status code), when it gave one. */
-    readonly code: string | undefined,
-    reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`query failed on ${store} ${address}: ${reason}`, options);
+export class GraphQueryError extends GraphPreconditionError {
+  readonly retryable = false;
+
+  static override describe(store: GraphStoreKind, address: string, reason: string): string {
+    return `query failed on ${store} ${address}: ${reason}`;
   }
 }
 
 /** The store cannot be reached or dropped the connection (refused, reset, timed out, shutting down); transient. */
-export class GraphUnavailableError extends UnavailableError {
-  constructor(
-    readonly store: GraphStoreKind,
-    readonly address: string,
-    readonly code: string | undefined,
-    reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${store} ${address} is unavailable: ${reason}`, options);
+export class GraphUnavailableError extends GraphUnavailabilityError {
+  readonly retryable = true;
+
+  static override describe(store: GraphStoreKind, address: string, reason: string): string {
+    return `${store} ${address} is unavailable: ${reason}`;
   }
 }
 
 /** The statement lost a race the store reports as retryable (deadlock, serialization failure, leader switch); transient. */
-export class GraphTransientError extends UnavailableError {
-  constructor(
-    readonly store: GraphStoreKind,
-    readonly address: string,
-    readonly code: string | undefined,
-    reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`transient failure on ${store} ${address} (retrying may succeed): ${reason}`, options);
+export class GraphTransientError extends GraphUnavailabilityError {
+  readonly retryable = true;
+
+  static override describe(store: GraphStoreKind, address: string, reason: string): string {
+    return `transient failure on ${store} ${address} (retrying may succeed): ${reason}`;
   }
 }
 
 /** A read_only resource refused a write: before sending it (`clause` names the writing clause) or, as a second fence, the store did. */
-export class GraphReadOnlyError extends FailedPreconditionError {
+export class GraphReadOnlyError extends GraphPreconditionError {
+  readonly retryable = false;
+
   constructor(
-    readonly store: GraphStoreKind,
-    readonly address: string,
+    store: GraphStoreKind,
+    address: string,
     /** The writing clause found in the query (`CREATE`, `CALL db.create`...), when that was the reason. */
     readonly clause: string | undefined,
     reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`${store} ${address} is read_only: ${reason}`, options);
+    super(store, address, undefined, reason, options);
+  }
+
+  static override describe(store: GraphStoreKind, address: string, reason: string): string {
+    return `${store} ${address} is read_only: ${reason}`;
   }
 
   /** The query has a writing clause; nothing was sent. */
@@ -64,19 +92,22 @@ export class GraphReadOnlyError extends FailedPreconditionError {
 }
 
 /** The store was closed; a programming error in the caller, not a property of the database. */
-export class GraphStoreClosedError extends FailedPreconditionError {
-  constructor(
-    readonly store: GraphStoreKind,
-    readonly address: string,
-  ) {
-    super(`the ${store} graph store for ${address} is closed`);
+export class GraphStoreClosedError extends GraphPreconditionError {
+  readonly retryable = false;
+
+  constructor(store: GraphStoreKind, address: string) {
+    super(store, address, undefined, 'closed');
+  }
+
+  static override describe(store: GraphStoreKind, address: string): string {
+    return `the ${store} graph store for ${address} is closed`;
   }
 }
 
 /** True when retrying the same statement later may succeed: GraphUnavailableError, GraphTransientError, or a raw store error of that sort. */
 export function isTransientGraphError(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
-    if (current instanceof GraphUnavailableError || current instanceof GraphTransientError) return true;
+    if (current instanceof GraphPreconditionError || current instanceof GraphUnavailabilityError) return current.retryable;
     if (current instanceof LoomError) return false;
     if (isNeo4jError(current)) return neo4jDriverIfLoaded()?.isRetryableError(current) ?? false;
     const code = errorCode(current);
