@@ -2,6 +2,7 @@ import { AuditClient, type AuditEvent, AuditEventType, type WatchResponse } from
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
+import { pages } from '../paging.js';
 import { withClient } from '../service-client.js';
 
 const PREFIX = 'AUDIT_EVENT_TYPE_';
@@ -54,20 +55,11 @@ export function addAuditCommands(program: Command): void {
     .action((options: { follow: boolean; type: AuditEventType[]; workflow: string; lines: number }, command: Command) =>
       withClient(command, AuditClient, async (client, globals) => {
         const last: AuditEvent[] = [];
-        let pageToken = '';
-        do {
-          const page = await call(client, 'query', {
-            types: options.type,
-            workflowName: options.workflow,
-            since: undefined,
-            until: undefined,
-            pageSize: 1000,
-            pageToken,
-          });
+        const query = { types: options.type, workflowName: options.workflow, since: undefined, until: undefined };
+        for await (const page of pages((request) => call(client, 'query', { ...query, ...request }))) {
           last.push(...page.events);
           last.splice(0, Math.max(0, last.length - options.lines));
-          pageToken = page.nextPageToken;
-        } while (pageToken !== '');
+        }
         for (const event of last) print(globals, event);
         if (!options.follow) return;
         const fromSequence = (last.at(-1)?.sequence ?? 0) + 1;

@@ -4,6 +4,7 @@ import { SecretsClient, type Variable } from '@loom/contracts';
 import { call } from '@loom/service-kit/client';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
+import { pages } from '../paging.js';
 import { UsageError } from '../usage-error.js';
 import { withClient } from '../service-client.js';
 
@@ -82,12 +83,7 @@ export function addSecretsCommands(program: Command): void {
     .action((_options: object, command: Command) =>
       withSecrets(command, async (client, globals) => {
         const variables: Variable[] = [];
-        let pageToken = '';
-        do {
-          const page = await call(client, 'listVariables', { pageSize: 1000, pageToken });
-          variables.push(...page.variables);
-          pageToken = page.nextPageToken;
-        } while (pageToken !== '');
+        for await (const page of pages((request) => call(client, 'listVariables', request))) variables.push(...page.variables);
         printTable(globals.output, variables.map(row), variables);
       }),
     );

@@ -18,6 +18,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
+import { pages } from '../paging.js';
 import { withClient } from '../service-client.js';
 
 function withStore<T>(command: Command, use: (client: WorkflowStoreClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
@@ -67,12 +68,7 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
     .action((_options: object, command: Command) =>
       withStore(command, async (client, globals) => {
         const workflows: WorkflowSummary[] = [];
-        let pageToken = '';
-        do {
-          const page = await call(client, 'listWorkflows', { pageSize: 1000, pageToken });
-          workflows.push(...page.workflows);
-          pageToken = page.nextPageToken;
-        } while (pageToken !== '');
+        for await (const page of pages((request) => call(client, 'listWorkflows', request))) workflows.push(...page.workflows);
         printTable(globals.output, workflows.map(summaryRow), workflows);
       }),
     );
