@@ -24,6 +24,7 @@ describe('ShutdownOnce', () => {
     });
     expect(once.called).toBe(false);
     const first = once.call();
+    expect(runs).toBe(1);
     let secondSawFinished: boolean | undefined;
     const second = once.call().then(() => {
       secondSawFinished = finished;

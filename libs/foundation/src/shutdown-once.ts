@@ -14,8 +14,15 @@ export class ShutdownOnce {
 
   /** Starts the shutdown on the first call; returns the one shutdown's promise to every caller. */
   call(): Promise<void> {
-    // a shutdown that throws before its first await still rejects the promise every caller shares
-    this.running ??= Promise.resolve().then(() => this.shutdown());
+    if (this.running === undefined) {
+      // the shutdown starts at once (its first steps, such as leaving a running state, are seen by the caller); one that
+      // throws before its first await still rejects the promise every caller shares
+      try {
+        this.running = this.shutdown();
+      } catch (error) {
+        this.running = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
     return this.running;
   }
 }

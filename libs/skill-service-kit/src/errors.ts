@@ -86,14 +86,3 @@ export class SkillSettingsError extends Error {
     this.name = 'SkillSettingsError';
   }
 }
-
-/** An operation on a skill server is not allowed in its current state. */
-export class SkillServerStateError extends Error {
-  constructor(
-    readonly from: string,
-    readonly to: string,
-  ) {
-    super(`a skill server cannot go from ${from} to ${to}`);
-    this.name = 'SkillServerStateError';
-  }
-}

@@ -6,7 +6,6 @@ export {
   ServiceBusyError,
   SkillError,
   type SkillErrorBody,
-  SkillServerStateError,
   SkillSettingsError,
   UnprocessableError,
   UnsupportedMediaTypeError,

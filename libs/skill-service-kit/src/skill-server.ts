@@ -7,8 +7,9 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
-import { ServiceBusyError, SkillError, type SkillErrorBody, SkillServerStateError, UnsupportedMediaTypeError } from './errors.js';
+import { ServiceBusyError, SkillError, type SkillErrorBody, UnsupportedMediaTypeError } from './errors.js';
 import { type JsonSchema, type SkillDefinition, type SkillRoute } from './skill-definition.js';
 import { validationField } from './validation-field.js';
 
@@ -40,7 +41,7 @@ export interface SkillServerOptions {
 /** The lifecycle of a skill server. */
 export type SkillServerState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
 
-const TRANSITIONS: Readonly<Record<SkillServerState, readonly SkillServerState[]>> = {
+const TRANSITIONS: TransitionTable<SkillServerState> = {
   created: ['starting', 'stopped'],
   starting: ['running', 'stopping'],
   running: ['stopping'],
@@ -92,7 +93,7 @@ interface RequestState {
  * `traceparent`, body, time and concurrency limits, JSON errors and a graceful stop.
  */
 export class SkillServer {
-  private stateValue: SkillServerState = 'created';
+  private readonly lifecycle: Lifecycle<SkillServerState>;
   private readonly app: FastifyInstance;
   private readonly tracer: Tracer;
   private readonly meterProvider: MeterProvider;
@@ -100,12 +101,13 @@ export class SkillServer {
   private readonly requests = new WeakMap<FastifyRequest, RequestState>();
   private inFlight = 0;
   private boundPort = 0;
-  private stopping: Promise<void> | undefined;
+  private readonly stopOnce = new ShutdownOnce(() => this.shutdown());
 
   constructor(
     readonly definition: SkillDefinition,
     private readonly options: SkillServerOptions,
   ) {
+    this.lifecycle = new Lifecycle(`skill server ${definition.name}`, TRANSITIONS, 'created');
     this.tracer = options.tracer ?? trace.getTracer('@loom/skill-service-kit');
     this.prometheus = new PrometheusExporter({ preventServerStart: true });
     this.meterProvider = new MeterProvider({
@@ -116,7 +118,7 @@ export class SkillServer {
   }
 
   get state(): SkillServerState {
-    return this.stateValue;
+    return this.lifecycle.state;
   }
 
   /** The bound port, once running. */
@@ -132,34 +134,33 @@ export class SkillServer {
 
   /** Starts listening; resolves with the bound port. */
   async start(): Promise<number> {
-    this.transition('starting');
+    this.lifecycle.to('starting');
     try {
       await this.app.listen({ host: this.options.host, port: this.options.port });
     } catch (error) {
-      this.transition('stopping');
+      this.lifecycle.to('stopping');
       await this.release();
-      this.transition('stopped');
+      this.lifecycle.to('stopped');
       throw error;
     }
     this.boundPort = (this.app.server.address() as AddressInfo).port;
-    this.transition('running');
+    this.lifecycle.to('running');
     this.options.logger.info({ skill: this.definition.name, url: this.url, limits: this.options.limits }, 'skill service listening');
     return this.boundPort;
   }
 
-  /** Stops taking requests, lets in-flight ones finish until the deadline, then closes everything. Idempotent. */
+  /** Stops taking requests, lets in-flight ones finish until the deadline, then closes everything. A second call waits for the first. */
   stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
-    return this.stopping;
+    return this.stopOnce.call();
   }
 
   private async shutdown(): Promise<void> {
-    if (this.stateValue === 'created') {
-      this.transition('stopped');
+    if (this.lifecycle.is('created')) {
+      this.lifecycle.to('stopped');
       await this.release();
       return;
     }
-    this.transition('stopping');
+    this.lifecycle.to('stopping');
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => {
       timer = setTimeout(() => resolve('deadline'), this.options.shutdownDeadlineMs);
@@ -173,7 +174,7 @@ export class SkillServer {
       await closed;
     }
     await this.release();
-    this.transition('stopped');
+    this.lifecycle.to('stopped');
     this.options.logger.info({ skill: this.definition.name }, 'skill service stopped');
   }
 
@@ -183,11 +184,6 @@ export class SkillServer {
       if (result.status === 'rejected')
         this.options.logger.error({ err: result.reason as unknown, skill: this.definition.name }, 'closing the skill service failed');
     }
-  }
-
-  private transition(to: SkillServerState): void {
-    if (!TRANSITIONS[this.stateValue].includes(to)) throw new SkillServerStateError(this.stateValue, to);
-    this.stateValue = to;
   }
 
   private build(): FastifyInstance {
@@ -281,7 +277,7 @@ export class SkillServer {
     void app.register((instance, _options, done) => {
       for (const route of this.definition.routes) this.addRoute(instance, route);
       instance.get('/health', { schema: { hide: true } }, (_request, reply) => {
-        const running = this.stateValue === 'running';
+        const running = this.lifecycle.is('running');
         void reply.code(running ? 200 : 503).send({
           status: running ? 'UP' : 'DOWN',
           skill: this.definition.name,
@@ -328,8 +324,8 @@ export class SkillServer {
         done();
       },
       handler: async (request) => {
-        const state = this.requests.get(request);
-        if (state === undefined) throw new SkillServerStateError('unknown request', 'handler');
+        // the onRequest hook records every request before a handler can run
+        const state = this.requests.get(request)!;
         return context.with(state.spanContext, () => this.runHandler(route, request, state.span));
       },
     });

@@ -1,6 +1,7 @@
 import { trace, type Tracer } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
+import { IllegalTransitionError } from '@loom/foundation';
 import { createLogger, startTelemetry } from '@loom/telemetry';
 import { NotFoundError, type SkillDefinition, SkillServer, type SkillLimits, UnprocessableError } from '../src/index.js';
 
@@ -204,13 +205,22 @@ describe('SkillServer', () => {
     const inFlight = post(server, { text: 'a', mode: 'hold' });
     await held.entered;
     const stopped = server.stop();
-    expect(server.stop()).toBe(stopped);
     expect(server.state).toBe('stopping');
+    // a second stop waits for the first: it resolves only once the server is stopped
+    const second = server.stop().then(() => server.state);
     held.release();
     expect((await inFlight).status).toBe(200);
+    expect(await second).toBe('stopped');
     await stopped;
-    expect(server.state).toBe('stopped');
     await expect(fetch(`${server.url}/health`)).rejects.toThrow();
+  });
+
+  it('runs on the shared Lifecycle: starting it twice is an IllegalTransitionError naming the skill, and it keeps running', async () => {
+    const server = await start(echoSkill());
+    await expect(server.start()).rejects.toThrow(IllegalTransitionError);
+    await expect(server.start()).rejects.toThrow('skill server echo: no transition from running to starting');
+    expect(server.state).toBe('running');
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 
   it('cuts connections still open at the shutdown deadline', async () => {
