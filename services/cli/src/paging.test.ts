@@ -6,9 +6,9 @@ describe('pages', () => {
     const requests: PageRequest[] = [];
     const tokens: Record<string, string> = { '': 'b', b: 'c', c: '' };
     const seen: string[] = [];
-    for await (const page of pages(async (request) => {
+    for await (const page of pages((request) => {
       requests.push(request);
-      return { items: [`after '${request.pageToken}'`], nextPageToken: tokens[request.pageToken]! };
+      return Promise.resolve({ items: [`after '${request.pageToken}'`], nextPageToken: tokens[request.pageToken]! });
     })) {
       seen.push(...page.items);
     }
@@ -22,9 +22,9 @@ describe('pages', () => {
 
   it('asks for no page after a failed one', async () => {
     let calls = 0;
-    const failing = pages(async () => {
+    const failing = pages(() => {
       calls++;
-      throw new Error('unavailable');
+      return Promise.reject(new Error('unavailable'));
     });
     await expect(failing.next()).rejects.toThrow('unavailable');
     expect(calls).toBe(1);
