@@ -87,3 +87,17 @@ export class MigrationFailedError extends LoomError {
     super(`migration ${version} ('${migrationName}') of '${component}' failed: ${reason}`, options);
   }
 }
+
+/** Opening a component's database failed for a reason no more specific error names (e.g. no right to create public.loom_schema_migrations). */
+export class DatabaseOpenError extends LoomError {
+  readonly kind = 'failed-precondition';
+
+  constructor(
+    readonly component: string,
+    readonly address: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`database ${address} of '${component}' could not be opened: ${reason}`, options);
+  }
+}

@@ -10,6 +10,7 @@ export {
 export { acquireEmbeddedPostgres } from './shared-embedded.js';
 export { createPool, type Database, NETWORK_ERROR_CODES, type PoolOptions } from './database.js';
 export { migrate, MIGRATIONS_TABLE, type Migration, type MigrationResult } from './migrate.js';
+export { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from './open-database.js';
 export { parseDatabaseUrl, redactPassword, type DatabaseTarget } from './connection-url.js';
 export { LOCK_FILE_NAME } from './data-dir-lock.js';
 export {
@@ -20,4 +21,5 @@ export {
   InvalidMigrationsError,
   MigrationHistoryError,
   MigrationFailedError,
+  DatabaseOpenError,
 } from './errors.js';

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { type LoomConfig } from '@loom/config';
-import { createPool, migrate, parseDatabaseUrl } from '@loom/postgres';
+import { openDatabase } from '@loom/postgres';
 import { type Logger } from '@loom/telemetry';
 import { FileStateStore } from './file-state-store.js';
 import { type Leadership, LocalLeadership, PostgresLeadership } from './leadership.js';
@@ -30,15 +30,14 @@ export async function openSchedulerStorage(config: Pick<LoomConfig, 'scheduler'>
     logger.info({ state: store.description }, 'scheduler state in a local file; one scheduler runs (set loom.scheduler.database.url for several)');
     return { store, leadership: new LocalLeadership(identity) };
   }
-  const target = parseDatabaseUrl(url);
-  const db = createPool(url, { applicationName: 'loom-scheduler', max: 4, logger });
-  try {
-    const { applied } = await migrate(db, 'scheduler', schedulerMigrations);
-    if (applied.length > 0) logger.info({ applied }, 'scheduler schema migrated');
-  } catch (error) {
-    await db.close();
-    throw error;
-  }
+  const { db, target } = await openDatabase({
+    url,
+    component: 'scheduler',
+    migrations: schedulerMigrations,
+    applicationName: 'loom-scheduler',
+    max: 4,
+    logger,
+  });
   const store = new PostgresStateStore(db, `PostgreSQL ${target.address}`);
   const leadership = new PostgresLeadership({
     url,
