@@ -40,6 +40,16 @@ describe('ShutdownOnce', () => {
     expect(runs).toBe(1);
   });
 
+  it("runs with the first call's arguments; a later caller's are ignored", async () => {
+    const deadlines: number[] = [];
+    const once = new ShutdownOnce((deadlineMs: number) => {
+      deadlines.push(deadlineMs);
+      return Promise.resolve();
+    });
+    await Promise.all([once.call(1000), once.call(5)]);
+    expect(deadlines).toEqual([1000]);
+  });
+
   it('gives every caller the failure of the one shutdown', async () => {
     const gate = deferred();
     const once = new ShutdownOnce(() => gate.promise);

@@ -12,6 +12,7 @@ import {
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { descriptorSetPath } from '@loom/contracts';
+import { Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type Authenticator } from './auth.js';
 import { MAX_MESSAGE_BYTES } from './client.js';
 import { type ErrorSink } from './errors.js';
@@ -20,6 +21,13 @@ import { healthDefinition, HealthService } from './health.js';
 
 /** Life cycle of a server; a stopped server cannot be restarted. */
 export type ServerState = 'starting' | 'running' | 'stopping' | 'stopped';
+
+const SERVER_TRANSITIONS: TransitionTable<ServerState> = {
+  starting: ['running', 'stopping'],
+  running: ['stopping'],
+  stopping: ['stopped'],
+  stopped: [],
+};
 
 /** What a LoomServer needs; the logger receives the detail of errors hidden from callers. */
 export interface LoomServerOptions {
@@ -46,7 +54,8 @@ export class LoomServer {
   private readonly health = new HealthService();
   private readonly serviceNames: string[] = [];
   private readonly shutdownController = new AbortController();
-  private currentState: ServerState = 'starting';
+  private readonly lifecycle = new Lifecycle<ServerState>('gRPC server', SERVER_TRANSITIONS, 'starting');
+  private readonly shutdownOnce = new ShutdownOnce((deadlineMs: number) => this.stop(deadlineMs));
   private boundPort: number | undefined;
 
   constructor(private readonly options: LoomServerOptions) {
@@ -70,7 +79,7 @@ export class LoomServer {
   }
 
   get state(): ServerState {
-    return this.currentState;
+    return this.lifecycle.state;
   }
 
   /** The port the server listens on, once `listen` resolved. */
@@ -91,7 +100,7 @@ export class LoomServer {
     implementation: AsyncImplementation<D>,
     options: AddServiceOptions<D> = {},
   ): void {
-    if (this.currentState !== 'starting') throw new ServerStateError('services must be added before the server listens');
+    if (!this.lifecycle.is('starting')) throw new ServerStateError('services must be added before the server listens');
     for (const [method, identities] of Object.entries(options.restrict ?? {}) as [string, readonly string[]][]) {
       const methodDefinition = definition[method];
       if (methodDefinition === undefined) throw new ServerStateError(`${serviceName} has no method ${method}`);
@@ -104,13 +113,13 @@ export class LoomServer {
 
   /** Binds the port (0 picks a free one), starts reflection and reports every service SERVING. */
   async listen(host: string, port: number): Promise<number> {
-    if (this.currentState !== 'starting') throw new ServerStateError(`cannot listen in state ${this.currentState}`);
+    if (!this.lifecycle.is('starting')) throw new ServerStateError(`cannot listen in state ${this.lifecycle.state}`);
     addLazyReflection(this.server, [...this.serviceNames]);
     const credentials = this.options.credentials ?? ServerCredentials.createInsecure();
     this.boundPort = await new Promise<number>((resolve, reject) => {
       this.server.bindAsync(`${host}:${port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
     });
-    this.currentState = 'running';
+    this.lifecycle.to('running');
     for (const name of this.serviceNames) this.health.setStatus(name, 'SERVING');
     this.health.setStatus('', 'SERVING');
     return this.boundPort;
@@ -118,11 +127,14 @@ export class LoomServer {
 
   /**
    * Stops taking calls, ends open streams cleanly, lets in-flight calls finish, and after
-   * `deadlineMs` cancels whatever is left.
+   * `deadlineMs` cancels whatever is left. A second call waits for the first (whose deadline holds).
    */
-  async shutdown(deadlineMs: number): Promise<void> {
-    if (this.currentState === 'stopped' || this.currentState === 'stopping') return;
-    this.currentState = 'stopping';
+  shutdown(deadlineMs: number): Promise<void> {
+    return this.shutdownOnce.call(deadlineMs);
+  }
+
+  private async stop(deadlineMs: number): Promise<void> {
+    this.lifecycle.to('stopping');
     for (const name of ['', ...this.serviceNames]) this.health.setStatus(name, 'NOT_SERVING');
     this.shutdownController.abort();
     await new Promise<void>((resolve) => {
@@ -137,7 +149,7 @@ export class LoomServer {
         resolve();
       });
     });
-    this.currentState = 'stopped';
+    this.lifecycle.to('stopped');
   }
 }
 

@@ -111,6 +111,41 @@ describe('error mapping', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('is once: a second shutdown waits for the first and resolves only after the server stopped', async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let enter = (): void => undefined;
+    const entered = new Promise<void>((resolve) => (enter = resolve));
+    const { server, address } = await serve({
+      listVariables: async () => {
+        enter();
+        await held;
+        return emptyList;
+      },
+    });
+    const inFlight = call(client(address, undefined, false), 'listVariables', { pageSize: 0, pageToken: '' });
+    await entered;
+    const first = server.shutdown(5000);
+    expect(server.state).toBe('stopping');
+    const second = server.shutdown(5000).then(() => server.state);
+    release();
+    await expect(inFlight).resolves.toEqual(emptyList);
+    expect(await second).toBe('stopped');
+    await first;
+    await expect(server.shutdown(5000)).resolves.toBeUndefined();
+  });
+
+  it('runs on the shared Lifecycle: services cannot be added once it stopped', async () => {
+    const { server } = await serve({});
+    await server.shutdown(1000);
+    expect(server.state).toBe('stopped');
+    expect(() => server.addService('loom.v1.Secrets', SecretsService, unimplemented(SecretsService, {} as never))).toThrow(
+      'services must be added before the server listens',
+    );
+  });
+});
+
 describe('service identity', () => {
   it('lets only the executor call DecryptResources', async () => {
     let seen: CallContext | undefined;
