@@ -92,4 +92,4 @@ export {
   type RelationRuleStep,
   type TokenConstraint,
 } from './relation-rules.js';
-export { ANNOTATION_JSON_SCHEMA } from './annotation-schema.js';
+export { ANNOTATION_JSON_SCHEMA, ANNOTATION_SCHEMA, COMPLETE_ANNOTATION_SCHEMA, type CheckedAnnotation } from './annotation-schema.js';

@@ -1,8 +1,8 @@
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-/** Formats a path of keys and indexes as a JSON path: `components[2].options[0].value`. */
-export function formatJsonPath(path: readonly PropertyKey[]): string {
-  let text = '';
+/** Formats a path of keys and indexes as a JSON path (`components[2].options[0].value`), below `base` when given. */
+export function formatJsonPath(path: readonly PropertyKey[], base = ''): string {
+  let text = base;
   for (const key of path) text = appendJsonPath(text, key);
   return text;
 }

@@ -139,7 +139,7 @@ export function relationRulesViolations(value: unknown, base = ''): FieldViolati
   }
   const result = relationRulesSchema.safeParse(parsed);
   if (result.success) return [];
-  return violationsOf(result.error.issues).map((violation) => ({ ...violation, field: joinPath(base, violation.field) }));
+  return violationsOf(result.error.issues, base);
 }
 
 /** Parses a `rules` option value; a ValidationError names every violation by JSON path relative to `base`. */
@@ -147,12 +147,6 @@ export function parseRelationRules(value: unknown, base = ''): RelationRuleSet {
   const violations = relationRulesViolations(value, base);
   if (violations.length > 0) throw new ValidationError(violations);
   return relationRulesSchema.parse(typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
-}
-
-function joinPath(base: string, relative: string): string {
-  if (base === '') return relative;
-  if (relative === '') return base;
-  return relative.startsWith('[') ? `${base}${relative}` : `${base}.${relative}`;
 }
 
 /** JSON Schema (draft 2020-12) of the rule language, as published in schema/relation-rules.schema.json. */

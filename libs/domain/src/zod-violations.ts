@@ -3,13 +3,14 @@ import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath, formatJsonPath } from './json-path.js';
 
 /**
- * Validates a value with a zod schema; a mismatch is a ValidationError listing every violation.
+ * Validates a value with a zod schema; a mismatch is a ValidationError listing every violation,
+ * named by JSON path below `base` (the value's own path, e.g. `body._annotation`).
  * A `__proto__` key anywhere is a violation too.
  */
-export function parseWithSchema<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+export function parseWithSchema<S extends z.ZodType>(schema: S, value: unknown, base = ''): z.output<S> {
   const result = schema.safeParse(value, { reportInput: true });
-  const violations = result.success ? [] : violationsOf(result.error.issues);
-  for (const reserved of reservedKeyViolations(value, [], new Set())) {
+  const violations = result.success ? [] : violationsOf(result.error.issues, base);
+  for (const reserved of reservedKeyViolations(value, base)) {
     if (!violations.some((violation) => violation.field === reserved.field)) violations.push(reserved);
   }
   if (violations.length > 0 || !result.success) throw new ValidationError(violations);
@@ -23,8 +24,10 @@ const SEARCH_DEPTH = 64;
 // JSON.parse keeps `__proto__` as an ordinary key, but zod (rightly) never copies it into its
 // output, where assigning it would set the prototype: the value would vanish silently.
 // One walk with a mutable path and ancestor set: this runs on every workflow that crosses the wire.
-function reservedKeyViolations(value: unknown, path: PropertyKey[], ancestors: Set<object>): FieldViolation[] {
+function reservedKeyViolations(value: unknown, base: string): FieldViolation[] {
   const found: FieldViolation[] = [];
+  const path: PropertyKey[] = [];
+  const ancestors = new Set<object>();
   const visit = (item: unknown): void => {
     if (typeof item !== 'object' || item === null || ancestors.has(item) || ancestors.size > SEARCH_DEPTH) return;
     ancestors.add(item);
@@ -37,7 +40,7 @@ function reservedKeyViolations(value: unknown, path: PropertyKey[], ancestors: S
     } else {
       for (const key of Object.keys(item)) {
         path.push(key);
-        if (key === '__proto__') found.push({ field: formatJsonPath(path), description: `'__proto__' is not allowed as a key`, reason: 'RESERVED_KEY' });
+        if (key === '__proto__') found.push({ field: formatJsonPath(path, base), description: `'__proto__' is not allowed as a key`, reason: 'RESERVED_KEY' });
         else visit((item as Record<string, unknown>)[key]);
         path.pop();
       }
@@ -48,10 +51,10 @@ function reservedKeyViolations(value: unknown, path: PropertyKey[], ancestors: S
   return found;
 }
 
-/** One violation per zod issue, named by JSON path; an unknown-keys issue gives one per key. */
-export function violationsOf(issues: readonly z.core.$ZodIssue[]): FieldViolation[] {
+/** One violation per zod issue, named by JSON path below `base`; an unknown-keys issue gives one per key. */
+export function violationsOf(issues: readonly z.core.$ZodIssue[], base = ''): FieldViolation[] {
   return issues.flatMap((issue) => {
-    const field = formatJsonPath(issue.path);
+    const field = formatJsonPath(issue.path, base);
     switch (issue.code) {
       case 'invalid_type':
         // values are never quoted in a description: a wrong field may hold a password

@@ -182,7 +182,7 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
     await expect.poll(() => sink.length + failures.length, { timeout: 20_000 }).toBe(3);
     expect(sink.map((message) => message.id)).toEqual(['good']);
     const errors = Object.fromEntries(failures.map((failure) => [failure.body['messageId'], failure.body['error']]));
-    expect(errors['bad']).toMatch(/^body\._annotation\.sentences\[0\]\.tokens\[0\]\.originalText: must be a string/);
+    expect(errors['bad']).toMatch(/^body\._annotation\.sentences\[0\]\.tokens\[0\]\.originalText: required field is missing/);
     expect(errors['none']).toMatch(/^body\._annotation: is missing/);
   });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Annotation, type AnnotationSentence, NO_ENTITY, ROOT_RELATION, ValidationError } from '@loom/domain';
+import { type CheckedAnnotation, COMPLETE_ANNOTATION_SCHEMA, NO_ENTITY, parseWithSchema, ROOT_RELATION, ValidationError } from '@loom/domain';
 import { type GraphPropertyIndex, type GraphStore, type GraphTransaction } from '@loom/graph';
 
 // The token graph of GraphAware neo4j-nlp, written from loom's annotation JSON:
@@ -34,6 +34,8 @@ const TAG_LANGUAGE = 'en';
 
 /** Relations in the UD v2 style: a base relation and an optional subtype after a colon. */
 const DEPENDENCY = /^([A-Za-z]+)(?::([A-Za-z]+))?$/;
+
+type AnnotationSentence = CheckedAnnotation['sentences'][number];
 
 interface SentenceRow {
   readonly doc: string;
@@ -88,7 +90,7 @@ export function tokenGraphDocument(value: unknown, field: string): TokenGraphDoc
   annotation.sentences.forEach((sentence, position) => {
     const sentencePath = `${field}.sentences[${position}]`;
     const sentenceId = `${id}_${sentence.index}`;
-    sentences.push({ doc: id, id: sentenceId, sentenceNumber: sentence.index, text: sentenceText(sentence) });
+    sentences.push({ doc: id, id: sentenceId, sentenceNumber: sentence.index, text: tokensText(sentence.tokens) });
     const tokenId = (index: number): string => `${sentenceId}_${index}`;
     const entities = entityMentions(sentence);
     const indexes = new Set(sentence.tokens.map((token) => token.index));
@@ -155,9 +157,9 @@ export function tokenGraphDocument(value: unknown, field: string): TokenGraphDoc
   };
 }
 
-/** The sentence's text as it stood in the document: its tokens with the whitespace between them. */
-function sentenceText(sentence: AnnotationSentence): string {
-  return sentence.tokens.map((token, i) => (i === 0 ? '' : token.before) + token.originalText).join('');
+/** The text of consecutive tokens (a sentence, an entity) as it stood in the document, with the whitespace between them. */
+function tokensText(tokens: AnnotationSentence['tokens']): string {
+  return tokens.map((token, i) => (i === 0 ? '' : (token.before ?? '')) + token.originalText).join('');
 }
 
 interface Mention {
@@ -175,11 +177,6 @@ interface Mention {
 function entityMentions(sentence: AnnotationSentence): Map<number, Mention> {
   const byToken = new Map<number, Mention>();
   const tokens = sentence.tokens;
-  const text = (from: number, to: number): string =>
-    tokens
-      .slice(from, to)
-      .map((token, i) => (i === 0 ? '' : token.before) + token.originalText)
-      .join('');
   let number = 0;
   for (const mention of sentence.entitymentions ?? []) {
     const from = tokens.findIndex((token) => token.index === mention.tokenBegin + 1);
@@ -202,85 +199,23 @@ function entityMentions(sentence: AnnotationSentence): Map<number, Mention> {
     }
     let j = i;
     while (j + 1 < tokens.length && tokens[j + 1]!.ner === ner && !byToken.has(tokens[j + 1]!.index)) j++;
-    const entry: Mention = { number: number++, ner, start: tokens[i]!.characterOffsetBegin, end: tokens[j]!.characterOffsetEnd, text: text(i, j + 1) };
+    const entry: Mention = {
+      number: number++,
+      ner,
+      start: tokens[i]!.characterOffsetBegin,
+      end: tokens[j]!.characterOffsetEnd,
+      text: tokensText(tokens.slice(i, j + 1)),
+    };
     for (let k = i; k <= j; k++) byToken.set(tokens[k]!.index, entry);
     i = j + 1;
   }
   return byToken;
 }
 
-/** The annotation, after checking the fields the token graph uses; a ValidationError names the first bad one. */
-function checkAnnotation(value: unknown, field: string): Annotation {
-  const fail = (path: string, description: string): never => {
-    throw ValidationError.of(path, description, 'INVALID_VALUE');
-  };
-  const isObject = (item: unknown): item is Record<string, unknown> => typeof item === 'object' && item !== null && !Array.isArray(item);
-  const integer = (item: Record<string, unknown>, key: string, path: string, min: number): void => {
-    const found = item[key];
-    if (typeof found !== 'number' || !Number.isInteger(found) || found < min) fail(`${path}.${key}`, `must be an integer of at least ${min}`);
-  };
-  const text = (item: Record<string, unknown>, key: string, path: string, optional = false): void => {
-    const found = item[key];
-    if (found === undefined && optional) return;
-    if (typeof found !== 'string') fail(`${path}.${key}`, 'must be a string');
-  };
-  if (value === undefined) fail(field, 'is missing: the message has no annotation (the v2 output of entity extraction)');
-  if (!isObject(value)) fail(field, 'must be an annotation object with sentences');
-  const annotation = value as Record<string, unknown>;
-  text(annotation, 'docId', field, true);
-  if (!Array.isArray(annotation['sentences'])) fail(`${field}.sentences`, 'must be an array');
-  const seen = new Set<number>();
-  (annotation['sentences'] as unknown[]).forEach((sentence, s) => {
-    const path = `${field}.sentences[${s}]`;
-    if (!isObject(sentence)) fail(path, 'must be a sentence object');
-    const item = sentence as Record<string, unknown>;
-    integer(item, 'index', path, 0);
-    if (seen.has(item['index'] as number)) fail(`${path}.index`, 'another sentence has this index');
-    seen.add(item['index'] as number);
-    if (!Array.isArray(item['tokens'])) fail(`${path}.tokens`, 'must be an array');
-    const tokenIndexes = new Set<number>();
-    (item['tokens'] as unknown[]).forEach((token, t) => {
-      const tokenPath = `${path}.tokens[${t}]`;
-      if (!isObject(token)) fail(tokenPath, 'must be a token object');
-      const entry = token as Record<string, unknown>;
-      integer(entry, 'index', tokenPath, 1);
-      if (tokenIndexes.has(entry['index'] as number)) fail(`${tokenPath}.index`, 'another token of the sentence has this index');
-      tokenIndexes.add(entry['index'] as number);
-      text(entry, 'word', tokenPath);
-      text(entry, 'originalText', tokenPath);
-      integer(entry, 'characterOffsetBegin', tokenPath, 0);
-      integer(entry, 'characterOffsetEnd', tokenPath, entry['characterOffsetBegin'] as number);
-      for (const key of ['lemma', 'pos', 'upos', 'ner']) text(entry, key, tokenPath, true);
-      text(entry, 'before', tokenPath, true);
-    });
-    const dependencies = item['basicDependencies'];
-    if (dependencies !== undefined) {
-      if (!Array.isArray(dependencies)) fail(`${path}.basicDependencies`, 'must be an array');
-      (dependencies as unknown[]).forEach((dependency, d) => {
-        const dependencyPath = `${path}.basicDependencies[${d}]`;
-        if (!isObject(dependency)) fail(dependencyPath, 'must be a dependency object');
-        const entry = dependency as Record<string, unknown>;
-        text(entry, 'dep', dependencyPath);
-        integer(entry, 'governor', dependencyPath, 0);
-        integer(entry, 'dependent', dependencyPath, 1);
-      });
-    }
-    const mentions = item['entitymentions'];
-    if (mentions !== undefined) {
-      if (!Array.isArray(mentions)) fail(`${path}.entitymentions`, 'must be an array');
-      (mentions as unknown[]).forEach((mention, m) => {
-        const mentionPath = `${path}.entitymentions[${m}]`;
-        if (!isObject(mention)) fail(mentionPath, 'must be an entity mention object');
-        const entry = mention as Record<string, unknown>;
-        integer(entry, 'tokenBegin', mentionPath, 0);
-        integer(entry, 'tokenEnd', mentionPath, (entry['tokenBegin'] as number) + 1);
-        text(entry, 'text', mentionPath);
-        text(entry, 'ner', mentionPath);
-      });
-    }
-  });
-  // the fields read above were checked; the rest of the shape is not used
-  return value as Annotation;
+/** The annotation, checked with the complete annotation schema; a ValidationError names the first bad field below `field`. */
+function checkAnnotation(value: unknown, field: string): CheckedAnnotation {
+  if (value === undefined) throw ValidationError.of(field, 'is missing: the message has no annotation (the v2 output of entity extraction)', 'MISSING_FIELD');
+  return parseWithSchema(COMPLETE_ANNOTATION_SCHEMA, value, field);
 }
 
 /** What writing some documents did: the documents written, and those already present with the same content. */
