@@ -1,5 +1,7 @@
 import { CorpusFormatError } from './errors.js';
 
+export { entitySpans, type EntitySpan } from './entity-spans.js';
+
 /** One sentence of a token-per-line NER file, tags normalised to IOB2 (`B-X`, `I-X`, `O`). */
 export interface IobSentence {
   readonly sentId: string | undefined;
@@ -8,13 +10,6 @@ export interface IobSentence {
   readonly tags: readonly string[];
   /** Line of the sentence's first line in the source (1-based). */
   readonly line: number;
-}
-
-/** An entity span over token positions, end exclusive. */
-export interface EntitySpan {
-  readonly start: number;
-  readonly end: number;
-  readonly type: string;
 }
 
 /** How the file marks entity starts: IOB2 (every entity starts with B-) or IOB1 (B- only between two same-type entities). */
@@ -102,20 +97,4 @@ export function normaliseTags(tags: readonly string[]): string[] {
     else out.push(tag);
   }
   return out;
-}
-
-/** The entity spans an IOB2 tag sequence marks. */
-export function entitySpans(tags: readonly string[]): EntitySpan[] {
-  const spans: EntitySpan[] = [];
-  let open: { start: number; type: string } | undefined;
-  for (let i = 0; i <= tags.length; i++) {
-    const tag = tags[i] ?? 'O';
-    const continues = open !== undefined && tag === `I-${open.type}`;
-    if (open && !continues) {
-      spans.push({ start: open.start, end: i, type: open.type });
-      open = undefined;
-    }
-    if (tag !== 'O' && !continues) open = { start: i, type: tag.slice(2) };
-  }
-  return spans;
 }

@@ -11,7 +11,7 @@ import {
 } from '@loom/domain';
 import { DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
 import { AnnotateOptionError } from './errors.js';
-import { entitySpans } from './iob.js';
+import { entitySpans } from './entity-spans.js';
 import { lemmatize, type LemmatizerModel } from './lemmatizer.js';
 import { readCard } from './model-card.js';
 import { readModelFile, type ModelFile } from './model-file.js';

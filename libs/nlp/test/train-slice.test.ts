@@ -17,7 +17,7 @@ import {
   trainTokenizerModel,
   unerSplit,
   type TrainContext,
-} from '@loom/nlp';
+} from '@loom/nlp/training';
 
 // Each model is trained on a small slice of its training data and must beat a trivial baseline on a
 // dev slice: the training code stays tested without running full training here.
