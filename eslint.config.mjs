@@ -36,6 +36,29 @@ const NOT_THE_GRPC_KIT = {
   message:
     'HTTP skills and @loom/skill-service-kit do not import the gRPC service kit: take lifecycles, atomic files, locks and backoff from @loom/foundation.',
 };
+
+/**
+ * Every name libs/foundation/src/index.ts exports (`export * from './x.js'` of declarations in x.ts), read from its sources
+ * so that the rule below follows the library.
+ */
+function foundationExports() {
+  const source = join(root, 'libs/foundation/src');
+  const modules = [...readFileSync(join(source, 'index.ts'), 'utf8').matchAll(/^export \* from '\.\/(.+)\.js';$/gm)].map((match) => match[1]);
+  return modules.flatMap((module) =>
+    [
+      ...readFileSync(join(source, `${module}.ts`), 'utf8').matchAll(
+        /^export (?:declare )?(?:abstract )?(?:async )?(?:class|function|interface|type|const|let|enum) (\w+)/gm,
+      ),
+    ].map((match) => match[1]),
+  );
+}
+
+/** Lifecycles, shutdown once, atomic files, the keyed lock and backoff have one way in: @loom/foundation, not the gRPC kit. */
+const FOUNDATION_THROUGH_THE_KIT = {
+  name: '@loom/service-kit',
+  importNames: foundationExports(),
+  message: 'Import it from @loom/foundation: the gRPC service kit does not re-export lifecycles, atomic files, locks or backoff.',
+};
 const HTTP_SKILL_FILES = ['services/skills/**/*.ts', 'services/skills/**/*.mjs', 'libs/skill-service-kit/**/*.ts', 'libs/skill-service-kit/**/*.mjs'];
 const serviceBoundaries = servicePackages()
   .filter(({ folder }) => folder !== 'services/cli')
@@ -50,6 +73,7 @@ const serviceBoundaries = servicePackages()
         'no-restricted-imports': [
           'error',
           {
+            paths: [FOUNDATION_THROUGH_THE_KIT],
             patterns: [
               PACKAGE_BY_INDEX,
               {
@@ -81,7 +105,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
-      'no-restricted-imports': ['error', { patterns: [PACKAGE_BY_INDEX] }],
+      'no-restricted-imports': ['error', { paths: [FOUNDATION_THROUGH_THE_KIT], patterns: [PACKAGE_BY_INDEX] }],
       'no-restricted-syntax': [
         'error',
         { selector: "ThrowStatement > NewExpression[callee.name='Error']", message: 'Throw a typed error (one class per failure a caller can act on).' },

@@ -14,7 +14,8 @@ import {
   serializeWorkflowJson,
   workflowToProto,
 } from '@loom/domain';
-import { call, createClient, writeFilesAtomic } from '@loom/service-kit';
+import { writeFilesAtomic } from '@loom/foundation';
+import { call, createClient } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { auditModule } from '@loom/audit';
 import { configStoreModule } from '@loom/config-store';

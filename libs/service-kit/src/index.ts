@@ -12,5 +12,3 @@ export * from './service-module.js';
 export * from './process.js';
 export { describeStartupError } from './startup-error.js';
 export * from './audit-client.js';
-// what is not gRPC lives in @loom/foundation; re-exported so the services' imports from the kit stay as they are
-export * from '@loom/foundation';

@@ -1,7 +1,7 @@
 import { type FileHandle, mkdir, open, readdir, readFile, rename, truncate } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FailedPreconditionError, UnavailableError } from '@loom/domain';
-import { syncDirectory } from '@loom/service-kit';
+import { syncDirectory } from '@loom/foundation';
 import { type AuditFacts, type AuditRecord, chainRecord, GENESIS_HASH, hashOf, parseLine } from './audit-record.js';
 
 /** Where the log lives and when it rotates. */

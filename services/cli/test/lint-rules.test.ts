@@ -46,6 +46,23 @@ describe('the lint rules', () => {
     expect(await lint('services/executor/src/probe.ts', "import { LoomServer } from '@loom/service-kit';\nexport const probe = LoomServer;\n")).toEqual([]);
   });
 
+  it('refuse the helpers of @loom/foundation through the gRPC service kit, everywhere: they have one way in', async () => {
+    for (const path of [
+      'services/executor/src/probe.ts',
+      'services/scheduler/test/probe.test.ts',
+      'services/cli/src/probe.ts',
+      'libs/postgres/src/probe.ts',
+      'bench/probe.mjs',
+    ]) {
+      for (const name of ['Lifecycle', 'ShutdownOnce', 'KeyedLock', 'restartDelayMs', 'writeFileAtomic']) {
+        const messages = await lint(path, `import { ${name} } from '@loom/service-kit';\nexport const probe = ${name};\n`);
+        expect(messages, `${path} ${name}`).toEqual([expect.stringMatching(/^no-restricted-imports: .*Import it from @loom\/foundation/)]);
+      }
+      expect(await lint(path, "import { Lifecycle } from '@loom/foundation';\nexport const probe = Lifecycle;\n"), path).toEqual([]);
+      expect(await lint(path, "import { call } from '@loom/service-kit';\nexport const probe = call;\n"), path).toEqual([]);
+    }
+  });
+
   it('refuse unformatted code: npm test checks the format with the repository prettier config first', async () => {
     const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts['test']).toBe('node scripts/test.mjs');

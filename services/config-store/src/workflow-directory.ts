@@ -11,7 +11,7 @@ import {
   ValidationError,
   type WorkflowConfiguration,
 } from '@loom/domain';
-import { isAtomicWriteLeftover, syncDirectory, writeFileAtomic, writeFilesAtomic } from '@loom/service-kit';
+import { isAtomicWriteLeftover, syncDirectory, writeFileAtomic, writeFilesAtomic } from '@loom/foundation';
 import { classifyFile } from './workflow-names.js';
 
 /** The companion `<name>.json` file of a workflow. */

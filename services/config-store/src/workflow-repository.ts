@@ -12,7 +12,7 @@ import {
 } from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
 import { type LoadedWorkflow, sha256Of, WorkflowDirectory, type WorkflowMetadataFile } from './workflow-directory.js';
-import { KeyedLock } from '@loom/service-kit';
+import { KeyedLock } from '@loom/foundation';
 
 /** A workflow the store knows: stored by a push, or found on disk at start. */
 export interface StoredWorkflow {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { writeFileAtomic } from '@loom/service-kit';
+import { writeFileAtomic } from '@loom/foundation';
 import { SchedulerStateError } from './errors.js';
 import {
   type FireClaim,

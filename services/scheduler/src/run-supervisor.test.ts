@@ -1,4 +1,4 @@
-import { IllegalTransitionError } from '@loom/service-kit';
+import { IllegalTransitionError } from '@loom/foundation';
 import { createLogger } from '@loom/telemetry';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from './clock.js';

@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
-import { type BackoffPolicy, isServiceError, KeyedLock, Lifecycle, restartDelayMs, type TransitionTable } from '@loom/service-kit';
+import { type BackoffPolicy, KeyedLock, Lifecycle, restartDelayMs, type TransitionTable } from '@loom/foundation';
+import { isServiceError } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { type Clock } from './clock.js';
 import { describeError, type ExecutorPort, hasEnded, isGoing, isUnavailable, type RunInfo, stateName } from './executor-port.js';

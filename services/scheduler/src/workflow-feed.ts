@@ -1,7 +1,8 @@
 import { status } from '@grpc/grpc-js';
 import { type WatchWorkflowsResponse, type Workflow, WorkflowEventType, type WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, type Schedule, scheduleFromProto } from '@loom/domain';
-import { call, isServiceError, KeyedLock, restartDelayMs } from '@loom/service-kit';
+import { KeyedLock, restartDelayMs } from '@loom/foundation';
+import { call, isServiceError } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { type Clock } from './clock.js';
 import { describeError } from './executor-port.js';

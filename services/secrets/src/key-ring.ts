@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { FailedPreconditionError, LoomError } from '@loom/domain';
-import { writeFileAtomic } from '@loom/service-kit';
+import { writeFileAtomic } from '@loom/foundation';
 
 const FORMAT_VERSION = 1;
 const KEY_BYTES = 32;

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import { type LoomConfig } from '@loom/config';
 import { type Skill } from '@loom/domain';
-import { restartDelayMs } from '@loom/service-kit';
+import { restartDelayMs } from '@loom/foundation';
 import { type Logger, TELEMETRY_SCOPE } from '@loom/telemetry';
 import { context as otelContext, type Context, metrics, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import fetch, { FetchError } from 'node-fetch';

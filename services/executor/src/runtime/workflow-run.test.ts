@@ -8,7 +8,7 @@ import { type AddressInfo } from 'node:net';
 import { enricherFactory } from '../components/enricher.js';
 import { inletFactory } from '../components/inlet.js';
 import { instance, workflowOf } from '../../test/workflows.js';
-import { IllegalTransitionError, Lifecycle } from '@loom/service-kit';
+import { IllegalTransitionError, Lifecycle } from '@loom/foundation';
 import { type ComponentFactory, ComponentFailedError, type LoomMessage, type Outcome, outcome } from './component.js';
 import { RUN_TRANSITIONS, type RunOptions, WorkflowRun } from './workflow-run.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ComponentInstance, FailedPreconditionError, NotFoundError, ValidationError, type WorkflowConfiguration } from '@loom/domain';
-import { Lifecycle, type TransitionTable } from '@loom/service-kit';
+import { Lifecycle, type TransitionTable } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
 import { BoundedQueue } from './bounded-queue.js';
 import {
