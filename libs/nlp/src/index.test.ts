@@ -17,6 +17,7 @@ const TRAINING_FILES = [
   'iob.ts',
   'name-lexicon.ts',
   'ner-data.ts',
+  'parser-training.ts',
   'tokenizer-training.ts',
   'train.ts',
   'training.ts',

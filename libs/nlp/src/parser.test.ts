@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { testDataDir } from './data-dir.js';
 import { EWT_DEV, EWT_TRAIN, readEwt, Vocabulary } from './ewt.js';
-import { meanParser, parse, trainParser, type ParserExample, type ParserModel } from './parser.js';
+import { parse, type ParserModel } from './parser.js';
+import { meanParser, trainParser, type ParserExample } from './parser-training.js';
 
 // Gold XPOS tags keep these tests independent of the tagger; a small slice keeps them to seconds.
 const tags = new Vocabulary();
