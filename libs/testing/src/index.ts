@@ -46,5 +46,13 @@ export function captureStream(): CapturedStream {
   };
 }
 
-export { Neo4jLauncherMissingError, Neo4jStartError, startNeo4j, type Neo4jTestServer, type StartNeo4jOptions } from './neo4j.js';
+export {
+  Neo4jLauncherMissingError,
+  neo4jResourceParameters,
+  Neo4jStartError,
+  startNeo4j,
+  type Neo4jResourceParameters,
+  type Neo4jTestServer,
+  type StartNeo4jOptions,
+} from './neo4j.js';
 export { TEST_DATABASE_ENV, TestDatabaseMissingError, testDatabaseUrl } from './test-database.js';

@@ -20,6 +20,23 @@ export interface Neo4jTestServer {
   close(): Promise<void>;
 }
 
+/** The parameters of a loom Neo4j resource on the server (a type, not an interface: it is a resource's parameter map). */
+export type Neo4jResourceParameters = {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+};
+
+/**
+ * The parameters of a loom Neo4j resource on `server`: a bare host and port, so the resource speaks bolt:// to that
+ * one server (and a FaultProxy's host and port can stand in for it).
+ */
+export function neo4jResourceParameters(server: Pick<Neo4jTestServer, 'uri' | 'user' | 'password'>): Neo4jResourceParameters {
+  const { hostname, port } = new URL(server.uri);
+  return { host: hostname, port: Number(port), user: server.user, password: server.password };
+}
+
 /** Options of startNeo4j. */
 export interface StartNeo4jOptions {
   /** How long the JVM may take to accept Bolt connections; default 180 s (a few seconds on an idle machine). */

@@ -2,19 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import { neo4jResourceParameters, type Neo4jTestServer } from '@loom/testing';
 
-/** What the tests need of a Neo4j server started by `startNeo4j` (`@loom/testing`). */
-export interface Neo4jServer {
-  readonly uri: string;
-  readonly user: string;
-  readonly password: string;
-}
-
-/** The parameters of a Neo4j resource on the server: a bare host, so the resource talks bolt:// to that one server. */
-export function neo4jParameters(server: Neo4jServer): Record<string, unknown> {
-  const { hostname, port } = new URL(server.uri);
-  return { host: hostname, port: Number(port), user: server.user, password: server.password };
-}
+/** What the tests need of a Neo4j server started by `startNeo4j`. */
+type Neo4jServer = Pick<Neo4jTestServer, 'uri' | 'user' | 'password'>;
 
 /** A resource file for `loom graph query` naming the server. */
 export function neo4jResourceFile(server: Neo4jServer): string {
@@ -24,7 +15,7 @@ export function neo4jResourceFile(server: Neo4jServer): string {
     JSON.stringify({
       name: 'Neo4j_8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e',
       resource: { qualifiedName: RESOURCE_KINDS.NEO4J_DATABASE },
-      parameters: neo4jParameters(server),
+      parameters: neo4jResourceParameters(server),
     }),
   );
   return file;
@@ -42,7 +33,9 @@ export function workflowOnNeo4j(file: string, server: Neo4jServer, name: string)
   const workflow = JSON.parse(readFileSync(file, 'utf8')) as { components: { resource: ResourceJson | null }[]; resources: ResourceJson[] };
   const definition = findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE);
   const onNeo4j = <T extends ResourceJson | null>(instance: T): T =>
-    instance?.resource?.qualifiedName === RESOURCE_KINDS.AGE_DATABASE ? { ...instance, resource: definition, parameters: neo4jParameters(server) } : instance;
+    instance?.resource?.qualifiedName === RESOURCE_KINDS.AGE_DATABASE
+      ? { ...instance, resource: definition, parameters: neo4jResourceParameters(server) }
+      : instance;
   const copy = {
     ...workflow,
     name,

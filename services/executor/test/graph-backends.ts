@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { findResourceDefinition, RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
 import { type GraphStore, openGraphStore, startEmbeddedGraph } from '@loom/graph';
-import { startNeo4j } from '@loom/testing';
+import { neo4jResourceParameters, startNeo4j } from '@loom/testing';
 
 /** The graph databases the executor's Cypher is tested on: the embedded AGE graph and a real Neo4j server. */
 export const GRAPH_BACKENDS = ['AGE', 'Neo4j'] as const;
@@ -88,15 +88,13 @@ async function startAge(directory: string): Promise<GraphBackend> {
 
 async function startNeo4jBackend(): Promise<GraphBackend> {
   const server = await startNeo4j();
-  const { hostname, port } = new URL(server.uri);
   const definition = definitionOf(RESOURCE_KINDS.NEO4J_DATABASE);
-  // a bare host is one server over bolt://, so a FaultProxy's host and port can stand in for it
-  const parameters = { host: hostname, port: Number(port), user: server.user, password: server.password };
+  const parameters = neo4jResourceParameters(server);
   const only = openGraphStore({ resource: definition, parameters });
   return {
     name: 'Neo4j',
-    host: hostname,
-    port: Number(port),
+    host: parameters.host,
+    port: parameters.port,
     resource: (graph, options = {}) => ({
       name: options.name ?? `Graph ${graph}_6a7b8c9d-0e1f-4a2b-8c3d-5e6f7a8b9c0d`,
       resource: definition,
