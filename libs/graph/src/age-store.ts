@@ -4,14 +4,7 @@ import { abortable, throwIfAborted } from './abort.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
-import {
-  type GraphParameters,
-  type GraphPropertyIndex,
-  type GraphQueryOptions,
-  type GraphRecord,
-  type GraphStore,
-  type GraphTransaction,
-} from './graph-store.js';
+import type { GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
 import { bracketed, checkGraphName, checkIdentifier, type AgeConnection } from './parameters.js';
 
 /** Options of createAgeStore. */

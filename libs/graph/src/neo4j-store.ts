@@ -3,14 +3,7 @@ import { neo4jDriver } from './neo4j-driver.js';
 import { abortable, throwIfAborted } from './abort.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
-import {
-  type GraphParameters,
-  type GraphPropertyIndex,
-  type GraphQueryOptions,
-  type GraphRecord,
-  type GraphStore,
-  type GraphTransaction,
-} from './graph-store.js';
+import type { GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
 import { fromNeo4j, toNeo4jParameters } from './neo4j-values.js';
 import { checkIdentifier, type Neo4jConnection } from './parameters.js';
 

@@ -8,20 +8,8 @@ import {
   ServerListenerBuilder,
   status as GrpcStatus,
 } from '@grpc/grpc-js';
-import {
-  type Attributes,
-  type Context,
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type TextMapGetter,
-  type TextMapSetter,
-  trace,
-  type Tracer,
-} from '@opentelemetry/api';
+import type { Attributes, Context, Span, TextMapGetter, TextMapSetter, Tracer } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   ATTR_NETWORK_PEER_ADDRESS,
   ATTR_NETWORK_PEER_PORT,

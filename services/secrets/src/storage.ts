@@ -17,7 +17,7 @@ export interface SecretsStorage {
 export async function openSecretsStorage(config: Pick<LoomConfig, 'secrets' | 'embedded'>, logger: Logger): Promise<SecretsStorage> {
   const opened = await openDatabase({
     url: config.secrets.database.url,
-    embedded: { dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port },
+    embedded: config.embedded.postgres,
     component: 'secrets',
     migrations: secretsMigrations,
     applicationName: 'loom-secrets',

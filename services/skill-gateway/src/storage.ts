@@ -18,7 +18,7 @@ export interface SkillStorage {
 export async function openSkillStorage(config: Pick<LoomConfig, 'skills' | 'embedded'>, logger: Logger): Promise<SkillStorage> {
   const opened = await openDatabase({
     url: config.skills.database.url,
-    embedded: { dataDir: config.embedded.postgres.dataDir, port: config.embedded.postgres.port },
+    embedded: config.embedded.postgres,
     component: 'skill-gateway',
     schemaName: 'skill registry',
     migrations: skillGatewayMigrations,
