@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { AuditClient, AuditEventType } from '@loom/contracts';
-import { AuditAppender, call, createClient } from '@loom/service-kit';
+import { AuditAppender, auditEvent, call, createClient } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { auditModule } from '@loom/audit';
 
@@ -22,20 +22,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOKEN = 'executor-token-for-the-benchmark-01';
 
 function event(index) {
-  return {
-    sequence: 0,
-    time: undefined,
-    type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START,
-    workflowName: `Article import ${index % 100}`,
-    componentName: '',
-    componentType: '',
-    reason: '',
-    actor: '',
-    traceId: '',
-    prevHash: '',
-    hash: '',
-    attributes: {},
-  };
+  return auditEvent({ type: AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflowName: `Article import ${index % 100}` });
 }
 
 const echo = {

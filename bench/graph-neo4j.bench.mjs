@@ -8,7 +8,7 @@ import neo4j from 'neo4j-driver';
 import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { toBatchQuery } from '@loom/graph';
 import { startNeo4j } from '@loom/testing';
-import { COUNT_CYPHER, measureLoom, median, node, QUERY, rate, RAW_CYPHER } from './graph-writer-run.mjs';
+import { alternatingRounds, COUNT_CYPHER, measureLoom, median, node, QUERY, rate, RAW_CYPHER } from './graph-writer-run.mjs';
 
 const NODES = Number(process.env.BENCH_NODES ?? 20_000);
 const BATCH_SIZES = process.env.BENCH_BATCH === undefined ? [20, 200] : [Number(process.env.BENCH_BATCH)];
@@ -65,27 +65,22 @@ try {
   console.log(`server warm-up: ${SERVER_WARMUP} nodes in batches of 20 through the raw driver in ${warm.seconds.toFixed(2)} s (not counted)`);
   for (const batchSize of BATCH_SIZES) {
     console.log(`\nbatch_size ${batchSize}:`);
-    const looms = [];
-    const raws = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      const loomFirst = round % 2 === 1;
-      const sides = {
+    const { looms, raws } = await alternatingRounds(
+      ROUNDS,
+      {
         loom: () => measureLoom(resource, { batchSize, warmup: WARMUP, nodes: NODES }),
         raw: () => measureRaw(server, { batchSize, warmup: WARMUP, nodes: NODES }),
-      };
-      const results = {};
-      for (const side of loomFirst ? ['loom', 'raw'] : ['raw', 'loom']) {
-        await server.clear();
-        results[side] = await sides[side]();
-      }
-      looms.push(results.loom);
-      raws.push(results.raw);
-      console.log(
-        `  round ${round} (${loomFirst ? 'loom' : 'raw'} first): loom ${NODES} nodes in ${results.loom.seconds.toFixed(2)} s = ${rate(results.loom.perSecond)}` +
-          ` (${results.loom.statements} statements, ${results.loom.meanBatch.toFixed(1)} nodes each, ${results.loom.stored} read back);` +
-          ` raw driver ${results.raw.seconds.toFixed(2)} s = ${rate(results.raw.perSecond)} (${results.raw.statements} statements, ${results.raw.stored} read back)`,
-      );
-    }
+      },
+      {
+        before: () => server.clear(),
+        report: (round, loomFirst, results) =>
+          console.log(
+            `  round ${round} (${loomFirst ? 'loom' : 'raw'} first): loom ${NODES} nodes in ${results.loom.seconds.toFixed(2)} s = ${rate(results.loom.perSecond)}` +
+              ` (${results.loom.statements} statements, ${results.loom.meanBatch.toFixed(1)} nodes each, ${results.loom.stored} read back);` +
+              ` raw driver ${results.raw.seconds.toFixed(2)} s = ${rate(results.raw.perSecond)} (${results.raw.statements} statements, ${results.raw.stored} read back)`,
+          ),
+      },
+    );
     const loom = median(looms.map((result) => result.perSecond));
     const raw = median(raws.map((result) => result.perSecond));
     console.log(`  loom graph writer:  ${rate(loom)} (median)`);

@@ -19,6 +19,28 @@ export const node = (index) => ({ id: index, name: `item ${index}`, score: (inde
 export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 export const rate = (perSecond) => `${perSecond.toFixed(0)} nodes/s`;
 
+/**
+ * Runs loom's side and the raw side `rounds` times each, one after the other and never at once, alternating which goes first;
+ * `before` runs ahead of every measurement (to empty the database) and `report` after each round. Answers both sides' results in
+ * round order.
+ */
+export async function alternatingRounds(rounds, sides, { before = async () => {}, report }) {
+  const looms = [];
+  const raws = [];
+  for (let round = 1; round <= rounds; round++) {
+    const loomFirst = round % 2 === 1;
+    const results = {};
+    for (const side of loomFirst ? ['loom', 'raw'] : ['raw', 'loom']) {
+      await before();
+      results[side] = await sides[side]();
+    }
+    looms.push(results.loom);
+    raws.push(results.raw);
+    report(round, loomFirst, results);
+  }
+  return { looms, raws };
+}
+
 /** Wraps a factory's processors to count the batches they get (the writer's batches are its statements). */
 function countingBatches(factory, batches) {
   return {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { startEmbeddedGraph, toBatchQuery } from '@loom/graph';
-import { COUNT_CYPHER, measureLoom as measureWriter, median, node, QUERY, rate, RAW_CYPHER } from './graph-writer-run.mjs';
+import { alternatingRounds, COUNT_CYPHER, measureLoom as measureWriter, median, node, QUERY, rate, RAW_CYPHER } from './graph-writer-run.mjs';
 
 const NODES = Number(process.env.BENCH_NODES ?? 20_000);
 const BATCH_SIZES = process.env.BENCH_BATCH === undefined ? [20, 200] : [Number(process.env.BENCH_BATCH)];
@@ -79,21 +79,18 @@ try {
   console.log(`server warm-up: ${SERVER_WARMUP} nodes in batches of 20 through raw pg in ${warm.seconds.toFixed(2)} s (not counted)`);
   for (const batchSize of BATCH_SIZES) {
     console.log(`\nbatch_size ${batchSize}:`);
-    const looms = [];
-    const raws = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      // PGlite has one session: the two sides run one after the other, never at once; which goes first alternates
-      const loomFirst = round % 2 === 1;
-      const first = loomFirst ? await measureLoom(server, batchSize) : await measureRaw(server, `bench_raw_${batchSize}`, batchSize, WARMUP, NODES);
-      const second = loomFirst ? await measureRaw(server, `bench_raw_${batchSize}`, batchSize, WARMUP, NODES) : await measureLoom(server, batchSize);
-      const [loom, raw] = loomFirst ? [first, second] : [second, first];
-      looms.push(loom);
-      raws.push(raw);
-      console.log(
-        `  round ${round} (${loomFirst ? 'loom' : 'raw'} first): loom ${NODES} nodes in ${loom.seconds.toFixed(2)} s = ${rate(loom.perSecond)}` +
-          ` (${loom.statements} statements, ${loom.meanBatch.toFixed(1)} nodes each); raw pg ${raw.seconds.toFixed(2)} s = ${rate(raw.perSecond)} (${raw.statements} statements)`,
-      );
-    }
+    // PGlite has one session: the two sides run one after the other, never at once; which goes first alternates
+    const { looms, raws } = await alternatingRounds(
+      ROUNDS,
+      { loom: () => measureLoom(server, batchSize), raw: () => measureRaw(server, `bench_raw_${batchSize}`, batchSize, WARMUP, NODES) },
+      {
+        report: (round, loomFirst, { loom, raw }) =>
+          console.log(
+            `  round ${round} (${loomFirst ? 'loom' : 'raw'} first): loom ${NODES} nodes in ${loom.seconds.toFixed(2)} s = ${rate(loom.perSecond)}` +
+              ` (${loom.statements} statements, ${loom.meanBatch.toFixed(1)} nodes each); raw pg ${raw.seconds.toFixed(2)} s = ${rate(raw.perSecond)} (${raw.statements} statements)`,
+          ),
+      },
+    );
     const loom = median(looms.map((result) => result.perSecond));
     const raw = median(raws.map((result) => result.perSecond));
     console.log(`  loom graph writer: ${rate(loom)} (median)`);

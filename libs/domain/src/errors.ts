@@ -53,27 +53,32 @@ export class ValidationError extends LoomError {
   }
 }
 
-/** A named thing (workflow, variable, skill...) does not exist. */
-export class NotFoundError extends LoomError {
-  readonly kind = 'not-found';
-
+/** A failure about one named thing (a workflow, a variable, a skill): what kind of thing it is, and its name. */
+abstract class NamedThingError extends LoomError {
   constructor(
     readonly what: string,
     readonly id: string,
+    condition: string,
   ) {
-    super(`${what} '${id}' not found`);
+    super(`${what} '${id}' ${condition}`);
+  }
+}
+
+/** A named thing (workflow, variable, skill...) does not exist. */
+export class NotFoundError extends NamedThingError {
+  readonly kind = 'not-found';
+
+  constructor(what: string, id: string) {
+    super(what, id, 'not found');
   }
 }
 
 /** A named thing already exists where a new one was to be created. */
-export class AlreadyExistsError extends LoomError {
+export class AlreadyExistsError extends NamedThingError {
   readonly kind = 'already-exists';
 
-  constructor(
-    readonly what: string,
-    readonly id: string,
-  ) {
-    super(`${what} '${id}' already exists`);
+  constructor(what: string, id: string) {
+    super(what, id, 'already exists');
   }
 }
 
