@@ -32,14 +32,18 @@ export class InvalidRequestError extends SkillError {
   readonly code = 'invalid_request';
 }
 
-/** 404: a named thing (a pipeline) does not exist. */
-export class NotFoundError extends SkillError {
-  readonly status = 404;
+/** A skill error whose code its thrower chooses (`unknown_pipeline`, `unreadable_pdf`). */
+abstract class CodedSkillError extends SkillError {
   readonly code: string;
-  constructor(code: string, message: string, options: { field?: string } = {}) {
+  constructor(code: string, message: string, options: { field?: string; cause?: unknown } = {}) {
     super(message, options);
     this.code = code;
   }
+}
+
+/** 404: a named thing (a pipeline) does not exist. */
+export class NotFoundError extends CodedSkillError {
+  readonly status = 404;
 }
 
 /** 413: the request body, or a document it names, is over a size limit. */
@@ -55,13 +59,8 @@ export class UnsupportedMediaTypeError extends SkillError {
 }
 
 /** 422: the request is well formed but its content cannot be processed (a malformed PDF, a page that cannot be fetched). */
-export class UnprocessableError extends SkillError {
+export class UnprocessableError extends CodedSkillError {
   readonly status = 422;
-  readonly code: string;
-  constructor(code: string, message: string, options: { field?: string; cause?: unknown } = {}) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 /** 503: the service is full, out of time for this request, or stopping; `retryAfterSeconds` goes into `Retry-After`. */
