@@ -12,7 +12,8 @@ import { appendRequired, AuditAppender, type AsyncImplementation, call, isServic
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { KeyRing } from './key-ring.js';
 import { checkSlots, openSlots, sealSlots } from './sealing.js';
-import { openSecretsStorage, type SecretsStorage } from './storage.js';
+import { type OpenedDatabase } from '@loom/postgres';
+import { openSecretsStorage } from './storage.js';
 import { type BeforeCommit, type VariableRow, VariableStore } from './variable-store.js';
 
 /** RPCs only some identities may call. */
@@ -84,7 +85,8 @@ function pageSize(size: number): number {
 export interface SecretsDependencies {
   readonly store: VariableStore;
   readonly keyRing: KeyRing;
-  readonly storage: Pick<SecretsStorage, 'address' | 'database' | 'embedded'>;
+  /** The database the variables are in (its address never holds credentials). */
+  readonly storage: Pick<OpenedDatabase, 'target' | 'embedded'>;
   readonly redactor: SecretRedactor;
   /** Where the service's audit events go (created at first use: the server's own address is known only once it listens). */
   readonly audit: () => AuditAppender;
@@ -217,8 +219,8 @@ export function secretsImplementation(deps: SecretsDependencies): AsyncImplement
       const { storage } = deps;
       return Promise.resolve({
         embedded: storage.embedded !== undefined,
-        address: storage.address,
-        database: storage.database,
+        address: `${storage.target.host}:${storage.target.port}`,
+        database: storage.target.database,
         dataDirectory: storage.embedded?.dataDir ?? '',
         activeKeyId: keyRing.activeKeyId,
       });

@@ -1,20 +1,10 @@
 import { type LoomConfig } from '@loom/config';
-import { type Database, type EmbeddedPostgres, openDatabase } from '@loom/postgres';
+import { type OpenedDatabase, openDatabase } from '@loom/postgres';
 import { type Logger } from '@loom/telemetry';
 import { secretsMigrations } from './migrations.js';
 
-/** The database of the secrets service, migrated, and how to describe and close it. */
-export interface SecretsStorage {
-  readonly db: Database;
-  readonly embedded: EmbeddedPostgres | undefined;
-  /** host:port and database name, never credentials. */
-  readonly address: string;
-  readonly database: string;
-  close(): Promise<void>;
-}
-
 /** Opens `loom.secrets.database.url`, or with none the embedded PostgreSQL, and runs the migrations. */
-export async function openSecretsStorage(config: Pick<LoomConfig, 'secrets' | 'embedded'>, logger: Logger): Promise<SecretsStorage> {
+export async function openSecretsStorage(config: Pick<LoomConfig, 'secrets' | 'embedded'>, logger: Logger): Promise<OpenedDatabase> {
   const opened = await openDatabase({
     url: config.secrets.database.url,
     embedded: config.embedded.postgres,
@@ -23,13 +13,12 @@ export async function openSecretsStorage(config: Pick<LoomConfig, 'secrets' | 'e
     applicationName: 'loom-secrets',
     logger,
   });
-  const { db, embedded, target } = opened;
-  const storage: SecretsStorage = { db, embedded, address: `${target.host}:${target.port}`, database: target.database, close: () => opened.close() };
+  const { embedded, target } = opened;
   if (embedded !== undefined) {
     logger.info(
-      { address: storage.address, dataDir: embedded.dataDir, psql: `psql -h ${embedded.host} -p ${embedded.port} -U postgres` },
+      { address: `${target.host}:${target.port}`, dataDir: embedded.dataDir, psql: `psql -h ${embedded.host} -p ${embedded.port} -U postgres` },
       'embedded PostgreSQL for ecosystem variables (loopback only)',
     );
   }
-  return storage;
+  return opened;
 }

@@ -254,7 +254,7 @@ export async function createSkillGatewayInstance(
   const registry = new SkillRegistry(storage.db, config.skills.registry.cacheMs);
   const caller = new SkillCaller(callPolicyOf(config), logger, hooks.now);
   const implementation = skillGatewayImplementation({ registry, caller, logger });
-  logger.info({ registry: storage.address }, 'skill registry ready');
+  logger.info({ registry: storage.target.address }, 'skill registry ready');
   try {
     await registerConfiguredSkills(config.skills.register, registry, logger);
   } catch (error) {
