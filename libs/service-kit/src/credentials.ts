@@ -103,10 +103,10 @@ export function isCredentialRefusal(outcome: Principal | CredentialRefusal): out
 
 /**
  * The bearer credentials of `loom.auth`: its static tokens and roles, and sign-in with the identity
- * provider when `loom.auth.oidc.configFile` is set. `extraTokens` adds identities (the services' own).
+ * provider when `loom.auth.oidc.configFile` is set.
  */
-export function bearerCredentialsOf(auth: LoomConfig['auth'], extraTokens: Readonly<Record<string, string>> = {}): BearerCredentials {
-  return new BearerCredentials({ tokens: { ...auth.tokens, ...extraTokens }, roles: auth.roles, ...signInOf(auth) });
+export function bearerCredentialsOf(auth: LoomConfig['auth']): BearerCredentials {
+  return new BearerCredentials({ tokens: auth.tokens, roles: auth.roles, ...signInOf(auth) });
 }
 
 /** Sign-in with the identity provider of `loom.auth.oidc` (none when its configFile is unset); a bad file is a ConfigError naming the key. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { FailedPreconditionError, ValidationError } from '@loom/domain';
+import { IllegalTransitionError, Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type ComponentContext, type ComponentFactory, type Emit, type Source } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';
 import {
@@ -73,12 +74,23 @@ function webhookSource(context: ComponentContext, serverHost: string, security: 
   return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`, host ?? serverHost, authentication, webhookTls(security));
 }
 
+/** Life cycle of a webhook: listening once started; a stopped webhook does not start again. */
+type WebhookState = 'created' | 'listening' | 'stopping' | 'stopped';
+
+const WEBHOOK_TRANSITIONS: TransitionTable<WebhookState> = {
+  created: ['listening', 'stopped'],
+  listening: ['stopping'],
+  stopping: ['stopped'],
+  stopped: [],
+};
+
 /** The webhook source; `port` reads back the bound port (useful when the option is 0). */
 export class WebhookSource implements Source {
   private server: Server | undefined;
   /** Requests whose message went to emit, until their answer is written. */
   private readonly answering = new Set<Promise<void>>();
-  private stopping = false;
+  private readonly lifecycle = new Lifecycle<WebhookState>('webhook', WEBHOOK_TRANSITIONS, 'created');
+  private readonly stopOnce = new ShutdownOnce(() => this.close());
 
   constructor(
     private readonly context: ComponentContext,
@@ -104,6 +116,7 @@ export class WebhookSource implements Source {
   }
 
   async start(emit: Emit): Promise<void> {
+    if (!this.lifecycle.is('created')) throw new IllegalTransitionError('webhook', this.lifecycle.state, 'listening');
     const handle = (request: IncomingMessage, response: ServerResponse): void => this.admitThenHandle(request, response, emit);
     const server = this.tls === undefined ? createServer(handle) : createTlsServer({ cert: this.tls.cert, key: this.tls.key }, handle);
     // Expect: 100-continue is answered only once the headers are admitted, so a refused client never sends its body
@@ -121,6 +134,7 @@ export class WebhookSource implements Source {
     });
     server.on('error', (error) => this.context.logger.error({ component: this.context.name, err: error }, 'webhook server failed'));
     this.server = server;
+    this.lifecycle.to('listening');
     const fields = { component: this.context.name, host: this.address, port: this.port, path: this.path, tls: this.tls !== undefined };
     this.context.logger.info({ ...fields, authentication: this.authentication.mode }, 'webhook listening');
     if (this.authentication.mode === 'none') {
@@ -158,10 +172,24 @@ export class WebhookSource implements Source {
     answer(response, status, { error: status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : 'unavailable' });
   }
 
-  async stop(): Promise<void> {
+  /** Stops taking requests, lets the answers already owed go out, and closes every connection; a second call waits for the first. */
+  stop(): Promise<void> {
+    return this.stopOnce.call();
+  }
+
+  /** Whether stop has begun: answers then say Connection: close, and new bodies are refused 503. */
+  private get stopping(): boolean {
+    return this.lifecycle.is('stopping', 'stopped');
+  }
+
+  private async close(): Promise<void> {
     const server = this.server;
-    if (server === undefined || this.stopping) return;
-    this.stopping = true;
+    if (server === undefined) {
+      // never listening (not started, or its port was taken): nothing to close
+      this.lifecycle.to('stopped');
+      return;
+    }
+    this.lifecycle.to('stopping');
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     // the answers to messages already emitted are still written (with Connection: close);
@@ -169,6 +197,7 @@ export class WebhookSource implements Source {
     await Promise.all(this.answering);
     server.closeAllConnections();
     await closed;
+    this.lifecycle.to('stopped');
   }
 
   private handle(request: IncomingMessage, response: ServerResponse, emit: Emit, signature: Buffer | undefined): void {
