@@ -1,7 +1,7 @@
 // The load generator of bench/publish.bench.mjs, run as its own process (as a user's publisher is): feeds the article
 // pipeline of a running `loom serve` one way, waits until its sink has every message that passes the filter, and prints
 // one JSON line: { messages, seconds, perSecond, p50Ms, p99Ms, feederCpuUs } (latencies per call or request).
-// Usage: node publish-feeder.mjs '<json settings>' with { address, mode, messages, callers, batch, workflow, inlet, sink, webhookUrl }.
+// Usage: node publish-feeder.mjs '<json settings>' with { address, mode, messages, callers, batch, workflow, inlet, sink, webhookUrl, webhookToken }.
 // With sink '' there is no workflow to wait for (bench/noop-executor-server.mjs): the run ends with the last answer.
 import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
@@ -96,7 +96,7 @@ const feeds = {
             path: url.pathname,
             method: 'POST',
             agent,
-            headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) },
+            headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body), authorization: `Bearer ${settings.webhookToken}` },
           },
           (response) => {
             const chunks = [];

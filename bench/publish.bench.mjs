@@ -28,6 +28,8 @@ const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const RUNS = 3;
 const INLET_WORKFLOW = 'Publish bench_7d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a';
 const HOOK_WORKFLOW = 'Webhook bench_8e2f3a4b-5c6d-4e7f-9a8b-0c1d2e3f4a5b';
+/** The bench identity's token: an operator, which the webhook's default (bearer) authentication wants. */
+const HOOK_TOKEN = 'bench-operator-token-7c4e1a9d2b5f';
 
 /** The article pipeline from `source` (an inlet, or a webhook) to a sink that logs at debug (off at info). */
 const pipeline = (name, source) => articleWorkflow(name, { source, sinkOptions: { level: 'debug' } });
@@ -60,6 +62,11 @@ async function serveWithWorkflows(main) {
       'loom.auth.allowAnonymous=true',
       '--set',
       'loom.experimental.enabled=true',
+      // the webhook takes an operator's bearer token (its default authentication); a build before that ignores the header
+      '--set',
+      `loom.auth.tokens.bench=${HOOK_TOKEN}`,
+      '--set',
+      'loom.auth.roles.bench=operator',
       // this build generates a development key ring only when told to; the baseline build did it unasked and knows no such key
       ...(main === undefined ? ['--set', 'loom.secrets.generateKeys=true'] : []),
     ],
@@ -140,6 +147,7 @@ async function measureCases(served, cases) {
         inlet: 'in',
         sink: served.sink ?? 'sink',
         webhookUrl: served.webhookUrl,
+        webhookToken: HOOK_TOKEN,
       });
       const serverCpuSeconds = cpuSecondsOf(served.loom.child.pid) - serverCpuBefore;
       runs.push({ ...result, serverCpuUs: (serverCpuSeconds * 1e6) / result.messages });

@@ -48,6 +48,9 @@ export const COMPONENT_KINDS = {
 /** Qualified name of a component kind of the catalog. */
 export type ComponentKindName = (typeof COMPONENT_KINDS)[keyof typeof COMPONENT_KINDS];
 
+/** How a webhook authenticates its callers (its `authentication` option); `none` only when chosen. */
+export const WEBHOOK_AUTHENTICATION = ['bearer', 'hmac', 'none'] as const;
+
 /** Qualified names of the resource kinds of the catalog: `loom.resources.<category>.<Kind>`. */
 export const RESOURCE_KINDS = {
   NEO4J_DATABASE: 'loom.resources.graph.Neo4jDatabase',
@@ -268,6 +271,9 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         options: [
           option('Main', 'port', 'INTEGER', 'Port', true, 8101),
           option('Main', 'path', 'STRING', 'Path', true, '/'),
+          // bearer: an operator's token (as PublishMessage); hmac: `X-Loom-Signature: sha256=<hex>` of the body; none must be chosen
+          option('Main', 'authentication', 'STRING', 'Authentication (bearer, hmac or none)', true, 'bearer', { allowedValues: WEBHOOK_AUTHENTICATION }),
+          option('Main', 'secret', 'STRING', 'HMAC shared secret ($$VARIABLE; for hmac)', false, null),
           // unset: where loom's own server listens (server.host), so a loopback loom opens no outside port
           option('Advanced', 'host', 'STRING', 'Listen address (default: server.host)', false, null),
         ],

@@ -31,11 +31,13 @@ export {
   type SecretBearingOptionContent,
   type SecretSlot,
   SECRET_BEARING_OPTIONS,
+  SECRET_OPTIONS,
   secretBearingOptions,
 } from './secret-values.js';
 export {
   MESSAGE_TYPES,
   COMPONENT_KINDS,
+  WEBHOOK_AUTHENTICATION,
   type ComponentKindName,
   RESOURCE_KINDS,
   type ResourceKindName,

@@ -52,6 +52,14 @@ export const SECRET_BEARING_OPTIONS: Readonly<Record<string, readonly string[]>>
   [COMPONENT_KINDS.HTTP_ENRICHER]: ['headers'],
 };
 
+/**
+ * Component options whose whole value is a secret, by component kind: the webhook's HMAC `secret`. Each is a
+ * sensitive slot, so a `$$VARIABLE` there is resolved and sealed at push and opened when the run starts.
+ */
+export const SECRET_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  [COMPONENT_KINDS.WEBHOOK]: ['secret'],
+};
+
 /** Header names whose values are credentials: sealed even when written in clear. */
 const CREDENTIAL_HEADER = /authorization|cookie|token|secret|password|passwd|api[-_]?key|auth/i;
 
@@ -97,8 +105,8 @@ export function readSecretBearingOption(value: unknown): SecretBearingOptionCont
 
 /**
  * Visits every value of a workflow that may hold a secret: each resource parameter (in
- * forEachResourceParameter's order), then each header value of the secret-bearing component
- * options. `set` writes into the workflow it was given, also after the walk (a headers option kept as JSON text stays text).
+ * forEachResourceParameter's order), then per component its secret options (SECRET_OPTIONS) and
+ * each header value of its secret-bearing options. `set` writes into the workflow it was given, also after the walk (a headers option kept as JSON text stays text).
  * A secret-bearing option that cannot be read is a ValidationError naming its JSON path
  * (`components[i].options[j].value`): a value nobody can find cannot be sealed, so it is never passed over.
  */
@@ -108,6 +116,11 @@ export function forEachSecretSlot(workflow: WorkflowConfiguration, visit: (slot:
     visit({ path, value, sensitive, set: (replacement) => (resource.parameters[name] = replacement) });
   });
   workflow.components.forEach((component, index) => {
+    for (const option of component.options) {
+      if (!(SECRET_OPTIONS[component.component.qualifiedName] ?? []).includes(option.name) || option.value == null) continue;
+      const path = appendJsonPath(`components[${index}].options`, option.name);
+      visit({ path, value: option.value, sensitive: true, set: (replacement) => (option.value = replacement) });
+    }
     const names = SECRET_BEARING_OPTIONS[component.component.qualifiedName] ?? [];
     component.options.forEach((option, optionIndex) => {
       if (!names.includes(option.name)) return;

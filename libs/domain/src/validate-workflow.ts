@@ -126,6 +126,7 @@ class Check {
       return;
     }
     this.options(component, definition, path);
+    if (definition.qualifiedName === COMPONENT_KINDS.WEBHOOK) this.webhookAuthentication(component, appendJsonPath(path, 'options'));
     this.componentResource(component, definition, appendJsonPath(path, 'resource'));
     this.skill(component, definition, appendJsonPath(path, 'skill'));
   }
@@ -185,6 +186,31 @@ class Check {
     }
     if (option.type === 'COMPONENT_SELECTION_FAILURE_HANDLER' && (value === component.name || !this.componentNames.has(value))) {
       this.report(path, `option '${option.name}' must name another component of this workflow`, 'UNKNOWN_FAILURE_HANDLER');
+    }
+  }
+
+  /**
+   * A webhook's `secret` goes with `authentication: hmac` and only with it, and is a `$$VARIABLE` (sealed at push),
+   * never the secret itself in the workflow. The mode's own values are checked by its allowedValues.
+   */
+  private webhookAuthentication(component: ComponentInstance, optionsPath: string): void {
+    const mode = component.options.find((option) => option.name === 'authentication')?.value ?? 'bearer';
+    const secretIndex = component.options.findIndex((option) => option.name === 'secret');
+    const secret = component.options[secretIndex]?.value;
+    const given = typeof secret === 'string' && !isBlank(secret);
+    if (mode === 'hmac' && !given) {
+      this.report(
+        optionsPath,
+        "option 'secret' is required when authentication is hmac: a $$VARIABLE naming the variable that holds the shared secret",
+        'MISSING_OPTION',
+      );
+      return;
+    }
+    if (!given) return;
+    const secretPath = appendJsonPath(appendJsonPath(optionsPath, secretIndex), 'value');
+    if (mode !== 'hmac') this.report(secretPath, "option 'secret' is used only when authentication is hmac", 'INVALID_VALUE');
+    else if (secretReference(secret) === undefined && !isSealed(secret)) {
+      this.report(secretPath, "option 'secret' must be a $$VARIABLE naming the variable that holds the shared secret, not the secret itself", 'INVALID_VALUE');
     }
   }
 

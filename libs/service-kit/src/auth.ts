@@ -1,4 +1,4 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import {
   type Metadata,
   ResponderBuilder,
@@ -8,22 +8,17 @@ import {
   ServerListenerBuilder,
   status,
 } from '@grpc/grpc-js';
-import { type LoomRole, loomRoles, serviceNames } from '@loom/config';
+import { type LoomRole, loomRoles } from '@loom/config';
 import { AUTHORIZATION } from './bearer-token.js';
 import { CALLER_IDENTITY_KEY } from './call-context.js';
-import { type Permission, permissionOf, permissionsOfRoles, SERVICE_PERMISSIONS } from './permissions.js';
+import { BearerCredentials, type BearerCredentialOptions, type CredentialRefusal, isCredentialRefusal, type Principal } from './credentials.js';
+import { permissionOf, permissionsOfRoles } from './permissions.js';
 
 // the client side (a token on every call) is in bearer-token.ts, so that clients load none of this file
 export { bearerTokenInterceptor } from './bearer-token.js';
 
 /** What the transport knows about the peer (its TLS certificate). */
 type AuthContext = ReturnType<ServerInterceptingCallInterface['getAuthContext']>;
-
-/** Verifies an identity provider's access token (libs/identity's TokenValidator fits). */
-export interface AccessTokenVerifier {
-  /** Resolves to the user and their provider roles; rejects when the token proves nobody. */
-  verify(token: string): Promise<{ readonly user: string; readonly roles: readonly string[] }>;
-}
 
 /** A refused call, for the audit log and the process log (never with a credential in it). */
 export interface Refusal {
@@ -35,20 +30,14 @@ export interface Refusal {
   readonly reason: string;
 }
 
-/** How callers prove who they are and what each may do. */
-export interface AuthOptions {
-  /** Identity → bearer token. Tokens are compared by their SHA-256, never logged. */
-  readonly tokens: Readonly<Record<string, string>>;
-  /** Identity of a static token → its roles. A service identity has its own narrow rights besides. */
-  readonly roles?: Readonly<Record<string, readonly LoomRole[]>>;
+/** How callers prove who they are and what each may do: bearer tokens (BearerCredentialOptions), anonymity, certificates. */
+export interface AuthOptions extends BearerCredentialOptions {
   /** Whether calls without credentials are accepted (with `anonymousRoles`). */
   readonly allowAnonymous: boolean;
   /** Roles of a call without credentials when allowed; every role unless given. */
   readonly anonymousRoles?: readonly LoomRole[];
   /** Whether a verified client certificate's common name is taken as the identity (mTLS). */
   readonly clientCertificates: boolean;
-  /** Sign-in with the identity provider: bearer tokens that are not static tokens are verified here. */
-  readonly signIn?: { readonly verifier: AccessTokenVerifier; readonly rolePrefix: string };
   /** Told of every refused call (PERMISSION_DENIED and UNAUTHENTICATED), to audit and log it. */
   readonly onRefused?: (refusal: Refusal) => void;
 }
@@ -58,31 +47,17 @@ export type Authentication =
   | { readonly ok: true; readonly identity: string | undefined }
   | { readonly ok: false; readonly code: status; readonly reason: string; readonly identity?: string; readonly clientMessage?: string };
 
-/** Who a call proved to be, and what that allows. */
-interface Principal {
-  readonly identity: string | undefined;
-  readonly permissions: ReadonlySet<Permission>;
-}
-
-const BEARER = /^Bearer\s+(\S+)$/i;
-/** Three base64url parts: what a signed access token (JWS compact form) looks like. */
-const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
-/** Identities proven by the identity provider are kept apart from configured identities (a user named `executor`). */
-export const SIGNED_IN_PREFIX = 'user:';
-
 /** Services every caller may reach: health checks and reflection must work for probes and grpcurl. */
 const OPEN_SERVICES = ['/grpc.health.v1.Health/', '/grpc.reflection.v1.ServerReflection/', '/grpc.reflection.v1alpha.ServerReflection/'];
 
 /** Verifies credentials and enforces the permission table and which identities may call which RPC. */
 export class Authenticator {
-  private readonly identityByTokenHash = new Map<string, string>();
+  private readonly credentials: BearerCredentials;
   private readonly allowedByPath = new Map<string, ReadonlySet<string>>();
   private readonly anonymous: Principal;
 
   constructor(private readonly options: AuthOptions) {
-    for (const [identity, token] of Object.entries(options.tokens)) {
-      this.identityByTokenHash.set(hashToken(token), identity);
-    }
+    this.credentials = new BearerCredentials(options);
     this.anonymous = { identity: undefined, permissions: permissionsOfRoles(options.anonymousRoles ?? loomRoles) };
   }
 
@@ -133,46 +108,14 @@ export class Authenticator {
   private presentedPrincipal(metadata: Metadata, authContext: AuthContext | null): Principal | Authentication | Promise<Principal | Authentication> {
     const [header] = metadata.get(AUTHORIZATION);
     if (typeof header === 'string') {
-      const token = BEARER.exec(header)?.[1];
-      const identity = token === undefined ? undefined : this.identityByTokenHash.get(hashToken(token));
-      if (identity !== undefined) return this.configuredPrincipal(identity);
-      if (token !== undefined && this.options.signIn !== undefined && JWT_SHAPE.test(token)) return this.signedInPrincipal(token, this.options.signIn);
-      return { ok: false, code: status.UNAUTHENTICATED, reason: 'invalid bearer token' };
+      const checked = this.credentials.check(header);
+      return checked instanceof Promise ? checked.then(refusalToAuthentication) : refusalToAuthentication(checked);
     }
     if (this.options.clientCertificates && authContext?.sslPeerCertificate?.raw !== undefined) {
       const commonName = commonNameOf(authContext.sslPeerCertificate.raw);
-      if (commonName !== undefined) return this.configuredPrincipal(commonName);
+      if (commonName !== undefined) return this.credentials.configured(commonName);
     }
     return this.anonymous;
-  }
-
-  private configuredPrincipal(identity: string): Principal {
-    const service = (serviceNames as readonly string[]).includes(identity) ? SERVICE_PERMISSIONS[identity as keyof typeof SERVICE_PERMISSIONS] : [];
-    const permissions = permissionsOfRoles(this.options.roles?.[identity] ?? []);
-    for (const permission of service) permissions.add(permission);
-    return { identity, permissions };
-  }
-
-  private async signedInPrincipal(token: string, signIn: NonNullable<AuthOptions['signIn']>): Promise<Principal | Authentication> {
-    try {
-      const verified = await signIn.verifier.verify(token);
-      const prefix = signIn.rolePrefix.toLowerCase();
-      const roles = verified.roles
-        .filter((role) => role.toLowerCase().startsWith(prefix))
-        .map((role) => role.slice(prefix.length).toLowerCase())
-        .filter((role): role is LoomRole => (loomRoles as readonly string[]).includes(role));
-      return { identity: `${SIGNED_IN_PREFIX}${verified.user}`, permissions: permissionsOfRoles(roles) };
-    } catch (error) {
-      const reason = (error as { reason?: unknown }).reason;
-      const unavailable = (error as { kind?: unknown }).kind === 'unavailable';
-      return {
-        ok: false,
-        code: unavailable ? status.UNAVAILABLE : status.UNAUTHENTICATED,
-        reason:
-          typeof reason === 'string' ? `access token refused: ${reason}` : `access token refused: ${error instanceof Error ? error.message : String(error)}`,
-        clientMessage: unavailable ? 'the identity provider cannot be reached' : 'invalid access token',
-      };
-    }
   }
 
   /** A server interceptor that rejects calls failing `authenticate` and passes the verified identity to handlers. */
@@ -203,8 +146,10 @@ export class Authenticator {
   }
 }
 
-function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+/** A refusal of the credential check as the Authentication the interceptor answers; a principal as it is. */
+function refusalToAuthentication(checked: Principal | CredentialRefusal): Principal | Authentication {
+  if (!isCredentialRefusal(checked)) return checked;
+  return { ok: false, code: checked.unavailable ? status.UNAVAILABLE : status.UNAUTHENTICATED, reason: checked.reason, clientMessage: checked.clientMessage };
 }
 
 function commonNameOf(der: Buffer): string | undefined {

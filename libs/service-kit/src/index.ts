@@ -1,4 +1,5 @@
 export * from './auth.js';
+export * from './credentials.js';
 export * from './permissions.js';
 export * from './call-context.js';
 export * from './client.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials, status } from '@grpc/grpc-js';
-import { ConfigError, type LoomConfig, type ServiceName, serviceNames, type TlsConfig, tlsFiles } from '@loom/config';
+import { type LoomConfig, type ServiceName, serviceNames, type TlsConfig, tlsFiles } from '@loom/config';
 import {
   clientTracingInterceptor,
   type Logger,
@@ -11,9 +11,9 @@ import {
   serverTracingInterceptor,
 } from '@loom/telemetry';
 import { metrics } from '@opentelemetry/api';
-import { IdentityProviderConfigError, readIdentityProviderConfig, TokenValidator } from '@loom/identity';
 import { AuditEventType } from '@loom/contracts';
-import { type AccessTokenVerifier, Authenticator, type Refusal } from './auth.js';
+import { Authenticator, type Refusal } from './auth.js';
+import { signInOf } from './credentials.js';
 import { AuditAppender } from './audit-client.js';
 import { LoomServer } from './server.js';
 import { ServiceClients } from './service-clients.js';
@@ -91,9 +91,7 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
       allowAnonymous: config.auth.allowAnonymous,
       anonymousRoles: config.auth.anonymousRoles,
       clientCertificates: tls !== undefined,
-      ...(config.auth.oidc.configFile === undefined
-        ? {}
-        : { signIn: { verifier: signInVerifier(config.auth.oidc.configFile), rolePrefix: config.auth.oidc.rolePrefix } }),
+      ...signInOf(config.auth),
       onRefused,
     }),
     interceptors: [serverTracingInterceptor(), rpcMetricsInterceptor(metrics.getMeter('@loom/service-kit'))],
@@ -164,16 +162,6 @@ function serviceTokens(config: LoomConfig, logger: Logger): Record<string, strin
     logger.warn({ identities: generated }, 'no loom.auth.tokens.<identity> configured for these services; calls between processes will be refused');
   }
   return tokens;
-}
-
-/** The verifier of sign-in tokens, from the provider's installation configuration file. */
-function signInVerifier(configFile: string): AccessTokenVerifier {
-  try {
-    return new TokenValidator(readIdentityProviderConfig(configFile));
-  } catch (error) {
-    if (!(error instanceof IdentityProviderConfigError)) throw error;
-    throw new ConfigError(error.message, { key: 'loom.auth.oidc.configFile', cause: error });
-  }
 }
 
 function loadTls(tls: TlsConfig): { server: ServerCredentials; client: ChannelCredentials } {

@@ -1,37 +1,19 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { credentials, ServerCredentials, status, type ServiceError } from '@grpc/grpc-js';
 import { SecretsClient, SecretsService } from '@loom/contracts';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { testCertificates, type TestCertificates } from '@loom/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator, call, createClient, LoomServer, unimplemented } from '../src/index.js';
 import { capturedLogger } from '../src/testing.js';
 
 const NO_SLOTS = { workflow: undefined, slots: [], workflowName: '' };
 
-let dir: string;
-const openssl = (...args: string[]): void => {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-};
-const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
-/** Issues a certificate signed by the test CA for the given common name. */
-function issue(name: string, extensions?: string): void {
-  openssl('req', ...ecKey, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-  const extra = extensions === undefined ? [] : ['-extfile', `${name}.ext`];
-  if (extensions !== undefined) writeFileSync(join(dir, `${name}.ext`), extensions);
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', ...extra);
-}
-const read = (file: string): Buffer => readFileSync(join(dir, file));
+let certificates: TestCertificates;
+const read = (file: string): Buffer => certificates.read(file);
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'loom-mtls-'));
-  openssl('req', '-x509', ...ecKey, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=loom test CA', '-days', '1');
-  issue('localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  issue('executor');
-  issue('config-store');
+  certificates = testCertificates([{ name: 'localhost', altNames: 'DNS:localhost,IP:127.0.0.1' }, { name: 'executor' }, { name: 'config-store' }]);
 });
+afterAll(() => certificates.remove());
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

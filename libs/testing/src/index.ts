@@ -56,3 +56,4 @@ export {
   type StartNeo4jOptions,
 } from './neo4j.js';
 export { TEST_DATABASE_ENV, TestDatabaseMissingError, testDatabaseUrl } from './test-database.js';
+export { type TestCertificate, type TestCertificates, testCertificates } from './test-certificates.js';

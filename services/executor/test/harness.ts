@@ -7,7 +7,7 @@ import { AuditClient, type AuditEvent, AuditEventType, ExecutorClient, SkillGate
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
 import { secretsModule } from '@loom/secrets';
 import { createSkillGatewayInstance, type SkillGatewayTestHooks, skillGatewayModule } from '@loom/skill-gateway';
-import { call, createClient, type RunningServices, type ServiceModule } from '@loom/service-kit';
+import { call, type ClientOptions, createClient, type RunningServices, type ServiceModule } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
 import { executorModule } from '../src/index.js';
 import { instance, workflowOf } from './workflows.js';
@@ -42,6 +42,8 @@ export interface HarnessState {
   readonly modules?: readonly ServiceModule[];
   /** What the skill gateway takes from the test (the clock its circuits read). */
   readonly skillGateway?: SkillGatewayTestHooks;
+  /** How the harness's clients reach the server when it serves TLS (`loom.tls.*` in the overrides): credentials and channel options. */
+  readonly clientOptions?: Pick<ClientOptions, 'credentials' | 'channelOptions'>;
 }
 
 export async function startExecutor(extra: readonly string[] = [], state: HarnessState = {}): Promise<ExecutorHarness> {
@@ -69,10 +71,11 @@ export async function startExecutor(extra: readonly string[] = [], state: Harnes
     { logger, ...(state.configFile === undefined ? {} : { configFile: state.configFile }), ...(state.env === undefined ? {} : { env: state.env }) },
   );
   const address = `127.0.0.1:${running.port}`;
-  const executor = createClient(ExecutorClient, address, { retry: false });
-  const store = createClient(WorkflowStoreClient, address, { retry: false });
-  const audit = createClient(AuditClient, address, { retry: false, token: executorToken });
-  const skills = createClient(SkillGatewayClient, address, { retry: false });
+  const clientOptions = state.clientOptions ?? {};
+  const executor = createClient(ExecutorClient, address, { retry: false, ...clientOptions });
+  const store = createClient(WorkflowStoreClient, address, { retry: false, ...clientOptions });
+  const audit = createClient(AuditClient, address, { retry: false, token: executorToken, ...clientOptions });
+  const skills = createClient(SkillGatewayClient, address, { retry: false, ...clientOptions });
   return {
     running,
     workflowsDir: join(root, 'workflows'),

@@ -6,11 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS } from '@loom/domain';
+import { BearerCredentials } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
 import { timerFactory } from '../src/components/timer.js';
 import { componentFactories } from '../src/components/registry.js';
-import { WEBHOOK_MAX_BODY_BYTES, WebhookListenError, webhookFactory, type WebhookSource } from '../src/components/webhook.js';
+import { WEBHOOK_MAX_BODY_BYTES, WebhookListenError, webhookFactory, type WebhookSecurity, type WebhookSource } from '../src/components/webhook.js';
 import { type LoomMessage, type Source } from '../src/runtime/component.js';
 import { componentContext } from './component-context.js';
 
@@ -257,10 +258,13 @@ describe('file reader', () => {
 });
 
 describe('webhook', () => {
+  // these tests are about everything but authentication (test/webhook-auth.test.ts): their webhooks say none
+  const OPEN: WebhookSecurity = { credentials: () => new BearerCredentials({ tokens: {} }), tls: undefined };
+
   async function webhook(options: Record<string, unknown> = {}, name = 'hook_1') {
-    const { context, lines } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in', ...options }, name);
+    const { context, lines } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in', authentication: 'none', ...options }, name);
     const received: LoomMessage[] = [];
-    const source = await started(await webhookFactory('127.0.0.1').create(context), (message) => {
+    const source = await started(await webhookFactory('127.0.0.1', OPEN).create(context), (message) => {
       received.push(message);
       return Promise.resolve();
     });
@@ -268,10 +272,10 @@ describe('webhook', () => {
   }
 
   it('answers 202 with the message id only once emit accepted the message', async () => {
-    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in' });
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in', authentication: 'none' });
     const received: LoomMessage[] = [];
     const held = gate();
-    const source = await started(await webhookFactory('127.0.0.1').create(context), async (message) => {
+    const source = await started(await webhookFactory('127.0.0.1', OPEN).create(context), async (message) => {
       received.push(message);
       await held.promise;
     });
@@ -349,9 +353,9 @@ describe('webhook', () => {
   });
 
   it('answers a batch the workflow stopped taking halfway 503 with the ids of the messages it accepted', async () => {
-    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in' });
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in', authentication: 'none' });
     const received: LoomMessage[] = [];
-    const source = await started(await webhookFactory('127.0.0.1').create(context), (message) => {
+    const source = await started(await webhookFactory('127.0.0.1', OPEN).create(context), (message) => {
       if (received.length === 2) return Promise.reject(new Error('the queue closed'));
       received.push(message);
       return Promise.resolve();
@@ -393,13 +397,13 @@ describe('webhook', () => {
     const factories = componentFactories(loadConfig({ env: {}, overrides: ['server.host=127.0.0.2'] }));
     const factory = factories.get(COMPONENT_KINDS.WEBHOOK);
     if (factory === undefined) throw new Error('no webhook factory');
-    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/in' }, 'hook_host');
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/in', authentication: 'none' }, 'hook_host');
     const onServerHost = await started((await factory.create(context)) as WebhookSource, () => Promise.resolve());
     expect(onServerHost.address).toBe('127.0.0.2');
     expect((await fetch(`http://127.0.0.2:${onServerHost.port}/in`, { method: 'POST', body: '{}' })).status).toBe(202);
     await expect(fetch(`http://127.0.0.1:${onServerHost.port}/in`, { method: 'POST', body: '{}' })).rejects.toThrow();
 
-    const everywhere = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/in', host: '0.0.0.0' }, 'hook_everywhere').context;
+    const everywhere = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/in', host: '0.0.0.0', authentication: 'none' }, 'hook_everywhere').context;
     const onOption = await started((await factory.create(everywhere)) as WebhookSource, () => Promise.resolve());
     expect(onOption.address).toBe('0.0.0.0');
 
@@ -409,8 +413,8 @@ describe('webhook', () => {
 
   it('fails to start on a port already in use, naming the port and the option', async () => {
     const { source } = await webhook();
-    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: source.port, path: '/' }, 'hook_2');
-    const second = await webhookFactory('127.0.0.1').create(context);
+    const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: source.port, path: '/', authentication: 'none' }, 'hook_2');
+    const second = await webhookFactory('127.0.0.1', OPEN).create(context);
     const failure = second.start(() => Promise.resolve());
     await expect(failure).rejects.toBeInstanceOf(WebhookListenError);
     await expect(failure).rejects.toThrow(`hook_2.options.port: port ${source.port} is already in use`);

@@ -1,3 +1,5 @@
+import { tlsFiles } from '@loom/config';
+import { type BearerCredentials, bearerCredentialsOf } from '@loom/service-kit';
 import { type ExecutorConfig } from '../executor-config.js';
 import { COMPONENT_KINDS, type ComponentInstance, FailedPreconditionError } from '@loom/domain';
 import { type ComponentFactory } from '../runtime/component.js';
@@ -16,7 +18,7 @@ import { inletFactory } from './inlet.js';
 import { loggerFactory } from './logger.js';
 import { skillFactory, type SkillGatewayProvider } from './skills.js';
 import { timerFactory } from './timer.js';
-import { webhookFactory } from './webhook.js';
+import { webhookFactory, type WebhookSecurity } from './webhook.js';
 
 /** Whether a component instance runs user code (MessageTransformer, MessageFilter). */
 export function isScriptComponent(instance: ComponentInstance): boolean {
@@ -60,6 +62,16 @@ export interface FactoryOptions {
   readonly skillGateway?: SkillGatewayProvider;
 }
 
+/** What webhooks take from loom's settings: `loom.auth`'s bearer-token check (built at the first webhook that needs it) and `loom.tls`'s certificate. */
+function webhookSecurity(config: ExecutorConfig): WebhookSecurity {
+  let credentials: BearerCredentials | undefined;
+  const tls = tlsFiles(config.tls);
+  return {
+    credentials: () => (credentials ??= bearerCredentialsOf(config.auth)),
+    tls: tls === undefined ? undefined : { certFile: tls.certFile, keyFile: tls.keyFile },
+  };
+}
+
 /** The component kinds this executor runs, by qualified name. */
 export function componentFactories(config: ExecutorConfig, options: FactoryOptions = {}): ReadonlyMap<string, ComponentFactory> {
   const limits = options.limits ?? { memoryLimitMb: config.scripts.javascript.memoryLimitMb, timeoutMs: config.scripts.timeLimitMs };
@@ -93,7 +105,7 @@ export function componentFactories(config: ExecutorConfig, options: FactoryOptio
     [COMPONENT_KINDS.TIMER, timerFactory],
     [COMPONENT_KINDS.INLET, inletFactory],
     [COMPONENT_KINDS.FILE_READER, fileReaderFactory],
-    [COMPONENT_KINDS.WEBHOOK, webhookFactory(config.server.host)],
+    [COMPONENT_KINDS.WEBHOOK, webhookFactory(config.server.host, webhookSecurity(config))],
     [COMPONENT_KINDS.MESSAGE_TRANSFORMER, scriptFactory('transformer', limits, python)],
     [COMPONENT_KINDS.MESSAGE_FILTER, scriptFactory('filter', limits, python)],
     [COMPONENT_KINDS.HTTP_ENRICHER, enricherFactory],

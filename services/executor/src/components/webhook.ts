@@ -1,8 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { FailedPreconditionError, ValidationError } from '@loom/domain';
+import { IllegalTransitionError, Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type ComponentContext, type ComponentFactory, type Emit, type Source } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';
+import {
+  admit,
+  type Admission,
+  challenge,
+  signatureMatches,
+  WEBHOOK_SIGNATURE_HEADER,
+  type WebhookAuthentication,
+  webhookAuthentication,
+  type WebhookSecurity,
+  webhookTls,
+} from './webhook-auth.js';
+
+export { WEBHOOK_PERMISSION, WEBHOOK_SIGNATURE_HEADER, type WebhookSecurity } from './webhook-auth.js';
 
 /** The largest request body a webhook takes; a larger one is answered 413. */
 export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
@@ -34,31 +49,48 @@ export class WebhookListenError extends FailedPreconditionError {
  * A source that turns each POST of a JSON object to `path` on `port` into a message, answering
  * 202 `{ id }` once accepted; a JSON array or an NDJSON body is a batch, answered 202 `{ ids }`
  * once every message of it was accepted. It listens on the `host` option, or where loom's own
- * server listens (`serverHost`, `server.host`: loopback by default).
+ * server listens (`serverHost`, `server.host`: loopback by default), over HTTPS when `loom.tls`
+ * is set. A caller proves itself as the `authentication` option says (webhook-auth.ts); anyone
+ * else is answered 401 (403: a token without the operate permission) before its body is read.
  */
-export function webhookFactory(serverHost: string): { readonly kind: 'source'; create(context: ComponentContext): Promise<WebhookSource> } {
+export function webhookFactory(
+  serverHost: string,
+  security: WebhookSecurity,
+): { readonly kind: 'source'; create(context: ComponentContext): Promise<WebhookSource> } {
   return {
     kind: 'source',
     // a bad option rejects the promise rather than throwing from create
-    create: (context: ComponentContext) => new Promise<WebhookSource>((resolve) => resolve(webhookSource(context, serverHost))),
+    create: (context: ComponentContext) => new Promise<WebhookSource>((resolve) => resolve(webhookSource(context, serverHost, security))),
   } satisfies ComponentFactory;
 }
 
-function webhookSource(context: ComponentContext, serverHost: string): WebhookSource {
+function webhookSource(context: ComponentContext, serverHost: string, security: WebhookSecurity): WebhookSource {
   const port = context.options.integer('port');
   if (port < 0 || port > 65_535) throw ValidationError.of(`${context.name}.options.port`, 'must be between 0 and 65535', 'OUT_OF_RANGE');
   const path = context.options.string('path');
   const host = context.options.optionalString('host')?.trim();
   if (host === '') throw ValidationError.of(`${context.name}.options.host`, 'must be an address to listen on, or left out', 'INVALID_VALUE');
-  return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`, host ?? serverHost);
+  const authentication = webhookAuthentication(context, security);
+  return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`, host ?? serverHost, authentication, webhookTls(security));
 }
+
+/** Life cycle of a webhook: listening once started; a stopped webhook does not start again. */
+type WebhookState = 'created' | 'listening' | 'stopping' | 'stopped';
+
+const WEBHOOK_TRANSITIONS: TransitionTable<WebhookState> = {
+  created: ['listening', 'stopped'],
+  listening: ['stopping'],
+  stopping: ['stopped'],
+  stopped: [],
+};
 
 /** The webhook source; `port` reads back the bound port (useful when the option is 0). */
 export class WebhookSource implements Source {
   private server: Server | undefined;
   /** Requests whose message went to emit, until their answer is written. */
   private readonly answering = new Set<Promise<void>>();
-  private stopping = false;
+  private readonly lifecycle = new Lifecycle<WebhookState>('webhook', WEBHOOK_TRANSITIONS, 'created');
+  private readonly stopOnce = new ShutdownOnce(() => this.close());
 
   constructor(
     private readonly context: ComponentContext,
@@ -66,6 +98,9 @@ export class WebhookSource implements Source {
     private readonly path: string,
     /** The address it listens on. */
     readonly host: string,
+    private readonly authentication: WebhookAuthentication,
+    /** The certificate and key of HTTPS; plain HTTP without them. */
+    private readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined,
   ) {}
 
   /** The address the server is bound to, as the operating system reports it; the requested host before start. */
@@ -81,7 +116,11 @@ export class WebhookSource implements Source {
   }
 
   async start(emit: Emit): Promise<void> {
-    const server = createServer((request, response) => this.handle(request, response, emit));
+    if (!this.lifecycle.is('created')) throw new IllegalTransitionError('webhook', this.lifecycle.state, 'listening');
+    const handle = (request: IncomingMessage, response: ServerResponse): void => this.admitThenHandle(request, response, emit);
+    const server = this.tls === undefined ? createServer(handle) : createTlsServer({ cert: this.tls.cert, key: this.tls.key }, handle);
+    // Expect: 100-continue is answered only once the headers are admitted, so a refused client never sends its body
+    server.on('checkContinue', handle);
     await new Promise<void>((resolve, reject) => {
       const failed = (error: NodeJS.ErrnoException): void => {
         const option = `${this.context.name}.options.port`;
@@ -95,13 +134,62 @@ export class WebhookSource implements Source {
     });
     server.on('error', (error) => this.context.logger.error({ component: this.context.name, err: error }, 'webhook server failed'));
     this.server = server;
-    this.context.logger.info({ component: this.context.name, host: this.address, port: this.port, path: this.path }, 'webhook listening');
+    this.lifecycle.to('listening');
+    const fields = { component: this.context.name, host: this.address, port: this.port, path: this.path, tls: this.tls !== undefined };
+    this.context.logger.info({ ...fields, authentication: this.authentication.mode }, 'webhook listening');
+    if (this.authentication.mode === 'none') {
+      this.context.logger.warn(fields, 'webhook takes requests from anyone who reaches it: its authentication option is none');
+    }
   }
 
-  async stop(): Promise<void> {
+  /** Refuses a request its headers do not admit (401/403, Connection: close, the body never read), else handles it. */
+  private admitThenHandle(request: IncomingMessage, response: ServerResponse, emit: Emit): void {
+    const admitted = admit(this.authentication, request);
+    const settle = (admission: Admission): void => {
+      if (admission.admitted) {
+        if (request.headers.expect?.toLowerCase() === '100-continue') response.writeContinue();
+        this.handle(request, response, emit, admission.signature);
+        return;
+      }
+      this.refuse(request, response, admission.status, admission.reason);
+    };
+    if (admitted instanceof Promise) {
+      admitted.then(settle, (error: unknown) => {
+        this.context.logger.error({ component: this.context.name, err: error }, 'webhook could not check a caller');
+        this.refuse(request, response, 503, 'the credential check failed');
+      });
+    } else settle(admitted);
+  }
+
+  /**
+   * Answers a refusal with a challenge and no detail, then closes the connection: the body is never read (node
+   * ends a Connection: close socket once the answer is out). The reason goes to the log only.
+   */
+  private refuse(request: IncomingMessage, response: ServerResponse, status: 401 | 403 | 503, reason: string): void {
+    this.context.logger.warn({ component: this.context.name, remoteAddress: request.socket.remoteAddress, status, reason }, 'webhook request refused');
+    response.setHeader('Connection', 'close');
+    if (status === 401) response.setHeader('WWW-Authenticate', challenge(this.authentication));
+    answer(response, status, { error: status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : 'unavailable' });
+  }
+
+  /** Stops taking requests, lets the answers already owed go out, and closes every connection; a second call waits for the first. */
+  stop(): Promise<void> {
+    return this.stopOnce.call();
+  }
+
+  /** Whether stop has begun: answers then say Connection: close, and new bodies are refused 503. */
+  private get stopping(): boolean {
+    return this.lifecycle.is('stopping', 'stopped');
+  }
+
+  private async close(): Promise<void> {
     const server = this.server;
-    if (server === undefined || this.stopping) return;
-    this.stopping = true;
+    if (server === undefined) {
+      // never listening (not started, or its port was taken): nothing to close
+      this.lifecycle.to('stopped');
+      return;
+    }
+    this.lifecycle.to('stopping');
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     // the answers to messages already emitted are still written (with Connection: close);
@@ -109,9 +197,10 @@ export class WebhookSource implements Source {
     await Promise.all(this.answering);
     server.closeAllConnections();
     await closed;
+    this.lifecycle.to('stopped');
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, emit: Emit): void {
+  private handle(request: IncomingMessage, response: ServerResponse, emit: Emit, signature: Buffer | undefined): void {
     const pathname = (request.url ?? '/').split('?', 1)[0];
     if (pathname !== this.path) {
       request.resume();
@@ -143,7 +232,12 @@ export class WebhookSource implements Source {
         answer(response, 413, { error: `the body is larger than ${WEBHOOK_MAX_BODY_BYTES} bytes` });
         return;
       }
-      const text = Buffer.concat(chunks).toString('utf8');
+      const raw = Buffer.concat(chunks);
+      if (signature !== undefined && this.authentication.mode === 'hmac' && !signatureMatches(this.authentication.secret, raw, signature)) {
+        this.refuse(request, response, 401, 'the signature does not match the body');
+        return;
+      }
+      const text = raw.toString('utf8');
       const ndjson = NDJSON_TYPES.includes((request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '');
       const body = ndjson ? parseLines(text) : parseBody(text);
       if (typeof body === 'string') {
@@ -260,7 +354,7 @@ function loomHeaders(request: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     // node lower-cases header names already
-    if (!(name.startsWith(WEBHOOK_HEADER_PREFIX) || TRACE_HEADERS.includes(name)) || value === undefined) continue;
+    if (!(name.startsWith(WEBHOOK_HEADER_PREFIX) || TRACE_HEADERS.includes(name)) || value === undefined || name === WEBHOOK_SIGNATURE_HEADER) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
