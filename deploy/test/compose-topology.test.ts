@@ -7,7 +7,7 @@ import { checkHealth } from '@loom/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
 import { type ComposeConfig, type ComposeService, containerProcess, loomServicesOf, resolveCompose } from './compose-processes.js';
-import { type NatsProcess, natsHandshake, startComposeNats } from './nats.js';
+import { type NatsProcess, natsHandshake, startNatsOfCompose } from './nats.js';
 import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
 import { testDatabaseUrl } from '@loom/testing';
 
@@ -92,7 +92,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     });
     await new Promise<void>((resolve) => otlp.listen(0, '127.0.0.1', resolve));
     const otlpPort = (otlp.address() as { port: number }).port;
-    nats = await startNats(compose, join(base, 'containers', 'nats'));
+    nats = await startNatsOfCompose(compose, join(base, 'containers', 'nats'));
 
     for (const name of [...loomServices, ...skillServices]) {
       grpcPorts.set(name, await freePort());
@@ -324,13 +324,3 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     await eventually('both documents in the graph', async () => ((await documents()).join() === 'doc-1,doc-2' ? true : undefined));
   });
 });
-
-/** The compose file's nats service as a process: the configuration file it mounts, run with its secrets under `root`. */
-async function startNats(compose: ComposeConfig, root: string): Promise<NatsProcess> {
-  const service = compose.services.nats as ComposeService;
-  expect(service.volumes).toContain('nats-data:/data:rw');
-  const [configFile, configPath] = (service.volumes?.find((volume) => volume.startsWith('/')) ?? '').split(':');
-  expect(service.command).toEqual(['--config', configPath]);
-  const secrets = (service.secrets ?? []).map(({ source }) => ({ name: source, file: compose.secrets[source]?.file as string }));
-  return startComposeNats({ root, configFile: configFile as string, configPath: configPath as string, secrets });
-}

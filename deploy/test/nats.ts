@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
+import { type ComposeConfig, type ComposeService } from './compose-processes.js';
 import { eventually, freePort } from './processes.js';
 import { MissingToolError, run, type CommandResult } from './tools.js';
 
@@ -129,4 +131,14 @@ export function natsHandshake(port: number, token: string | undefined): Promise<
     });
     socket.on('close', () => finish('closed'));
   });
+}
+
+/** The compose file's nats service as a process: the configuration file it mounts, run with its secrets under `root`. */
+export async function startNatsOfCompose(compose: ComposeConfig, root: string): Promise<NatsProcess> {
+  const service = compose.services.nats as ComposeService;
+  expect(service.volumes).toContain('nats-data:/data:rw');
+  const [configFile, configPath] = (service.volumes?.find((volume) => volume.startsWith('/')) ?? '').split(':');
+  expect(service.command).toEqual(['--config', configPath]);
+  const secrets = (service.secrets ?? []).map(({ source }) => ({ name: source, file: compose.secrets[source]?.file as string }));
+  return startComposeNats({ root, configFile: configFile as string, configPath: configPath as string, secrets });
 }
