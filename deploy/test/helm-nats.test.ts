@@ -153,7 +153,7 @@ describe('NATS with the production-like values', () => {
       LOOM_MESSAGING_NATS_SERVERS: 'nats://loom-nats:4222',
       LOOM_MESSAGING_NATS_TOKEN_FILE: '/run/secrets/loom/nats-token',
       LOOM_MESSAGING_STREAM_REPLICAS: '3',
-      LOOM_MESSAGING_STREAM_MAXAGE: '7d',
+      LOOM_MESSAGING_STREAM_MAXAGEMS: '604800000',
       LOOM_MESSAGING_STREAM_MAXBYTES: '21474836480',
       LOOM_MESSAGING_CONSUMER_MAXACKPENDING: '4096',
     });
@@ -178,9 +178,9 @@ describe('an external NATS instead of the chart’s', () => {
     '      tlsCa: ca.crt',
     '  stream:',
     '    replicas: 3',
-    '    duplicateWindow: 5m',
+    '    duplicateWindowMs: 300000',
     '  consumer:',
-    '    ackWait: 45s',
+    '    ackWaitMs: 45000',
     '    maxDeliver: 10',
     '',
   ].join('\n');
@@ -197,8 +197,8 @@ describe('an external NATS instead of the chart’s', () => {
       LOOM_MESSAGING_NATS_TOKEN_FILE: '/run/secrets/loom-messaging/token',
       LOOM_MESSAGING_NATS_TLS_CA_FILE: '/run/secrets/loom-messaging/ca.pem',
       LOOM_MESSAGING_STREAM_REPLICAS: '3',
-      LOOM_MESSAGING_STREAM_DUPLICATEWINDOW: '5m',
-      LOOM_MESSAGING_CONSUMER_ACKWAIT: '45s',
+      LOOM_MESSAGING_STREAM_DUPLICATEWINDOWMS: '300000',
+      LOOM_MESSAGING_CONSUMER_ACKWAITMS: '45000',
       LOOM_MESSAGING_CONSUMER_MAXDELIVER: '10',
     });
     expect(podOf(objects, 'loom-executor').volumes.find((volume) => volume.name === 'messaging')?.secret).toMatchObject({
@@ -233,7 +233,13 @@ describe('values.schema.json refuses bad messaging values, naming the field', ()
       'nats:\n  enabled: false\nmessaging:\n  nats:\n    servers: http://nats:4222\n',
       /at '\/messaging\/nats\/servers': 'http:\/\/nats:4222' does not match pattern/,
     ],
-    ['a duration without its unit', 'messaging:\n  stream:\n    maxAge: "7"\n', /at '\/messaging\/stream\/maxAge': '7' does not match pattern/],
+    [
+      'a duration with a unit (they are milliseconds)',
+      'messaging:\n  consumer:\n    ackWaitMs: 30s\n',
+      /at '\/messaging\/consumer\/ackWaitMs': got string, want integer/,
+    ],
+    ['a negative maximum age', 'messaging:\n  stream:\n    maxAgeMs: -1\n', /at '\/messaging\/stream\/maxAgeMs': minimum: got -1, want 0/],
+    ['a setting the executor does not have', 'messaging:\n  stream:\n    maxAge: 7d\n', /at '\/messaging\/stream': additional properties 'maxAge' not allowed/],
     [
       'a count that is not a whole number',
       'messaging:\n  consumer:\n    maxDeliver: five\n',
