@@ -7,6 +7,7 @@ import { call, createClient } from '@loom/service-kit';
 import { failure } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ComposeConfig, containerProcess, loomServicesOf, resolveCompose } from './compose-processes.js';
+import { type NatsProcess, startNatsOfCompose } from './nats.js';
 import { freePort, type ServiceProcess, startService, stopService } from './processes.js';
 import { deployDir, imageSpec, run, scratchDir } from './tools.js';
 
@@ -94,15 +95,19 @@ describe('docker-compose.sso.yml', () => {
     let client: ExecutorClient;
     const clients: ExecutorClient[] = [];
     let bearerClient: (token: string) => ExecutorClient;
+    let nats: NatsProcess | undefined;
 
     beforeAll(async () => {
       // nothing listens on the other containers' ports: the executor starts without them, and a
-      // query that passes validation reaches for the closed Neo4j port
+      // query that passes validation reaches for the closed Neo4j port; NATS, which its messages
+      // go through, runs as the compose file configures it
+      nats = await startNatsOfCompose(compose, join(base, 'nats'));
+      const natsAddress = nats.address;
       const closed = new Map<string, number>();
       for (const host of ['config-store', 'scheduler', 'secrets', 'skill-gateway', 'audit', 'otel-collector', 'neo4j']) closed.set(host, await freePort());
       const grpcPort = await freePort();
       const mapAddress = (host: string): string | undefined =>
-        host === 'executor' ? `127.0.0.1:${grpcPort}` : closed.has(host) ? `127.0.0.1:${closed.get(host)}` : undefined;
+        host === 'executor' ? `127.0.0.1:${grpcPort}` : host === 'nats' ? natsAddress : closed.has(host) ? `127.0.0.1:${closed.get(host)}` : undefined;
       const launch = containerProcess({ compose, name: 'executor', image: imageSpec(), base, mapAddress, grpcPort, metricsPort: await freePort() });
       executor = await startService('executor', process.execPath, launch.args, launch);
       bearerClient = (token: string) => {
@@ -115,6 +120,7 @@ describe('docker-compose.sso.yml', () => {
     afterAll(async () => {
       for (const created of clients) created.close();
       if (executor !== undefined) await stopService(executor);
+      await nats?.stop();
     });
 
     it('takes a signed-in viewer: reading works, starting a workflow is PERMISSION_DENIED', async () => {

@@ -7,6 +7,7 @@ import { checkHealth } from '@loom/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, messagesOut, runAsync, startWorkflow, type ServiceProcess, startService, stopService } from './processes.js';
 import { type ComposeConfig, type ComposeService, containerProcess, loomServicesOf, resolveCompose } from './compose-processes.js';
+import { type NatsProcess, natsHandshake, startNatsOfCompose } from './nats.js';
 import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
 import { testDatabaseUrl } from '@loom/testing';
 
@@ -15,7 +16,8 @@ import { testDatabaseUrl } from '@loom/testing';
  * the file, then each loom service starts as its own `loom serve --services …` process with the
  * image's environment plus that service's, its container addresses mapped to loopback ports, its
  * Docker secrets as files (only those the service mounts), its volume as a directory of its own,
- * and the compose file's PostgreSQL played by the machine's (a fresh database).
+ * the compose file's PostgreSQL played by the machine's (a fresh database), and its nats service
+ * run by a nats-server process with the compose file's configuration and secret.
  */
 const adminUrl = testDatabaseUrl('deploy: compose topology');
 
@@ -51,6 +53,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
   let skillServices: string[];
   let operatorToken: string;
   let otlp: Server;
+  let nats: NatsProcess;
   const otlpRequests: string[] = [];
 
   const addressOf = (service: string): string => `127.0.0.1:${grpcPorts.get(service)}`;
@@ -89,6 +92,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     });
     await new Promise<void>((resolve) => otlp.listen(0, '127.0.0.1', resolve));
     const otlpPort = (otlp.address() as { port: number }).port;
+    nats = await startNatsOfCompose(compose, join(base, 'containers', 'nats'));
 
     for (const name of [...loomServices, ...skillServices]) {
       grpcPorts.set(name, await freePort());
@@ -96,6 +100,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     }
     const mapAddress = (host: string, port: number): string | undefined => {
       if (host === 'otel-collector' && port === 4318) return `127.0.0.1:${otlpPort}`;
+      if (host === 'nats' && port === 4222) return nats.address;
       if (loomServices.includes(host) && port === GRPC_PORT) return `127.0.0.1:${grpcPorts.get(host)}`;
       // a skill service at the port it listens on in its container (its SERVER_PORT)
       if (skillServices.includes(host) && String(port) === compose.services[host]?.environment?.SERVER_PORT) return `127.0.0.1:${grpcPorts.get(host)}`;
@@ -122,6 +127,7 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
   afterAll(async () => {
     for (const service of processes.values()) await stopService(service, 'SIGKILL');
     otlp?.close();
+    await nats?.stop();
     await database?.drop();
   });
 
@@ -140,6 +146,21 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
       const serving = rows.filter((row) => row.status === 'SERVING').map((row) => row.service);
       expect(serving).toEqual(['(server)', grpcNames[name]]);
     }
+  });
+
+  it("runs the compose file's NATS with JetStream on its volume, opened only by the token the executor is given", async () => {
+    const executorEnv = launch.get('executor')?.env ?? {};
+    expect(executorEnv.LOOM_MESSAGING_NATS_SERVERS).toBe(`nats://${nats.address}`);
+    const token = readFileSync(executorEnv.LOOM_MESSAGING_NATS_TOKEN_FILE as string, 'utf8');
+    expect(token).toBe(readFileSync(join(base, 'secrets', 'nats-token'), 'utf8'));
+    const accepted = await natsHandshake(nats.port, token);
+    expect(accepted.info).toMatchObject({ auth_required: true, jetstream: true });
+    expect(accepted.reply).toBe('PONG');
+    expect((await natsHandshake(nats.port, `${token}x`)).reply).toMatch(/^-ERR 'Authorization Violation'/);
+    expect((await natsHandshake(nats.port, undefined)).reply).toMatch(/^-ERR 'Authorization Violation'/);
+    // JetStream keeps its streams where the compose file puts the nats-data volume
+    const jetstream = (await (await fetch(`http://127.0.0.1:${nats.monitorPort}/jsz`)).json()) as { config: { store_dir: string } };
+    expect(jetstream.config.store_dir).toBe(join(base, 'containers', 'nats', 'data', 'jetstream'));
   });
 
   it("registers the compose file's skill services with the skill gateway at start, each reachable", async () => {

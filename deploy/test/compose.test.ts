@@ -2,6 +2,7 @@ import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { checkNatsConfig, containerRoot } from './nats.js';
 import { deployDir, run, scratchDir } from './tools.js';
 
 const composeDir = join(deployDir, 'compose');
@@ -21,9 +22,29 @@ function generatedSecrets(): string {
 
 interface ComposeService {
   image?: string;
+  command?: string[];
   environment?: Record<string, string>;
   ports?: { published: number; target: number }[];
   volumes?: string[];
+  secrets?: { source: string }[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+}
+
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+  secrets: Record<string, { file: string }>;
+  volumes: Record<string, unknown>;
+}
+
+/** The compose file's nats.conf and a nats_auth secret laid out as in the container; returns the configuration file's path. */
+function natsContainer(config: string, auth: string): string {
+  const root = scratchDir('nats-root');
+  containerRoot(root, [
+    ['/etc/nats/loom.conf', config.replace(/^(\s*store_dir:\s*)\/data$/m, `$1${join(root, 'data')}`)],
+    ['/run/secrets/nats_auth', auth],
+  ]);
+  return join(root, 'etc', 'nats', 'loom.conf');
 }
 
 describe('generate-secrets.sh', () => {
@@ -37,6 +58,9 @@ describe('generate-secrets.sh', () => {
     const password = readFileSync(join(dir, 'postgres-password'), 'utf8');
     expect(readFileSync(join(dir, 'database-url'), 'utf8')).toBe(`postgresql://loom:${password}@postgres:5432/loom`);
     expect(readFileSync(join(dir, 'neo4j-auth'), 'utf8')).toMatch(/^neo4j\/[A-Za-z0-9_-]{40,}$/);
+    const natsToken = readFileSync(join(dir, 'nats-token'), 'utf8');
+    expect(natsToken).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(readFileSync(join(dir, 'nats-auth.conf'), 'utf8')).toBe(`authorization {\n  token: "${natsToken}"\n}\n`);
 
     const again = run('sh', [join(composeDir, 'generate-secrets.sh'), dir]);
     expect(again.status).toBe(0);
@@ -58,6 +82,53 @@ describe('docker-compose config', () => {
     const annotation = (parse(result.stdout) as { services: Record<string, ComposeService> }).services['annotation-service'];
     expect(annotation?.environment?.SKILL_DATA_DIRECTORY).toBe('/data');
     expect(annotation?.volumes).toContain(`${join(composeDir, 'public', 'models')}:/data:rw`);
+  });
+
+  it('runs NATS with JetStream on a named volume behind a health check, and wires the executor to it with its token', () => {
+    const secrets = generatedSecrets();
+    const result = composeConfig(composeDir, ['docker-compose.yml'], { LOOM_SECRETS_DIR: secrets }, false);
+    expect(result.status, result.stderr).toBe(0);
+    const config = parse(result.stdout) as ComposeFile;
+    const nats = config.services.nats as ComposeService;
+    // the official image, a pinned 2.x release (the alpine variant has wget for the health check)
+    expect(nats.image).toMatch(/^nats:2\.\d+\.\d+-alpine$/);
+    expect(nats.command).toEqual(['--config', '/etc/nats/loom.conf']);
+    expect(nats.volumes).toEqual([`${join(composeDir, 'nats.conf')}:/etc/nats/loom.conf:ro`, 'nats-data:/data:rw']);
+    expect(Object.keys(config.volumes)).toContain('nats-data');
+    expect(nats.healthcheck?.test).toEqual(['CMD', 'wget', '-q', '-O', '/dev/null', 'http://127.0.0.1:8222/healthz?js-enabled-only=true']);
+    expect(nats.secrets?.map((secret) => secret.source)).toEqual(['nats_auth']);
+
+    const executor = config.services.executor as ComposeService;
+    expect(executor.environment).toMatchObject({
+      LOOM_MESSAGING_NATS_SERVERS: 'nats://nats:4222',
+      LOOM_MESSAGING_NATS_TOKEN_FILE: '/run/secrets/nats_token',
+    });
+    expect(executor.secrets?.map((secret) => secret.source)).toContain('nats_token');
+    expect(config.secrets.nats_token?.file).toBe(join(secrets, 'nats-token'));
+    expect(config.secrets.nats_auth?.file).toBe(join(secrets, 'nats-auth.conf'));
+    expect(executor.depends_on?.nats).toEqual({ condition: 'service_healthy' });
+    // the executor alone holds the NATS token
+    const holders = Object.entries(config.services)
+      .filter(([, service]) => service.secrets?.some((secret) => secret.source === 'nats_token'))
+      .map(([name]) => name);
+    expect(holders).toEqual(['executor']);
+
+    // nats-server itself accepts the configuration, the generated token file included from /run/secrets
+    const text = readFileSync(join(composeDir, 'nats.conf'), 'utf8');
+    expect(text).toMatch(/^\s*store_dir: \/data$/m);
+    const checked = checkNatsConfig(natsContainer(text, readFileSync(join(secrets, 'nats-auth.conf'), 'utf8')));
+    expect(checked.stderr).toContain('is valid');
+    expect(checked.status).toBe(0);
+  });
+
+  it('nats-server refuses a nats.conf whose token file is missing or broken, naming it', () => {
+    const text = readFileSync(join(composeDir, 'nats.conf'), 'utf8');
+    const missing = checkNatsConfig(natsContainer(text.replace('run/secrets/nats_auth', 'run/secrets/nats-auth'), 'authorization {}\n'));
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain('nats-auth');
+    const broken = checkNatsConfig(natsContainer(text, 'authorization {\n  token: "unterminated\n}\n'));
+    expect(broken.status).not.toBe(0);
+    expect(broken.stderr).toContain('nats_auth');
   });
 
   it('refuses a broken compose file, naming the problem', () => {

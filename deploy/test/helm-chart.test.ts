@@ -1,64 +1,15 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { brokenChart, byKind, chartDir, lint, productionValues, render, renderOk, runHelm, valuesFile } from './helm.js';
 import { type KubeObject, type Located, parseManifests, restrictedViolations, validateAgainstSchemas, wiringProblems } from './kubernetes.js';
-import { deployDir, helmCommand, run, scratchDir } from './tools.js';
-
-const chartDir = join(deployDir, 'helm', 'loom');
-const productionValues = join(chartDir, 'ci', 'production-values.yaml');
-/** The Kubernetes version the templates see: that of kubernetes-models' schemas the objects are validated against. */
-const kubeVersion = '1.31.0';
-const release = ['loom', '--namespace', 'knowledge'];
-
-const helm = helmCommand();
-
-/** Runs helm on the chart; a missing helm fails here with a message naming `npm test` and scripts/test-env/helm.mjs. */
-function runHelm(args: readonly string[]): ReturnType<typeof run> {
-  return run(helm, args, { timeoutMs: 60_000 });
-}
+import { scratchDir } from './tools.js';
 
 beforeAll(() => {
   const version = runHelm(['version', '--short']);
   expect(version.status, version.stderr).toBe(0);
   expect(version.stdout).toMatch(/^v3\./);
 });
-
-type Manifest = { source: string; content: string };
-
-/** Splits `helm template` output into its documents, each named by its `# Source:` line. */
-function splitRendered(stdout: string): Manifest[] {
-  const manifests: Manifest[] = [];
-  for (const document of stdout.split(/^---$/m)) {
-    const match = /^# Source: (.+)$/m.exec(document);
-    if (match !== null) manifests.push({ source: match[1] as string, content: document });
-    else if (document.trim() !== '') throw new Error(`helm template printed a document without a # Source line: ${document.slice(0, 200)}`);
-  }
-  return manifests;
-}
-
-const valuesArgs = (valuesFiles: readonly string[]): string[] => valuesFiles.flatMap((file) => ['-f', file]);
-
-/** `helm template`: the chart's values checked against values.schema.json, then its templates rendered. */
-function render(
-  chart: string,
-  valuesFiles: readonly string[] = [],
-  extra: readonly string[] = [],
-): { status: number | null; manifests?: Manifest[]; stderr: string } {
-  const result = runHelm(['template', ...release, chart, '--kube-version', kubeVersion, ...valuesArgs(valuesFiles), ...extra]);
-  return result.status === 0 ? { status: 0, manifests: splitRendered(result.stdout), stderr: result.stderr } : { status: result.status, stderr: result.stderr };
-}
-
-function renderOk(chart: string, valuesFiles: readonly string[] = []): Manifest[] {
-  const result = render(chart, valuesFiles);
-  expect(result.stderr).toBe('');
-  expect(result.status).toBe(0);
-  return result.manifests as Manifest[];
-}
-
-/** `helm lint --strict`: chart metadata, values against values.schema.json, templates rendered and parsed as YAML. */
-function lint(chart: string, valuesFiles: readonly string[] = []): ReturnType<typeof run> {
-  return runHelm(['lint', '--strict', chart, '--namespace', 'knowledge', '--kube-version', kubeVersion, ...valuesArgs(valuesFiles)]);
-}
 
 /**
  * NOTES.txt rendered by helm. `helm template` leaves it out and helm 3's `install --dry-run`
@@ -81,15 +32,6 @@ function notes(valuesFiles: readonly string[] = []): string {
   const [configMap] = parseManifests(result.manifests ?? []);
   return (configMap?.object as { data: { notes: string } } | undefined)?.data.notes ?? '';
 }
-
-/** A values file holding `text`. */
-function valuesFile(text: string): string {
-  const file = join(scratchDir('values'), 'values.yaml');
-  writeFileSync(file, text);
-  return file;
-}
-
-const byKind = (objects: readonly Located[], kind: string): KubeObject[] => objects.filter(({ object }) => object.kind === kind).map(({ object }) => object);
 
 describe.each([
   ['default values', [] as string[]],
@@ -145,6 +87,7 @@ describe.each([
     const text = notes(valuesFiles);
     expect(text).toContain('release loom in namespace knowledge');
     expect(text).toContain('kubectl -n knowledge get pods -l app.kubernetes.io/instance=loom');
+    expect(text).toContain("Messages go through the chart's NATS with JetStream");
   });
 });
 
@@ -248,6 +191,8 @@ describe('the production-like values', () => {
     expect(Buffer.from(Buffer.from(secret?.data['encryption-key'] ?? '', 'base64').toString(), 'base64')).toHaveLength(32);
     expect(Object.keys(secret?.data ?? {}).sort()).toEqual([
       'encryption-key',
+      'nats-auth.conf',
+      'nats-token',
       'token-config-store',
       'token-executor',
       'token-operator',
@@ -363,15 +308,3 @@ describe('each check fails on a deliberately broken chart or values file', () =>
     );
   });
 });
-
-/** A copy of the chart with one template changed. */
-function brokenChart(change: (text: string) => string, template: string): string {
-  const dir = join(scratchDir('chart'), 'loom');
-  cpSync(chartDir, dir, { recursive: true });
-  const file = join(dir, 'templates', template);
-  const text = readFileSync(file, 'utf8');
-  const changed = change(text);
-  expect(changed).not.toBe(text);
-  writeFileSync(file, changed);
-  return dir;
-}

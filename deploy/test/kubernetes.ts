@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
 import { ConfigMap, PersistentVolumeClaim, Secret, Service } from 'kubernetes-models/v1';
-import { Deployment } from 'kubernetes-models/apps/v1';
+import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { parseAllDocuments } from 'yaml';
 import { deployDir, scratchDir } from './tools.js';
@@ -42,6 +42,7 @@ const models = {
   'v1/Service': { model: Service, type: 'IService', module: 'kubernetes-models/v1/Service' },
   'v1/PersistentVolumeClaim': { model: PersistentVolumeClaim, type: 'IPersistentVolumeClaim', module: 'kubernetes-models/v1/PersistentVolumeClaim' },
   'apps/v1/Deployment': { model: Deployment, type: 'IDeployment', module: 'kubernetes-models/apps/v1/Deployment' },
+  'apps/v1/StatefulSet': { model: StatefulSet, type: 'IStatefulSet', module: 'kubernetes-models/apps/v1/StatefulSet' },
   'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, type: 'INetworkPolicy', module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy' },
 } as const;
 
@@ -199,8 +200,10 @@ export function restrictedViolations(objects: readonly Located[]): string[] {
 }
 
 /**
- * Checks what the objects say about each other: a Service selects the pods of a Deployment, a
- * pod's ConfigMap, Secret and claim exist (or are the named existing Secret), every `*_FILE`
+ * Checks what the objects say about each other: a Service selects the pods of one workload
+ * (Deployment or StatefulSet), a pod's ConfigMap, Secret and claim exist (or are the named
+ * existing Secret; a StatefulSet's claim templates count), a rendered Secret holds every item a
+ * pod mounts from it, every volume mount names a volume, every `*_FILE`
  * variable names a file that a mounted secret item provides, and the `--services` argument
  * matches the gRPC service its probes ask about.
  */
@@ -209,17 +212,22 @@ export function wiringProblems(objects: readonly Located[], externalSecrets: rea
   const named = (kind: string) => new Set(objects.filter(({ object }) => object.kind === kind).map(({ object }) => object.metadata.name));
   const configMaps = named('ConfigMap');
   const secrets = new Set([...named('Secret'), ...externalSecrets]);
+  const secretData = new Map(
+    objects
+      .filter(({ object }) => object.kind === 'Secret')
+      .map(({ object }) => [object.metadata.name, new Set(Object.keys((object.data as Record<string, string> | undefined) ?? {}))]),
+  );
   const claims = named('PersistentVolumeClaim');
-  const deployments = objects.filter(({ object }) => object.kind === 'Deployment');
+  const workloads = objects.filter(({ object }) => object.kind === 'Deployment' || object.kind === 'StatefulSet');
   for (const located of objects.filter(({ object }) => object.kind === 'Service')) {
     const selector = (located.object.spec as { selector: Record<string, string> }).selector;
-    const matches = deployments.filter(({ object }) => {
+    const matches = workloads.filter(({ object }) => {
       const labels = (object.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
       return Object.entries(selector).every(([key, value]) => labels[key] === value);
     });
-    if (matches.length !== 1) problems.push(`${describe(located)}: selects ${matches.length} Deployments`);
+    if (matches.length !== 1) problems.push(`${describe(located)}: selects ${matches.length} workloads`);
   }
-  for (const located of deployments) {
+  for (const located of workloads) {
     const pod = podSpecOf(located.object) as {
       volumes: {
         name: string;
@@ -235,6 +243,9 @@ export function wiringProblems(objects: readonly Located[], externalSecrets: rea
       if (volume.configMap !== undefined && !configMaps.has(volume.configMap.name))
         problems.push(`${where}: ConfigMap ${volume.configMap.name} does not exist`);
       if (volume.secret !== undefined && !secrets.has(volume.secret.secretName)) problems.push(`${where}: Secret ${volume.secret.secretName} does not exist`);
+      const data = volume.secret === undefined ? undefined : secretData.get(volume.secret.secretName);
+      for (const item of volume.secret?.items ?? [])
+        if (data !== undefined && !data.has(item.key)) problems.push(`${where}: Secret ${volume.secret?.secretName} has no item ${item.key}`);
       if (volume.persistentVolumeClaim !== undefined && !claims.has(volume.persistentVolumeClaim.claimName))
         problems.push(`${where}: claim ${volume.persistentVolumeClaim.claimName} does not exist`);
       for (const container of pod.containers) {
@@ -242,7 +253,12 @@ export function wiringProblems(objects: readonly Located[], externalSecrets: rea
         if (mount !== undefined) for (const item of volume.secret?.items ?? []) files.add(`${mount.mountPath}/${item.path}`);
       }
     }
+    const claimTemplates = ((located.object.spec as { volumeClaimTemplates?: { metadata: { name: string } }[] }).volumeClaimTemplates ?? []).map(
+      (template) => template.metadata.name,
+    );
+    const volumeNames = new Set([...pod.volumes.map((volume) => volume.name), ...claimTemplates]);
     for (const container of pod.containers) {
+      for (const mount of container.volumeMounts ?? []) if (!volumeNames.has(mount.name)) problems.push(`${where}: volume mount ${mount.name} names no volume`);
       for (const variable of container.env ?? []) {
         if ((variable.name.endsWith('_FILE') || (variable.value ?? '').startsWith('/run/secrets/')) && !files.has(variable.value ?? ''))
           problems.push(`${where}: ${variable.name}=${variable.value} is not a mounted secret item`);

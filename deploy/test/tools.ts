@@ -43,7 +43,7 @@ export function run(
 export class MissingToolError extends Error {
   constructor(readonly tool: string) {
     super(
-      `${tool} is not installed: run the tests through \`npm test\`, which builds helm and installs docker-compose and yamllint, ` +
+      `${tool} is not installed: run the tests through \`npm test\`, which builds helm and installs docker-compose, yamllint and nats-server, ` +
         `or run \`node scripts/test-env/helm.mjs\` and export the LOOM_HELM=... line it prints before running one test file`,
     );
     this.name = 'MissingToolError';

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The tools the deploy project's tests run: helm, built from its Go module into the tools cache
 // (once; a second run finds the binary and builds nothing), and Debian's docker-compose (1.29,
-// for `docker-compose config`) and yamllint. Run directly, it prints the environment for the
-// tests (`export $(node scripts/test-env/helm.mjs)`, then run one deploy test file).
+// for `docker-compose config`), yamllint and nats-server (2.9.10, for `nats-server -t`). Run
+// directly, it prints the environment for the tests (`export $(node scripts/test-env/helm.mjs)`,
+// then run one deploy test file).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -88,9 +89,13 @@ function ensureHelm() {
   return helm;
 }
 
-/** Environment for the deploy tests: LOOM_HELM; docker-compose and yamllint installed from Debian when missing. */
+/**
+ * Environment for the deploy tests: LOOM_HELM; docker-compose, yamllint and nats-server installed from Debian when
+ * missing (nats-server checks the compose file's and the chart's NATS configurations with `-t` and plays the compose
+ * file's nats service; a LOOM_NATS_SERVER set by the messaging tests' setup is preferred).
+ */
 export async function ensureDeployTools() {
-  ensurePackages(['docker-compose', 'yamllint']);
+  ensurePackages(['docker-compose', 'yamllint', 'nats-server']);
   return { LOOM_HELM: ensureHelm() };
 }
 

@@ -76,3 +76,101 @@ audit:
 {{- $base := dict "server" (dict "host" "0.0.0.0" "port" (int .Values.grpcPort)) "loom" (dict "services" $addresses "telemetry" $telemetry) -}}
 {{- mergeOverwrite $base (deepCopy .Values.config) | toYaml -}}
 {{- end -}}
+
+{{/* Name of the chart's NATS objects. */}}
+{{- define "loom.natsName" -}}
+{{- printf "%s-nats" (include "loom.fullname" .) -}}
+{{- end -}}
+
+{{/*
+Refuses contradictory messaging values (values.schema.json says the same; this holds for an install that skips the
+schema): an external NATS beside the chart's own, more stream copies than servers.
+*/}}
+{{- define "loom.checkMessaging" -}}
+{{- if and .Values.nats.enabled .Values.messaging.nats.servers -}}
+{{- fail "messaging.nats.servers names an external NATS: set nats.enabled to false to use it instead of the chart's own" -}}
+{{- end -}}
+{{- if and .Values.nats.enabled (gt (int .Values.messaging.stream.replicas) (int .Values.nats.replicas)) -}}
+{{- fail (printf "messaging.stream.replicas (%d) exceeds nats.replicas (%d): a stream keeps each copy on a different server" (int .Values.messaging.stream.replicas) (int .Values.nats.replicas)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The executor's messaging items of an external NATS's Secret: loom.messaging.nats key suffix, item name, file name. */}}
+{{- define "loom.externalNatsItems" -}}
+{{- $items := .Values.messaging.nats.items -}}
+{{- $all := list (list "TOKEN" $items.token "token") (list "CREDENTIALS" $items.credentials "credentials.creds") (list "TLS_CA" $items.tlsCa "ca.pem") (list "TLS_CERT" $items.tlsCert "cert.pem") (list "TLS_KEY" $items.tlsKey "key.pem") -}}
+{{- $used := list -}}
+{{- range $all -}}
+{{- if index . 1 -}}{{- $used = append $used . -}}{{- end -}}
+{{- end -}}
+{{- toJson $used -}}
+{{- end -}}
+
+{{/*
+The executor's environment for messaging: the chart's NATS (its Service, the token item of the credentials Secret), or
+an external one (its URLs, the items of its Secret), and the stream and consumer settings that are set. Nothing
+without NATS: the in-memory mode.
+*/}}
+{{- define "loom.messagingEnv" -}}
+{{- $messaging := .Values.messaging -}}
+{{- $external := and (not .Values.nats.enabled) $messaging.nats.servers -}}
+{{- if .Values.nats.enabled }}
+- name: LOOM_MESSAGING_NATS_SERVERS
+  value: {{ printf "nats://%s:4222" (include "loom.natsName" .) | quote }}
+- name: LOOM_MESSAGING_NATS_TOKEN_FILE
+  value: /run/secrets/loom/nats-token
+{{- else if $external }}
+- name: LOOM_MESSAGING_NATS_SERVERS
+  value: {{ $messaging.nats.servers | quote }}
+{{- if $messaging.nats.existingSecret }}
+{{- range include "loom.externalNatsItems" . | fromJsonArray }}
+- name: LOOM_MESSAGING_NATS_{{ index . 0 }}_FILE
+  value: /run/secrets/loom-messaging/{{ index . 2 }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if or .Values.nats.enabled $external }}
+{{- $settings := dict "STREAM_REPLICAS" $messaging.stream.replicas "STREAM_MAXAGEMS" $messaging.stream.maxAgeMs "STREAM_MAXBYTES" $messaging.stream.maxBytes "STREAM_DUPLICATEWINDOWMS" $messaging.stream.duplicateWindowMs "CONSUMER_ACKWAITMS" $messaging.consumer.ackWaitMs "CONSUMER_MAXDELIVER" $messaging.consumer.maxDeliver "CONSUMER_MAXACKPENDING" $messaging.consumer.maxAckPending -}}
+{{- range $suffix, $value := $settings }}
+{{- if ne (toString $value) "" }}
+{{- /* numbers from YAML are float64 here: printed whole, never as 1e+09 */}}
+{{- $number := or (kindIs "float64" $value) (kindIs "int64" $value) (kindIs "int" $value) }}
+- name: LOOM_MESSAGING_{{ $suffix }}
+  value: {{ ternary (printf "%d" (int64 $value)) (toString $value) $number | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* nats.conf of the chart's NATS servers: JetStream on the volume, the token from the Secret, a cluster when replicas > 1. */}}
+{{- define "loom.natsConfig" -}}
+{{- $nats := .Values.nats -}}
+{{- $name := include "loom.natsName" . -}}
+# loom's NATS (deploy/helm/loom/templates/nats.yaml); docs/operations.md says how to size it
+server_name: $POD_NAME
+port: 4222
+http_port: 8222
+max_payload: {{ $nats.maxPayload }}
+jetstream {
+  store_dir: /data
+  max_file_store: {{ $nats.jetstream.maxFileStore }}
+  {{- with $nats.jetstream.maxMemoryStore }}
+  max_memory_store: {{ . }}
+  {{- end }}
+}
+{{- if gt (int $nats.replicas) 1 }}
+# the servers replicate streams among themselves; the NetworkPolicy admits only them to this port
+cluster {
+  name: {{ $name }}
+  port: 6222
+  routes: [
+    {{- range $index := until (int $nats.replicas) }}
+    nats://{{ $name }}-{{ $index }}.{{ $name }}-cluster:6222
+    {{- end }}
+  ]
+}
+{{- end }}
+# authorization { token: "..." }: the item nats-auth.conf of the credentials Secret (NATS reads include
+# paths relative to this file's directory)
+include ../authorization/nats-auth.conf
+{{- end -}}
