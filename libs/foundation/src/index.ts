@@ -3,3 +3,4 @@ export * from './backoff.js';
 export * from './keyed-lock.js';
 export * from './lifecycle.js';
 export * from './shutdown-once.js';
+export * from './stream-channel.js';

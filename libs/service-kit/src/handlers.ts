@@ -206,9 +206,3 @@ export class CancelledError extends Error {
     this.name = 'CancelledError';
   }
 }
-
-/** Resolves when the signal aborts: the idiom for streaming handlers that wait for live events. */
-export function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}

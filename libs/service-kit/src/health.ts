@@ -2,6 +2,7 @@ import { type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthServiceDefinition } from 'grpc-health-check';
 import { type ServerStreamHandler, type UnaryHandler } from './handlers.js';
 import { NotFoundError } from '@loom/domain';
+import { StreamChannel } from '@loom/foundation';
 
 /** Serving status of one service name, as grpc.health.v1 reports it. */
 export type ServingStatus = 'UNKNOWN' | 'SERVING' | 'NOT_SERVING' | 'SERVICE_UNKNOWN';
@@ -13,23 +14,27 @@ interface HealthCheckResponse {
   status: ServingStatus;
 }
 
+/** Status changes one Watch stream holds for a client that reads slower than they come; past it the stream ends RESOURCE_EXHAUSTED. */
+export const HEALTH_WATCH_CAPACITY = 100;
+
 /** The grpc.health.v1.Health service definition (from grpc-health-check). */
 export const healthDefinition = healthServiceDefinition as unknown as ServiceDefinition;
 
 /**
  * grpc.health.v1 (Check, Watch, List) over the protocol definition of grpc-health-check, with
  * one difference from its HealthImplementation: on shutdown every Watch stream receives
- * NOT_SERVING and then ends with OK, so a shutdown never has to cut a health watcher off.
+ * NOT_SERVING and then ends with OK, so a shutdown never has to cut a health watcher off. A watcher
+ * more than HEALTH_WATCH_CAPACITY changes behind is ended as every loom watch is (StreamChannel).
  */
 export class HealthService {
   private readonly statuses = new Map<string, ServingStatus>();
-  private readonly watchers = new Map<string, Set<(status: ServingStatus) => void>>();
+  private readonly watchers = new Map<string, Set<StreamChannel<ServingStatus>>>();
 
   /** Sets a service's status ('' is the whole server) and tells its watchers. */
   setStatus(service: string, status: ServingStatus): void {
     if (this.statuses.get(service) === status) return;
     this.statuses.set(service, status);
-    for (const notify of this.watchers.get(service) ?? []) notify(status);
+    for (const channel of this.watchers.get(service) ?? []) channel.push(status);
   }
 
   /** The async handlers for Check, Watch and List. */
@@ -46,25 +51,17 @@ export class HealthService {
       },
       Watch: async (request, send, context) => {
         const service = request.service ?? '';
-        const updates: ServingStatus[] = [this.statuses.get(service) ?? 'SERVICE_UNKNOWN'];
-        let wake: (() => void) | undefined;
-        const notify = (status: ServingStatus): void => {
-          updates.push(status);
-          wake?.();
-        };
-        const set = this.watchers.get(service) ?? new Set();
-        this.watchers.set(service, set);
-        set.add(notify);
-        context.signal.addEventListener('abort', () => wake?.(), { once: true });
+        // on shutdown NOT_SERVING is pushed before the signal aborts, and the channel hands it over before it ends
+        const channel = new StreamChannel<ServingStatus>({ capacity: HEALTH_WATCH_CAPACITY, signal: context.signal });
+        channel.push(this.statuses.get(service) ?? 'SERVICE_UNKNOWN');
+        const channels = this.watchers.get(service) ?? new Set();
+        this.watchers.set(service, channels);
+        channels.add(channel);
         try {
-          for (;;) {
-            for (let next = updates.shift(); next !== undefined; next = updates.shift()) await send({ status: next });
-            if (context.signal.aborted) return;
-            await new Promise<void>((resolve) => (wake = resolve));
-            wake = undefined;
-          }
+          for await (const status of channel) await send({ status });
         } finally {
-          set.delete(notify);
+          channels.delete(channel);
+          if (channels.size === 0) this.watchers.delete(service);
         }
       },
       List: () =>

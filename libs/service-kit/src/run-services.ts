@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials, status } from '@grpc/grpc-js';
+import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { type LoomConfig, type ServiceName, serviceNames, type TlsConfig, tlsFiles } from '@loom/config';
 import {
   clientTracingInterceptor,
@@ -11,10 +11,9 @@ import {
   serverTracingInterceptor,
 } from '@loom/telemetry';
 import { metrics } from '@opentelemetry/api';
-import { AuditEventType } from '@loom/contracts';
 import { Authenticator, type Refusal } from './auth.js';
 import { signInOf } from './credentials.js';
-import { AuditAppender } from './audit-client.js';
+import { refusalAudit } from './refusal-audit.js';
 import { LoomServer } from './server.js';
 import { ServiceClients } from './service-clients.js';
 import { configSlice, type ServiceInstance, type ServiceModule } from './service-module.js';
@@ -28,14 +27,18 @@ export interface StartServicesOptions {
   readonly redactor?: SecretRedactor;
 }
 
-const DECRYPT_RESOURCES_PATH = '/loom.v1.Secrets/DecryptResources';
-
 /** A process serving a set of loom services on one port. */
 export interface RunningServices {
   readonly port: number;
   readonly server: LoomServer;
   /** Drains and stops the server, then closes the services and their clients. */
   stop(): Promise<void>;
+}
+
+/** The credentials of a process with TLS: its server's and its clients'. */
+interface TlsCredentials {
+  readonly server: ServerCredentials;
+  readonly client: ChannelCredentials;
 }
 
 /**
@@ -49,66 +52,19 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
   for (const token of Object.values(tokens)) redactor.add(token);
   const tlsConfig = tlsFiles(config.tls);
   const tls = tlsConfig === undefined ? undefined : loadTls(tlsConfig);
-
-  // Refusals are audited by this process under the identity of a service it hosts that writes to the
-  // audit log (the audit service itself does not); a process hosting only the audit service logs them.
-  const auditor = options.modules.map((module) => module.name).find((name) => name !== 'audit');
-  const refusalAudit = new ServiceClients({
-    addressOf: (service) => addressOf(service),
-    token: auditor === undefined ? undefined : tokens[auditor],
-    interceptors: [],
-    ...(tls === undefined ? {} : { credentials: tls.client }),
-  });
-  let refusalAppender: AuditAppender | undefined;
-  const refusalRecords = new Set<Promise<void>>();
-  const onRefused = (refusal: Refusal): void => {
-    logger.warn({ rpc: refusal.path, identity: refusal.identity, code: status[refusal.code], reason: refusal.reason }, 'call refused');
-    // a refused audit append is not itself appended: that could refuse again, without end
-    if (refusal.code !== status.PERMISSION_DENIED || auditor === undefined || refusal.path.startsWith('/loom.v1.Audit/Append')) return;
-    refusalAppender ??= new AuditAppender(refusalAudit.get('audit'));
-    // The refusal stands whether or not its record is written; a failed write is logged, not retried.
-    const record = refusalAppender
-      .append({
-        // a refused DecryptResources is the one refusal with its own event type: someone wanted plain secrets
-        type: refusal.path === DECRYPT_RESOURCES_PATH ? AuditEventType.AUDIT_EVENT_TYPE_DECRYPT_DENIED : AuditEventType.AUDIT_EVENT_TYPE_PERMISSION_DENIED,
-        actor: refusal.identity ?? 'anonymous',
-        reason: refusal.reason,
-        attributes: { rpc: refusal.path },
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => logger.error({ err: error, rpc: refusal.path }, 'the audit event of a refused call could not be written'),
-      )
-      .finally(() => refusalRecords.delete(record));
-    refusalRecords.add(record);
-  };
-
-  const server = new LoomServer({
-    logger,
-    authenticator: new Authenticator({
-      tokens,
-      roles: config.auth.roles,
-      allowAnonymous: config.auth.allowAnonymous,
-      anonymousRoles: config.auth.anonymousRoles,
-      clientCertificates: tls !== undefined,
-      ...signInOf(config.auth),
-      onRefused,
-    }),
-    interceptors: [serverTracingInterceptor(), rpcMetricsInterceptor(metrics.getMeter('@loom/service-kit'))],
-    ...(tls === undefined ? {} : { credentials: tls.server }),
-  });
-
-  const hosted = new Set(options.modules.map((module) => module.name));
-  const localHost = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
-  const addressOf = (service: ServiceName): string => {
-    const configured = config.services[service].address;
-    if (configured !== undefined) return configured;
-    if (!hosted.has(service)) logger.warn({ service }, `loom.services.${service}.address is not set; calling this process`);
-    return `${localHost}:${server.port}`;
-  };
+  const hosted = options.modules.map((module) => module.name);
+  // resolved at a client's first call, once the server is listening
+  const addressOf = serviceAddresses(config, hosted, logger, () => server.port);
+  const refusals = refusalAudit({ hosted, tokens, addressOf, logger, ...(tls === undefined ? {} : { credentials: tls.client }) });
+  const server = createServer(config, logger, tokens, tls, refusals.onRefused);
 
   const allClients: ServiceClients[] = [];
   const instances: ServiceInstance[] = [];
+  const closeServices = async (): Promise<void> => {
+    for (const instance of instances.reverse()) await instance.close();
+    for (const clients of allClients) clients.close();
+    refusals.close();
+  };
   try {
     for (const module of options.modules) {
       const clients = new ServiceClients({
@@ -129,19 +85,50 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
       async stop() {
         await server.shutdown(config.server.shutdown.deadlineMs);
         // records of refusals made before the shutdown are written while the audit service still runs
-        await Promise.all(refusalRecords);
-        for (const instance of instances.reverse()) await instance.close();
-        for (const clients of allClients) clients.close();
-        refusalAudit.close();
+        await refusals.written();
+        await closeServices();
       },
     };
   } catch (error) {
     await server.shutdown(0);
-    for (const instance of instances.reverse()) await instance.close();
-    for (const clients of allClients) clients.close();
-    refusalAudit.close();
+    await closeServices();
     throw error;
   }
+}
+
+/** The gRPC server of a process: authentication (tokens, roles, sign-in, client certificates), tracing and metrics. */
+function createServer(
+  config: LoomConfig,
+  logger: Logger,
+  tokens: Readonly<Record<string, string>>,
+  tls: TlsCredentials | undefined,
+  onRefused: (refusal: Refusal) => void,
+): LoomServer {
+  return new LoomServer({
+    logger,
+    authenticator: new Authenticator({
+      tokens,
+      roles: config.auth.roles,
+      allowAnonymous: config.auth.allowAnonymous,
+      anonymousRoles: config.auth.anonymousRoles,
+      clientCertificates: tls !== undefined,
+      ...signInOf(config.auth),
+      onRefused,
+    }),
+    interceptors: [serverTracingInterceptor(), rpcMetricsInterceptor(metrics.getMeter('@loom/service-kit'))],
+    ...(tls === undefined ? {} : { credentials: tls.server }),
+  });
+}
+
+/** Where each service is called: `loom.services.<name>.address`, else this process's own port (warned about when it does not host it). */
+function serviceAddresses(config: LoomConfig, hosted: readonly ServiceName[], logger: Logger, ownPort: () => number): (service: ServiceName) => string {
+  const localHost = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
+  return (service) => {
+    const configured = config.services[service].address;
+    if (configured !== undefined) return configured;
+    if (!hosted.includes(service)) logger.warn({ service }, `loom.services.${service}.address is not set; calling this process`);
+    return `${localHost}:${ownPort()}`;
+  };
 }
 
 /**
@@ -164,7 +151,7 @@ function serviceTokens(config: LoomConfig, logger: Logger): Record<string, strin
   return tokens;
 }
 
-function loadTls(tls: TlsConfig): { server: ServerCredentials; client: ChannelCredentials } {
+function loadTls(tls: TlsConfig): TlsCredentials {
   const ca = readFileSync(tls.caFile);
   const cert = readFileSync(tls.certFile);
   const key = readFileSync(tls.keyFile);

@@ -1,7 +1,8 @@
-import { credentials, makeGenericClientConstructor, Metadata, type ClientReadableStream, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import { credentials, makeGenericClientConstructor, Metadata, type ClientReadableStream, type ServiceError, status, type StatusObject } from '@grpc/grpc-js';
 import { SecretsService } from '@loom/contracts';
+import { SlowConsumerError } from '@loom/foundation';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Authenticator, healthDefinition, LoomServer, unimplemented } from '../src/index.js';
+import { Authenticator, HEALTH_WATCH_CAPACITY, healthDefinition, HealthService, LoomServer, toStatusObject, unimplemented } from '../src/index.js';
 import { capturedLogger } from '../src/testing.js';
 
 interface HealthClient {
@@ -58,5 +59,30 @@ describe('health', () => {
     expect(final.code).toBe(0);
     expect(statuses).toEqual(['SERVING', 'NOT_SERVING']);
     expect(server.state).toBe('stopped');
+  });
+
+  it('ends a Watch that fell more than HEALTH_WATCH_CAPACITY changes behind with RESOURCE_EXHAUSTED', async () => {
+    const health = new HealthService();
+    health.setStatus('loom.v1.Secrets', 'SERVING');
+    const sent: string[] = [];
+    let release: () => void = () => undefined;
+    const transportFull = new Promise<void>((resolve) => (release = resolve));
+    // a client that stopped reading: the first send never completes until released
+    const send = async (response: { status: string }): Promise<void> => {
+      sent.push(response.status);
+      await transportFull;
+    };
+    const context = { identity: undefined, metadata: new Metadata(), signal: new AbortController().signal };
+    const watching = health.handlers().Watch({ service: 'loom.v1.Secrets' }, send, context);
+    await expect.poll(() => sent).toEqual(['SERVING']);
+    for (let change = 0; change <= HEALTH_WATCH_CAPACITY; change++) health.setStatus('loom.v1.Secrets', change % 2 === 0 ? 'NOT_SERVING' : 'SERVING');
+    release();
+    const error: unknown = await watching.catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(SlowConsumerError);
+    expect(sent).toEqual(['SERVING']);
+    expect(toStatusObject(error, { error: () => undefined })).toMatchObject({
+      code: status.RESOURCE_EXHAUSTED,
+      details: `the watcher fell more than ${HEALTH_WATCH_CAPACITY} events behind and its stream was ended; watch again to resume`,
+    });
   });
 });

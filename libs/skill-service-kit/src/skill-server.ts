@@ -1,5 +1,5 @@
 import { type AddressInfo } from 'node:net';
-import { context, type Context, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { context, type Context, type Histogram, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -187,12 +187,27 @@ export class SkillServer {
   }
 
   private build(): FastifyInstance {
+    const app = this.createApp();
+    this.addRequestHook(app);
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const body = this.errorBody(error, request, reply);
+      void reply.send(body);
+    });
+    app.setNotFoundHandler((request, reply) => {
+      void reply.code(404).send({ error: 'not_found', message: `no endpoint ${request.method} ${request.url.split('?')[0]}` } satisfies SkillErrorBody);
+    });
+    this.addRoutes(app);
+    return app;
+  }
+
+  /** Fastify with the skill's logger, body limit and JSON settings. */
+  private createApp(): FastifyInstance {
     const { limits, logger } = this.options;
     // typed as fastify's logger, which is narrower than pino's, so the instance's type is the default one
     const loggerInstance: FastifyBaseLogger = logger.child({ skill: this.definition.name });
     const app = Fastify({
       loggerInstance,
-      // one line per request is written by the close handler below, with route, status and duration
+      // one line per request is written by the close handler of the request hook, with route, status and duration
       logController: new LogController({ disableRequestLogging: true }),
       bodyLimit: limits.bodyLimitBytes,
       requestTimeout: Math.max(10_000, limits.timeLimitMs),
@@ -202,7 +217,12 @@ export class SkillServer {
     // answers are plain JSON: the response schemas document, they do not filter
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
     app.addContentTypeParser(['application/pdf', 'application/octet-stream'], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    return app;
+  }
 
+  /** Every request gets a span, a duration and a log line; a limited one beyond the concurrency is answered 503. */
+  private addRequestHook(app: FastifyInstance): void {
+    const { limits } = this.options;
     const meter = this.meterProvider.getMeter('@loom/skill-service-kit');
     const duration = meter.createHistogram('http.server.request.duration', { unit: 's', description: 'Duration of HTTP requests to the skill service' });
     const rejected = meter.createCounter('skill.requests.rejected', { description: 'Requests refused because the service was full' });
@@ -212,37 +232,7 @@ export class SkillServer {
 
     app.addHook('onRequest', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
-      const parent = propagator.extract(context.active(), request.headers, headerGetter);
-      const span = this.tracer.startSpan(
-        `${request.method} ${route}`,
-        {
-          kind: SpanKind.SERVER,
-          attributes: {
-            'http.request.method': request.method,
-            'url.path': request.url.split('?')[0] ?? request.url,
-            'http.route': route,
-            'loom.skill': this.definition.name,
-          },
-        },
-        parent,
-      );
-      const state: RequestState = {
-        span,
-        spanContext: trace.setSpan(parent, span),
-        started: process.hrtime.bigint(),
-        limited: !OPERATIONAL_PATHS.has(route) && route !== 'unmatched',
-      };
-      this.requests.set(request, state);
-      reply.raw.once('close', () => {
-        if (state.limited) this.inFlight -= 1;
-        const status = reply.raw.writableFinished ? reply.statusCode : 499;
-        const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
-        duration.record(seconds, { 'http.request.method': request.method, 'http.route': route, 'http.response.status_code': status });
-        span.setAttribute('http.response.status_code', status);
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-        request.log.info({ method: request.method, route, status, durationMs: Math.round(seconds * 1000) }, 'request');
-      });
+      const state = this.observe(request, reply, route, duration);
       if (state.limited) {
         if (this.inFlight >= limits.concurrency) {
           state.limited = false;
@@ -259,15 +249,47 @@ export class SkillServer {
       }
       done();
     });
+  }
 
-    app.setErrorHandler((error: FastifyError, request, reply) => {
-      const body = this.errorBody(error, request, reply);
-      void reply.send(body);
+  /** Starts a request's server span (continuing the caller's traceparent); its end records the duration, the status and the log line. */
+  private observe(request: FastifyRequest, reply: FastifyReply, route: string, duration: Histogram): RequestState {
+    const parent = propagator.extract(context.active(), request.headers, headerGetter);
+    const span = this.tracer.startSpan(
+      `${request.method} ${route}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': request.method,
+          'url.path': request.url.split('?')[0] ?? request.url,
+          'http.route': route,
+          'loom.skill': this.definition.name,
+        },
+      },
+      parent,
+    );
+    const state: RequestState = {
+      span,
+      spanContext: trace.setSpan(parent, span),
+      started: process.hrtime.bigint(),
+      limited: !OPERATIONAL_PATHS.has(route) && route !== 'unmatched',
+    };
+    this.requests.set(request, state);
+    reply.raw.once('close', () => {
+      if (state.limited) this.inFlight -= 1;
+      const status = reply.raw.writableFinished ? reply.statusCode : 499;
+      const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
+      duration.record(seconds, { 'http.request.method': request.method, 'http.route': route, 'http.response.status_code': status });
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      request.log.info({ method: request.method, route, status, durationMs: Math.round(seconds * 1000) }, 'request');
     });
-    app.setNotFoundHandler((request, reply) => {
-      void reply.code(404).send({ error: 'not_found', message: `no endpoint ${request.method} ${request.url.split('?')[0]}` } satisfies SkillErrorBody);
-    });
+    return state;
+  }
 
+  /** The skill's routes, `/health`, `/metrics` and `/openapi.json`. */
+  private addRoutes(app: FastifyInstance): void {
+    const { limits } = this.options;
     void app.register(fastifySwagger, {
       openapi: {
         openapi: '3.0.3',
@@ -296,7 +318,6 @@ export class SkillServer {
       });
       done();
     });
-    return app;
   }
 
   private addRoute(app: FastifyInstance, route: SkillRoute): void {

@@ -1,6 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import { type AuditEvent, AuditEventType, AuditService, type QueryResponse } from '@loom/contracts';
 import { FailedPreconditionError, type FieldViolation, ValidationError } from '@loom/domain';
+import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { AuditLog } from './audit-log.js';
@@ -11,6 +12,11 @@ export const AUDIT_WRITERS = ['executor', 'scheduler', 'config-store', 'secrets'
 
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
+/**
+ * Live records one Watch stream holds for a slow watcher (while it reads, or while its replay from `from_sequence`
+ * runs); past it the stream ends RESOURCE_EXHAUSTED and the watcher watches again from the sequence after its last.
+ */
+export const WATCH_CAPACITY = 10_000;
 const PREFIX = 'AUDIT_EVENT_TYPE_';
 
 function typeName(type: AuditEventType): AuditEventTypeName | undefined {
@@ -114,8 +120,14 @@ function pageStart(token: string): number {
   return sequence;
 }
 
+/** How the Audit handlers are sized. */
+export interface AuditImplementationOptions {
+  /** Live records one Watch stream holds for a slow watcher (default WATCH_CAPACITY). */
+  readonly watchCapacity?: number;
+}
+
 /** The loom.v1.Audit handlers over an open log. */
-export function auditImplementation(log: AuditLog): AsyncImplementation<typeof AuditService> {
+export function auditImplementation(log: AuditLog, options: AuditImplementationOptions = {}): AsyncImplementation<typeof AuditService> {
   return {
     async append(request, context) {
       const record = await log.append(factsOf(request.event, context.identity));
@@ -146,19 +158,11 @@ export function auditImplementation(log: AuditLog): AsyncImplementation<typeof A
 
     async watch(request, send, context) {
       const wanted = matcher(request.types, request.workflowName);
-      const live: AuditRecord[] = [];
-      let wake: (() => void) | undefined;
-      const notify = (): void => {
-        const waiting = wake;
-        wake = undefined;
-        waiting?.();
-      };
+      const live = new StreamChannel<AuditRecord>({ capacity: options.watchCapacity ?? WATCH_CAPACITY, signal: context.signal });
       // subscribed before the replay, so nothing falls between the two; duplicates are skipped by sequence
       const stop = log.subscribe((record) => {
         if (wanted(record)) live.push(record);
-        notify();
       });
-      context.signal.addEventListener('abort', notify, { once: true });
       let sent = request.fromSequence > 0 ? request.fromSequence - 1 : log.durableSequence;
       try {
         if (request.fromSequence > 0) {
@@ -169,21 +173,14 @@ export function auditImplementation(log: AuditLog): AsyncImplementation<typeof A
             sent = record.seq;
           }
         }
-        while (!context.signal.aborted) {
-          const record = live.shift();
-          if (record === undefined) {
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-            });
-            continue;
-          }
+        for await (const record of live) {
           if (record.seq <= sent) continue;
           await send({ event: eventOf(record) });
           sent = record.seq;
         }
       } finally {
         stop();
-        context.signal.removeEventListener('abort', notify);
+        live.close();
       }
     },
 

@@ -13,7 +13,6 @@ import {
   MAX_WORKFLOW_BYTES,
   NotFoundError,
   parseStoredName,
-  ResourceExhaustedError,
   scheduleFromProto,
   scheduleToProto,
   collectSecretSlots,
@@ -26,6 +25,7 @@ import {
   workflowFromProto,
   workflowToProto,
 } from '@loom/domain';
+import { StreamChannel } from '@loom/foundation';
 import { appendRequired, AuditAppender, type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { checkSchedule } from './schedule-check.js';
@@ -33,8 +33,8 @@ import { type BeforeChange, type StoredWorkflow, type WorkflowChange, WorkflowRe
 
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
-/** Changes a WatchWorkflows stream may fall behind by before it is ended (the watcher reconnects and gets a fresh snapshot). */
-const MAX_PENDING_CHANGES = 10_000;
+/** Changes a WatchWorkflows stream may fall behind by before it is ended RESOURCE_EXHAUSTED (the watcher watches again and gets a fresh snapshot). */
+export const WATCH_WORKFLOWS_CAPACITY = 10_000;
 /** Deadline of the SealConfiguration call a push makes. */
 const SEAL_DEADLINE_MS = 10_000;
 
@@ -46,6 +46,8 @@ export interface ConfigStoreDependencies {
   /** Where the store's audit events go, created at first use like `secrets`. */
   readonly audit: () => AuditAppender;
   readonly logger: Logger;
+  /** Changes one WatchWorkflows stream holds for a slow watcher (default WATCH_WORKFLOWS_CAPACITY). */
+  readonly watchCapacity?: number;
 }
 
 function summaryOf(workflow: StoredWorkflow): WorkflowSummary {
@@ -199,37 +201,16 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
     },
 
     async watchWorkflows(_request, send, context) {
-      const pending: WorkflowChange[] = [];
-      let wake: (() => void) | undefined;
-      const notify = (): void => {
-        const waiting = wake;
-        wake = undefined;
-        waiting?.();
-      };
-      const { snapshot, stop } = repository.watch((change) => {
-        pending.push(change);
-        notify();
-      });
-      context.signal.addEventListener('abort', notify, { once: true });
+      const changes = new StreamChannel<WorkflowChange>({ capacity: deps.watchCapacity ?? WATCH_WORKFLOWS_CAPACITY, signal: context.signal });
+      // subscribed with the snapshot taken, so no change falls between the two; changes wait while the snapshot is sent
+      const { snapshot, stop } = repository.watch((change) => changes.push(change));
       try {
         for (const workflow of snapshot) await send(putEvent(workflow));
         await send({ type: WorkflowEventType.WORKFLOW_EVENT_TYPE_SNAPSHOT_COMPLETE, summary: undefined, workflow: undefined, metadata: undefined });
-        while (!context.signal.aborted) {
-          if (pending.length > MAX_PENDING_CHANGES) {
-            throw new ResourceExhaustedError(`the watcher fell more than ${MAX_PENDING_CHANGES} changes behind; watch again for a fresh snapshot`);
-          }
-          const change = pending.shift();
-          if (change === undefined) {
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-            });
-            continue;
-          }
-          await send(changeEvent(change));
-        }
+        for await (const change of changes) await send(changeEvent(change));
       } finally {
         stop();
-        context.signal.removeEventListener('abort', notify);
+        changes.close();
       }
     },
 

@@ -11,7 +11,6 @@ import {
   collectSecretSlots,
   isSealed,
   NotFoundError,
-  ResourceExhaustedError,
   resolveStoredName,
   resourceCatalog,
   resourceDefinitionToProto,
@@ -19,8 +18,8 @@ import {
   type WorkflowConfiguration,
   workflowFromProto,
 } from '@loom/domain';
+import { StreamChannel } from '@loom/foundation';
 import {
-  aborted,
   appendRequired,
   AuditAppender,
   type AsyncImplementation,
@@ -43,7 +42,7 @@ import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-ru
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
-/** Most run events one WatchRun stream holds for a client that reads slower than they come; past it the stream ends RESOURCE_EXHAUSTED. */
+/** Most run events one WatchRun stream holds for a client that reads slower than they come; past it the stream ends RESOURCE_EXHAUSTED (StreamChannel). */
 export const MAX_PENDING_RUN_EVENTS = 1_000;
 
 /** Why the executor audits a script component's start (the specification's wording). */
@@ -310,33 +309,23 @@ export function executorImplementation(
 
     async watchRun(request, send, context) {
       const run = executor.run(request.name);
-      const queue: RunEvent[] = [];
-      let overflowed = false;
-      let wake: (() => void) | undefined;
+      const ended = (): boolean => run.state === 'STOPPED' || run.state === 'FAILED';
+      const events = new StreamChannel<RunEvent>({ capacity: MAX_PENDING_RUN_EVENTS, signal: context.signal });
       const stop = run.subscribe((event) => {
-        // a watcher that falls behind ends, as WatchWorkflows does, rather than holding every event in memory
-        if (queue.length >= MAX_PENDING_RUN_EVENTS) overflowed = true;
-        else queue.push(event);
-        wake?.();
+        events.push(event);
+        // the event that ended the run is the stream's last
+        if (ended()) events.close();
       });
+      if (ended()) events.close();
       try {
         // the current state first; a run that already failed says why, as its FAILED event did
         await send({ time: new Date(), runId: run.runId, state: STATES[run.state], component: '', error: run.state === 'FAILED' ? run.error : '' });
-        while (!context.signal.aborted) {
-          if (overflowed) {
-            throw new ResourceExhaustedError(`the watcher fell more than ${MAX_PENDING_RUN_EVENTS} events behind; watch again for the current state`);
-          }
-          const event = queue.shift();
-          if (event === undefined) {
-            if (run.state === 'STOPPED' || run.state === 'FAILED') return;
-            await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted(context.signal)]);
-            wake = undefined;
-            continue;
-          }
+        for await (const event of events) {
           await send({ time: event.time, runId: run.runId, state: STATES[event.state], component: event.component ?? '', error: event.error ?? '' });
         }
       } finally {
         stop();
+        events.close();
       }
     },
 

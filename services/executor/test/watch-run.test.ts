@@ -1,6 +1,7 @@
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { type WatchRunResponse } from '@loom/contracts';
 import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
+import { SlowConsumerError } from '@loom/foundation';
 import { call } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PENDING_RUN_EVENTS } from '../src/executor.service.js';
@@ -61,7 +62,7 @@ describe('WatchRun', () => {
     stream.cancel();
     expect(end === 'too many' ? end : { code: end.code, details: end.details }).toEqual({
       code: status.RESOURCE_EXHAUSTED,
-      details: expect.stringContaining(`more than ${MAX_PENDING_RUN_EVENTS} events behind`),
+      details: new SlowConsumerError(MAX_PENDING_RUN_EVENTS).message,
     });
     expect(received.length).toBeLessThan(total);
     await call(harness.executor, 'stopWorkflow', { name });

@@ -1,6 +1,7 @@
 import { type Schedule as ScheduleMessage, type WatchWorkflowsResponse, type Workflow, WorkflowEventType, WorkflowStoreService } from '@loom/contracts';
 import { COMPONENT_KINDS, componentDefinitionToProto, findComponentDefinition, NotFoundError, type Schedule, scheduleToProto } from '@loom/domain';
-import { aborted, type AsyncImplementation, type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
+import { StreamChannel } from '@loom/foundation';
+import { type AsyncImplementation, type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
 
 /** A workflow as the fake store holds it. */
 interface Stored {
@@ -100,27 +101,17 @@ export class FakeStore {
     return {
       ...refuse,
       watchWorkflows: async (_request, send, context) => {
-        const pending: WatchWorkflowsResponse[] = [];
-        let wake: (() => void) | undefined;
-        const watcher = (event: WatchWorkflowsResponse): void => {
-          pending.push(event);
-          wake?.();
-        };
+        // bounded as the real store's stream is
+        const events = new StreamChannel<WatchWorkflowsResponse>({ capacity: 10_000, signal: context.signal });
+        const watcher = (event: WatchWorkflowsResponse): void => events.push(event);
         this.watchers.add(watcher);
         try {
           for (const stored of this.workflows.values()) await send(this.putEvent(stored));
           await send({ type: WorkflowEventType.WORKFLOW_EVENT_TYPE_SNAPSHOT_COMPLETE, summary: undefined, workflow: undefined, metadata: undefined });
-          while (!context.signal.aborted) {
-            const event = pending.shift();
-            if (event !== undefined) {
-              await send(event);
-              continue;
-            }
-            await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted(context.signal)]);
-            wake = undefined;
-          }
+          for await (const event of events) await send(event);
         } finally {
           this.watchers.delete(watcher);
+          events.close();
         }
       },
       getSchedule: (request) => {
