@@ -53,11 +53,11 @@ function foundationExports() {
   );
 }
 
-/** Lifecycles, shutdown once, atomic files, the keyed lock and backoff have one way in: @loom/foundation, not the gRPC kit. */
+/** Lifecycles, shutdown once, atomic files, the keyed lock, backoff and the stream channel have one way in: @loom/foundation, not the gRPC kit. */
 const FOUNDATION_THROUGH_THE_KIT = {
   name: '@loom/service-kit',
   importNames: foundationExports(),
-  message: 'Import it from @loom/foundation: the gRPC service kit does not re-export lifecycles, atomic files, locks or backoff.',
+  message: 'Import it from @loom/foundation: the gRPC service kit does not re-export lifecycles, atomic files, locks, backoff or the stream channel.',
 };
 const HTTP_SKILL_FILES = ['services/skills/**/*.ts', 'services/skills/**/*.mjs', 'libs/skill-service-kit/**/*.ts', 'libs/skill-service-kit/**/*.mjs'];
 const serviceBoundaries = servicePackages()
