@@ -56,3 +56,12 @@ export {
   type StartNeo4jOptions,
 } from './neo4j.js';
 export { TEST_DATABASE_ENV, TestDatabaseMissingError, testDatabaseUrl } from './test-database.js';
+export {
+  NATS_SERVER_ENV,
+  natsServerBinary,
+  NatsServerMissingError,
+  NatsServerStartError,
+  startNatsServer,
+  type NatsTestServer,
+  type StartNatsServerOptions,
+} from './nats.js';
