@@ -108,6 +108,19 @@ describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
     expect(consumer.state).toBe('stopped');
   });
 
+  it('makes sure of a stream again and again, from several connections at once, taking new inlets and settings', async () => {
+    const first = await open();
+    const second = await open({ consumer: { ackWaitMs: 200 }, stream: { maxMessages: 100 } });
+    await Promise.all([first.ensureWorkflowStream('shared', ['a']), second.ensureWorkflowStream('shared', ['a'])]);
+    await expect(first.publish('shared', 'b', text('x'))).rejects.toBeInstanceOf(StreamNotFoundError);
+    // a new version of the workflow with another inlet, and a shorter ack wait: the stream and consumer are updated
+    await second.ensureWorkflowStream('shared', ['a', 'b']);
+    await expect(first.publish('shared', 'b', text('x'), { messageId: 'b-1' })).resolves.toMatchObject({ duplicate: false });
+    const next = reader(await second.consume('shared', 'b'));
+    expect((await next()).deliveryCount).toBe(1);
+    expect(await next()).toMatchObject({ messageId: 'b-1', deliveryCount: 2 });
+  });
+
   it('stores a publish retried with the same id once, and answers the retry duplicate', async () => {
     const { counts, metrics } = countingMetrics();
     const messaging = await open({}, metrics);
