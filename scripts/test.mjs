@@ -4,6 +4,7 @@
 // environment. Nothing needs doing by hand first, on a fresh machine or a second time.
 import { spawnSync } from 'node:child_process';
 import { ensureDeployTools } from './test-env/helm.mjs';
+import { ensureNats } from './test-env/nats.mjs';
 import { ensureNeo4j } from './test-env/neo4j.mjs';
 import { ensurePostgres } from './test-env/postgres.mjs';
 import { TestEnvError, log } from './test-env/log.mjs';
@@ -14,6 +15,7 @@ async function prepare() {
   Object.assign(env, await ensurePostgres());
   Object.assign(env, await ensureDeployTools());
   Object.assign(env, await ensureNeo4j());
+  Object.assign(env, await ensureNats());
   return env;
 }
 

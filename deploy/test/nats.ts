@@ -8,8 +8,8 @@ import { eventually, freePort } from './processes.js';
 import { MissingToolError, run, type CommandResult } from './tools.js';
 
 /**
- * The nats-server the deploy checks run: $LOOM_NATS_SERVER when the test setup built one, else
- * `nats-server` on PATH (Debian's, which scripts/test-env/helm.mjs installs with the other deploy tools).
+ * The nats-server the deploy checks run: $LOOM_NATS_SERVER (the one scripts/test-env/nats.mjs builds for every test
+ * against NATS), else a `nats-server` on PATH.
  */
 export function natsServerCommand(): string {
   return process.env.LOOM_NATS_SERVER || 'nats-server';

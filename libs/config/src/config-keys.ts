@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { messagingKeys } from './messaging-keys.js';
 import {
   base64Key,
   boolean,
@@ -196,6 +197,7 @@ export const fixedKeys = named({
     schema: integer(1, 1_000_000),
     expected: 'an integer from 1 to 1000000',
   }),
+  ...messagingKeys,
   'loom.secrets.database.url': spec({
     description: 'Postgres URL for ecosystem_variable',
     default: undefined,

@@ -188,6 +188,25 @@ const crossKeyChecks: readonly CrossKeyCheck[] = [
       throw new ConfigError(`${missing} is required with loom.graph.sso.mode impersonate (the account that impersonates users)`, { key: missing });
     }
   },
+  ({ messaging: { nats } }, values) => {
+    const key = 'loom.messaging.nats.credentials';
+    if (nats.token === undefined || nats.credentials === undefined) return;
+    const source = values.sourceOf(key) ?? DEFAULT_SOURCE;
+    throw new ConfigError(`${key}: expected no value, since loom.messaging.nats.token is set: loom connects to NATS with one of them (from ${source})`, {
+      key,
+      source,
+    });
+  },
+  ({ messaging: { nats } }, values) => {
+    if ((nats.tls.cert === undefined) === (nats.tls.key === undefined)) return;
+    const [missing, present] = nats.tls.cert === undefined ? ['cert', 'key'] : ['key', 'cert'];
+    const key = `loom.messaging.nats.tls.${missing}`;
+    const source = values.sourceOf(`loom.messaging.nats.tls.${present}`) ?? DEFAULT_SOURCE;
+    throw new ConfigError(`${key}: expected PEM text, since loom.messaging.nats.tls.${present} is set (from ${source}): a client certificate needs its key`, {
+      key,
+      source,
+    });
+  },
   ({ scheduler: { lease } }, values) => atLeast('loom.scheduler.lease.timeoutMs', 'loom.scheduler.lease.pollMs', 2, lease.timeoutMs, lease.pollMs, values),
   ({ scheduler: { restart } }, values) =>
     atLeast('loom.scheduler.restart.maxDelayMs', 'loom.scheduler.restart.initialDelayMs', 1, restart.maxDelayMs, restart.initialDelayMs, values),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { base64Key, boolean, decimal, hostPort, httpUrl, integer, optional, postgresUrl, token } from './value-schemas.js';
+import { base64Key, boolean, decimal, hostPort, httpUrl, integer, natsCredentials, natsUrls, optional, pem, postgresUrl, token } from './value-schemas.js';
 
 const accepts = (schema: { safeParse(value: unknown): { success: boolean } }, value: unknown) => schema.safeParse(value).success;
 
@@ -98,5 +98,33 @@ describe('optional', () => {
   it('reads an empty string as not set', () => {
     expect(optional(httpUrl()).parse('')).toBeUndefined();
     expect(accepts(optional(httpUrl()), 'nope')).toBe(false);
+  });
+});
+
+describe('natsUrls', () => {
+  it('reads a comma-separated list of nats:// and tls:// URLs, spaces trimmed', () => {
+    expect(natsUrls().parse('nats://a:4222')).toEqual(['nats://a:4222']);
+    expect(natsUrls().parse('nats://a, tls://b:4443/')).toEqual(['nats://a', 'tls://b:4443/']);
+  });
+
+  it.each(['', 'a:4222', 'ws://a:8080', 'nats://a:4222,,nats://b', 'nats://a:4222?x=1', 'nats://a:99999', 'nats://user:pw@a:4222'])('rejects %j', (text) => {
+    expect(accepts(natsUrls(), text)).toBe(false);
+  });
+});
+
+describe('pem and natsCredentials', () => {
+  it('take PEM text with a block of the label, any kind of private key', () => {
+    expect(accepts(pem('CERTIFICATE'), '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----')).toBe(true);
+    expect(accepts(pem('PRIVATE KEY'), '-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----\n')).toBe(true);
+    expect(accepts(pem('PRIVATE KEY'), '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----')).toBe(false);
+    expect(accepts(pem('CERTIFICATE'), '/etc/nats/ca.pem')).toBe(false);
+  });
+
+  it('takes a .creds file with its user JWT and nkey seed, and nothing less', () => {
+    const jwt = '-----BEGIN NATS USER JWT-----\neyJhbGciOi.eyJzdWIi.c2ln\n------END NATS USER JWT------';
+    const seed = '-----BEGIN USER NKEY SEED-----\nSUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU\n------END USER NKEY SEED------';
+    expect(accepts(natsCredentials(), `${jwt}\n\n${seed}\n`)).toBe(true);
+    expect(accepts(natsCredentials(), jwt)).toBe(false);
+    expect(accepts(natsCredentials(), seed)).toBe(false);
   });
 });

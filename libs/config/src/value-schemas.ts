@@ -105,3 +105,38 @@ export function jsonObject(): z.ZodType<Readonly<Record<string, unknown>>, unkno
     return z.NEVER;
   });
 }
+
+const NATS_PROTOCOLS = new Set(['nats:', 'tls:']);
+
+/**
+ * A comma-separated list of nats:// or tls:// URLs (`nats://a:4222, nats://b:4222`), at least one; read as the URLs.
+ * No user or password in them: a list of servers is no secret, the credentials have keys of their own.
+ */
+export function natsUrls(): z.ZodType<string[], unknown> {
+  return z.string().transform((text, context) => {
+    const urls = text.split(',').map((item) => item.trim());
+    const valid = urls.every((url) => {
+      if (!URL.canParse(url)) return false;
+      const { protocol, username, password, hostname, pathname, search, hash } = new URL(url);
+      const bare = username === '' && password === '' && (pathname === '' || pathname === '/') && search === '' && hash === '';
+      return NATS_PROTOCOLS.has(protocol) && hostname !== '' && bare;
+    });
+    if (valid) return urls;
+    context.addIssue({ code: 'custom', message: 'expected nats:// or tls:// URLs' });
+    return z.NEVER;
+  });
+}
+
+/** PEM text with at least one block of the given label (`CERTIFICATE`, or `PRIVATE KEY` for any private key). */
+export function pem(label: 'CERTIFICATE' | 'PRIVATE KEY'): z.ZodType<string, unknown> {
+  const block = new RegExp(`-----BEGIN [A-Z ]*${label}-----[\\s\\S]+?-----END [A-Z ]*${label}-----`);
+  return z.string().regex(block);
+}
+
+/** The content of a NATS credentials (.creds) file: a user JWT and the user's nkey seed, each in its armour. */
+export function natsCredentials(): z.ZodType<string, unknown> {
+  return z
+    .string()
+    .regex(/-----BEGIN NATS USER JWT-----\s*\S+\s*-+END NATS USER JWT-+/)
+    .regex(/-----BEGIN USER NKEY SEED-----\s*SU[A-Z2-7]+\s*-+END USER NKEY SEED-+/);
+}

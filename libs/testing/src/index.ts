@@ -57,3 +57,12 @@ export {
 } from './neo4j.js';
 export { TEST_DATABASE_ENV, TestDatabaseMissingError, testDatabaseUrl } from './test-database.js';
 export { type TestCertificate, type TestCertificates, testCertificates } from './test-certificates.js';
+export {
+  NATS_SERVER_ENV,
+  natsServerBinary,
+  NatsServerMissingError,
+  NatsServerStartError,
+  startNatsServer,
+  type NatsTestServer,
+  type StartNatsServerOptions,
+} from './nats.js';

@@ -1,0 +1,15 @@
+export {
+  JetStreamRequestError,
+  MessagingAuthenticationError,
+  MessagingClosedError,
+  MessagingError,
+  MessagingUnavailableError,
+  StreamFullError,
+  StreamNotFoundError,
+} from './errors.js';
+export { type Delivery, InletConsumer, MESSAGE_ID_HEADER } from './inlet-consumer.js';
+export { type ConnectMessagingOptions, connectMessaging, type ConsumeOptions, Messaging, type PublishOptions, type PublishResult } from './messaging.js';
+export { ATTR_WORKFLOW, createMessagingMetrics, type MessagingMetrics, noMessagingMetrics, type PendingSource } from './metrics.js';
+export { inletConsumerName, inletSubject, jetStreamToken, streamName } from './names.js';
+export { type ConsumerSettings, messagingSettings, type MessagingSettings, type StreamSettings } from './settings.js';
+export { extractTraceContext, injectTraceContext, messageHeaders } from './trace-context.js';

@@ -1,0 +1,128 @@
+import { type Context } from '@opentelemetry/api';
+import { Lifecycle, ShutdownOnce } from '@loom/foundation';
+import { type ConsumerMessages, type JsMsg } from 'nats';
+import { MessagingUnavailableError } from './errors.js';
+import { type MessagingMetrics } from './metrics.js';
+import { extractTraceContext } from './trace-context.js';
+
+/** The JetStream header carrying a message's id (its de-duplication key). */
+export const MESSAGE_ID_HEADER = 'Nats-Msg-Id';
+
+/** One delivery of a stored message to this consumer; settle it once with ack, nak or term. */
+export interface Delivery {
+  readonly workflow: string;
+  readonly inlet: string;
+  readonly payload: Uint8Array;
+  /** The id it was published with, when it had one. */
+  readonly messageId: string | undefined;
+  /** Its sequence in the workflow's stream. */
+  readonly sequence: number;
+  /** 1 on the first delivery, more on each redelivery. */
+  readonly deliveryCount: number;
+  /** True when this is the last delivery JetStream will make (loom.messaging.consumer.maxDeliver). */
+  readonly lastDelivery: boolean;
+  /** Its headers, the first value of each. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The publisher's trace context (a span made with it as parent continues the publisher's trace). */
+  traceContext(base?: Context): Context;
+  /** Processed: JetStream removes it (fire and forget; lost with the connection, it is delivered again). */
+  ack(): void;
+  /** Processed, and resolves once JetStream confirmed it (MessagingUnavailableError when it did not answer). */
+  ackConfirmed(): Promise<void>;
+  /** Not processed: deliver it again, after `delayMs` when given. */
+  nak(delayMs?: number): void;
+  /** Never deliver it again (it failed past its retries); counted as terminated. */
+  term(reason?: string): void;
+  /** Still being processed: restarts its ack wait, so it is not delivered again meanwhile. */
+  working(): void;
+}
+
+type ConsumerState = 'consuming' | 'stopping' | 'stopped';
+
+const CONSUMER_TRANSITIONS = {
+  consuming: ['stopping'],
+  stopping: ['stopped'],
+  stopped: [],
+} as const satisfies Record<ConsumerState, readonly ConsumerState[]>;
+
+/**
+ * The deliveries of one inlet through its durable consumer, as an async iterable. The client holds at most `batch`
+ * messages it has not handed out, and JetStream delivers at most maxAckPending unacknowledged ones over all consumers
+ * of the inlet: memory stays bounded however far the stream is ahead. stop() ends the iteration; unsettled deliveries
+ * are delivered again after their ack wait.
+ */
+export class InletConsumer implements AsyncIterable<Delivery> {
+  private readonly lifecycle: Lifecycle<ConsumerState>;
+  private readonly stopping = new ShutdownOnce(() => this.shutdown());
+
+  constructor(
+    private readonly messages: ConsumerMessages,
+    readonly workflow: string,
+    readonly inlet: string,
+    private readonly maxDeliver: number,
+    private readonly metrics: MessagingMetrics,
+  ) {
+    this.lifecycle = new Lifecycle(`consumer of inlet '${inlet}' of workflow '${workflow}'`, CONSUMER_TRANSITIONS, 'consuming');
+  }
+
+  /** consuming, stopping or stopped. */
+  get state(): ConsumerState {
+    return this.lifecycle.state;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Delivery> {
+    for await (const message of this.messages) {
+      if (!this.lifecycle.is('consuming')) {
+        // handed out after stop(): left unsettled, JetStream delivers it again
+        break;
+      }
+      yield this.delivery(message);
+    }
+  }
+
+  /** Stops fetching and ends the iteration; a second call waits for the first. */
+  stop(): Promise<void> {
+    return this.stopping.call();
+  }
+
+  private shutdown(): Promise<void> {
+    this.lifecycle.to('stopping');
+    // stop, not close: close() also waits for the reader to finish iterating, which a reader that stopped reading never does
+    this.messages.stop();
+    this.lifecycle.to('stopped');
+    return Promise.resolve();
+  }
+
+  private delivery(message: JsMsg): Delivery {
+    const { workflow, inlet, metrics } = this;
+    const deliveryCount = message.info.deliveryCount;
+    if (deliveryCount > 1) metrics.redelivered(workflow);
+    const headers: Record<string, string> = {};
+    for (const name of message.headers?.keys() ?? []) headers[name] = message.headers!.get(name);
+    const messageId = headers[MESSAGE_ID_HEADER];
+    return {
+      workflow,
+      inlet,
+      payload: message.data,
+      messageId,
+      sequence: message.seq,
+      deliveryCount,
+      lastDelivery: deliveryCount >= this.maxDeliver,
+      headers,
+      traceContext: (base?: Context) => extractTraceContext(message.headers, base),
+      ack: () => message.ack(),
+      ackConfirmed: async () => {
+        const confirmed = await message.ackAck().catch((error: unknown) => {
+          throw new MessagingUnavailableError(`acknowledge message ${message.seq} of workflow '${workflow}'`, 'no confirmation', { cause: error });
+        });
+        if (!confirmed) throw new MessagingUnavailableError(`acknowledge message ${message.seq} of workflow '${workflow}'`, 'already settled or expired');
+      },
+      nak: (delayMs?: number) => message.nak(delayMs),
+      term: (reason?: string) => {
+        message.term(reason);
+        metrics.terminated(workflow);
+      },
+      working: () => message.working(),
+    };
+  }
+}

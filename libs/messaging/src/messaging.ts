@@ -1,0 +1,279 @@
+import { type Context } from '@opentelemetry/api';
+import { Lifecycle, ShutdownOnce } from '@loom/foundation';
+import {
+  AckPolicy,
+  connect,
+  type ConnectionOptions,
+  type ConsumerConfig,
+  credsAuthenticator,
+  DeliverPolicy,
+  DiscardPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  nanos,
+  type NatsConnection,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+} from 'nats';
+import { MessagingClosedError } from './errors.js';
+import { InletConsumer } from './inlet-consumer.js';
+import { type MessagingMetrics, noMessagingMetrics } from './metrics.js';
+import { inletConsumerName, inletSubject, streamName } from './names.js';
+import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
+import { type MessagingSettings } from './settings.js';
+import { messageHeaders } from './trace-context.js';
+
+/** Options of a publish. */
+export interface PublishOptions {
+  /** The message's id: a publish retried with it within the duplicate window is stored once (`duplicate: true`). */
+  readonly messageId?: string;
+  /** Headers to send with it (the trace context is added). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The trace context to send; default the active one. */
+  readonly context?: Context;
+}
+
+/** What JetStream answered a publish: the message is stored. */
+export interface PublishResult {
+  /** Its sequence in the workflow's stream (the first one's, for a duplicate). */
+  readonly sequence: number;
+  /** True when a message with the same id was stored within the duplicate window: this one was not stored again. */
+  readonly duplicate: boolean;
+}
+
+/** Options of consume. */
+export interface ConsumeOptions {
+  /** Messages the client fetches ahead of the reader; default 64 (never more than maxAckPending). */
+  readonly batch?: number;
+}
+
+/** Options of connectMessaging. */
+export interface ConnectMessagingOptions {
+  readonly metrics?: MessagingMetrics;
+  /** The connection's name as the NATS servers show it; default `loom`. */
+  readonly name?: string;
+}
+
+type MessagingState = 'open' | 'closing' | 'closed';
+
+const MESSAGING_TRANSITIONS = {
+  open: ['closing'],
+  closing: ['closed'],
+  closed: [],
+} as const satisfies Record<MessagingState, readonly MessagingState[]>;
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_BATCH = 64;
+
+/** The client's connection options from the settings (credentials and TLS included). */
+function connectionOptions(settings: MessagingSettings, name: string): ConnectionOptions {
+  const { tls, token, credentials } = settings;
+  const anyTls = tls !== undefined || settings.servers.some((server) => server.startsWith('tls://'));
+  return {
+    servers: [...settings.servers],
+    name,
+    ...(token === undefined ? {} : { token }),
+    ...(credentials === undefined ? {} : { authenticator: credsAuthenticator(new TextEncoder().encode(credentials)) }),
+    ...(anyTls ? { tls: { ...(tls?.ca === undefined ? {} : { ca: tls.ca }), ...(tls?.cert === undefined ? {} : { cert: tls.cert, key: tls.key }) } } : {}),
+    timeout: settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    // a server restart or a leader change is waited out, never the end of the connection
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+  };
+}
+
+/**
+ * Connects to the NATS servers of the settings. A failure is typed: MessagingUnavailableError (no server answered),
+ * MessagingAuthenticationError (credentials refused); its message names no secret.
+ */
+export async function connectMessaging(settings: MessagingSettings, options: ConnectMessagingOptions = {}): Promise<Messaging> {
+  const operation = { what: `connect to NATS at ${settings.servers.join(', ')}` };
+  try {
+    const connection = await connect(connectionOptions(settings, options.name ?? 'loom'));
+    const timeout = settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const manager = await connection.jetstreamManager({ timeout }).catch(async (error: unknown) => {
+      await connection.close();
+      throw error;
+    });
+    return new Messaging(connection, manager, connection.jetstream({ timeout }), settings, options.metrics ?? noMessagingMetrics);
+  } catch (error) {
+    throw messagingError(operation, error);
+  }
+}
+
+/**
+ * loom's messages on NATS JetStream: per workflow a stream (one subject per inlet, kept until processed), a publish
+ * answered once JetStream stored the message, and per inlet one durable consumer every executor shares.
+ */
+export class Messaging {
+  private readonly lifecycle = new Lifecycle<MessagingState>('the messaging connection', MESSAGING_TRANSITIONS, 'open');
+  private readonly closing = new ShutdownOnce(() => this.shutdown());
+  private readonly consumers = new Set<InletConsumer>();
+  /** Workflows whose stream this connection made sure of, for pendingByWorkflow. */
+  private readonly workflows = new Set<string>();
+
+  /** Made by connectMessaging. */
+  constructor(
+    private readonly connection: NatsConnection,
+    private readonly manager: JetStreamManager,
+    private readonly client: JetStreamClient,
+    private readonly settings: MessagingSettings,
+    private readonly metrics: MessagingMetrics,
+  ) {}
+
+  /** open, closing or closed. */
+  get state(): MessagingState {
+    return this.lifecycle.state;
+  }
+
+  /**
+   * Creates the workflow's stream, or updates it to these inlets and the current settings, and the durable consumer of
+   * each inlet; the same call again changes nothing. Several executors may call it at once.
+   */
+  async ensureWorkflowStream(workflow: string, inlets: readonly string[]): Promise<void> {
+    const operation = { what: `create the message stream of workflow '${workflow}'`, workflow };
+    this.checkOpen(operation.what);
+    const config = this.streamConfig(workflow, inlets);
+    try {
+      const exists = await this.manager.streams.info(config.name).then(
+        () => true,
+        (error: unknown) => {
+          if (jetStreamCode(error) === JetStreamCode.streamNotFound) return false;
+          throw error;
+        },
+      );
+      if (!exists) {
+        await this.manager.streams.add(config).catch(async (error: unknown) => {
+          // another executor created it meanwhile, with other settings (an older version of the workflow)
+          if (jetStreamCode(error) !== JetStreamCode.streamNameInUse) throw error;
+          await this.manager.streams.update(config.name, config);
+        });
+      } else await this.manager.streams.update(config.name, config);
+      for (const inlet of inlets) await this.ensureInletConsumer(workflow, inlet);
+      this.workflows.add(workflow);
+    } catch (error) {
+      throw messagingError(operation, error);
+    }
+  }
+
+  /** Deletes the workflow's stream with its messages and consumers; false when it had none. */
+  async deleteWorkflowStream(workflow: string): Promise<boolean> {
+    const operation = { what: `delete the message stream of workflow '${workflow}'`, workflow };
+    this.checkOpen(operation.what);
+    this.workflows.delete(workflow);
+    try {
+      return await this.manager.streams.delete(streamName(workflow));
+    } catch (error) {
+      if (jetStreamCode(error) === JetStreamCode.streamNotFound) return false;
+      throw messagingError(operation, error);
+    }
+  }
+
+  /**
+   * Publishes a message to an inlet of a workflow; resolves once JetStream has stored it. A full stream is a
+   * StreamFullError (resource-exhausted, retryable), an inlet without a stream StreamNotFoundError, no answer in time
+   * MessagingUnavailableError (retry with the same message id: it is stored once).
+   */
+  async publish(workflow: string, inlet: string, payload: Uint8Array, options: PublishOptions = {}): Promise<PublishResult> {
+    const operation: Operation = { what: `publish to inlet '${inlet}' of workflow '${workflow}'`, workflow, inlet };
+    this.checkOpen(operation.what);
+    try {
+      const headers = messageHeaders(options.headers, options.context);
+      const ack = await this.client.publish(inletSubject(workflow, inlet), payload, {
+        headers,
+        ...(options.messageId === undefined ? {} : { msgID: options.messageId }),
+      });
+      if (!ack.duplicate) this.metrics.stored(workflow, 1);
+      return { sequence: ack.seq, duplicate: ack.duplicate };
+    } catch (error) {
+      throw messagingError(operation, error);
+    }
+  }
+
+  /** The deliveries of an inlet through its durable consumer (made when missing); stop() the consumer when done. */
+  async consume(workflow: string, inlet: string, options: ConsumeOptions = {}): Promise<InletConsumer> {
+    const operation: Operation = { what: `consume inlet '${inlet}' of workflow '${workflow}'`, workflow, inlet };
+    this.checkOpen(operation.what);
+    const { maxAckPending, maxDeliver } = this.settings.consumer;
+    try {
+      await this.ensureInletConsumer(workflow, inlet);
+      const consumer = await this.client.consumers.get(streamName(workflow), inletConsumerName(inlet));
+      const messages = await consumer.consume({ max_messages: Math.min(options.batch ?? DEFAULT_BATCH, maxAckPending) });
+      const inletConsumer = new InletConsumer(messages, workflow, inlet, maxDeliver, this.metrics);
+      this.consumers.add(inletConsumer);
+      return inletConsumer;
+    } catch (error) {
+      throw messagingError(operation, error);
+    }
+  }
+
+  /** Messages stored and not yet acknowledged, for each workflow whose stream this connection made sure of. */
+  async pendingByWorkflow(): Promise<ReadonlyMap<string, number>> {
+    const pending = new Map<string, number>();
+    if (!this.lifecycle.is('open')) return pending;
+    for (const workflow of this.workflows) {
+      // a stream that cannot be read now is left out of this reading, not reported as empty
+      const info = await this.manager.streams.info(streamName(workflow)).catch(() => undefined);
+      if (info !== undefined) pending.set(workflow, info.state.messages);
+    }
+    return pending;
+  }
+
+  /** Stops every consumer and closes the connection (pending acknowledgements are flushed first); a second call waits for the first. */
+  close(): Promise<void> {
+    return this.closing.call();
+  }
+
+  private async shutdown(): Promise<void> {
+    this.lifecycle.to('closing');
+    try {
+      await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+      await this.connection.drain().catch(() => this.connection.close());
+    } finally {
+      this.lifecycle.to('closed');
+    }
+  }
+
+  private checkOpen(operation: string): void {
+    if (!this.lifecycle.is('open')) throw new MessagingClosedError(operation);
+  }
+
+  private streamConfig(workflow: string, inlets: readonly string[]): StreamConfig {
+    const { replicas, maxAgeMs, maxBytes, maxMessages, duplicateWindowMs } = this.settings.stream;
+    // JetStream refuses a duplicate window longer than the stream's age limit
+    const duplicateWindow = maxAgeMs > 0 ? Math.min(duplicateWindowMs, maxAgeMs) : duplicateWindowMs;
+    return {
+      name: streamName(workflow),
+      subjects: inlets.map((inlet) => inletSubject(workflow, inlet)),
+      // a message stays until a consumer acknowledges it; a full stream refuses new messages and drops none
+      retention: RetentionPolicy.Workqueue,
+      discard: DiscardPolicy.New,
+      storage: StorageType.File,
+      num_replicas: replicas,
+      max_age: nanos(maxAgeMs),
+      max_bytes: maxBytes,
+      max_msgs: maxMessages ?? -1,
+      duplicate_window: nanos(duplicateWindow),
+    } as StreamConfig;
+  }
+
+  private async ensureInletConsumer(workflow: string, inlet: string): Promise<void> {
+    const { ackWaitMs, maxDeliver, maxAckPending } = this.settings.consumer;
+    const config: Partial<ConsumerConfig> = {
+      durable_name: inletConsumerName(inlet),
+      filter_subject: inletSubject(workflow, inlet),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(ackWaitMs),
+      max_deliver: maxDeliver,
+      max_ack_pending: maxAckPending,
+    };
+    const stream = streamName(workflow);
+    await this.manager.consumers.add(stream, config).catch(async (error: unknown) => {
+      // it exists with other settings (changed since it was made): take the new ones
+      if (jetStreamCode(error) !== JetStreamCode.consumerExists) throw error;
+      await this.manager.consumers.update(stream, config.durable_name!, config);
+    });
+  }
+}

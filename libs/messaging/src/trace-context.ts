@@ -1,0 +1,37 @@
+import { context as contextApi, type Context, propagation, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
+import { headers as natsHeaders, type MsgHdrs } from 'nats';
+
+const headerSetter: TextMapSetter<MsgHdrs> = {
+  set(carrier, key, value) {
+    carrier.set(key, value);
+  },
+};
+
+const headerGetter: TextMapGetter<MsgHdrs> = {
+  keys(carrier) {
+    return carrier.keys();
+  },
+  get(carrier, key) {
+    // MsgHdrs answers '' for a header it does not have
+    const value = carrier.get(key);
+    return value === '' ? undefined : value;
+  },
+};
+
+/** Writes the trace context of `context` (W3C `traceparent`, `tracestate`, baggage) into NATS message headers. */
+export function injectTraceContext(headers: MsgHdrs, context: Context = contextApi.active()): void {
+  propagation.inject(context, headers, headerSetter);
+}
+
+/** The context carried by NATS message headers (the publisher's span as the parent), on top of `base`. */
+export function extractTraceContext(headers: MsgHdrs | undefined, base: Context = contextApi.active()): Context {
+  return headers === undefined ? base : propagation.extract(base, headers, headerGetter);
+}
+
+/** NATS headers with the given entries and the active trace context. */
+export function messageHeaders(entries: Readonly<Record<string, string>> = {}, context: Context = contextApi.active()): MsgHdrs {
+  const headers = natsHeaders();
+  for (const [name, value] of Object.entries(entries)) headers.set(name, value);
+  injectTraceContext(headers, context);
+  return headers;
+}
