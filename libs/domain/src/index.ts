@@ -33,8 +33,9 @@ export {
   SECRET_BEARING_OPTIONS,
   secretBearingOptions,
 } from './secret-values.js';
+export { MESSAGE_TYPES, MESSAGE_FIELDS, type MessageFieldFlow, messageTypeAccepts } from './message-types.js';
+export { linkLabel, type LinkViolationReason } from './workflow-links.js';
 export {
-  MESSAGE_TYPES,
   COMPONENT_KINDS,
   type ComponentKindName,
   RESOURCE_KINDS,
@@ -52,6 +53,7 @@ export {
   isGraphSsoResource,
   optionConstraint,
   parameterConstraint,
+  componentMessageFields,
 } from './catalog.js';
 export {
   type ComponentCatalog,
