@@ -50,6 +50,7 @@ describe('loom workflow show', () => {
         'digraph "Prices" {',
         '  rankdir=LR;',
         '  node [fontname="Helvetica", fontsize=11];',
+        '  edge [fontname="Helvetica", fontsize=10];',
         '  c0 [label="Orders\\nInlet", shape=oval];',
         '  c1 [label="Ask \\"shop\\" <v2>\\nHTTP Enricher", shape=box];',
         '  c2 [label="Log\\nLogger", shape=box3d];',

@@ -88,7 +88,12 @@ function dotString(text: string): string {
 const DOT_SHAPES: Record<Box['shape'], string> = { source: 'oval', store: 'cylinder', sink: 'box3d', step: 'box' };
 
 function dot(workflow: WorkflowConfiguration, { boxes, arrows }: { boxes: Box[]; arrows: Arrow[] }): string {
-  const lines = [`digraph ${dotString(shownName(workflow.name))} {`, '  rankdir=LR;', '  node [fontname="Helvetica", fontsize=11];'];
+  const lines = [
+    `digraph ${dotString(shownName(workflow.name))} {`,
+    '  rankdir=LR;',
+    '  node [fontname="Helvetica", fontsize=11];',
+    '  edge [fontname="Helvetica", fontsize=10];',
+  ];
   for (const box of boxes) lines.push(`  ${box.id} [label=${dotString(box.lines.join('\n'))}, shape=${DOT_SHAPES[box.shape]}];`);
   for (const arrow of arrows) lines.push(`  ${arrow.from} -> ${arrow.to}${arrow.failures ? ' [style=dashed, label="failures"]' : ''};`);
   lines.push('}');
