@@ -83,7 +83,9 @@ function parseOutput(value: string): OutputFormat {
  */
 export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('loom').description('loom: workflow processing for knowledge-graph pipelines');
-  if (argv === undefined || commandWord(argv) === undefined) program.version(version, '-V, --version', 'print the version');
+  const word = argv === undefined ? undefined : commandWord(argv);
+  // `loom help` lists it too
+  if (word === undefined || word === 'help') program.version(version, '-V, --version', 'print the version');
   program
     .addOption(new Option('--address <host:port>', 'address of a running loom').default('localhost:8100').env('LOOM_ADDRESS'))
     .addOption(new Option('--output <format>', 'output format: text or json').default('text').argParser(parseOutput))
