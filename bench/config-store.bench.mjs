@@ -25,7 +25,7 @@ const SEQUENTIAL = 500;
 const CONCURRENT_WORKFLOWS = 8;
 const CONCURRENT_ROUNDS = 60;
 
-/** inlet → 8 × (JavaScript transformer → filter) → logger → graph database writer, a logger as failure handler: 20 components. */
+/** inlet → 8 × (JavaScript transformer → filter) → graph database writer → logger, a logger as failure handler: 20 components. */
 function typicalWorkflow(name) {
   const id = (index) => `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
   const script = Array.from({ length: 12 }, (_, line) => `  body.field${line} = String(body.field${line} ?? '').trim().toLowerCase();`).join('\n');
@@ -39,7 +39,6 @@ function typicalWorkflow(name) {
       component(COMPONENT_KINDS.MESSAGE_FILTER, `Keep ${stage}_${id(2 + stage * 2)}`, { language: 'javascript', script: 'return body.field0 !== "";' }),
     );
   }
-  components.push(component(COMPONENT_KINDS.LOGGER, `Log_${id(17)}`, {}));
   components.push(component(COMPONENT_KINDS.LOGGER, errors, {}));
   const writer = component(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, `Writer_${id(19)}`, {
     query: 'MERGE (a:Article {id: $id}) SET a.title = $title, a.text = $text',
@@ -55,6 +54,8 @@ function typicalWorkflow(name) {
     parameters: { host: 'neo4j.internal', port: 7687, user: 'loom', password: '$$NEO4J_PASSWORD', database: 'neo4j', read_only: false },
   };
   components.push(writer);
+  // the logger last: a push refuses a link out of a sink
+  components.push(component(COMPONENT_KINDS.LOGGER, `Log_${id(17)}`, {}));
   const chain = components.filter((c) => c.name !== errors);
   const links = chain.slice(1).map((to, index) => ({ from: chain[index].name, to: to.name }));
   return { name, autoStart: false, components, links, resources: [], skills: [], workflowResources: [] };

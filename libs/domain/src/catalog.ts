@@ -4,6 +4,7 @@
 // hands out copies, so a caller can change what it gets without touching the catalog.
 
 import { NotFoundError } from './errors.js';
+import { MESSAGE_FIELDS, MESSAGE_TYPES, type MessageFieldFlow } from './message-types.js';
 import type {
   ComponentDefinition,
   ComponentInstance,
@@ -16,15 +17,7 @@ import type {
   SkillCapabilityName,
 } from './workflow.js';
 
-/** Type names of the messages components exchange, as written in `inputType` and `outputType`. */
-export const MESSAGE_TYPES = {
-  /** A message whose body is a JSON object. */
-  JSON: 'loom.messages.JsonMessage',
-  /** A message whose body holds `node_id`, the id of a document node in an NLP graph. */
-  NODE_ID: 'loom.messages.NodeIdMessage',
-  /** No message: the input of a source (it takes none from links), the output of a sink. */
-  NONE: 'loom.messages.None',
-} as const;
+export { MESSAGE_TYPES } from './message-types.js';
 
 /** Qualified names of the component kinds of the catalog: `loom.components.<category>.<Kind>`. */
 export const COMPONENT_KINDS = {
@@ -91,6 +84,7 @@ type ParameterSpec = ParameterDefinition & ValueConstraint;
 interface ComponentEntry {
   readonly definition: ComponentDefinition;
   readonly constraints: ReadonlyMap<string, ValueConstraint>;
+  readonly fields: MessageFieldFlow;
 }
 
 interface ResourceEntry {
@@ -142,6 +136,10 @@ interface ComponentSpec {
   capability?: SkillCapabilityName;
   experimental?: boolean;
   dryRunSupported: boolean;
+  /** Message fields (MESSAGE_FIELDS) this kind adds for those downstream of it. */
+  adds?: string[];
+  /** Message fields this kind reads that only some kinds add: it must be downstream of one of them. */
+  needs?: string[];
 }
 
 function component(spec: ComponentSpec): ComponentEntry {
@@ -164,7 +162,7 @@ function component(spec: ComponentSpec): ComponentEntry {
     experimental: spec.experimental ?? false,
     dryRunSupported: spec.dryRunSupported,
   };
-  return { definition, constraints };
+  return { definition, constraints, fields: { adds: spec.adds ?? [], needs: spec.needs ?? [] } };
 }
 
 function resource(qualifiedName: ResourceKindName, name: string, families: string[], parameters: ParameterSpec[]): ResourceEntry {
@@ -196,8 +194,14 @@ function deepFreeze<T>(value: T): T {
 // ---- the component kinds -------------------------------------------------------------------------
 
 const { JSON: JSON_MESSAGE, NODE_ID, NONE } = MESSAGE_TYPES;
-const skill = (qualifiedName: ComponentKindName, name: string, capability: SkillCapabilityName): ComponentEntry =>
+const skill = (
+  qualifiedName: ComponentKindName,
+  name: string,
+  capability: SkillCapabilityName,
+  fields: Pick<ComponentSpec, 'adds' | 'needs'> = {},
+): ComponentEntry =>
   component({
+    ...fields,
     qualifiedName,
     name,
     type: 'SKILL',
@@ -310,8 +314,8 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         // the endpoint may change things (POST, PUT...)
         dryRunSupported: false,
       }),
-      skill(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entity Extraction', 'ENTITY_EXTRACTION'),
-      skill(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keyword Extraction', 'KEYWORD_EXTRACTION'),
+      skill(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entity Extraction', 'ENTITY_EXTRACTION', { adds: [MESSAGE_FIELDS.ANNOTATION] }),
+      skill(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keyword Extraction', 'KEYWORD_EXTRACTION', { needs: [MESSAGE_FIELDS.ANNOTATION] }),
       skill(COMPONENT_KINDS.WEB_DATA_EXTRACTION, 'Web Data Extraction', 'WEB_DATA_EXTRACTION'),
       skill(COMPONENT_KINDS.PDF_PARSING, 'PDF Parsing', 'PDF_PARSING'),
       component({
@@ -338,6 +342,7 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         type: 'PERSISTENCE',
         inputType: JSON_MESSAGE,
         outputType: NODE_ID,
+        adds: [MESSAGE_FIELDS.NODE_ID],
         options: [
           option('Main', 'annotation_field', 'STRING', 'Annotation field (v2 entity extraction output)', true, '_annotation'),
           ...failureHandlingOptions(),
@@ -352,6 +357,7 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         type: 'DATA_SCIENCE',
         inputType: NODE_ID,
         outputType: JSON_MESSAGE,
+        needs: [MESSAGE_FIELDS.NODE_ID],
         options: [
           option('Main', 'rules', 'JSON', 'Rules (schema/relation-rules.schema.json)', true, null),
           ...failureHandlingOptions(),
@@ -510,6 +516,11 @@ export function resourceSatisfies(componentResourceType: string, resourceQualifi
 /** Whether a resource is the graph SSO kind: for interactive use only, never in a workflow. */
 export function isGraphSsoResource(resource: Pick<ResourceInstance, 'resource'>): boolean {
   return resource.resource.qualifiedName === RESOURCE_KINDS.GRAPH_SSO_DATABASE;
+}
+
+/** The message fields a component kind adds and needs; none for a kind the catalog does not know. */
+export function componentMessageFields(qualifiedName: string): MessageFieldFlow {
+  return components.get(qualifiedName)?.fields ?? { adds: [], needs: [] };
 }
 
 /** What an option's value must be beyond its type (`language`: python or javascript), if anything. */

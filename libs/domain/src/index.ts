@@ -34,8 +34,9 @@ export {
   SECRET_OPTIONS,
   secretBearingOptions,
 } from './secret-values.js';
+export { MESSAGE_TYPES, MESSAGE_FIELDS, type MessageFieldFlow, messageTypeAccepts } from './message-types.js';
+export { linkLabel, type LinkViolationReason } from './workflow-links.js';
 export {
-  MESSAGE_TYPES,
   COMPONENT_KINDS,
   WEBHOOK_AUTHENTICATION,
   type ComponentKindName,
@@ -54,6 +55,7 @@ export {
   isGraphSsoResource,
   optionConstraint,
   parameterConstraint,
+  componentMessageFields,
 } from './catalog.js';
 export {
   type ComponentCatalog,

@@ -20,7 +20,14 @@ function workflowWith(rules: unknown, extra: Record<string, unknown> = {}): Work
   const graph = findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE)!;
   const helper = { name: 'Helper', resource: graph, parameters: { host: 'embedded', user: 'postgres', graph: 'nlp_helper' } };
   const extraction = { ...componentInstance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, 'Relations', { rules, ...extra }), resource: helper };
-  return { name: 'w', autoStart: false, components: [extraction], links: [], resources: [{ ...helper, name: 'Knowledge' }], skills: [], workflowResources: [] };
+  // the extraction needs node_id, which a Token Occurrence Writer adds upstream of it
+  const tokens = { ...componentInstance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'Tokens'), resource: helper };
+  const components = [extraction, tokens, componentInstance(COMPONENT_KINDS.INLET, 'Articles')];
+  const links = [
+    { from: 'Articles', to: 'Tokens' },
+    { from: 'Tokens', to: 'Relations' },
+  ];
+  return { name: 'w', autoStart: false, components, links, resources: [{ ...helper, name: 'Knowledge' }], skills: [], workflowResources: [] };
 }
 
 describe('the relation rule language', () => {

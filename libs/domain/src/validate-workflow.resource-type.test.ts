@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { instance, neo4j, workflowOf } from '../test/catalog-workflows.js';
+import { fedByInlet, instance, neo4j } from '../test/catalog-workflows.js';
 import { violationsThrownBy } from '../test/violations.js';
 import { COMPONENT_KINDS, frozenComponentDefinition, RESOURCE_KINDS } from './catalog.js';
 import { validateWorkflow } from './validate-workflow.js';
@@ -19,7 +19,7 @@ function withAgeOnlyWriter(qualifiedName: string): ReturnType<typeof frozenCompo
 describe('a component given a resource of a kind it cannot use', () => {
   it('is refused at the component resource', () => {
     const writer = instance(COMPONENT_KINDS.LOGGER, 'Writer', {}, { resource: neo4j() });
-    const workflow = workflowOf([{ ...writer, component: { ...writer.component, qualifiedName: AGE_ONLY, resource: RESOURCE_KINDS.AGE_DATABASE } }]);
+    const workflow = fedByInlet([{ ...writer, component: { ...writer.component, qualifiedName: AGE_ONLY, resource: RESOURCE_KINDS.AGE_DATABASE } }]);
     const violations = violationsThrownBy(() => validateWorkflow(workflow, { componentDefinition: withAgeOnlyWriter }));
     expect(violations.map(({ field, reason }) => [field, reason])).toStrictEqual([['components[0].resource', 'WRONG_RESOURCE_TYPE']]);
     expect(violations[0]?.description).toContain(RESOURCE_KINDS.AGE_DATABASE);

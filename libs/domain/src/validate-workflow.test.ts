@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { age, ARTICLES, articleImport, instance, neo4j, resourceOf, workflowOf } from '../test/catalog-workflows.js';
+import { age, ARTICLES, articleImport, fedByInlet, instance, neo4j, resourceOf } from '../test/catalog-workflows.js';
 import { violationsThrownBy } from '../test/violations.js';
 import { COMPONENT_KINDS, RESOURCE_KINDS } from './catalog.js';
 import { MAX_WORKFLOW_BYTES, validateWorkflow } from './validate-workflow.js';
@@ -47,7 +47,7 @@ describe('valid workflows', () => {
       { failure_handler: null, batch_size: null, query: 'RETURN 1' },
       { resource: neo4j() },
     );
-    expect(() => validateWorkflow(workflowOf([minimal]))).not.toThrow();
+    expect(() => validateWorkflow(fedByInlet([minimal]))).not.toThrow();
   });
 
   it('accepts a skill component with a skill', () => {
@@ -60,7 +60,7 @@ describe('valid workflows', () => {
         skillConfiguration: { inputs: { text: 'body.text' }, outputs: { entities: '_entities' } },
       },
     );
-    expect(() => validateWorkflow(workflowOf([entities]))).not.toThrow();
+    expect(() => validateWorkflow(fedByInlet([entities]))).not.toThrow();
   });
 
   it('exports the size limit of a serialized workflow', () => {
@@ -125,6 +125,8 @@ describe('components and options', () => {
       optionNamed(component(w, 1), 'script').value = ['return body'];
       component(w, 3).options.push({ name: 'level', value: 'info' });
       w.components.push(instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, 'Relations', { rules: { values: [Number.NaN] } }, { resource: neo4j() }));
+      w.components.push(instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'Tokens', {}, { resource: neo4j() }));
+      w.links.push({ from: ARTICLES.inlet, to: 'Tokens' }, { from: 'Tokens', to: 'Relations' });
     });
     expect(problems(workflow)).toStrictEqual([
       ['components[1].options[0].value', 'WRONG_TYPE'],
@@ -138,7 +140,7 @@ describe('components and options', () => {
 
   it('refuses enricher headers that sealing could not read, naming the option and never quoting the value', () => {
     const secret = 'Bearer s3cr3t-7f1e';
-    const enricherWith = (headers: unknown) => workflowOf([instance(COMPONENT_KINDS.HTTP_ENRICHER, 'Prices', { url: 'http://prices.example/{sku}', headers })]);
+    const enricherWith = (headers: unknown) => fedByInlet([instance(COMPONENT_KINDS.HTTP_ENRICHER, 'Prices', { url: 'http://prices.example/{sku}', headers })]);
     for (const headers of [
       `{"Authorization": "${secret}"`,
       `["${secret}"]`,
@@ -288,7 +290,7 @@ describe('resources', () => {
 
 describe('skills', () => {
   it('refuses a skill component without a skill, or with a skill lacking name or url', () => {
-    const workflow = workflowOf([
+    const workflow = fedByInlet([
       instance(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keywords'),
       instance(COMPONENT_KINDS.PDF_PARSING, 'PDF', {}, { skill: { name: '', url: ' ' } }),
     ]);
@@ -301,12 +303,12 @@ describe('skills', () => {
   });
 
   it('takes a skill given by name only (resolved from the registry at start)', () => {
-    const workflow = workflowOf([instance(COMPONENT_KINDS.PDF_PARSING, 'PDF', {}, { skill: { name: 'tika', url: '' } })]);
+    const workflow = fedByInlet([instance(COMPONENT_KINDS.PDF_PARSING, 'PDF', {}, { skill: { name: 'tika', url: '' } })]);
     expect(() => validateWorkflow(workflow)).not.toThrow();
   });
 
   it("checks a skill's fields by the rules of the component's capability, naming each field", () => {
-    const workflow = workflowOf([
+    const workflow = fedByInlet([
       instance(COMPONENT_KINDS.ENTITY_EXTRACTION, 'Entities', {}, { skill: { name: 'nlp', url: 'http://localhost:8085/v2/annotate', pipeline: 'default' } }),
       instance(
         COMPONENT_KINDS.KEYWORD_EXTRACTION,
@@ -331,24 +333,28 @@ describe('skills', () => {
       { skill: { name: 'nlp', url: 'http://localhost:8085/annotate', pipeline: 'default' } },
     );
     const keywords = instance(COMPONENT_KINDS.KEYWORD_EXTRACTION, 'Keywords', {}, { skill: { name: 'kw', url: 'http://localhost:8086/extractKeywords' } });
-    const log = instance(COMPONENT_KINDS.LOGGER, 'Log');
-    const downstream = workflowOf([entities, log, keywords]);
-    downstream.links.push({ from: 'Entities', to: 'Log' }, { from: 'Log', to: 'Keywords' });
+    const prices = instance(COMPONENT_KINDS.HTTP_ENRICHER, 'Prices', { url: 'http://prices.example/{sku}' });
+    const downstream = fedByInlet(
+      [entities, prices, keywords],
+      [
+        ['Entities', 'Prices'],
+        ['Prices', 'Keywords'],
+      ],
+    );
     expect(() => validateWorkflow(downstream)).not.toThrow();
-    const reversed = workflowOf([entities, keywords]);
-    reversed.links.push({ from: 'Keywords', to: 'Entities' });
+    const reversed = fedByInlet([entities, keywords], [['Keywords', 'Entities']]);
     const violations = violationsThrownBy(() => validateWorkflow(reversed));
     expect(violations).toStrictEqual([
-      expect.objectContaining({
+      {
         field: 'components[1]',
         reason: 'MISSING_UPSTREAM',
-        description: expect.stringContaining('Keywords: keyword extraction needs an entity extraction component upstream'),
-      }),
+        description: 'Keywords: a Keyword Extraction needs the message field annotation, which an Entity Extraction adds: link it downstream of one',
+      },
     ]);
   });
 
   it('refuses a skill of another capability', () => {
-    const workflow = workflowOf([
+    const workflow = fedByInlet([
       instance(COMPONENT_KINDS.WEB_DATA_EXTRACTION, 'Web', {}, { skill: { name: 'pdf', url: 'http://localhost:8089', capability: 'PDF_PARSING' } }),
     ]);
     expect(problems(workflow)).toStrictEqual([['components[0].skill.capability', 'WRONG_SKILL_CAPABILITY']]);

@@ -15,6 +15,7 @@ import { appendJsonPath } from './json-path.js';
 import { relationRulesViolations } from './relation-rules.js';
 import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';
 import { skillViolations } from './skill.js';
+import { linkViolations, type LinkViolationReason } from './workflow-links.js';
 import type {
   ComponentDefinition,
   ComponentInstance,
@@ -51,19 +52,20 @@ export type WorkflowViolationReason =
   | 'WRONG_SKILL_CAPABILITY'
   | 'UNREADABLE_SECRET_OPTION'
   | 'INVALID_SKILL'
-  | 'MISSING_UPSTREAM';
+  | LinkViolationReason;
 
 /**
- * Checks a workflow against the catalog: component kinds, options and their types, links,
- * failure handlers, resources and their parameters, skills. Throws one ValidationError with
+ * Checks a workflow against the catalog: component kinds, options and their types, links and
+ * what they join (workflow-links.ts), failure handlers, resources and their parameters, skills. Throws one ValidationError with
  * every violation (field: JSON path, reason: a WorkflowViolationReason); descriptions name
  * fields, never values. The definitions copied into the workflow are ignored: the catalog decides.
  */
 export function validateWorkflow(workflow: WorkflowConfiguration, options: ValidateWorkflowOptions = {}): void {
-  const check = new Check(workflow, options.componentDefinition ?? frozenComponentDefinition);
+  const definitionOf = options.componentDefinition ?? frozenComponentDefinition;
+  const check = new Check(workflow, definitionOf);
   workflow.components.forEach((component, i) => check.component(component, `components[${i}]`));
   check.links();
-  check.skillOrder();
+  for (const violation of linkViolations(workflow, definitionOf)) check.report(violation.field, violation.description, violation.reason);
   workflow.resources.forEach((resource, i) => check.resource(resource, `resources[${i}]`));
   workflow.workflowResources.forEach((resource, i) => check.resource(resource, `workflowResources[${i}]`));
   if (check.violations.length > 0) throw new ValidationError(check.violations);
@@ -250,33 +252,6 @@ class Check {
       const description = reason === 'WRONG_SKILL_CAPABILITY' ? `${definition.name} needs a skill of capability ${capability}` : violation.description;
       this.report(violation.field, `${component.name}: ${description}`, reason);
     }
-  }
-
-  /** A keyword extraction component needs an entity extraction component upstream of it (it reads the annotation). */
-  skillOrder(): void {
-    const upstream = new Map<string, string[]>();
-    for (const link of this.workflow.links) upstream.set(link.to, [...(upstream.get(link.to) ?? []), link.from]);
-    const kinds = new Map(this.workflow.components.map((component) => [component.name, component.component.qualifiedName]));
-    const hasEntityExtractionUpstream = (name: string): boolean => {
-      const seen = new Set<string>([name]);
-      const pending = [...(upstream.get(name) ?? [])];
-      for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-        if (seen.has(next)) continue;
-        seen.add(next);
-        if (kinds.get(next) === COMPONENT_KINDS.ENTITY_EXTRACTION) return true;
-        pending.push(...(upstream.get(next) ?? []));
-      }
-      return false;
-    };
-    this.workflow.components.forEach((component, i) => {
-      if (component.component.qualifiedName !== COMPONENT_KINDS.KEYWORD_EXTRACTION) return;
-      if (hasEntityExtractionUpstream(component.name)) return;
-      this.report(
-        `components[${i}]`,
-        `${component.name}: keyword extraction needs an entity extraction component upstream of it in the links (it reads the annotation)`,
-        'MISSING_UPSTREAM',
-      );
-    });
   }
 
   links(): void {

@@ -103,3 +103,18 @@ export function articleImport(): WorkflowConfiguration {
     { autoStart: true, resources: [neo4j()] },
   );
 }
+
+/** Name of the inlet fedByInlet adds. */
+export const FEEDING_INLET = 'Feed_0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d';
+
+/**
+ * A workflow of these components and links with an inlet added last (so the components keep their
+ * indexes), linked into each component no given link leads to: every component is reached from a source.
+ */
+export function fedByInlet(components: ComponentInstance[], links: [string, string][] = []): WorkflowConfiguration {
+  const fed = components.filter((component) => !links.some(([, to]) => to === component.name));
+  return workflowOf(
+    [...components, instance(COMPONENT_KINDS.INLET, FEEDING_INLET)],
+    [...links, ...fed.map((component): [string, string] => [FEEDING_INLET, component.name])],
+  );
+}

@@ -76,11 +76,17 @@ function parseOutput(value: string): OutputFormat {
   return value;
 }
 
-/** Builds the `loom` command line with the commands `argv` needs (every command when argv is not given). */
+/**
+ * Builds the `loom` command line with the commands `argv` needs (every command when argv is not given).
+ * `--version` is loom's own only before any command: commander reads a program's options anywhere on the
+ * line, so a global `--version` would swallow a command's own (`loom skill register … --version v2`).
+ */
 export async function buildProgram(argv?: readonly string[]): Promise<Command> {
-  const program = new Command('loom')
-    .description('loom: workflow processing for knowledge-graph pipelines')
-    .version(version, '-V, --version', 'print the version')
+  const program = new Command('loom').description('loom: workflow processing for knowledge-graph pipelines');
+  const word = argv === undefined ? undefined : commandWord(argv);
+  // `loom help` lists it too
+  if (word === undefined || word === 'help') program.version(version, '-V, --version', 'print the version');
+  program
     .addOption(new Option('--address <host:port>', 'address of a running loom').default('localhost:8100').env('LOOM_ADDRESS'))
     .addOption(new Option('--output <format>', 'output format: text or json').default('text').argParser(parseOutput))
     .addOption(new Option('--token <token>', 'bearer token presented to loom').env('LOOM_TOKEN'))

@@ -94,6 +94,15 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     expect(table).toMatch(new RegExp(`^${NAME}\\s+RUNNING`));
     expect(table).toMatch(/COMPONENT\s+IN\s+OUT\s+FAILED\s+RETRIED\s+QUEUED\s+LAST ?ERROR/i);
 
+    // the running workflow drawn with its counters; the file drawn as DOT (issue 36)
+    const picture = loomAt('workflow', 'show', 'Article pipeline', '--status');
+    expect(picture.stderr).toBe('');
+    expect(picture.stdout).toMatch(/^flowchart LR\n {2}c0\(\["Articles<br\/>Inlet<br\/>in \d+ · out 2 · failed 0"\]\)$/m);
+    expect(picture.stdout).toMatch(/ {2}c3\[\["Log<br\/>Logger<br\/>in 1 · out \d+ · failed 0"\]\]/);
+    const drawn = loomAt('workflow', 'show', example, '--format', 'dot');
+    expect(drawn.stdout).toMatch(/^digraph "Article pipeline" \{\n/);
+    expect(drawn.stdout).toContain('  c0 -> c1;\n');
+
     const dry = loomAt('workflow', 'dry-run', example, '--message', '{"title":"x","text":"one two three four"}', '--output', 'json');
     expect(dry.status).toBe(0);
     const outputs = JSON.parse(dry.stdout) as { component: string; messages: { body: Record<string, unknown> }[] }[];

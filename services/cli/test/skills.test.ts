@@ -37,7 +37,18 @@ describe('loom skills serve', () => {
   });
 
   it('loom serve --with-skills runs skill services beside loom, with their data in <loom.data.directory>/skills', async () => {
-    const loom = await startLoom(['--services', 'audit', '--with-skills', 'keywords,web-data', '--skill-port', 'keywords=0', '--skill-port', 'web-data=0']);
+    const loom = await startLoom([
+      '--services',
+      'audit,skill-gateway',
+      '--set',
+      'loom.auth.allowAnonymous=true',
+      '--with-skills',
+      'keywords,web-data',
+      '--skill-port',
+      'keywords=0',
+      '--skill-port',
+      'web-data=0',
+    ]);
     try {
       let listening: Array<{ skill: string; url: string }> = [];
       for (let attempt = 0; attempt < 100 && listening.length < 2; attempt += 1) {
@@ -48,6 +59,13 @@ describe('loom skills serve', () => {
       }
       expect(listening.map((entry) => entry.skill).sort()).toEqual(['keywords', 'web-data']);
       for (const entry of listening) expect((await fetch(`${entry.url}/health`)).status).toBe(200);
+      // loom health asks each skill where it publishes its health: web data, registered at /extract, at /health (issue 36)
+      const health = runLoom(['health', '--address', loom.address, '--output', 'json']);
+      const skills = (JSON.parse(health.stdout) as { skills: { skill: string; reachable: boolean; detail: string }[] }).skills;
+      expect(skills.map(({ skill, reachable, detail }) => [skill, reachable, detail])).toEqual([
+        ['keywords', true, 'GET /health answered 200'],
+        ['web-data', true, 'GET /health answered 200'],
+      ]);
     } finally {
       loom.child.kill('SIGTERM');
     }

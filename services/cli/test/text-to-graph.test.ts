@@ -139,6 +139,25 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
       'default',
     );
     expect(registered.stderr).toBe('');
+    // the command's own --version, which loom's global --version once swallowed (issue 36)
+    const v2 = await loomAt(
+      '--output',
+      'json',
+      'skill',
+      'register',
+      '--capability',
+      'entity-extraction',
+      '--name',
+      'nlp-v2',
+      '--url',
+      `${base}/v2/annotate`,
+      '--pipeline',
+      'default',
+      '--version',
+      'v2',
+    );
+    expect(v2.stderr).toBe('');
+    expect(JSON.parse(v2.stdout)).toMatchObject({ name: 'nlp-v2', version: 'v2' });
     const file = join(mkdtempSync(join(tmpdir(), 'loom-skill-')), 'keywords.json');
     writeFileSync(
       file,
@@ -170,7 +189,7 @@ describe('examples/text-to-graph.workflow.json through loom serve --with-skills'
     });
     expect(((await annotated.json()) as { entities: Record<string, string[]> }).entities.technology).toEqual(['TypeScript']);
 
-    for (const name of ['nlp', 'kw']) expect((await loomAt('skill', 'delete', name)).stderr).toBe('');
+    for (const name of ['nlp', 'nlp-v2', 'kw']) expect((await loomAt('skill', 'delete', name)).stderr).toBe('');
     const remaining = JSON.parse((await loomAt('--output', 'json', 'skill', 'list')).stdout) as { name: string }[];
     expect(remaining.map((skill) => skill.name)).toEqual(['annotation', 'keywords']);
   });

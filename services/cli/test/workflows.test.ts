@@ -85,6 +85,22 @@ describe('loom workflow and loom schedule', () => {
     expect(pushed.stderr.trim()).toMatch(/^loom: INVALID_ARGUMENT: .*line \d+/);
   });
 
+  it('refuses a link into a source at push, naming the link and the rule, and what it leaves unreached', () => {
+    const { name, file } = fixtureCopy('Reversed article');
+    const workflow = JSON.parse(readFileSync(file, 'utf8')) as { links: { from: string; to: string }[] };
+    workflow.links = workflow.links.map(({ from, to }) => ({ from: to, to: from }));
+    writeFileSync(file, JSON.stringify(workflow));
+    const pushed = loomAt('workflow', 'push', file);
+    expect(pushed.status).toBe(1);
+    const inlet = 'Article inlet_5b2f9c1e-7a34-4d8b-b0e6-2c91a4f7d360';
+    const writer = 'Graph writer_9e47d2b8-3f15-4c6a-8d90-7ab1e5c4f203';
+    expect(pushed.stderr).toBe(
+      `loom: INVALID_ARGUMENT: links[0]: (${writer} -> ${inlet}) links into ${inlet}, an Inlet: a source takes no messages from links; ` +
+        `components[1]: ${writer} is reached from no source: link it downstream of a source, or name it as a failure handler of a component that is\n`,
+    );
+    expect(loomAt('workflow', 'get', name).stderr).toMatch(/NOT_FOUND/);
+  });
+
   it('deletes the workflow with its files', () => {
     const name = pushedCopy('Deleted article');
     expect(loomAt('workflow', 'delete', name).status).toBe(0);

@@ -122,7 +122,8 @@ describe('no credential in clear after a push, wherever a workflow holds it', ()
           const writer = componentInstance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, `Writer_${id(run, 20)}`, { query: 'MERGE (a:Article {id: $id})' });
           writer.resource = await resourceOf(generated.writerResource, 0);
           components.push(writer);
-          links.push({ from: inlet.name, to: writer.name });
+          // the logger is linked too: push refuses a component no source reaches
+          links.push({ from: inlet.name, to: writer.name }, { from: writer.name, to: sink.name });
         }
         if (links.length === 0) links.push({ from: inlet.name, to: sink.name });
         const workflow: WorkflowConfiguration = {

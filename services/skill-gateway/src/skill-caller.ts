@@ -365,6 +365,24 @@ export function baseUrlOf(url: string): URL {
   return parsed;
 }
 
+/**
+ * Where a skill may publish its health, in the order to ask: beside its endpoint (`<base url>/health`,
+ * as the annotation and keyword skills do), then under each shorter path down to the server's root
+ * (`/health`: the PDF and web data skills, registered at `/parse` and `/extract`, publish it there).
+ */
+export function healthProbeUrls(url: string): URL[] {
+  const base = baseUrlOf(url);
+  const segments = base.pathname.split('/').filter((segment) => segment !== '');
+  return segments
+    .map((_segment, index) => segments.length - index)
+    .concat(0)
+    .map((kept) => {
+      const probe = new URL(base.toString());
+      probe.pathname = `/${[...segments.slice(0, kept), 'health'].join('/')}`;
+      return probe;
+    });
+}
+
 function joinPath(url: string, path: string): string {
   const base = baseUrlOf(url);
   base.pathname = `${base.pathname.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;

@@ -8,7 +8,7 @@ import { type AsyncImplementation, type ServiceContext, type ServiceInstance, ty
 import { type Logger } from '@loom/telemetry';
 import fetch from 'node-fetch';
 import { type CircuitStateName } from './circuit-breaker.js';
-import { baseUrlOf, callPolicyOf, type SkillCallResult, SkillCaller } from './skill-caller.js';
+import { callPolicyOf, healthProbeUrls, type SkillCallResult, SkillCaller } from './skill-caller.js';
 import { checkRegistration, type RegisteredSkill, SkillRegistry } from './skill-registry.js';
 import { openSkillStorage } from './storage.js';
 
@@ -162,30 +162,34 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
       const { skill } = await registered(request.name, 'name');
       const described = caller.describe(skill);
       const base = { circuitState: CIRCUIT_STATES[described.circuit], inFlight: described.inFlight, maxConcurrency: described.maxConcurrency };
-      const probe = new URL(baseUrlOf(skill.url).toString());
-      probe.pathname = `${probe.pathname.replace(/\/+$/, '')}/health`;
-      const started = performance.now();
-      try {
-        const response = await fetch(probe.toString(), { method: 'GET', signal: AbortSignal.any([context.signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) });
-        await response.arrayBuffer();
-        const latencyMs = Math.round(performance.now() - started);
-        const detail = response.ok
-          ? `GET ${probe.pathname} answered ${response.status}`
-          : `GET ${probe.pathname} answered ${response.status}: the skill answers, but has no health endpoint there or is unwell`;
-        return { reachable: true, latencyMs, httpStatus: response.status, detail, ...base };
-      } catch (error) {
-        const reason =
-          error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'unknown error';
-        return {
-          reachable: false,
-          latencyMs: Math.round(performance.now() - started),
-          httpStatus: 0,
-          detail: `GET ${probe.pathname} failed: ${reason}`,
-          ...base,
-        };
-      }
+      return { ...(await probeHealth(skill.url, context.signal)), ...base };
     },
   };
+}
+
+/** What a skill's health probe found: where it asked (healthProbeUrls, until one answers other than 404) and the answer. */
+async function probeHealth(url: string, signal: AbortSignal): Promise<{ reachable: boolean; latencyMs: number; httpStatus: number; detail: string }> {
+  const started = performance.now();
+  const probes = healthProbeUrls(url);
+  for (let index = 0; ; index += 1) {
+    const probe = probes[index] as URL;
+    try {
+      const response = await fetch(probe.toString(), { method: 'GET', signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) });
+      await response.arrayBuffer();
+      // not found here: the skill may publish its health at a shorter path
+      if (response.status === 404 && index + 1 < probes.length) continue;
+      const latencyMs = Math.round(performance.now() - started);
+      const tried = probes.slice(0, index + 1).map((each) => each.pathname);
+      const detail = response.ok
+        ? `GET ${probe.pathname} answered ${response.status}`
+        : `GET ${tried.join(', ')} answered ${response.status}: the skill answers, but has no health endpoint there or is unwell`;
+      return { reachable: true, latencyMs, httpStatus: response.status, detail };
+    } catch (error) {
+      const reason =
+        error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'unknown error';
+      return { reachable: false, latencyMs: Math.round(performance.now() - started), httpStatus: 0, detail: `GET ${probe.pathname} failed: ${reason}` };
+    }
+  }
 }
 
 /** The skill of a batch: given in full (a workflow file's skill, checked by its capability's rules), or registered by name. */

@@ -183,4 +183,22 @@ describe('CreatePipeline and CheckSkill', () => {
     await call(gateway.client, 'registerSkill', { skill: entities('http://127.0.0.1:1', 'gone'), replace: false });
     expect(await call(gateway.client, 'checkSkill', { name: 'gone' })).toMatchObject({ reachable: false, detail: expect.stringContaining('ECONNREFUSED') });
   });
+
+  it('probes a skill where it publishes its health: beside its endpoint, else at the server root (the PDF skill at /parse has /health)', async () => {
+    fake.answerWith((request) => (request.path === '/health' ? { status: 200, body: { status: 'UP' } } : { status: 404, body: {} }));
+    const pdf: Skill = { name: 'pdf', url: `${fake.origin}/parse`, capability: SkillCapability.SKILL_CAPABILITY_PDF_PARSING, pipeline: '', version: '' };
+    await call(gateway.client, 'registerSkill', { skill: pdf, replace: true });
+    expect(await call(gateway.client, 'checkSkill', { name: 'pdf' })).toMatchObject({ reachable: true, httpStatus: 200, detail: 'GET /health answered 200' });
+    expect(fake.requests.map((request) => [request.method, request.path])).toEqual([
+      ['GET', '/parse/health'],
+      ['GET', '/health'],
+    ]);
+
+    fake.answerWith(() => ({ status: 404, body: {} }));
+    expect(await call(gateway.client, 'checkSkill', { name: 'pdf' })).toMatchObject({
+      reachable: true,
+      httpStatus: 404,
+      detail: 'GET /parse/health, /health answered 404: the skill answers, but has no health endpoint there or is unwell',
+    });
+  });
 });

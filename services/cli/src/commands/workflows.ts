@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { WorkflowStoreClient, type WorkflowSummary } from '@loom/contracts';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { ExecutorClient, WorkflowStoreClient, type WorkflowSummary } from '@loom/contracts';
 import {
   CATCH_UP_POLICIES,
   type CatchUpPolicyName,
@@ -11,6 +11,7 @@ import {
   serializeScheduleJson,
   serializeWorkflowJson,
   workflowFromProto,
+  type WorkflowConfiguration,
   workflowToProto,
 } from '@loom/domain';
 import { call } from '@loom/service-kit/client';
@@ -20,6 +21,8 @@ import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { pages } from '../paging.js';
 import { withClient } from '../service-client.js';
+import { renderSvg } from '../graphviz.js';
+import { type ComponentCounts, type PictureFormat, workflowPicture } from '../workflow-picture.js';
 
 function withStore<T>(command: Command, use: (client: WorkflowStoreClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, WorkflowStoreClient, use);
@@ -43,7 +46,7 @@ function readWorkflowFile(file: string): string {
   }
 }
 
-/** `loom workflow push|list|get|delete` and `loom schedule set|get`; returns the `workflow` and `schedule` commands for the other services' verbs. */
+/** `loom workflow push|list|get|delete|show` and `loom schedule set|get`; returns the `workflow` and `schedule` commands for the other services' verbs. */
 export function addWorkflowCommands(program: Command): { workflow: Command; schedule: Command } {
   const workflow = program.command('workflow').description('workflow configurations kept by the config store');
 
@@ -99,6 +102,8 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
       }),
     );
 
+  addShowCommand(workflow);
+
   const schedule = program.command('schedule').description('cron schedules of workflows');
 
   schedule
@@ -144,4 +149,53 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
       }),
     );
   return { workflow, schedule };
+}
+
+/** Whether a command-line argument names a file (rather than a stored workflow). */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+interface ShowOptions {
+  readonly format: PictureFormat | 'svg';
+  readonly out?: string;
+  readonly status?: boolean;
+}
+
+/** `loom workflow show NAME|FILE`: the workflow drawn as Mermaid, DOT or SVG, with its run's counters on --status. */
+function addShowCommand(workflow: Command): void {
+  workflow
+    .command('show')
+    .description('draw a workflow (a stored one, or a .workflow.json file): Mermaid, Graphviz DOT, or SVG when Graphviz is installed')
+    .argument('<name|file>', 'a .workflow.json file, or a stored name (the workflow name when only one has it)')
+    .addOption(new Option('--format <format>', 'mermaid, dot, or svg (needs Graphviz and --out)').choices(['mermaid', 'dot', 'svg']).default('mermaid'))
+    .option('--out <file>', 'write the picture to this file instead of printing it')
+    .option('--status', "put each component's counters from the running workflow in its box")
+    .action(async (target: string, options: ShowOptions, command: Command) => {
+      if (options.format === 'svg' && options.out === undefined) throw new UsageError('--format svg writes a file: give it with --out <file>');
+      const shown = isFile(target)
+        ? parseWorkflowJson(readWorkflowFile(target))
+        : await withStore(command, async (client) => {
+            const { workflow: stored } = await call(client, 'getWorkflow', { name: target });
+            if (stored === undefined) throw new UsageError(`the config store gave no workflow for '${target}'`);
+            return workflowFromProto(stored);
+          });
+      const counts = options.status === true ? await runCounts(command, shown) : undefined;
+      const text = workflowPicture(shown, options.format === 'svg' ? 'dot' : options.format, counts);
+      const picture = options.format === 'svg' ? await renderSvg(text) : text;
+      if (options.out === undefined) process.stdout.write(picture);
+      else writeFileSync(options.out, picture);
+    });
+}
+
+/** Each component's counters from the executor's run of the workflow, by component name. */
+function runCounts(command: Command, shown: WorkflowConfiguration): Promise<Map<string, ComponentCounts>> {
+  return withClient(command, ExecutorClient, async (client) => {
+    const { components } = await call(client, 'getWorkflowStatus', { name: shown.name });
+    return new Map(components.map((component) => [component.name, component]));
+  });
 }
