@@ -188,7 +188,7 @@ describe('script host protocol', () => {
       false,
     );
     const outcomes = await run(processor, { forge: true }, { n: 2 });
-    expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/));
+    expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/, 'unavailable'));
     expect(outcomes[1]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { n: 2 } })] });
   });
 });
@@ -209,7 +209,7 @@ function hostsWriting(dir: string): string[] {
 describe('script host life cycle', () => {
   it('ends a host that finishes starting after the component was closed, and fails the waiting batch with ComponentFailedError', async () => {
     const processor = await processorFor("if body['loop']:\n    while True:\n        pass\nreturn body", 'transformer', { memoryLimitMb: 256, timeoutMs: 500 });
-    expect(await run(processor, { loop: true })).toEqual([failed(/time limit/)]);
+    expect(await run(processor, { loop: true })).toEqual([failed(/time limit/, 'deadline-exceeded')]);
     // the next batch needs a new host; the component closes while that host is starting
     const pending = run(processor, { loop: false });
     await processor.close();
