@@ -152,7 +152,7 @@ async function timed(component, messages) {
   // a failed message never reaches the sink: it ends the measurement with its error
   let fail;
   const failed = new Promise((_resolve, reject) => (fail = reject));
-  const onFailure = (_component, message, error) => fail(new Error(`message ${message.id} failed: ${error}`));
+  const onFailure = (failure, message) => fail(new Error(`message ${message.id} failed: ${failure.message}`, { cause: failure }));
   const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
   const arrived = sink.expect(messages.length);
   const withdrawal = new AbortController();

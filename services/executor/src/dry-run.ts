@@ -54,7 +54,7 @@ export async function dryRun(
     logger,
     dryRun: true,
     onOutput: (component, message) => outputs.get(component)?.messages.push(toProto(message)),
-    onFailure: (component, message, error) => outputs.get(component)?.errors.push(`${message.id}: ${error}`),
+    onFailure: (failure, message) => outputs.get(failure.component)?.errors.push(`${message.id}: ${failure.message}`),
   });
   const withdrawal = { signal: AbortSignal.timeout(DRY_RUN_DRAIN_MS) };
   try {

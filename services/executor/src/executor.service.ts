@@ -36,6 +36,7 @@ import { componentFactories, isScriptComponent } from './components/registry.js'
 import { dryRun } from './dry-run.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
 import { type ComponentFactory } from './runtime/component.js';
+import { type ComponentError } from './runtime/component-error.js';
 import { checkBatchSize, publishBatch } from './publishing.js';
 import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
@@ -44,6 +45,9 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
 /** Most run events one WatchRun stream holds for a client that reads slower than they come; past it the stream ends RESOURCE_EXHAUSTED (StreamChannel). */
 export const MAX_PENDING_RUN_EVENTS = 1_000;
+
+/** Most characters of a component failure's reason and cause kept in its audit event. */
+const MAX_AUDIT_TEXT = 500;
 
 /** Why the executor audits a script component's start (the specification's wording). */
 export const SCRIPT_ENGINE_REASON = 'a workflow with the script engine started';
@@ -143,7 +147,7 @@ export class Executor {
         logger,
         messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
-        onFailure: (component, _message, error) => this.auditScriptFailure(plain, component, error),
+        onFailure: (failure) => this.auditScriptFailure(plain, failure),
       });
       this.runs.set(workflow.name, run);
       this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });
@@ -202,18 +206,22 @@ export class Executor {
     return workflow;
   }
 
-  private auditScriptFailure(workflow: WorkflowConfiguration, component: string, error: string): void {
+  /** A script component's failed message is audited with its reason, and its kind, retryable flag and cause as attributes. */
+  private auditScriptFailure(workflow: WorkflowConfiguration, failure: ComponentError): void {
+    const { component } = failure;
     const instance = workflow.components.find((candidate) => candidate.name === component);
     if (instance === undefined || !isScriptComponent(instance)) return;
+    const { kind, retryable, cause } = failure.record();
     this.appender
       .append({
         type: AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE,
         workflowName: workflow.name,
         componentName: component,
         componentType: instance.component.type,
-        reason: error.slice(0, 500),
+        reason: failure.message.slice(0, MAX_AUDIT_TEXT),
+        attributes: { kind, retryable: String(retryable), ...(cause === undefined ? {} : { cause: cause.slice(0, MAX_AUDIT_TEXT) }) },
       })
-      .catch((failure: unknown) => this.dependencies.logger.error({ workflow: workflow.name, component, error: String(failure) }, 'audit event not written'));
+      .catch((error: unknown) => this.dependencies.logger.error({ workflow: workflow.name, component, error: String(error) }, 'audit event not written'));
   }
 
   private audit(type: AuditEventType, workflowName: string, attributes: Record<string, string>): void {

@@ -1,3 +1,4 @@
+import { type ErrorKind } from '@loom/domain';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ComponentContext, type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
 import { type BuiltContext, scriptContext } from './component-context.js';
@@ -38,8 +39,14 @@ const run = (processor: Processor, ...bodies: Record<string, unknown>[]): Promis
     bodies.map((body, i) => message(body, `m${i}`)),
     new AbortController().signal,
   );
-const failed = (error: string | RegExp): unknown => ({ ok: false, error: typeof error === 'string' ? error : expect.stringMatching(error), transient: false });
-const timeLimit = (ms: number): unknown => failed(`script exceeded its time limit of ${ms} ms`);
+/** A script's failed outcome: its cause a ScriptError of this kind. */
+const failed = (error: string | RegExp, kind: ErrorKind = 'invalid-argument'): unknown => ({
+  ok: false,
+  error: typeof error === 'string' ? error : expect.stringMatching(error),
+  transient: false,
+  cause: expect.objectContaining({ name: 'ScriptError', kind }),
+});
+const timeLimit = (ms: number): unknown => failed(`script exceeded its time limit of ${ms} ms`, 'deadline-exceeded');
 // a limit that cuts endless loops short yet leaves a trivial message room for a loaded machine's stalls
 const QUICK: ScriptLimits = { memoryLimitMb: 32, timeoutMs: 500 };
 
@@ -225,10 +232,10 @@ describe('limits', () => {
     const outcomes = await run(processor, { n: 0 }, { hog: true }, { n: 2 });
     expect(outcomes).toStrictEqual([
       { ok: true, outputs: [message({ n: 0 }, 'm0')] },
-      failed('script exceeded its memory limit of 16 MB'),
+      failed('script exceeded its memory limit of 16 MB', 'resource-exhausted'),
       { ok: true, outputs: [message({ n: 2 }, 'm2')] },
     ]);
-    expect(await run(processor, { hog: true })).toStrictEqual([failed('script exceeded its memory limit of 16 MB')]);
+    expect(await run(processor, { hog: true })).toStrictEqual([failed('script exceeded its memory limit of 16 MB', 'resource-exhausted')]);
     expect(await run(processor, { n: 3 }, { n: 4 })).toStrictEqual([
       { ok: true, outputs: [message({ n: 3 }, 'm0')] },
       { ok: true, outputs: [message({ n: 4 }, 'm1')] },
@@ -246,9 +253,9 @@ describe('limits', () => {
       run(processor, { n: 2 }),
       run(processor, { hog: true }, { n: 3 }),
     ]);
-    expect(first).toStrictEqual([{ ok: true, outputs: [message({ n: 1 }, 'm0')] }, failed('script exceeded its memory limit of 16 MB')]);
+    expect(first).toStrictEqual([{ ok: true, outputs: [message({ n: 1 }, 'm0')] }, failed('script exceeded its memory limit of 16 MB', 'resource-exhausted')]);
     expect(second).toStrictEqual([{ ok: true, outputs: [message({ n: 2 }, 'm0')] }]);
-    expect(third).toStrictEqual([failed('script exceeded its memory limit of 16 MB'), { ok: true, outputs: [message({ n: 3 }, 'm1')] }]);
+    expect(third).toStrictEqual([failed('script exceeded its memory limit of 16 MB', 'resource-exhausted'), { ok: true, outputs: [message({ n: 3 }, 'm1')] }]);
   });
 
   it('does not let WebAssembly memory slip past the memory limit', async () => {
@@ -291,7 +298,7 @@ describe('small batches', () => {
       timeoutMs: 5000,
     });
     await quickStreak(processor);
-    expect(await run(processor, { hog: true })).toStrictEqual([failed('script exceeded its memory limit of 16 MB')]);
+    expect(await run(processor, { hog: true })).toStrictEqual([failed('script exceeded its memory limit of 16 MB', 'resource-exhausted')]);
     expect(await run(processor, { n: 3 })).toStrictEqual([{ ok: true, outputs: [message({ n: 3 }, 'm0')] }]);
   });
 });

@@ -8,7 +8,7 @@ import { call, fieldViolationsOf } from '@loom/service-kit';
 import { failure } from '@loom/service-kit/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PUBLISH_BATCH } from '../src/publishing.js';
-import { DEFAULT_MAX_BATCH } from '../src/runtime/workflow-run.js';
+import { DEFAULT_MAX_BATCH } from '../src/runtime/options.js';
 import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 const INLET = 'Feed_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { COMPONENT_KINDS } from '@loom/domain';
+import { COMPONENT_KINDS, type ErrorKind } from '@loom/domain';
 import { createLogger } from '@loom/telemetry';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { inletFactory } from '../src/components/inlet.js';
@@ -54,7 +54,13 @@ const run = (processor: Processor, ...bodies: Record<string, unknown>[]): Promis
     bodies.map((body, i) => message(body, `m${i}`)),
     new AbortController().signal,
   );
-const failed = (error: RegExp): unknown => ({ ok: false, error: expect.stringMatching(error), transient: false });
+/** A script's failed outcome: its cause a ScriptError of this kind. */
+const failed = (error: RegExp, kind: ErrorKind = 'invalid-argument'): unknown => ({
+  ok: false,
+  error: expect.stringMatching(error),
+  transient: false,
+  cause: expect.objectContaining({ name: 'ScriptError', kind }),
+});
 
 // a configuration file under the installation directory, which the policy lets scripts read
 const configDir = join(INSTALLATION_DIR, '.loom-test-python');
@@ -117,7 +123,7 @@ describe('Python transformer and filter', () => {
   it('fails a message over the time limit alone, and the next message runs on a fresh interpreter', async () => {
     const processor = await processorFor("if body['loop']:\n    while True:\n        pass\nreturn body", 'transformer', { memoryLimitMb: 256, timeoutMs: 500 });
     const outcomes = await run(processor, { loop: false, n: 1 }, { loop: true }, { loop: false, n: 3 });
-    expect(outcomes[1]).toEqual(failed(/^the script ran longer than the time limit of 500 ms$/));
+    expect(outcomes[1]).toEqual(failed(/^the script ran longer than the time limit of 500 ms$/, 'deadline-exceeded'));
     expect([outcomes[0]?.ok, outcomes[2]?.ok]).toEqual([true, true]);
   });
 
@@ -182,7 +188,7 @@ describe('script host protocol', () => {
       false,
     );
     const outcomes = await run(processor, { forge: true }, { n: 2 });
-    expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/));
+    expect(outcomes[0]).toEqual(failed(/the script host broke its protocol/, 'unavailable'));
     expect(outcomes[1]).toEqual({ ok: true, outputs: [expect.objectContaining({ body: { n: 2 } })] });
   });
 });
@@ -203,7 +209,7 @@ function hostsWriting(dir: string): string[] {
 describe('script host life cycle', () => {
   it('ends a host that finishes starting after the component was closed, and fails the waiting batch with ComponentFailedError', async () => {
     const processor = await processorFor("if body['loop']:\n    while True:\n        pass\nreturn body", 'transformer', { memoryLimitMb: 256, timeoutMs: 500 });
-    expect(await run(processor, { loop: true })).toEqual([failed(/time limit/)]);
+    expect(await run(processor, { loop: true })).toEqual([failed(/time limit/, 'deadline-exceeded')]);
     // the next batch needs a new host; the component closes while that host is starting
     const pending = run(processor, { loop: false });
     await processor.close();
@@ -241,7 +247,7 @@ describe('Python component with concurrency above 1 (workers share one script ho
       ]),
       logger,
       maxBatch: 7,
-      onFailure: (component, failed, error) => void (component === 'square' && failures.push({ id: failed.id, error })),
+      onFailure: (failure, failed) => void (failure.component === 'square' && failures.push({ id: failed.id, error: failure.message })),
     });
     const withdrawal = new AbortController();
     await Promise.all(Array.from({ length: 1000 }, (_, n) => run.publish('in', message({ n, tag: `t${(n * 7919) % 1000}` }, `m${n}`), withdrawal)));

@@ -163,8 +163,8 @@ class GraphWriter implements Processor {
 
 function failure(error: unknown): Outcome {
   const text = error instanceof Error ? error.message : String(error);
-  if (isUnreachable(error)) return outcome.unreachable(text);
-  return outcome.fail(text, isTransientGraphError(error));
+  if (isUnreachable(error)) return outcome.unreachable(text, error);
+  return outcome.fail(text, isTransientGraphError(error), error);
 }
 
 /** True when the store could not be reached (refused, reset, gone), as opposed to refusing this statement. */

@@ -124,7 +124,11 @@ export class BoundedQueue<T> {
   }
 
   private admitWriters(): void {
-    while (this.writers.length > 0 && this.size < this.capacity) (this.writers.shift() as Waiter).resolve();
+    while (this.size < this.capacity) {
+      const writer = this.writers.shift();
+      if (writer === undefined) return;
+      writer.resolve();
+    }
   }
 
   private wakeReaders(): void {

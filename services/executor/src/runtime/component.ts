@@ -15,16 +15,20 @@ export type Outcome =
   /**
    * Failed: `transient` failures are retried `max_retry` times `delay` ms apart; the rest go to the
    * failure handler. `unreachable`: what the component writes to (its graph store) could not be
-   * reached; still so once the retries are spent, the run fails, not only the message.
+   * reached; still so once the retries are spent, the run fails, not only the message. `cause`: the
+   * typed error behind it, when the component has one (its kind travels to the failure handler and
+   * the audit log; see ComponentError).
    */
-  | { readonly ok: false; readonly error: string; readonly transient: boolean; readonly unreachable?: true };
+  | { readonly ok: false; readonly error: string; readonly transient: boolean; readonly unreachable?: true; readonly cause?: unknown };
 
 /** Shorthands for outcomes. */
 export const outcome = {
   emit: (...outputs: LoomMessage[]): Outcome => ({ ok: true, outputs }),
   none: (): Outcome => ({ ok: true, outputs: [] }),
-  fail: (error: string, transient = false): Outcome => ({ ok: false, error, transient }),
-  unreachable: (error: string): Outcome => ({ ok: false, error, transient: true, unreachable: true }),
+  fail: (error: string, transient = false, cause?: unknown): Outcome =>
+    cause === undefined ? { ok: false, error, transient } : { ok: false, error, transient, cause },
+  unreachable: (error: string, cause?: unknown): Outcome =>
+    cause === undefined ? { ok: false, error, transient: true, unreachable: true } : { ok: false, error, transient: true, unreachable: true, cause },
 };
 
 /**

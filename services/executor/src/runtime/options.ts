@@ -1,5 +1,88 @@
 import { type ComponentInstance, findComponentDefinition, ValidationError } from '@loom/domain';
-import { type Options } from './component.js';
+import { type Logger } from '@loom/telemetry';
+import { type ComponentFactory, type LoomMessage, type Options } from './component.js';
+import { type ComponentError } from './component-error.js';
+
+/** Messages each component's input queue holds before upstream waits, unless the run says otherwise. */
+export const DEFAULT_QUEUE_CAPACITY = 1024;
+/** Most messages handed to one `process` call, unless the run or the component's batching says otherwise. */
+export const DEFAULT_MAX_BATCH = 256;
+/** Share of a source's messages traced per component, unless the run says otherwise (see tracing.ts). */
+export const DEFAULT_MESSAGE_SAMPLING_RATIO = 0;
+/** Most workers of one processor (`concurrency`). */
+export const MAX_CONCURRENCY = 64;
+
+/** How a run is built and sized; each optional value has its default here (runSettings). */
+export interface RunOptions {
+  /** Component kinds by qualified name. */
+  readonly factories: ReadonlyMap<string, ComponentFactory>;
+  readonly logger: Logger;
+  /** Messages each component's input queue holds before upstream waits; default DEFAULT_QUEUE_CAPACITY. */
+  readonly queueCapacity?: number;
+  /** Most messages handed to one `process` call; default DEFAULT_MAX_BATCH. */
+  readonly maxBatch?: number;
+  /** DryRun: components without side effects only; see dry-run.ts. Default false. */
+  readonly dryRun?: boolean;
+  /** Sees every message a processor emits, by component (DryRun records them). */
+  readonly onOutput?: (component: string, message: LoomMessage) => void;
+  /** Sees every failure that reached the end of its retries, with the message it failed. */
+  readonly onFailure?: (failure: ComponentError, message: LoomMessage) => void;
+  /** Share of the messages a source makes that get a span per component, 0 to 1 (see tracing.ts); default 0. */
+  readonly messageSamplingRatio?: number;
+}
+
+/** The sizes of a run, its defaults filled in. */
+export interface RunSettings {
+  readonly queueCapacity: number;
+  readonly maxBatch: number;
+  readonly dryRun: boolean;
+  readonly messageSamplingRatio: number;
+}
+
+/** The run options' sizes with their defaults. */
+export function runSettings(options: RunOptions): RunSettings {
+  return {
+    queueCapacity: options.queueCapacity ?? DEFAULT_QUEUE_CAPACITY,
+    maxBatch: options.maxBatch ?? DEFAULT_MAX_BATCH,
+    dryRun: options.dryRun ?? false,
+    messageSamplingRatio: options.messageSamplingRatio ?? DEFAULT_MESSAGE_SAMPLING_RATIO,
+  };
+}
+
+/** How one component handles messages and their failures; a kind without such an option gets the default. */
+export interface ComponentSettings {
+  /** Workers taking batches side by side (`concurrency`, default 1). */
+  readonly concurrency: number;
+  /** Retries of a transient failure (`max_retry`, default 0). */
+  readonly maxRetry: number;
+  /** Milliseconds between retries (`delay`, default 0). */
+  readonly delayMs: number;
+  /** Whether the failure handler's message carries the error (`store_error_content`, default true). */
+  readonly storeError: boolean;
+  /** Whether the failure handler's message carries the failed message (`store_message_content`, default true). */
+  readonly storeMessage: boolean;
+  /** The instance name of the failure handler (`failure_handler`), when one is chosen. */
+  readonly failureHandler: string | undefined;
+}
+
+/** The settings of `components[index]`; a concurrency out of range is a ValidationError naming the field. */
+export function componentSettings(instance: ComponentInstance, index: number, options: Options): ComponentSettings {
+  const has = (name: string): boolean =>
+    instance.component.options.some((option) => option.name === name) || instance.options.some((option) => option.name === name);
+  const concurrency = has('concurrency') ? options.integer('concurrency') : 1;
+  if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw ValidationError.of(`components[${index}].options.concurrency`, `must be between 1 and ${MAX_CONCURRENCY}`, 'INVALID_VALUE');
+  }
+  const handler = instance.options.find((option) => option.name === 'failure_handler')?.value;
+  return {
+    concurrency,
+    maxRetry: has('max_retry') ? options.integer('max_retry') : 0,
+    delayMs: has('delay') ? options.integer('delay') : 0,
+    storeError: has('store_error_content') ? options.boolean('store_error_content') : true,
+    storeMessage: has('store_message_content') ? options.boolean('store_message_content') : true,
+    failureHandler: typeof handler === 'string' && handler !== '' ? handler : undefined,
+  };
+}
 
 /**
  * The option values of a component instance, each falling back to the default of the catalog's

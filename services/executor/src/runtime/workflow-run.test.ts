@@ -10,7 +10,8 @@ import { inletFactory } from '../components/inlet.js';
 import { instance, workflowOf } from '../../test/workflows.js';
 import { IllegalTransitionError, Lifecycle } from '@loom/foundation';
 import { type ComponentFactory, ComponentFailedError, type LoomMessage, type Outcome, outcome } from './component.js';
-import { RUN_TRANSITIONS, type RunOptions, WorkflowRun } from './workflow-run.js';
+import { type RunOptions } from './options.js';
+import { RUN_TRANSITIONS, WorkflowRun } from './workflow-run.js';
 
 const logLines: string[] = [];
 const logger = createLogger({
@@ -163,8 +164,20 @@ describe('workflow run', () => {
     expect(attempts.get('m1')).toBe(4);
     expect(attempts.get('m2')).toBe(1);
     expect(handled.map((item) => item.body)).toEqual([
-      { failedComponent: 'flaky', messageId: 'm1', error: 'upstream answered 503', message: { id: 'm1', body: { n: 1, padding: '' }, headers: {} } },
-      { failedComponent: 'flaky', messageId: 'm2', error: 'bad request: no title', message: { id: 'm2', body: { n: 2, padding: '' }, headers: {} } },
+      {
+        failedComponent: 'flaky',
+        messageId: 'm1',
+        error: 'upstream answered 503',
+        failure: { kind: 'unavailable', retryable: true },
+        message: { id: 'm1', body: { n: 1, padding: '' }, headers: {} },
+      },
+      {
+        failedComponent: 'flaky',
+        messageId: 'm2',
+        error: 'bad request: no title',
+        failure: { kind: 'invalid-argument', retryable: false },
+        message: { id: 'm2', body: { n: 2, padding: '' }, headers: {} },
+      },
     ]);
     expect(run.counters().find((counters) => counters.name === 'flaky')).toMatchObject({
       messagesIn: 3,

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ivm from 'isolated-vm';
 import { type ComponentContext, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
+import { scriptFailure } from './script-error.js';
 
 /** The memory and time a script may use: memory per isolate, time per message. */
 export interface ScriptLimits {
@@ -184,7 +185,7 @@ class JavaScriptProcessor implements Processor {
     const pending: Pending[] = [];
     batch.forEach((message, index) => {
       if (isJsonObject(message.body)) pending.push({ index, message });
-      else outcomes[index] = outcome.fail('the message body is not a JSON object');
+      else outcomes[index] = scriptFailure('the message body is not a JSON object');
     });
 
     const { timeoutMs } = this.limits;
@@ -231,9 +232,9 @@ class JavaScriptProcessor implements Processor {
       case 'timeout':
         return this.overTime();
       case 'memory':
-        return outcome.fail(`script exceeded its memory limit of ${this.limits.memoryLimitMb} MB`);
+        return scriptFailure(`script exceeded its memory limit of ${this.limits.memoryLimitMb} MB`, 'resource-exhausted');
       case 'broken':
-        return outcome.fail(answer.error);
+        return scriptFailure(answer.error);
     }
   }
 
@@ -297,14 +298,14 @@ class JavaScriptProcessor implements Processor {
     if (entry === 2) return this.overTime();
     if (typeof entry === 'object' && entry !== null) {
       const { v: body, e: error } = entry as { v?: unknown; e?: unknown };
-      if (typeof error === 'string') return outcome.fail(error);
+      if (typeof error === 'string') return scriptFailure(error);
       if (this.role === 'transformer' && isJsonObject(body)) return outcome.emit({ id: message.id, headers: message.headers, body });
     }
-    return outcome.fail(UNREADABLE);
+    return scriptFailure(UNREADABLE);
   }
 
   private overTime(): Outcome {
-    return outcome.fail(`script exceeded its time limit of ${this.limits.timeoutMs} ms`);
+    return scriptFailure(`script exceeded its time limit of ${this.limits.timeoutMs} ms`, 'deadline-exceeded');
   }
 
   private ensureOpen(): void {

@@ -4,6 +4,7 @@ import { type Readable, type Writable } from 'node:stream';
 import { FailedPreconditionError, UnavailableError } from '@loom/domain';
 import { type ComponentContext, ComponentFailedError, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
 import { ScriptCompileError } from './javascript.js';
+import { scriptFailure } from './script-error.js';
 import { type PythonSandbox, sandboxCommand } from './sandbox.js';
 
 /** The memory and time a Python script may use: memory per component (its interpreter), time per message. */
@@ -278,13 +279,14 @@ class PythonProcessor implements Processor {
         this.drop(host);
         return outcomes;
       }
+      const kind = host.dead ? 'unavailable' : 'deadline-exceeded';
       const reason = host.dead
         ? `the Python interpreter stopped (${lastLines(host.output) || `exit ${host.child.exitCode ?? host.child.signalCode}`})`
         : `the script ran longer than the time limit of ${this.limits.timeoutMs} ms`;
       this.context.logger.warn({ component: this.context.name, messageId: message.id, reason }, 'Python script host replaced');
       host.kill(request.id);
       this.drop(host);
-      outcomes.push(outcome.fail(reason));
+      outcomes.push(scriptFailure(reason, kind));
       return outcomes;
     }
     return outcomes;
@@ -310,11 +312,11 @@ class PythonProcessor implements Processor {
   }
 
   private outcomeOf(message: LoomMessage, answer: Answer): Outcome {
-    if (answer.ok !== true) return outcome.fail(typeof answer.error === 'string' ? answer.error.slice(0, MAX_ERROR_LENGTH) : 'the script failed');
+    if (answer.ok !== true) return scriptFailure(typeof answer.error === 'string' ? answer.error.slice(0, MAX_ERROR_LENGTH) : 'the script failed');
     if (this.role === 'filter') return answer.out === true ? outcome.emit(message) : outcome.none();
     if (answer.out === null || answer.out === undefined) return outcome.none();
     const body = typeof answer.out === 'string' ? jsonObject(answer.out) : undefined;
-    if (body === undefined) return outcome.fail('the script host answered something that is not a message');
+    if (body === undefined) return scriptFailure('the script host answered something that is not a message');
     return outcome.emit({ id: message.id, headers: message.headers, body });
   }
 

@@ -1,0 +1,50 @@
+import { inspect } from 'node:util';
+import { type ErrorKind, LoomError } from '@loom/domain';
+
+/** What a failure handler and the audit log record of a ComponentError: plain JSON, no stack. */
+export interface FailureRecord {
+  readonly kind: ErrorKind;
+  readonly retryable: boolean;
+  /** The error behind it, `<name>: <message>`, when there was one. */
+  readonly cause?: string;
+}
+
+/**
+ * A component could not finish a message (or died with it): which component, what kind of failure,
+ * whether the same message may succeed if sent again later, and the error behind it as `cause`.
+ * The run hands this object, not its text, to the failure handling (`RunOptions.onFailure`, the
+ * failure handler's message, the audit event).
+ */
+export class ComponentError extends LoomError {
+  readonly kind: ErrorKind;
+
+  constructor(
+    /** The instance name of the component, `<component_name>_<uuid>`. */
+    readonly component: string,
+    message: string,
+    /** True when the same message may succeed later (a transient failure, a component that died). */
+    readonly retryable: boolean,
+    options: { readonly kind?: ErrorKind; readonly cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = options.kind ?? kindOf(options.cause, retryable);
+  }
+
+  /** The kind, retryable flag and cause as plain JSON. */
+  record(): FailureRecord {
+    const cause = causeText(this.cause);
+    return cause === undefined ? { kind: this.kind, retryable: this.retryable } : { kind: this.kind, retryable: this.retryable, cause };
+  }
+}
+
+/** A typed cause keeps its kind; otherwise a retryable failure is `unavailable`, and a message refused for good `invalid-argument`. */
+function kindOf(cause: unknown, retryable: boolean): ErrorKind {
+  if (cause instanceof LoomError) return cause.kind;
+  return retryable ? 'unavailable' : 'invalid-argument';
+}
+
+function causeText(cause: unknown): string | undefined {
+  if (cause === undefined) return undefined;
+  if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
+  return typeof cause === 'string' ? cause : inspect(cause, { depth: 2, breakLength: Infinity });
+}
