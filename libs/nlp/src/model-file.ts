@@ -74,6 +74,13 @@ export function section(model: string, file: ModelFile, name: string): Uint8Arra
   return bytes;
 }
 
+/** Bytes of a weights section's header: the dense length, the entry count (uint32 each) and the scale (float32). */
+const WEIGHTS_HEADER_BYTES = 12;
+/** Largest magnitude of a quantised (int16) weight. */
+const MAX_QUANTISED = 32767;
+/** Most bytes of one entry: a varint delta of up to five bytes and its int16 value (plus one byte once, to align the values). */
+const MAX_ENTRY_BYTES = 7;
+
 /**
  * Encodes weights sparsely: the non-zero entries after quantisation to 16 bits, indices as
  * varint deltas. Entries whose magnitude is under `prune` × the largest are dropped.
@@ -81,7 +88,7 @@ export function section(model: string, file: ModelFile, name: string): Uint8Arra
 export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
   let max = 0;
   for (const w of weights) max = Math.max(max, Math.abs(w));
-  const scale = max > 0 ? max / 32767 : 1;
+  const scale = max > 0 ? max / MAX_QUANTISED : 1;
   const floor = prune * max;
   const indices: number[] = [];
   const values: number[] = [];
@@ -93,11 +100,11 @@ export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
     indices.push(i);
     values.push(q);
   }
-  const out = Buffer.alloc(16 + indices.length * 7);
+  const out = Buffer.alloc(WEIGHTS_HEADER_BYTES + 1 + indices.length * MAX_ENTRY_BYTES);
   out.writeUInt32LE(weights.length, 0);
   out.writeUInt32LE(indices.length, 4);
   out.writeFloatLE(scale, 8);
-  let at = 12;
+  let at = WEIGHTS_HEADER_BYTES;
   let previous = 0;
   for (const index of indices) {
     let delta = index - previous;
@@ -118,15 +125,15 @@ export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
 
 /** Decodes weights written by encodeWeights into a dense array. */
 export function decodeWeights(model: string, bytes: Uint8Array): Float32Array {
-  if (bytes.length < 12) throw new ModelLoadError(model, 'weights section truncated');
-  const header = new DataView(bytes.buffer, bytes.byteOffset, 12);
+  if (bytes.length < WEIGHTS_HEADER_BYTES) throw new ModelLoadError(model, 'weights section truncated');
+  const header = new DataView(bytes.buffer, bytes.byteOffset, WEIGHTS_HEADER_BYTES);
   const size = header.getUint32(0, true);
   const count = header.getUint32(4, true);
   const scale = header.getFloat32(8, true);
   const weights = new Float32Array(size);
   const indices = new Int32Array(count);
   const end = bytes.length;
-  let at = 12;
+  let at = WEIGHTS_HEADER_BYTES;
   let index = 0;
   for (let n = 0; n < count; n++) {
     let delta = 0;

@@ -43,6 +43,9 @@ export interface ParserTrainOptions {
   readonly beam?: number;
 }
 
+/** Cost given to every transition before the oracle fills in the legal ones: above any real cost (a sentence's words). */
+const UNREACHABLE_COST = 1 << 20;
+
 /** Unlabelled costs [shift, left, right] of the dynamic oracle for arc-hybrid (Goldberg & Nivre 2013). */
 function costs(st: State, gold: Int32Array, out: Int32Array): void {
   const n = st.n;
@@ -164,7 +167,7 @@ function trainGreedy(model: ParserModel, ex: ParserExample, c: Codes, gold: Gold
   while (!st.terminal()) {
     const count = extract(st, c, feats);
     model.perceptron.score(feats, count, scores);
-    cost.fill(1 << 20);
+    cost.fill(UNREACHABLE_COST);
     costs(st, gold.heads, cost);
     let guess = -1;
     for (let a = 0; a < 3; a++) if (legal(st, a) && (guess < 0 || scores[a]! > scores[guess]!)) guess = a;
@@ -184,7 +187,7 @@ function goldSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, s
     const feats = sc.goldFeats.subarray(t * MAX_FEATURES, (t + 1) * MAX_FEATURES);
     const count = extract(st, c, feats);
     model.perceptron.score(feats, count, sc.scores);
-    sc.cost.fill(1 << 20);
+    sc.cost.fill(UNREACHABLE_COST);
     costs(st, gold.heads, sc.cost);
     const action = cheapest(st, sc.cost, sc.scores);
     sc.goldCounts[t] = count;
@@ -220,9 +223,9 @@ function beamSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, w
     beam.expand(model, c);
     for (let i = 0; i < beam.size; i++) {
       const st = beam.items[i]!;
-      sc.cost.fill(1 << 20);
+      sc.cost.fill(UNREACHABLE_COST);
       costs(st, gold.heads, sc.cost);
-      let min = 1 << 20;
+      let min = UNREACHABLE_COST;
       for (let a = 0; a < 3; a++) {
         itemCosts[3 * i + a] = sc.cost[a]!;
         if (legal(st, a) && sc.cost[a]! < min) min = sc.cost[a]!;

@@ -34,6 +34,17 @@ const NULL_WORD = hashString('<NULL>');
 const ROOT_WORD = hashString('<ROOT>');
 const NULL_TAG = -2;
 const ROOT_TAG = -3;
+/**
+ * Tag code of a tag the model's tag list does not hold (a tagger label the parser never saw in
+ * training): apart from every tag and from the null and root codes, so it shares their weights with none.
+ */
+export const UNKNOWN_TAG = -4;
+/** Distances between two words are features up to this many words; longer ones count as this. */
+const MAX_DISTANCE = 7;
+/** Labels 0..31 of a word's dependents are bits of one 32-bit set, labels 32..63 of a second. */
+const LABEL_SET_BITS = 32;
+/** Number of Int32Array views a State keeps in its one buffer. */
+const STATE_ARRAYS = 13;
 export const NULL_LABEL = -1;
 export const SHIFT = 0;
 export const LEFT = 1;
@@ -63,7 +74,7 @@ export class State {
   constructor(n: number) {
     this.n = n;
     const size = n + 1;
-    this.buffer = new Int32Array(13 * size);
+    this.buffer = new Int32Array(STATE_ARRAYS * size);
     const view = (k: number): Int32Array => this.buffer.subarray(k * size, (k + 1) * size);
     this.stack = view(0);
     this.heads = view(1);
@@ -106,10 +117,10 @@ export class State {
   attach(head: number, child: number, label: number): void {
     this.heads[child] = head;
     this.labels[child] = label;
-    const bit = label & 31;
+    const bit = label & (LABEL_SET_BITS - 1);
     if (child < head) {
       this.nLeft[head]!++;
-      if (label < 32) this.leftSetLo[head]! |= 1 << bit;
+      if (label < LABEL_SET_BITS) this.leftSetLo[head]! |= 1 << bit;
       else this.leftSetHi[head]! |= 1 << bit;
       if (this.lc1[head] === NONE || child < this.lc1[head]!) {
         this.lc2[head] = this.lc1[head]!;
@@ -117,7 +128,7 @@ export class State {
       } else if (this.lc2[head] === NONE || child < this.lc2[head]!) this.lc2[head] = child;
     } else {
       this.nRight[head]!++;
-      if (label < 32) this.rightSetLo[head]! |= 1 << bit;
+      if (label < LABEL_SET_BITS) this.rightSetLo[head]! |= 1 << bit;
       else this.rightSetHi[head]! |= 1 << bit;
       if (this.rc1[head] === NONE || child > this.rc1[head]!) {
         this.rc2[head] = this.rc1[head]!;
@@ -216,8 +227,8 @@ export function extract(st: State, c: Codes, out: Int32Array): number {
   const b1w = wordOf(c, b1);
   const b1t = tagOf(c, b1);
   const b2t = tagOf(c, b2);
-  const d = s0 === NONE || b0 === NONE || s0 === 0 ? 0 : Math.min(b0 - s0, 7);
-  const s1s0d = s1 === NONE || s0 === NONE || s1 === 0 ? 0 : Math.min(s0 - s1, 7);
+  const d = s0 === NONE || b0 === NONE || s0 === 0 ? 0 : Math.min(b0 - s0, MAX_DISTANCE);
+  const s1s0d = s1 === NONE || s0 === NONE || s1 === 0 ? 0 : Math.min(s0 - s1, MAX_DISTANCE);
   const s0vl = s0 === NONE ? 0 : st.nLeft[s0]!;
   const s0vr = s0 === NONE ? 0 : st.nRight[s0]!;
   const b0vl = b0 === NONE ? 0 : st.nLeft[b0]!;

@@ -17,7 +17,7 @@ import { readCard } from './model-card.js';
 import { readModelFile, type ModelFile } from './model-file.js';
 import { decodeLemmatizerFile, decodeNer, decodeParser, decodeTagger, decodeTokenizer } from './models.js';
 import { tagEntities, type NerModel } from './ner.js';
-import { parse, type ParserModel } from './parser.js';
+import { parse, UNKNOWN_TAG, type ParserModel } from './parser.js';
 import { segmentText, type SplitterModel } from './sentences.js';
 import { tagWords, type TaggerModel } from './tagger.js';
 import { splitWords, tokenize, type TokenizerLexicon, type Word } from './tokenizer.js';
@@ -172,7 +172,7 @@ export class NlpPipeline {
   /** Parses words with their joint tag labels: heads (0 = root) and relations. */
   parseWords(words: readonly string[], labels: readonly string[]): { heads: number[]; relations: string[] } {
     const parser = this.parser();
-    const tags = labels.map((l) => parser.tagCodes.get(l) ?? -4);
+    const tags = labels.map((l) => parser.tagCodes.get(l) ?? UNKNOWN_TAG);
     const result = parse(parser, { words, tags });
     return { heads: result.heads, relations: result.labels.map((l) => parser.labels[l]!) };
   }
@@ -279,12 +279,4 @@ function mentions(text: string, tokens: readonly AnnotationToken[], ner: readonl
     i = j;
   }
   return out;
-}
-
-let shared: NlpPipeline | undefined;
-
-/** Annotates text with the committed models (loaded once, lazily). */
-export function annotate(text: string, options: AnnotateOptions = {}): Annotation {
-  shared ??= new NlpPipeline();
-  return shared.annotate(text, options);
 }

@@ -40,6 +40,14 @@ export interface TaggerTrainOptions {
 }
 
 const MAX_FEATURES = 64;
+/** A word's ambiguity class holds the labels of at least this share of its occurrences… */
+const AMBIGUITY_MIN_SHARE = 0.05;
+/** …and a word seen fewer times than this has none. */
+const AMBIGUITY_MIN_COUNT = 2;
+/** A form is unambiguous when seen at least this often… */
+const UNAMBIGUOUS_MIN_COUNT = 20;
+/** …with one label at least this share of the time. */
+const UNAMBIGUOUS_MIN_SHARE = 0.995;
 
 function ambiguityCodes(words: readonly string[], ambiguity: ReadonlyMap<string, number>): Int32Array {
   const codes = new Int32Array(words.length + 2).fill(hashString('<END>'));
@@ -197,9 +205,9 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): {
   for (const [word, labels] of byLower) {
     let total = 0;
     for (const n of labels.values()) total += n;
-    if (total < 2) continue;
+    if (total < AMBIGUITY_MIN_COUNT) continue;
     const kept = [...labels]
-      .filter(([, n]) => n / total >= 0.05)
+      .filter(([, n]) => n / total >= AMBIGUITY_MIN_SHARE)
       .map(([l]) => l)
       .sort((a, b) => a - b);
     ambiguityText.set(word, kept.join(','));
@@ -217,7 +225,7 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): {
         best = l;
       }
     }
-    if (total >= 20 && bestCount / total >= 0.995) unambiguous.set(form, best);
+    if (total >= UNAMBIGUOUS_MIN_COUNT && bestCount / total >= UNAMBIGUOUS_MIN_SHARE) unambiguous.set(form, best);
   }
   return { ambiguity, unambiguous, ambiguityText };
 }
