@@ -203,7 +203,8 @@ function at(a: Int32Array, i: number): number {
   return i === NONE ? NONE : a[i]!;
 }
 
-export function extract(st: State, c: Codes, out: Int32Array): number {
+/** Features of the words at the top of the stack and the front of the buffer, alone, in pairs and with their nearest dependents' tags. */
+function positionFeatures(st: State, c: Codes, out: Int32Array): number {
   const s0 = st.s(0);
   const s1 = st.s(1);
   const s2 = st.s(2);
@@ -211,11 +212,8 @@ export function extract(st: State, c: Codes, out: Int32Array): number {
   const b1 = st.bi(1);
   const b2 = st.bi(2);
   const s0L = at(st.lc1, s0);
-  const s0L2 = at(st.lc2, s0);
   const s0R = at(st.rc1, s0);
-  const s0R2 = at(st.rc2, s0);
   const b0L = at(st.lc1, b0);
-  const b0L2 = at(st.lc2, b0);
   const s1L = at(st.lc1, s1);
   const s1R = at(st.rc1, s1);
   const s0w = wordOf(c, s0);
@@ -227,11 +225,6 @@ export function extract(st: State, c: Codes, out: Int32Array): number {
   const b1w = wordOf(c, b1);
   const b1t = tagOf(c, b1);
   const b2t = tagOf(c, b2);
-  const d = s0 === NONE || b0 === NONE || s0 === 0 ? 0 : Math.min(b0 - s0, MAX_DISTANCE);
-  const s1s0d = s1 === NONE || s0 === NONE || s1 === 0 ? 0 : Math.min(s0 - s1, MAX_DISTANCE);
-  const s0vl = s0 === NONE ? 0 : st.nLeft[s0]!;
-  const s0vr = s0 === NONE ? 0 : st.nRight[s0]!;
-  const b0vl = b0 === NONE ? 0 : st.nLeft[b0]!;
   let n = 0;
   // single positions
   out[n++] = feature(1, s0w, s0t);
@@ -278,6 +271,25 @@ export function extract(st: State, c: Codes, out: Int32Array): number {
   out[n++] = feature(50, s0w, b0t, b1t);
   out[n++] = feature(51, s0t, b0w, b1t);
   out[n++] = feature(52, s1t, s1L === NONE ? NULL_TAG : tagOf(c, s1L), s0t);
+  return n;
+}
+
+/** Distance and valency features, written from `out[n]`; returns the new count. */
+function distanceFeatures(st: State, c: Codes, out: Int32Array, n: number): number {
+  const s0 = st.s(0);
+  const s1 = st.s(1);
+  const b0 = st.bi(0);
+  const s0w = wordOf(c, s0);
+  const s0t = tagOf(c, s0);
+  const s1w = wordOf(c, s1);
+  const s1t = tagOf(c, s1);
+  const b0w = wordOf(c, b0);
+  const b0t = tagOf(c, b0);
+  const d = s0 === NONE || b0 === NONE || s0 === 0 ? 0 : Math.min(b0 - s0, MAX_DISTANCE);
+  const s1s0d = s1 === NONE || s0 === NONE || s1 === 0 ? 0 : Math.min(s0 - s1, MAX_DISTANCE);
+  const s0vl = s0 === NONE ? 0 : st.nLeft[s0]!;
+  const s0vr = s0 === NONE ? 0 : st.nRight[s0]!;
+  const b0vl = b0 === NONE ? 0 : st.nLeft[b0]!;
   // distance
   out[n++] = feature(60, s0w, d);
   out[n++] = feature(61, s0t, d);
@@ -294,6 +306,26 @@ export function extract(st: State, c: Codes, out: Int32Array): number {
   out[n++] = feature(73, s0t, s0vl);
   out[n++] = feature(74, b0w, b0vl);
   out[n++] = feature(75, b0t, b0vl);
+  return n;
+}
+
+/** Features of the dependents built so far (words, tags, relations, relation sets), written from `out[n]`; returns the new count. */
+function childFeatures(st: State, c: Codes, out: Int32Array, n: number): number {
+  const s0 = st.s(0);
+  const s1 = st.s(1);
+  const b0 = st.bi(0);
+  const s0L = at(st.lc1, s0);
+  const s0L2 = at(st.lc2, s0);
+  const s0R = at(st.rc1, s0);
+  const s0R2 = at(st.rc2, s0);
+  const b0L = at(st.lc1, b0);
+  const b0L2 = at(st.lc2, b0);
+  const s1R = at(st.rc1, s1);
+  const s0w = wordOf(c, s0);
+  const s0t = tagOf(c, s0);
+  const s1t = tagOf(c, s1);
+  const b0w = wordOf(c, b0);
+  const b0t = tagOf(c, b0);
   // children
   out[n++] = feature(80, wordOf(c, s0L));
   out[n++] = feature(81, tagOf(c, s0L));
@@ -328,6 +360,11 @@ export function extract(st: State, c: Codes, out: Int32Array): number {
   // whether the buffer is exhausted and the root is next to s0 (the single-root constraint)
   out[n++] = feature(120, s0t, b0 === NONE ? 1 : 0, s1 === 0 ? 1 : 0);
   return n;
+}
+
+/** Writes the features of a state into `out` (at most MAX_FEATURES) and returns their count. */
+export function extract(st: State, c: Codes, out: Int32Array): number {
+  return childFeatures(st, c, out, distanceFeatures(st, c, out, positionFeatures(st, c, out)));
 }
 
 export function legal(st: State, action: number): boolean {

@@ -18,6 +18,7 @@ import { compromiseNameLexicon } from './name-lexicon.js';
 import { openNerExamples, unerSplit, UNER_DEV, type OpenNerSet } from './ner-data.js';
 import { entitySpans } from './iob.js';
 import { ModelLoadError } from './errors.js';
+import { itemAt } from './checked.js';
 
 /** Where training reads data and writes models, and how it reports progress. */
 export interface TrainContext {
@@ -159,6 +160,89 @@ export function loadTaggerFrom(modelsDir: string): TaggerModel {
 }
 
 /**
+ * Tag codes of each training sentence as a tagger trained without it predicts them: sentence i is
+ * tagged by a tagger trained on the other folds (i % folds); codes are indices into `tags`.
+ */
+function jackknifeTags(ctx: TrainContext, train: readonly ConlluSentence[], tags: Vocabulary): number[][] {
+  const folds = PARSER_SETTINGS.jackknifeFolds;
+  const predicted: number[][] = new Array<number[]>(train.length);
+  for (let fold = 0; fold < folds; fold++) {
+    const rest = train.filter((_, index) => index % folds !== fold);
+    const foldTags = new Vocabulary(tags.items);
+    const foldTagger = trainTagger(taggedSentences(rest, foldTags), foldTags.items, {
+      epochs: ctx.epochs ?? PARSER_SETTINGS.jackknifeEpochs,
+      bits: ctx.bits ?? TAGGER_SETTINGS.bits,
+      secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
+      seed: (ctx.seed ?? 1) + fold,
+    });
+    for (const [index, sentence] of train.entries()) {
+      if (index % folds !== fold) continue;
+      predicted[index] = tagWords(
+        foldTagger,
+        sentence.words.map((word) => word.form),
+      ).map((label) => tags.add(itemAt(foldTags.items, label, 'fold tagger labels')));
+    }
+    ctx.log(`parser: jackknife fold ${fold + 1}/${folds} tagged`);
+  }
+  return predicted;
+}
+
+/** What a parser model's card says besides its scores. */
+interface ParserRun {
+  readonly ctx: TrainContext;
+  readonly tags: readonly string[];
+  readonly trainingSentences: number;
+  readonly devSentences: number;
+  /** Date.now() when training started. */
+  readonly started: number;
+}
+
+/** Writes models/parser.bin and its card. */
+function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: { uas: number; las: number }): void {
+  const { ctx } = run;
+  const { header, sections } = encodeParser(model, run.tags, PARSER_SETTINGS.prune);
+  const file = join(ctx.modelsDir, 'parser.bin');
+  const digest = writeModelFile(file, header, sections);
+  writeCard(ctx.modelsDir, {
+    name: 'parser',
+    file: 'parser.bin',
+    sha256: digest,
+    bytes: statSync(file).size,
+    data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
+    settings: {
+      ...PARSER_SETTINGS,
+      system:
+        'arc-hybrid, averaged perceptron, per-direction labelers; greedy dynamic-oracle epochs, then beam search with max-violation global updates; the weights are the mean of the members, trained from consecutive seeds',
+      tags: 'jackknifed predicted (train), tagger model (dev)',
+      trainingSentences: run.trainingSentences,
+      devSentences: run.devSentences,
+    },
+    epochs: epoch,
+    dev: { uas: round(scores.uas), las: round(scores.las) },
+    licence: EWT_LICENCE,
+    attribution: [EWT_ATTRIBUTION],
+    trainingSeconds: Math.round((Date.now() - run.started) / 1000),
+  });
+}
+
+/** The members of the parser: alike but for their seed (shuffling and exploration). */
+function parserMembers(ctx: TrainContext, examples: readonly ParserExample[], relations: readonly string[]): ParserTraining[] {
+  return Array.from(
+    { length: PARSER_SETTINGS.members },
+    (_, member) =>
+      new ParserTraining(examples, relations, {
+        epochs: ctx.epochs ?? PARSER_SETTINGS.epochs,
+        bits: ctx.bits ?? PARSER_SETTINGS.bits,
+        labelBits: ctx.bits === undefined ? PARSER_SETTINGS.labelBits : ctx.bits - 1,
+        explore: PARSER_SETTINGS.explore,
+        beamEpochs: ctx.epochs ?? PARSER_SETTINGS.beamEpochs,
+        beam: PARSER_SETTINGS.beam,
+        seed: (ctx.seed ?? 1) + member,
+      }),
+  );
+}
+
+/**
  * Trains the parser on EWT train with jackknifed predicted tags (each fold tagged by a tagger
  * trained on the other folds); dev is tagged by the committed tagger. The members train epoch by
  * epoch side by side; after every epoch that improves their mean's dev LAS, the mean is written to
@@ -172,98 +256,42 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
   const tags = new Vocabulary();
   taggedSentences(train, tags);
   const relations = new Vocabulary();
-  const folds = PARSER_SETTINGS.jackknifeFolds;
-  const predicted: number[][] = new Array<number[]>(train.length);
-  for (let f = 0; f < folds; f++) {
-    const rest = train.filter((_, i) => i % folds !== f);
-    const foldTags = new Vocabulary(tags.items);
-    const foldTagger = trainTagger(taggedSentences(rest, foldTags), foldTags.items, {
-      epochs: ctx.epochs ?? PARSER_SETTINGS.jackknifeEpochs,
-      bits: ctx.bits ?? TAGGER_SETTINGS.bits,
-      secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
-      seed: (ctx.seed ?? 1) + f,
-    });
-    train.forEach((s, i) => {
-      if (i % folds !== f) return;
-      predicted[i] = tagWords(
-        foldTagger,
-        s.words.map((w) => w.form),
-      ).map((label) => tags.add(foldTags.items[label]!));
-    });
-    ctx.log(`parser: jackknife fold ${f + 1}/${folds} tagged`);
-  }
-  const toExample = (s: ConlluSentence, tagCodes: readonly number[]): ParserExample => ({
-    words: s.words.map((w) => w.form),
+  const predicted = jackknifeTags(ctx, train, tags);
+  const toExample = (sentence: ConlluSentence, tagCodes: readonly number[]): ParserExample => ({
+    words: sentence.words.map((word) => word.form),
     tags: tagCodes,
-    heads: s.words.map((w) => w.head),
-    labels: s.words.map((w) => relations.add(w.deprel)),
+    heads: sentence.words.map((word) => word.head),
+    labels: sentence.words.map((word) => relations.add(word.deprel)),
   });
-  const examples = train.map((s, i) => toExample(s, predicted[i]!));
+  const examples = train.map((sentence, index) => toExample(sentence, itemAt(predicted, index, 'jackknifed tags')));
   ctx.beforeLoading?.('tagger');
   const tagger = loadTaggerFrom(ctx.modelsDir);
   if (tagger.labels.join('\n') !== tags.items.join('\n'))
     throw new ModelLoadError('tagger', 'its labels differ from those of the training data; retrain the tagger first');
-  const devExamples = dev.map((s) =>
+  const devExamples = dev.map((sentence) =>
     toExample(
-      s,
+      sentence,
       tagWords(
         tagger,
-        s.words.map((w) => w.form),
+        sentence.words.map((word) => word.form),
       ),
     ),
   );
-  let best = { uas: -1, las: -1 };
-  const write = (model: ParserModel, epoch: number, scores: { uas: number; las: number }): void => {
-    const { header, sections } = encodeParser(model, tags.items, PARSER_SETTINGS.prune);
-    const file = join(ctx.modelsDir, 'parser.bin');
-    const digest = writeModelFile(file, header, sections);
-    writeCard(ctx.modelsDir, {
-      name: 'parser',
-      file: 'parser.bin',
-      sha256: digest,
-      bytes: statSync(file).size,
-      data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
-      settings: {
-        ...PARSER_SETTINGS,
-        system:
-          'arc-hybrid, averaged perceptron, per-direction labelers; greedy dynamic-oracle epochs, then beam search with max-violation global updates; the weights are the mean of the members, trained from consecutive seeds',
-        tags: 'jackknifed predicted (train), tagger model (dev)',
-        trainingSentences: train.length,
-        devSentences: dev.length,
-      },
-      epochs: epoch,
-      dev: { uas: round(scores.uas), las: round(scores.las) },
-      licence: EWT_LICENCE,
-      attribution: [EWT_ATTRIBUTION],
-      trainingSeconds: Math.round((Date.now() - started) / 1000),
-    });
-  };
-  // The members differ only in their seed (shuffling and exploration); their mean is scored and written.
+  const run: ParserRun = { ctx, tags: tags.items, trainingSentences: train.length, devSentences: dev.length, started };
   const greedyEpochs = ctx.epochs ?? PARSER_SETTINGS.epochs;
-  const members = Array.from(
-    { length: PARSER_SETTINGS.members },
-    (_, k) =>
-      new ParserTraining(examples, relations.items, {
-        epochs: greedyEpochs,
-        bits: ctx.bits ?? PARSER_SETTINGS.bits,
-        labelBits: ctx.bits === undefined ? PARSER_SETTINGS.labelBits : ctx.bits - 1,
-        explore: PARSER_SETTINGS.explore,
-        beamEpochs: ctx.epochs ?? PARSER_SETTINGS.beamEpochs,
-        beam: PARSER_SETTINGS.beam,
-        seed: (ctx.seed ?? 1) + k,
-      }),
-  );
-  const epochs = members[0]!.epochs;
+  const members = parserMembers(ctx, examples, relations.items);
+  const epochs = itemAt(members, 0, 'parser members').epochs;
+  let best = { uas: -1, las: -1 };
   for (let epoch = 1; epoch <= epochs; epoch++) {
     for (const member of members) member.runEpoch();
-    const mean = meanParser(members.map((m) => m.averaged()));
+    const mean = meanParser(members.map((member) => member.averaged()));
     const scores = parserScores(mean, devExamples);
     ctx.log(
       `parser epoch ${epoch}/${epochs}${epoch > greedyEpochs ? ' (beam)' : ''}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`,
     );
     if (scores.las > best.las) {
       best = scores;
-      write(mean, epoch, scores);
+      writeParser(run, mean, epoch, scores);
       ctx.log(`parser: wrote epoch ${epoch}`);
     }
   }
