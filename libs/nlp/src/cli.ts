@@ -32,8 +32,8 @@ async function train(names: readonly string[], limit: number | undefined): Promi
 async function main(argv: readonly string[]): Promise<number> {
   const [command, target, ...rest] = argv;
   const option = (name: string): string | undefined => {
-    const i = rest.indexOf(name);
-    return i >= 0 ? rest[i + 1] : undefined;
+    const at = rest.indexOf(name);
+    return at >= 0 ? rest[at + 1] : undefined;
   };
   if (command === 'train') {
     const names = target === 'all' ? [...MODELS] : target !== undefined && (MODELS as readonly string[]).includes(target) ? [target] : undefined;

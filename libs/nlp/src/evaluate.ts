@@ -18,26 +18,26 @@ interface GoldWord {
   readonly deprel: string;
 }
 
-function f1(tp: number, predicted: number, gold: number): number {
-  return predicted + gold === 0 ? 0 : (200 * tp) / (predicted + gold);
+function f1(truePositives: number, predicted: number, gold: number): number {
+  return predicted + gold === 0 ? 0 : (200 * truePositives) / (predicted + gold);
 }
 
 /** Gold words of the raw text with character-offset keys (a multi-word token's parts by their slices when they spell it). */
 function goldWords(sentences: readonly ConlluSentence[], raw: ReturnType<typeof rawText>): GoldWord[][] {
   const out: GoldWord[][] = sentences.map(() => []);
-  for (const t of raw.tokens) {
-    const s = sentences[t.sentence]!;
-    const words = s.words.slice(t.first - 1, t.last);
+  for (const token of raw.tokens) {
+    const sentence = sentences[token.sentence]!;
+    const words = sentence.words.slice(token.first - 1, token.last);
     const spells =
       words
-        .map((w) => w.form)
+        .map((word) => word.form)
         .join('')
-        .toLowerCase() === raw.text.slice(t.start, t.end).toLowerCase();
-    let at = t.start;
-    words.forEach((w, k) => {
-      const key = spells ? `${at}:${at + w.form.length}` : `${t.start}:${t.end}#${k}`;
-      at += w.form.length;
-      out[t.sentence]!.push({ key, sentence: t.sentence, id: w.id, head: w.head, deprel: w.deprel });
+        .toLowerCase() === raw.text.slice(token.start, token.end).toLowerCase();
+    let at = token.start;
+    words.forEach((word, part) => {
+      const key = spells ? `${at}:${at + word.form.length}` : `${token.start}:${token.end}#${part}`;
+      at += word.form.length;
+      out[token.sentence]!.push({ key, sentence: token.sentence, id: word.id, head: word.head, deprel: word.deprel });
     });
   }
   return out;
@@ -58,36 +58,36 @@ function scoreSegmentation(
   raw: ReturnType<typeof rawText>,
   predicted: readonly (readonly Word[])[],
 ): { tokens: number; words: number; sentences: number } {
-  const goldTokens = new Set(raw.tokens.map((t) => `${t.start}:${t.end}`));
+  const goldTokens = new Set(raw.tokens.map((token) => `${token.start}:${token.end}`));
   const predTokens = new Set<string>();
   const predWords: string[] = [];
   const predSentences = new Set<string>();
   for (const words of predicted) {
     const byToken = new Map<number, Word[]>();
-    for (const w of words) {
-      const list = byToken.get(w.token) ?? [];
-      list.push(w);
-      byToken.set(w.token, list);
-      predWords.push(`${w.start}:${w.end}`);
+    for (const word of words) {
+      const list = byToken.get(word.token) ?? [];
+      list.push(word);
+      byToken.set(word.token, list);
+      predWords.push(`${word.start}:${word.end}`);
     }
     for (const list of byToken.values()) predTokens.add(`${list[0]!.start}:${list[list.length - 1]!.end}`);
     if (words.length > 0) predSentences.add(`${words[0]!.start}:${words[words.length - 1]!.end}`);
   }
   const gold = goldWords(sentences, raw);
-  const goldWordKeys = new Set(gold.flat().map((w) => w.key));
+  const goldWordKeys = new Set(gold.flat().map((word) => word.key));
   const goldSentences = new Set<string>();
   let first = 0;
-  raw.tokens.forEach((t, i) => {
-    const next = raw.tokens[i + 1];
-    if (!next || next.sentence !== t.sentence) {
-      goldSentences.add(`${raw.tokens[first]!.start}:${t.end}`);
-      first = i + 1;
+  raw.tokens.forEach((token, index) => {
+    const next = raw.tokens[index + 1];
+    if (!next || next.sentence !== token.sentence) {
+      goldSentences.add(`${raw.tokens[first]!.start}:${token.end}`);
+      first = index + 1;
     }
   });
   const hits = (pred: Iterable<string>, goldSet: ReadonlySet<string>): number => {
-    let n = 0;
-    for (const k of pred) if (goldSet.has(k)) n++;
-    return n;
+    let count = 0;
+    for (const part of pred) if (goldSet.has(part)) count++;
+    return count;
   };
   return {
     tokens: f1(hits(predTokens, goldTokens), predTokens.size, goldTokens.size),

@@ -60,7 +60,10 @@ export const PARSER_SETTINGS = {
 };
 
 function taggedSentences(sentences: readonly ConlluSentence[], tags: Vocabulary): TaggedSentence[] {
-  return sentences.map((s) => ({ words: s.words.map((w) => w.form), labels: s.words.map((w) => tags.add(jointTag(w.upos, w.xpos))) }));
+  return sentences.map((sentence) => ({
+    words: sentence.words.map((word) => word.form),
+    labels: sentence.words.map((word) => tags.add(jointTag(word.upos, word.xpos))),
+  }));
 }
 
 function slice<T>(items: readonly T[], limit: number | undefined): readonly T[] {
@@ -71,21 +74,21 @@ function slice<T>(items: readonly T[], limit: number | undefined): readonly T[] 
 export function taggerAccuracy(model: TaggerModel, sentences: readonly ConlluSentence[]): { upos: number; xpos: number } {
   let upos = 0;
   let xpos = 0;
-  let n = 0;
-  for (const s of sentences) {
+  let count = 0;
+  for (const sentence of sentences) {
     const predicted = tagWords(
       model,
-      s.words.map((w) => w.form),
+      sentence.words.map((word) => word.form),
     );
-    predicted.forEach((label, i) => {
-      const [u, x] = model.labels[label]!.split('\t');
-      const gold = s.words[i]!;
-      n++;
-      if (u === gold.upos) upos++;
-      if (x === gold.xpos) xpos++;
+    predicted.forEach((label, index) => {
+      const [predictedUpos, predictedXpos] = model.labels[label]!.split('\t');
+      const gold = sentence.words[index]!;
+      count++;
+      if (predictedUpos === gold.upos) upos++;
+      if (predictedXpos === gold.xpos) xpos++;
     });
   }
-  return { upos: (100 * upos) / n, xpos: (100 * xpos) / n };
+  return { upos: (100 * upos) / count, xpos: (100 * xpos) / count };
 }
 
 /** Trains the tagger on EWT train and writes models/tagger.bin and its card. */
@@ -131,26 +134,26 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
   return { model, dev: devScores };
 }
 
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
 }
 
 /** UAS and LAS (%) of a parser on sentences with the given tag codes. */
 export function parserScores(model: ParserModel, examples: readonly ParserExample[]): { uas: number; las: number } {
   let uas = 0;
   let las = 0;
-  let n = 0;
-  for (const ex of examples) {
-    const p = parse(model, ex);
-    p.heads.forEach((h, i) => {
-      n++;
-      if (h === ex.heads[i]) {
+  let count = 0;
+  for (const example of examples) {
+    const parsed = parse(model, example);
+    parsed.heads.forEach((head, index) => {
+      count++;
+      if (head === example.heads[index]) {
         uas++;
-        if (p.labels[i] === ex.labels[i]) las++;
+        if (parsed.labels[index] === example.labels[index]) las++;
       }
     });
   }
-  return { uas: (100 * uas) / n, las: (100 * las) / n };
+  return { uas: (100 * uas) / count, las: (100 * las) / count };
 }
 
 /** Loads the trained tagger from the models directory (checksum verified). */
@@ -353,15 +356,15 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
   const started = Date.now();
   const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
   const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
-  const model = trainLemmatizer(train.flatMap((s) => s.words));
+  const model = trainLemmatizer(train.flatMap((sentence) => sentence.words));
   let right = 0;
-  let n = 0;
-  for (const s of dev)
-    for (const w of s.words) {
-      n++;
-      if (lemmatize(model, w.form, w.xpos) === w.lemma) right++;
+  let count = 0;
+  for (const sentence of dev)
+    for (const word of sentence.words) {
+      count++;
+      if (lemmatize(model, word.form, word.xpos) === word.lemma) right++;
     }
-  const accuracy = (100 * right) / n;
+  const accuracy = (100 * right) / count;
   ctx.log(`lemmatizer dev accuracy (gold XPOS) ${accuracy.toFixed(2)}`);
   writeModel(ctx, 'lemmatizer', encodeLemmatizerFile(model), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
@@ -383,28 +386,29 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
 export function nerScores(model: NerModel, sentences: readonly NerExample[]): Record<string, number> {
   const counts = new Map<string, { tp: number; predicted: number; gold: number }>();
   const get = (type: string): { tp: number; predicted: number; gold: number } => {
-    let c = counts.get(type);
-    if (!c) counts.set(type, (c = { tp: 0, predicted: 0, gold: 0 }));
-    return c;
+    let entry = counts.get(type);
+    if (!entry) counts.set(type, (entry = { tp: 0, predicted: 0, gold: 0 }));
+    return entry;
   };
-  for (const s of sentences) {
-    const predicted = entitySpans(tagEntities(model, s.tokens, s.pos));
-    const gold = entitySpans(s.tags);
-    const goldKeys = new Set(gold.map((g) => `${g.start}:${g.end}:${g.type}`));
-    for (const g of gold) get(g.type).gold++;
-    for (const p of predicted) {
-      get(p.type).predicted++;
-      if (goldKeys.has(`${p.start}:${p.end}:${p.type}`)) get(p.type).tp++;
+  for (const sentence of sentences) {
+    const predicted = entitySpans(tagEntities(model, sentence.tokens, sentence.pos));
+    const gold = entitySpans(sentence.tags);
+    const goldKeys = new Set(gold.map((span) => `${span.start}:${span.end}:${span.type}`));
+    for (const span of gold) get(span.type).gold++;
+    for (const parsed of predicted) {
+      get(parsed.type).predicted++;
+      if (goldKeys.has(`${parsed.start}:${parsed.end}:${parsed.type}`)) get(parsed.type).tp++;
     }
   }
-  const f1 = (c: { tp: number; predicted: number; gold: number }): number => (c.predicted + c.gold === 0 ? 0 : (200 * c.tp) / (c.predicted + c.gold));
+  const f1 = (entry: { tp: number; predicted: number; gold: number }): number =>
+    entry.predicted + entry.gold === 0 ? 0 : (200 * entry.tp) / (entry.predicted + entry.gold);
   const all = { tp: 0, predicted: 0, gold: 0 };
   const out: Record<string, number> = {};
-  for (const [type, c] of [...counts].sort()) {
-    out[type] = f1(c);
-    all.tp += c.tp;
-    all.predicted += c.predicted;
-    all.gold += c.gold;
+  for (const [type, entry] of [...counts].sort()) {
+    out[type] = f1(entry);
+    all.tp += entry.tp;
+    all.predicted += entry.predicted;
+    all.gold += entry.gold;
   }
   out['micro'] = f1(all);
   return out;
@@ -419,10 +423,10 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
   const started = Date.now();
   ctx.beforeLoading?.('tagger');
   const tagger = loadTaggerFrom(ctx.modelsDir);
-  const tagged = (s: { tokens: readonly string[]; tags: readonly string[] }): NerExample => ({
-    tokens: s.tokens,
-    tags: s.tags,
-    pos: tagWords(tagger, s.tokens).map((label) => tagger.labels[label]!),
+  const tagged = (sentence: { tokens: readonly string[]; tags: readonly string[] }): NerExample => ({
+    tokens: sentence.tokens,
+    tags: sentence.tags,
+    pos: tagWords(tagger, sentence.tokens).map((label) => tagger.labels[label]!),
   });
   const open = openNerExamples(ctx.dataDir, NER_SETTINGS.openSets);
   const uner = unerSplit(ctx.dataDir);
@@ -448,7 +452,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
   );
   writeModel(ctx, 'ner', encodeNer(model, NER_SETTINGS.prune), {
     data: [
-      ...open.files.map((f) => dataEntry(ctx.dataDir, f, 'training')),
+      ...open.files.map((file) => dataEntry(ctx.dataDir, file, 'training')),
       dataEntry(ctx.dataDir, UNER_DEV, 'training (documents i with i % 4 != 3), evaluation (held out: i % 4 == 3)'),
     ],
     settings: {
