@@ -19,3 +19,22 @@ export function itemAt<T>(list: ArrayLike<T>, index: number, what: string): T {
   if (item === undefined) throw new IndexOutOfRangeError(what, index, list.length);
   return item;
 }
+
+/** A key missing from a map that libs/nlp filled itself: a bug here, never bad input. */
+export class MissingEntryError extends LoomError {
+  readonly kind = 'failed-precondition';
+
+  constructor(
+    readonly map: string,
+    readonly key: string,
+  ) {
+    super(`${map}: no entry for ${key}`);
+  }
+}
+
+/** The value of `key` in `map`, or a MissingEntryError naming the map (`what`). */
+export function entryOf<K, V>(map: ReadonlyMap<K, V>, key: K, what: string): V {
+  const value = map.get(key);
+  if (value === undefined) throw new MissingEntryError(what, String(key));
+  return value;
+}

@@ -3,6 +3,7 @@
  * `npm run train -- <tokenizer|tagger|lemmatizer|parser|ner|all>` and `npm run eval -- nlp [--sample N] [--record]`.
  * Training reads only the data directory (no network) and writes models/<name>.bin and its card.
  */
+import { entryOf } from './checked.js';
 import { findDataDir } from './data-dir.js';
 import { evalNlp, MODELS } from './eval-command.js';
 import { defaultModelsDir } from './pipeline.js';
@@ -24,7 +25,7 @@ async function train(names: readonly string[], limit: number | undefined): Promi
   for (const name of names) {
     const started = Date.now();
     log(`training ${name}`);
-    await run[name]!();
+    await entryOf(new Map(Object.entries(run)), name, 'trainers')();
     log(`trained ${name} in ${Math.round((Date.now() - started) / 1000)} s`);
   }
 }

@@ -1,3 +1,4 @@
+import { entryOf, itemAt } from './checked.js';
 import { type Annotation, type AnnotationEntityMention, type AnnotationSentence, type AnnotationToken, NO_ENTITY, ROOT_RELATION } from '@loom/domain';
 import { type ConlluSentence, surfaceTokens } from './conllu.js';
 import { CorpusFormatError } from './errors.js';
@@ -47,8 +48,8 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
 
     const { tags, spans: entities } = entityTags(sentence, options.entities, source);
     const tokens = sentence.words.map((word, wordIndex): AnnotationToken => {
-      const span = spans.get(word.id)!;
-      const previous = wordIndex === 0 ? undefined : spans.get(sentence.words[wordIndex - 1]!.id);
+      const span = entryOf(spans, word.id, 'word spans');
+      const previous = wordIndex === 0 ? undefined : spans.get(itemAt(sentence.words, wordIndex - 1, 'sentence.words').id);
       const before = previous === undefined ? (index === 0 ? '' : ' ') : previous.after;
       const token: AnnotationToken = {
         index: word.id,
@@ -75,8 +76,8 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
       dependentGloss: word.form,
     }));
     const mentions = entities.map((span): AnnotationEntityMention => {
-      const first = tokens[span.start]!;
-      const last = tokens[span.end - 1]!;
+      const first = itemAt(tokens, span.start, 'tokens');
+      const last = itemAt(tokens, span.end - 1, 'tokens');
       return {
         docTokenBegin: span.start,
         docTokenEnd: span.end,
@@ -121,12 +122,12 @@ function entityTags(sentence: ConlluSentence, entities: ReadonlyMap<string, IobS
   let open: { span: number; start: number } | undefined;
   const close = (end: number): void => {
     if (open === undefined) return;
-    const type = goldSpans[open.span]!.type;
+    const type = itemAt(goldSpans, open.span, 'goldSpans').type;
     spans.push({ start: open.start, end, type: ENTITY_TYPES[type] ?? type.toUpperCase() });
     open = undefined;
   };
   words.forEach((form, wordIndex) => {
-    const span = spanOfToken.get(owner[position]!);
+    const span = spanOfToken.get(itemAt(owner, position, 'owner'));
     position += form.length;
     if (open !== undefined && open.span !== span) close(wordIndex);
     if (span !== undefined && open === undefined) open = { span, start: wordIndex };

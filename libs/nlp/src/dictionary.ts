@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { CorpusFormatError } from './errors.js';
 
 /** One dictionary NER entry: a term and the entity type it names. */
@@ -28,9 +29,9 @@ export class DictionaryMatcher {
     for (const entry of entries) {
       if (entry.words.length === 0) continue;
       const words = entry.words.map((word) => word.toLowerCase());
-      const list = this.byFirst.get(words[0]!) ?? [];
+      const list = this.byFirst.get(itemAt(words, 0, 'words')) ?? [];
       list.push({ words, type: entry.type });
-      this.byFirst.set(words[0]!, list);
+      this.byFirst.set(itemAt(words, 0, 'words'), list);
     }
     for (const list of this.byFirst.values()) list.sort((left, right) => right.words.length - left.words.length);
   }
@@ -40,7 +41,7 @@ export class DictionaryMatcher {
     const lower = words.map((word) => word.toLowerCase());
     const out: { start: number; end: number; type: string }[] = [];
     for (let start = 0; start < lower.length;) {
-      const candidates = this.byFirst.get(lower[start]!);
+      const candidates = this.byFirst.get(itemAt(lower, start, 'lower'));
       const hit = candidates?.find((candidate) => candidate.words.every((word, offset) => lower[start + offset] === word));
       if (hit) {
         out.push({ start: start, end: start + hit.words.length, type: hit.type });

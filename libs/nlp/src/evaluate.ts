@@ -26,7 +26,7 @@ function f1(truePositives: number, predicted: number, gold: number): number {
 function goldWords(sentences: readonly ConlluSentence[], raw: ReturnType<typeof rawText>): GoldWord[][] {
   const out: GoldWord[][] = sentences.map(() => []);
   for (const token of raw.tokens) {
-    const sentence = sentences[token.sentence]!;
+    const sentence = itemAt(sentences, token.sentence, 'sentences');
     const words = sentence.words.slice(token.first - 1, token.last);
     const spells =
       words
@@ -37,7 +37,7 @@ function goldWords(sentences: readonly ConlluSentence[], raw: ReturnType<typeof 
     words.forEach((word, part) => {
       const key = spells ? `${at}:${at + word.form.length}` : `${token.start}:${token.end}#${part}`;
       at += word.form.length;
-      out[token.sentence]!.push({ key, sentence: token.sentence, id: word.id, head: word.head, deprel: word.deprel });
+      itemAt(out, token.sentence, 'out').push({ key, sentence: token.sentence, id: word.id, head: word.head, deprel: word.deprel });
     });
   }
   return out;
@@ -70,8 +70,8 @@ function scoreSegmentation(
       byToken.set(word.token, list);
       predWords.push(`${word.start}:${word.end}`);
     }
-    for (const list of byToken.values()) predTokens.add(`${list[0]!.start}:${list[list.length - 1]!.end}`);
-    if (words.length > 0) predSentences.add(`${words[0]!.start}:${words[words.length - 1]!.end}`);
+    for (const list of byToken.values()) predTokens.add(`${itemAt(list, 0, 'list').start}:${itemAt(list, list.length - 1, 'list').end}`);
+    if (words.length > 0) predSentences.add(`${itemAt(words, 0, 'words').start}:${itemAt(words, words.length - 1, 'words').end}`);
   }
   const gold = goldWords(sentences, raw);
   const goldWordKeys = new Set(gold.flat().map((word) => word.key));
@@ -80,7 +80,7 @@ function scoreSegmentation(
   raw.tokens.forEach((token, index) => {
     const next = raw.tokens[index + 1];
     if (!next || next.sentence !== token.sentence) {
-      goldSentences.add(`${raw.tokens[first]!.start}:${token.end}`);
+      goldSentences.add(`${itemAt(raw.tokens, first, 'raw.tokens').start}:${token.end}`);
       first = index + 1;
     }
   });

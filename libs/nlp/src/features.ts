@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { hashString } from './hashing.js';
 
 /** Word shape: X for upper case, x lower, d digit, other characters kept; runs capped at two. */
@@ -63,7 +64,7 @@ export function wordCodes(words: readonly string[]): WordCodes {
     shape: make(),
   };
   for (let index = 0; index < count; index++) {
-    const word = words[index]!;
+    const word = itemAt(words, index, 'words');
     const lower = word.toLowerCase();
     codes.form[index] = hashString(word);
     codes.lower[index] = hashString(lower);

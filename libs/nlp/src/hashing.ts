@@ -50,9 +50,10 @@ export function random(seed: number): () => number {
 export function shuffle<T>(items: T[], next: () => number): T[] {
   for (let last = items.length - 1; last > 0; last--) {
     const other = Math.floor(next() * (last + 1));
-    const tmp = items[last]!;
-    items[last] = items[other]!;
+    const tmp = itemAt(items, last, 'items');
+    items[last] = itemAt(items, other, 'items');
     items[other] = tmp;
   }
   return items;
 }
+import { itemAt } from './checked.js';

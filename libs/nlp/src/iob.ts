@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { CorpusFormatError } from './errors.js';
 
 export { entitySpans, type EntitySpan } from './entity-spans.js';
@@ -47,7 +48,7 @@ export function parseIob(text: string, options: ParseIobOptions = {}): IobSenten
   };
   const lines = text.split(/\r?\n/);
   for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!;
+    const line = itemAt(lines, index, 'lines');
     if (line.trim() === '') {
       flush();
       continue;
@@ -56,7 +57,7 @@ export function parseIob(text: string, options: ParseIobOptions = {}): IobSenten
     if (line.startsWith('# ') || (line.startsWith('#') && tokens.length === 0 && line.includes(' = '))) {
       const match = /^#\s*(sent_id|text)\s*=\s*(.*)$/.exec(line);
       if (match) {
-        if (match[1] === 'sent_id') sentId = match[2]!.trim();
+        if (match[1] === 'sent_id') sentId = itemAt(match, 2, 'match').trim();
         else sentText = match[2];
       }
       continue;
@@ -64,12 +65,12 @@ export function parseIob(text: string, options: ParseIobOptions = {}): IobSenten
     const cols = line.includes('\t') ? line.split('\t') : line.trim().split(/\s+/);
     let token: string;
     let tag: string;
-    if (cols.length >= 3 && /^\d+$/.test(cols[0]!)) {
-      token = cols[1]!;
-      tag = cols[2]!.trim();
+    if (cols.length >= 3 && /^\d+$/.test(itemAt(cols, 0, 'cols'))) {
+      token = itemAt(cols, 1, 'cols');
+      tag = itemAt(cols, 2, 'cols').trim();
     } else if (cols.length >= 2) {
-      token = cols[0]!;
-      tag = cols[cols.length - 1]!.trim();
+      token = itemAt(cols, 0, 'cols');
+      tag = itemAt(cols, cols.length - 1, 'cols').trim();
     } else {
       throw new CorpusFormatError(source, index + 1, 'expected a token and a tag');
     }
@@ -91,7 +92,7 @@ function iob1Tag(tag: string, previous: string | undefined): string {
 export function normaliseTags(tags: readonly string[]): string[] {
   const out: string[] = [];
   for (let position = 0; position < tags.length; position++) {
-    const tag = tags[position]!;
+    const tag = itemAt(tags, position, 'tags');
     const previous = out[position - 1];
     if (tag.startsWith('I-') && (previous === undefined || previous === 'O' || previous.slice(2) !== tag.slice(2))) out.push(`B-${tag.slice(2)}`);
     else out.push(tag);

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConllu, type ConlluSentence } from './conllu.js';
@@ -104,8 +105,8 @@ function nameAround(
   type: string,
 ): { start: number; end: number; type: string } | undefined {
   const words = sentence.words;
-  const proper = (position: number): boolean => position >= start && position < end && words[position]!.upos === 'PROPN';
-  const joiner = (position: number): boolean => position >= start && position < end && NAME_JOINERS.has(words[position]!.form.toLowerCase());
+  const proper = (position: number): boolean => position >= start && position < end && itemAt(words, position, 'words').upos === 'PROPN';
+  const joiner = (position: number): boolean => position >= start && position < end && NAME_JOINERS.has(itemAt(words, position, 'words').form.toLowerCase());
   let from = head;
   let to = head + 1;
   for (;;) {
@@ -118,7 +119,7 @@ function nameAround(
     else if (joiner(to) && proper(to + 1)) to += 2;
     else break;
   }
-  if (type === 'PER') while (to - from > 1 && isPersonTitle(words[from]!.form)) from++;
+  if (type === 'PER') while (to - from > 1 && isPersonTitle(itemAt(words, from, 'words').form)) from++;
   return { start: from, end: to, type };
 }
 
@@ -130,16 +131,16 @@ export function gumEntities(sentence: ConlluSentence): string[] {
     const match = /(?:^|\|)Entity=([^|]*)/.exec(word.misc);
     if (!match) return;
     const entityPattern = /\((\d+)-([a-z]+)([^()]*)(\))?|(\d+)\)/g;
-    for (let entity = entityPattern.exec(match[1]!); entity !== null; entity = entityPattern.exec(match[1]!)) {
+    for (let entity = entityPattern.exec(itemAt(match, 1, 'match')); entity !== null; entity = entityPattern.exec(itemAt(match, 1, 'match'))) {
       if (entity[1] !== undefined) {
-        if (entity[4]) spans.push({ start: position, end: position + 1, type: entity[2]! });
+        if (entity[4]) spans.push({ start: position, end: position + 1, type: itemAt(entity, 2, 'entity') });
         else {
           const list = open.get(entity[1]) ?? [];
-          list.push({ start: position, type: entity[2]! });
+          list.push({ start: position, type: itemAt(entity, 2, 'entity') });
           open.set(entity[1], list);
         }
       } else {
-        const list = open.get(entity[5]!);
+        const list = open.get(itemAt(entity, 5, 'entity'));
         const opened = list?.pop();
         if (opened) spans.push({ start: opened.start, end: position + 1, type: opened.type });
       }
@@ -147,16 +148,17 @@ export function gumEntities(sentence: ConlluSentence): string[] {
   });
   const tags: string[] = sentence.words.map(() => 'O');
   const named = spans
-    .filter((span) => GUM_TYPES[span.type] !== undefined)
     .map((span) => {
+      const type = GUM_TYPES[span.type];
+      if (type === undefined) return undefined;
       // the head: the word of the span whose head lies outside it
       const head = sentence.words.findIndex(
         (word, position) => position >= span.start && position < span.end && (word.head - 1 < span.start || word.head - 1 >= span.end),
       );
-      if (head < 0 || sentence.words[head]!.upos !== 'PROPN') return undefined;
+      if (head < 0 || itemAt(sentence.words, head, 'sentence.words').upos !== 'PROPN') return undefined;
       // a group named by a plural proper noun ("Jews", "Israelis") is a GUM person but no UNER entity
-      if (span.type === 'person' && span.end - span.start === 1 && sentence.words[head]!.xpos === 'NNPS') return undefined;
-      return nameAround(sentence, span.start, span.end, head, GUM_TYPES[span.type]!);
+      if (span.type === 'person' && span.end - span.start === 1 && itemAt(sentence.words, head, 'sentence.words').xpos === 'NNPS') return undefined;
+      return nameAround(sentence, span.start, span.end, head, type);
     })
     .filter((span) => span !== undefined)
     .sort((left, right) => right.end - right.start - (left.end - left.start));
@@ -185,7 +187,7 @@ export function withoutTitles(tokens: readonly string[], tags: readonly string[]
   for (const span of entitySpans(tags)) {
     if (span.type !== 'PER') continue;
     let from = span.start;
-    while (span.end - from > 1 && isPersonTitle(tokens[from]!)) out[from++] = 'O';
+    while (span.end - from > 1 && isPersonTitle(itemAt(tokens, from, 'tokens'))) out[from++] = 'O';
     if (from > span.start) out[from] = 'B-PER';
   }
   return out;

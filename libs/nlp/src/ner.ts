@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { feature, hashString, random, shuffle } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
 import { Perceptron } from './perceptron.js';
@@ -33,7 +34,7 @@ const TAG_INDEX = new Map<string, number>(NER_TAGS.map((tag, index) => [tag, ind
 
 /** True when tag `next` may follow `previous` in IOB2 (I-X only after B-X or I-X). */
 function allowed(previous: number, next: number): boolean {
-  const tag = NER_TAGS[next]!;
+  const tag = itemAt(NER_TAGS, next, 'NER_TAGS');
   if (!tag.startsWith('I-')) return true;
   const previousTag = NER_TAGS[previous] ?? 'O';
   return previousTag !== 'O' && previousTag.slice(2) === tag.slice(2);
@@ -68,7 +69,7 @@ interface Codes {
 
 /** Features of the token at `position` that do not read the previous tag. */
 function extract({ words, gazetteerCodes, lexiconCodes, pos }: Codes, tokens: readonly string[], position: number, out: Int32Array): number {
-  const token = tokens[position]!;
+  const token = itemAt(tokens, position, 'tokens');
   const first = token[0] ?? '';
   const capital = first !== first.toLowerCase() ? 1 : 0;
   const word = words.lower[position]!;
@@ -184,7 +185,7 @@ export function tagEntities(model: NerModel, tokens: readonly string[], partsOfS
     pos: posCodes(tokens, partsOfSpeech),
   };
   const out = viterbi(model.perceptron, codes, tokens);
-  return out.map((tagIndex) => NER_TAGS[tagIndex]!);
+  return out.map((tagIndex) => itemAt(NER_TAGS, tagIndex, 'NER_TAGS'));
 }
 
 /** Builds the gazetteer: for each lower-cased token seen inside training entities, the set of its positions and types. */
@@ -196,7 +197,7 @@ export function buildGazetteer(examples: readonly { readonly tokens: readonly st
   for (const example of examples) {
     example.tags.forEach((tag, position) => {
       if (tag === 'O') return;
-      const key = example.tokens[position]!.toLowerCase();
+      const key = itemAt(example.tokens, position, 'example.tokens').toLowerCase();
       let set = seen.get(key);
       if (!set) seen.set(key, (set = new Set()));
       set.add(tag);
@@ -250,7 +251,7 @@ export function trainNer(
           example,
           (sentenceCodes = {
             words: wordCodes(example.tokens),
-            gazetteerCodes: lookupCodes(example.tokens, foldGazetteers[foldOf(example)]!, NO_GAZ),
+            gazetteerCodes: lookupCodes(example.tokens, itemAt(foldGazetteers, foldOf(example), 'foldGazetteers'), NO_GAZ),
             lexiconCodes: lookupCodes(example.tokens, lexicon, NO_LEX),
             pos: posCodes(example.tokens, example.pos),
             gold: example.tags.map((tag) => TAG_INDEX.get(tag) ?? 0),
@@ -261,20 +262,20 @@ export function trainNer(
       perceptron.tick();
       for (let position = 0; position < example.tokens.length; position++) {
         total++;
-        const gold = sentenceCodes.gold[position]!;
+        const gold = itemAt(sentenceCodes.gold, position, 'sentenceCodes.gold');
         if (guess[position] === gold) right++;
-        const goldPrevious = position === 0 ? -1 : sentenceCodes.gold[position - 1]!;
-        const guessPrevious = position === 0 ? -1 : guess[position - 1]!;
+        const goldPrevious = position === 0 ? -1 : itemAt(sentenceCodes.gold, position - 1, 'sentenceCodes.gold');
+        const guessPrevious = position === 0 ? -1 : itemAt(guess, position - 1, 'guess');
         if (guess[position] === gold && guessPrevious === goldPrevious) continue;
         const count = extract(sentenceCodes, example.tokens, position, feats);
         if (guess[position] !== gold) {
           perceptron.adjust(feats, count, gold, 1);
-          perceptron.adjust(feats, count, guess[position]!, -1);
+          perceptron.adjust(feats, count, itemAt(guess, position, 'guess'), -1);
         }
         extractPrevious(sentenceCodes, position, goldPrevious, previousFeats, 0);
         perceptron.adjust(previousFeats, PREVIOUS_FEATURES, gold, 1);
         extractPrevious(sentenceCodes, position, guessPrevious, previousFeats, 0);
-        perceptron.adjust(previousFeats, PREVIOUS_FEATURES, guess[position]!, -1);
+        perceptron.adjust(previousFeats, PREVIOUS_FEATURES, itemAt(guess, position, 'guess'), -1);
       }
     }
     options.onEpoch?.(epoch, right / total);

@@ -1,4 +1,6 @@
+import { itemAt } from './checked.js';
 import { FailedPreconditionError } from '@loom/domain';
+import { entryOf } from './checked.js';
 import { random, shuffle } from './hashing.js';
 import { Perceptron } from './perceptron.js';
 import {
@@ -86,8 +88,8 @@ function goldOf(example: ParserExample): Gold {
   const labels = new Int32Array(wordCount + 1);
   heads[0] = NONE;
   for (let position = 1; position <= wordCount; position++) {
-    heads[position] = example.heads[position - 1]!;
-    labels[position] = example.labels[position - 1]!;
+    heads[position] = itemAt(example.heads, position - 1, 'example.heads');
+    labels[position] = itemAt(example.labels, position - 1, 'example.labels');
   }
   return { heads, labels };
 }
@@ -222,7 +224,7 @@ function beamSequence(model: ParserModel, codes: Codes, gold: Gold, steps: numbe
   for (let step = 0; step < steps; step++) {
     beam.expand(model, codes);
     for (let item = 0; item < beam.size; item++) {
-      const state = beam.items[item]!;
+      const state = itemAt(beam.items, item, 'beam.items');
       scratch.cost.fill(UNREACHABLE_COST);
       costs(state, gold.heads, scratch.cost);
       let min = UNREACHABLE_COST;
@@ -341,7 +343,7 @@ export class ParserTraining {
     // The first epoch follows the oracle only; exploration draws from the seeded generator.
     const explore = epoch > 1 ? (): boolean => next() < options.explore : (): boolean => false;
     for (const example of this.order) {
-      const { codes, gold } = this.prepared.get(example)!;
+      const { codes, gold } = entryOf(this.prepared, example, 'prepared examples');
       if (epoch <= options.epochs) trainGreedy(model, example, codes, gold, explore, this.scratch);
       else trainBeam(model, codes, gold, this.width, this.scratch);
     }

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { feature, hashString } from './hashing.js';
 import { Perceptron } from './perceptron.js';
 
@@ -181,8 +182,8 @@ export function codesOf(input: ParserInput): Codes {
   word[0] = ROOT_WORD;
   tag[0] = ROOT_TAG;
   for (let position = 0; position < wordCount; position++) {
-    word[position + 1] = hashString(input.words[position]!.toLowerCase());
-    tag[position + 1] = input.tags[position]!;
+    word[position + 1] = hashString(itemAt(input.words, position, 'input.words').toLowerCase());
+    tag[position + 1] = itemAt(input.tags, position, 'input.tags');
   }
   return { word, tag };
 }
@@ -431,14 +432,14 @@ export class Beam {
   }
 
   terminal(): boolean {
-    return this.items[0]!.terminal();
+    return itemAt(this.items, 0, 'this.items').terminal();
   }
 
   /** Extracts each item's features and lists every legal transition, sorted by summed score (ties: earlier item, lower action). */
   expand(model: ParserModel, codes: Codes): void {
     let listed = 0;
     for (let item = 0; item < this.size; item++) {
-      const state = this.items[item]!;
+      const state = itemAt(this.items, item, 'this.items');
       const count = extract(state, codes, this.feats[item]!);
       this.counts[item] = count;
       model.perceptron.score(this.feats[item]!, count, this.transitionScores);
@@ -483,9 +484,9 @@ export class Beam {
     for (let slot = 0; slot < keep; slot++) {
       const item = this.candItem[slot]!;
       const action = this.candAction[slot]!;
-      const state = this.spare[slot]!;
-      state.copyFrom(this.items[item]!);
-      const label = action === SHIFT ? NULL_LABEL : this.label(model, this.items[item]!, action, item);
+      const state = itemAt(this.spare, slot, 'this.spare');
+      state.copyFrom(itemAt(this.items, item, 'this.items'));
+      const label = action === SHIFT ? NULL_LABEL : this.label(model, itemAt(this.items, item, 'this.items'), action, item);
       state.apply(action, label);
       this.spareScores[slot] = this.candScore[slot]!;
       this.parent[slot] = item;
@@ -517,7 +518,7 @@ export function parse(model: ParserModel, input: ParserInput): { heads: number[]
       beam.expand(model, codes);
       beam.advance(model);
     }
-    return treeOf(beam.items[0]!);
+    return treeOf(itemAt(beam.items, 0, 'beam.items'));
   }
   const state = new State(input.words.length);
   const feats = new Int32Array(MAX_FEATURES);

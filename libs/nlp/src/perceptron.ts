@@ -7,8 +7,8 @@ import { FailedPreconditionError } from '@loom/domain';
 export class Perceptron {
   readonly mask: number;
   readonly weights: Float32Array;
-  private totals: Float64Array | undefined;
-  private stamps: Int32Array | undefined;
+  /** While training: each weight's running total and the clock of its last change (for the averages). */
+  private training: { readonly totals: Float64Array; readonly stamps: Int32Array } | undefined;
   private clock = 1;
 
   constructor(
@@ -58,29 +58,26 @@ export class Perceptron {
   /** Moves weights towards `gold` and away from `guess` for the given features. */
   update(features: Int32Array, count: number, gold: number, guess: number): void {
     if (gold === guess) return;
-    if (!this.totals || !this.stamps) {
-      this.totals = new Float64Array(this.weights.length);
-      this.stamps = new Int32Array(this.weights.length);
-    }
+    const training = this.trainingState();
     for (let index = 0; index < count; index++) {
       const base = features[index]! & this.mask;
-      this.bump((base + gold) & this.mask, 1);
-      this.bump((base + guess) & this.mask, -1);
+      this.bump(training, (base + gold) & this.mask, 1);
+      this.bump(training, (base + guess) & this.mask, -1);
     }
   }
 
-  /** Adds `delta` to class `cls`'s weight of each feature (structured updates, where gold and guess read different features). */
+  /** Adds `delta` to class `target`'s weight of each feature (structured updates, where gold and guess read different features). */
   adjust(features: Int32Array, count: number, target: number, delta: number): void {
-    if (!this.totals || !this.stamps) {
-      this.totals = new Float64Array(this.weights.length);
-      this.stamps = new Int32Array(this.weights.length);
-    }
-    for (let index = 0; index < count; index++) this.bump(((features[index]! & this.mask) + target) & this.mask, delta);
+    const training = this.trainingState();
+    for (let index = 0; index < count; index++) this.bump(training, ((features[index]! & this.mask) + target) & this.mask, delta);
   }
 
-  private bump(index: number, delta: number): void {
-    const totals = this.totals!;
-    const stamps = this.stamps!;
+  /** The training state, created on the first update. */
+  private trainingState(): { readonly totals: Float64Array; readonly stamps: Int32Array } {
+    return (this.training ??= { totals: new Float64Array(this.weights.length), stamps: new Int32Array(this.weights.length) });
+  }
+
+  private bump({ totals, stamps }: { readonly totals: Float64Array; readonly stamps: Int32Array }, index: number, delta: number): void {
     totals[index]! += (this.clock - stamps[index]!) * this.weights[index]!;
     stamps[index] = this.clock;
     this.weights[index]! += delta;
@@ -88,14 +85,14 @@ export class Perceptron {
 
   /** Replaces the weights by their averages over all examples seen; training ends here. */
   average(): void {
-    if (!this.totals || !this.stamps) return;
+    if (!this.training) return;
+    const { totals, stamps } = this.training;
     const weights = this.weights;
     for (let index = 0; index < weights.length; index++) {
-      const total = this.totals[index]! + (this.clock - this.stamps[index]!) * weights[index]!;
+      const total = totals[index]! + (this.clock - stamps[index]!) * weights[index]!;
       weights[index] = total / this.clock;
     }
-    this.totals = undefined;
-    this.stamps = undefined;
+    this.training = undefined;
   }
 
   /**
@@ -126,9 +123,10 @@ export class Perceptron {
   /** A copy of the current averaged weights, leaving training state untouched (for dev checks between epochs). */
   averagedCopy(): Perceptron {
     const copy = new Perceptron(this.classes, this.bits, new Float32Array(this.weights));
-    if (this.totals && this.stamps) {
+    if (this.training) {
+      const { totals, stamps } = this.training;
       for (let index = 0; index < copy.weights.length; index++) {
-        copy.weights[index] = (this.totals[index]! + (this.clock - this.stamps[index]!) * this.weights[index]!) / this.clock;
+        copy.weights[index] = (totals[index]! + (this.clock - stamps[index]!) * this.weights[index]!) / this.clock;
       }
     }
     return copy;

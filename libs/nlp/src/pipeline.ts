@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -158,7 +159,7 @@ export class NlpPipeline {
   tag(words: readonly string[]): { upos: string; xpos: string; label: string }[] {
     const tagger = this.tagger();
     return tagWords(tagger, words).map((labelIndex) => {
-      const label = tagger.labels[labelIndex]!;
+      const label = itemAt(tagger.labels, labelIndex, 'tagger.labels');
       const tab = label.indexOf('\t');
       return { upos: label.slice(0, tab), xpos: label.slice(tab + 1), label };
     });
@@ -174,7 +175,7 @@ export class NlpPipeline {
     const parser = this.parser();
     const tags = labels.map((label) => parser.tagCodes.get(label) ?? UNKNOWN_TAG);
     const result = parse(parser, { words, tags });
-    return { heads: result.heads, relations: result.labels.map((label) => parser.labels[label]!) };
+    return { heads: result.heads, relations: result.labels.map((label) => itemAt(parser.labels, label, 'parser.labels')) };
   }
 
   /**
@@ -211,7 +212,12 @@ export class NlpPipeline {
           )
         : undefined;
       const tokens: AnnotationToken[] = words.map((word, index) => {
-        const previous = index > 0 ? words[index - 1] : sentenceIndex > 0 ? segmented[sentenceIndex - 1]![segmented[sentenceIndex - 1]!.length - 1] : undefined;
+        const previous =
+          index > 0
+            ? words[index - 1]
+            : sentenceIndex > 0
+              ? itemAt(segmented, sentenceIndex - 1, 'segmented')[itemAt(segmented, sentenceIndex - 1, 'segmented').length - 1]
+              : undefined;
         const next = index + 1 < words.length ? words[index + 1] : segmented[sentenceIndex + 1]?.[0];
         const sameTokenBefore = previous !== undefined && previous.token === word.token;
         const sameTokenAfter = next !== undefined && next.token === word.token;
@@ -224,7 +230,7 @@ export class NlpPipeline {
           characterOffsetBegin: word.start,
           characterOffsetEnd: word.end,
           ...(tag ? { pos: tag.xpos, upos: tag.upos } : {}),
-          ...(ner ? { ner: ner[index]! } : {}),
+          ...(ner ? { ner: itemAt(ner, index, 'ner') } : {}),
           before: sameTokenBefore ? '' : text.slice(previous?.end ?? 0, word.start),
           after: sameTokenAfter ? '' : text.slice(word.end, next?.start ?? text.length),
         };
@@ -239,11 +245,11 @@ export class NlpPipeline {
           tags.map((tag) => tag.label),
         );
         const arcs: AnnotationDependency[] = heads.map((head, index) => ({
-          dep: head === 0 ? ROOT_RELATION : relations[index]!,
+          dep: head === 0 ? ROOT_RELATION : itemAt(relations, index, 'relations'),
           governor: head,
-          governorGloss: head === 0 ? ROOT_RELATION : forms[head - 1]!,
+          governorGloss: head === 0 ? ROOT_RELATION : itemAt(forms, head - 1, 'forms'),
           dependent: index + 1,
-          dependentGloss: forms[index]!,
+          dependentGloss: itemAt(forms, index, 'forms'),
         }));
         sentence.basicDependencies = [...arcs.filter((name) => name.governor === 0), ...arcs.filter((name) => name.governor !== 0)];
       }
@@ -264,8 +270,8 @@ function mentions(text: string, tokens: readonly AnnotationToken[], ner: readonl
     }
     let end = index + 1;
     while (end < ner.length && ner[end] === ner[index]) end++;
-    const first = tokens[index]!;
-    const last = tokens[end - 1]!;
+    const first = itemAt(tokens, index, 'tokens');
+    const last = itemAt(tokens, end - 1, 'tokens');
     out.push({
       docTokenBegin: docToken + index,
       docTokenEnd: docToken + end,
@@ -274,7 +280,7 @@ function mentions(text: string, tokens: readonly AnnotationToken[], ner: readonl
       text: text.slice(first.characterOffsetBegin, last.characterOffsetEnd),
       characterOffsetBegin: first.characterOffsetBegin,
       characterOffsetEnd: last.characterOffsetEnd,
-      ner: ner[index]!,
+      ner: itemAt(ner, index, 'ner'),
     });
     index = end;
   }

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { feature, hashString, random, shuffle } from './hashing.js';
 import { shape } from './features.js';
 import { Perceptron } from './perceptron.js';
@@ -21,7 +22,7 @@ const END_PUNCT = /^[.!?…]+$/;
 
 function kind(token: string | undefined): number {
   if (token === undefined) return 0;
-  const first = token[0]!;
+  const first = itemAt(token, 0, 'token');
   if (first >= 'A' && first <= 'Z') return 1;
   if (first >= 'a' && first <= 'z') return 2;
   if (first >= '0' && first <= '9') return 3;
@@ -36,7 +37,7 @@ function spaceKind(space: string): number {
 }
 
 function extract(tokens: readonly string[], spaces: readonly string[], position: number, lexicon: TokenizerLexicon, out: Int32Array): number {
-  const token = tokens[position]!;
+  const token = itemAt(tokens, position, 'tokens');
   const lower = token.toLowerCase();
   const next = tokens[position + 1];
   const next2 = tokens[position + 2];
@@ -76,7 +77,7 @@ export function sentenceEnds(model: SplitterModel, text: string, tokens: readonl
   const scores = new Float32Array(2);
   const ends: number[] = [];
   for (let position = 0; position < tokens.length; position++) {
-    if (position === tokens.length - 1 || PARAGRAPH.test(spaces[position]!)) {
+    if (position === tokens.length - 1 || PARAGRAPH.test(itemAt(spaces, position, 'spaces'))) {
       ends.push(position);
       continue;
     }
@@ -102,7 +103,7 @@ export function trainSplitter(
     shuffle(order, next);
     for (const example of order) {
       for (let position = 0; position < example.tokens.length - 1; position++) {
-        if (PARAGRAPH.test(example.spaces[position]!)) continue;
+        if (PARAGRAPH.test(itemAt(example.spaces, position, 'example.spaces'))) continue;
         const count = extract(example.tokens, example.spaces, position, lexicon, feats);
         perceptron.score(feats, count, scores);
         const guess = scores[1]! > scores[0]! ? 1 : 0;

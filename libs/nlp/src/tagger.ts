@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { feature, random, shuffle } from './hashing.js';
 import { hashString } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
@@ -51,7 +52,7 @@ const UNAMBIGUOUS_MIN_SHARE = 0.995;
 
 function ambiguityCodes(words: readonly string[], ambiguity: ReadonlyMap<string, number>): Int32Array {
   const codes = new Int32Array(words.length + 2).fill(hashString('<END>'));
-  for (let index = 0; index < words.length; index++) codes[index] = ambiguity.get(words[index]!.toLowerCase()) ?? UNKNOWN_CLASS;
+  for (let index = 0; index < words.length; index++) codes[index] = ambiguity.get(itemAt(words, index, 'words').toLowerCase()) ?? UNKNOWN_CLASS;
   return codes;
 }
 
@@ -149,7 +150,7 @@ function firstPass(
   const scores = new Float32Array(perceptron.classes);
   const out: number[] = [];
   for (let position = 0; position < words.length; position++) {
-    const known = unambiguous.get(words[position]!);
+    const known = unambiguous.get(itemAt(words, position, 'words'));
     if (known !== undefined) {
       out.push(known);
       if (margins) margins[position] = Infinity;
@@ -180,7 +181,7 @@ export function tagWords(model: TaggerModel, words: readonly string[]): number[]
   for (let position = 0; position < words.length; position++) {
     // A confident first-pass tag is kept: the second pass rarely changes it and costs as much again.
     if (margins[position]! >= model.secondPassMargin) {
-      out.push(first[position]!);
+      out.push(itemAt(first, position, 'first'));
       continue;
     }
     const count = extractSecond(codes, classCodes, first, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, feats);
@@ -205,8 +206,8 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): {
   };
   for (const sentence of sentences) {
     sentence.words.forEach((word, index) => {
-      count(byLower, word.toLowerCase(), sentence.labels[index]!);
-      count(byForm, word, sentence.labels[index]!);
+      count(byLower, word.toLowerCase(), itemAt(sentence.labels, index, 'sentence.labels'));
+      count(byForm, word, itemAt(sentence.labels, index, 'sentence.labels'));
     });
   }
   const ambiguityText = new Map<string, string>();
@@ -261,15 +262,23 @@ function trainPass(
     let right = 0;
     let total = 0;
     for (const label of order) {
-      const sentence = sentences[label]!;
-      const preparedSentence = prepared[label]!;
+      const sentence = itemAt(sentences, label, 'sentences');
+      const preparedSentence = itemAt(prepared, label, 'prepared');
       const history: number[] = [];
       for (let position = 0; position < sentence.words.length; position++) {
-        const gold = sentence.labels[position]!;
+        const gold = itemAt(sentence.labels, position, 'sentence.labels');
         const previousTag = history[position - 1] ?? NO_TAG;
         const secondPreviousTag = history[position - 2] ?? NO_TAG;
         const count = rightTags
-          ? extractSecond(preparedSentence.codes, preparedSentence.classCodes, rightTags[label]!, position, previousTag, secondPreviousTag, feats)
+          ? extractSecond(
+              preparedSentence.codes,
+              preparedSentence.classCodes,
+              itemAt(rightTags, label, 'rightTags'),
+              position,
+              previousTag,
+              secondPreviousTag,
+              feats,
+            )
           : extract(preparedSentence.codes, preparedSentence.classCodes, position, previousTag, secondPreviousTag, feats);
         perceptron.tick();
         perceptron.score(feats, count, scores);
@@ -305,20 +314,26 @@ export function trainTagger(
   const rightTags: number[][] = new Array<number[]>(sentences.length);
   for (let fold = 0; fold < FIRST_PASS_FOLDS; fold++) {
     const rest = sentences.map((_, index) => index).filter((index) => index % FIRST_PASS_FOLDS !== fold);
-    const foldLexicons = buildLexicons(rest.map((index) => sentences[index]!));
+    const foldLexicons = buildLexicons(rest.map((index) => itemAt(sentences, index, 'sentences')));
     const foldPrepared = sentences.map((sentence, index) => ({
-      codes: prepared[index]!.codes,
+      codes: itemAt(prepared, index, 'prepared').codes,
       classCodes: ambiguityCodes(sentence.words, foldLexicons.ambiguity),
     }));
     const foldTagger = trainPass(
-      rest.map((index) => sentences[index]!),
-      rest.map((index) => foldPrepared[index]!),
+      rest.map((index) => itemAt(sentences, index, 'sentences')),
+      rest.map((index) => itemAt(foldPrepared, index, 'foldPrepared')),
       labels.length,
       { ...quiet, seed: options.seed + 1 + fold },
     );
     sentences.forEach((sentence, index) => {
       if (index % FIRST_PASS_FOLDS === fold)
-        rightTags[index] = firstPass(foldTagger, foldLexicons.unambiguous, sentence.words, foldPrepared[index]!.codes, foldPrepared[index]!.classCodes);
+        rightTags[index] = firstPass(
+          foldTagger,
+          foldLexicons.unambiguous,
+          sentence.words,
+          itemAt(foldPrepared, index, 'foldPrepared').codes,
+          itemAt(foldPrepared, index, 'foldPrepared').classCodes,
+        );
     });
   }
   const perceptron = trainPass(sentences, prepared, labels.length, quiet);

@@ -39,11 +39,11 @@ export function splitterExamples(sentences: readonly ConlluSentence[]): Splitter
       current = { tokens: [], spaces: [], ends: [] };
     } else if (sentence.newPar && current.spaces.length > 0) current.spaces[current.spaces.length - 1] = '\n\n';
     const tokens = surfaceTokens(sentence);
-    tokens.forEach((token, position) => {
-      current!.tokens.push(token.form);
-      current!.spaces.push(position === tokens.length - 1 ? ' ' : token.spaceAfter ? ' ' : '');
-      current!.ends.push(position === tokens.length - 1);
-    });
+    for (const [position, token] of tokens.entries()) {
+      current.tokens.push(token.form);
+      current.spaces.push(position === tokens.length - 1 ? ' ' : token.spaceAfter ? ' ' : '');
+      current.ends.push(position === tokens.length - 1);
+    }
   }
   if (current) docs.push(current);
   return docs;

@@ -42,11 +42,11 @@ function push(tokens: SurfaceToken[], text: string, start: number): void {
 
 /** Length of the run of punctuation at `from` going forward (dir 1) or backward (dir -1). */
 function runLength(text: string, from: number, dir: 1 | -1): number {
-  const character = text[from]!;
+  const character = itemAt(text, from, 'text');
   const endPunct = SENTENCE_END.has(character) || character === '…';
   let run = 1;
   for (let position = from + dir; position >= 0 && position < text.length; position += dir) {
-    const other = text[position]!;
+    const other = itemAt(text, position, 'text');
     if (other === character || (endPunct && (SENTENCE_END.has(other) || other === '…'))) run++;
     else break;
   }
@@ -60,7 +60,7 @@ function splitChunk(chunk: string, offset: number, lexicon: TokenizerLexicon, to
   const tail: SurfaceToken[] = [];
   let openedQuote = false;
   // Peel opening punctuation off the front.
-  while (rest.length > 1 && OPENING.has(rest[0]!) && !URL.test(rest) && !EMOTICON.test(rest)) {
+  while (rest.length > 1 && OPENING.has(itemAt(rest, 0, 'rest')) && !URL.test(rest) && !EMOTICON.test(rest)) {
     if (rest[0] === "'" && /^'(?:s|m|d|ll|re|ve|\d0s)\b/i.test(rest)) break;
     const run = runLength(rest, 0, 1);
     if (run >= rest.length) break;
@@ -79,7 +79,7 @@ function splitChunk(chunk: string, offset: number, lexicon: TokenizerLexicon, to
   }
   // Peel closing punctuation off the back.
   while (rest.length > 1) {
-    const last = rest[rest.length - 1]!;
+    const last = itemAt(rest, rest.length - 1, 'rest');
     if (!CLOSING.has(last)) break;
     if (EMOTICON.test(rest)) break;
     const lower = rest.toLowerCase();
@@ -101,8 +101,8 @@ function splitInner(text: string, start: number, lexicon: TokenizerLexicon, toke
     return push(tokens, text, start);
   let match = TIME_UNIT.exec(text) ?? CURRENCY.exec(text) ?? PERCENT.exec(text);
   if (match) {
-    push(tokens, match[1]!, start);
-    push(tokens, match[2]!, start + match[1]!.length);
+    push(tokens, itemAt(match, 1, 'match'), start);
+    push(tokens, itemAt(match, 2, 'match'), start + itemAt(match, 1, 'match').length);
     return;
   }
   // Punctuation inside a word: split around it unless it joins digits (1,000 3:30 9/11 713-853-3989) or is an apostrophe.
@@ -158,9 +158,9 @@ export function multiwordParts(text: string, lexicon: TokenizerLexicon): readonl
   const known = lexicon.multiwordTokens.get(text.toLowerCase());
   if (known) return known;
   const clitic = CLITIC.exec(text);
-  if (clitic && clitic[1]!.length > 0) {
-    const host = clitic[1]!;
-    const rest = clitic[2]!;
+  if (clitic && itemAt(clitic, 1, 'clitic').length > 0) {
+    const host = itemAt(clitic, 1, 'clitic');
+    const rest = itemAt(clitic, 2, 'clitic');
     // `n't` takes its n from the host's end: do|n't, ca|n't, wo|n't.
     if (/^n/i.test(rest)) return [host.length, rest.length];
     const inner = multiwordParts(host, lexicon);
@@ -168,3 +168,4 @@ export function multiwordParts(text: string, lexicon: TokenizerLexicon): readonl
   }
   return [text.length];
 }
+import { itemAt } from './checked.js';

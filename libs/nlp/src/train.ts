@@ -81,8 +81,8 @@ export function taggerAccuracy(model: TaggerModel, sentences: readonly ConlluSen
       sentence.words.map((word) => word.form),
     );
     predicted.forEach((label, index) => {
-      const [predictedUpos, predictedXpos] = model.labels[label]!.split('\t');
-      const gold = sentence.words[index]!;
+      const [predictedUpos, predictedXpos] = itemAt(model.labels, label, 'model.labels').split('\t');
+      const gold = itemAt(sentence.words, index, 'sentence.words');
       count++;
       if (predictedUpos === gold.upos) upos++;
       if (predictedXpos === gold.xpos) xpos++;
@@ -426,7 +426,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
   const tagged = (sentence: { tokens: readonly string[]; tags: readonly string[] }): NerExample => ({
     tokens: sentence.tokens,
     tags: sentence.tags,
-    pos: tagWords(tagger, sentence.tokens).map((label) => tagger.labels[label]!),
+    pos: tagWords(tagger, sentence.tokens).map((label) => itemAt(tagger.labels, label, 'tagger.labels')),
   });
   const open = openNerExamples(ctx.dataDir, NER_SETTINGS.openSets);
   const uner = unerSplit(ctx.dataDir);
@@ -465,7 +465,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
       heldOutSentences: heldOut.length,
     },
     epochs,
-    dev: Object.fromEntries(Object.entries(scores).map(([k, v]) => [`f1${k[0]!.toUpperCase()}${k.slice(1).toLowerCase()}`, round(v)])),
+    dev: Object.fromEntries(Object.entries(scores).map(([k, v]) => [`f1${itemAt(k, 0, 'k').toUpperCase()}${k.slice(1).toLowerCase()}`, round(v)])),
     licence: 'CC BY-SA 4.0 (UNER English EWT, the tagger) and CC BY 4.0 (WikiGold, Broad Twitter Corpus); name lexicon MIT (compromise)',
     attribution: [
       'Universal NER English EWT (UNER_English-EWT commit 8ed072d; Mayhew et al., NAACL 2024), CC BY-SA 4.0.',
