@@ -19,7 +19,7 @@ import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { componentFactories, GraphStores, WorkflowRun } from '@loom/executor';
 import { startEmbeddedGraph } from '@loom/graph';
-import { annotate } from '@loom/nlp';
+import { NlpPipeline } from '@loom/nlp';
 import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
 import { createAnnotationSkill } from '@loom/skill-annotation';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
@@ -183,12 +183,17 @@ async function count(backend, graph, cypher) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+/** The in-process annotator of the skill: the pipeline without dictionary entries. */
+function annotateWith(pipeline) {
+  return (text, options) => pipeline.annotate(text, { annotators: options.annotators });
+}
+
 /** The annotation skill's sentences per second on the same documents' text, one request at a time (median of ROUNDS). */
 async function annotationRate() {
   const texts = documents.map((document) =>
     document.sentences.map((sentence) => sentence.tokens.map((token) => token.before + token.originalText).join('')).join(' '),
   );
-  const skill = await startSkillForTest(createAnnotationSkill({ annotator: annotate }));
+  const skill = await startSkillForTest(createAnnotationSkill({ annotator: annotateWith(new NlpPipeline()) }));
   const post = async (text) => {
     const response = await fetch(`${skill.url}/v2/annotate`, {
       method: 'POST',

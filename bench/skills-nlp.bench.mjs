@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getDocumentProxy } from 'unpdf';
-import { annotate } from '@loom/nlp';
+import { NlpPipeline } from '@loom/nlp';
 import { testDataDir } from '@loom/nlp/training';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
 import { pdfSkill } from '@loom/skill-pdf';
@@ -112,10 +112,12 @@ await pdf.stop();
 {
   const { createAnnotationSkill } = await import('@loom/skill-annotation');
   const text = readFileSync(join(testDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
+  const pipeline = new NlpPipeline();
+  const annotate = (text, options = {}) => pipeline.annotate(text, { annotators: options.annotators });
   const inProcess = annotate(text);
   const tokens = inProcess.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
   const baseline = await rate(40, 1, () => Promise.resolve(annotate(text)));
-  console.log(`annotation: baseline (libs/nlp annotate() in-process) ${fmt(baseline)} documents/s, ${fmt(baseline * tokens)} tokens/s`);
+  console.log(`annotation: baseline (libs/nlp NlpPipeline.annotate() in-process) ${fmt(baseline)} documents/s, ${fmt(baseline * tokens)} tokens/s`);
   const annotation = await startSkillForTest(createAnnotationSkill({ annotator: annotate }));
   for (const concurrency of [1, 4]) {
     const documents = await rate(40, concurrency, () => post(`${annotation.url}/v2/annotate`, { text }));

@@ -3,6 +3,7 @@
  * `npm run train -- <tokenizer|tagger|lemmatizer|parser|ner|all>` and `npm run eval -- nlp [--sample N] [--record]`.
  * Training reads only the data directory (no network) and writes models/<name>.bin and its card.
  */
+import { entryOf } from './checked.js';
 import { findDataDir } from './data-dir.js';
 import { evalNlp, MODELS } from './eval-command.js';
 import { defaultModelsDir } from './pipeline.js';
@@ -24,7 +25,7 @@ async function train(names: readonly string[], limit: number | undefined): Promi
   for (const name of names) {
     const started = Date.now();
     log(`training ${name}`);
-    await run[name]!();
+    await entryOf(new Map(Object.entries(run)), name, 'trainers')();
     log(`trained ${name} in ${Math.round((Date.now() - started) / 1000)} s`);
   }
 }
@@ -32,8 +33,8 @@ async function train(names: readonly string[], limit: number | undefined): Promi
 async function main(argv: readonly string[]): Promise<number> {
   const [command, target, ...rest] = argv;
   const option = (name: string): string | undefined => {
-    const i = rest.indexOf(name);
-    return i >= 0 ? rest[i + 1] : undefined;
+    const at = rest.indexOf(name);
+    return at >= 0 ? rest[at + 1] : undefined;
   };
   if (command === 'train') {
     const names = target === 'all' ? [...MODELS] : target !== undefined && (MODELS as readonly string[]).includes(target) ? [target] : undefined;

@@ -1,3 +1,4 @@
+import { entryOf, itemAt } from './checked.js';
 import { type Annotation, type AnnotationEntityMention, type AnnotationSentence, type AnnotationToken, NO_ENTITY, ROOT_RELATION } from '@loom/domain';
 import { type ConlluSentence, surfaceTokens } from './conllu.js';
 import { CorpusFormatError } from './errors.js';
@@ -30,10 +31,10 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
     if (index > 0) offset += 1; // the space between two sentences
     const spans = new Map<number, { begin: number; end: number; after: string }>();
     const surfaces = surfaceTokens(sentence);
-    surfaces.forEach((surface, s) => {
+    surfaces.forEach((surface, surfaceIndex) => {
       const begin = offset;
       offset += surface.form.length;
-      const after = s === surfaces.length - 1 ? ' ' : surface.spaceAfter ? ' ' : '';
+      const after = surfaceIndex === surfaces.length - 1 ? ' ' : surface.spaceAfter ? ' ' : '';
       const words = sentence.words.slice(surface.first - 1, surface.last);
       const spelled = words.map((word) => word.form).join('') === surface.form;
       let cursor = begin;
@@ -42,13 +43,13 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
         spans.set(word.id, { begin: spelled ? cursor : begin, end, after: word.id === surface.last ? after : '' });
         cursor = end;
       }
-      if (s < surfaces.length - 1 && surface.spaceAfter) offset += 1;
+      if (surfaceIndex < surfaces.length - 1 && surface.spaceAfter) offset += 1;
     });
 
     const { tags, spans: entities } = entityTags(sentence, options.entities, source);
-    const tokens = sentence.words.map((word, w): AnnotationToken => {
-      const span = spans.get(word.id)!;
-      const previous = w === 0 ? undefined : spans.get(sentence.words[w - 1]!.id);
+    const tokens = sentence.words.map((word, wordIndex): AnnotationToken => {
+      const span = entryOf(spans, word.id, 'word spans');
+      const previous = wordIndex === 0 ? undefined : spans.get(itemAt(sentence.words, wordIndex - 1, 'sentence.words').id);
       const before = previous === undefined ? (index === 0 ? '' : ' ') : previous.after;
       const token: AnnotationToken = {
         index: word.id,
@@ -59,7 +60,7 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
         characterOffsetEnd: span.end,
         pos: word.xpos,
         upos: word.upos,
-        ner: tags[w] ?? NO_ENTITY,
+        ner: tags[wordIndex] ?? NO_ENTITY,
         before,
         after: span.after,
       };
@@ -75,8 +76,8 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
       dependentGloss: word.form,
     }));
     const mentions = entities.map((span): AnnotationEntityMention => {
-      const first = tokens[span.start]!;
-      const last = tokens[span.end - 1]!;
+      const first = itemAt(tokens, span.start, 'tokens');
+      const last = itemAt(tokens, span.end - 1, 'tokens');
       return {
         docTokenBegin: span.start,
         docTokenEnd: span.end,
@@ -84,7 +85,7 @@ export function annotationFromConllu(sentences: readonly ConlluSentence[], optio
         tokenEnd: span.end,
         text: tokens
           .slice(span.start, span.end)
-          .map((token, i) => (i === 0 ? '' : token.before) + token.originalText)
+          .map((token, position) => (position === 0 ? '' : token.before) + token.originalText)
           .join(''),
         characterOffsetBegin: first.characterOffsetBegin,
         characterOffsetEnd: last.characterOffsetEnd,
@@ -107,13 +108,13 @@ function entityTags(sentence: ConlluSentence, entities: ReadonlyMap<string, IobS
     throw new CorpusFormatError(source, sentence.line, `the entities of sentence ${sentence.sentId} spell other characters than its words`);
   }
   const owner: number[] = [];
-  gold.tokens.forEach((token, t) => {
-    for (let c = 0; c < token.length; c++) owner.push(t);
+  gold.tokens.forEach((token, tokenIndex) => {
+    for (let character = 0; character < token.length; character++) owner.push(tokenIndex);
   });
   const goldSpans = entitySpans(gold.tags);
   const spanOfToken = new Map<number, number>();
-  goldSpans.forEach((span, k) => {
-    for (let t = span.start; t < span.end; t++) spanOfToken.set(t, k);
+  goldSpans.forEach((span, spanIndex) => {
+    for (let tokenIndex = span.start; tokenIndex < span.end; tokenIndex++) spanOfToken.set(tokenIndex, spanIndex);
   });
   const tags = sentence.words.map((): string => NO_ENTITY);
   const spans: EntitySpan[] = [];
@@ -121,17 +122,17 @@ function entityTags(sentence: ConlluSentence, entities: ReadonlyMap<string, IobS
   let open: { span: number; start: number } | undefined;
   const close = (end: number): void => {
     if (open === undefined) return;
-    const type = goldSpans[open.span]!.type;
+    const type = itemAt(goldSpans, open.span, 'goldSpans').type;
     spans.push({ start: open.start, end, type: ENTITY_TYPES[type] ?? type.toUpperCase() });
     open = undefined;
   };
-  words.forEach((form, w) => {
-    const span = spanOfToken.get(owner[position]!);
+  words.forEach((form, wordIndex) => {
+    const span = spanOfToken.get(itemAt(owner, position, 'owner'));
     position += form.length;
-    if (open !== undefined && open.span !== span) close(w);
-    if (span !== undefined && open === undefined) open = { span, start: w };
+    if (open !== undefined && open.span !== span) close(wordIndex);
+    if (span !== undefined && open === undefined) open = { span, start: wordIndex };
   });
   close(words.length);
-  for (const span of spans) for (let i = span.start; i < span.end; i++) tags[i] = span.type;
+  for (const span of spans) for (let tagPosition = span.start; tagPosition < span.end; tagPosition++) tags[tagPosition] = span.type;
   return { tags, spans };
 }

@@ -27,7 +27,7 @@ describe('parseConllu', () => {
     expect(first!.sentId).toBe('doc1-0001');
     expect(first!.text).toBe("I don't know.");
     expect(first!.newDoc).toBe(true);
-    expect(first!.words.map((w) => [w.id, w.form, w.head, w.deprel])).toEqual([
+    expect(first!.words.map((word) => [word.id, word.form, word.head, word.deprel])).toEqual([
       [1, 'I', 4, 'nsubj'],
       [2, 'do', 4, 'aux'],
       [3, "n't", 4, 'advmod'],

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { CorpusFormatError } from './errors.js';
 
 /** One syntactic word of a CoNLL-U sentence (an integer ID line). */
@@ -51,94 +52,105 @@ export interface ConlluSurfaceToken {
 
 const COLUMNS = 10;
 
+/** The ten columns of a word line: ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC. */
+type Columns = readonly [string, string, string, string, string, string, string, string, string, string];
+
+function isColumns(columns: readonly string[]): columns is Columns {
+  return columns.length === COLUMNS;
+}
+
+/** The sentence being read: what its lines gave so far. */
+interface SentenceInProgress {
+  comments: Map<string, string>;
+  words: ConlluWord[];
+  multiwordTokens: ConlluMultiwordToken[];
+  newDoc: boolean;
+  newPar: boolean;
+  /** Line of its first line, 0 before one was read. */
+  line: number;
+}
+
+function emptySentence(): SentenceInProgress {
+  return { comments: new Map(), words: [], multiwordTokens: [], newDoc: false, newPar: false, line: 0 };
+}
+
+/** The sentence read, checked; undefined when it has no words yet (its comments then carry over to the next). */
+function finishSentence(sentence: SentenceInProgress, source: string): ConlluSentence | undefined {
+  const { comments, words, multiwordTokens, newDoc, newPar, line } = sentence;
+  if (words.length === 0) {
+    if (multiwordTokens.length > 0) throw new CorpusFormatError(source, line, 'sentence has multi-word tokens but no words');
+    return undefined;
+  }
+  for (const token of multiwordTokens) {
+    if (token.last > words.length) throw new CorpusFormatError(source, line, `multi-word token ${token.first}-${token.last} runs past the last word`);
+  }
+  for (const word of words) {
+    if (word.head > words.length) throw new CorpusFormatError(source, line, `word ${word.id} has head ${word.head} past the last word`);
+  }
+  return {
+    sentId: comments.get('sent_id'),
+    text: comments.get('text'),
+    newDoc,
+    newPar: newPar || newDoc,
+    comments,
+    words,
+    multiwordTokens,
+    line,
+  };
+}
+
+/** Reads a comment line (`# key = value`) into the sentence. */
+function readComment(line: string, sentence: SentenceInProgress): void {
+  const body = line.slice(1).trim();
+  const equals = body.indexOf('=');
+  const key = (equals >= 0 ? body.slice(0, equals) : body).trim();
+  const value = equals >= 0 ? body.slice(equals + 1).trim() : '';
+  if (key === 'newdoc' || key.startsWith('newdoc ')) sentence.newDoc = true;
+  if (key === 'newpar' || key.startsWith('newpar ')) sentence.newPar = true;
+  sentence.comments.set(key, value);
+}
+
+/** Reads a word, multi-word token or (skipped) empty node line into the sentence. */
+function readTokenLine(line: string, lineNumber: number, sentence: SentenceInProgress, source: string): void {
+  const columns = line.split('\t');
+  if (!isColumns(columns)) throw new CorpusFormatError(source, lineNumber, `expected ${COLUMNS} tab-separated columns, found ${columns.length}`);
+  const [id, form, lemma, upos, xpos, feats, headText, deprel, deps, misc] = columns;
+  if (id.includes('.')) return;
+  const { words } = sentence;
+  const range = /^(\d+)-(\d+)$/.exec(id);
+  if (range) {
+    const first = Number(range[1]);
+    const last = Number(range[2]);
+    if (first !== words.length + 1 || last <= first) throw new CorpusFormatError(source, lineNumber, `multi-word token range ${id} out of order`);
+    sentence.multiwordTokens.push({ first, last, form, misc });
+    return;
+  }
+  if (!/^\d+$/.test(id) || Number(id) !== words.length + 1)
+    throw new CorpusFormatError(source, lineNumber, `word ID ${id} out of order (expected ${words.length + 1})`);
+  if (headText !== '_' && !/^\d+$/.test(headText)) throw new CorpusFormatError(source, lineNumber, `HEAD '${headText}' is not a number`);
+  words.push({ id: Number(id), form, lemma, upos, xpos, feats, head: headText === '_' ? -1 : Number(headText), deprel, deps, misc });
+}
+
 /** Parses a CoNLL-U text; `source` names it in errors. Empty nodes (`8.1`) are skipped (enhanced graph only). */
 export function parseConllu(text: string, source = 'conllu'): ConlluSentence[] {
   const sentences: ConlluSentence[] = [];
-  const lines = text.split(/\r?\n/);
-  let comments = new Map<string, string>();
-  let words: ConlluWord[] = [];
-  let mwts: ConlluMultiwordToken[] = [];
-  let newDoc = false;
-  let newPar = false;
-  let start = 0;
-
-  const flush = (): void => {
-    if (words.length === 0) {
-      if (mwts.length > 0) throw new CorpusFormatError(source, start, 'sentence has multi-word tokens but no words');
-      return;
-    }
-    for (const mwt of mwts) {
-      if (mwt.last > words.length) throw new CorpusFormatError(source, start, `multi-word token ${mwt.first}-${mwt.last} runs past the last word`);
-    }
-    for (const word of words) {
-      if (word.head > words.length) throw new CorpusFormatError(source, start, `word ${word.id} has head ${word.head} past the last word`);
-    }
-    sentences.push({
-      sentId: comments.get('sent_id'),
-      text: comments.get('text'),
-      newDoc,
-      newPar: newPar || newDoc,
-      comments,
-      words,
-      multiwordTokens: mwts,
-      line: start,
-    });
-    comments = new Map();
-    words = [];
-    mwts = [];
-    newDoc = false;
-    newPar = false;
-    start = 0;
-  };
-
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const lineNo = i + 1;
+  let sentence = emptySentence();
+  for (const [index, line] of text.split(/\r?\n/).entries()) {
+    const lineNumber = index + 1;
     if (line.trim() === '') {
-      flush();
+      const finished = finishSentence(sentence, source);
+      if (finished) {
+        sentences.push(finished);
+        sentence = emptySentence();
+      }
       continue;
     }
-    if (start === 0) start = lineNo;
-    if (line.startsWith('#')) {
-      const body = line.slice(1).trim();
-      const eq = body.indexOf('=');
-      const key = (eq >= 0 ? body.slice(0, eq) : body).trim();
-      const value = eq >= 0 ? body.slice(eq + 1).trim() : '';
-      if (key === 'newdoc' || key.startsWith('newdoc ')) newDoc = true;
-      if (key === 'newpar' || key.startsWith('newpar ')) newPar = true;
-      comments.set(key, value);
-      continue;
-    }
-    const cols = line.split('\t');
-    if (cols.length !== COLUMNS) throw new CorpusFormatError(source, lineNo, `expected ${COLUMNS} tab-separated columns, found ${cols.length}`);
-    const id = cols[0]!;
-    if (id.includes('.')) continue;
-    const range = /^(\d+)-(\d+)$/.exec(id);
-    if (range) {
-      const first = Number(range[1]);
-      const last = Number(range[2]);
-      if (first !== words.length + 1 || last <= first) throw new CorpusFormatError(source, lineNo, `multi-word token range ${id} out of order`);
-      mwts.push({ first, last, form: cols[1]!, misc: cols[9]! });
-      continue;
-    }
-    if (!/^\d+$/.test(id) || Number(id) !== words.length + 1)
-      throw new CorpusFormatError(source, lineNo, `word ID ${id} out of order (expected ${words.length + 1})`);
-    const headText = cols[6]!;
-    if (headText !== '_' && !/^\d+$/.test(headText)) throw new CorpusFormatError(source, lineNo, `HEAD '${headText}' is not a number`);
-    words.push({
-      id: Number(id),
-      form: cols[1]!,
-      lemma: cols[2]!,
-      upos: cols[3]!,
-      xpos: cols[4]!,
-      feats: cols[5]!,
-      head: headText === '_' ? -1 : Number(headText),
-      deprel: cols[7]!,
-      deps: cols[8]!,
-      misc: cols[9]!,
-    });
+    if (sentence.line === 0) sentence.line = lineNumber;
+    if (line.startsWith('#')) readComment(line, sentence);
+    else readTokenLine(line, lineNumber, sentence, source);
   }
-  flush();
+  const last = finishSentence(sentence, source);
+  if (last) sentences.push(last);
   return sentences;
 }
 
@@ -149,18 +161,18 @@ function spaceAfterOf(misc: string): boolean {
 /** The sentence's surface tokens in order: each multi-word token once, with the words it covers. */
 export function surfaceTokens(sentence: ConlluSentence): ConlluSurfaceToken[] {
   const tokens: ConlluSurfaceToken[] = [];
-  let m = 0;
-  for (let w = 1; w <= sentence.words.length;) {
-    const mwt = sentence.multiwordTokens[m];
-    if (mwt && mwt.first === w) {
-      tokens.push({ form: mwt.form, first: mwt.first, last: mwt.last, spaceAfter: spaceAfterOf(mwt.misc) });
-      w = mwt.last + 1;
-      m++;
+  let nextMultiword = 0;
+  for (let position = 1; position <= sentence.words.length;) {
+    const multiword = sentence.multiwordTokens[nextMultiword];
+    if (multiword && multiword.first === position) {
+      tokens.push({ form: multiword.form, first: multiword.first, last: multiword.last, spaceAfter: spaceAfterOf(multiword.misc) });
+      position = multiword.last + 1;
+      nextMultiword++;
       continue;
     }
-    const word = sentence.words[w - 1]!;
-    tokens.push({ form: word.form, first: w, last: w, spaceAfter: spaceAfterOf(word.misc) });
-    w++;
+    const word = itemAt(sentence.words, position - 1, 'sentence words');
+    tokens.push({ form: word.form, first: position, last: position, spaceAfter: spaceAfterOf(word.misc) });
+    position++;
   }
   return tokens;
 }

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { CorpusFormatError } from './errors.js';
 
 /** One dictionary NER entry: a term and the entity type it names. */
@@ -9,12 +10,12 @@ export interface DictionaryEntry {
 /** Parses the specification's dictionary TSV: column 1 the term, column 2 the type; blank lines and `#` comments skipped. */
 export function parseDictionaryTsv(text: string, source = 'dictionary.tsv'): DictionaryEntry[] {
   const entries: DictionaryEntry[] = [];
-  text.split(/\r?\n/).forEach((line, i) => {
+  text.split(/\r?\n/).forEach((line, lineIndex) => {
     if (line.trim() === '' || line.startsWith('#')) return;
     const cols = line.split('\t');
     const term = cols[0]?.trim() ?? '';
     const type = cols[1]?.trim() ?? '';
-    if (term === '' || type === '') throw new CorpusFormatError(source, i + 1, 'expected a term and a type separated by a tab');
+    if (term === '' || type === '') throw new CorpusFormatError(source, lineIndex + 1, 'expected a term and a type separated by a tab');
     entries.push({ term, type });
   });
   return entries;
@@ -25,27 +26,27 @@ export class DictionaryMatcher {
   private readonly byFirst = new Map<string, { words: string[]; type: string }[]>();
 
   constructor(entries: readonly { words: readonly string[]; type: string }[]) {
-    for (const e of entries) {
-      if (e.words.length === 0) continue;
-      const words = e.words.map((w) => w.toLowerCase());
-      const list = this.byFirst.get(words[0]!) ?? [];
-      list.push({ words, type: e.type });
-      this.byFirst.set(words[0]!, list);
+    for (const entry of entries) {
+      if (entry.words.length === 0) continue;
+      const words = entry.words.map((word) => word.toLowerCase());
+      const list = this.byFirst.get(itemAt(words, 0, 'words')) ?? [];
+      list.push({ words, type: entry.type });
+      this.byFirst.set(itemAt(words, 0, 'words'), list);
     }
-    for (const list of this.byFirst.values()) list.sort((a, b) => b.words.length - a.words.length);
+    for (const list of this.byFirst.values()) list.sort((left, right) => right.words.length - left.words.length);
   }
 
   /** Non-overlapping matches over words (case-insensitive, whole words), scanning left to right and taking the longest at each position. */
   match(words: readonly string[]): { start: number; end: number; type: string }[] {
-    const lower = words.map((w) => w.toLowerCase());
+    const lower = words.map((word) => word.toLowerCase());
     const out: { start: number; end: number; type: string }[] = [];
-    for (let i = 0; i < lower.length;) {
-      const candidates = this.byFirst.get(lower[i]!);
-      const hit = candidates?.find((c) => c.words.every((w, k) => lower[i + k] === w));
+    for (let start = 0; start < lower.length;) {
+      const candidates = this.byFirst.get(itemAt(lower, start, 'lower'));
+      const hit = candidates?.find((candidate) => candidate.words.every((word, offset) => lower[start + offset] === word));
       if (hit) {
-        out.push({ start: i, end: i + hit.words.length, type: hit.type });
-        i += hit.words.length;
-      } else i++;
+        out.push({ start: start, end: start + hit.words.length, type: hit.type });
+        start += hit.words.length;
+      } else start++;
     }
     return out;
   }

@@ -9,14 +9,14 @@ export interface EntitySpan {
 export function entitySpans(tags: readonly string[]): EntitySpan[] {
   const spans: EntitySpan[] = [];
   let open: { start: number; type: string } | undefined;
-  for (let i = 0; i <= tags.length; i++) {
-    const tag = tags[i] ?? 'O';
+  for (let position = 0; position <= tags.length; position++) {
+    const tag = tags[position] ?? 'O';
     const continues = open !== undefined && tag === `I-${open.type}`;
     if (open && !continues) {
-      spans.push({ start: open.start, end: i, type: open.type });
+      spans.push({ start: open.start, end: position, type: open.type });
       open = undefined;
     }
-    if (tag !== 'O' && !continues) open = { start: i, type: tag.slice(2) };
+    if (tag !== 'O' && !continues) open = { start: position, type: tag.slice(2) };
   }
   return spans;
 }

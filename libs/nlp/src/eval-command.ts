@@ -58,25 +58,25 @@ export function evalNlp(options: EvalOptions): number {
   const loadCpuSeconds = (process.cpuUsage(loadCpu).user + process.cpuUsage(loadCpu).system) / 1e6;
   const result = evaluate(pipeline, options.dataDir ?? findDataDir(), sample);
   const rssMb = process.memoryUsage().rss / 2 ** 20;
-  const p = (x: number): string => x.toFixed(2);
+  const fixed = (value: number): string => value.toFixed(2);
   options.print(`EWT dev${sample === undefined ? '' : ` sample (first ${sample} sentences)`}: ${result.devSentences} sentences`);
   options.print(
-    `raw text:    tokens F1 ${p(result.raw.tokensF1)}  words F1 ${p(result.raw.wordsF1)}  sentences F1 ${p(result.raw.sentencesF1)}  LAS F1 ${p(result.raw.lasF1)}`,
+    `raw text:    tokens F1 ${fixed(result.raw.tokensF1)}  words F1 ${fixed(result.raw.wordsF1)}  sentences F1 ${fixed(result.raw.sentencesF1)}  LAS F1 ${fixed(result.raw.lasF1)}`,
   );
   options.print(
-    `gold tokens: UPOS ${p(result.gold.upos)}  XPOS ${p(result.gold.xpos)}  lemma ${p(result.gold.lemma)}  UAS ${p(result.gold.uas)}  LAS ${p(result.gold.las)}`,
+    `gold tokens: UPOS ${fixed(result.gold.upos)}  XPOS ${fixed(result.gold.xpos)}  lemma ${fixed(result.gold.lemma)}  UAS ${fixed(result.gold.uas)}  LAS ${fixed(result.gold.las)}`,
   );
   options.print(
     `NER (held-out UNER documents, exact span F1): ${Object.entries(result.ner)
-      .map(([k, v]) => `${k} ${p(v)}`)
+      .map(([k, v]) => `${k} ${fixed(v)}`)
       .join('  ')}`,
   );
   options.print(
-    `speed: ${result.speed.words} words, ${Math.round(result.speed.wordsPerCpuSecond)} words per CPU second (${Math.round(result.speed.wordsPerWallSecond)} per wall second on this shared machine); models load in ${p(loadSeconds)} s (${p(loadCpuSeconds)} CPU s); RSS ${Math.round(rssMb)} MB`,
+    `speed: ${result.speed.words} words, ${Math.round(result.speed.wordsPerCpuSecond)} words per CPU second (${Math.round(result.speed.wordsPerWallSecond)} per wall second on this shared machine); models load in ${fixed(loadSeconds)} s (${fixed(loadCpuSeconds)} CPU s); RSS ${Math.round(rssMb)} MB`,
   );
   const key = sample === undefined ? 'dev' : 'devSample';
   const cards = Object.fromEntries(
-    MODELS.map((m) => [m, (readCard(modelsDir, m) as unknown as Record<string, Record<string, number> | undefined>)[key] ?? {}]),
+    MODELS.map((model) => [model, (readCard(modelsDir, model) as unknown as Record<string, Record<string, number> | undefined>)[key] ?? {}]),
   );
   if (record) {
     for (const model of MODELS) {
@@ -99,11 +99,11 @@ export function evalNlp(options: EvalOptions): number {
     }
   }
   let failed = 0;
-  for (const c of compareWithCards(result, cards)) {
-    const under = c.card - c.measured;
+  for (const comparison of compareWithCards(result, cards)) {
+    const under = comparison.card - comparison.measured;
     if (under > 1) {
       failed++;
-      options.print(`FAIL ${c.name}: ${p(c.measured)} is ${p(under)} points under the card's ${p(c.card)}`);
+      options.print(`FAIL ${comparison.name}: ${fixed(comparison.measured)} is ${fixed(under)} points under the card's ${fixed(comparison.card)}`);
     }
   }
   return failed === 0 ? 0 : 1;

@@ -1,6 +1,8 @@
+import type { Annotation } from '@loom/domain';
+import { itemAt } from './checked.js';
 import type { ConlluSentence } from './conllu.js';
 import { readEwt, EWT_DEV } from './ewt.js';
-import { entitySpans } from './iob.js';
+import { entitySpans, type IobSentence } from './iob.js';
 import { unerSplit } from './ner-data.js';
 import type { NlpPipeline } from './pipeline.js';
 import { segmentText, type SplitterModel } from './sentences.js';
@@ -16,26 +18,26 @@ interface GoldWord {
   readonly deprel: string;
 }
 
-function f1(tp: number, predicted: number, gold: number): number {
-  return predicted + gold === 0 ? 0 : (200 * tp) / (predicted + gold);
+function f1(truePositives: number, predicted: number, gold: number): number {
+  return predicted + gold === 0 ? 0 : (200 * truePositives) / (predicted + gold);
 }
 
 /** Gold words of the raw text with character-offset keys (a multi-word token's parts by their slices when they spell it). */
 function goldWords(sentences: readonly ConlluSentence[], raw: ReturnType<typeof rawText>): GoldWord[][] {
   const out: GoldWord[][] = sentences.map(() => []);
-  for (const t of raw.tokens) {
-    const s = sentences[t.sentence]!;
-    const words = s.words.slice(t.first - 1, t.last);
+  for (const token of raw.tokens) {
+    const sentence = itemAt(sentences, token.sentence, 'sentences');
+    const words = sentence.words.slice(token.first - 1, token.last);
     const spells =
       words
-        .map((w) => w.form)
+        .map((word) => word.form)
         .join('')
-        .toLowerCase() === raw.text.slice(t.start, t.end).toLowerCase();
-    let at = t.start;
-    words.forEach((w, k) => {
-      const key = spells ? `${at}:${at + w.form.length}` : `${t.start}:${t.end}#${k}`;
-      at += w.form.length;
-      out[t.sentence]!.push({ key, sentence: t.sentence, id: w.id, head: w.head, deprel: w.deprel });
+        .toLowerCase() === raw.text.slice(token.start, token.end).toLowerCase();
+    let at = token.start;
+    words.forEach((word, part) => {
+      const key = spells ? `${at}:${at + word.form.length}` : `${token.start}:${token.end}#${part}`;
+      at += word.form.length;
+      itemAt(out, token.sentence, 'out').push({ key, sentence: token.sentence, id: word.id, head: word.head, deprel: word.deprel });
     });
   }
   return out;
@@ -56,36 +58,36 @@ function scoreSegmentation(
   raw: ReturnType<typeof rawText>,
   predicted: readonly (readonly Word[])[],
 ): { tokens: number; words: number; sentences: number } {
-  const goldTokens = new Set(raw.tokens.map((t) => `${t.start}:${t.end}`));
+  const goldTokens = new Set(raw.tokens.map((token) => `${token.start}:${token.end}`));
   const predTokens = new Set<string>();
   const predWords: string[] = [];
   const predSentences = new Set<string>();
   for (const words of predicted) {
     const byToken = new Map<number, Word[]>();
-    for (const w of words) {
-      const list = byToken.get(w.token) ?? [];
-      list.push(w);
-      byToken.set(w.token, list);
-      predWords.push(`${w.start}:${w.end}`);
+    for (const word of words) {
+      const list = byToken.get(word.token) ?? [];
+      list.push(word);
+      byToken.set(word.token, list);
+      predWords.push(`${word.start}:${word.end}`);
     }
-    for (const list of byToken.values()) predTokens.add(`${list[0]!.start}:${list[list.length - 1]!.end}`);
-    if (words.length > 0) predSentences.add(`${words[0]!.start}:${words[words.length - 1]!.end}`);
+    for (const list of byToken.values()) predTokens.add(`${itemAt(list, 0, 'list').start}:${itemAt(list, list.length - 1, 'list').end}`);
+    if (words.length > 0) predSentences.add(`${itemAt(words, 0, 'words').start}:${itemAt(words, words.length - 1, 'words').end}`);
   }
   const gold = goldWords(sentences, raw);
-  const goldWordKeys = new Set(gold.flat().map((w) => w.key));
+  const goldWordKeys = new Set(gold.flat().map((word) => word.key));
   const goldSentences = new Set<string>();
   let first = 0;
-  raw.tokens.forEach((t, i) => {
-    const next = raw.tokens[i + 1];
-    if (!next || next.sentence !== t.sentence) {
-      goldSentences.add(`${raw.tokens[first]!.start}:${t.end}`);
-      first = i + 1;
+  raw.tokens.forEach((token, index) => {
+    const next = raw.tokens[index + 1];
+    if (!next || next.sentence !== token.sentence) {
+      goldSentences.add(`${itemAt(raw.tokens, first, 'raw.tokens').start}:${token.end}`);
+      first = index + 1;
     }
   });
   const hits = (pred: Iterable<string>, goldSet: ReadonlySet<string>): number => {
-    let n = 0;
-    for (const k of pred) if (goldSet.has(k)) n++;
-    return n;
+    let count = 0;
+    for (const part of pred) if (goldSet.has(part)) count++;
+    return count;
   };
   return {
     tokens: f1(hits(predTokens, goldTokens), predTokens.size, goldTokens.size),
@@ -103,98 +105,116 @@ export interface Evaluation {
   readonly speed: { words: number; cpuSeconds: number; wallSeconds: number; wordsPerCpuSecond: number; wordsPerWallSecond: number };
 }
 
-/** Evaluates a pipeline on EWT dev (the first `sample` sentences when given) and held-out UNER documents. */
-export function evaluate(pipeline: NlpPipeline, dataDir: string, sample?: number): Evaluation {
-  const all = readEwt(dataDir, EWT_DEV);
-  const dev = sample === undefined ? all : all.slice(0, sample);
-  // gold tokens
+/** UPOS, XPOS, lemma, UAS and LAS (%) of the pipeline on the gold words of treebank sentences. */
+function goldWordScores(pipeline: NlpPipeline, sentences: readonly ConlluSentence[]): Evaluation['gold'] {
   let upos = 0;
   let xpos = 0;
   let lemma = 0;
   let uas = 0;
   let las = 0;
-  let n = 0;
-  for (const s of dev) {
-    const forms = s.words.map((w) => w.form);
+  let words = 0;
+  for (const sentence of sentences) {
+    const forms = sentence.words.map((word) => word.form);
     const tags = pipeline.tag(forms);
     const parsed = pipeline.parseWords(
       forms,
-      tags.map((t) => t.label),
+      tags.map((tag) => tag.label),
     );
-    s.words.forEach((w, i) => {
-      n++;
-      const t = tags[i]!;
-      if (t.upos === w.upos) upos++;
-      if (t.xpos === w.xpos) xpos++;
-      if (pipeline.lemma(w.form, t.xpos) === w.lemma) lemma++;
-      if (parsed.heads[i] === w.head) {
+    for (const [index, word] of sentence.words.entries()) {
+      words++;
+      const tag = itemAt(tags, index, 'tags');
+      if (tag.upos === word.upos) upos++;
+      if (tag.xpos === word.xpos) xpos++;
+      if (pipeline.lemma(word.form, tag.xpos) === word.lemma) lemma++;
+      if (parsed.heads[index] === word.head) {
         uas++;
-        if (parsed.relations[i] === w.deprel) las++;
+        if (parsed.relations[index] === word.deprel) las++;
       }
-    });
+    }
   }
-  // raw text
-  const raw = rawText(dev);
-  const cpu0 = process.cpuUsage();
-  const wall0 = performance.now();
-  const annotation = pipeline.annotate(raw.text);
-  const cpu = process.cpuUsage(cpu0);
-  const wallSeconds = (performance.now() - wall0) / 1000;
-  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  // The annotation does not say which words share a surface token, so segmentation is scored on the segmenter's own output.
-  const predicted = pipeline.segment(raw.text);
-  const segmentation = scoreSegmentation(dev, raw, predicted);
-  const gold = goldWords(dev, raw);
-  const goldByKey = new Map(gold.flat().map((w) => [w.key, w]));
+  const percent = (count: number): number => (100 * count) / words;
+  return { upos: percent(upos), xpos: percent(xpos), lemma: percent(lemma), uas: percent(uas), las: percent(las) };
+}
+
+/** LAS F1 (%) of annotating raw text: an arc is right when its dependent, head and relation align with a gold word's. */
+function rawLasF1(annotation: Annotation, sentences: readonly ConlluSentence[], raw: ReturnType<typeof rawText>): number {
+  const gold = goldWords(sentences, raw);
+  const goldByKey = new Map(gold.flat().map((word) => [word.key, word]));
   let correct = 0;
   let predictedWords = 0;
-  for (const s of annotation.sentences) {
-    const keys = s.tokens.map((t) => `${t.characterOffsetBegin}:${t.characterOffsetEnd}`);
-    for (const arc of s.basicDependencies ?? []) {
+  for (const sentence of annotation.sentences) {
+    const keys = sentence.tokens.map((token) => `${token.characterOffsetBegin}:${token.characterOffsetEnd}`);
+    const goldAt = (position: number): GoldWord | undefined => {
+      const key = keys[position - 1];
+      return key === undefined ? undefined : goldByKey.get(key);
+    };
+    for (const arc of sentence.basicDependencies ?? []) {
       predictedWords++;
-      const g = goldByKey.get(keys[arc.dependent - 1]!);
-      if (!g) continue;
+      const goldWord = goldAt(arc.dependent);
+      if (!goldWord) continue;
       const relation = arc.dep === 'ROOT' ? 'root' : arc.dep;
-      if (relation !== g.deprel) continue;
-      if (arc.governor === 0 ? g.head === 0 : g.head !== 0 && goldByKey.get(keys[arc.governor - 1]!) === gold[g.sentence]![g.head - 1]) correct++;
+      if (relation !== goldWord.deprel) continue;
+      const rightHead = arc.governor === 0 ? goldWord.head === 0 : goldWord.head !== 0 && goldAt(arc.governor) === gold[goldWord.sentence]?.[goldWord.head - 1];
+      if (rightHead) correct++;
     }
   }
-  const words = annotation.sentences.reduce((sum, s) => sum + s.tokens.length, 0);
-  // NER on held-out UNER documents
-  const heldOut = unerSplit(dataDir).heldOut;
-  const nerSample = sample === undefined ? heldOut : heldOut.slice(0, sample);
-  const counts = new Map<string, { tp: number; p: number; g: number }>();
-  const bump = (type: string, field: 'tp' | 'p' | 'g'): void => {
-    const c = counts.get(type) ?? { tp: 0, p: 0, g: 0 };
-    c[field]++;
-    counts.set(type, c);
+  return f1(correct, predictedWords, gold.flat().length);
+}
+
+/** Exact-span entity F1 (%) per type and micro-averaged of the pipeline on IOB2 sentences. */
+function entityScores(pipeline: NlpPipeline, sentences: readonly IobSentence[]): Record<string, number> {
+  const counts = new Map<string, { truePositives: number; predicted: number; gold: number }>();
+  const bump = (type: string, field: 'truePositives' | 'predicted' | 'gold'): void => {
+    const count = counts.get(type) ?? { truePositives: 0, predicted: 0, gold: 0 };
+    count[field]++;
+    counts.set(type, count);
   };
   const typeOf: Record<string, string> = { PERSON: 'PER', ORGANIZATION: 'ORG', LOCATION: 'LOC' };
-  for (const s of nerSample) {
-    const types = pipeline.entities(s.tokens);
-    const tags = types.map((t, i) => (t === 'O' ? 'O' : `${types[i - 1] === t ? 'I' : 'B'}-${typeOf[t] ?? t}`));
-    const goldSpans = entitySpans(s.tags);
-    const goldKeys = new Set(goldSpans.map((g) => `${g.start}:${g.end}:${g.type}`));
-    for (const g of goldSpans) bump(g.type, 'g');
-    for (const p of entitySpans(tags)) {
-      bump(p.type, 'p');
-      if (goldKeys.has(`${p.start}:${p.end}:${p.type}`)) bump(p.type, 'tp');
+  for (const sentence of sentences) {
+    const types = pipeline.entities(sentence.tokens);
+    const tags = types.map((type, index) => (type === 'O' ? 'O' : `${types[index - 1] === type ? 'I' : 'B'}-${typeOf[type] ?? type}`));
+    const goldSpans = entitySpans(sentence.tags);
+    const goldKeys = new Set(goldSpans.map((span) => `${span.start}:${span.end}:${span.type}`));
+    for (const span of goldSpans) bump(span.type, 'gold');
+    for (const span of entitySpans(tags)) {
+      bump(span.type, 'predicted');
+      if (goldKeys.has(`${span.start}:${span.end}:${span.type}`)) bump(span.type, 'truePositives');
     }
   }
-  const ner: Record<string, number> = {};
-  const total = { tp: 0, p: 0, g: 0 };
-  for (const [type, c] of [...counts].sort()) {
-    ner[type] = f1(c.tp, c.p, c.g);
-    total.tp += c.tp;
-    total.p += c.p;
-    total.g += c.g;
+  const scores: Record<string, number> = {};
+  const total = { truePositives: 0, predicted: 0, gold: 0 };
+  for (const [type, count] of [...counts].sort()) {
+    scores[type] = f1(count.truePositives, count.predicted, count.gold);
+    total.truePositives += count.truePositives;
+    total.predicted += count.predicted;
+    total.gold += count.gold;
   }
-  ner['micro'] = f1(total.tp, total.p, total.g);
-  const goldCount = gold.flat().length;
+  scores['micro'] = f1(total.truePositives, total.predicted, total.gold);
+  return scores;
+}
+
+/** Evaluates a pipeline on EWT dev (the first `sample` sentences when given) and held-out UNER documents. */
+export function evaluate(pipeline: NlpPipeline, dataDir: string, sample?: number): Evaluation {
+  const all = readEwt(dataDir, EWT_DEV);
+  const dev = sample === undefined ? all : all.slice(0, sample);
+  const gold = goldWordScores(pipeline, dev);
+  const raw = rawText(dev);
+  const cpuBefore = process.cpuUsage();
+  const wallBefore = performance.now();
+  const annotation = pipeline.annotate(raw.text);
+  const cpu = process.cpuUsage(cpuBefore);
+  const wallSeconds = (performance.now() - wallBefore) / 1000;
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  // The annotation does not say which words share a surface token, so segmentation is scored on the segmenter's own output.
+  const segmentation = scoreSegmentation(dev, raw, pipeline.segment(raw.text));
+  const lasF1 = rawLasF1(annotation, dev, raw);
+  const words = annotation.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
+  const heldOut = unerSplit(dataDir).heldOut;
+  const ner = entityScores(pipeline, sample === undefined ? heldOut : heldOut.slice(0, sample));
   return {
     devSentences: dev.length,
-    raw: { tokensF1: segmentation.tokens, wordsF1: segmentation.words, sentencesF1: segmentation.sentences, lasF1: f1(correct, predictedWords, goldCount) },
-    gold: { upos: (100 * upos) / n, xpos: (100 * xpos) / n, lemma: (100 * lemma) / n, uas: (100 * uas) / n, las: (100 * las) / n },
+    raw: { tokensF1: segmentation.tokens, wordsF1: segmentation.words, sentencesF1: segmentation.sentences, lasF1 },
+    gold,
     ner,
     speed: { words, cpuSeconds, wallSeconds, wordsPerCpuSecond: words / cpuSeconds, wordsPerWallSecond: words / wallSeconds },
   };

@@ -26,13 +26,13 @@ export class Vocabulary {
   }
 
   add(item: string): number {
-    let i = this.index.get(item);
-    if (i === undefined) {
-      i = this.items.length;
+    let code = this.index.get(item);
+    if (code === undefined) {
+      code = this.items.length;
       this.items.push(item);
-      this.index.set(item, i);
+      this.index.set(item, code);
     }
-    return i;
+    return code;
   }
 
   get(item: string): number | undefined {

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { hashString } from './hashing.js';
 
 /** Word shape: X for upper case, x lower, d digit, other characters kept; runs capped at two. */
@@ -5,27 +6,27 @@ export function shape(word: string): string {
   let out = '';
   let last = '';
   let run = 0;
-  for (const ch of word.length > 24 ? word.slice(0, 24) : word) {
-    const c =
-      ch >= 'A' && ch <= 'Z'
+  for (const character of word.length > 24 ? word.slice(0, 24) : word) {
+    const symbol =
+      character >= 'A' && character <= 'Z'
         ? 'X'
-        : ch >= 'a' && ch <= 'z'
+        : character >= 'a' && character <= 'z'
           ? 'x'
-          : ch >= '0' && ch <= '9'
+          : character >= '0' && character <= '9'
             ? 'd'
-            : ch.toLowerCase() !== ch
+            : character.toLowerCase() !== character
               ? 'X'
-              : ch.toUpperCase() !== ch
+              : character.toUpperCase() !== character
                 ? 'x'
-                : ch;
-    if (c === last) {
+                : character;
+    if (symbol === last) {
       run++;
       if (run > 2) continue;
     } else {
-      last = c;
+      last = symbol;
       run = 1;
     }
-    out += c;
+    out += symbol;
   }
   return out;
 }
@@ -47,8 +48,8 @@ export interface WordCodes {
 
 /** Codes of each word; position `n` (one past the end) and `n+1` hold end markers, `-1`/`-2` are read as start markers by callers. */
 export function wordCodes(words: readonly string[]): WordCodes {
-  const n = words.length;
-  const make = (): Int32Array => new Int32Array(n + 2).fill(hashString('<END>'));
+  const count = words.length;
+  const make = (): Int32Array => new Int32Array(count + 2).fill(hashString('<END>'));
   const codes = {
     form: make(),
     lower: make(),
@@ -62,20 +63,20 @@ export function wordCodes(words: readonly string[]): WordCodes {
     prefix3: make(),
     shape: make(),
   };
-  for (let i = 0; i < n; i++) {
-    const w = words[i]!;
-    const l = w.toLowerCase();
-    codes.form[i] = hashString(w);
-    codes.lower[i] = hashString(l);
-    codes.suffix1[i] = hashString(l.slice(-1));
-    codes.suffix2[i] = hashString(l.slice(-2));
-    codes.suffix3[i] = hashString(l.slice(-3));
-    codes.suffix4[i] = hashString(l.slice(-4));
-    codes.suffix5[i] = hashString(l.slice(-5));
-    codes.prefix1[i] = hashString(w.slice(0, 1));
-    codes.prefix2[i] = hashString(l.slice(0, 2));
-    codes.prefix3[i] = hashString(l.slice(0, 3));
-    codes.shape[i] = hashString(shape(w));
+  for (let index = 0; index < count; index++) {
+    const word = itemAt(words, index, 'words');
+    const lower = word.toLowerCase();
+    codes.form[index] = hashString(word);
+    codes.lower[index] = hashString(lower);
+    codes.suffix1[index] = hashString(lower.slice(-1));
+    codes.suffix2[index] = hashString(lower.slice(-2));
+    codes.suffix3[index] = hashString(lower.slice(-3));
+    codes.suffix4[index] = hashString(lower.slice(-4));
+    codes.suffix5[index] = hashString(lower.slice(-5));
+    codes.prefix1[index] = hashString(word.slice(0, 1));
+    codes.prefix2[index] = hashString(lower.slice(0, 2));
+    codes.prefix3[index] = hashString(lower.slice(0, 3));
+    codes.shape[index] = hashString(shape(word));
   }
   return codes;
 }

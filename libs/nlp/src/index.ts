@@ -2,14 +2,5 @@
 // readers are `@loom/nlp/training`, so loading this entry never loads them (src/index.test.ts).
 export { CorpusFormatError, ModelLoadError, AnnotateOptionError } from './errors.js';
 export { tokenize, splitWords, multiwordParts, type SurfaceToken, type TokenizerLexicon, type Word } from './tokenizer.js';
-export {
-  NlpPipeline,
-  annotate,
-  defaultModelsDir,
-  resolveAnnotators,
-  ANNOTATORS,
-  type AnnotatorName,
-  type AnnotateOptions,
-  type PipelineOptions,
-} from './pipeline.js';
+export { NlpPipeline, defaultModelsDir, resolveAnnotators, ANNOTATORS, type AnnotatorName, type AnnotateOptions, type PipelineOptions } from './pipeline.js';
 export { parseDictionaryTsv, DictionaryMatcher, type DictionaryEntry } from './dictionary.js';

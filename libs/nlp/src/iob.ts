@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { CorpusFormatError } from './errors.js';
 
 export { entitySpans, type EntitySpan } from './entity-spans.js';
@@ -46,34 +47,34 @@ export function parseIob(text: string, options: ParseIobOptions = {}): IobSenten
     start = 0;
   };
   const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+  for (let index = 0; index < lines.length; index++) {
+    const line = itemAt(lines, index, 'lines');
     if (line.trim() === '') {
       flush();
       continue;
     }
-    if (start === 0) start = i + 1;
+    if (start === 0) start = index + 1;
     if (line.startsWith('# ') || (line.startsWith('#') && tokens.length === 0 && line.includes(' = '))) {
-      const m = /^#\s*(sent_id|text)\s*=\s*(.*)$/.exec(line);
-      if (m) {
-        if (m[1] === 'sent_id') sentId = m[2]!.trim();
-        else sentText = m[2];
+      const match = /^#\s*(sent_id|text)\s*=\s*(.*)$/.exec(line);
+      if (match) {
+        if (match[1] === 'sent_id') sentId = itemAt(match, 2, 'match').trim();
+        else sentText = match[2];
       }
       continue;
     }
     const cols = line.includes('\t') ? line.split('\t') : line.trim().split(/\s+/);
     let token: string;
     let tag: string;
-    if (cols.length >= 3 && /^\d+$/.test(cols[0]!)) {
-      token = cols[1]!;
-      tag = cols[2]!.trim();
+    if (cols.length >= 3 && /^\d+$/.test(itemAt(cols, 0, 'cols'))) {
+      token = itemAt(cols, 1, 'cols');
+      tag = itemAt(cols, 2, 'cols').trim();
     } else if (cols.length >= 2) {
-      token = cols[0]!;
-      tag = cols[cols.length - 1]!.trim();
+      token = itemAt(cols, 0, 'cols');
+      tag = itemAt(cols, cols.length - 1, 'cols').trim();
     } else {
-      throw new CorpusFormatError(source, i + 1, 'expected a token and a tag');
+      throw new CorpusFormatError(source, index + 1, 'expected a token and a tag');
     }
-    if (!TAG.test(tag)) throw new CorpusFormatError(source, i + 1, `tag '${tag}' is not O, B-TYPE or I-TYPE`);
+    if (!TAG.test(tag)) throw new CorpusFormatError(source, index + 1, `tag '${tag}' is not O, B-TYPE or I-TYPE`);
     tokens.push(token);
     tags.push(scheme === 'iob1' ? iob1Tag(tag, tags[tags.length - 1]) : tag);
   }
@@ -90,9 +91,9 @@ function iob1Tag(tag: string, previous: string | undefined): string {
 /** Repairs `I-X` after `O` or after another type into `B-X`, so every tag sequence is valid IOB2. */
 export function normaliseTags(tags: readonly string[]): string[] {
   const out: string[] = [];
-  for (let i = 0; i < tags.length; i++) {
-    const tag = tags[i]!;
-    const previous = out[i - 1];
+  for (let position = 0; position < tags.length; position++) {
+    const tag = itemAt(tags, position, 'tags');
+    const previous = out[position - 1];
     if (tag.startsWith('I-') && (previous === undefined || previous === 'O' || previous.slice(2) !== tag.slice(2))) out.push(`B-${tag.slice(2)}`);
     else out.push(tag);
   }

@@ -19,8 +19,8 @@ export function lemmatize(model: LemmatizerModel, form: string, xpos: string): s
   const known = model.lexicon.get(`${lower}\t${xpos}`);
   if (known !== undefined) return known;
   if (xpos === 'NNP' || xpos === 'NNPS') return form;
-  for (let k = Math.min(MAX_SUFFIX, lower.length); k >= 0; k--) {
-    const rule = model.rules.get(`${xpos}\t${lower.slice(lower.length - k)}`);
+  for (let suffixLength = Math.min(MAX_SUFFIX, lower.length); suffixLength >= 0; suffixLength--) {
+    const rule = model.rules.get(`${xpos}\t${lower.slice(lower.length - suffixLength)}`);
     if (rule && rule[0] < lower.length) return lower.slice(0, lower.length - rule[0]) + rule[1];
   }
   return lower;
@@ -36,20 +36,21 @@ function edit(lower: string, lemma: string): [number, string] {
 export function trainLemmatizer(words: Iterable<{ form: string; xpos: string; lemma: string }>): LemmatizerModel {
   const counts = new Map<string, Map<string, number>>();
   const ruleCounts = new Map<string, Map<string, number>>();
-  const bump = (m: Map<string, Map<string, number>>, key: string, value: string): void => {
-    let inner = m.get(key);
-    if (!inner) m.set(key, (inner = new Map<string, number>()));
+  const bump = (table: Map<string, Map<string, number>>, key: string, value: string): void => {
+    let inner = table.get(key);
+    if (!inner) table.set(key, (inner = new Map<string, number>()));
     inner.set(value, (inner.get(value) ?? 0) + 1);
   };
-  for (const w of words) {
-    if (w.lemma === '_' || w.xpos === '_') continue;
-    const lower = w.form.toLowerCase();
-    bump(counts, `${lower}\t${w.xpos}`, w.lemma);
-    if (w.xpos === 'NNP' || w.xpos === 'NNPS') continue;
-    const [cut, append] = edit(lower, w.lemma);
-    for (let k = 0; k <= Math.min(MAX_SUFFIX, lower.length); k++) bump(ruleCounts, `${w.xpos}\t${lower.slice(lower.length - k)}`, `${cut}\t${append}`);
+  for (const word of words) {
+    if (word.lemma === '_' || word.xpos === '_') continue;
+    const lower = word.form.toLowerCase();
+    bump(counts, `${lower}\t${word.xpos}`, word.lemma);
+    if (word.xpos === 'NNP' || word.xpos === 'NNPS') continue;
+    const [cut, append] = edit(lower, word.lemma);
+    for (let suffixLength = 0; suffixLength <= Math.min(MAX_SUFFIX, lower.length); suffixLength++)
+      bump(ruleCounts, `${word.xpos}\t${lower.slice(lower.length - suffixLength)}`, `${cut}\t${append}`);
   }
-  const top = (m: Map<string, number>): [string, number] => [...m].reduce((a, b) => (b[1] > a[1] ? b : a));
+  const top = (table: Map<string, number>): [string, number] => [...table].reduce((leader, entry) => (entry[1] > leader[1] ? entry : leader));
   const lexicon = new Map<string, string>();
   for (const [key, lemmas] of counts) lexicon.set(key, top(lemmas)[0]);
   const rules = new Map<string, readonly [number, string]>();
@@ -65,8 +66,8 @@ export function trainLemmatizer(words: Iterable<{ form: string; xpos: string; le
 /** Lines of a lemmatizer model (lexicon entries, then rules). */
 export function encodeLemmatizer(model: LemmatizerModel): { lexicon: string[]; rules: string[] } {
   return {
-    lexicon: [...model.lexicon].map(([k, v]) => `${k}\t${v}`),
-    rules: [...model.rules].map(([k, [cut, append]]) => `${k}\t${cut}\t${append}`),
+    lexicon: [...model.lexicon].map(([suffixLength, v]) => `${suffixLength}\t${v}`),
+    rules: [...model.rules].map(([suffixLength, [cut, append]]) => `${suffixLength}\t${cut}\t${append}`),
   };
 }
 

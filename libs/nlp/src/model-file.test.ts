@@ -15,7 +15,7 @@ describe('weights sections', () => {
       const file = decodeModelFile('test', encodeModelFile(header, new Map([['w', encodeWeights(weights)]])));
       const decoded = decodeWeights('test', file.sections.get('w')!);
       expect(decoded.length).toBe(weights.length);
-      for (let i = 0; i < weights.length; i++) expect(decoded[i]).toBeCloseTo(weights[i]!, 4);
+      for (let index = 0; index < weights.length; index++) expect(decoded[index]).toBeCloseTo(weights[index]!, 4);
     }
   });
 

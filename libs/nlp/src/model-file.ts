@@ -22,7 +22,7 @@ export function encodeModelFile(header: Record<string, unknown>, sections: Reado
   const prefix = Buffer.alloc(MAGIC.length + 4);
   prefix.write(MAGIC, 0, 'latin1');
   prefix.writeUInt32LE(json.length, MAGIC.length);
-  return Buffer.concat([prefix, json, ...[...sections.values()].map((b) => Buffer.from(b.buffer, b.byteOffset, b.length))]);
+  return Buffer.concat([prefix, json, ...[...sections.values()].map((part) => Buffer.from(part.buffer, part.byteOffset, part.length))]);
 }
 
 /** Writes a model file and returns its SHA-256 (hex). */
@@ -60,9 +60,9 @@ export function decodeModelFile(model: string, bytes: Buffer): ModelFile {
     sections: { name: string; offset: number; length: number }[];
   };
   const sections = new Map<string, Uint8Array>();
-  for (const s of header.sections) {
-    if (start + s.offset + s.length > bytes.length) throw new ModelLoadError(model, `model file truncated in section ${s.name}`);
-    sections.set(s.name, new Uint8Array(bytes.buffer, bytes.byteOffset + start + s.offset, s.length));
+  for (const entry of header.sections) {
+    if (start + entry.offset + entry.length > bytes.length) throw new ModelLoadError(model, `model file truncated in section ${entry.name}`);
+    sections.set(entry.name, new Uint8Array(bytes.buffer, bytes.byteOffset + start + entry.offset, entry.length));
   }
   return { header, sections };
 }
@@ -74,30 +74,37 @@ export function section(model: string, file: ModelFile, name: string): Uint8Arra
   return bytes;
 }
 
+/** Bytes of a weights section's header: the dense length, the entry count (uint32 each) and the scale (float32). */
+const WEIGHTS_HEADER_BYTES = 12;
+/** Largest magnitude of a quantised (int16) weight. */
+const MAX_QUANTISED = 32767;
+/** Most bytes of one entry: a varint delta of up to five bytes and its int16 value (plus one byte once, to align the values). */
+const MAX_ENTRY_BYTES = 7;
+
 /**
  * Encodes weights sparsely: the non-zero entries after quantisation to 16 bits, indices as
  * varint deltas. Entries whose magnitude is under `prune` × the largest are dropped.
  */
 export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
   let max = 0;
-  for (const w of weights) max = Math.max(max, Math.abs(w));
-  const scale = max > 0 ? max / 32767 : 1;
+  for (const weight of weights) max = Math.max(max, Math.abs(weight));
+  const scale = max > 0 ? max / MAX_QUANTISED : 1;
   const floor = prune * max;
   const indices: number[] = [];
   const values: number[] = [];
-  for (let i = 0; i < weights.length; i++) {
-    const w = weights[i]!;
-    if (w === 0 || Math.abs(w) < floor) continue;
-    const q = Math.round(w / scale);
-    if (q === 0) continue;
-    indices.push(i);
-    values.push(q);
+  for (let index = 0; index < weights.length; index++) {
+    const weight = weights[index]!;
+    if (weight === 0 || Math.abs(weight) < floor) continue;
+    const quantised = Math.round(weight / scale);
+    if (quantised === 0) continue;
+    indices.push(index);
+    values.push(quantised);
   }
-  const out = Buffer.alloc(16 + indices.length * 7);
+  const out = Buffer.alloc(WEIGHTS_HEADER_BYTES + 1 + indices.length * MAX_ENTRY_BYTES);
   out.writeUInt32LE(weights.length, 0);
   out.writeUInt32LE(indices.length, 4);
   out.writeFloatLE(scale, 8);
-  let at = 12;
+  let at = WEIGHTS_HEADER_BYTES;
   let previous = 0;
   for (const index of indices) {
     let delta = index - previous;
@@ -109,8 +116,8 @@ export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
     out[at++] = delta;
   }
   if (at % 2 === 1) at++;
-  for (const v of values) {
-    out.writeInt16LE(v, at);
+  for (const value of values) {
+    out.writeInt16LE(value, at);
     at += 2;
   }
   return new Uint8Array(out.buffer, out.byteOffset, at);
@@ -118,17 +125,17 @@ export function encodeWeights(weights: Float32Array, prune = 0): Uint8Array {
 
 /** Decodes weights written by encodeWeights into a dense array. */
 export function decodeWeights(model: string, bytes: Uint8Array): Float32Array {
-  if (bytes.length < 12) throw new ModelLoadError(model, 'weights section truncated');
-  const header = new DataView(bytes.buffer, bytes.byteOffset, 12);
+  if (bytes.length < WEIGHTS_HEADER_BYTES) throw new ModelLoadError(model, 'weights section truncated');
+  const header = new DataView(bytes.buffer, bytes.byteOffset, WEIGHTS_HEADER_BYTES);
   const size = header.getUint32(0, true);
   const count = header.getUint32(4, true);
   const scale = header.getFloat32(8, true);
   const weights = new Float32Array(size);
   const indices = new Int32Array(count);
   const end = bytes.length;
-  let at = 12;
+  let at = WEIGHTS_HEADER_BYTES;
   let index = 0;
-  for (let n = 0; n < count; n++) {
+  for (let entry = 0; entry < count; entry++) {
     let delta = 0;
     let factor = 1;
     for (;;) {
@@ -140,7 +147,7 @@ export function decodeWeights(model: string, bytes: Uint8Array): Float32Array {
     }
     index += delta;
     if (index >= size) throw new ModelLoadError(model, 'weights section corrupt');
-    indices[n] = index;
+    indices[entry] = index;
   }
   if (at % 2 === 1) at++;
   if (at + count * 2 > end) throw new ModelLoadError(model, 'weights section truncated');
@@ -148,7 +155,7 @@ export function decodeWeights(model: string, bytes: Uint8Array): Float32Array {
   // section does not start on an even address (the file's header has any length).
   const start = bytes.byteOffset + at;
   const values = start % 2 === 0 && LITTLE_ENDIAN ? new Int16Array(bytes.buffer, start, count) : littleEndianInt16(bytes.subarray(at, at + count * 2));
-  for (let n = 0; n < count; n++) weights[indices[n]!] = values[n]! * scale;
+  for (let entry = 0; entry < count; entry++) weights[indices[entry]!] = values[entry]! * scale;
   return weights;
 }
 
@@ -158,7 +165,7 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 function littleEndianInt16(bytes: Uint8Array): Int16Array {
   const out = new Int16Array(bytes.length / 2);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-  for (let n = 0; n < out.length; n++) out[n] = view.getInt16(n * 2, true);
+  for (let entry = 0; entry < out.length; entry++) out[entry] = view.getInt16(entry * 2, true);
   return out;
 }
 

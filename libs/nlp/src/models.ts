@@ -26,7 +26,8 @@ export function encodeTagger(
 }
 
 function stringArray(name: string, value: unknown, field: string): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new ModelLoadError(name, `header field ${field} is not a list of strings`);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string'))
+    throw new ModelLoadError(name, `header field ${field} is not a list of strings`);
   return value;
 }
 
@@ -171,7 +172,7 @@ export function encodeNer(
   model: NerModel & { gazetteerText: ReadonlyMap<string, string>; lexiconText: ReadonlyMap<string, string> },
   prune: number,
 ): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
-  const lines = (map: ReadonlyMap<string, string>): Uint8Array => encodeStrings([...map].map(([k, v]) => `${k}\t${v}`).sort());
+  const lines = (map: ReadonlyMap<string, string>): Uint8Array => encodeStrings([...map].map(([k, item]) => `${k}\t${item}`).sort());
   return {
     header: { kind: 'ner', tags: NER_TAGS, bits: model.perceptron.bits },
     sections: new Map([

@@ -34,18 +34,18 @@ export async function compromiseNameLexicon(): Promise<Map<string, string>> {
   const { default: nlp } = (await import('compromise')) as unknown as { default: { world(): CompromiseWorld } };
   const { model } = nlp.world();
   const classes = new Map<string, Set<string>>();
-  const add = (word: string, cls: string): void => {
+  const add = (word: string, nameClass: string): void => {
     let set = classes.get(word);
     if (set === undefined) classes.set(word, (set = new Set()));
-    set.add(cls);
+    set.add(nameClass);
   };
   for (const [entry, tags] of Object.entries(model.one.lexicon)) {
     for (const tag of Array.isArray(tags) ? tags : [tags]) {
-      const cls = CLASSES[tag];
-      if (cls === undefined) continue;
+      const nameClass = CLASSES[tag];
+      if (nameClass === undefined) continue;
       const words = entry.split(' ');
-      if (words.length === 1) add(entry, cls);
-      else words.forEach((word, i) => add(word, `${i === 0 ? 'B' : 'I'}-${cls}`));
+      if (words.length === 1) add(entry, nameClass);
+      else words.forEach((word, position) => add(word, `${position === 0 ? 'B' : 'I'}-${nameClass}`));
     }
   }
   for (const word of Object.keys(model.two.orgWords)) add(word, 'orgword');

@@ -32,10 +32,10 @@ describe('GUM entities as UNER marks them', () => {
     const [sentence] = parseConllu(GUM, 'gum');
     const tags = gumEntities(sentence!);
     const spans = entitySpans(tags).map(
-      (s) =>
-        `${s.type}:${sentence!.words
-          .slice(s.start, s.end)
-          .map((w) => w.form)
+      (span) =>
+        `${span.type}:${sentence!.words
+          .slice(span.start, span.end)
+          .map((word) => word.form)
           .join(' ')}`,
     );
     // "Chuck and Gretchen" is one GUM mention headed by Chuck: only the name around the head stays
@@ -55,9 +55,9 @@ describe('NER decoding', () => {
     const names = ['Kay Mann', 'Bill Gottlieb', 'Greg Mannino', 'Ariel Sharon', 'Vladi Pimenov', 'Harry Preuss'];
     const places = ['Tampa', 'Houston', 'Oakland', 'Phoenix'];
     const examples: NerExample[] = [];
-    names.forEach((name, i) => {
+    names.forEach((name, index) => {
       const [first, last] = name.split(' ') as [string, string];
-      const place = places[i % places.length]!;
+      const place = places[index % places.length]!;
       examples.push({
         tokens: ['I', 'met', first, last, 'in', place, '.'],
         tags: ['O', 'O', 'B-PER', 'I-PER', 'O', 'B-LOC', 'O'],
@@ -79,9 +79,9 @@ describe('NER decoding', () => {
       words,
       words.map(() => 'X\tX'),
     );
-    out.forEach((tag, i) => {
+    out.forEach((tag, index) => {
       expect(NER_TAGS).toContain(tag);
-      if (tag.startsWith('I-')) expect(out[i - 1]?.slice(2)).toBe(tag.slice(2));
+      if (tag.startsWith('I-')) expect(out[index - 1]?.slice(2)).toBe(tag.slice(2));
     });
   });
 });

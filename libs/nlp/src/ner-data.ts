@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConllu, type ConlluSentence } from './conllu.js';
@@ -103,9 +104,9 @@ function nameAround(
   head: number,
   type: string,
 ): { start: number; end: number; type: string } | undefined {
-  const w = sentence.words;
-  const proper = (i: number): boolean => i >= start && i < end && w[i]!.upos === 'PROPN';
-  const joiner = (i: number): boolean => i >= start && i < end && NAME_JOINERS.has(w[i]!.form.toLowerCase());
+  const words = sentence.words;
+  const proper = (position: number): boolean => position >= start && position < end && itemAt(words, position, 'words').upos === 'PROPN';
+  const joiner = (position: number): boolean => position >= start && position < end && NAME_JOINERS.has(itemAt(words, position, 'words').form.toLowerCase());
   let from = head;
   let to = head + 1;
   for (;;) {
@@ -118,7 +119,7 @@ function nameAround(
     else if (joiner(to) && proper(to + 1)) to += 2;
     else break;
   }
-  if (type === 'PER') while (to - from > 1 && isPersonTitle(w[from]!.form)) from++;
+  if (type === 'PER') while (to - from > 1 && isPersonTitle(itemAt(words, from, 'words').form)) from++;
   return { start: from, end: to, type };
 }
 
@@ -126,41 +127,44 @@ function nameAround(
 export function gumEntities(sentence: ConlluSentence): string[] {
   const open = new Map<string, { start: number; type: string }[]>();
   const spans: { start: number; end: number; type: string }[] = [];
-  sentence.words.forEach((w, i) => {
-    const m = /(?:^|\|)Entity=([^|]*)/.exec(w.misc);
-    if (!m) return;
-    const re = /\((\d+)-([a-z]+)([^()]*)(\))?|(\d+)\)/g;
-    for (let x = re.exec(m[1]!); x !== null; x = re.exec(m[1]!)) {
-      if (x[1] !== undefined) {
-        if (x[4]) spans.push({ start: i, end: i + 1, type: x[2]! });
+  sentence.words.forEach((word, position) => {
+    const match = /(?:^|\|)Entity=([^|]*)/.exec(word.misc);
+    if (!match) return;
+    const entityPattern = /\((\d+)-([a-z]+)([^()]*)(\))?|(\d+)\)/g;
+    for (let entity = entityPattern.exec(itemAt(match, 1, 'match')); entity !== null; entity = entityPattern.exec(itemAt(match, 1, 'match'))) {
+      if (entity[1] !== undefined) {
+        if (entity[4]) spans.push({ start: position, end: position + 1, type: itemAt(entity, 2, 'entity') });
         else {
-          const list = open.get(x[1]) ?? [];
-          list.push({ start: i, type: x[2]! });
-          open.set(x[1], list);
+          const list = open.get(entity[1]) ?? [];
+          list.push({ start: position, type: itemAt(entity, 2, 'entity') });
+          open.set(entity[1], list);
         }
       } else {
-        const list = open.get(x[5]!);
-        const o = list?.pop();
-        if (o) spans.push({ start: o.start, end: i + 1, type: o.type });
+        const list = open.get(itemAt(entity, 5, 'entity'));
+        const opened = list?.pop();
+        if (opened) spans.push({ start: opened.start, end: position + 1, type: opened.type });
       }
     }
   });
   const tags: string[] = sentence.words.map(() => 'O');
   const named = spans
-    .filter((s) => GUM_TYPES[s.type] !== undefined)
-    .map((s) => {
+    .map((span) => {
+      const type = GUM_TYPES[span.type];
+      if (type === undefined) return undefined;
       // the head: the word of the span whose head lies outside it
-      const head = sentence.words.findIndex((w, i) => i >= s.start && i < s.end && (w.head - 1 < s.start || w.head - 1 >= s.end));
-      if (head < 0 || sentence.words[head]!.upos !== 'PROPN') return undefined;
+      const head = sentence.words.findIndex(
+        (word, position) => position >= span.start && position < span.end && (word.head - 1 < span.start || word.head - 1 >= span.end),
+      );
+      if (head < 0 || itemAt(sentence.words, head, 'sentence.words').upos !== 'PROPN') return undefined;
       // a group named by a plural proper noun ("Jews", "Israelis") is a GUM person but no UNER entity
-      if (s.type === 'person' && s.end - s.start === 1 && sentence.words[head]!.xpos === 'NNPS') return undefined;
-      return nameAround(sentence, s.start, s.end, head, GUM_TYPES[s.type]!);
+      if (span.type === 'person' && span.end - span.start === 1 && itemAt(sentence.words, head, 'sentence.words').xpos === 'NNPS') return undefined;
+      return nameAround(sentence, span.start, span.end, head, type);
     })
-    .filter((s) => s !== undefined)
-    .sort((a, b) => b.end - b.start - (a.end - a.start));
-  for (const s of named) {
-    if (tags.slice(s.start, s.end).some((t) => t !== 'O')) continue;
-    for (let i = s.start; i < s.end; i++) tags[i] = `${i === s.start ? 'B' : 'I'}-${s.type}`;
+    .filter((span) => span !== undefined)
+    .sort((left, right) => right.end - right.start - (left.end - left.start));
+  for (const span of named) {
+    if (tags.slice(span.start, span.end).some((tag) => tag !== 'O')) continue;
+    for (let position = span.start; position < span.end; position++) tags[position] = `${position === span.start ? 'B' : 'I'}-${span.type}`;
   }
   return tags;
 }
@@ -170,21 +174,21 @@ export function gumEntities(sentence: ConlluSentence): string[] {
  * becomes O so that the tagger does not learn B-PER B-PER for one name.
  */
 function withoutMentionSigns(tokens: readonly string[], tags: readonly string[]): string[] {
-  return tags.map((t, i) => (tokens[i] === '@' ? 'O' : t));
+  return tags.map((tag, position) => (tokens[position] === '@' ? 'O' : tag));
 }
 
 function keepTypes(tags: readonly string[]): string[] {
-  return normaliseTags(tags.map((t) => (t === 'O' || KEPT.has(t.slice(2)) ? t : 'O')));
+  return normaliseTags(tags.map((tag) => (tag === 'O' || KEPT.has(tag.slice(2)) ? tag : 'O')));
 }
 
 /** Leading titles of PER spans become O, as UNER marks them ("Dr. [Dorn]"). */
 export function withoutTitles(tokens: readonly string[], tags: readonly string[]): string[] {
   const out = [...tags];
-  for (const s of entitySpans(tags)) {
-    if (s.type !== 'PER') continue;
-    let from = s.start;
-    while (s.end - from > 1 && isPersonTitle(tokens[from]!)) out[from++] = 'O';
-    if (from > s.start) out[from] = 'B-PER';
+  for (const span of entitySpans(tags)) {
+    if (span.type !== 'PER') continue;
+    let from = span.start;
+    while (span.end - from > 1 && isPersonTitle(itemAt(tokens, from, 'tokens'))) out[from++] = 'O';
+    if (from > span.start) out[from] = 'B-PER';
   }
   return out;
 }
@@ -199,27 +203,28 @@ export function openNerExamples(dataDir: string, sets: readonly OpenNerSet[] = [
   const gumDir = join(dataDir, 'ner', 'gum');
   for (const file of sets.includes('gum')
     ? readdirSync(gumDir)
-        .filter((f) => f.endsWith('.conllu'))
+        .filter((name) => name.endsWith('.conllu'))
         .sort()
     : []) {
     files.push(join('ner', 'gum', file));
-    for (const s of parseConllu(readFileSync(join(gumDir, file), 'utf8'), file)) examples.push({ tokens: s.words.map((w) => w.form), tags: gumEntities(s) });
+    for (const sentence of parseConllu(readFileSync(join(gumDir, file), 'utf8'), file))
+      examples.push({ tokens: sentence.words.map((word) => word.form), tags: gumEntities(sentence) });
   }
   if (sets.includes('wikigold')) {
     files.push(join('ner', 'wikigold', 'wikigold.conll'));
-    for (const s of parseIob(readFileSync(join(dataDir, 'ner', 'wikigold', 'wikigold.conll'), 'utf8'), { source: 'wikigold.conll', scheme: 'iob1' })) {
-      examples.push({ tokens: s.tokens, tags: withoutTitles(s.tokens, keepTypes(s.tags)) });
+    for (const sentence of parseIob(readFileSync(join(dataDir, 'ner', 'wikigold', 'wikigold.conll'), 'utf8'), { source: 'wikigold.conll', scheme: 'iob1' })) {
+      examples.push({ tokens: sentence.tokens, tags: withoutTitles(sentence.tokens, keepTypes(sentence.tags)) });
     }
   }
   const btcDir = join(dataDir, 'ner', 'btc');
   for (const file of sets.includes('btc')
     ? readdirSync(btcDir)
-        .filter((f) => f.endsWith('.conll'))
+        .filter((name) => name.endsWith('.conll'))
         .sort()
     : []) {
     files.push(join('ner', 'btc', file));
-    for (const s of parseIob(readFileSync(join(btcDir, file), 'utf8'), { source: file }))
-      examples.push({ tokens: s.tokens, tags: withoutTitles(s.tokens, keepTypes(withoutMentionSigns(s.tokens, s.tags))) });
+    for (const sentence of parseIob(readFileSync(join(btcDir, file), 'utf8'), { source: file }))
+      examples.push({ tokens: sentence.tokens, tags: withoutTitles(sentence.tokens, keepTypes(withoutMentionSigns(sentence.tokens, sentence.tags))) });
   }
   return { examples, files };
 }
@@ -240,10 +245,10 @@ export function unerSplit(dataDir: string, every = UNER_HELD_OUT_EVERY): { train
   const docs: string[] = [];
   const train: IobSentence[] = [];
   const heldOut: IobSentence[] = [];
-  for (const s of sentences) {
-    const doc = (s.sentId ?? '').replace(/-\d+$/, '');
+  for (const sentence of sentences) {
+    const doc = (sentence.sentId ?? '').replace(/-\d+$/, '');
     if (docs[docs.length - 1] !== doc) docs.push(doc);
-    ((docs.length - 1) % every === every - 1 ? heldOut : train).push(s);
+    ((docs.length - 1) % every === every - 1 ? heldOut : train).push(sentence);
   }
   return { train, heldOut };
 }

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { feature, hashString, random, shuffle } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
 import { Perceptron } from './perceptron.js';
@@ -29,145 +30,145 @@ const MAX_FEATURES = 48;
 const NO_POS = hashString('<no-pos>');
 const NO_LEX = hashString('<no-lex>');
 const NO_GAZ = hashString('<no-gaz>');
-const TAG_INDEX = new Map<string, number>(NER_TAGS.map((t, i) => [t, i]));
+const TAG_INDEX = new Map<string, number>(NER_TAGS.map((tag, index) => [tag, index]));
 
 /** True when tag `next` may follow `previous` in IOB2 (I-X only after B-X or I-X). */
 function allowed(previous: number, next: number): boolean {
-  const tag = NER_TAGS[next]!;
+  const tag = itemAt(NER_TAGS, next, 'NER_TAGS');
   if (!tag.startsWith('I-')) return true;
-  const p = NER_TAGS[previous] ?? 'O';
-  return p !== 'O' && p.slice(2) === tag.slice(2);
+  const previousTag = NER_TAGS[previous] ?? 'O';
+  return previousTag !== 'O' && previousTag.slice(2) === tag.slice(2);
 }
 
 /** Codes of each lower-cased token in a map (gazetteer, lexicon), `missing` where absent; two more past the end. */
 function lookupCodes(tokens: readonly string[], map: ReadonlyMap<string, number>, missing: number): Int32Array {
   const out = new Int32Array(tokens.length + 2).fill(missing);
-  tokens.forEach((t, i) => (out[i] = map.get(t.toLowerCase()) ?? missing));
+  tokens.forEach((token, index) => (out[index] = map.get(token.toLowerCase()) ?? missing));
   return out;
 }
 
-/** The code at position j, or the start marker before the sentence. */
-function before(a: Int32Array, j: number): number {
-  return j < 0 ? START : a[j]!;
+/** The code at `position`, or the start marker before the sentence. */
+function before(codes: Int32Array, position: number): number {
+  return position < 0 ? START : codes[position]!;
 }
 
 function posCodes(tokens: readonly string[], labels: readonly string[]): Int32Array {
   if (labels.length !== tokens.length) throw new RangeError(`${labels.length} part-of-speech labels for ${tokens.length} tokens`);
   const out = new Int32Array(tokens.length + 2).fill(NO_POS);
-  labels.forEach((t, i) => (out[i] = hashString(t)));
+  labels.forEach((label, index) => (out[index] = hashString(label)));
   return out;
 }
 
 /** A sentence's precomputed codes. */
 interface Codes {
-  readonly c: WordCodes;
-  readonly gaz: Int32Array;
-  readonly lex: Int32Array;
+  readonly words: WordCodes;
+  readonly gazetteerCodes: Int32Array;
+  readonly lexiconCodes: Int32Array;
   readonly pos: Int32Array;
 }
 
-/** Features of token i that do not read the previous tag. */
-function extract({ c, gaz, lex, pos }: Codes, tokens: readonly string[], i: number, out: Int32Array): number {
-  const t = tokens[i]!;
-  const first = t[0] ?? '';
+/** Features of the token at `position` that do not read the previous tag. */
+function extract({ words, gazetteerCodes, lexiconCodes, pos }: Codes, tokens: readonly string[], position: number, out: Int32Array): number {
+  const token = itemAt(tokens, position, 'tokens');
+  const first = token[0] ?? '';
   const capital = first !== first.toLowerCase() ? 1 : 0;
-  const w = c.lower[i]!;
-  let n = 0;
-  out[n++] = feature(1, 0);
-  out[n++] = feature(2, w);
-  out[n++] = feature(3, c.form[i]!);
-  out[n++] = feature(4, c.shape[i]!);
-  out[n++] = feature(5, c.suffix3[i]!);
-  out[n++] = feature(6, c.prefix3[i]!);
-  out[n++] = feature(7, c.suffix2[i]!);
-  out[n++] = feature(8, before(c.lower, i - 1));
-  out[n++] = feature(9, c.lower[i + 1]!);
-  out[n++] = feature(10, before(c.lower, i - 2));
-  out[n++] = feature(11, c.lower[i + 2]!);
-  out[n++] = feature(12, before(c.shape, i - 1));
-  out[n++] = feature(13, c.shape[i + 1]!);
-  out[n++] = feature(18, gaz[i]!);
-  out[n++] = feature(19, i === 0 ? START : gaz[i - 1]!);
-  out[n++] = feature(20, gaz[i + 1]!);
-  out[n++] = feature(21, gaz[i]!, capital);
-  out[n++] = feature(22, i === 0 ? 1 : 0, capital);
-  out[n++] = feature(23, before(c.lower, i - 1), w);
-  out[n++] = feature(24, w, c.lower[i + 1]);
-  out[n++] = feature(25, before(c.shape, i - 1), c.shape[i], c.shape[i + 1]);
-  out[n++] = feature(27, c.suffix4[i]!);
-  out[n++] = feature(28, before(c.form, i - 1), capital);
-  out[n++] = feature(29, c.form[i + 1]!, capital);
-  out[n++] = feature(30, pos[i]!);
-  out[n++] = feature(31, before(pos, i - 1));
-  out[n++] = feature(32, pos[i + 1]!);
-  out[n++] = feature(33, pos[i]!, capital);
-  out[n++] = feature(34, pos[i]!, pos[i + 1]);
-  out[n++] = feature(35, before(pos, i - 1), pos[i]);
-  out[n++] = feature(37, pos[i]!, gaz[i]);
-  out[n++] = feature(38, lex[i]!);
-  out[n++] = feature(39, before(lex, i - 1));
-  out[n++] = feature(40, lex[i + 1]!);
-  out[n++] = feature(41, lex[i]!, capital);
-  out[n++] = feature(42, pos[i]!, lex[i]);
-  out[n++] = feature(43, lex[i]!, lex[i + 1]);
-  return n;
+  const word = words.lower[position]!;
+  let count = 0;
+  out[count++] = feature(1, 0);
+  out[count++] = feature(2, word);
+  out[count++] = feature(3, words.form[position]!);
+  out[count++] = feature(4, words.shape[position]!);
+  out[count++] = feature(5, words.suffix3[position]!);
+  out[count++] = feature(6, words.prefix3[position]!);
+  out[count++] = feature(7, words.suffix2[position]!);
+  out[count++] = feature(8, before(words.lower, position - 1));
+  out[count++] = feature(9, words.lower[position + 1]!);
+  out[count++] = feature(10, before(words.lower, position - 2));
+  out[count++] = feature(11, words.lower[position + 2]!);
+  out[count++] = feature(12, before(words.shape, position - 1));
+  out[count++] = feature(13, words.shape[position + 1]!);
+  out[count++] = feature(18, gazetteerCodes[position]!);
+  out[count++] = feature(19, position === 0 ? START : gazetteerCodes[position - 1]!);
+  out[count++] = feature(20, gazetteerCodes[position + 1]!);
+  out[count++] = feature(21, gazetteerCodes[position]!, capital);
+  out[count++] = feature(22, position === 0 ? 1 : 0, capital);
+  out[count++] = feature(23, before(words.lower, position - 1), word);
+  out[count++] = feature(24, word, words.lower[position + 1]);
+  out[count++] = feature(25, before(words.shape, position - 1), words.shape[position], words.shape[position + 1]);
+  out[count++] = feature(27, words.suffix4[position]!);
+  out[count++] = feature(28, before(words.form, position - 1), capital);
+  out[count++] = feature(29, words.form[position + 1]!, capital);
+  out[count++] = feature(30, pos[position]!);
+  out[count++] = feature(31, before(pos, position - 1));
+  out[count++] = feature(32, pos[position + 1]!);
+  out[count++] = feature(33, pos[position]!, capital);
+  out[count++] = feature(34, pos[position]!, pos[position + 1]);
+  out[count++] = feature(35, before(pos, position - 1), pos[position]);
+  out[count++] = feature(37, pos[position]!, gazetteerCodes[position]);
+  out[count++] = feature(38, lexiconCodes[position]!);
+  out[count++] = feature(39, before(lexiconCodes, position - 1));
+  out[count++] = feature(40, lexiconCodes[position + 1]!);
+  out[count++] = feature(41, lexiconCodes[position]!, capital);
+  out[count++] = feature(42, pos[position]!, lexiconCodes[position]);
+  out[count++] = feature(43, lexiconCodes[position]!, lexiconCodes[position + 1]);
+  return count;
 }
 
 /** Number of features `extractPrevious` writes. */
 const PREVIOUS_FEATURES = 5;
 
-/** Features of token i that read the previous tag `p1` (-1 before the sentence), written from `out[at]`. */
-function extractPrevious({ c, pos }: Codes, i: number, p1: number, out: Int32Array, at: number): void {
-  out[at] = feature(14, p1);
-  out[at + 1] = feature(16, p1, c.lower[i]);
-  out[at + 2] = feature(17, p1, c.shape[i]);
-  out[at + 3] = feature(26, p1, before(c.lower, i - 1));
-  out[at + 4] = feature(36, pos[i]!, p1);
+/** Features of the token at `position` that read the previous tag `previousTag` (-1 before the sentence), written from `out[at]`. */
+function extractPrevious({ words, pos }: Codes, position: number, previousTag: number, out: Int32Array, at: number): void {
+  out[at] = feature(14, previousTag);
+  out[at + 1] = feature(16, previousTag, words.lower[position]);
+  out[at + 2] = feature(17, previousTag, words.shape[position]);
+  out[at + 3] = feature(26, previousTag, before(words.lower, position - 1));
+  out[at + 4] = feature(36, pos[position]!, previousTag);
 }
 
-const T = NER_TAGS.length;
-/** ALLOWED[(previous + 1) * T + next]: IOB2 validity, previous -1 for the sentence start. */
-const ALLOWED = Uint8Array.from({ length: (T + 1) * T }, (_, k) => (allowed(Math.floor(k / T) - 1, k % T) ? 1 : 0));
+const TAG_COUNT = NER_TAGS.length;
+/** ALLOWED[(previous + 1) * TAG_COUNT + next]: IOB2 validity, previous -1 for the sentence start. */
+const ALLOWED = Uint8Array.from({ length: (TAG_COUNT + 1) * TAG_COUNT }, (_, cell) => (allowed(Math.floor(cell / TAG_COUNT) - 1, cell % TAG_COUNT) ? 1 : 0));
 
 /**
  * The best valid IOB2 tag sequence (tag indices) under a first-order model: Viterbi over each token's
  * own features plus the features that read the previous tag.
  */
 function viterbi(perceptron: Perceptron, codes: Codes, tokens: readonly string[]): number[] {
-  const n = tokens.length;
-  if (n === 0) return [];
+  const length = tokens.length;
+  if (length === 0) return [];
   const feats = new Int32Array(MAX_FEATURES);
-  const own = new Float32Array(T);
-  const previous = new Float32Array(T);
-  const delta = new Float64Array(n * T);
-  const back = new Int8Array(n * T);
-  for (let i = 0; i < n; i++) {
-    const count = extract(codes, tokens, i, feats);
+  const own = new Float32Array(TAG_COUNT);
+  const previous = new Float32Array(TAG_COUNT);
+  const delta = new Float64Array(length * TAG_COUNT);
+  const back = new Int8Array(length * TAG_COUNT);
+  for (let position = 0; position < length; position++) {
+    const count = extract(codes, tokens, position, feats);
     perceptron.score(feats, count, own);
-    const states = i === 0 ? 1 : T;
-    for (let c = 0; c < T; c++) delta[i * T + c] = -Infinity;
-    for (let s = 0; s < states; s++) {
-      const p1 = i === 0 ? -1 : s;
-      const base = i === 0 ? 0 : delta[(i - 1) * T + s]!;
+    const states = position === 0 ? 1 : TAG_COUNT;
+    for (let tag = 0; tag < TAG_COUNT; tag++) delta[position * TAG_COUNT + tag] = -Infinity;
+    for (let from = 0; from < states; from++) {
+      const previousTag = position === 0 ? -1 : from;
+      const base = position === 0 ? 0 : delta[(position - 1) * TAG_COUNT + from]!;
       if (base === -Infinity) continue;
-      extractPrevious(codes, i, p1, feats, 0);
+      extractPrevious(codes, position, previousTag, feats, 0);
       perceptron.score(feats, PREVIOUS_FEATURES, previous);
-      for (let c = 0; c < T; c++) {
-        if (!ALLOWED[(p1 + 1) * T + c]) continue;
-        const v = base + own[c]! + previous[c]!;
-        if (v > delta[i * T + c]!) {
-          delta[i * T + c] = v;
-          back[i * T + c] = p1;
+      for (let tag = 0; tag < TAG_COUNT; tag++) {
+        if (!ALLOWED[(previousTag + 1) * TAG_COUNT + tag]) continue;
+        const score = base + own[tag]! + previous[tag]!;
+        if (score > delta[position * TAG_COUNT + tag]!) {
+          delta[position * TAG_COUNT + tag] = score;
+          back[position * TAG_COUNT + tag] = previousTag;
         }
       }
     }
   }
   let best = 0;
-  for (let c = 1; c < T; c++) if (delta[(n - 1) * T + c]! > delta[(n - 1) * T + best]!) best = c;
-  const out = new Array<number>(n);
-  for (let i = n - 1; i >= 0; i--) {
-    out[i] = best;
-    best = back[i * T + best]!;
+  for (let tag = 1; tag < TAG_COUNT; tag++) if (delta[(length - 1) * TAG_COUNT + tag]! > delta[(length - 1) * TAG_COUNT + best]!) best = tag;
+  const out = new Array<number>(length);
+  for (let position = length - 1; position >= 0; position--) {
+    out[position] = best;
+    best = back[position * TAG_COUNT + best]!;
   }
   return out;
 }
@@ -178,13 +179,13 @@ function viterbi(perceptron: Perceptron, codes: Codes, tokens: readonly string[]
  */
 export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[]): string[] {
   const codes: Codes = {
-    c: wordCodes(tokens),
-    gaz: lookupCodes(tokens, model.gazetteer, NO_GAZ),
-    lex: lookupCodes(tokens, model.lexicon, NO_LEX),
+    words: wordCodes(tokens),
+    gazetteerCodes: lookupCodes(tokens, model.gazetteer, NO_GAZ),
+    lexiconCodes: lookupCodes(tokens, model.lexicon, NO_LEX),
     pos: posCodes(tokens, partsOfSpeech),
   };
   const out = viterbi(model.perceptron, codes, tokens);
-  return out.map((k) => NER_TAGS[k]!);
+  return out.map((tagIndex) => itemAt(NER_TAGS, tagIndex, 'NER_TAGS'));
 }
 
 /** Builds the gazetteer: for each lower-cased token seen inside training entities, the set of its positions and types. */
@@ -193,10 +194,10 @@ export function buildGazetteer(examples: readonly { readonly tokens: readonly st
   text: Map<string, string>;
 } {
   const seen = new Map<string, Set<string>>();
-  for (const ex of examples) {
-    ex.tags.forEach((tag, i) => {
+  for (const example of examples) {
+    example.tags.forEach((tag, position) => {
       if (tag === 'O') return;
-      const key = ex.tokens[i]!.toLowerCase();
+      const key = itemAt(example.tokens, position, 'example.tokens').toLowerCase();
       let set = seen.get(key);
       if (!set) seen.set(key, (set = new Set()));
       set.add(tag);
@@ -204,7 +205,7 @@ export function buildGazetteer(examples: readonly { readonly tokens: readonly st
   }
   const text = new Map<string, string>();
   for (const [key, set] of seen) text.set(key, [...set].sort().join(','));
-  return { gazetteer: new Map([...text].map(([k, v]) => [k, hashString(v)])), text };
+  return { gazetteer: new Map([...text].map(([fold, score]) => [fold, hashString(score)])), text };
 }
 
 /** How `trainNer` trains. */
@@ -226,13 +227,13 @@ export function trainNer(
 ): NerModel & { gazetteerText: Map<string, string>; lexiconText: ReadonlyMap<string, string> } {
   const { gazetteer, text } = buildGazetteer(examples);
   const lexiconText = options.lexicon;
-  const lexicon = new Map([...lexiconText].map(([k, v]) => [k, hashString(v)]));
+  const lexicon = new Map([...lexiconText].map(([fold, score]) => [fold, hashString(score)]));
   // A training sentence reads the gazetteer built without its own fold: with the full one, every training entity would
   // find itself there and the tagger would learn to trust the gazetteer where, on new text, names are mostly unseen.
   const folds = options.gazetteerFolds;
-  const foldOf = (ex: NerExample): number => (folds <= 1 ? 0 : Math.abs(hashString(ex.tokens.join(' '))) % folds);
+  const foldOf = (example: NerExample): number => (folds <= 1 ? 0 : Math.abs(hashString(example.tokens.join(' '))) % folds);
   const foldGazetteers =
-    folds <= 1 ? [gazetteer] : Array.from({ length: folds }, (_, k) => buildGazetteer(examples.filter((ex) => foldOf(ex) !== k)).gazetteer);
+    folds <= 1 ? [gazetteer] : Array.from({ length: folds }, (_, fold) => buildGazetteer(examples.filter((example) => foldOf(example) !== fold)).gazetteer);
   const perceptron = new Perceptron(NER_TAGS.length, options.bits);
   const feats = new Int32Array(MAX_FEATURES);
   const previousFeats = new Int32Array(PREVIOUS_FEATURES);
@@ -243,38 +244,38 @@ export function trainNer(
     shuffle(order, next);
     let right = 0;
     let total = 0;
-    for (const ex of order) {
-      let p = prepared.get(ex);
-      if (!p)
+    for (const example of order) {
+      let sentenceCodes = prepared.get(example);
+      if (!sentenceCodes)
         prepared.set(
-          ex,
-          (p = {
-            c: wordCodes(ex.tokens),
-            gaz: lookupCodes(ex.tokens, foldGazetteers[foldOf(ex)]!, NO_GAZ),
-            lex: lookupCodes(ex.tokens, lexicon, NO_LEX),
-            pos: posCodes(ex.tokens, ex.pos),
-            gold: ex.tags.map((t) => TAG_INDEX.get(t) ?? 0),
+          example,
+          (sentenceCodes = {
+            words: wordCodes(example.tokens),
+            gazetteerCodes: lookupCodes(example.tokens, itemAt(foldGazetteers, foldOf(example), 'foldGazetteers'), NO_GAZ),
+            lexiconCodes: lookupCodes(example.tokens, lexicon, NO_LEX),
+            pos: posCodes(example.tokens, example.pos),
+            gold: example.tags.map((tag) => TAG_INDEX.get(tag) ?? 0),
           }),
         );
       // structured perceptron: decode the sentence, then move towards the gold sequence's features where they differ
-      const guess = viterbi(perceptron, p, ex.tokens);
+      const guess = viterbi(perceptron, sentenceCodes, example.tokens);
       perceptron.tick();
-      for (let i = 0; i < ex.tokens.length; i++) {
+      for (let position = 0; position < example.tokens.length; position++) {
         total++;
-        const gold = p.gold[i]!;
-        if (guess[i] === gold) right++;
-        const goldPrevious = i === 0 ? -1 : p.gold[i - 1]!;
-        const guessPrevious = i === 0 ? -1 : guess[i - 1]!;
-        if (guess[i] === gold && guessPrevious === goldPrevious) continue;
-        const count = extract(p, ex.tokens, i, feats);
-        if (guess[i] !== gold) {
+        const gold = itemAt(sentenceCodes.gold, position, 'sentenceCodes.gold');
+        if (guess[position] === gold) right++;
+        const goldPrevious = position === 0 ? -1 : itemAt(sentenceCodes.gold, position - 1, 'sentenceCodes.gold');
+        const guessPrevious = position === 0 ? -1 : itemAt(guess, position - 1, 'guess');
+        if (guess[position] === gold && guessPrevious === goldPrevious) continue;
+        const count = extract(sentenceCodes, example.tokens, position, feats);
+        if (guess[position] !== gold) {
           perceptron.adjust(feats, count, gold, 1);
-          perceptron.adjust(feats, count, guess[i]!, -1);
+          perceptron.adjust(feats, count, itemAt(guess, position, 'guess'), -1);
         }
-        extractPrevious(p, i, goldPrevious, previousFeats, 0);
+        extractPrevious(sentenceCodes, position, goldPrevious, previousFeats, 0);
         perceptron.adjust(previousFeats, PREVIOUS_FEATURES, gold, 1);
-        extractPrevious(p, i, guessPrevious, previousFeats, 0);
-        perceptron.adjust(previousFeats, PREVIOUS_FEATURES, guess[i]!, -1);
+        extractPrevious(sentenceCodes, position, guessPrevious, previousFeats, 0);
+        perceptron.adjust(previousFeats, PREVIOUS_FEATURES, itemAt(guess, position, 'guess'), -1);
       }
     }
     options.onEpoch?.(epoch, right / total);

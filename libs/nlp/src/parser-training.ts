@@ -1,4 +1,6 @@
+import { itemAt } from './checked.js';
 import { FailedPreconditionError } from '@loom/domain';
+import { entryOf } from './checked.js';
 import { random, shuffle } from './hashing.js';
 import { Perceptron } from './perceptron.js';
 import {
@@ -43,29 +45,32 @@ export interface ParserTrainOptions {
   readonly beam?: number;
 }
 
+/** Cost given to every transition before the oracle fills in the legal ones: above any real cost (a sentence's words). */
+const UNREACHABLE_COST = 1 << 20;
+
 /** Unlabelled costs [shift, left, right] of the dynamic oracle for arc-hybrid (Goldberg & Nivre 2013). */
-function costs(st: State, gold: Int32Array, out: Int32Array): void {
-  const n = st.n;
-  const s0 = st.s(0);
-  const s1 = st.s(1);
-  const b0 = st.b;
+function costs(state: State, gold: Int32Array, out: Int32Array): void {
+  const wordCount = state.wordCount;
+  const s0 = state.stackItem(0);
+  const s1 = state.stackItem(1);
+  const b0 = state.bufferFront;
   // shift
-  if (b0 <= n) {
-    let c = 0;
-    for (let k = 0; k < st.sp; k++) {
-      const item = st.stack[k]!;
-      if (gold[item] === b0) c++;
-      if (item !== s0 && gold[b0] === item) c++;
+  if (b0 <= wordCount) {
+    let cost = 0;
+    for (let depth = 0; depth < state.stackSize; depth++) {
+      const item = state.stack[depth]!;
+      if (gold[item] === b0) cost++;
+      if (item !== s0 && gold[b0] === item) cost++;
     }
-    out[0] = c;
+    out[0] = cost;
   }
   if (s0 !== NONE && s0 !== 0) {
     let deps = 0;
-    for (let k = b0; k <= n; k++) if (gold[k] === s0) deps++;
-    const h = gold[s0]!;
-    const headInBuffer = h >= b0 && h <= n;
+    for (let position = b0; position <= wordCount; position++) if (gold[position] === s0) deps++;
+    const head = gold[s0]!;
+    const headInBuffer = head >= b0 && head <= wordCount;
     // left: s0's head becomes b0
-    out[1] = deps + (h !== b0 && (headInBuffer || h === s1) ? 1 : 0);
+    out[1] = deps + (head !== b0 && (headInBuffer || head === s1) ? 1 : 0);
     // right: s0's head becomes s1
     out[2] = deps + (headInBuffer ? 1 : 0);
   }
@@ -77,24 +82,24 @@ interface Gold {
   readonly labels: Int32Array;
 }
 
-function goldOf(ex: ParserExample): Gold {
-  const n = ex.words.length;
-  const heads = new Int32Array(n + 1);
-  const labels = new Int32Array(n + 1);
+function goldOf(example: ParserExample): Gold {
+  const wordCount = example.words.length;
+  const heads = new Int32Array(wordCount + 1);
+  const labels = new Int32Array(wordCount + 1);
   heads[0] = NONE;
-  for (let i = 1; i <= n; i++) {
-    heads[i] = ex.heads[i - 1]!;
-    labels[i] = ex.labels[i - 1]!;
+  for (let position = 1; position <= wordCount; position++) {
+    heads[position] = itemAt(example.heads, position - 1, 'example.heads');
+    labels[position] = itemAt(example.labels, position - 1, 'example.labels');
   }
   return { heads, labels };
 }
 
 /** The legal transition of least oracle cost, the better scored among equals (the latent gold of a state). */
-function cheapest(st: State, cost: Int32Array, scores: Float32Array): number {
+function cheapest(state: State, cost: Int32Array, scores: Float32Array): number {
   let best = -1;
-  for (let a = 0; a < 3; a++) {
-    if (!legal(st, a)) continue;
-    if (best < 0 || cost[a]! < cost[best]! || (cost[a] === cost[best] && scores[a]! > scores[best]!)) best = a;
+  for (let action = 0; action < 3; action++) {
+    if (!legal(state, action)) continue;
+    if (best < 0 || cost[action]! < cost[best]! || (cost[action] === cost[best] && scores[action]! > scores[best]!)) best = action;
   }
   return best;
 }
@@ -104,9 +109,9 @@ function cheapest(st: State, cost: Int32Array, scores: Float32Array): number {
  * update) when the arc is right, and the state then carries the gold relation; a wrong arc keeps the
  * labeler's guess, as at parse time.
  */
-function trainLabel(model: ParserModel, st: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
-  const s0 = st.s(0);
-  const head = st.arcHead(action);
+function trainLabel(model: ParserModel, state: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
+  const s0 = state.stackItem(0);
+  const head = state.arcHead(action);
   const labeler = action === LEFT ? model.leftLabeler : model.rightLabeler;
   labeler.score(feats, count, scratch);
   const guess = Perceptron.best(scratch);
@@ -158,39 +163,39 @@ class Scratch {
 }
 
 /** One greedy pass over a sentence with the dynamic oracle: local updates; follows the model's own transition with probability `explore`. */
-function trainGreedy(model: ParserModel, ex: ParserExample, c: Codes, gold: Gold, explore: () => boolean, sc: Scratch): void {
-  const st = new State(ex.words.length);
-  const { feats, scores, cost } = sc;
-  while (!st.terminal()) {
-    const count = extract(st, c, feats);
+function trainGreedy(model: ParserModel, example: ParserExample, codes: Codes, gold: Gold, explore: () => boolean, scratch: Scratch): void {
+  const state = new State(example.words.length);
+  const { feats, scores, cost } = scratch;
+  while (!state.terminal()) {
+    const count = extract(state, codes, feats);
     model.perceptron.score(feats, count, scores);
-    cost.fill(1 << 20);
-    costs(st, gold.heads, cost);
+    cost.fill(UNREACHABLE_COST);
+    costs(state, gold.heads, cost);
     let guess = -1;
-    for (let a = 0; a < 3; a++) if (legal(st, a) && (guess < 0 || scores[a]! > scores[guess]!)) guess = a;
-    const best = cheapest(st, cost, scores);
+    for (let action = 0; action < 3; action++) if (legal(state, action) && (guess < 0 || scores[action]! > scores[guess]!)) guess = action;
+    const best = cheapest(state, cost, scores);
     model.perceptron.tick();
     if (cost[guess]! > cost[best]!) model.perceptron.update(feats, count, best, guess);
     const action = explore() ? guess : best;
-    st.apply(action, action === SHIFT ? NULL_LABEL : trainLabel(model, st, action, gold, feats, count, sc.labelScores));
+    state.apply(action, action === SHIFT ? NULL_LABEL : trainLabel(model, state, action, gold, feats, count, scratch.labelScores));
   }
 }
 
 /** Follows the latent gold sequence (least-cost transitions, best scored first) and records its features and summed scores. */
-function goldSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, sc: Scratch): void {
-  const st = new State(gold.heads.length - 1);
-  sc.goldScores[0] = 0;
-  for (let t = 0; t < steps; t++) {
-    const feats = sc.goldFeats.subarray(t * MAX_FEATURES, (t + 1) * MAX_FEATURES);
-    const count = extract(st, c, feats);
-    model.perceptron.score(feats, count, sc.scores);
-    sc.cost.fill(1 << 20);
-    costs(st, gold.heads, sc.cost);
-    const action = cheapest(st, sc.cost, sc.scores);
-    sc.goldCounts[t] = count;
-    sc.goldActions[t] = action;
-    sc.goldScores[t + 1] = sc.goldScores[t]! + sc.scores[action]!;
-    st.apply(action, action === SHIFT ? NULL_LABEL : goldLabel(model, st, action, gold, feats, count, sc.labelScores));
+function goldSequence(model: ParserModel, codes: Codes, gold: Gold, steps: number, scratch: Scratch): void {
+  const state = new State(gold.heads.length - 1);
+  scratch.goldScores[0] = 0;
+  for (let step = 0; step < steps; step++) {
+    const feats = scratch.goldFeats.subarray(step * MAX_FEATURES, (step + 1) * MAX_FEATURES);
+    const count = extract(state, codes, feats);
+    model.perceptron.score(feats, count, scratch.scores);
+    scratch.cost.fill(UNREACHABLE_COST);
+    costs(state, gold.heads, scratch.cost);
+    const action = cheapest(state, scratch.cost, scratch.scores);
+    scratch.goldCounts[step] = count;
+    scratch.goldActions[step] = action;
+    scratch.goldScores[step + 1] = scratch.goldScores[step]! + scratch.scores[action]!;
+    state.apply(action, action === SHIFT ? NULL_LABEL : goldLabel(model, state, action, gold, feats, count, scratch.labelScores));
   }
 }
 
@@ -199,9 +204,9 @@ function goldSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, s
  * greedy epochs taught them on states the model itself reached (exploration), where training them
  * further on gold-sequence states only scored LAS 0.12 lower (81.58 vs 81.70).
  */
-function goldLabel(model: ParserModel, st: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
-  const s0 = st.s(0);
-  const head = st.arcHead(action);
+function goldLabel(model: ParserModel, state: State, action: number, gold: Gold, feats: Int32Array, count: number, scratch: Float32Array): number {
+  const s0 = state.stackItem(0);
+  const head = state.arcHead(action);
   return gold.heads[s0] === head ? gold.labels[s0]! : bestLabel(model, action, feats, count, scratch);
 }
 
@@ -209,40 +214,40 @@ function goldLabel(model: ParserModel, st: State, action: number, gold: Gold, fe
  * Decodes a sentence with the beam, recording every step, and marks which items took only
  * least-cost transitions (so reach the best tree still reachable: the gold tree when projective).
  */
-function beamSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, width: number, sc: Scratch): void {
+function beamSequence(model: ParserModel, codes: Codes, gold: Gold, steps: number, width: number, scratch: Scratch): void {
   const beam = new Beam(gold.heads.length - 1, width, model.labels.length);
   let optimal = new Uint8Array(width);
   let nextOptimal = new Uint8Array(width);
   const itemCosts = new Int32Array(3 * width);
   const minCosts = new Int32Array(width);
   optimal[0] = 1;
-  for (let t = 0; t < steps; t++) {
-    beam.expand(model, c);
-    for (let i = 0; i < beam.size; i++) {
-      const st = beam.items[i]!;
-      sc.cost.fill(1 << 20);
-      costs(st, gold.heads, sc.cost);
-      let min = 1 << 20;
-      for (let a = 0; a < 3; a++) {
-        itemCosts[3 * i + a] = sc.cost[a]!;
-        if (legal(st, a) && sc.cost[a]! < min) min = sc.cost[a]!;
+  for (let step = 0; step < steps; step++) {
+    beam.expand(model, codes);
+    for (let item = 0; item < beam.size; item++) {
+      const state = itemAt(beam.items, item, 'beam.items');
+      scratch.cost.fill(UNREACHABLE_COST);
+      costs(state, gold.heads, scratch.cost);
+      let min = UNREACHABLE_COST;
+      for (let action = 0; action < 3; action++) {
+        itemCosts[3 * item + action] = scratch.cost[action]!;
+        if (legal(state, action) && scratch.cost[action]! < min) min = scratch.cost[action]!;
       }
-      minCosts[i] = min;
-      const slot = t * width + i;
-      sc.beamFeats.set(beam.feats[i]!.subarray(0, beam.counts[i]), slot * MAX_FEATURES);
-      sc.beamCounts[slot] = beam.counts[i]!;
+      minCosts[item] = min;
+      const slot = step * width + item;
+      scratch.beamFeats.set(beam.feats[item]!.subarray(0, beam.counts[item]), slot * MAX_FEATURES);
+      scratch.beamCounts[slot] = beam.counts[item]!;
     }
     beam.advance(model);
-    for (let j = 0; j < beam.size; j++) {
-      const p = beam.parent[j]!;
-      const a = beam.action[j]!;
-      sc.beamParents[t * width + j] = p;
-      sc.beamActions[t * width + j] = a;
-      nextOptimal[j] = optimal[p]! && itemCosts[3 * p + a] === minCosts[p] ? 1 : 0;
+    for (let item = 0; item < beam.size; item++) {
+      const parent = beam.parent[item]!;
+      const action = beam.action[item]!;
+      scratch.beamParents[step * width + item] = parent;
+      scratch.beamActions[step * width + item] = action;
+      nextOptimal[item] = optimal[parent]! && itemCosts[3 * parent + action] === minCosts[parent] ? 1 : 0;
     }
     [optimal, nextOptimal] = [nextOptimal, optimal];
-    sc.bestScores[t + 1] = beam.scores[0]!;
-    sc.bestOptimal[t + 1] = optimal[0]!;
+    scratch.bestScores[step + 1] = beam.scores[0]!;
+    scratch.bestOptimal[step + 1] = optimal[0]!;
   }
 }
 
@@ -251,35 +256,35 @@ function beamSequence(model: ParserModel, c: Codes, gold: Gold, steps: number, w
  * where the best item outscores the latent gold sequence most, the gold prefix's transitions gain and
  * the best item's lose. Nothing changes when the best final item took only least-cost transitions.
  */
-function trainBeam(model: ParserModel, c: Codes, gold: Gold, width: number, sc: Scratch): void {
+function trainBeam(model: ParserModel, codes: Codes, gold: Gold, width: number, scratch: Scratch): void {
   const steps = 2 * (gold.heads.length - 1);
-  sc.ensure(steps, width);
-  goldSequence(model, c, gold, steps, sc);
-  beamSequence(model, c, gold, steps, width, sc);
+  scratch.ensure(steps, width);
+  goldSequence(model, codes, gold, steps, scratch);
+  beamSequence(model, codes, gold, steps, width, scratch);
   const perceptron = model.perceptron;
   // Ticks per transition, as greedy training does, so both phases weigh alike in the averages.
-  for (let t = 0; t < steps; t++) perceptron.tick();
-  if (sc.bestOptimal[steps]) return;
+  for (let step = 0; step < steps; step++) perceptron.tick();
+  if (scratch.bestOptimal[steps]) return;
   let worst = -1;
   let violation = -Infinity;
-  for (let t = 1; t <= steps; t++) {
-    if (sc.bestOptimal[t]) continue;
-    const v = sc.bestScores[t]! - sc.goldScores[t]!;
-    if (v >= violation) {
-      violation = v;
-      worst = t;
+  for (let step = 1; step <= steps; step++) {
+    if (scratch.bestOptimal[step]) continue;
+    const margin = scratch.bestScores[step]! - scratch.goldScores[step]!;
+    if (margin >= violation) {
+      violation = margin;
+      worst = step;
     }
   }
   if (worst < 0 || violation < 0) return;
-  for (let t = 0; t < worst; t++) {
-    perceptron.adjust(sc.goldFeats.subarray(t * MAX_FEATURES), sc.goldCounts[t]!, sc.goldActions[t]!, 1);
+  for (let step = 0; step < worst; step++) {
+    perceptron.adjust(scratch.goldFeats.subarray(step * MAX_FEATURES), scratch.goldCounts[step]!, scratch.goldActions[step]!, 1);
   }
   let item = 0;
-  for (let t = worst - 1; t >= 0; t--) {
-    const slot = t * width + item;
-    const parent = sc.beamParents[slot]!;
-    const expanded = t * width + parent;
-    perceptron.adjust(sc.beamFeats.subarray(expanded * MAX_FEATURES), sc.beamCounts[expanded]!, sc.beamActions[slot]!, -1);
+  for (let step = worst - 1; step >= 0; step--) {
+    const slot = step * width + item;
+    const parent = scratch.beamParents[slot]!;
+    const expanded = step * width + parent;
+    perceptron.adjust(scratch.beamFeats.subarray(expanded * MAX_FEATURES), scratch.beamCounts[expanded]!, scratch.beamActions[slot]!, -1);
     item = parent;
   }
 }
@@ -297,7 +302,7 @@ export class ParserTraining {
   readonly epochs: number;
   private readonly next: () => number;
   private readonly order: ParserExample[];
-  private readonly sc: Scratch;
+  private readonly scratch: Scratch;
   /** Codes and gold tree of each example, built once for all epochs. */
   private readonly prepared: Map<ParserExample, { codes: Codes; gold: Gold }>;
   private readonly width: number;
@@ -318,8 +323,8 @@ export class ParserTraining {
     };
     this.next = random(options.seed);
     this.order = [...examples];
-    this.sc = new Scratch(labels.length);
-    this.prepared = new Map(examples.map((ex) => [ex, { codes: codesOf(ex), gold: goldOf(ex) }]));
+    this.scratch = new Scratch(labels.length);
+    this.prepared = new Map(examples.map((example) => [example, { codes: codesOf(example), gold: goldOf(example) }]));
   }
 
   /** Epochs run so far. */
@@ -337,10 +342,10 @@ export class ParserTraining {
     if (epoch === options.epochs + 1) model.perceptron.restart();
     // The first epoch follows the oracle only; exploration draws from the seeded generator.
     const explore = epoch > 1 ? (): boolean => next() < options.explore : (): boolean => false;
-    for (const ex of this.order) {
-      const { codes, gold } = this.prepared.get(ex)!;
-      if (epoch <= options.epochs) trainGreedy(model, ex, codes, gold, explore, this.sc);
-      else trainBeam(model, codes, gold, this.width, this.sc);
+    for (const example of this.order) {
+      const { codes, gold } = entryOf(this.prepared, example, 'prepared examples');
+      if (epoch <= options.epochs) trainGreedy(model, example, codes, gold, explore, this.scratch);
+      else trainBeam(model, codes, gold, this.width, this.scratch);
     }
   }
 
@@ -376,12 +381,12 @@ export function trainParser(examples: readonly ParserExample[], labels: readonly
 export function meanParser(models: readonly ParserModel[]): ParserModel {
   const first = models[0];
   if (!first) throw new FailedPreconditionError('meanParser needs at least one parser');
-  if (models.some((m) => m.labels.join('\n') !== first.labels.join('\n') || m.beam !== first.beam))
+  if (models.some((model) => model.labels.join('\n') !== first.labels.join('\n') || model.beam !== first.beam))
     throw new FailedPreconditionError('meanParser: the parsers differ in their relations or beam width');
   return {
-    perceptron: Perceptron.mean(models.map((m) => m.perceptron)),
-    leftLabeler: Perceptron.mean(models.map((m) => m.leftLabeler)),
-    rightLabeler: Perceptron.mean(models.map((m) => m.rightLabeler)),
+    perceptron: Perceptron.mean(models.map((model) => model.perceptron)),
+    leftLabeler: Perceptron.mean(models.map((model) => model.leftLabeler)),
+    rightLabeler: Perceptron.mean(models.map((model) => model.rightLabeler)),
     labels: first.labels,
     beam: first.beam,
   };

@@ -10,11 +10,11 @@ const relations = new Vocabulary();
 const examplesOf = (file: string, count: number): ParserExample[] =>
   readEwt(testDataDir(), file)
     .slice(0, count)
-    .map((s) => ({
-      words: s.words.map((w) => w.form),
-      tags: s.words.map((w) => tags.add(w.xpos)),
-      heads: s.words.map((w) => w.head),
-      labels: s.words.map((w) => relations.add(w.deprel)),
+    .map((sentence) => ({
+      words: sentence.words.map((word) => word.form),
+      tags: sentence.words.map((word) => tags.add(word.xpos)),
+      heads: sentence.words.map((word) => word.head),
+      labels: sentence.words.map((word) => relations.add(word.deprel)),
     }));
 const train = examplesOf(EWT_TRAIN, 400);
 const dev = examplesOf(EWT_DEV, 100);
@@ -22,14 +22,14 @@ const options = { epochs: 2, beamEpochs: 2, beam: 4, bits: 18, labelBits: 18, ex
 
 /** Whether heads (0 = root, words 1..n) form one tree: one word under the root, every word reaching it. */
 function isTree(heads: readonly number[]): boolean {
-  if (heads.filter((h) => h === 0).length !== 1) return false;
-  return heads.every((_, i) => {
-    let at = i + 1;
+  if (heads.filter((head) => head === 0).length !== 1) return false;
+  return heads.every((_, index) => {
+    let at = index + 1;
     for (let steps = 0; steps <= heads.length; steps++) {
       if (at === 0) return true;
-      const h = heads[at - 1]!;
-      if (h < 0 || h > heads.length) return false;
-      at = h;
+      const head = heads[at - 1]!;
+      if (head < 0 || head > heads.length) return false;
+      at = head;
     }
     return false;
   });
@@ -37,15 +37,15 @@ function isTree(heads: readonly number[]): boolean {
 
 function uas(model: ParserModel, examples: readonly ParserExample[]): number {
   let right = 0;
-  let n = 0;
-  for (const ex of examples) {
-    const { heads } = parse(model, ex);
-    heads.forEach((h, i) => {
-      n++;
-      if (h === ex.heads[i]) right++;
+  let count = 0;
+  for (const example of examples) {
+    const { heads } = parse(model, example);
+    heads.forEach((head, index) => {
+      count++;
+      if (head === example.heads[index]) right++;
     });
   }
-  return (100 * right) / n;
+  return (100 * right) / count;
 }
 
 describe('beam parser', { timeout: 120_000 }, () => {
@@ -53,22 +53,22 @@ describe('beam parser', { timeout: 120_000 }, () => {
 
   it('decodes with the trained width into single-rooted trees with a relation on every word', () => {
     expect(model.beam).toBe(4);
-    for (const ex of dev) {
-      const { heads, labels } = parse(model, ex);
+    for (const example of dev) {
+      const { heads, labels } = parse(model, example);
       expect(isTree(heads)).toBe(true);
-      expect(labels.every((l) => l >= 0 && l < relations.items.length)).toBe(true);
+      expect(labels.every((label) => label >= 0 && label < relations.items.length)).toBe(true);
     }
   });
 
   it('beam training learns: UAS well over attaching each word to the previous one', () => {
     let previous = 0;
-    let n = 0;
-    for (const ex of dev)
-      ex.heads.forEach((h, i) => {
-        n++;
-        if (h === i) previous++;
+    let count = 0;
+    for (const example of dev)
+      example.heads.forEach((head, index) => {
+        count++;
+        if (head === index) previous++;
       });
-    expect(uas(model, dev)).toBeGreaterThan((100 * previous) / n + 20);
+    expect(uas(model, dev)).toBeGreaterThan((100 * previous) / count + 20);
   });
 
   it('is deterministic for a seed', () => {
@@ -80,10 +80,10 @@ describe('beam parser', { timeout: 120_000 }, () => {
   it('a mean of parsers from two seeds decodes into trees, scoring no worse than its weaker member; a mean of one parser is that parser', () => {
     const other = trainParser(train, relations.items, { ...options, seed: 4 });
     const mean = meanParser([model, other]);
-    for (const ex of dev) expect(isTree(parse(mean, ex).heads)).toBe(true);
+    for (const example of dev) expect(isTree(parse(mean, example).heads)).toBe(true);
     // Training is seeded, so this is a fixed outcome: here the mean scores between its members.
     expect(uas(mean, dev)).toBeGreaterThanOrEqual(Math.min(uas(model, dev), uas(other, dev)));
-    for (const ex of dev) expect(parse(meanParser([model]), ex)).toEqual(parse(model, ex));
+    for (const example of dev) expect(parse(meanParser([model]), example)).toEqual(parse(model, example));
   });
 
   it('will not mix parsers of other relations', () => {

@@ -3,9 +3,9 @@ import { Perceptron } from './perceptron.js';
 
 describe('Perceptron.mean', () => {
   const trained = (seed: number): Perceptron => {
-    const p = new Perceptron(3, 8);
-    for (let i = 0; i < p.weights.length; i++) p.weights[i] = Math.sin(seed * 1000 + i);
-    return p;
+    const perceptron = new Perceptron(3, 8);
+    for (let index = 0; index < perceptron.weights.length; index++) perceptron.weights[index] = Math.sin(seed * 1000 + index);
+    return perceptron;
   };
 
   it('scores every feature vector as the mean of the perceptrons it mixes', () => {
@@ -14,12 +14,12 @@ describe('Perceptron.mean', () => {
     const features = Int32Array.from([5, 77, 254, 1 << 20]);
     const out = new Float32Array(3);
     const expected = [0, 0, 0];
-    for (const m of members) {
-      m.score(features, features.length, out);
-      out.forEach((x, c) => (expected[c]! += x / members.length));
+    for (const member of members) {
+      member.score(features, features.length, out);
+      out.forEach((score, classIndex) => (expected[classIndex]! += score / members.length));
     }
     mean.score(features, features.length, out);
-    out.forEach((x, c) => expect(x).toBeCloseTo(expected[c]!, 5));
+    out.forEach((score, classIndex) => expect(score).toBeCloseTo(expected[classIndex]!, 5));
   });
 
   it('names the shape it expects when the perceptrons differ', () => {

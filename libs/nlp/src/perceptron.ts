@@ -7,8 +7,8 @@ import { FailedPreconditionError } from '@loom/domain';
 export class Perceptron {
   readonly mask: number;
   readonly weights: Float32Array;
-  private totals: Float64Array | undefined;
-  private stamps: Int32Array | undefined;
+  /** While training: each weight's running total and the clock of its last change (for the averages). */
+  private training: { readonly totals: Float64Array; readonly stamps: Int32Array } | undefined;
   private clock = 1;
 
   constructor(
@@ -23,28 +23,28 @@ export class Perceptron {
   /** Adds each class's score into `out` (length `classes`, zeroed here). */
   score(features: Int32Array, count: number, out: Float32Array): void {
     out.fill(0);
-    const w = this.weights;
+    const weights = this.weights;
     const mask = this.mask;
     const classes = this.classes;
-    for (let i = 0; i < count; i++) {
-      const base = features[i]! & mask;
+    for (let index = 0; index < count; index++) {
+      const base = features[index]! & mask;
       if (base + classes <= mask) {
-        for (let c = 0; c < classes; c++) out[c]! += w[base + c]!;
+        for (let classIndex = 0; classIndex < classes; classIndex++) out[classIndex]! += weights[base + classIndex]!;
       } else {
-        for (let c = 0; c < classes; c++) out[c]! += w[(base + c) & mask]!;
+        for (let classIndex = 0; classIndex < classes; classIndex++) out[classIndex]! += weights[(base + classIndex) & mask]!;
       }
     }
   }
 
   /** Best class by score among those `allowed` (all when omitted). */
-  static best(scores: Float32Array, allowed?: (c: number) => boolean): number {
+  static best(scores: Float32Array, allowed?: (classIndex: number) => boolean): number {
     let best = -1;
     let bestScore = -Infinity;
-    for (let c = 0; c < scores.length; c++) {
-      if (allowed && !allowed(c)) continue;
-      if (scores[c]! > bestScore) {
-        bestScore = scores[c]!;
-        best = c;
+    for (let classIndex = 0; classIndex < scores.length; classIndex++) {
+      if (allowed && !allowed(classIndex)) continue;
+      if (scores[classIndex]! > bestScore) {
+        bestScore = scores[classIndex]!;
+        best = classIndex;
       }
     }
     return best;
@@ -58,29 +58,26 @@ export class Perceptron {
   /** Moves weights towards `gold` and away from `guess` for the given features. */
   update(features: Int32Array, count: number, gold: number, guess: number): void {
     if (gold === guess) return;
-    if (!this.totals || !this.stamps) {
-      this.totals = new Float64Array(this.weights.length);
-      this.stamps = new Int32Array(this.weights.length);
-    }
-    for (let i = 0; i < count; i++) {
-      const base = features[i]! & this.mask;
-      this.bump((base + gold) & this.mask, 1);
-      this.bump((base + guess) & this.mask, -1);
+    const training = this.trainingState();
+    for (let index = 0; index < count; index++) {
+      const base = features[index]! & this.mask;
+      this.bump(training, (base + gold) & this.mask, 1);
+      this.bump(training, (base + guess) & this.mask, -1);
     }
   }
 
-  /** Adds `delta` to class `cls`'s weight of each feature (structured updates, where gold and guess read different features). */
-  adjust(features: Int32Array, count: number, cls: number, delta: number): void {
-    if (!this.totals || !this.stamps) {
-      this.totals = new Float64Array(this.weights.length);
-      this.stamps = new Int32Array(this.weights.length);
-    }
-    for (let i = 0; i < count; i++) this.bump(((features[i]! & this.mask) + cls) & this.mask, delta);
+  /** Adds `delta` to class `target`'s weight of each feature (structured updates, where gold and guess read different features). */
+  adjust(features: Int32Array, count: number, target: number, delta: number): void {
+    const training = this.trainingState();
+    for (let index = 0; index < count; index++) this.bump(training, ((features[index]! & this.mask) + target) & this.mask, delta);
   }
 
-  private bump(index: number, delta: number): void {
-    const totals = this.totals!;
-    const stamps = this.stamps!;
+  /** The training state, created on the first update. */
+  private trainingState(): { readonly totals: Float64Array; readonly stamps: Int32Array } {
+    return (this.training ??= { totals: new Float64Array(this.weights.length), stamps: new Int32Array(this.weights.length) });
+  }
+
+  private bump({ totals, stamps }: { readonly totals: Float64Array; readonly stamps: Int32Array }, index: number, delta: number): void {
     totals[index]! += (this.clock - stamps[index]!) * this.weights[index]!;
     stamps[index] = this.clock;
     this.weights[index]! += delta;
@@ -88,14 +85,14 @@ export class Perceptron {
 
   /** Replaces the weights by their averages over all examples seen; training ends here. */
   average(): void {
-    if (!this.totals || !this.stamps) return;
-    const w = this.weights;
-    for (let i = 0; i < w.length; i++) {
-      const total = this.totals[i]! + (this.clock - this.stamps[i]!) * w[i]!;
-      w[i] = total / this.clock;
+    if (!this.training) return;
+    const { totals, stamps } = this.training;
+    const weights = this.weights;
+    for (let index = 0; index < weights.length; index++) {
+      const total = totals[index]! + (this.clock - stamps[index]!) * weights[index]!;
+      weights[index] = total / this.clock;
     }
-    this.totals = undefined;
-    this.stamps = undefined;
+    this.training = undefined;
   }
 
   /**
@@ -112,23 +109,24 @@ export class Perceptron {
   static mean(perceptrons: readonly Perceptron[]): Perceptron {
     const first = perceptrons[0];
     if (!first) throw new FailedPreconditionError('Perceptron.mean needs at least one perceptron');
-    if (perceptrons.some((p) => p.classes !== first.classes || p.bits !== first.bits))
+    if (perceptrons.some((perceptron) => perceptron.classes !== first.classes || perceptron.bits !== first.bits))
       throw new FailedPreconditionError(`Perceptron.mean: every perceptron must have ${first.classes} classes and ${first.bits} bits`);
     const weights = new Float32Array(first.weights.length);
-    for (const p of perceptrons) {
-      const w = p.weights;
-      for (let i = 0; i < weights.length; i++) weights[i]! += w[i]!;
+    for (const perceptron of perceptrons) {
+      const own = perceptron.weights;
+      for (let index = 0; index < weights.length; index++) weights[index]! += own[index]!;
     }
-    for (let i = 0; i < weights.length; i++) weights[i]! /= perceptrons.length;
+    for (let index = 0; index < weights.length; index++) weights[index]! /= perceptrons.length;
     return new Perceptron(first.classes, first.bits, weights);
   }
 
   /** A copy of the current averaged weights, leaving training state untouched (for dev checks between epochs). */
   averagedCopy(): Perceptron {
     const copy = new Perceptron(this.classes, this.bits, new Float32Array(this.weights));
-    if (this.totals && this.stamps) {
-      for (let i = 0; i < copy.weights.length; i++) {
-        copy.weights[i] = (this.totals[i]! + (this.clock - this.stamps[i]!) * this.weights[i]!) / this.clock;
+    if (this.training) {
+      const { totals, stamps } = this.training;
+      for (let index = 0; index < copy.weights.length; index++) {
+        copy.weights[index] = (totals[index]! + (this.clock - stamps[index]!) * this.weights[index]!) / this.clock;
       }
     }
     return copy;

@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -17,7 +18,7 @@ import { readCard } from './model-card.js';
 import { readModelFile, type ModelFile } from './model-file.js';
 import { decodeLemmatizerFile, decodeNer, decodeParser, decodeTagger, decodeTokenizer } from './models.js';
 import { tagEntities, type NerModel } from './ner.js';
-import { parse, type ParserModel } from './parser.js';
+import { parse, UNKNOWN_TAG, type ParserModel } from './parser.js';
 import { segmentText, type SplitterModel } from './sentences.js';
 import { tagWords, type TaggerModel } from './tagger.js';
 import { splitWords, tokenize, type TokenizerLexicon, type Word } from './tokenizer.js';
@@ -65,16 +66,16 @@ export function resolveAnnotators(value: AnnotateOptions['annotators']): Set<Ann
     typeof value === 'string'
       ? value
           .split(',')
-          .map((a) => a.trim())
-          .filter((a) => a !== '')
+          .map((name) => name.trim())
+          .filter((name) => name !== '')
       : value;
   if (!Array.isArray(list)) throw new AnnotateOptionError('annotators', 'must be a string or a list of strings');
   const out = new Set<AnnotatorName>();
-  list.forEach((name, i) => {
-    if (typeof name !== 'string') throw new AnnotateOptionError(`annotators[${i}]`, 'must be a string');
+  list.forEach((name, index) => {
+    if (typeof name !== 'string') throw new AnnotateOptionError(`annotators[${index}]`, 'must be a string');
     if (!(ANNOTATORS as readonly string[]).includes(name))
-      throw new AnnotateOptionError(`annotators[${i}]`, `unknown annotator '${String(name)}' (known: ${ANNOTATORS.join(', ')})`);
-    for (const r of REQUIRES[name as AnnotatorName]) out.add(r);
+      throw new AnnotateOptionError(`annotators[${index}]`, `unknown annotator '${String(name)}' (known: ${ANNOTATORS.join(', ')})`);
+    for (const required of REQUIRES[name as AnnotatorName]) out.add(required);
     out.add(name as AnnotatorName);
   });
   return out;
@@ -118,7 +119,7 @@ export class NlpPipeline {
   private parser(): ParserModel & { tags: string[]; tagCodes: Map<string, number> } {
     if (!this.loaded.parser) {
       const parser = decodeParser('parser', this.file('parser'));
-      this.loaded.parser = { ...parser, tagCodes: new Map(parser.tags.map((t, i) => [t, i])) };
+      this.loaded.parser = { ...parser, tagCodes: new Map(parser.tags.map((tag, index) => [tag, index])) };
     }
     return this.loaded.parser;
   }
@@ -132,7 +133,7 @@ export class NlpPipeline {
     if (!this.loaded.dictionary) {
       const { lexicon } = this.tokenizer();
       this.loaded.dictionary = new DictionaryMatcher(
-        this.options.dictionary.map((e) => ({ words: splitWords(tokenize(e.term, lexicon), lexicon).map((w) => w.text), type: e.type })),
+        this.options.dictionary.map((entry) => ({ words: splitWords(tokenize(entry.term, lexicon), lexicon).map((word) => word.text), type: entry.type })),
       );
     }
     return this.loaded.dictionary;
@@ -157,8 +158,8 @@ export class NlpPipeline {
   /** Tags words: joint labels as [UPOS, XPOS]. */
   tag(words: readonly string[]): { upos: string; xpos: string; label: string }[] {
     const tagger = this.tagger();
-    return tagWords(tagger, words).map((l) => {
-      const label = tagger.labels[l]!;
+    return tagWords(tagger, words).map((labelIndex) => {
+      const label = itemAt(tagger.labels, labelIndex, 'tagger.labels');
       const tab = label.indexOf('\t');
       return { upos: label.slice(0, tab), xpos: label.slice(tab + 1), label };
     });
@@ -172,25 +173,25 @@ export class NlpPipeline {
   /** Parses words with their joint tag labels: heads (0 = root) and relations. */
   parseWords(words: readonly string[], labels: readonly string[]): { heads: number[]; relations: string[] } {
     const parser = this.parser();
-    const tags = labels.map((l) => parser.tagCodes.get(l) ?? -4);
+    const tags = labels.map((label) => parser.tagCodes.get(label) ?? UNKNOWN_TAG);
     const result = parse(parser, { words, tags });
-    return { heads: result.heads, relations: result.labels.map((l) => parser.labels[l]!) };
+    return { heads: result.heads, relations: result.labels.map((label) => itemAt(parser.labels, label, 'parser.labels')) };
   }
 
   /**
    * Entity type per word (`PERSON`, …, a dictionary type upper-cased, or `O`), dictionary matches overriding the
    * tagger; `labels` are the words' joint tagger labels (`tag`), tagged here when not given.
    */
-  entities(words: readonly string[], labels: readonly string[] = this.tag(words).map((t) => t.label)): string[] {
+  entities(words: readonly string[], labels: readonly string[] = this.tag(words).map((tag) => tag.label)): string[] {
     const tags = tagEntities(this.ner(), words, labels);
     const out = words.map(() => NO_ENTITY as string);
     const spans = entitySpans(tags);
     const dictionary = this.dictionary()?.match(words) ?? [];
-    for (const s of spans) {
-      if (dictionary.some((d) => d.start < s.end && s.start < d.end)) continue;
-      for (let i = s.start; i < s.end; i++) out[i] = NER_NAMES[s.type] ?? s.type;
+    for (const span of spans) {
+      if (dictionary.some((match) => match.start < span.end && span.start < match.end)) continue;
+      for (let position = span.start; position < span.end; position++) out[position] = NER_NAMES[span.type] ?? span.type;
     }
-    for (const d of dictionary) for (let i = d.start; i < d.end; i++) out[i] = d.type.toUpperCase();
+    for (const match of dictionary) for (let position = match.start; position < match.end; position++) out[position] = match.type.toUpperCase();
     return out;
   }
 
@@ -201,51 +202,56 @@ export class NlpPipeline {
     const sentences: AnnotationSentence[] = [];
     let docToken = 0;
     const segmented = this.segment(text, run.has('ssplit'));
-    segmented.forEach((words, si) => {
-      const forms = words.map((w) => w.text);
+    segmented.forEach((words, sentenceIndex) => {
+      const forms = words.map((word) => word.text);
       const tags = run.has('pos') ? this.tag(forms) : undefined;
       const ner = run.has('ner')
         ? this.entities(
             forms,
-            tags?.map((t) => t.label),
+            tags?.map((tag) => tag.label),
           )
         : undefined;
-      const tokens: AnnotationToken[] = words.map((w, i) => {
-        const previous = i > 0 ? words[i - 1] : si > 0 ? segmented[si - 1]![segmented[si - 1]!.length - 1] : undefined;
-        const next = i + 1 < words.length ? words[i + 1] : segmented[si + 1]?.[0];
-        const sameTokenBefore = previous !== undefined && previous.token === w.token;
-        const sameTokenAfter = next !== undefined && next.token === w.token;
-        const tag = tags?.[i];
+      const tokens: AnnotationToken[] = words.map((word, index) => {
+        const previous =
+          index > 0
+            ? words[index - 1]
+            : sentenceIndex > 0
+              ? itemAt(segmented, sentenceIndex - 1, 'segmented')[itemAt(segmented, sentenceIndex - 1, 'segmented').length - 1]
+              : undefined;
+        const next = index + 1 < words.length ? words[index + 1] : segmented[sentenceIndex + 1]?.[0];
+        const sameTokenBefore = previous !== undefined && previous.token === word.token;
+        const sameTokenAfter = next !== undefined && next.token === word.token;
+        const tag = tags?.[index];
         return {
-          index: i + 1,
-          word: w.text,
-          originalText: text.slice(w.start, w.end),
-          ...(tag && run.has('lemma') ? { lemma: this.lemma(w.text, tag.xpos) } : {}),
-          characterOffsetBegin: w.start,
-          characterOffsetEnd: w.end,
+          index: index + 1,
+          word: word.text,
+          originalText: text.slice(word.start, word.end),
+          ...(tag && run.has('lemma') ? { lemma: this.lemma(word.text, tag.xpos) } : {}),
+          characterOffsetBegin: word.start,
+          characterOffsetEnd: word.end,
           ...(tag ? { pos: tag.xpos, upos: tag.upos } : {}),
-          ...(ner ? { ner: ner[i]! } : {}),
-          before: sameTokenBefore ? '' : text.slice(previous?.end ?? 0, w.start),
-          after: sameTokenAfter ? '' : text.slice(w.end, next?.start ?? text.length),
+          ...(ner ? { ner: itemAt(ner, index, 'ner') } : {}),
+          before: sameTokenBefore ? '' : text.slice(previous?.end ?? 0, word.start),
+          after: sameTokenAfter ? '' : text.slice(word.end, next?.start ?? text.length),
         };
       });
       const sentence: { index: number; tokens: AnnotationToken[]; basicDependencies?: AnnotationDependency[]; entitymentions?: AnnotationEntityMention[] } = {
-        index: si,
+        index: sentenceIndex,
         tokens,
       };
       if (run.has('depparse') && tags) {
         const { heads, relations } = this.parseWords(
           forms,
-          tags.map((t) => t.label),
+          tags.map((tag) => tag.label),
         );
-        const arcs: AnnotationDependency[] = heads.map((h, i) => ({
-          dep: h === 0 ? ROOT_RELATION : relations[i]!,
-          governor: h,
-          governorGloss: h === 0 ? ROOT_RELATION : forms[h - 1]!,
-          dependent: i + 1,
-          dependentGloss: forms[i]!,
+        const arcs: AnnotationDependency[] = heads.map((head, index) => ({
+          dep: head === 0 ? ROOT_RELATION : itemAt(relations, index, 'relations'),
+          governor: head,
+          governorGloss: head === 0 ? ROOT_RELATION : itemAt(forms, head - 1, 'forms'),
+          dependent: index + 1,
+          dependentGloss: itemAt(forms, index, 'forms'),
         }));
-        sentence.basicDependencies = [...arcs.filter((a) => a.governor === 0), ...arcs.filter((a) => a.governor !== 0)];
+        sentence.basicDependencies = [...arcs.filter((name) => name.governor === 0), ...arcs.filter((name) => name.governor !== 0)];
       }
       if (ner) sentence.entitymentions = mentions(text, tokens, ner, docToken);
       sentences.push(sentence);
@@ -257,34 +263,26 @@ export class NlpPipeline {
 
 function mentions(text: string, tokens: readonly AnnotationToken[], ner: readonly string[], docToken: number): AnnotationEntityMention[] {
   const out: AnnotationEntityMention[] = [];
-  for (let i = 0; i < ner.length;) {
-    if (ner[i] === NO_ENTITY) {
-      i++;
+  for (let index = 0; index < ner.length;) {
+    if (ner[index] === NO_ENTITY) {
+      index++;
       continue;
     }
-    let j = i + 1;
-    while (j < ner.length && ner[j] === ner[i]) j++;
-    const first = tokens[i]!;
-    const last = tokens[j - 1]!;
+    let end = index + 1;
+    while (end < ner.length && ner[end] === ner[index]) end++;
+    const first = itemAt(tokens, index, 'tokens');
+    const last = itemAt(tokens, end - 1, 'tokens');
     out.push({
-      docTokenBegin: docToken + i,
-      docTokenEnd: docToken + j,
-      tokenBegin: i,
-      tokenEnd: j,
+      docTokenBegin: docToken + index,
+      docTokenEnd: docToken + end,
+      tokenBegin: index,
+      tokenEnd: end,
       text: text.slice(first.characterOffsetBegin, last.characterOffsetEnd),
       characterOffsetBegin: first.characterOffsetBegin,
       characterOffsetEnd: last.characterOffsetEnd,
-      ner: ner[i]!,
+      ner: itemAt(ner, index, 'ner'),
     });
-    i = j;
+    index = end;
   }
   return out;
-}
-
-let shared: NlpPipeline | undefined;
-
-/** Annotates text with the committed models (loaded once, lazily). */
-export function annotate(text: string, options: AnnotateOptions = {}): Annotation {
-  shared ??= new NlpPipeline();
-  return shared.annotate(text, options);
 }

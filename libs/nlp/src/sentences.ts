@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { feature, hashString, random, shuffle } from './hashing.js';
 import { shape } from './features.js';
 import { Perceptron } from './perceptron.js';
@@ -21,11 +22,11 @@ const END_PUNCT = /^[.!?…]+$/;
 
 function kind(token: string | undefined): number {
   if (token === undefined) return 0;
-  const c = token[0]!;
-  if (c >= 'A' && c <= 'Z') return 1;
-  if (c >= 'a' && c <= 'z') return 2;
-  if (c >= '0' && c <= '9') return 3;
-  return hashString(c);
+  const first = itemAt(token, 0, 'token');
+  if (first >= 'A' && first <= 'Z') return 1;
+  if (first >= 'a' && first <= 'z') return 2;
+  if (first >= '0' && first <= '9') return 3;
+  return hashString(first);
 }
 
 function spaceKind(space: string): number {
@@ -35,54 +36,54 @@ function spaceKind(space: string): number {
   return 1;
 }
 
-function extract(tokens: readonly string[], spaces: readonly string[], i: number, lexicon: TokenizerLexicon, out: Int32Array): number {
-  const t = tokens[i]!;
-  const lower = t.toLowerCase();
-  const next = tokens[i + 1];
-  const next2 = tokens[i + 2];
-  const prev = tokens[i - 1];
-  const w = hashString(lower);
-  const nw = next === undefined ? 0 : hashString(next.toLowerCase());
-  const pw = prev === undefined ? 0 : hashString(prev.toLowerCase());
-  const nk = kind(next);
-  const sp = spaceKind(spaces[i] ?? '');
-  const end = END_PUNCT.test(t) ? 1 : 0;
-  let n = 0;
-  out[n++] = feature(1, 0);
-  out[n++] = feature(2, w);
-  out[n++] = feature(3, nw);
-  out[n++] = feature(4, pw);
-  out[n++] = feature(5, nk);
-  out[n++] = feature(6, sp);
-  out[n++] = feature(7, end, nk);
-  out[n++] = feature(8, w, nk);
-  out[n++] = feature(9, hashString(shape(t)), hashString(shape(next ?? '')));
-  out[n++] = feature(10, lexicon.abbreviations.has(lower) ? 1 : 0, nk);
-  out[n++] = feature(11, t.endsWith('.') ? 1 : 0, nk, sp);
-  out[n++] = feature(12, pw, w);
-  out[n++] = feature(13, w, nw);
-  out[n++] = feature(14, end, kind(next2), nk);
-  out[n++] = feature(15, Math.min(t.length, 8), end);
-  out[n++] = feature(16, sp, nk, end);
-  out[n++] = feature(17, hashString(shape(prev ?? '')), w);
-  return n;
+function extract(tokens: readonly string[], spaces: readonly string[], position: number, lexicon: TokenizerLexicon, out: Int32Array): number {
+  const token = itemAt(tokens, position, 'tokens');
+  const lower = token.toLowerCase();
+  const next = tokens[position + 1];
+  const next2 = tokens[position + 2];
+  const prev = tokens[position - 1];
+  const word = hashString(lower);
+  const nextWord = next === undefined ? 0 : hashString(next.toLowerCase());
+  const previousWord = prev === undefined ? 0 : hashString(prev.toLowerCase());
+  const nextKind = kind(next);
+  const spaceCode = spaceKind(spaces[position] ?? '');
+  const end = END_PUNCT.test(token) ? 1 : 0;
+  let count = 0;
+  out[count++] = feature(1, 0);
+  out[count++] = feature(2, word);
+  out[count++] = feature(3, nextWord);
+  out[count++] = feature(4, previousWord);
+  out[count++] = feature(5, nextKind);
+  out[count++] = feature(6, spaceCode);
+  out[count++] = feature(7, end, nextKind);
+  out[count++] = feature(8, word, nextKind);
+  out[count++] = feature(9, hashString(shape(token)), hashString(shape(next ?? '')));
+  out[count++] = feature(10, lexicon.abbreviations.has(lower) ? 1 : 0, nextKind);
+  out[count++] = feature(11, token.endsWith('.') ? 1 : 0, nextKind, spaceCode);
+  out[count++] = feature(12, previousWord, word);
+  out[count++] = feature(13, word, nextWord);
+  out[count++] = feature(14, end, kind(next2), nextKind);
+  out[count++] = feature(15, Math.min(token.length, 8), end);
+  out[count++] = feature(16, spaceCode, nextKind, end);
+  out[count++] = feature(17, hashString(shape(prev ?? '')), word);
+  return count;
 }
 
 /** Indices of the tokens that end a sentence (the last token always does; a blank line always ends one). */
 export function sentenceEnds(model: SplitterModel, text: string, tokens: readonly SurfaceToken[], lexicon: TokenizerLexicon): number[] {
-  const texts = tokens.map((t) => t.text);
-  const spaces = tokens.map((t, i) => text.slice(t.end, tokens[i + 1]?.start ?? text.length));
+  const texts = tokens.map((token) => token.text);
+  const spaces = tokens.map((token, position) => text.slice(token.end, tokens[position + 1]?.start ?? text.length));
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(2);
   const ends: number[] = [];
-  for (let i = 0; i < tokens.length; i++) {
-    if (i === tokens.length - 1 || PARAGRAPH.test(spaces[i]!)) {
-      ends.push(i);
+  for (let position = 0; position < tokens.length; position++) {
+    if (position === tokens.length - 1 || PARAGRAPH.test(itemAt(spaces, position, 'spaces'))) {
+      ends.push(position);
       continue;
     }
-    const n = extract(texts, spaces, i, lexicon, feats);
-    model.perceptron.score(feats, n, scores);
-    if (scores[1]! > scores[0]!) ends.push(i);
+    const count = extract(texts, spaces, position, lexicon, feats);
+    model.perceptron.score(feats, count, scores);
+    if (scores[1]! > scores[0]!) ends.push(position);
   }
   return ends;
 }
@@ -100,14 +101,14 @@ export function trainSplitter(
   const order = [...examples];
   for (let epoch = 1; epoch <= options.epochs; epoch++) {
     shuffle(order, next);
-    for (const ex of order) {
-      for (let i = 0; i < ex.tokens.length - 1; i++) {
-        if (PARAGRAPH.test(ex.spaces[i]!)) continue;
-        const n = extract(ex.tokens, ex.spaces, i, lexicon, feats);
-        perceptron.score(feats, n, scores);
+    for (const example of order) {
+      for (let position = 0; position < example.tokens.length - 1; position++) {
+        if (PARAGRAPH.test(itemAt(example.spaces, position, 'example.spaces'))) continue;
+        const count = extract(example.tokens, example.spaces, position, lexicon, feats);
+        perceptron.score(feats, count, scores);
         const guess = scores[1]! > scores[0]! ? 1 : 0;
         perceptron.tick();
-        perceptron.update(feats, n, ex.ends[i] ? 1 : 0, guess);
+        perceptron.update(feats, count, example.ends[position] ? 1 : 0, guess);
       }
     }
   }
@@ -124,7 +125,7 @@ export function segmentText(text: string, lexicon: TokenizerLexicon, splitter: S
   let start = 0;
   for (const end of ends) {
     const first = start;
-    sentences.push(splitWords(tokens.slice(first, end + 1), lexicon).map((w) => ({ ...w, token: w.token + first })));
+    sentences.push(splitWords(tokens.slice(first, end + 1), lexicon).map((word) => ({ ...word, token: word.token + first })));
     start = end + 1;
   }
   return sentences;

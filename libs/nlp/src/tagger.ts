@@ -1,3 +1,4 @@
+import { itemAt } from './checked.js';
 import { feature, random, shuffle } from './hashing.js';
 import { hashString } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
@@ -40,82 +41,98 @@ export interface TaggerTrainOptions {
 }
 
 const MAX_FEATURES = 64;
+/** A word's ambiguity class holds the labels of at least this share of its occurrences… */
+const AMBIGUITY_MIN_SHARE = 0.05;
+/** …and a word seen fewer times than this has none. */
+const AMBIGUITY_MIN_COUNT = 2;
+/** A form is unambiguous when seen at least this often… */
+const UNAMBIGUOUS_MIN_COUNT = 20;
+/** …with one label at least this share of the time. */
+const UNAMBIGUOUS_MIN_SHARE = 0.995;
 
 function ambiguityCodes(words: readonly string[], ambiguity: ReadonlyMap<string, number>): Int32Array {
   const codes = new Int32Array(words.length + 2).fill(hashString('<END>'));
-  for (let i = 0; i < words.length; i++) codes[i] = ambiguity.get(words[i]!.toLowerCase()) ?? UNKNOWN_CLASS;
+  for (let index = 0; index < words.length; index++) codes[index] = ambiguity.get(itemAt(words, index, 'words').toLowerCase()) ?? UNKNOWN_CLASS;
   return codes;
 }
 
 const UNKNOWN_CLASS = hashString('<UNK-CLASS>');
 
-/** The code at position j, or the start marker before the sentence. */
-function before(a: Int32Array, j: number): number {
-  return j < 0 ? START : a[j]!;
+/** The code at `position`, or the start marker before the sentence. */
+function before(codes: Int32Array, position: number): number {
+  return position < 0 ? START : codes[position]!;
 }
 
-function extract(c: WordCodes, amb: Int32Array, i: number, p1: number, p2: number, out: Int32Array): number {
-  let n = 0;
-  const w = c.lower[i]!;
-  out[n++] = feature(1, 0);
-  out[n++] = feature(2, w);
-  out[n++] = feature(3, c.form[i]!);
-  out[n++] = feature(4, c.suffix1[i]!);
-  out[n++] = feature(5, c.suffix2[i]!);
-  out[n++] = feature(6, c.suffix3[i]!);
-  out[n++] = feature(7, c.suffix4[i]!);
-  out[n++] = feature(8, c.prefix1[i]!);
-  out[n++] = feature(9, c.prefix2[i]!);
-  out[n++] = feature(10, c.prefix3[i]!);
-  out[n++] = feature(11, c.shape[i]!);
-  out[n++] = feature(12, p1);
-  out[n++] = feature(13, p2);
-  out[n++] = feature(14, p1, p2);
-  out[n++] = feature(15, p1, w);
-  out[n++] = feature(16, before(c.lower, i - 1));
-  out[n++] = feature(17, before(c.suffix3, i - 1));
-  out[n++] = feature(18, before(c.lower, i - 2));
-  out[n++] = feature(19, c.lower[i + 1]!);
-  out[n++] = feature(20, c.suffix3[i + 1]!);
-  out[n++] = feature(21, c.lower[i + 2]!);
-  out[n++] = feature(22, amb[i]!);
-  out[n++] = feature(23, amb[i + 1]!);
-  out[n++] = feature(24, amb[i + 2]!);
-  out[n++] = feature(25, w, c.lower[i + 1]);
-  out[n++] = feature(26, before(c.lower, i - 1), w);
-  out[n++] = feature(27, p1, amb[i]);
-  out[n++] = feature(28, amb[i]!, amb[i + 1]);
-  out[n++] = feature(29, c.shape[i + 1]!);
-  out[n++] = feature(30, p1, c.suffix3[i]);
-  out[n++] = feature(31, before(c.shape, i - 1), c.shape[i]);
-  out[n++] = feature(32, p1, amb[i + 1]);
-  out[n++] = feature(33, c.suffix2[i]!, c.shape[i]);
-  out[n++] = feature(34, p1, c.lower[i + 1]);
-  out[n++] = feature(35, before(c.lower, i - 1), c.lower[i + 1]);
-  out[n++] = feature(36, c.suffix4[i + 1]!);
-  out[n++] = feature(37, c.prefix3[i + 1]!);
-  out[n++] = feature(38, before(c.shape, i - 1), i === 0 ? 1 : 0, c.shape[i]);
-  out[n++] = feature(39, c.suffix5[i]!);
-  out[n++] = feature(40, w, amb[i + 1]);
-  out[n++] = feature(41, p1, p2, w);
-  out[n++] = feature(42, c.lower[i + 1]!, c.lower[i + 2]);
-  out[n++] = feature(43, before(c.suffix2, i - 1), c.suffix2[i]);
-  return n;
+function extract(codes: WordCodes, classCodes: Int32Array, position: number, previousTag: number, secondPreviousTag: number, out: Int32Array): number {
+  let count = 0;
+  const word = codes.lower[position]!;
+  out[count++] = feature(1, 0);
+  out[count++] = feature(2, word);
+  out[count++] = feature(3, codes.form[position]!);
+  out[count++] = feature(4, codes.suffix1[position]!);
+  out[count++] = feature(5, codes.suffix2[position]!);
+  out[count++] = feature(6, codes.suffix3[position]!);
+  out[count++] = feature(7, codes.suffix4[position]!);
+  out[count++] = feature(8, codes.prefix1[position]!);
+  out[count++] = feature(9, codes.prefix2[position]!);
+  out[count++] = feature(10, codes.prefix3[position]!);
+  out[count++] = feature(11, codes.shape[position]!);
+  out[count++] = feature(12, previousTag);
+  out[count++] = feature(13, secondPreviousTag);
+  out[count++] = feature(14, previousTag, secondPreviousTag);
+  out[count++] = feature(15, previousTag, word);
+  out[count++] = feature(16, before(codes.lower, position - 1));
+  out[count++] = feature(17, before(codes.suffix3, position - 1));
+  out[count++] = feature(18, before(codes.lower, position - 2));
+  out[count++] = feature(19, codes.lower[position + 1]!);
+  out[count++] = feature(20, codes.suffix3[position + 1]!);
+  out[count++] = feature(21, codes.lower[position + 2]!);
+  out[count++] = feature(22, classCodes[position]!);
+  out[count++] = feature(23, classCodes[position + 1]!);
+  out[count++] = feature(24, classCodes[position + 2]!);
+  out[count++] = feature(25, word, codes.lower[position + 1]);
+  out[count++] = feature(26, before(codes.lower, position - 1), word);
+  out[count++] = feature(27, previousTag, classCodes[position]);
+  out[count++] = feature(28, classCodes[position]!, classCodes[position + 1]);
+  out[count++] = feature(29, codes.shape[position + 1]!);
+  out[count++] = feature(30, previousTag, codes.suffix3[position]);
+  out[count++] = feature(31, before(codes.shape, position - 1), codes.shape[position]);
+  out[count++] = feature(32, previousTag, classCodes[position + 1]);
+  out[count++] = feature(33, codes.suffix2[position]!, codes.shape[position]);
+  out[count++] = feature(34, previousTag, codes.lower[position + 1]);
+  out[count++] = feature(35, before(codes.lower, position - 1), codes.lower[position + 1]);
+  out[count++] = feature(36, codes.suffix4[position + 1]!);
+  out[count++] = feature(37, codes.prefix3[position + 1]!);
+  out[count++] = feature(38, before(codes.shape, position - 1), position === 0 ? 1 : 0, codes.shape[position]);
+  out[count++] = feature(39, codes.suffix5[position]!);
+  out[count++] = feature(40, word, classCodes[position + 1]);
+  out[count++] = feature(41, previousTag, secondPreviousTag, word);
+  out[count++] = feature(42, codes.lower[position + 1]!, codes.lower[position + 2]);
+  out[count++] = feature(43, before(codes.suffix2, position - 1), codes.suffix2[position]);
+  return count;
 }
 
 /** Features of the second pass: those of the first plus the first pass's tags at i+1 and i+2. */
-function extractSecond(c: WordCodes, amb: Int32Array, first: readonly number[], i: number, p1: number, p2: number, out: Int32Array): number {
-  let n = extract(c, amb, i, p1, p2, out);
-  const r1 = first[i + 1] ?? NO_TAG;
-  const r2 = first[i + 2] ?? NO_TAG;
-  out[n++] = feature(60, r1);
-  out[n++] = feature(61, r1, r2);
-  out[n++] = feature(62, p1, r1);
-  out[n++] = feature(63, c.lower[i]!, r1);
-  out[n++] = feature(64, c.suffix3[i]!, r1);
-  out[n++] = feature(65, amb[i]!, r1);
-  out[n++] = feature(66, p1, r1, amb[i]);
-  return n;
+function extractSecond(
+  codes: WordCodes,
+  classCodes: Int32Array,
+  first: readonly number[],
+  position: number,
+  previousTag: number,
+  secondPreviousTag: number,
+  out: Int32Array,
+): number {
+  let count = extract(codes, classCodes, position, previousTag, secondPreviousTag, out);
+  const nextTag = first[position + 1] ?? NO_TAG;
+  const secondNextTag = first[position + 2] ?? NO_TAG;
+  out[count++] = feature(60, nextTag);
+  out[count++] = feature(61, nextTag, secondNextTag);
+  out[count++] = feature(62, previousTag, nextTag);
+  out[count++] = feature(63, codes.lower[position]!, nextTag);
+  out[count++] = feature(64, codes.suffix3[position]!, nextTag);
+  out[count++] = feature(65, classCodes[position]!, nextTag);
+  out[count++] = feature(66, previousTag, nextTag, classCodes[position]);
+  return count;
 }
 
 const NO_TAG = -1;
@@ -125,28 +142,28 @@ function firstPass(
   perceptron: Perceptron,
   unambiguous: ReadonlyMap<string, number>,
   words: readonly string[],
-  c: WordCodes,
-  amb: Int32Array,
+  codes: WordCodes,
+  classCodes: Int32Array,
   margins?: Float32Array,
 ): number[] {
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(perceptron.classes);
   const out: number[] = [];
-  for (let i = 0; i < words.length; i++) {
-    const known = unambiguous.get(words[i]!);
+  for (let position = 0; position < words.length; position++) {
+    const known = unambiguous.get(itemAt(words, position, 'words'));
     if (known !== undefined) {
       out.push(known);
-      if (margins) margins[i] = Infinity;
+      if (margins) margins[position] = Infinity;
       continue;
     }
-    const n = extract(c, amb, i, out[i - 1] ?? NO_TAG, out[i - 2] ?? NO_TAG, feats);
-    perceptron.score(feats, n, scores);
+    const count = extract(codes, classCodes, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, feats);
+    perceptron.score(feats, count, scores);
     const best = Perceptron.best(scores);
     out.push(best);
     if (margins) {
       let next = -Infinity;
-      for (let k = 0; k < scores.length; k++) if (k !== best && scores[k]! > next) next = scores[k]!;
-      margins[i] = scores[best]! - next;
+      for (let label = 0; label < scores.length; label++) if (label !== best && scores[label]! > next) next = scores[label]!;
+      margins[position] = scores[best]! - next;
     }
   }
   return out;
@@ -154,21 +171,21 @@ function firstPass(
 
 /** Tags one sentence; returns joint label indices. */
 export function tagWords(model: TaggerModel, words: readonly string[]): number[] {
-  const c = wordCodes(words);
-  const amb = ambiguityCodes(words, model.ambiguity);
+  const codes = wordCodes(words);
+  const classCodes = ambiguityCodes(words, model.ambiguity);
   const margins = new Float32Array(words.length);
-  const first = firstPass(model.perceptron, model.unambiguous, words, c, amb, margins);
+  const first = firstPass(model.perceptron, model.unambiguous, words, codes, classCodes, margins);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(model.labels.length);
   const out: number[] = [];
-  for (let i = 0; i < words.length; i++) {
+  for (let position = 0; position < words.length; position++) {
     // A confident first-pass tag is kept: the second pass rarely changes it and costs as much again.
-    if (margins[i]! >= model.secondPassMargin) {
-      out.push(first[i]!);
+    if (margins[position]! >= model.secondPassMargin) {
+      out.push(itemAt(first, position, 'first'));
       continue;
     }
-    const n = extractSecond(c, amb, first, i, out[i - 1] ?? NO_TAG, out[i - 2] ?? NO_TAG, feats);
-    model.second.score(feats, n, scores);
+    const count = extractSecond(codes, classCodes, first, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, feats);
+    model.second.score(feats, count, scores);
     out.push(Perceptron.best(scores));
   }
   return out;
@@ -182,49 +199,49 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): {
 } {
   const byLower = new Map<string, Map<number, number>>();
   const byForm = new Map<string, Map<number, number>>();
-  const count = (m: Map<string, Map<number, number>>, key: string, label: number): void => {
-    let inner = m.get(key);
-    if (!inner) m.set(key, (inner = new Map<number, number>()));
+  const count = (counts: Map<string, Map<number, number>>, key: string, label: number): void => {
+    let inner = counts.get(key);
+    if (!inner) counts.set(key, (inner = new Map<number, number>()));
     inner.set(label, (inner.get(label) ?? 0) + 1);
   };
-  for (const s of sentences) {
-    s.words.forEach((w, i) => {
-      count(byLower, w.toLowerCase(), s.labels[i]!);
-      count(byForm, w, s.labels[i]!);
+  for (const sentence of sentences) {
+    sentence.words.forEach((word, index) => {
+      count(byLower, word.toLowerCase(), itemAt(sentence.labels, index, 'sentence.labels'));
+      count(byForm, word, itemAt(sentence.labels, index, 'sentence.labels'));
     });
   }
   const ambiguityText = new Map<string, string>();
   for (const [word, labels] of byLower) {
     let total = 0;
-    for (const n of labels.values()) total += n;
-    if (total < 2) continue;
+    for (const occurrences of labels.values()) total += occurrences;
+    if (total < AMBIGUITY_MIN_COUNT) continue;
     const kept = [...labels]
-      .filter(([, n]) => n / total >= 0.05)
-      .map(([l]) => l)
-      .sort((a, b) => a - b);
+      .filter(([, occurrences]) => occurrences / total >= AMBIGUITY_MIN_SHARE)
+      .map(([label]) => label)
+      .sort((left, right) => left - right);
     ambiguityText.set(word, kept.join(','));
   }
-  const ambiguity = new Map([...ambiguityText].map(([w, t]) => [w, hashString(t)]));
+  const ambiguity = new Map([...ambiguityText].map(([word, text]) => [word, hashString(text)]));
   const unambiguous = new Map<string, number>();
   for (const [form, labels] of byForm) {
     let total = 0;
     let best = -1;
     let bestCount = 0;
-    for (const [l, n] of labels) {
-      total += n;
-      if (n > bestCount) {
-        bestCount = n;
-        best = l;
+    for (const [label, occurrences] of labels) {
+      total += occurrences;
+      if (occurrences > bestCount) {
+        bestCount = occurrences;
+        best = label;
       }
     }
-    if (total >= 20 && bestCount / total >= 0.995) unambiguous.set(form, best);
+    if (total >= UNAMBIGUOUS_MIN_COUNT && bestCount / total >= UNAMBIGUOUS_MIN_SHARE) unambiguous.set(form, best);
   }
   return { ambiguity, unambiguous, ambiguityText };
 }
 
 interface Prepared {
-  readonly c: WordCodes;
-  readonly amb: Int32Array;
+  readonly codes: WordCodes;
+  readonly classCodes: Int32Array;
 }
 
 /** One greedy pass trained over `epochs`; `rightTags` (per sentence) switches to second-pass features. */
@@ -237,26 +254,36 @@ function trainPass(
 ): Perceptron {
   const perceptron = new Perceptron(classes, options.bits);
   const next = random(options.seed);
-  const order = sentences.map((_, i) => i);
+  const order = sentences.map((_, index) => index);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(classes);
   for (let epoch = 1; epoch <= options.epochs; epoch++) {
     shuffle(order, next);
     let right = 0;
     let total = 0;
-    for (const k of order) {
-      const s = sentences[k]!;
-      const p = prepared[k]!;
+    for (const label of order) {
+      const sentence = itemAt(sentences, label, 'sentences');
+      const preparedSentence = itemAt(prepared, label, 'prepared');
       const history: number[] = [];
-      for (let i = 0; i < s.words.length; i++) {
-        const gold = s.labels[i]!;
-        const p1 = history[i - 1] ?? NO_TAG;
-        const p2 = history[i - 2] ?? NO_TAG;
-        const n = rightTags ? extractSecond(p.c, p.amb, rightTags[k]!, i, p1, p2, feats) : extract(p.c, p.amb, i, p1, p2, feats);
+      for (let position = 0; position < sentence.words.length; position++) {
+        const gold = itemAt(sentence.labels, position, 'sentence.labels');
+        const previousTag = history[position - 1] ?? NO_TAG;
+        const secondPreviousTag = history[position - 2] ?? NO_TAG;
+        const count = rightTags
+          ? extractSecond(
+              preparedSentence.codes,
+              preparedSentence.classCodes,
+              itemAt(rightTags, label, 'rightTags'),
+              position,
+              previousTag,
+              secondPreviousTag,
+              feats,
+            )
+          : extract(preparedSentence.codes, preparedSentence.classCodes, position, previousTag, secondPreviousTag, feats);
         perceptron.tick();
-        perceptron.score(feats, n, scores);
+        perceptron.score(feats, count, scores);
         const guess = Perceptron.best(scores);
-        perceptron.update(feats, n, gold, guess);
+        perceptron.update(feats, count, gold, guess);
         history.push(guess);
         total++;
         if (guess === gold) right++;
@@ -282,21 +309,31 @@ export function trainTagger(
   options: TaggerTrainOptions,
 ): TaggerModel & { ambiguityText: Map<string, string> } {
   const { ambiguity, unambiguous, ambiguityText } = buildLexicons(sentences);
-  const prepared = sentences.map((s) => ({ c: wordCodes(s.words), amb: ambiguityCodes(s.words, ambiguity) }));
+  const prepared = sentences.map((sentence) => ({ codes: wordCodes(sentence.words), classCodes: ambiguityCodes(sentence.words, ambiguity) }));
   const quiet = { ...options, onEpoch: undefined };
   const rightTags: number[][] = new Array<number[]>(sentences.length);
-  for (let f = 0; f < FIRST_PASS_FOLDS; f++) {
-    const rest = sentences.map((_, i) => i).filter((i) => i % FIRST_PASS_FOLDS !== f);
-    const foldLexicons = buildLexicons(rest.map((i) => sentences[i]!));
-    const foldPrepared = sentences.map((s, i) => ({ c: prepared[i]!.c, amb: ambiguityCodes(s.words, foldLexicons.ambiguity) }));
-    const fold = trainPass(
-      rest.map((i) => sentences[i]!),
-      rest.map((i) => foldPrepared[i]!),
+  for (let fold = 0; fold < FIRST_PASS_FOLDS; fold++) {
+    const rest = sentences.map((_, index) => index).filter((index) => index % FIRST_PASS_FOLDS !== fold);
+    const foldLexicons = buildLexicons(rest.map((index) => itemAt(sentences, index, 'sentences')));
+    const foldPrepared = sentences.map((sentence, index) => ({
+      codes: itemAt(prepared, index, 'prepared').codes,
+      classCodes: ambiguityCodes(sentence.words, foldLexicons.ambiguity),
+    }));
+    const foldTagger = trainPass(
+      rest.map((index) => itemAt(sentences, index, 'sentences')),
+      rest.map((index) => itemAt(foldPrepared, index, 'foldPrepared')),
       labels.length,
-      { ...quiet, seed: options.seed + 1 + f },
+      { ...quiet, seed: options.seed + 1 + fold },
     );
-    sentences.forEach((s, i) => {
-      if (i % FIRST_PASS_FOLDS === f) rightTags[i] = firstPass(fold, foldLexicons.unambiguous, s.words, foldPrepared[i]!.c, foldPrepared[i]!.amb);
+    sentences.forEach((sentence, index) => {
+      if (index % FIRST_PASS_FOLDS === fold)
+        rightTags[index] = firstPass(
+          foldTagger,
+          foldLexicons.unambiguous,
+          sentence.words,
+          itemAt(foldPrepared, index, 'foldPrepared').codes,
+          itemAt(foldPrepared, index, 'foldPrepared').classCodes,
+        );
     });
   }
   const perceptron = trainPass(sentences, prepared, labels.length, quiet);

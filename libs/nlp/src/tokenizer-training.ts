@@ -8,18 +8,18 @@ export function learnLexicon(sentences: readonly ConlluSentence[]): TokenizerLex
   const hyphenated = new Set<string>();
   const asMwt = new Map<string, { count: number; parts: number[] }>();
   const asWord = new Map<string, number>();
-  for (const s of sentences) {
-    for (const t of surfaceTokens(s)) {
-      const lower = t.form.toLowerCase();
-      if (t.first === t.last) {
+  for (const sentence of sentences) {
+    for (const token of surfaceTokens(sentence)) {
+      const lower = token.form.toLowerCase();
+      if (token.first === token.last) {
         asWord.set(lower, (asWord.get(lower) ?? 0) + 1);
         if (lower.length > 1 && lower.endsWith('.') && /\p{L}/u.test(lower)) abbreviations.add(lower);
         if (/[\p{L}\p{N}]-[\p{L}\p{N}]/u.test(lower)) hyphenated.add(lower);
         continue;
       }
-      const words = s.words.slice(t.first - 1, t.last).map((w) => w.form);
+      const words = sentence.words.slice(token.first - 1, token.last).map((word) => word.form);
       if (words.join('').toLowerCase() !== lower) continue;
-      const entry = asMwt.get(lower) ?? { count: 0, parts: words.map((w) => w.length) };
+      const entry = asMwt.get(lower) ?? { count: 0, parts: words.map((word) => word.length) };
       entry.count++;
       asMwt.set(lower, entry);
     }
@@ -33,17 +33,17 @@ export function learnLexicon(sentences: readonly ConlluSentence[]): TokenizerLex
 export function splitterExamples(sentences: readonly ConlluSentence[]): SplitterExample[] {
   const docs: SplitterExample[] = [];
   let current: { tokens: string[]; spaces: string[]; ends: boolean[] } | undefined;
-  for (const s of sentences) {
-    if (!current || s.newDoc) {
+  for (const sentence of sentences) {
+    if (!current || sentence.newDoc) {
       if (current) docs.push(current);
       current = { tokens: [], spaces: [], ends: [] };
-    } else if (s.newPar && current.spaces.length > 0) current.spaces[current.spaces.length - 1] = '\n\n';
-    const tokens = surfaceTokens(s);
-    tokens.forEach((t, i) => {
-      current!.tokens.push(t.form);
-      current!.spaces.push(i === tokens.length - 1 ? ' ' : t.spaceAfter ? ' ' : '');
-      current!.ends.push(i === tokens.length - 1);
-    });
+    } else if (sentence.newPar && current.spaces.length > 0) current.spaces[current.spaces.length - 1] = '\n\n';
+    const tokens = surfaceTokens(sentence);
+    for (const [position, token] of tokens.entries()) {
+      current.tokens.push(token.form);
+      current.spaces.push(position === tokens.length - 1 ? ' ' : token.spaceAfter ? ' ' : '');
+      current.ends.push(position === tokens.length - 1);
+    }
   }
   if (current) docs.push(current);
   return docs;
@@ -56,13 +56,13 @@ export function rawText(sentences: readonly ConlluSentence[]): {
 } {
   let text = '';
   const tokens: { start: number; end: number; sentence: number; first: number; last: number }[] = [];
-  sentences.forEach((s, si) => {
-    if (si > 0) text += s.newPar ? '\n\n' : ' ';
-    const surface = surfaceTokens(s);
-    surface.forEach((t, i) => {
-      tokens.push({ start: text.length, end: text.length + t.form.length, sentence: si, first: t.first, last: t.last });
-      text += t.form;
-      if (t.spaceAfter && i < surface.length - 1) text += ' ';
+  sentences.forEach((sentence, sentenceIndex) => {
+    if (sentenceIndex > 0) text += sentence.newPar ? '\n\n' : ' ';
+    const surface = surfaceTokens(sentence);
+    surface.forEach((token, position) => {
+      tokens.push({ start: text.length, end: text.length + token.form.length, sentence: sentenceIndex, first: token.first, last: token.last });
+      text += token.form;
+      if (token.spaceAfter && position < surface.length - 1) text += ' ';
     });
   });
   return { text, tokens };

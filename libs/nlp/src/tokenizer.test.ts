@@ -13,14 +13,14 @@ const lexicon: TokenizerLexicon = {
 
 function tokens(text: string): string[] {
   const out = tokenize(text, lexicon);
-  for (const t of out) expect(text.slice(t.start, t.end)).toBe(t.text);
-  return out.map((t) => t.text);
+  for (const token of out) expect(text.slice(token.start, token.end)).toBe(token.text);
+  return out.map((token) => token.text);
 }
 
 function words(text: string): string[] {
   const out = splitWords(tokenize(text, lexicon), lexicon);
-  for (const w of out) expect(text.slice(w.start, w.end)).toBe(w.text);
-  return out.map((w) => w.text);
+  for (const word of out) expect(text.slice(word.start, word.end)).toBe(word.text);
+  return out.map((word) => word.text);
 }
 
 describe('tokenize (EWT convention)', () => {
@@ -60,7 +60,9 @@ describe('tokenize (EWT convention)', () => {
     ]);
     expect(tokens('Call 713-853-3989 on 11/28/2000')).toEqual(['Call', '713-853-3989', 'on', '11/28/2000']);
   });
+});
 
+describe('tokenize (EWT convention): punctuation and offsets', () => {
   it('keeps known abbreviations and initials, splits a sentence-final period', () => {
     expect(tokens('Dr. Smith of the U.S. met Mr. J. R. Doe, etc. Then left.')).toEqual([
       'Dr.',
@@ -108,7 +110,7 @@ describe('tokenize (EWT convention)', () => {
   it('gives offsets into the original text across odd whitespace', () => {
     const text = '  Hi\tthere,\n\nworld!  ';
     const out = tokenize(text, lexicon);
-    expect(out.map((t) => [t.text, t.start, t.end])).toEqual([
+    expect(out.map((token) => [token.text, token.start, token.end])).toEqual([
       ['Hi', 2, 4],
       ['there', 5, 10],
       [',', 10, 11],

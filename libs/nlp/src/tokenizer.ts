@@ -32,7 +32,7 @@ const CLITIC = /^(.*\p{L})((?:'|’|`)(?:s|m|d|ll|re|ve)|n(?:'|’)t)$/iu;
 export function tokenize(text: string, lexicon: TokenizerLexicon): SurfaceToken[] {
   const tokens: SurfaceToken[] = [];
   const chunk = /\S+/g;
-  for (let m = chunk.exec(text); m !== null; m = chunk.exec(text)) splitChunk(m[0], m.index, lexicon, tokens);
+  for (let match = chunk.exec(text); match !== null; match = chunk.exec(text)) splitChunk(match[0], match.index, lexicon, tokens);
   return tokens;
 }
 
@@ -41,92 +41,93 @@ function push(tokens: SurfaceToken[], text: string, start: number): void {
 }
 
 /** Length of the run of punctuation at `from` going forward (dir 1) or backward (dir -1). */
-function runLength(s: string, from: number, dir: 1 | -1): number {
-  const c = s[from]!;
-  const endPunct = SENTENCE_END.has(c) || c === '…';
-  let n = 1;
-  for (let i = from + dir; i >= 0 && i < s.length; i += dir) {
-    const d = s[i]!;
-    if (d === c || (endPunct && (SENTENCE_END.has(d) || d === '…'))) n++;
+function runLength(text: string, from: number, dir: 1 | -1): number {
+  const character = itemAt(text, from, 'text');
+  const endPunct = SENTENCE_END.has(character) || character === '…';
+  let run = 1;
+  for (let position = from + dir; position >= 0 && position < text.length; position += dir) {
+    const other = itemAt(text, position, 'text');
+    if (other === character || (endPunct && (SENTENCE_END.has(other) || other === '…'))) run++;
     else break;
   }
-  return n;
+  return run;
 }
 
 function splitChunk(chunk: string, offset: number, lexicon: TokenizerLexicon, tokens: SurfaceToken[]): void {
   if (EMOTICON.test(chunk)) return push(tokens, chunk, offset);
-  let s = chunk;
+  let rest = chunk;
   let start = offset;
   const tail: SurfaceToken[] = [];
   let openedQuote = false;
   // Peel opening punctuation off the front.
-  while (s.length > 1 && OPENING.has(s[0]!) && !URL.test(s) && !EMOTICON.test(s)) {
-    if (s[0] === "'" && /^'(?:s|m|d|ll|re|ve|\d0s)\b/i.test(s)) break;
-    const n = runLength(s, 0, 1);
-    if (n >= s.length) break;
-    if (s[0] === "'" || s[0] === '‘' || s[0] === '`') openedQuote = true;
-    push(tokens, s.slice(0, n), start);
-    s = s.slice(n);
-    start += n;
+  while (rest.length > 1 && OPENING.has(itemAt(rest, 0, 'rest')) && !URL.test(rest) && !EMOTICON.test(rest)) {
+    if (rest[0] === "'" && /^'(?:s|m|d|ll|re|ve|\d0s)\b/i.test(rest)) break;
+    const run = runLength(rest, 0, 1);
+    if (run >= rest.length) break;
+    if (rest[0] === "'" || rest[0] === '‘' || rest[0] === '`') openedQuote = true;
+    push(tokens, rest.slice(0, run), start);
+    rest = rest.slice(run);
+    start += run;
   }
-  const url = URL.exec(s) ?? EMAIL.exec(s);
+  const url = URL.exec(rest) ?? EMAIL.exec(rest);
   if (url) {
-    let u = url[0];
-    while (u.length > 1 && /[.,;:!?)\]'"”’]$/.test(u)) u = u.slice(0, -1);
-    push(tokens, u, start);
-    if (u.length < s.length) splitChunk(s.slice(u.length), start + u.length, lexicon, tokens);
+    let link = url[0];
+    while (link.length > 1 && /[.,;:!?)\]'"”’]$/.test(link)) link = link.slice(0, -1);
+    push(tokens, link, start);
+    if (link.length < rest.length) splitChunk(rest.slice(link.length), start + link.length, lexicon, tokens);
     return;
   }
   // Peel closing punctuation off the back.
-  while (s.length > 1) {
-    const last = s[s.length - 1]!;
+  while (rest.length > 1) {
+    const last = itemAt(rest, rest.length - 1, 'rest');
     if (!CLOSING.has(last)) break;
-    if (EMOTICON.test(s)) break;
-    const lower = s.toLowerCase();
-    if (last === '.' && (lexicon.abbreviations.has(lower) || INITIALS.test(s))) break;
-    if ((last === "'" || last === '’') && !openedQuote && /\p{L}s['’]$/u.test(s)) break;
-    const n = runLength(s, s.length - 1, -1);
-    if (n >= s.length) break;
-    tail.unshift({ text: s.slice(s.length - n), start: start + s.length - n, end: start + s.length });
-    s = s.slice(0, s.length - n);
+    if (EMOTICON.test(rest)) break;
+    const lower = rest.toLowerCase();
+    if (last === '.' && (lexicon.abbreviations.has(lower) || INITIALS.test(rest))) break;
+    if ((last === "'" || last === '’') && !openedQuote && /\p{L}s['’]$/u.test(rest)) break;
+    const run = runLength(rest, rest.length - 1, -1);
+    if (run >= rest.length) break;
+    tail.unshift({ text: rest.slice(rest.length - run), start: start + rest.length - run, end: start + rest.length });
+    rest = rest.slice(0, rest.length - run);
   }
-  splitInner(s, start, lexicon, tokens);
+  splitInner(rest, start, lexicon, tokens);
   tokens.push(...tail);
 }
 
-function splitInner(s: string, start: number, lexicon: TokenizerLexicon, tokens: SurfaceToken[]): void {
-  if (s.length === 0) return;
-  const lower = s.toLowerCase();
-  if (s.length === 1 || lexicon.abbreviations.has(lower) || lexicon.hyphenated.has(lower) || lexicon.multiwordTokens.has(lower)) return push(tokens, s, start);
-  let m = TIME_UNIT.exec(s) ?? CURRENCY.exec(s) ?? PERCENT.exec(s);
-  if (m) {
-    push(tokens, m[1]!, start);
-    push(tokens, m[2]!, start + m[1]!.length);
+function splitInner(text: string, start: number, lexicon: TokenizerLexicon, tokens: SurfaceToken[]): void {
+  if (text.length === 0) return;
+  const lower = text.toLowerCase();
+  if (text.length === 1 || lexicon.abbreviations.has(lower) || lexicon.hyphenated.has(lower) || lexicon.multiwordTokens.has(lower))
+    return push(tokens, text, start);
+  let match = TIME_UNIT.exec(text) ?? CURRENCY.exec(text) ?? PERCENT.exec(text);
+  if (match) {
+    push(tokens, itemAt(match, 1, 'match'), start);
+    push(tokens, itemAt(match, 2, 'match'), start + itemAt(match, 1, 'match').length);
     return;
   }
   // Punctuation inside a word: split around it unless it joins digits (1,000 3:30 9/11 713-853-3989) or is an apostrophe.
   const inner = /[,;:!?()[\]{}"“”/&]|--+|-/g;
-  for (m = inner.exec(s); m !== null; m = inner.exec(s)) {
-    const i = m.index;
-    const before = s[i - 1] ?? '';
-    const after = s[i + m[0].length] ?? '';
-    if (i === 0 || i + m[0].length === s.length) continue;
+  for (match = inner.exec(text); match !== null; match = inner.exec(text)) {
+    const position = match.index;
+    const before = text[position - 1] ?? '';
+    const after = text[position + match[0].length] ?? '';
+    if (position === 0 || position + match[0].length === text.length) continue;
     const digits = /\d/.test(before) && /\d/.test(after);
-    if (digits && m[0] !== '--') continue;
-    if (m[0] === '&' && /^[\p{Lu}&]+$/u.test(s)) continue;
-    if (m[0] === '/' && s.length <= 4) continue;
-    if (m[0] === '-' && CLITIC.test(s.slice(0, i))) continue;
-    if (m[0] === '-') {
-      const word = /[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/u.exec(lower.slice(Math.max(0, lower.lastIndexOf(' ', i))));
+    if (digits && match[0] !== '--') continue;
+    if (match[0] === '&' && /^[\p{Lu}&]+$/u.test(text)) continue;
+    if (match[0] === '/' && text.length <= 4) continue;
+    if (match[0] === '-' && CLITIC.test(text.slice(0, position))) continue;
+    if (match[0] === '-') {
+      const word = /[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/u.exec(lower.slice(Math.max(0, lower.lastIndexOf(' ', position))));
       if (word && lexicon.hyphenated.has(word[0])) continue;
-      if (/\d/.test(s)) continue;
+      if (/\d/.test(text)) continue;
     }
-    splitInner(s.slice(0, i), start, lexicon, tokens);
-    push(tokens, m[0], start + i);
-    splitInner(s.slice(i + m[0].length), start + i + m[0].length, lexicon, tokens);
+    splitInner(text.slice(0, position), start, lexicon, tokens);
+    push(tokens, match[0], start + position);
+    splitInner(text.slice(position + match[0].length), start + position + match[0].length, lexicon, tokens);
     return;
   }
-  push(tokens, s, start);
+  push(tokens, text, start);
 }
 
 /** One syntactic word of a surface token; offsets are those of its characters, or the whole token's. */
@@ -141,11 +142,11 @@ export interface Word {
 /** Splits multi-word tokens into words (`don't` → `do` `n't`, `Bush's` → `Bush` `'s`, `cannot` → `can` `not`). */
 export function splitWords(tokens: readonly SurfaceToken[], lexicon: TokenizerLexicon): Word[] {
   const words: Word[] = [];
-  tokens.forEach((token, t) => {
+  tokens.forEach((token, tokenIndex) => {
     const parts = multiwordParts(token.text, lexicon);
     let at = token.start;
     for (const length of parts) {
-      words.push({ text: token.text.slice(at - token.start, at - token.start + length), start: at, end: at + length, token: t });
+      words.push({ text: token.text.slice(at - token.start, at - token.start + length), start: at, end: at + length, token: tokenIndex });
       at += length;
     }
   });
@@ -157,9 +158,9 @@ export function multiwordParts(text: string, lexicon: TokenizerLexicon): readonl
   const known = lexicon.multiwordTokens.get(text.toLowerCase());
   if (known) return known;
   const clitic = CLITIC.exec(text);
-  if (clitic && clitic[1]!.length > 0) {
-    const host = clitic[1]!;
-    const rest = clitic[2]!;
+  if (clitic && itemAt(clitic, 1, 'clitic').length > 0) {
+    const host = itemAt(clitic, 1, 'clitic');
+    const rest = itemAt(clitic, 2, 'clitic');
     // `n't` takes its n from the host's end: do|n't, ca|n't, wo|n't.
     if (/^n/i.test(rest)) return [host.length, rest.length];
     const inner = multiwordParts(host, lexicon);
@@ -167,3 +168,4 @@ export function multiwordParts(text: string, lexicon: TokenizerLexicon): readonl
   }
   return [text.length];
 }
+import { itemAt } from './checked.js';

@@ -18,6 +18,7 @@ import { compromiseNameLexicon } from './name-lexicon.js';
 import { openNerExamples, unerSplit, UNER_DEV, type OpenNerSet } from './ner-data.js';
 import { entitySpans } from './iob.js';
 import { ModelLoadError } from './errors.js';
+import { itemAt } from './checked.js';
 
 /** Where training reads data and writes models, and how it reports progress. */
 export interface TrainContext {
@@ -59,7 +60,10 @@ export const PARSER_SETTINGS = {
 };
 
 function taggedSentences(sentences: readonly ConlluSentence[], tags: Vocabulary): TaggedSentence[] {
-  return sentences.map((s) => ({ words: s.words.map((w) => w.form), labels: s.words.map((w) => tags.add(jointTag(w.upos, w.xpos))) }));
+  return sentences.map((sentence) => ({
+    words: sentence.words.map((word) => word.form),
+    labels: sentence.words.map((word) => tags.add(jointTag(word.upos, word.xpos))),
+  }));
 }
 
 function slice<T>(items: readonly T[], limit: number | undefined): readonly T[] {
@@ -70,21 +74,21 @@ function slice<T>(items: readonly T[], limit: number | undefined): readonly T[] 
 export function taggerAccuracy(model: TaggerModel, sentences: readonly ConlluSentence[]): { upos: number; xpos: number } {
   let upos = 0;
   let xpos = 0;
-  let n = 0;
-  for (const s of sentences) {
+  let count = 0;
+  for (const sentence of sentences) {
     const predicted = tagWords(
       model,
-      s.words.map((w) => w.form),
+      sentence.words.map((word) => word.form),
     );
-    predicted.forEach((label, i) => {
-      const [u, x] = model.labels[label]!.split('\t');
-      const gold = s.words[i]!;
-      n++;
-      if (u === gold.upos) upos++;
-      if (x === gold.xpos) xpos++;
+    predicted.forEach((label, index) => {
+      const [predictedUpos, predictedXpos] = itemAt(model.labels, label, 'model.labels').split('\t');
+      const gold = itemAt(sentence.words, index, 'sentence.words');
+      count++;
+      if (predictedUpos === gold.upos) upos++;
+      if (predictedXpos === gold.xpos) xpos++;
     });
   }
-  return { upos: (100 * upos) / n, xpos: (100 * xpos) / n };
+  return { upos: (100 * upos) / count, xpos: (100 * xpos) / count };
 }
 
 /** Trains the tagger on EWT train and writes models/tagger.bin and its card. */
@@ -130,32 +134,115 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
   return { model, dev: devScores };
 }
 
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
 }
 
 /** UAS and LAS (%) of a parser on sentences with the given tag codes. */
 export function parserScores(model: ParserModel, examples: readonly ParserExample[]): { uas: number; las: number } {
   let uas = 0;
   let las = 0;
-  let n = 0;
-  for (const ex of examples) {
-    const p = parse(model, ex);
-    p.heads.forEach((h, i) => {
-      n++;
-      if (h === ex.heads[i]) {
+  let count = 0;
+  for (const example of examples) {
+    const parsed = parse(model, example);
+    parsed.heads.forEach((head, index) => {
+      count++;
+      if (head === example.heads[index]) {
         uas++;
-        if (p.labels[i] === ex.labels[i]) las++;
+        if (parsed.labels[index] === example.labels[index]) las++;
       }
     });
   }
-  return { uas: (100 * uas) / n, las: (100 * las) / n };
+  return { uas: (100 * uas) / count, las: (100 * las) / count };
 }
 
 /** Loads the trained tagger from the models directory (checksum verified). */
 export function loadTaggerFrom(modelsDir: string): TaggerModel {
   const card = readCard(modelsDir, 'tagger');
   return decodeTagger('tagger', readModelFile('tagger', join(modelsDir, card.file), card.sha256));
+}
+
+/**
+ * Tag codes of each training sentence as a tagger trained without it predicts them: sentence i is
+ * tagged by a tagger trained on the other folds (i % folds); codes are indices into `tags`.
+ */
+function jackknifeTags(ctx: TrainContext, train: readonly ConlluSentence[], tags: Vocabulary): number[][] {
+  const folds = PARSER_SETTINGS.jackknifeFolds;
+  const predicted: number[][] = new Array<number[]>(train.length);
+  for (let fold = 0; fold < folds; fold++) {
+    const rest = train.filter((_, index) => index % folds !== fold);
+    const foldTags = new Vocabulary(tags.items);
+    const foldTagger = trainTagger(taggedSentences(rest, foldTags), foldTags.items, {
+      epochs: ctx.epochs ?? PARSER_SETTINGS.jackknifeEpochs,
+      bits: ctx.bits ?? TAGGER_SETTINGS.bits,
+      secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
+      seed: (ctx.seed ?? 1) + fold,
+    });
+    for (const [index, sentence] of train.entries()) {
+      if (index % folds !== fold) continue;
+      predicted[index] = tagWords(
+        foldTagger,
+        sentence.words.map((word) => word.form),
+      ).map((label) => tags.add(itemAt(foldTags.items, label, 'fold tagger labels')));
+    }
+    ctx.log(`parser: jackknife fold ${fold + 1}/${folds} tagged`);
+  }
+  return predicted;
+}
+
+/** What a parser model's card says besides its scores. */
+interface ParserRun {
+  readonly ctx: TrainContext;
+  readonly tags: readonly string[];
+  readonly trainingSentences: number;
+  readonly devSentences: number;
+  /** Date.now() when training started. */
+  readonly started: number;
+}
+
+/** Writes models/parser.bin and its card. */
+function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: { uas: number; las: number }): void {
+  const { ctx } = run;
+  const { header, sections } = encodeParser(model, run.tags, PARSER_SETTINGS.prune);
+  const file = join(ctx.modelsDir, 'parser.bin');
+  const digest = writeModelFile(file, header, sections);
+  writeCard(ctx.modelsDir, {
+    name: 'parser',
+    file: 'parser.bin',
+    sha256: digest,
+    bytes: statSync(file).size,
+    data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
+    settings: {
+      ...PARSER_SETTINGS,
+      system:
+        'arc-hybrid, averaged perceptron, per-direction labelers; greedy dynamic-oracle epochs, then beam search with max-violation global updates; the weights are the mean of the members, trained from consecutive seeds',
+      tags: 'jackknifed predicted (train), tagger model (dev)',
+      trainingSentences: run.trainingSentences,
+      devSentences: run.devSentences,
+    },
+    epochs: epoch,
+    dev: { uas: round(scores.uas), las: round(scores.las) },
+    licence: EWT_LICENCE,
+    attribution: [EWT_ATTRIBUTION],
+    trainingSeconds: Math.round((Date.now() - run.started) / 1000),
+  });
+}
+
+/** The members of the parser: alike but for their seed (shuffling and exploration). */
+function parserMembers(ctx: TrainContext, examples: readonly ParserExample[], relations: readonly string[]): ParserTraining[] {
+  return Array.from(
+    { length: PARSER_SETTINGS.members },
+    (_, member) =>
+      new ParserTraining(examples, relations, {
+        epochs: ctx.epochs ?? PARSER_SETTINGS.epochs,
+        bits: ctx.bits ?? PARSER_SETTINGS.bits,
+        labelBits: ctx.bits === undefined ? PARSER_SETTINGS.labelBits : ctx.bits - 1,
+        explore: PARSER_SETTINGS.explore,
+        beamEpochs: ctx.epochs ?? PARSER_SETTINGS.beamEpochs,
+        beam: PARSER_SETTINGS.beam,
+        seed: (ctx.seed ?? 1) + member,
+      }),
+  );
 }
 
 /**
@@ -172,98 +259,42 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
   const tags = new Vocabulary();
   taggedSentences(train, tags);
   const relations = new Vocabulary();
-  const folds = PARSER_SETTINGS.jackknifeFolds;
-  const predicted: number[][] = new Array<number[]>(train.length);
-  for (let f = 0; f < folds; f++) {
-    const rest = train.filter((_, i) => i % folds !== f);
-    const foldTags = new Vocabulary(tags.items);
-    const foldTagger = trainTagger(taggedSentences(rest, foldTags), foldTags.items, {
-      epochs: ctx.epochs ?? PARSER_SETTINGS.jackknifeEpochs,
-      bits: ctx.bits ?? TAGGER_SETTINGS.bits,
-      secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
-      seed: (ctx.seed ?? 1) + f,
-    });
-    train.forEach((s, i) => {
-      if (i % folds !== f) return;
-      predicted[i] = tagWords(
-        foldTagger,
-        s.words.map((w) => w.form),
-      ).map((label) => tags.add(foldTags.items[label]!));
-    });
-    ctx.log(`parser: jackknife fold ${f + 1}/${folds} tagged`);
-  }
-  const toExample = (s: ConlluSentence, tagCodes: readonly number[]): ParserExample => ({
-    words: s.words.map((w) => w.form),
+  const predicted = jackknifeTags(ctx, train, tags);
+  const toExample = (sentence: ConlluSentence, tagCodes: readonly number[]): ParserExample => ({
+    words: sentence.words.map((word) => word.form),
     tags: tagCodes,
-    heads: s.words.map((w) => w.head),
-    labels: s.words.map((w) => relations.add(w.deprel)),
+    heads: sentence.words.map((word) => word.head),
+    labels: sentence.words.map((word) => relations.add(word.deprel)),
   });
-  const examples = train.map((s, i) => toExample(s, predicted[i]!));
+  const examples = train.map((sentence, index) => toExample(sentence, itemAt(predicted, index, 'jackknifed tags')));
   ctx.beforeLoading?.('tagger');
   const tagger = loadTaggerFrom(ctx.modelsDir);
   if (tagger.labels.join('\n') !== tags.items.join('\n'))
     throw new ModelLoadError('tagger', 'its labels differ from those of the training data; retrain the tagger first');
-  const devExamples = dev.map((s) =>
+  const devExamples = dev.map((sentence) =>
     toExample(
-      s,
+      sentence,
       tagWords(
         tagger,
-        s.words.map((w) => w.form),
+        sentence.words.map((word) => word.form),
       ),
     ),
   );
-  let best = { uas: -1, las: -1 };
-  const write = (model: ParserModel, epoch: number, scores: { uas: number; las: number }): void => {
-    const { header, sections } = encodeParser(model, tags.items, PARSER_SETTINGS.prune);
-    const file = join(ctx.modelsDir, 'parser.bin');
-    const digest = writeModelFile(file, header, sections);
-    writeCard(ctx.modelsDir, {
-      name: 'parser',
-      file: 'parser.bin',
-      sha256: digest,
-      bytes: statSync(file).size,
-      data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
-      settings: {
-        ...PARSER_SETTINGS,
-        system:
-          'arc-hybrid, averaged perceptron, per-direction labelers; greedy dynamic-oracle epochs, then beam search with max-violation global updates; the weights are the mean of the members, trained from consecutive seeds',
-        tags: 'jackknifed predicted (train), tagger model (dev)',
-        trainingSentences: train.length,
-        devSentences: dev.length,
-      },
-      epochs: epoch,
-      dev: { uas: round(scores.uas), las: round(scores.las) },
-      licence: EWT_LICENCE,
-      attribution: [EWT_ATTRIBUTION],
-      trainingSeconds: Math.round((Date.now() - started) / 1000),
-    });
-  };
-  // The members differ only in their seed (shuffling and exploration); their mean is scored and written.
+  const run: ParserRun = { ctx, tags: tags.items, trainingSentences: train.length, devSentences: dev.length, started };
   const greedyEpochs = ctx.epochs ?? PARSER_SETTINGS.epochs;
-  const members = Array.from(
-    { length: PARSER_SETTINGS.members },
-    (_, k) =>
-      new ParserTraining(examples, relations.items, {
-        epochs: greedyEpochs,
-        bits: ctx.bits ?? PARSER_SETTINGS.bits,
-        labelBits: ctx.bits === undefined ? PARSER_SETTINGS.labelBits : ctx.bits - 1,
-        explore: PARSER_SETTINGS.explore,
-        beamEpochs: ctx.epochs ?? PARSER_SETTINGS.beamEpochs,
-        beam: PARSER_SETTINGS.beam,
-        seed: (ctx.seed ?? 1) + k,
-      }),
-  );
-  const epochs = members[0]!.epochs;
+  const members = parserMembers(ctx, examples, relations.items);
+  const epochs = itemAt(members, 0, 'parser members').epochs;
+  let best = { uas: -1, las: -1 };
   for (let epoch = 1; epoch <= epochs; epoch++) {
     for (const member of members) member.runEpoch();
-    const mean = meanParser(members.map((m) => m.averaged()));
+    const mean = meanParser(members.map((member) => member.averaged()));
     const scores = parserScores(mean, devExamples);
     ctx.log(
       `parser epoch ${epoch}/${epochs}${epoch > greedyEpochs ? ' (beam)' : ''}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`,
     );
     if (scores.las > best.las) {
       best = scores;
-      write(mean, epoch, scores);
+      writeParser(run, mean, epoch, scores);
       ctx.log(`parser: wrote epoch ${epoch}`);
     }
   }
@@ -325,15 +356,15 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
   const started = Date.now();
   const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
   const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
-  const model = trainLemmatizer(train.flatMap((s) => s.words));
+  const model = trainLemmatizer(train.flatMap((sentence) => sentence.words));
   let right = 0;
-  let n = 0;
-  for (const s of dev)
-    for (const w of s.words) {
-      n++;
-      if (lemmatize(model, w.form, w.xpos) === w.lemma) right++;
+  let count = 0;
+  for (const sentence of dev)
+    for (const word of sentence.words) {
+      count++;
+      if (lemmatize(model, word.form, word.xpos) === word.lemma) right++;
     }
-  const accuracy = (100 * right) / n;
+  const accuracy = (100 * right) / count;
   ctx.log(`lemmatizer dev accuracy (gold XPOS) ${accuracy.toFixed(2)}`);
   writeModel(ctx, 'lemmatizer', encodeLemmatizerFile(model), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
@@ -355,28 +386,29 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
 export function nerScores(model: NerModel, sentences: readonly NerExample[]): Record<string, number> {
   const counts = new Map<string, { tp: number; predicted: number; gold: number }>();
   const get = (type: string): { tp: number; predicted: number; gold: number } => {
-    let c = counts.get(type);
-    if (!c) counts.set(type, (c = { tp: 0, predicted: 0, gold: 0 }));
-    return c;
+    let entry = counts.get(type);
+    if (!entry) counts.set(type, (entry = { tp: 0, predicted: 0, gold: 0 }));
+    return entry;
   };
-  for (const s of sentences) {
-    const predicted = entitySpans(tagEntities(model, s.tokens, s.pos));
-    const gold = entitySpans(s.tags);
-    const goldKeys = new Set(gold.map((g) => `${g.start}:${g.end}:${g.type}`));
-    for (const g of gold) get(g.type).gold++;
-    for (const p of predicted) {
-      get(p.type).predicted++;
-      if (goldKeys.has(`${p.start}:${p.end}:${p.type}`)) get(p.type).tp++;
+  for (const sentence of sentences) {
+    const predicted = entitySpans(tagEntities(model, sentence.tokens, sentence.pos));
+    const gold = entitySpans(sentence.tags);
+    const goldKeys = new Set(gold.map((span) => `${span.start}:${span.end}:${span.type}`));
+    for (const span of gold) get(span.type).gold++;
+    for (const parsed of predicted) {
+      get(parsed.type).predicted++;
+      if (goldKeys.has(`${parsed.start}:${parsed.end}:${parsed.type}`)) get(parsed.type).tp++;
     }
   }
-  const f1 = (c: { tp: number; predicted: number; gold: number }): number => (c.predicted + c.gold === 0 ? 0 : (200 * c.tp) / (c.predicted + c.gold));
+  const f1 = (entry: { tp: number; predicted: number; gold: number }): number =>
+    entry.predicted + entry.gold === 0 ? 0 : (200 * entry.tp) / (entry.predicted + entry.gold);
   const all = { tp: 0, predicted: 0, gold: 0 };
   const out: Record<string, number> = {};
-  for (const [type, c] of [...counts].sort()) {
-    out[type] = f1(c);
-    all.tp += c.tp;
-    all.predicted += c.predicted;
-    all.gold += c.gold;
+  for (const [type, entry] of [...counts].sort()) {
+    out[type] = f1(entry);
+    all.tp += entry.tp;
+    all.predicted += entry.predicted;
+    all.gold += entry.gold;
   }
   out['micro'] = f1(all);
   return out;
@@ -391,10 +423,10 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
   const started = Date.now();
   ctx.beforeLoading?.('tagger');
   const tagger = loadTaggerFrom(ctx.modelsDir);
-  const tagged = (s: { tokens: readonly string[]; tags: readonly string[] }): NerExample => ({
-    tokens: s.tokens,
-    tags: s.tags,
-    pos: tagWords(tagger, s.tokens).map((label) => tagger.labels[label]!),
+  const tagged = (sentence: { tokens: readonly string[]; tags: readonly string[] }): NerExample => ({
+    tokens: sentence.tokens,
+    tags: sentence.tags,
+    pos: tagWords(tagger, sentence.tokens).map((label) => itemAt(tagger.labels, label, 'tagger.labels')),
   });
   const open = openNerExamples(ctx.dataDir, NER_SETTINGS.openSets);
   const uner = unerSplit(ctx.dataDir);
@@ -420,7 +452,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
   );
   writeModel(ctx, 'ner', encodeNer(model, NER_SETTINGS.prune), {
     data: [
-      ...open.files.map((f) => dataEntry(ctx.dataDir, f, 'training')),
+      ...open.files.map((file) => dataEntry(ctx.dataDir, file, 'training')),
       dataEntry(ctx.dataDir, UNER_DEV, 'training (documents i with i % 4 != 3), evaluation (held out: i % 4 == 3)'),
     ],
     settings: {
@@ -433,7 +465,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
       heldOutSentences: heldOut.length,
     },
     epochs,
-    dev: Object.fromEntries(Object.entries(scores).map(([k, v]) => [`f1${k[0]!.toUpperCase()}${k.slice(1).toLowerCase()}`, round(v)])),
+    dev: Object.fromEntries(Object.entries(scores).map(([k, v]) => [`f1${itemAt(k, 0, 'k').toUpperCase()}${k.slice(1).toLowerCase()}`, round(v)])),
     licence: 'CC BY-SA 4.0 (UNER English EWT, the tagger) and CC BY 4.0 (WikiGold, Broad Twitter Corpus); name lexicon MIT (compromise)',
     attribution: [
       'Universal NER English EWT (UNER_English-EWT commit 8ed072d; Mayhew et al., NAACL 2024), CC BY-SA 4.0.',
