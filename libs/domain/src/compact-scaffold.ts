@@ -56,7 +56,10 @@ export function scaffoldCompactWorkflow(request: ScaffoldRequest): string {
 }
 
 function componentLines(name: string, definition: ComponentDefinition): string[] {
-  const lines = [`  ${scalar(name)}:`, `    kind: ${shortKindName(definition.qualifiedName)}  # ${definition.name}`];
+  const lines = [
+    `  ${scalar(name)}:`,
+    `    kind: ${shortKindName(definition.qualifiedName)}  # ${definition.name}, a ${definition.type.toLowerCase()} component`,
+  ];
   if (definition.resource !== null) lines.push(`    resource: ${SCAFFOLD_GRAPH_RESOURCE}  # a resource under resources`);
   if (definition.capabilityQualifiedName !== null) {
     const capability = (Object.keys(SKILL_CAPABILITY_QUALIFIED_NAMES) as SkillCapabilityName[]).find(
