@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ComponentInstance, FailedPreconditionError, NotFoundError, ValidationError, type WorkflowConfiguration } from '@loom/domain';
+import { type ComponentInstance, FailedPreconditionError, NotFoundError, ValidationError, workflowBaseName, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
 import { BoundedQueue } from './bounded-queue.js';
@@ -181,7 +181,8 @@ export class WorkflowRun {
    * inlet accepted among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a
    * publish of an id still in progress waits for that one's outcome.
    */
-  async publish(inletName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
+  async publish(givenName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
+    const inletName = this.inletName(givenName);
     const inlet = this.inlet(inletName);
     if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
     if (!clientId) {
@@ -223,8 +224,19 @@ export class WorkflowRun {
     return 'accepted';
   }
 
-  /** The inlet source of this name, or NOT_FOUND. */
-  private inlet(inletName: string): Inlet {
+  /**
+   * The instance name of an inlet given by it or by its plain name (`Documents` for `Documents_<uuid>`, as a compact
+   * workflow file writes it) when exactly one inlet has that plain name; otherwise the name as given.
+   */
+  private inletName(given: string): string {
+    if (this.nodes.has(given)) return given;
+    const named = [...this.nodes.entries()].filter(([name, node]) => workflowBaseName(name) === given && node.source !== undefined && 'publish' in node.source);
+    return named.length === 1 ? (named[0] as [string, Node])[0] : given;
+  }
+
+  /** The inlet source of this name (or plain name, see inletName), or NOT_FOUND. */
+  private inlet(givenName: string): Inlet {
+    const inletName = this.inletName(givenName);
     const node = this.nodes.get(inletName);
     if (node === undefined || node.source === undefined || !('publish' in node.source)) {
       throw new NotFoundError(`inlet source of workflow '${this.workflow.name}'`, inletName);
