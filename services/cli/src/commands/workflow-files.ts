@@ -18,7 +18,7 @@ import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { UsageError } from '../usage-error.js';
 
-/** The compact form's JSON Schema as published (libs/domain/schema/compact-workflow.schema.json); a scaffold's editor comment names it. */
+/** The `$id` of the compact form's JSON Schema (libs/domain/schema/compact-workflow.schema.json); a scaffold's editor comment names it unless --schema says otherwise. */
 const COMPACT_SCHEMA_URL = 'https://loom.dev/schema/compact-workflow.schema.json';
 
 function collect(value: string, previous: string[]): string[] {
@@ -78,10 +78,15 @@ export function addWorkflowFileCommands(workflow: Command): void {
     .argument('<file>', 'the file to write, e.g. etl.workflow.yaml')
     .requiredOption('--component <kind>', 'a component kind, short (source.Inlet) or qualified (repeatable, in link order)', collect, [])
     .option('--name <name>', 'the workflow name (default: the file name without .workflow.yaml)')
+    .option(
+      '--schema <path-or-url>',
+      "the compact JSON Schema the editor comment names (e.g. a checkout's libs/domain/schema/compact-workflow.schema.json)",
+      COMPACT_SCHEMA_URL,
+    )
     .option('--force', 'replace an existing file', false)
-    .action((file: string, options: { component: string[]; name?: string; force: boolean }) => {
+    .action((file: string, options: { component: string[]; name?: string; schema: string; force: boolean }) => {
       for (const kind of options.component) definitionOf(kind);
-      const text = scaffoldCompactWorkflow({ name: options.name ?? nameFromFile(file), kinds: options.component, schema: COMPACT_SCHEMA_URL });
+      const text = scaffoldCompactWorkflow({ name: options.name ?? nameFromFile(file), kinds: options.component, schema: options.schema });
       writeNew(file, text, options.force);
     });
 }
@@ -100,9 +105,10 @@ export function addComponentShowCommand(component: Command): void {
         return;
       }
       const resource = definition.resource === null ? '' : `; resource ${definition.resource}`;
+      const experimental = definition.experimental === true ? '; experimental (available with loom.experimental.enabled)' : '';
       process.stdout.write(
         `${shortKindName(definition.qualifiedName)} (${definition.qualifiedName}): ${definition.name}, ${definition.type}; ` +
-          `${definition.inputType} → ${definition.outputType}${resource}\n\n`,
+          `${definition.inputType} → ${definition.outputType}${resource}${experimental}\n\n`,
       );
       printTable(
         'text',
