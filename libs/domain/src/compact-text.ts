@@ -21,8 +21,8 @@ const MAX_ALIAS_COUNT = 100;
 
 /**
  * Reads a workflow file in either form. `.yaml` and `.yml` files, and any text that is not a JSON object, are YAML;
- * the rest is JSON. A file whose `components` is a list is the full form (read as parseWorkflowJson reads it); one
- * whose `components` is a map by name is the compact form, converted and checked against the catalog, every
+ * the rest is JSON. A file whose `components` (or resources) is a list is the full form (read as parseWorkflowJson
+ * reads it); one whose `components` is a map by name is the compact form, converted and checked against the catalog, every
  * violation naming the compact file's field and its line. ValidationError.
  */
 export function readWorkflowText(text: string, fileName = ''): ReadWorkflow {
@@ -74,8 +74,11 @@ function flowWidth(value: unknown): number {
   return JSON.stringify(value).length;
 }
 
+/** Whether a parsed file is the full form: its components, resources or workflow resources are lists (maps in the compact form). */
 function isFullForm(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && Array.isArray((value as { components?: unknown }).components);
+  if (typeof value !== 'object' || value === null) return false;
+  const { components, resources, workflowResources } = value as Record<string, unknown>;
+  return [components, resources, workflowResources].some((list) => Array.isArray(list));
 }
 
 /** The first line of each field of a YAML document, by JSON path (`components.parse.options`). */

@@ -197,6 +197,9 @@ describe('reading a compact file', () => {
     expect(readWorkflowText(full, 'no-extension').form).toBe('full');
     expect(readWorkflowText(serializeCompactWorkflow(parseWorkflowJson(full), 'json'), 'x.json').form).toBe('compact');
     expect(() => readWorkflowText('{"name": "x",', 'x.json')).toThrow(/malformed JSON at line 1/);
+    // a full file with a misspelt components is still told as a full file
+    const misspelt = full.replace('"components":', '"component":');
+    expect(() => readWorkflowText(misspelt, 'x.workflow.json')).toThrow(/^components: required field is missing/);
   });
 
   it('resolves failure handlers and target resources by plain name, and keeps $$VARIABLES and sealed values', () => {
