@@ -44,3 +44,14 @@ export function plainInstanceName(workflowName: string, kind: DerivedNameKind, n
   if (parsed === undefined || parsed.uuid !== derivedUuid(workflowName, kind, parsed.base)) return name;
   return parsed.base;
 }
+
+/**
+ * The instance name `given` means among `names`: itself when it is one of them, else the only one whose plain name
+ * (without `_<uuid>`) it is, as a compact file writes it; undefined when none or several are.
+ */
+export function instanceNamed(given: string, names: Iterable<string>): string | undefined {
+  const all = [...names];
+  if (all.includes(given)) return given;
+  const plain = all.filter((name) => parseStoredName(name)?.base === given);
+  return plain.length === 1 ? plain[0] : undefined;
+}

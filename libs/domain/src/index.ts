@@ -6,7 +6,7 @@ export { parseWithSchema } from './zod-violations.js';
 export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
 export { parseWorkflowJson, parseWorkflow, serializeWorkflowJson, parseScheduleJson, parseSchedule, serializeScheduleJson } from './workflow-json.js';
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
-export { DERIVED_NAME_NAMESPACE, type DerivedNameKind, uuidV5, derivedUuid, derivedInstanceName, plainInstanceName } from './derived-name.js';
+export { DERIVED_NAME_NAMESPACE, type DerivedNameKind, uuidV5, derivedUuid, derivedInstanceName, plainInstanceName, instanceNamed } from './derived-name.js';
 export {
   COMPONENT_KIND_PREFIX,
   RESOURCE_KIND_PREFIX,

@@ -11,6 +11,7 @@ import {
   derivedUuid,
   findComponentDefinition,
   findResourceDefinition,
+  instanceNamed,
   type OptionDefinition,
   parseCompactWorkflowText,
   parseWorkflowJson,
@@ -72,6 +73,20 @@ describe('derived names', () => {
     expect(derivedUuid('Other', 'component', 'Documents')).not.toBe(uuid);
     expect(derivedInstanceName('Text to graph', 'component', 'Documents')).toBe(`Documents_${uuid}`);
     expect(plainInstanceName('Text to graph', 'component', `Documents_${uuid}`)).toBe('Documents');
+  });
+
+  it('let a plain name stand for the one instance that has it', () => {
+    const names = [
+      'Documents_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+      'Twin_2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
+      'Twin_3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f',
+      'Twin',
+    ];
+    expect(instanceNamed('Documents', names)).toBe(names[0]);
+    expect(instanceNamed(names[1] as string, names)).toBe(names[1]);
+    expect(instanceNamed('Twin', names)).toBe('Twin');
+    expect(instanceNamed('Twin', names.slice(0, 3))).toBeUndefined();
+    expect(instanceNamed('Nothing', names)).toBeUndefined();
   });
 
   it('keep a name that has a uuid of its own, both ways', () => {

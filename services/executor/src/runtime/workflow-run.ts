@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ComponentInstance, FailedPreconditionError, NotFoundError, ValidationError, workflowBaseName, type WorkflowConfiguration } from '@loom/domain';
+import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, ValidationError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
 import { BoundedQueue } from './bounded-queue.js';
@@ -224,14 +224,10 @@ export class WorkflowRun {
     return 'accepted';
   }
 
-  /**
-   * The instance name of an inlet given by it or by its plain name (`Documents` for `Documents_<uuid>`, as a compact
-   * workflow file writes it) when exactly one inlet has that plain name; otherwise the name as given.
-   */
+  /** The instance name of an inlet given by it or by its plain name (`Documents`, as a compact file names it): see instanceNamed. */
   private inletName(given: string): string {
-    if (this.nodes.has(given)) return given;
-    const named = [...this.nodes.entries()].filter(([name, node]) => workflowBaseName(name) === given && node.source !== undefined && 'publish' in node.source);
-    return named.length === 1 ? (named[0] as [string, Node])[0] : given;
+    const inlets = [...this.nodes].filter(([, node]) => node.source !== undefined && 'publish' in node.source).map(([name]) => name);
+    return instanceNamed(given, inlets) ?? given;
   }
 
   /** The inlet source of this name (or plain name, see inletName), or NOT_FOUND. */
