@@ -87,6 +87,8 @@ describe('compact workflow files through loom', () => {
     expect(pushed.stderr).toBe('');
     expect(JSON.parse(pushed.stdout)).toMatchObject({ summary: { name: expect.stringMatching(/^scaffolded_/) as unknown } });
     expect(loomAt('workflow', 'new', file, '--component', 'source.Nothing', '--force').stderr).toMatch(/unknown component kind 'source.Nothing'/);
+    expect(loomAt('workflow', 'new', file, '--force').stderr).toMatch(/give at least one --component KIND/);
+    expect(readFileSync(file, 'utf8')).toBe(text);
   });
 
   it('shows a component kind: its options with defaults and allowed values, and a snippet that pushes', () => {

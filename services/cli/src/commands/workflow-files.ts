@@ -85,6 +85,7 @@ export function addWorkflowFileCommands(workflow: Command): void {
     )
     .option('--force', 'replace an existing file', false)
     .action((file: string, options: { component: string[]; name?: string; schema: string; force: boolean }) => {
+      if (options.component.length === 0) throw new UsageError('give at least one --component KIND (loom component list shows them)');
       for (const kind of options.component) definitionOf(kind);
       const text = scaffoldCompactWorkflow({ name: options.name ?? nameFromFile(file), kinds: options.component, schema: options.schema });
       writeNew(file, text, options.force);
