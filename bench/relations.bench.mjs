@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, readWorkflowText, RESOURCE_KINDS } from '@loom/domain';
 import { componentFactories, GraphStores, WorkflowRun } from '@loom/executor';
 import { startEmbeddedGraph } from '@loom/graph';
 import { NlpPipeline } from '@loom/nlp';
@@ -31,8 +31,9 @@ const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const here = dirname(fileURLToPath(import.meta.url));
 
-// the five rules of examples/relations.workflow.json, and five more, so the set has ten
-const example = JSON.parse(readFileSync(join(here, '..', 'examples', 'relations.workflow.json'), 'utf8'));
+// the five rules of examples/relations.workflow.yaml (read through the compact form's converter), and five more, so the set has ten
+const exampleFile = join(here, '..', 'examples', 'relations.workflow.yaml');
+const { workflow: example } = readWorkflowText(readFileSync(exampleFile, 'utf8'), exampleFile);
 const exampleRules = example.components
   .find((component) => component.component.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION)
   .options.find((option) => option.name === 'rules').value.rules;

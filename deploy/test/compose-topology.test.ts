@@ -272,9 +272,10 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
   });
 
   it('runs the text-to-graph example through the services and the skill services; a killed executor loses no document', { timeout: 240_000 }, async () => {
-    const pushed = await cli('config-store', ['workflow', 'push', join(repoRoot, 'examples/text-to-graph.workflow.json')]);
+    const pushed = await cli('config-store', ['workflow', 'push', join(repoRoot, 'examples/text-to-graph.workflow.yaml')]);
     expect(pushed.status, pushed.stderr).toBe(0);
-    const TEXT_INLET = 'Documents_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+    // the compact example's inlet, by its plain name
+    const TEXT_INLET = 'Documents';
     const publish = async (id: string, text: string): Promise<void> => {
       const published = await cli('executor', [
         'message',

@@ -6,6 +6,25 @@ export { parseWithSchema } from './zod-violations.js';
 export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
 export { parseWorkflowJson, parseWorkflow, serializeWorkflowJson, parseScheduleJson, parseSchedule, serializeScheduleJson } from './workflow-json.js';
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
+export { DERIVED_NAME_NAMESPACE, type DerivedNameKind, uuidV5, derivedUuid, derivedInstanceName, plainInstanceName, instanceNamed } from './derived-name.js';
+export {
+  COMPONENT_KIND_PREFIX,
+  RESOURCE_KIND_PREFIX,
+  LINK_ARROW,
+  RESOURCE_NAME_OPTIONS,
+  compactWorkflowSchema,
+  type CompactWorkflow,
+  type CompactComponent,
+  type CompactResource,
+  componentKindName,
+  resourceKindName,
+  shortKindName,
+  workflowFromCompact,
+} from './compact-workflow.js';
+export { workflowToCompact } from './compact-from-full.js';
+export { compactWorkflowJsonSchema } from './compact-schema.js';
+export { DEFAULT_SKILL_NAMES, SCAFFOLD_GRAPH_RESOURCE, type ScaffoldRequest, scaffoldCompactWorkflow } from './compact-scaffold.js';
+export { type WorkflowForm, type ReadWorkflow, readWorkflowText, parseCompactWorkflowText, serializeCompactWorkflow, compactText } from './compact-text.js';
 export {
   workflowToProto,
   workflowFromProto,

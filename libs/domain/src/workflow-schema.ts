@@ -68,12 +68,12 @@ function checkJsonValue(value: unknown, ctx: z.RefinementCtx, path: PropertyKey[
 }
 
 /** Any JSON value (null included); a missing key is reported by the enclosing object. */
-const jsonValue = z.unknown().superRefine((value, ctx) => {
+export const jsonValue = z.unknown().superRefine((value, ctx) => {
   if (value !== undefined) checkJsonValue(value, ctx, [], []);
 });
 
 /** A JSON object with any keys and JSON values (`__proto__` keys are refused by parseWithSchema). */
-const jsonObject = z.record(z.string(), jsonValue);
+export const jsonObject = z.record(z.string(), jsonValue);
 
 const link = doc(
   z.strictObject({
@@ -170,7 +170,8 @@ const componentDefinition = doc(
   },
 );
 
-const skill = doc(
+/** A skill as the workflow file writes it (the compact form too). */
+export const skillSchema = doc(
   z.strictObject({
     name: doc(z.string(), { description: 'User-defined name of the skill.' }),
     url: doc(z.string(), { description: 'URL of the skill microservice, including its endpoint (e.g. /v2/annotate).' }),
@@ -188,7 +189,7 @@ const componentInstance = doc(
     component: componentDefinition,
     options: doc(z.array(optionValue), { description: 'Values chosen for the options of the component.' }),
     resource: doc(resourceInstance.nullable().default(null), { description: 'The resource the component uses; null or absent when none.' }),
-    skill: doc(skill.nullable(), { description: 'The skill the component calls; null for non-skill components.' }),
+    skill: doc(skillSchema.nullable(), { description: 'The skill the component calls; null for non-skill components.' }),
     skillConfiguration,
   }),
   { id: 'ComponentInstance', title: 'Component instance', description: 'One component of the workflow, with its option values.' },
@@ -202,7 +203,7 @@ export const workflowSchema = z.strictObject({
   components: doc(z.array(componentInstance), { description: 'The components of the workflow.' }),
   links: doc(z.array(link), { description: 'Links between components; empty when there are none.' }),
   resources: doc(z.array(resourceInstance), { description: 'Resources used by the components.' }),
-  skills: doc(z.array(skill), { description: 'Skills used by the components.' }),
+  skills: doc(z.array(skillSchema), { description: 'Skills used by the components.' }),
   workflowResources: doc(z.array(resourceInstance), { description: 'Resources of the workflow itself; same shape as resources.' }),
 });
 

@@ -1,8 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { relationRulesJsonSchema, scheduleJsonSchema, workflowJsonSchema } from '../src/index.js';
+import { compactWorkflowJsonSchema, relationRulesJsonSchema, scheduleJsonSchema, workflowJsonSchema } from '../src/index.js';
 
-// The published schemas are generated from the zod schemas of src/workflow-schema.ts. With
+// The published schemas are generated from the zod schemas of src/workflow-schema.ts (the compact form's from the
+// catalog, src/compact-schema.ts). With
 // UPDATE_SCHEMA=1 (`npm run schema -w @loom/domain`) this test writes them instead of comparing.
 const REFRESH = 'npm run schema -w @loom/domain   (or, in libs/domain: UPDATE_SCHEMA=1 npx vitest run test/json-schema-files.test.ts)';
 
@@ -10,6 +11,7 @@ const files = [
   { file: 'workflow.schema.json', schema: workflowJsonSchema },
   { file: 'schedule.schema.json', schema: scheduleJsonSchema },
   { file: 'relation-rules.schema.json', schema: relationRulesJsonSchema },
+  { file: 'compact-workflow.schema.json', schema: compactWorkflowJsonSchema },
 ];
 
 describe.each(files)('schema/$file', ({ file, schema }) => {

@@ -22,14 +22,18 @@ export const commandGroups: readonly { readonly names: readonly string[]; readon
   {
     names: ['workflow', 'schedule', 'component', 'message'],
     register: async (program) => {
-      const [{ addWorkflowCommands }, { addExecutorCommands }, { addScheduleCommands }] = await Promise.all([
-        import('./commands/workflows.js'),
-        import('./commands/executor.js'),
-        import('./commands/schedules.js'),
-      ]);
+      const [{ addWorkflowCommands }, { addExecutorCommands }, { addScheduleCommands }, { addWorkflowFileCommands, addComponentShowCommand }] =
+        await Promise.all([
+          import('./commands/workflows.js'),
+          import('./commands/executor.js'),
+          import('./commands/schedules.js'),
+          import('./commands/workflow-files.js'),
+        ]);
       const { workflow, schedule } = addWorkflowCommands(program);
-      addExecutorCommands(program, workflow);
+      const { component } = addExecutorCommands(program, workflow);
       addScheduleCommands(schedule);
+      addWorkflowFileCommands(workflow);
+      addComponentShowCommand(component);
     },
   },
   { names: ['audit'], register: async (program) => (await import('./commands/audit.js')).addAuditCommands(program) },

@@ -1,16 +1,16 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseWorkflowJson } from '@loom/domain';
+import { readWorkflowText } from '@loom/domain';
 import { describe, expect, it } from 'vitest';
 import { withWorkflowPictures } from './readme-pictures.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const readme = join(root, 'README.md');
 const examples = readdirSync(join(root, 'examples'))
-  .filter((file) => file.endsWith('.workflow.json'))
+  .filter((file) => /\.workflow\.(json|yaml)$/.test(file))
   .sort()
-  .map((file) => ({ file: `examples/${file}`, workflow: parseWorkflowJson(readFileSync(join(root, 'examples', file), 'utf8')) }));
+  .map((file) => ({ file: `examples/${file}`, workflow: readWorkflowText(readFileSync(join(root, 'examples', file), 'utf8'), file).workflow }));
 
 describe("the README's pictures of the examples", () => {
   it('are the ones drawn from examples/ (npm run -w @loom/cli readme redraws them)', () => {

@@ -3,7 +3,7 @@ import { type WorkflowConfiguration } from '@loom/domain';
 import { workflowPicture } from './workflow-picture.js';
 
 /** The first and last lines around the generated pictures of the examples in the README. */
-export const PICTURES_START = '<!-- workflow-pictures: generated from examples/*.workflow.json by `npm run -w @loom/cli readme`; do not edit -->';
+export const PICTURES_START = '<!-- workflow-pictures: generated from examples/*.workflow.{json,yaml} by `npm run -w @loom/cli readme`; do not edit -->';
 export const PICTURES_END = '<!-- end of workflow-pictures -->';
 
 /** One example: its file path (relative to the repository) and its workflow. */

@@ -2,14 +2,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { derivedInstanceName } from '@loom/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, runLoom, runLoomAsync, startLoom } from './loom-process.js';
 
-const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.json', import.meta.url));
-const NAME = 'Article pipeline_6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b';
-const INLET = 'Articles_5b2f9c1e-7a34-4d8b-b0e6-2c91a4f7d360';
-const FILTER = 'Long enough_3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f';
-const SINK = 'Log_4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a';
+const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.yaml', import.meta.url));
+// the compact example names its workflow and components plainly: the store gives the workflow a uuid, the components
+// get the uuids derived from their names
+const NAME = 'Article pipeline';
+const INLET = derivedInstanceName(NAME, 'component', 'Articles');
+const FILTER = derivedInstanceName(NAME, 'component', 'Long enough');
+const SINK = derivedInstanceName(NAME, 'component', 'Log');
 
 let loom: LoomProcess;
 beforeAll(async () => {
@@ -91,7 +94,7 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     expect(status.state).toBe('RUNNING');
     expect(status.components.find((component) => component.name === INLET)?.messagesOut).toBe(2);
     const table = loomAt('workflow', 'status', 'Article pipeline').stdout;
-    expect(table).toMatch(new RegExp(`^${NAME}\\s+RUNNING`));
+    expect(table).toMatch(new RegExp(`^${NAME}_[0-9a-f-]{36}\\s+RUNNING`));
     expect(table).toMatch(/COMPONENT\s+IN\s+OUT\s+FAILED\s+RETRIED\s+QUEUED\s+LAST ?ERROR/i);
 
     // the running workflow drawn with its counters; the file drawn as DOT (issue 36)

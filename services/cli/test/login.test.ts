@@ -6,7 +6,7 @@ import { FakeIdentityProvider } from '@loom/identity/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
 
-const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.json', import.meta.url));
+const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.yaml', import.meta.url));
 
 let provider: FakeIdentityProvider;
 let loom: LoomProcess;

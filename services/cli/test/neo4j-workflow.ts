@@ -1,7 +1,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import {
+  findResourceDefinition,
+  readWorkflowText,
+  RESOURCE_KINDS,
+  type ResourceDefinition,
+  type ResourceInstance,
+  serializeWorkflowJson,
+  type WorkflowConfiguration,
+} from '@loom/domain';
 import { neo4jResourceParameters, type Neo4jTestServer } from '@loom/testing';
 
 /** What the tests need of a Neo4j server started by `startNeo4j`. */
@@ -21,28 +29,25 @@ export function neo4jResourceFile(server: Neo4jServer): string {
   return file;
 }
 
-interface ResourceJson {
-  readonly resource?: { readonly qualifiedName?: string };
-}
-
 /**
- * A copy of a workflow file whose AGE graph resources (the workflow's and its components') are Neo4j resources on the
- * server, under another workflow name (`<name>_<uuid>`). Neo4j Community has one database: every graph is that one.
+ * A copy of a workflow file (either form) whose AGE graph resources (the workflow's and its components') are Neo4j
+ * resources on the server, under another workflow name (`<name>_<uuid>`), written in the full form. Neo4j Community
+ * has one database: every graph is that one.
  */
 export function workflowOnNeo4j(file: string, server: Neo4jServer, name: string): string {
-  const workflow = JSON.parse(readFileSync(file, 'utf8')) as { components: { resource: ResourceJson | null }[]; resources: ResourceJson[] };
-  const definition = findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE);
-  const onNeo4j = <T extends ResourceJson | null>(instance: T): T =>
-    instance?.resource?.qualifiedName === RESOURCE_KINDS.AGE_DATABASE
+  const { workflow } = readWorkflowText(readFileSync(file, 'utf8'), file);
+  const definition = findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE) as ResourceDefinition;
+  const onNeo4j = (instance: ResourceInstance): ResourceInstance =>
+    instance.resource.qualifiedName === RESOURCE_KINDS.AGE_DATABASE
       ? { ...instance, resource: definition, parameters: neo4jResourceParameters(server) }
       : instance;
-  const copy = {
+  const copy: WorkflowConfiguration = {
     ...workflow,
     name,
     resources: workflow.resources.map(onNeo4j),
-    components: workflow.components.map((component) => ({ ...component, resource: onNeo4j(component.resource) })),
+    components: workflow.components.map((component) => ({ ...component, resource: component.resource == null ? null : onNeo4j(component.resource) })),
   };
   const target = join(mkdtempSync(join(tmpdir(), 'loom-neo4j-workflow-')), 'workflow.json');
-  writeFileSync(target, JSON.stringify(copy, null, 2));
+  writeFileSync(target, serializeWorkflowJson(copy));
   return target;
 }

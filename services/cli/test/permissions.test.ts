@@ -4,7 +4,7 @@ import { type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
 
 const viewerToken = 'viewer-token-for-the-cli-test-0001';
 const adminToken = 'admin-token-for-the-cli-test-00001';
-const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.json', import.meta.url));
+const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.yaml', import.meta.url));
 
 let loom: LoomProcess;
 beforeAll(async () => {

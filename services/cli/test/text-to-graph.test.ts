@@ -8,14 +8,15 @@ import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from
 import { neo4jResourceFile, workflowOnNeo4j } from './neo4j-workflow.js';
 
 /**
- * examples/text-to-graph.workflow.json as a newcomer runs it after `npm start`: loom with its
+ * examples/text-to-graph.workflow.yaml (the compact form) as a newcomer runs it after `npm start`: loom with its
  * annotation and keyword skills beside it (`--with-skills`, on free ports here), the skills
  * registered with the skill gateway at start, the example pushed as it is, a text published,
  * and the embedded graph asked what it now holds.
  */
-const example = fileURLToPath(new URL('../../../examples/text-to-graph.workflow.json', import.meta.url));
+const example = fileURLToPath(new URL('../../../examples/text-to-graph.workflow.yaml', import.meta.url));
 const WORKFLOW = 'Text to graph';
-const INLET = 'Documents_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+// the inlet by its plain name, as the compact file names it (its instance name is Documents_<derived uuid>)
+const INLET = 'Documents';
 const TEXT =
   'NASA tested the speed brake actuator of the space shuttle Discovery at the Kennedy Space Center in Florida. ' +
   'The speed brake actuator failed during the test, and engineers at Boeing replaced the actuator. ' +
@@ -46,7 +47,7 @@ afterAll(async () => {
 
 const loomAt = (...args: string[]) => runLoomAsync(['--address', loom.address, ...args]);
 
-describe('examples/text-to-graph.workflow.json through loom serve --with-skills', () => {
+describe('examples/text-to-graph.workflow.yaml through loom serve --with-skills', () => {
   it('registered the skills running beside it with the skill gateway, and loom health shows them', async () => {
     const listed = await loomAt('--output', 'json', 'skill', 'list');
     expect(listed.stderr).toBe('');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type DryRunComponentOutput, type Message } from '@loom/contracts';
-import { findComponentDefinition, validateWorkflow, ValidationError, type WorkflowConfiguration } from '@loom/domain';
+import { findComponentDefinition, instanceNamed, validateWorkflow, ValidationError, type WorkflowConfiguration } from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
 import { inletFactory } from './components/inlet.js';
 import { type ComponentFactory, type LoomMessage, outcome } from './runtime/component.js';
@@ -34,7 +34,14 @@ export async function dryRun(
 ): Promise<DryRunComponentOutput[]> {
   validateWorkflow(workflow);
   const sources = workflow.components.filter((instance) => instance.component.type === 'SOURCE');
-  const inlet = inletName === '' ? sources[0]?.name : inletName;
+  // an inlet may be named plainly, as a compact file names it
+  const inlet =
+    inletName === ''
+      ? sources[0]?.name
+      : (instanceNamed(
+          inletName,
+          sources.map((source) => source.name),
+        ) ?? inletName);
   if (inlet === undefined) throw ValidationError.of('inlet', 'the workflow has no source to receive the sample messages', 'MISSING_FIELD');
   if (!sources.some((source) => source.name === inlet)) throw ValidationError.of('inlet', `names no source of the workflow: '${inlet}'`, 'INVALID_VALUE');
 

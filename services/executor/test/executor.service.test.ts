@@ -113,5 +113,12 @@ describe('executor', () => {
     expect(byName[PIPELINE.transformer]?.messages.map((message) => message.body?.title as unknown)).toEqual(['GRAPHS', 'SHORT']);
     expect(byName[PIPELINE.filter]?.messages.map((message) => message.id)).toEqual(['a']);
     expect(byName[PIPELINE.sink]).toMatchObject({ messages: [], errors: [], skipped: false });
+    // the inlet by its plain name, as a compact file names it
+    const plain = await call(harness.executor, 'dryRun', {
+      workflow: workflowToProto(workflow),
+      inlet: 'Articles',
+      messages: [{ id: 'c', body: { title: 'x', text: 'one' }, headers: {} }],
+    });
+    expect(plain.outputs.find((output) => output.component === PIPELINE.transformer)?.messages.map((message) => message.id)).toEqual(['c']);
   });
 });

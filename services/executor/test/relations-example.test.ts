@@ -5,13 +5,14 @@ import { loadConfig } from '@loom/config';
 import {
   COMPONENT_KINDS,
   componentInstance,
+  derivedInstanceName,
   findResourceDefinition,
-  parseWorkflowJson,
+  readWorkflowText,
   RESOURCE_KINDS,
-  serializeWorkflowJson,
-  validateWorkflow,
+  serializeCompactWorkflow,
   type ResourceInstance,
   type WorkflowConfiguration,
+  workflowToCompact,
 } from '@loom/domain';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -23,22 +24,26 @@ import { annotation } from './relations/annotations.js';
 import { captureSink } from './workflows.js';
 import { LEADS, RULES, WORKS_FOR } from './relations/fixtures.js';
 
-// examples/relations.workflow.json is made here from the catalog (UPDATE_EXAMPLE=1 writes it), so it cannot drift
-// from the catalog or from the rules the relation tests check; then it runs on the embedded graph. Its entity
-// extraction calls the annotation skill registered under that name through the skill gateway; here a stand-in that
-// answers the fixture annotation takes its place (services/cli/test/relations-example.test.ts runs it with the skill).
+// examples/relations.workflow.yaml (compact form) is made here from the catalog (UPDATE_EXAMPLE=1 writes it), so it
+// cannot drift from the catalog or from the rules the relation tests check; then it runs on the embedded graph. Its
+// entity extraction calls the annotation skill registered under that name through the skill gateway; here a stand-in
+// that answers the fixture annotation takes its place (services/cli/test/relations-example.test.ts runs it with the skill).
 
-const FILE = new URL('../../../examples/relations.workflow.json', import.meta.url);
+const FILE = new URL('../../../examples/relations.workflow.yaml', import.meta.url);
+const HEADER =
+  '# yaml-language-server: $schema=../libs/domain/schema/compact-workflow.schema.json\n' +
+  '# made from the catalog and the tested rules by services/executor/test/relations-example.test.ts (UPDATE_EXAMPLE=1)\n';
+const WORKFLOW = 'Relations';
+const component = (name: string): string => derivedInstanceName(WORKFLOW, 'component', name);
 const IDS = {
-  workflow: 'Relations_a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d',
-  inlet: 'Articles_b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e',
-  extraction: 'Entity extraction_c3d4e5f6-a7b8-4c9d-8e0f-2a3b4c5d6e7f',
-  writer: 'Token Occurrence Writer_d4e5f6a7-b8c9-4d0e-9f1a-3b4c5d6e7f8a',
-  relations: 'Rule Based Relation Extraction_e5f6a7b8-c9d0-4e1f-8a2b-4c5d6e7f8a9b',
-  graphWriter: 'Write relations_f6a7b8c9-d0e1-4f2a-9b3c-5d6e7f8a9b0c',
-  failures: 'Failures_a7b8c9d0-e1f2-4a3b-8c4d-6e7f8a9b0c1d',
-  helper: 'NLP helper graph_b8c9d0e1-f2a3-4b4c-9d5e-7f8a9b0c1d2e',
-  knowledge: 'Knowledge graph_c9d0e1f2-a3b4-4c5d-8e6f-8a9b0c1d2e3f',
+  inlet: component('Articles'),
+  extraction: component('Entity extraction'),
+  writer: component('Token Occurrence Writer'),
+  relations: component('Rule Based Relation Extraction'),
+  graphWriter: component('Write relations'),
+  failures: component('Failures'),
+  helper: derivedInstanceName(WORKFLOW, 'resource', 'NLP helper graph'),
+  knowledge: derivedInstanceName(WORKFLOW, 'resource', 'Knowledge graph'),
 };
 
 /**
@@ -63,7 +68,7 @@ function example(): WorkflowConfiguration {
     skillConfiguration: { inputs: { text: 'text' }, outputs: { annotation: '_annotation', entities: '_entities', merged_entities: '_merged_entities' } },
   };
   return {
-    name: IDS.workflow,
+    name: WORKFLOW,
     autoStart: false,
     components: [
       componentInstance(COMPONENT_KINDS.INLET, IDS.inlet),
@@ -107,17 +112,18 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('examples/relations.workflow.json', () => {
+describe('examples/relations.workflow.yaml', () => {
   it('is made from the catalog and the tested rules, and is valid', () => {
-    const expected = serializeWorkflowJson(example());
-    if (process.env['UPDATE_EXAMPLE'] === '1') writeFileSync(FILE, expected);
-    const text = readFileSync(FILE, 'utf8');
-    expect(text, 'refresh with UPDATE_EXAMPLE=1 npx vitest run test/relations-example.test.ts (in services/executor)').toBe(expected);
-    validateWorkflow(parseWorkflowJson(text));
+    if (process.env['UPDATE_EXAMPLE'] === '1') writeFileSync(FILE, `${HEADER}${serializeCompactWorkflow(example())}`);
+    // read through the converter, which checks it against the catalog; compared in the compact form, where options at their default are left out
+    const { workflow } = readWorkflowText(readFileSync(FILE, 'utf8'), FILE.pathname);
+    expect(workflowToCompact(workflow), 'refresh with UPDATE_EXAMPLE=1 npx vitest run test/relations-example.test.ts (in services/executor)').toEqual(
+      workflowToCompact(example()),
+    );
   });
 
   it('runs on the embedded graph: relations reach the knowledge graph once, however often the article comes', { timeout: 120_000 }, async () => {
-    const workflow = parseWorkflowJson(readFileSync(FILE, 'utf8'));
+    const { workflow } = readWorkflowText(readFileSync(FILE, 'utf8'), FILE.pathname);
     const factories = new Map(componentFactories(config, { graphStores: stores }));
     // stand-in for the entity extraction skill component: the annotation the reference skill would give
     const standIn: ComponentFactory = {

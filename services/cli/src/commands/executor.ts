@@ -1,12 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { ComponentState, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
-import { componentDefinitionsFromProto, parseJsonText, parseWorkflowJson, workflowToProto } from '@loom/domain';
+import { componentDefinitionsFromProto, parseJsonText, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
+import { readWorkflowFile } from '../workflow-file.js';
 
 function withExecutor<T>(command: Command, use: (client: ExecutorClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, ExecutorClient, use);
@@ -55,11 +55,10 @@ function printStatus(globals: GlobalOptions, status: GetWorkflowStatusResponse):
   );
 }
 
-/** `loom component list`, `loom workflow start|stop|status|dry-run` and `loom message publish`. */
-export function addExecutorCommands(program: Command, workflow: Command): void {
-  program
-    .command('component')
-    .description('the component catalog of the executor')
+/** `loom component list`, `loom workflow start|stop|status|dry-run` and `loom message publish`; returns the `component` command. */
+export function addExecutorCommands(program: Command, workflow: Command): { component: Command } {
+  const component = program.command('component').description('the component catalog of the executor');
+  component
     .command('list')
     .description('list component kinds; --output json prints the definitions as the specification writes them')
     .action((_options: object, command: Command) =>
@@ -113,20 +112,14 @@ export function addExecutorCommands(program: Command, workflow: Command): void {
 
   workflow
     .command('dry-run')
-    .description('run sample messages through a .workflow.json file without side effects; prints what each component emitted')
-    .argument('<file>', 'a .workflow.json file')
+    .description('run sample messages through a workflow file (full or compact) without side effects; prints what each component emitted')
+    .argument('<file>', 'a .workflow.json file, or a compact .workflow.yaml (or .json) file')
     .requiredOption('--message <json>', 'a sample message body (repeatable)', jsonObject('--message'))
     .option('--inlet <name>', 'source that receives the messages (default: the first source)', '')
     .action((file: string, options: { message: Record<string, unknown>[]; inlet: string }, command: Command) =>
       withExecutor(command, async (client, globals) => {
-        let text: string;
-        try {
-          text = readFileSync(file, 'utf8');
-        } catch (error) {
-          throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-        }
         const { outputs } = await call(client, 'dryRun', {
-          workflow: workflowToProto(parseWorkflowJson(text)),
+          workflow: workflowToProto(readWorkflowFile(file).workflow),
           messages: options.message.map((body, index) => ({ id: `sample-${index + 1}`, body, headers: {} })),
           inlet: options.inlet,
         });
@@ -181,4 +174,5 @@ export function addExecutorCommands(program: Command, workflow: Command): void {
         printTable(globals.output, [{ messageId: published.messageId, duplicate: published.duplicate }]);
       }),
     );
+  return { component };
 }

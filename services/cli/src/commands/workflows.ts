@@ -1,11 +1,10 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { ExecutorClient, WorkflowStoreClient, type WorkflowSummary } from '@loom/contracts';
 import {
   CATCH_UP_POLICIES,
   type CatchUpPolicyName,
   OVERLAP_POLICIES,
   type OverlapPolicyName,
-  parseWorkflowJson,
   scheduleFromProto,
   scheduleToProto,
   serializeScheduleJson,
@@ -17,12 +16,13 @@ import {
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
-import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { pages } from '../paging.js';
 import { withClient } from '../service-client.js';
 import { renderSvg } from '../graphviz.js';
 import { type ComponentCounts, type PictureFormat, workflowPicture } from '../workflow-picture.js';
+import { readWorkflowFile } from '../workflow-file.js';
+import { UsageError } from '../usage-error.js';
 
 function withStore<T>(command: Command, use: (client: WorkflowStoreClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, WorkflowStoreClient, use);
@@ -38,27 +38,20 @@ function summaryRow(summary: WorkflowSummary): Record<string, string | number | 
   return { name: summary.name, version: summary.version, autoStart: summary.autoStart, valid: summary.valid ? 'yes' : `no: ${summary.invalidReason}` };
 }
 
-function readWorkflowFile(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
-}
-
 /** `loom workflow push|list|get|delete|show` and `loom schedule set|get`; returns the `workflow` and `schedule` commands for the other services' verbs. */
 export function addWorkflowCommands(program: Command): { workflow: Command; schedule: Command } {
   const workflow = program.command('workflow').description('workflow configurations kept by the config store');
 
   workflow
     .command('push')
-    .description('validate, seal and store a .workflow.json file; prints its stored name, uuid and version')
-    .argument('<file>', 'a .workflow.json file')
+    .description('validate, seal and store a workflow file (full .workflow.json or compact YAML/JSON); prints its stored name, uuid and version')
+    .argument('<file>', 'a .workflow.json file, or a compact .workflow.yaml (or .json) file')
     .option('--expected-version <n>', 'store only if the stored version is this one (0: only if new)', parseVersion)
     .action((file: string, options: { expectedVersion?: number }, command: Command) =>
       withStore(command, async (client, globals) => {
-        // parsed here too, so a malformed file is reported with its line and column before anything is sent
-        const configuration = parseWorkflowJson(readWorkflowFile(file));
+        // parsed here too, so a malformed file is reported with its line and column before anything is sent; a compact
+        // file is converted here (and checked, so its errors name its own fields), the store keeps the full form
+        const configuration = readWorkflowFile(file).workflow;
         const { summary, metadata } = await call(client, 'putWorkflow', { workflow: workflowToProto(configuration), expectedVersion: options.expectedVersion });
         if (summary === undefined) return;
         printTable(globals.output, [{ name: summary.name, uuid: summary.uuid, version: summary.version }], { summary, metadata });
@@ -170,15 +163,15 @@ interface ShowOptions {
 function addShowCommand(workflow: Command): void {
   workflow
     .command('show')
-    .description('draw a workflow (a stored one, or a .workflow.json file): Mermaid, Graphviz DOT, or SVG when Graphviz is installed')
-    .argument('<name|file>', 'a .workflow.json file, or a stored name (the workflow name when only one has it)')
+    .description('draw a workflow (a stored one, or a workflow file in the full or the compact form): Mermaid, Graphviz DOT, or SVG when Graphviz is installed')
+    .argument('<name|file>', 'a workflow file (.workflow.json, .workflow.yaml), or a stored name (the workflow name when only one has it)')
     .addOption(new Option('--format <format>', 'mermaid, dot, or svg (needs Graphviz and --out)').choices(['mermaid', 'dot', 'svg']).default('mermaid'))
     .option('--out <file>', 'write the picture to this file instead of printing it')
     .option('--status', "put each component's counters from the running workflow in its box")
     .action(async (target: string, options: ShowOptions, command: Command) => {
       if (options.format === 'svg' && options.out === undefined) throw new UsageError('--format svg writes a file: give it with --out <file>');
       const shown = isFile(target)
-        ? parseWorkflowJson(readWorkflowFile(target))
+        ? readWorkflowFile(target).workflow
         : await withStore(command, async (client) => {
             const { workflow: stored } = await call(client, 'getWorkflow', { name: target });
             if (stored === undefined) throw new UsageError(`the config store gave no workflow for '${target}'`);

@@ -266,6 +266,38 @@ describe('workflow run', () => {
   });
 });
 
+describe('workflow run inlets', () => {
+  it('takes an inlet by its instance name, or by its plain name when one inlet alone has it (a compact file names it so)', async () => {
+    const received: unknown[] = [];
+    const sink = processorKind((batch) => {
+      received.push(...batch.map((item) => item.body.n));
+      return Promise.resolve(batch.map(() => outcome.none()));
+    });
+    const names = ['Documents_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', 'Twin_2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e', 'Twin_3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f'];
+    const run = await WorkflowRun.start(
+      workflow(
+        [...names.map((name) => instance(COMPONENT_KINDS.INLET, name)), instance(COMPONENT_KINDS.LOGGER, 'sink')],
+        names.map((name): [string, string] => [name, 'sink']),
+      ),
+      {
+        factories: new Map([
+          [COMPONENT_KINDS.INLET, inletFactory],
+          [COMPONENT_KINDS.LOGGER, sink],
+        ]),
+        logger,
+      },
+    );
+    await run.publish('Documents', message(1), new AbortController());
+    await run.publish(names[0] as string, message(2), new AbortController());
+    await run.publish(names[1] as string, message(3), new AbortController());
+    // two inlets share the plain name Twin: it names neither
+    await expect(run.publish('Twin', message(4), new AbortController())).rejects.toThrow("inlet source of workflow 'run test' 'Twin' not found");
+    expect(() => run.checkInlet('sink')).toThrow(/not found/);
+    expect(await run.stop(5000)).toBe(true);
+    expect(received).toEqual([1, 2, 3]);
+  });
+});
+
 describe('workflow run life cycle', () => {
   const pipeline = (): WorkflowConfiguration => workflow([instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'sink')], [['in', 'sink']]);
   const started = (sink: ComponentFactory): Promise<WorkflowRun> =>

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ComponentInstance, FailedPreconditionError, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
+import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
 import { type ComponentContext, ComponentFailedError, type Inlet, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
@@ -140,7 +140,8 @@ export class WorkflowRun {
    * inlet accepted among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a
    * publish of an id still in progress waits for that one's outcome.
    */
-  async publish(inletName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
+  async publish(givenName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
+    const inletName = this.inletName(givenName);
     const inlet = this.inlet(inletName);
     if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
     if (!clientId) {
@@ -182,8 +183,15 @@ export class WorkflowRun {
     return 'accepted';
   }
 
-  /** The inlet source of this name, or NOT_FOUND. */
-  private inlet(inletName: string): Inlet {
+  /** The instance name of an inlet given by it or by its plain name (`Documents`, as a compact file names it): see instanceNamed. */
+  private inletName(given: string): string {
+    const inlets = [...this.nodes].filter(([, node]) => node.kind === 'inlet').map(([name]) => name);
+    return instanceNamed(given, inlets) ?? given;
+  }
+
+  /** The inlet source of this name (or plain name, see inletName), or NOT_FOUND. */
+  private inlet(givenName: string): Inlet {
+    const inletName = this.inletName(givenName);
     const node = this.nodes.get(inletName);
     if (node?.kind !== 'inlet') throw new NotFoundError(`inlet source of workflow '${this.workflow.name}'`, inletName);
     return node.source;

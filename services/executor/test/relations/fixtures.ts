@@ -1,7 +1,7 @@
 import { type Row } from './annotations.js';
 
 /**
- * The rule set of the relation tests and of examples/relations.workflow.json: a person works for or leads an
+ * The rule set of the relation tests and of examples/relations.workflow.yaml: a person works for or leads an
  * organisation, an organisation is based in a place, a person lives in a place. Each path is written from the subject
  * token to the object token.
  */

@@ -1,0 +1,17 @@
+import { readFileSync } from 'node:fs';
+import { readWorkflowText, type ReadWorkflow } from '@loom/domain';
+import { UsageError } from './usage-error.js';
+
+/**
+ * Reads a workflow file in the full form (`.workflow.json`) or the compact one (YAML or JSON), told apart by its
+ * extension and content; a malformed or wrong file is a ValidationError naming the field (and, compact, its line).
+ */
+export function readWorkflowFile(file: string): ReadWorkflow {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  return readWorkflowText(text, file);
+}
