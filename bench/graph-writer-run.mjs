@@ -60,6 +60,26 @@ function countingBatches(factory, batches) {
   };
 }
 
+/** inlet → graph writer (batch_writes, `batchSize`) into `resource` → the counting sink (a Logger's place). */
+function benchWorkflow(resource, batchSize) {
+  const writer = {
+    ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'writer', { query: QUERY, batch_writes: true, batch_size: batchSize, aggregation_timeout: 50 }),
+    resource,
+  };
+  return {
+    name: 'graph-bench',
+    autoStart: false,
+    components: [instance(COMPONENT_KINDS.INLET, 'in'), writer, instance(COMPONENT_KINDS.LOGGER, 'sink')],
+    links: [
+      { from: 'in', to: 'writer' },
+      { from: 'writer', to: 'sink' },
+    ],
+    resources: [],
+    skills: [],
+    workflowResources: [],
+  };
+}
+
 /** Writes `warmup` then `nodes` nodes through loom's graph writer into `resource`; times the second part. */
 export async function measureLoom(resource, { batchSize, warmup, nodes }) {
   const sink = { count: 0, failed: 0, target: Infinity, reached: undefined };
@@ -85,22 +105,7 @@ export async function measureLoom(resource, { batchSize, warmup, nodes }) {
   const batches = { calls: 0, messages: 0 };
   factories.set(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, countingBatches(factories.get(COMPONENT_KINDS.GRAPH_DATABASE_WRITER), batches));
   factories.set(COMPONENT_KINDS.LOGGER, countingSink);
-  const writer = {
-    ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'writer', { query: QUERY, batch_writes: true, batch_size: batchSize, aggregation_timeout: 50 }),
-    resource,
-  };
-  const workflow = {
-    name: 'graph-bench',
-    autoStart: false,
-    components: [instance(COMPONENT_KINDS.INLET, 'in'), writer, instance(COMPONENT_KINDS.LOGGER, 'sink')],
-    links: [
-      { from: 'in', to: 'writer' },
-      { from: 'writer', to: 'sink' },
-    ],
-    resources: [],
-    skills: [],
-    workflowResources: [],
-  };
+  const workflow = benchWorkflow(resource, batchSize);
   const onFailure = () => {
     sink.failed++;
     arrive();

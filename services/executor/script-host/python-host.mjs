@@ -162,6 +162,7 @@ function lastLine(error) {
 // The Python side: the policy (an audit hook that refuses what the policy does not grant, with a
 // PermissionError naming it; no environment; no bridge to JavaScript), then the script compiled as
 // the body of a function of `body`, and the call that runs it for one message.
+// eslint-disable-next-line max-lines-per-function -- its body is Python source text, not JavaScript
 function PRELUDE() {
   return String.raw`
 def __loom_install(setup):
