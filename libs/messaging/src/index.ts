@@ -1,12 +1,4 @@
-export {
-  JetStreamRequestError,
-  MessagingAuthenticationError,
-  MessagingClosedError,
-  MessagingError,
-  MessagingUnavailableError,
-  StreamFullError,
-  StreamNotFoundError,
-} from './errors.js';
+export * from './errors.js';
 export { type Delivery, InletConsumer, MESSAGE_ID_HEADER } from './inlet-consumer.js';
 export { type ConnectMessagingOptions, connectMessaging, type ConsumeOptions, Messaging, type PublishOptions, type PublishResult } from './messaging.js';
 export { ATTR_WORKFLOW, createMessagingMetrics, type MessagingMetrics, noMessagingMetrics, type PendingSource } from './metrics.js';
