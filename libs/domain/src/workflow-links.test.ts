@@ -6,10 +6,10 @@ import { COMPONENT_KINDS } from './catalog.js';
 import { ValidationError } from './errors.js';
 import { validateWorkflow } from './validate-workflow.js';
 import type { ComponentInstance, WorkflowConfiguration } from './workflow.js';
-import { parseWorkflowJson } from './workflow-json.js';
+import { readWorkflowText } from './compact-text.js';
 
 const examples = new URL('../../../examples/', import.meta.url);
-const exampleFiles = readdirSync(examples).filter((file) => file.endsWith('.workflow.json'));
+const exampleFiles = readdirSync(examples).filter((file) => /\.workflow\.(json|yaml)$/.test(file));
 
 const inlet = (name = 'Articles'): ComponentInstance => instance(COMPONENT_KINDS.INLET, name);
 const enricher = (name: string, options: Record<string, unknown> = {}): ComponentInstance =>
@@ -37,7 +37,7 @@ describe('the shipped examples', () => {
   });
 
   it.each(exampleFiles)('%s passes every check a push makes', (file) => {
-    const workflow = parseWorkflowJson(readFileSync(new URL(file, examples), 'utf8'));
+    const { workflow } = readWorkflowText(readFileSync(new URL(file, examples), 'utf8'), file);
     expect(() => validateWorkflow(workflow)).not.toThrow();
   });
 });

@@ -46,6 +46,7 @@ describe('startNeo4j', () => {
     await Promise.all([server.clear(), server.clear()]);
   });
 
+  // the next two start a second JVM beside the first: their limits are for a loaded machine, not a measure
   it('close stops the JVM, removes its directory, and may be called twice', async () => {
     const other = await startNeo4j();
     const url = new URL(other.uri);
@@ -53,7 +54,7 @@ describe('startNeo4j', () => {
     await Promise.all([other.close(), other.close()]);
     await expect(boltHandshake(url.hostname, Number(url.port))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(existsSync(other.home)).toBe(false);
-  });
+  }, 180_000);
 
   it('the launcher stops Neo4j and removes its directory by itself when its parent goes away (stdin closes)', async () => {
     const launcher = process.env['LOOM_NEO4J_LAUNCHER']!;
@@ -72,7 +73,7 @@ describe('startNeo4j', () => {
     jvm.stdin.destroy(); // what the operating system does to the pipe when the test process dies
     expect(await exited).toBe(0);
     expect(existsSync(home)).toBe(false);
-  });
+  }, 180_000);
 
   it('without LOOM_NEO4J_LAUNCHER says how to get it, instead of skipping', async () => {
     const saved = process.env['LOOM_NEO4J_LAUNCHER'];
