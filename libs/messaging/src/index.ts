@@ -6,6 +6,7 @@ export {
   MessagingUnavailableError,
   StreamFullError,
   StreamNotFoundError,
+  SubjectStreamFullError,
 } from './errors.js';
 export { type Delivery, InletConsumer, MESSAGE_ID_HEADER } from './inlet-consumer.js';
 export { type ConnectMessagingOptions, connectMessaging, type ConsumeOptions, Messaging, type PublishOptions, type PublishResult } from './messaging.js';
@@ -13,3 +14,15 @@ export { ATTR_WORKFLOW, createMessagingMetrics, type MessagingMetrics, noMessagi
 export { inletConsumerName, inletSubject, jetStreamToken, streamName } from './names.js';
 export { type ConsumerSettings, messagingSettings, type MessagingSettings, type StreamSettings } from './settings.js';
 export { extractTraceContext, injectTraceContext, messageHeaders } from './trace-context.js';
+export { type NatsConnectionSettings } from './nats-connection.js';
+export {
+  connectNats,
+  type ConnectNatsOptions,
+  DELIVER_POLICIES,
+  type DeliverPolicyName,
+  NatsConnector,
+  type StreamConsumerOptions,
+  SubjectSubscription,
+  type SubjectMessage,
+  type SubjectPublishOptions,
+} from './nats-connector.js';
