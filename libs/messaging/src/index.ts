@@ -18,7 +18,6 @@ export { type NatsConnectionSettings } from './nats-connection.js';
 export {
   connectNats,
   type ConnectNatsOptions,
-  DELIVER_POLICIES,
   type DeliverPolicyName,
   NatsConnector,
   type StreamConsumerOptions,

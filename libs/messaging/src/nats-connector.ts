@@ -1,4 +1,5 @@
 import { type Context } from '@opentelemetry/api';
+import { type NATS_DELIVER_POLICIES } from '@loom/domain';
 import { Lifecycle, ShutdownOnce } from '@loom/foundation';
 import {
   AckPolicy,
@@ -22,10 +23,8 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions, type NatsConnectionS
 import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
 import { extractTraceContext, messageHeaders } from './trace-context.js';
 
-/** Where a new durable consumer starts in its stream (JetStream's deliver policy; an existing consumer keeps its own). */
-export const DELIVER_POLICIES = ['all', 'new', 'last', 'last_per_subject'] as const;
-/** One of DELIVER_POLICIES. */
-export type DeliverPolicyName = (typeof DELIVER_POLICIES)[number];
+/** Where a new durable consumer starts in its stream (JetStream's deliver policy; the catalog's NATS_DELIVER_POLICIES). */
+export type DeliverPolicyName = (typeof NATS_DELIVER_POLICIES)[number];
 
 const DELIVER_POLICY: Readonly<Record<DeliverPolicyName, DeliverPolicy>> = {
   all: DeliverPolicy.All,
