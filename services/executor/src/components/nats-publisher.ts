@@ -2,7 +2,7 @@ import { propagation, ROOT_CONTEXT } from '@opentelemetry/api';
 import { connectNats, MessagingError, type NatsConnector } from '@loom/messaging';
 import { ValidationError } from '@loom/domain';
 import { type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
-import { fillTemplate } from './message-template.js';
+import { type FilledTemplate, fillTemplate } from './message-template.js';
 import { natsConnectionName, natsConnectionSettings } from './nats-settings.js';
 
 /** A value a subject token may take from a body field: no whitespace, `.`, `*` or `>`. */
@@ -42,7 +42,15 @@ class NatsPublisher implements Processor {
   ) {}
 
   async process(batch: readonly LoomMessage[]): Promise<readonly Outcome[]> {
-    const published = await Promise.all(batch.map((message) => this.publish(message)));
+    const subjects = batch.map((message) =>
+      fillTemplate(this.subject, message.body, 'the subject template', (value) => (SUBJECT_TOKEN.test(value) ? value : undefined)),
+    );
+    // every lookup first, so the publishes below leave in the batch's order whatever their subjects
+    const streams = new Map<string, Promise<boolean>>();
+    for (const subject of subjects) if (subject.ok && !streams.has(subject.value)) streams.set(subject.value, this.toStream(subject.value));
+    const known = new Map<string, boolean | Outcome>();
+    for (const [subject, lookup] of streams) known.set(subject, await lookup.catch((error: unknown) => failed(error)));
+    const published = await Promise.all(batch.map((message, index) => Promise.resolve(this.publish(message, subjects[index]!, known))));
     if (!published.includes('published')) return published as Outcome[];
     const flushed = await this.connector.flush().then(
       () => outcome.none(),
@@ -55,16 +63,20 @@ class NatsPublisher implements Processor {
     return this.connector.close();
   }
 
-  private async publish(message: LoomMessage): Promise<Published> {
-    const subject = fillTemplate(this.subject, message.body, 'the subject template', (value) => (SUBJECT_TOKEN.test(value) ? value : undefined));
+  /** Sends one message (a JetStream publish is started synchronously, so the batch's order holds); its outcome, or 'published'. */
+  private publish(message: LoomMessage, subject: FilledTemplate, known: ReadonlyMap<string, boolean | Outcome>): Promise<Published> | Published {
     if (!subject.ok) return outcome.fail(subject.error);
+    const toStream = known.get(subject.value)!;
+    if (typeof toStream !== 'boolean') return toStream;
     const payload = new TextEncoder().encode(JSON.stringify(message.body));
     // the message's trace context goes on in the NATS headers, so a consumer's spans join the message's trace
     const context = propagation.extract(ROOT_CONTEXT, message.headers);
     try {
-      if (await this.toStream(subject.value)) {
-        await this.connector.publishToStream(subject.value, payload, { headers: message.headers, messageId: message.id, context });
-        return outcome.none();
+      if (toStream) {
+        return this.connector.publishToStream(subject.value, payload, { headers: message.headers, messageId: message.id, context }).then(
+          () => outcome.none(),
+          (error: unknown) => failed(error),
+        );
       }
       this.connector.publish(subject.value, payload, { headers: message.headers, context });
       return 'published';
