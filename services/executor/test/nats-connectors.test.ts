@@ -161,6 +161,16 @@ describe.skipIf(binary === undefined)('NATS connectors on a real nats-server', (
       await expect.poll(() => backlog('ORDERS', 'held')).toEqual({ pending: 0, unacknowledged: 0 });
     });
 
+    it('with non_json refuse, terminates a JetStream message that is not a JSON object: it never comes again', async () => {
+      const js = admin.jetstream();
+      await js.publish('orders.mixed', text('not json'), { msgID: 'mixed-1' });
+      await js.publish('orders.mixed', json({ n: 2 }), { msgID: 'mixed-2' });
+      const { received, emit } = collector();
+      await subscriber({ subject: 'orders.mixed', stream: 'ORDERS', durable_name: 'mixed', non_json: 'refuse' }, emit);
+      await expect.poll(() => received.map((each) => each.id)).toEqual(['mixed-2']);
+      await expect.poll(() => backlog('ORDERS', 'mixed')).toEqual({ pending: 0, unacknowledged: 0 });
+    });
+
     it('refuses bad options at create, naming the option', async () => {
       const { context } = componentContext(
         COMPONENT_KINDS.NATS_SUBSCRIBER,
