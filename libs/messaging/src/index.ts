@@ -21,7 +21,6 @@ export {
   type DeliverPolicyName,
   NatsConnector,
   type StreamConsumerOptions,
-  SubjectSubscription,
-  type SubjectMessage,
   type SubjectPublishOptions,
 } from './nats-connector.js';
+export { type SubjectMessage, SubjectSubscription } from './subject-subscription.js';

@@ -9,11 +9,9 @@ import {
   ErrorCode,
   type JetStreamClient,
   type JetStreamManager,
-  type Msg,
   nanos,
   type NatsConnection,
   NatsError,
-  type Subscription,
 } from 'nats';
 import { MessagingClosedError } from './errors.js';
 import { InletConsumer } from './inlet-consumer.js';
@@ -21,7 +19,8 @@ import { type PublishOptions, type PublishResult } from './messaging.js';
 import { noMessagingMetrics } from './metrics.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions, type NatsConnectionSettings } from './nats-connection.js';
 import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
-import { extractTraceContext, messageHeaders } from './trace-context.js';
+import { SubjectSubscription } from './subject-subscription.js';
+import { messageHeaders } from './trace-context.js';
 
 /** Where a new durable consumer starts in its stream (JetStream's deliver policy; the catalog's NATS_DELIVER_POLICIES). */
 export type DeliverPolicyName = (typeof NATS_DELIVER_POLICIES)[number];
@@ -32,16 +31,6 @@ const DELIVER_POLICY: Readonly<Record<DeliverPolicyName, DeliverPolicy>> = {
   last: DeliverPolicy.Last,
   last_per_subject: DeliverPolicy.LastPerSubject,
 };
-
-/** A message of a core NATS subject. */
-export interface SubjectMessage {
-  readonly subject: string;
-  readonly payload: Uint8Array;
-  /** Its headers, the first value of each (none: empty). */
-  readonly headers: Readonly<Record<string, string>>;
-  /** The publisher's trace context on top of `base`. */
-  traceContext(base?: Context): Context;
-}
 
 /** A durable consumer of an existing stream, made when missing (updated to these settings when it exists). */
 export interface StreamConsumerOptions {
@@ -75,6 +64,12 @@ export interface ConnectNatsOptions {
 }
 
 type ConnectorState = 'open' | 'closing' | 'closed';
+
+/** Messages of a core subject waiting for a slow reader, at most, unless subscribe says otherwise. */
+const DEFAULT_MAX_BUFFERED = 10_000;
+
+/** Messages a durable consumer's client fetches ahead of its reader, at most. */
+const CONSUMER_BATCH = 64;
 
 const CONNECTOR_TRANSITIONS = {
   open: ['closing'],
@@ -115,13 +110,21 @@ export class NatsConnector {
     return this.lifecycle.state;
   }
 
-  /** The messages of a core subject (wildcards allowed); with `queue`, each message goes to one member of the group. */
-  subscribe(subject: string, options: { readonly queue?: string } = {}): SubjectSubscription {
+  /**
+   * The messages of a core subject (wildcards allowed); with `queue`, each message goes to one member of the group. At
+   * most `maxBuffered` (default 10,000) wait for the reader; newer ones are dropped and counted (SubjectSubscription).
+   */
+  subscribe(subject: string, options: { readonly queue?: string; readonly maxBuffered?: number } = {}): SubjectSubscription {
     const what = `subscribe to subject '${subject}'`;
     this.checkOpen(what);
     try {
-      const subscription = this.connection.subscribe(subject, options.queue === undefined ? {} : { queue: options.queue });
-      const subjectSubscription = new SubjectSubscription(subscription, subject);
+      const subjectSubscription = new SubjectSubscription(subject, options.maxBuffered ?? DEFAULT_MAX_BUFFERED);
+      const subscription = this.connection.subscribe(subject, {
+        ...(options.queue === undefined ? {} : { queue: options.queue }),
+        callback: (error, message) =>
+          error === null ? subjectSubscription.receive(message) : subjectSubscription.end(messagingError({ what, subject }, error)),
+      });
+      subjectSubscription.bind(subscription);
       this.stoppables.add(subjectSubscription);
       return subjectSubscription;
     } catch (error) {
@@ -150,7 +153,7 @@ export class NatsConnector {
         await manager.consumers.update(options.stream, options.durable, config);
       });
       const consumer = await client.consumers.get(options.stream, options.durable);
-      const messages = await consumer.consume({ max_messages: Math.min(64, options.maxAckPending) });
+      const messages = await consumer.consume({ max_messages: Math.min(CONSUMER_BATCH, options.maxAckPending) });
       const inletConsumer = new InletConsumer(messages, options.owner, options.durable, options.maxDeliver, noMessagingMetrics);
       this.stoppables.add(inletConsumer);
       return inletConsumer;
@@ -242,50 +245,4 @@ export class NatsConnector {
   private checkOpen(operation: string): void {
     if (!this.lifecycle.is('open')) throw new MessagingClosedError(operation);
   }
-}
-
-type SubscriptionState = 'subscribed' | 'stopped';
-
-/** The messages of a core subject as an async iterable; stop() ends it. Nothing is acknowledged: core NATS is at most once. */
-export class SubjectSubscription implements AsyncIterable<SubjectMessage> {
-  private readonly lifecycle: Lifecycle<SubscriptionState>;
-
-  constructor(
-    private readonly subscription: Subscription,
-    readonly subject: string,
-  ) {
-    this.lifecycle = new Lifecycle(`subscription to '${subject}'`, { subscribed: ['stopped'], stopped: [] }, 'subscribed');
-  }
-
-  /** Messages received and not yet handed out: how far the reader is behind. */
-  get pending(): number {
-    return this.subscription.getPending();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<SubjectMessage> {
-    for await (const message of this.subscription) {
-      if (!this.lifecycle.is('subscribed')) break;
-      yield subjectMessage(message);
-    }
-  }
-
-  /** Unsubscribes and ends the iteration; a second call does nothing. */
-  stop(): Promise<void> {
-    if (this.lifecycle.is('subscribed')) {
-      this.lifecycle.to('stopped');
-      this.subscription.unsubscribe();
-    }
-    return Promise.resolve();
-  }
-}
-
-function subjectMessage(message: Msg): SubjectMessage {
-  const headers: Record<string, string> = {};
-  for (const name of message.headers?.keys() ?? []) headers[name] = message.headers!.get(name);
-  return {
-    subject: message.subject,
-    payload: message.data,
-    headers,
-    traceContext: (base?: Context) => extractTraceContext(message.headers, base),
-  };
 }

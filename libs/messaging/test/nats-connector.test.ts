@@ -51,6 +51,22 @@ describe.skipIf(binary === undefined)('the NATS connector on a real nats-server'
     expect(read(received.payload)).toBe('{"n":1}');
   });
 
+  it('keeps at most maxBuffered messages for a reader that falls behind, drops and counts the newer ones', async () => {
+    const connector = await open();
+    const subscription = connector.subscribe('burst', { maxBuffered: 2 });
+    await connector.flush();
+    for (const n of [1, 2, 3, 4, 5]) connector.publish('burst', text(String(n)));
+    await connector.flush();
+    await expect.poll(() => subscription.pending + subscription.dropped).toBe(5);
+    const iterator = subscription[Symbol.asyncIterator]();
+    expect([read((await nextOf(iterator)).payload), read((await nextOf(iterator)).payload)]).toEqual(['1', '2']);
+    expect(subscription.dropped).toBe(3);
+    connector.publish('burst', text('6'));
+    expect(read((await nextOf(iterator)).payload)).toBe('6');
+    await subscription.stop();
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+
   it('finds the stream of a subject, stores into it, and refuses with a typed error when it is full', async () => {
     const connector = await open();
     expect(await connector.streamOfSubject('orders.new')).toBe('ORDERS');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { NATS_DELIVER_POLICIES, NATS_NON_JSON_HANDLING, ValidationError } from '@loom/domain';
+import { NATS_DELIVER_POLICIES, NATS_NON_JSON_HANDLING, UnavailableError, ValidationError } from '@loom/domain';
 import { IllegalTransitionError, Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import {
   connectNats,
@@ -16,10 +16,13 @@ import { type ComponentContext, type ComponentFactory, type Emit, type LoomMessa
 import { natsConnectionName, natsConnectionSettings } from './nats-settings.js';
 
 /**
- * Messages of a core subject the client holds while the workflow is behind; more are dropped (core NATS is at most
- * once) and counted in a warning, so a slow workflow never grows the process without bound.
+ * Messages of a core subject held while the workflow is behind; newer ones are dropped (core NATS is at most once) and
+ * counted in a warning, so a slow workflow never grows the process without bound.
  */
 export const NATS_SUBSCRIBER_MAX_BUFFERED = 10_000;
+
+/** A NATS subscriber's subscription or consumer ended while the workflow ran: the run fails with it. */
+export class NatsSourceEndedError extends UnavailableError {}
 
 /** How long JetStream waits before delivering again a message the running workflow did not accept. */
 const REFUSED_REDELIVERY_DELAY_MS = 1000;
@@ -123,22 +126,18 @@ export class NatsSubscriberSource implements Source {
     private readonly wrapNonJson: boolean,
   ) {}
 
-  /** The durable consumer's name when it reads a stream. */
-  get durableName(): string | undefined {
-    return this.what.mode === 'stream' ? this.what.durable : undefined;
-  }
-
   async start(emit: Emit): Promise<void> {
     if (!this.lifecycle.is('created')) throw new IllegalTransitionError('NATS subscriber', this.lifecycle.state, 'starting');
     this.lifecycle.to('starting');
     try {
       this.connector = await connectNats(this.settings, { name: natsConnectionName(this.context) });
       if (this.what.mode === 'subject') {
-        const subscription = this.connector.subscribe(this.what.subject, this.what.queue === undefined ? {} : { queue: this.what.queue });
+        const { subject, queue } = this.what;
+        const subscription = this.connector.subscribe(subject, { maxBuffered: NATS_SUBSCRIBER_MAX_BUFFERED, ...(queue === undefined ? {} : { queue }) });
         // the server has the subscription once flushed: nothing published after start() resolves is missed
         await this.connector.flush();
         this.reader = subscription;
-        this.reading = this.readSubject(subscription, emit);
+        this.reading = this.readUntilEnd(this.readSubject(subscription, emit));
       } else {
         const { stream, subject, durable, deliverPolicy, ackWaitMs, maxDeliver, maxAckPending } = this.what;
         const consumer = await this.connector.consumeStream({
@@ -152,7 +151,7 @@ export class NatsSubscriberSource implements Source {
           ...(subject === '>' ? {} : { filterSubject: subject }),
         });
         this.reader = consumer;
-        this.reading = this.readStream(consumer, emit);
+        this.reading = this.readUntilEnd(this.readStream(consumer, emit));
       }
       this.lifecycle.to('running');
     } catch (error) {
@@ -191,15 +190,28 @@ export class NatsSubscriberSource implements Source {
     };
   }
 
+  /** A reader that ends while the source runs (the server ended the subscription or the consumer) fails the run. */
+  private readUntilEnd(reading: Promise<void>): Promise<void> {
+    return reading.then(
+      () => {
+        if (this.lifecycle.is('running')) this.context.fail(new NatsSourceEndedError(`${this.context.name}: the NATS subscription ended`));
+      },
+      (error: unknown) => {
+        if (this.lifecycle.is('running') || this.lifecycle.is('starting')) this.context.fail(error);
+      },
+    );
+  }
+
   private async readSubject(subscription: SubjectSubscription, emit: Emit): Promise<void> {
+    let dropped = 0;
     for await (const received of subscription) {
-      if (subscription.pending > NATS_SUBSCRIBER_MAX_BUFFERED) {
-        this.drop(received.subject, `more than ${NATS_SUBSCRIBER_MAX_BUFFERED} messages wait for the workflow`);
-        continue;
+      if (subscription.dropped > dropped) {
+        this.drop(received.subject, `more than ${NATS_SUBSCRIBER_MAX_BUFFERED} messages waited for the workflow`, subscription.dropped - dropped);
+        dropped = subscription.dropped;
       }
       const body = this.bodyOf(received.payload);
       if (!body.ok) {
-        this.drop(received.subject, body.reason);
+        this.drop(received.subject, body.reason, 1);
         continue;
       }
       try {
@@ -269,9 +281,12 @@ export class NatsSubscriberSource implements Source {
     return { id: id === undefined || id === '' ? randomUUID() : id, body, headers };
   }
 
-  private drop(subject: string, reason: string): void {
-    this.dropped += 1;
-    // the first drop and then one in a thousand: a flood of drops must not flood the log too
-    if (this.dropped % 1000 === 1) this.context.logger.warn({ component: this.context.name, subject, reason, dropped: this.dropped }, 'NATS message dropped');
+  private drop(subject: string, reason: string, count: number): void {
+    const before = this.dropped;
+    this.dropped += count;
+    // at the first drop and then once per thousand: a flood of drops must not flood the log too
+    if (before === 0 || Math.floor(before / 1000) !== Math.floor(this.dropped / 1000)) {
+      this.context.logger.warn({ component: this.context.name, subject, reason, dropped: this.dropped }, 'NATS messages dropped');
+    }
   }
 }
