@@ -272,6 +272,11 @@ describe.skipIf(binary === undefined)('NATS connectors in a workflow of the exec
     await call(harness.store, 'putWorkflow', { workflow: workflowToProto(relayWorkflow(name, token, token)) });
     const stored = readdirSync(harness.workflowsDir).map((entry) => readFileSync(join(harness.workflowsDir, entry), 'utf8'));
     expect(stored.join('\n')).not.toContain(TOKEN);
+    const file = stored.find((content) => content.includes(SUBSCRIBER)) ?? '{}';
+    const tokens = (JSON.parse(file) as { components: { options: { name: string; value: unknown }[] }[] }).components.map(
+      (component) => component.options.find((option) => option.name === 'token')?.value,
+    );
+    expect(tokens).toEqual([expect.stringMatching(/^###AES-/), expect.stringMatching(/^###AES-/)]);
     const relayed = await listen('relayed.>');
     const js = admin.jetstream();
 
