@@ -138,6 +138,8 @@ describe('every component kind of the catalog', () => {
         COMPONENT_KINDS.GRAPH_READER,
         COMPONENT_KINDS.HTTP_ENRICHER,
         COMPONENT_KINDS.GRAPH_DATABASE_WRITER,
+        COMPONENT_KINDS.NATS_SUBSCRIBER,
+        COMPONENT_KINDS.NATS_PUBLISHER,
       ].sort(),
     );
   });

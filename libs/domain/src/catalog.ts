@@ -3,14 +3,14 @@
 // nobody trusts (see validate-workflow.ts). The data below is frozen; every exported function
 // hands out copies, so a caller can change what it gets without touching the catalog.
 
+import { concurrencyOption, constraintOf, deepFreeze, failureHandlingOptions, option, type OptionSpec, type ValueConstraint } from './catalog-options.js';
 import { NotFoundError } from './errors.js';
+import { natsPublisherOptions, natsSubscriberOptions } from './nats-catalog.js';
 import { MESSAGE_FIELDS, MESSAGE_TYPES, type MessageFieldFlow } from './message-types.js';
 import type {
   ComponentDefinition,
   ComponentInstance,
   ComponentTypeName,
-  OptionDefinition,
-  OptionTypeName,
   ParameterDefinition,
   ResourceDefinition,
   ResourceInstance,
@@ -26,6 +26,7 @@ export const COMPONENT_KINDS = {
   FILE_READER: 'loom.components.source.FileReader',
   WEBHOOK: 'loom.components.source.Webhook',
   GRAPH_READER: 'loom.components.source.GraphReader',
+  NATS_SUBSCRIBER: 'loom.components.source.NatsSubscriber',
   MESSAGE_TRANSFORMER: 'loom.components.processor.MessageTransformer',
   MESSAGE_FILTER: 'loom.components.processor.MessageFilter',
   HTTP_ENRICHER: 'loom.components.processor.HttpEnricher',
@@ -37,6 +38,7 @@ export const COMPONENT_KINDS = {
   TOKEN_OCCURRENCE_WRITER: 'loom.components.persistence.TokenOccurrenceWriter',
   RULE_BASED_RELATION_EXTRACTION: 'loom.components.datascience.RuleBasedRelationExtraction',
   LOGGER: 'loom.components.sink.Logger',
+  NATS_PUBLISHER: 'loom.components.sink.NatsPublisher',
 } as const;
 /** Qualified name of a component kind of the catalog. */
 export type ComponentKindName = (typeof COMPONENT_KINDS)[keyof typeof COMPONENT_KINDS];
@@ -68,17 +70,8 @@ export const SKILL_CAPABILITY_QUALIFIED_NAMES: Readonly<Record<SkillCapabilityNa
   PDF_PARSING: 'loom.capabilities.PdfParsing',
 });
 
-/** What a value must be beyond its type: one of some strings, a string of a minimum length, or of a pattern. */
-export interface ValueConstraint {
-  readonly allowedValues?: readonly string[];
-  readonly minLength?: number;
-  /** A string this pattern matches; `description` says what that is, for the error. */
-  readonly pattern?: { readonly regex: RegExp; readonly description: string };
-}
-
 // ---- building blocks -------------------------------------------------------------------------
 
-type OptionSpec = OptionDefinition & ValueConstraint;
 type ParameterSpec = ParameterDefinition & ValueConstraint;
 
 interface ComponentEntry {
@@ -92,37 +85,6 @@ interface ResourceEntry {
   /** Resource types this kind satisfies besides its own qualified name. */
   readonly families: readonly string[];
   readonly constraints: ReadonlyMap<string, ValueConstraint>;
-}
-
-function option(
-  group: string,
-  name: string,
-  type: OptionTypeName,
-  label: string,
-  required: boolean,
-  defaultValue: unknown,
-  constraint: ValueConstraint = {},
-): OptionSpec {
-  return { group, name, type, label, required, defaultValue, overridable: false, ...constraint };
-}
-
-/** The failure-handling options every kind that takes messages has, in the writer's order. */
-function failureHandlingOptions(): OptionSpec[] {
-  return [
-    option('Advanced', 'max_retry', 'INTEGER', 'Retries of transient errors', false, 0),
-    option('Advanced', 'delay', 'INTEGER', 'Delay between retries (ms)', false, 0),
-    option('Main', 'store_error_content', 'BOOLEAN', 'Store error content', true, true),
-    option('Main', 'store_message_content', 'BOOLEAN', 'Store message content', true, true),
-    option('Failure Handling', 'failure_handler', 'COMPONENT_SELECTION_FAILURE_HANDLER', 'Failure handler', false, null),
-  ];
-}
-
-/**
- * How many batches of messages one instance works on at once (loom's own option; the graph
- * writers, whose options follow the specification exactly, batch instead).
- */
-function concurrencyOption(): OptionSpec {
-  return option('Advanced', 'concurrency', 'INTEGER', 'Messages worked on at once', false, 1);
 }
 
 interface ComponentSpec {
@@ -173,22 +135,6 @@ function resource(qualifiedName: ResourceKindName, name: string, families: strin
     return definition;
   });
   return { definition: { qualifiedName, name, parameters: definitions, group: 'DATABASES', experimental: false }, families, constraints };
-}
-
-/** The constraint with only the parts given, or undefined when none is. */
-function constraintOf(parts: { [K in keyof ValueConstraint]: ValueConstraint[K] | undefined }): ValueConstraint | undefined {
-  const given = Object.fromEntries(Object.entries(parts).filter(([, value]) => value !== undefined)) as ValueConstraint;
-  return Object.keys(given).length === 0 ? undefined : given;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    // Maps are frozen as objects only; their entries are frozen through their values
-    if (value instanceof Map) for (const entry of value.values()) deepFreeze(entry);
-    else for (const nested of Object.values(value)) deepFreeze(nested);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 // ---- the component kinds -------------------------------------------------------------------------
@@ -294,6 +240,16 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
         // the query is the user's and may write
         dryRunSupported: false,
       }),
+      component({
+        qualifiedName: COMPONENT_KINDS.NATS_SUBSCRIBER,
+        name: 'NATS Subscriber',
+        type: 'SOURCE',
+        inputType: NONE,
+        outputType: JSON_MESSAGE,
+        options: natsSubscriberOptions(),
+        // it takes messages off a broker others publish to (and acknowledges JetStream's)
+        dryRunSupported: false,
+      }),
       script(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'Message Transformer'),
       script(COMPONENT_KINDS.MESSAGE_FILTER, 'Message Filter'),
       component({
@@ -380,6 +336,15 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
           concurrencyOption(),
         ],
         dryRunSupported: true,
+      }),
+      component({
+        qualifiedName: COMPONENT_KINDS.NATS_PUBLISHER,
+        name: 'NATS Publisher',
+        type: 'SINK',
+        inputType: JSON_MESSAGE,
+        outputType: NONE,
+        options: natsPublisherOptions(),
+        dryRunSupported: false,
       }),
     ].map((entry): [string, ComponentEntry] => [entry.definition.qualifiedName, entry]),
   ),

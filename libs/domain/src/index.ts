@@ -63,7 +63,6 @@ export {
   type ResourceKindName,
   GRAPH_DATABASE_RESOURCE,
   SKILL_CAPABILITY_QUALIFIED_NAMES,
-  type ValueConstraint,
   componentCatalog,
   findComponentDefinition,
   componentInstance,
@@ -76,6 +75,8 @@ export {
   parameterConstraint,
   componentMessageFields,
 } from './catalog.js';
+export { type ValueConstraint } from './catalog-options.js';
+export { NATS_DELIVER_POLICIES, NATS_NON_JSON_HANDLING, NATS_SECRET_OPTIONS } from './nats-catalog.js';
 export {
   type ComponentCatalog,
   validateWorkflow,

@@ -1,4 +1,5 @@
 import { COMPONENT_KINDS } from './catalog.js';
+import { NATS_SECRET_OPTIONS } from './nats-catalog.js';
 import { UnavailableError, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
 import { findJsonSyntaxProblem } from './json-text.js';
@@ -53,11 +54,14 @@ export const SECRET_BEARING_OPTIONS: Readonly<Record<string, readonly string[]>>
 };
 
 /**
- * Component options whose whole value is a secret, by component kind: the webhook's HMAC `secret`. Each is a
+ * Component options whose whole value is a secret, by component kind: the webhook's HMAC `secret`, the NATS
+ * connectors' token, credentials and TLS key. Each is a
  * sensitive slot, so a `$$VARIABLE` there is resolved and sealed at push and opened when the run starts.
  */
 export const SECRET_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   [COMPONENT_KINDS.WEBHOOK]: ['secret'],
+  [COMPONENT_KINDS.NATS_SUBSCRIBER]: NATS_SECRET_OPTIONS,
+  [COMPONENT_KINDS.NATS_PUBLISHER]: NATS_SECRET_OPTIONS,
 };
 
 /** Header names whose values are credentials: sealed even when written in clear. */

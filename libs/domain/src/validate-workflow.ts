@@ -8,10 +8,11 @@ import {
   parameterConstraint,
   resourceSatisfies,
   SKILL_CAPABILITY_QUALIFIED_NAMES,
-  type ValueConstraint,
 } from './catalog.js';
+import { type ValueConstraint } from './catalog-options.js';
 import { type FieldViolation, ValidationError } from './errors.js';
 import { appendJsonPath } from './json-path.js';
+import { natsOptionViolations } from './nats-option-checks.js';
 import { relationRulesViolations } from './relation-rules.js';
 import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';
 import { skillViolations } from './skill.js';
@@ -129,6 +130,8 @@ class Check {
     }
     this.options(component, definition, path);
     if (definition.qualifiedName === COMPONENT_KINDS.WEBHOOK) this.webhookAuthentication(component, appendJsonPath(path, 'options'));
+    for (const violation of natsOptionViolations(component, appendJsonPath(path, 'options')))
+      this.report(violation.field, violation.description, violation.reason);
     this.componentResource(component, definition, appendJsonPath(path, 'resource'));
     this.skill(component, definition, appendJsonPath(path, 'skill'));
   }
@@ -182,10 +185,13 @@ class Check {
       if (option.name === 'rules') return;
     }
     if (typeof value !== 'string') return;
-    const allowedValues = optionConstraint(definition.qualifiedName, option.name)?.allowedValues;
+    const constraint = optionConstraint(definition.qualifiedName, option.name);
+    const allowedValues = constraint?.allowedValues;
     if (allowedValues !== undefined && !allowedValues.includes(value)) {
       this.report(path, `option '${option.name}' must be one of: ${allowedValues.join(', ')}`, 'WRONG_TYPE');
     }
+    // a $$VARIABLE stands for a value the pattern cannot see
+    if (secretReference(value) === undefined && !isSealed(value)) this.constraint(constraint, value, path, `option '${option.name}'`);
     if (option.type === 'COMPONENT_SELECTION_FAILURE_HANDLER' && (value === component.name || !this.componentNames.has(value))) {
       this.report(path, `option '${option.name}' must name another component of this workflow`, 'UNKNOWN_FAILURE_HANDLER');
     }

@@ -90,3 +90,18 @@ export class MessagingClosedError extends MessagingError {
     super(`${operation}: the messaging connection is closed`);
   }
 }
+
+/** The JetStream stream that takes a subject a NATS connector publishes to holds all it may: refused, nothing stored. */
+export class SubjectStreamFullError extends MessagingError {
+  readonly kind: ErrorKind = 'resource-exhausted';
+  readonly retryable = true;
+
+  constructor(
+    readonly subject: string,
+    /** JetStream's words: `maximum bytes exceeded`, `maximum messages exceeded`. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the JetStream stream of subject '${subject}' is full (${reason}): try again once its consumers have caught up`, options);
+  }
+}

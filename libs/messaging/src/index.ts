@@ -5,3 +5,13 @@ export { ATTR_WORKFLOW, createMessagingMetrics, type MessagingMetrics, noMessagi
 export { inletConsumerName, inletSubject, jetStreamToken, streamName } from './names.js';
 export { type ConsumerSettings, messagingSettings, type MessagingSettings, type StreamSettings } from './settings.js';
 export { extractTraceContext, injectTraceContext, messageHeaders } from './trace-context.js';
+export { type NatsConnectionSettings } from './nats-connection.js';
+export {
+  connectNats,
+  type ConnectNatsOptions,
+  type DeliverPolicyName,
+  NatsConnector,
+  type StreamConsumerOptions,
+  type SubjectPublishOptions,
+} from './nats-connector.js';
+export { type SubjectMessage, SubjectSubscription } from './subject-subscription.js';

@@ -3,9 +3,7 @@ import { Lifecycle, ShutdownOnce } from '@loom/foundation';
 import {
   AckPolicy,
   connect,
-  type ConnectionOptions,
   type ConsumerConfig,
-  credsAuthenticator,
   DeliverPolicy,
   DiscardPolicy,
   type JetStreamClient,
@@ -21,6 +19,7 @@ import { InletConsumer } from './inlet-consumer.js';
 import { type MessagingMetrics, noMessagingMetrics } from './metrics.js';
 import { inletConsumerName, inletSubject, streamName } from './names.js';
 import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions } from './nats-connection.js';
 import { type MessagingSettings } from './settings.js';
 import { messageHeaders } from './trace-context.js';
 
@@ -63,25 +62,7 @@ const MESSAGING_TRANSITIONS = {
   closed: [],
 } as const satisfies Record<MessagingState, readonly MessagingState[]>;
 
-const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 const DEFAULT_BATCH = 64;
-
-/** The client's connection options from the settings (credentials and TLS included). */
-function connectionOptions(settings: MessagingSettings, name: string): ConnectionOptions {
-  const { tls, token, credentials } = settings;
-  const anyTls = tls !== undefined || settings.servers.some((server) => server.startsWith('tls://'));
-  return {
-    servers: [...settings.servers],
-    name,
-    ...(token === undefined ? {} : { token }),
-    ...(credentials === undefined ? {} : { authenticator: credsAuthenticator(new TextEncoder().encode(credentials)) }),
-    ...(anyTls ? { tls: { ...(tls?.ca === undefined ? {} : { ca: tls.ca }), ...(tls?.cert === undefined ? {} : { cert: tls.cert, key: tls.key }) } } : {}),
-    timeout: settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    // a server restart or a leader change is waited out, never the end of the connection
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 250,
-  };
-}
 
 /**
  * Connects to the NATS servers of the settings. A failure is typed: MessagingUnavailableError (no server answered),
@@ -90,7 +71,7 @@ function connectionOptions(settings: MessagingSettings, name: string): Connectio
 export async function connectMessaging(settings: MessagingSettings, options: ConnectMessagingOptions = {}): Promise<Messaging> {
   const operation = { what: `connect to NATS at ${settings.servers.join(', ')}` };
   try {
-    const connection = await connect(connectionOptions(settings, options.name ?? 'loom'));
+    const connection = await connect(natsConnectionOptions(settings, options.name ?? 'loom'));
     const timeout = settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const manager = await connection.jetstreamManager({ timeout }).catch(async (error: unknown) => {
       await connection.close();

@@ -7,6 +7,7 @@ import {
   MessagingUnavailableError,
   StreamFullError,
   StreamNotFoundError,
+  SubjectStreamFullError,
 } from './errors.js';
 
 /** JetStream's error codes this library acts on. */
@@ -52,6 +53,8 @@ export interface Operation {
   readonly what: string;
   readonly workflow?: string;
   readonly inlet?: string;
+  /** The subject a NATS connector publishes to (not one of loom's own inlets). */
+  readonly subject?: string;
 }
 
 /**
@@ -70,6 +73,9 @@ export function messagingError(operation: Operation, error: unknown): MessagingE
     if (api.err_code === JetStreamCode.streamStoreFailed && FULL.test(description) && operation.workflow !== undefined) {
       return new StreamFullError(operation.workflow, description, cause);
     }
+    if (api.err_code === JetStreamCode.streamStoreFailed && FULL.test(description) && operation.subject !== undefined) {
+      return new SubjectStreamFullError(operation.subject, description, cause);
+    }
     if (api.err_code === JetStreamCode.streamNotFound && operation.workflow !== undefined) {
       return new StreamNotFoundError(operation.workflow, operation.inlet, cause);
     }
@@ -79,6 +85,9 @@ export function messagingError(operation: Operation, error: unknown): MessagingE
   const noResponders: string = ErrorCode.NoResponders;
   if (error.code === noResponders && operation.inlet !== undefined && operation.workflow !== undefined) {
     return new StreamNotFoundError(operation.workflow, operation.inlet, cause);
+  }
+  if (error.code === noResponders && operation.subject !== undefined) {
+    return new JetStreamRequestError(operation.what, undefined, `no JetStream stream takes subject '${operation.subject}'`, cause);
   }
   if (error.code === noResponders) return new JetStreamRequestError(operation.what, undefined, 'JetStream is not enabled on the server', cause);
   if (UNAVAILABLE.has(error.code)) return new MessagingUnavailableError(operation.what, error.code.toLowerCase(), cause);

@@ -1,23 +1,10 @@
 import { type LoomConfig } from '@loom/config';
+import { type NatsConnectionSettings } from './nats-connection.js';
 
-/** How loom connects to NATS and shapes its streams and consumers (from `loom.messaging.*`). */
-export interface MessagingSettings {
-  /** nats:// or tls:// URLs of the servers (any one will do; the client learns the rest of a cluster). */
-  readonly servers: readonly string[];
-  readonly token?: string;
-  /** The content of a .creds file (user JWT and nkey seed). */
-  readonly credentials?: string;
-  readonly tls?: {
-    /** PEM CA certificates for the servers' certificates. */
-    readonly ca?: string;
-    /** PEM client certificate and its key (both or none). */
-    readonly cert?: string;
-    readonly key?: string;
-  };
+/** How loom connects to NATS (servers, credentials, TLS) and shapes its streams and consumers (from `loom.messaging.*`). */
+export interface MessagingSettings extends NatsConnectionSettings {
   readonly stream: StreamSettings;
   readonly consumer: ConsumerSettings;
-  /** How long a JetStream request (a publish's acknowledgement, a stream change) may take; default 10 s. */
-  readonly requestTimeoutMs?: number;
 }
 
 /** The limits of each workflow's stream. */

@@ -2,13 +2,11 @@ import { ValidationError } from '@loom/domain';
 import fetch, { FetchError } from 'node-fetch';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';
+import { fillTemplate, PLACEHOLDER } from './message-template.js';
 
 /** HTTP methods the enricher may use. */
 export const ENRICHER_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 type Method = (typeof ENRICHER_METHODS)[number];
-
-/** A `{field}` or `{a.b}` placeholder of the URL template. */
-const PLACEHOLDER = /\{([^{}]+)\}/g;
 
 /** An HTTP header name (an RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -70,7 +68,7 @@ class Enricher implements Processor {
 
   private async enrich(message: LoomMessage, signal: AbortSignal): Promise<Outcome> {
     const { method, targetField, timeoutMs } = this.settings;
-    const url = fillTemplate(this.settings.url, message.body);
+    const url = fillTemplate(this.settings.url, message.body, 'the URL template', encodeURIComponent);
     if (!url.ok) return outcome.fail(url.error);
     // failure texts leave out the query string and credentials, which may carry keys
     const call = `${method} ${withoutQuery(url.value)}`;
@@ -109,28 +107,6 @@ class Enricher implements Processor {
     }
     return outcome.emit({ id: message.id, headers: message.headers, body: { ...message.body, [targetField]: answer } });
   }
-}
-
-/** The URL with each placeholder replaced by the URL-encoded value of its body field, or which field is missing. */
-function fillTemplate(template: string, body: Record<string, unknown>): { ok: true; value: string } | { ok: false; error: string } {
-  let error: string | undefined;
-  const value = template.replace(PLACEHOLDER, (_placeholder, path: string) => {
-    const found = valueAt(body, path.trim());
-    if (typeof found === 'string' || typeof found === 'number' || typeof found === 'boolean') return encodeURIComponent(String(found));
-    if (found === undefined || found === null) error ??= `the URL template needs field '${path}', which the message does not have`;
-    else error ??= `the URL template needs field '${path}' to be a string, number or boolean, not ${Array.isArray(found) ? 'an array' : 'an object'}`;
-    return '';
-  });
-  return error === undefined ? { ok: true, value } : { ok: false, error };
-}
-
-function valueAt(body: Record<string, unknown>, path: string): unknown {
-  let current: unknown = body;
-  for (const key of path.split('.')) {
-    if (typeof current !== 'object' || current === null || Array.isArray(current) || !Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
 }
 
 function withoutQuery(url: string): string {

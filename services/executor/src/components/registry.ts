@@ -16,6 +16,8 @@ import { relationExtractionFactory } from './relations/relation-extraction.js';
 import { tokenOccurrenceWriterFactory } from './relations/token-occurrence-writer.js';
 import { inletFactory } from './inlet.js';
 import { loggerFactory } from './logger.js';
+import { natsPublisherFactory } from './nats-publisher.js';
+import { natsSubscriberFactory } from './nats-subscriber.js';
 import { skillFactory, type SkillGatewayProvider } from './skills.js';
 import { timerFactory } from './timer.js';
 import { webhookFactory, type WebhookSecurity } from './webhook.js';
@@ -110,5 +112,7 @@ export function componentFactories(config: ExecutorConfig, options: FactoryOptio
     [COMPONENT_KINDS.MESSAGE_FILTER, scriptFactory('filter', limits, python)],
     [COMPONENT_KINDS.HTTP_ENRICHER, enricherFactory],
     [COMPONENT_KINDS.LOGGER, loggerFactory],
+    [COMPONENT_KINDS.NATS_SUBSCRIBER, natsSubscriberFactory],
+    [COMPONENT_KINDS.NATS_PUBLISHER, natsPublisherFactory],
   ]);
 }
