@@ -8,6 +8,7 @@ import {
   bestLabel,
   codesOf,
   extract,
+  FeatureWindow,
   legal,
   LEFT,
   MAX_FEATURES,
@@ -123,6 +124,7 @@ function trainLabel(model: ParserModel, state: State, action: number, gold: Gold
 
 /** Reusable buffers of greedy and beam training. */
 class Scratch {
+  readonly window = new FeatureWindow();
   readonly feats = new Int32Array(MAX_FEATURES);
   readonly scores = new Float32Array(3);
   readonly cost = new Int32Array(3);
@@ -167,7 +169,7 @@ function trainGreedy(model: ParserModel, example: ParserExample, codes: Codes, g
   const state = new State(example.words.length);
   const { feats, scores, cost } = scratch;
   while (!state.terminal()) {
-    const count = extract(state, codes, feats);
+    const count = extract(state, codes, scratch.window, feats);
     model.perceptron.score(feats, count, scores);
     cost.fill(UNREACHABLE_COST);
     costs(state, gold.heads, cost);
@@ -187,7 +189,7 @@ function goldSequence(model: ParserModel, codes: Codes, gold: Gold, steps: numbe
   scratch.goldScores[0] = 0;
   for (let step = 0; step < steps; step++) {
     const feats = scratch.goldFeats.subarray(step * MAX_FEATURES, (step + 1) * MAX_FEATURES);
-    const count = extract(state, codes, feats);
+    const count = extract(state, codes, scratch.window, feats);
     model.perceptron.score(feats, count, scratch.scores);
     scratch.cost.fill(UNREACHABLE_COST);
     costs(state, gold.heads, scratch.cost);
