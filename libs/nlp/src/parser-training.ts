@@ -2,7 +2,7 @@ import { itemAt } from './checked.js';
 import { FailedPreconditionError } from '@loom/domain';
 import { entryOf } from './checked.js';
 import { random, shuffle } from './hashing.js';
-import { Perceptron } from './perceptron.js';
+import { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 import {
   Beam,
   bestLabel,
@@ -29,10 +29,8 @@ export interface ParserExample extends ParserInput {
   readonly labels: readonly number[];
 }
 
-export interface ParserTrainOptions {
-  readonly epochs: number;
-  readonly seed: number;
-  readonly bits: number;
+/** How `trainParser` trains; `epochs` counts the greedy epochs, `beamEpochs` follow them. */
+export interface ParserTrainOptions extends PerceptronTrainOptions {
   /** Hash-table bits of each labeler (they score every relation per feature, so they need more room than the three actions). */
   readonly labelBits: number;
   /** Probability of following the model's own (possibly wrong) action after the first epoch. */
