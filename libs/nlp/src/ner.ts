@@ -1,7 +1,7 @@
 import { itemAt } from './checked.js';
 import { feature, hashString, random, shuffle } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
-import { Perceptron } from './perceptron.js';
+import { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 
 /** Named-entity tags of the statistical tagger, IOB2. */
 export const NER_TAGS = ['O', 'B-PER', 'I-PER', 'B-ORG', 'I-ORG', 'B-LOC', 'I-LOC'] as const;
@@ -209,10 +209,7 @@ export function buildGazetteer(examples: readonly { readonly tokens: readonly st
 }
 
 /** How `trainNer` trains. */
-export interface NerTrainOptions {
-  readonly epochs: number;
-  readonly seed: number;
-  readonly bits: number;
+export interface NerTrainOptions extends PerceptronTrainOptions {
   /** Folds of the gazetteer a training sentence reads (built without its own fold); 1: the whole gazetteer. */
   readonly gazetteerFolds: number;
   /** Lower-cased word → its classes, comma-joined (`compromiseNameLexicon`); empty for none. */

@@ -58,166 +58,206 @@ function at(array: Int32Array, position: number): number {
   return position === NONE ? NONE : array[position]!;
 }
 
+/**
+ * What the features of one state look at, in the parser's notation: s0, s1, s2 are the stack from its
+ * top, b0, b1, b2 the buffer from its front (NONE where there is no such word); Left/Right are a word's
+ * leftmost/rightmost dependent so far, SecondLeft/SecondRight the next ones in; Word and Tag are codes.
+ * `extract` fills it once per state and each feature group reads it, so every position and code is
+ * derived once; callers keep one per decoder and reuse it, so extraction allocates nothing.
+ */
+export class FeatureWindow {
+  s0 = NONE;
+  s1 = NONE;
+  s2 = NONE;
+  b0 = NONE;
+  b1 = NONE;
+  b2 = NONE;
+  s0Left = NONE;
+  s0SecondLeft = NONE;
+  s0Right = NONE;
+  s0SecondRight = NONE;
+  b0Left = NONE;
+  b0SecondLeft = NONE;
+  s1Left = NONE;
+  s1Right = NONE;
+  s0Word = NULL_WORD;
+  s0Tag = NULL_TAG;
+  s1Word = NULL_WORD;
+  s1Tag = NULL_TAG;
+  b0Word = NULL_WORD;
+  b0Tag = NULL_TAG;
+  b1Word = NULL_WORD;
+  b1Tag = NULL_TAG;
+  b2Tag = NULL_TAG;
+  s0LeftTag = NULL_TAG;
+  s0RightTag = NULL_TAG;
+  b0LeftTag = NULL_TAG;
+
+  /** Reads the positions, nearest dependents and their codes of `state`. */
+  fill(state: State, codes: Codes): void {
+    this.s0 = state.stackItem(0);
+    this.s1 = state.stackItem(1);
+    this.s2 = state.stackItem(2);
+    this.b0 = state.bufferItem(0);
+    this.b1 = state.bufferItem(1);
+    this.b2 = state.bufferItem(2);
+    this.s0Left = at(state.leftmostChild, this.s0);
+    this.s0SecondLeft = at(state.secondLeftmostChild, this.s0);
+    this.s0Right = at(state.rightmostChild, this.s0);
+    this.s0SecondRight = at(state.secondRightmostChild, this.s0);
+    this.b0Left = at(state.leftmostChild, this.b0);
+    this.b0SecondLeft = at(state.secondLeftmostChild, this.b0);
+    this.s1Left = at(state.leftmostChild, this.s1);
+    this.s1Right = at(state.rightmostChild, this.s1);
+    this.s0Word = wordOf(codes, this.s0);
+    this.s0Tag = tagOf(codes, this.s0);
+    this.s1Word = wordOf(codes, this.s1);
+    this.s1Tag = tagOf(codes, this.s1);
+    this.b0Word = wordOf(codes, this.b0);
+    this.b0Tag = tagOf(codes, this.b0);
+    this.b1Word = wordOf(codes, this.b1);
+    this.b1Tag = tagOf(codes, this.b1);
+    this.b2Tag = tagOf(codes, this.b2);
+    this.s0LeftTag = tagOf(codes, this.s0Left);
+    this.s0RightTag = tagOf(codes, this.s0Right);
+    this.b0LeftTag = tagOf(codes, this.b0Left);
+  }
+}
+
 /** Features of the words at the top of the stack and the front of the buffer, alone, in pairs and with their nearest dependents' tags. */
-function positionFeatures(state: State, codes: Codes, out: Int32Array): number {
-  const s0 = state.stackItem(0);
-  const s1 = state.stackItem(1);
-  const s2 = state.stackItem(2);
-  const b0 = state.bufferItem(0);
-  const b1 = state.bufferItem(1);
-  const b2 = state.bufferItem(2);
-  const s0L = at(state.leftmostChild, s0);
-  const s0R = at(state.rightmostChild, s0);
-  const b0L = at(state.leftmostChild, b0);
-  const s1L = at(state.leftmostChild, s1);
-  const s1R = at(state.rightmostChild, s1);
-  const s0w = wordOf(codes, s0);
-  const s0t = tagOf(codes, s0);
-  const s1w = wordOf(codes, s1);
-  const s1t = tagOf(codes, s1);
-  const b0w = wordOf(codes, b0);
-  const b0t = tagOf(codes, b0);
-  const b1w = wordOf(codes, b1);
-  const b1t = tagOf(codes, b1);
-  const b2t = tagOf(codes, b2);
+function positionFeatures(codes: Codes, window: FeatureWindow, out: Int32Array): number {
+  const { s0Word, s0Tag, s1Word, s1Tag, b0Word, b0Tag, b1Word, b1Tag, b2Tag } = window;
+  const s2Tag = tagOf(codes, window.s2);
   let count = 0;
   // single positions
-  out[count++] = feature(1, s0w, s0t);
-  out[count++] = feature(2, s0w);
-  out[count++] = feature(3, s0t);
-  out[count++] = feature(4, b0w, b0t);
-  out[count++] = feature(5, b0w);
-  out[count++] = feature(6, b0t);
-  out[count++] = feature(7, b1w, b1t);
-  out[count++] = feature(8, b1w);
-  out[count++] = feature(9, b1t);
-  out[count++] = feature(10, wordOf(codes, b2), b2t);
-  out[count++] = feature(11, b2t);
-  out[count++] = feature(12, s1w, s1t);
-  out[count++] = feature(13, s1w);
-  out[count++] = feature(14, s1t);
-  out[count++] = feature(15, wordOf(codes, s2), tagOf(codes, s2));
+  out[count++] = feature(1, s0Word, s0Tag);
+  out[count++] = feature(2, s0Word);
+  out[count++] = feature(3, s0Tag);
+  out[count++] = feature(4, b0Word, b0Tag);
+  out[count++] = feature(5, b0Word);
+  out[count++] = feature(6, b0Tag);
+  out[count++] = feature(7, b1Word, b1Tag);
+  out[count++] = feature(8, b1Word);
+  out[count++] = feature(9, b1Tag);
+  out[count++] = feature(10, wordOf(codes, window.b2), b2Tag);
+  out[count++] = feature(11, b2Tag);
+  out[count++] = feature(12, s1Word, s1Tag);
+  out[count++] = feature(13, s1Word);
+  out[count++] = feature(14, s1Tag);
+  out[count++] = feature(15, wordOf(codes, window.s2), s2Tag);
   // pairs
-  out[count++] = feature(20, s0w, s0t, b0w, b0t);
-  out[count++] = feature(21, s0w, s0t, b0w);
-  out[count++] = feature(22, s0w, b0w, b0t);
-  out[count++] = feature(23, s0w, s0t, b0t);
-  out[count++] = feature(24, s0t, b0w, b0t);
-  out[count++] = feature(25, s0w, b0w);
-  out[count++] = feature(26, s0t, b0t);
-  out[count++] = feature(27, b0t, b1t);
-  out[count++] = feature(28, s1w, s1t, s0w, s0t);
-  out[count++] = feature(29, s1t, s0t);
-  out[count++] = feature(30, s1w, s0w);
-  out[count++] = feature(31, s1t, s0w);
-  out[count++] = feature(32, s1w, s0t);
-  out[count++] = feature(33, b0w, b1w);
+  out[count++] = feature(20, s0Word, s0Tag, b0Word, b0Tag);
+  out[count++] = feature(21, s0Word, s0Tag, b0Word);
+  out[count++] = feature(22, s0Word, b0Word, b0Tag);
+  out[count++] = feature(23, s0Word, s0Tag, b0Tag);
+  out[count++] = feature(24, s0Tag, b0Word, b0Tag);
+  out[count++] = feature(25, s0Word, b0Word);
+  out[count++] = feature(26, s0Tag, b0Tag);
+  out[count++] = feature(27, b0Tag, b1Tag);
+  out[count++] = feature(28, s1Word, s1Tag, s0Word, s0Tag);
+  out[count++] = feature(29, s1Tag, s0Tag);
+  out[count++] = feature(30, s1Word, s0Word);
+  out[count++] = feature(31, s1Tag, s0Word);
+  out[count++] = feature(32, s1Word, s0Tag);
+  out[count++] = feature(33, b0Word, b1Word);
   // triples of tags
-  out[count++] = feature(40, b0t, b1t, b2t);
-  out[count++] = feature(41, s0t, b0t, b1t);
-  out[count++] = feature(42, s1t, s0t, b0t);
-  out[count++] = feature(43, s0t, tagOf(codes, s0L), b0t);
-  out[count++] = feature(44, s0t, tagOf(codes, s0R), b0t);
-  out[count++] = feature(45, s0t, b0t, tagOf(codes, b0L));
-  out[count++] = feature(46, s1t, s0t, tagOf(codes, s0L));
-  out[count++] = feature(47, s1t, s0t, tagOf(codes, s0R));
-  out[count++] = feature(48, s1t, tagOf(codes, s1R), s0t);
-  out[count++] = feature(49, tagOf(codes, s2), s1t, s0t);
-  out[count++] = feature(50, s0w, b0t, b1t);
-  out[count++] = feature(51, s0t, b0w, b1t);
-  out[count++] = feature(52, s1t, s1L === NONE ? NULL_TAG : tagOf(codes, s1L), s0t);
+  out[count++] = feature(40, b0Tag, b1Tag, b2Tag);
+  out[count++] = feature(41, s0Tag, b0Tag, b1Tag);
+  out[count++] = feature(42, s1Tag, s0Tag, b0Tag);
+  out[count++] = feature(43, s0Tag, window.s0LeftTag, b0Tag);
+  out[count++] = feature(44, s0Tag, window.s0RightTag, b0Tag);
+  out[count++] = feature(45, s0Tag, b0Tag, window.b0LeftTag);
+  out[count++] = feature(46, s1Tag, s0Tag, window.s0LeftTag);
+  out[count++] = feature(47, s1Tag, s0Tag, window.s0RightTag);
+  out[count++] = feature(48, s1Tag, tagOf(codes, window.s1Right), s0Tag);
+  out[count++] = feature(49, s2Tag, s1Tag, s0Tag);
+  out[count++] = feature(50, s0Word, b0Tag, b1Tag);
+  out[count++] = feature(51, s0Tag, b0Word, b1Tag);
+  out[count++] = feature(52, s1Tag, tagOf(codes, window.s1Left), s0Tag);
   return count;
 }
 
 /** Distance and valency features, written from `out[count]`; returns the new count. */
-function distanceFeatures(state: State, codes: Codes, out: Int32Array, count: number): number {
-  const s0 = state.stackItem(0);
-  const s1 = state.stackItem(1);
-  const b0 = state.bufferItem(0);
-  const s0w = wordOf(codes, s0);
-  const s0t = tagOf(codes, s0);
-  const s1w = wordOf(codes, s1);
-  const s1t = tagOf(codes, s1);
-  const b0w = wordOf(codes, b0);
-  const b0t = tagOf(codes, b0);
+function distanceFeatures(state: State, window: FeatureWindow, out: Int32Array, count: number): number {
+  const { s0, s1, b0, s0Word, s0Tag, s1Word, s1Tag, b0Word, b0Tag } = window;
   const distance = s0 === NONE || b0 === NONE || s0 === 0 ? 0 : Math.min(b0 - s0, MAX_DISTANCE);
-  const s1s0d = s1 === NONE || s0 === NONE || s1 === 0 ? 0 : Math.min(s0 - s1, MAX_DISTANCE);
-  const s0vl = s0 === NONE ? 0 : state.leftValency[s0]!;
-  const s0vr = s0 === NONE ? 0 : state.rightValency[s0]!;
-  const b0vl = b0 === NONE ? 0 : state.leftValency[b0]!;
+  const s1s0Distance = s1 === NONE || s0 === NONE || s1 === 0 ? 0 : Math.min(s0 - s1, MAX_DISTANCE);
+  const s0LeftValency = s0 === NONE ? 0 : state.leftValency[s0]!;
+  const s0RightValency = s0 === NONE ? 0 : state.rightValency[s0]!;
+  const b0LeftValency = b0 === NONE ? 0 : state.leftValency[b0]!;
   // distance
-  out[count++] = feature(60, s0w, distance);
-  out[count++] = feature(61, s0t, distance);
-  out[count++] = feature(62, b0w, distance);
-  out[count++] = feature(63, b0t, distance);
-  out[count++] = feature(64, s0w, b0w, distance);
-  out[count++] = feature(65, s0t, b0t, distance);
-  out[count++] = feature(66, s1t, s0t, s1s0d);
-  out[count++] = feature(67, s1w, s0w, s1s0d);
+  out[count++] = feature(60, s0Word, distance);
+  out[count++] = feature(61, s0Tag, distance);
+  out[count++] = feature(62, b0Word, distance);
+  out[count++] = feature(63, b0Tag, distance);
+  out[count++] = feature(64, s0Word, b0Word, distance);
+  out[count++] = feature(65, s0Tag, b0Tag, distance);
+  out[count++] = feature(66, s1Tag, s0Tag, s1s0Distance);
+  out[count++] = feature(67, s1Word, s0Word, s1s0Distance);
   // valency
-  out[count++] = feature(70, s0w, s0vr);
-  out[count++] = feature(71, s0t, s0vr);
-  out[count++] = feature(72, s0w, s0vl);
-  out[count++] = feature(73, s0t, s0vl);
-  out[count++] = feature(74, b0w, b0vl);
-  out[count++] = feature(75, b0t, b0vl);
+  out[count++] = feature(70, s0Word, s0RightValency);
+  out[count++] = feature(71, s0Tag, s0RightValency);
+  out[count++] = feature(72, s0Word, s0LeftValency);
+  out[count++] = feature(73, s0Tag, s0LeftValency);
+  out[count++] = feature(74, b0Word, b0LeftValency);
+  out[count++] = feature(75, b0Tag, b0LeftValency);
   return count;
 }
 
 /** Features of the dependents built so far (words, tags, relations, relation sets), written from `out[count]`; returns the new count. */
-function childFeatures(state: State, codes: Codes, out: Int32Array, count: number): number {
-  const s0 = state.stackItem(0);
-  const s1 = state.stackItem(1);
-  const b0 = state.bufferItem(0);
-  const s0L = at(state.leftmostChild, s0);
-  const s0L2 = at(state.secondLeftmostChild, s0);
-  const s0R = at(state.rightmostChild, s0);
-  const s0R2 = at(state.secondRightmostChild, s0);
-  const b0L = at(state.leftmostChild, b0);
-  const b0L2 = at(state.secondLeftmostChild, b0);
-  const s1R = at(state.rightmostChild, s1);
-  const s0w = wordOf(codes, s0);
-  const s0t = tagOf(codes, s0);
-  const s1t = tagOf(codes, s1);
-  const b0w = wordOf(codes, b0);
-  const b0t = tagOf(codes, b0);
+function childFeatures(state: State, codes: Codes, window: FeatureWindow, out: Int32Array, count: number): number {
+  const { s0, b0, s0Left, s0SecondLeft, s0Right, s0SecondRight, b0Left, b0SecondLeft, s0Word, s0Tag, b0Word, b0Tag } = window;
+  const s0SecondLeftTag = tagOf(codes, s0SecondLeft);
+  const s0SecondRightTag = tagOf(codes, s0SecondRight);
+  const b0SecondLeftTag = tagOf(codes, b0SecondLeft);
   // children
-  out[count++] = feature(80, wordOf(codes, s0L));
-  out[count++] = feature(81, tagOf(codes, s0L));
-  out[count++] = feature(82, labelOf(state, s0L));
-  out[count++] = feature(83, wordOf(codes, s0R));
-  out[count++] = feature(84, tagOf(codes, s0R));
-  out[count++] = feature(85, labelOf(state, s0R));
-  out[count++] = feature(86, wordOf(codes, b0L));
-  out[count++] = feature(87, tagOf(codes, b0L));
-  out[count++] = feature(88, labelOf(state, b0L));
-  out[count++] = feature(89, labelOf(state, s1R), s1t);
+  out[count++] = feature(80, wordOf(codes, s0Left));
+  out[count++] = feature(81, window.s0LeftTag);
+  out[count++] = feature(82, labelOf(state, s0Left));
+  out[count++] = feature(83, wordOf(codes, s0Right));
+  out[count++] = feature(84, window.s0RightTag);
+  out[count++] = feature(85, labelOf(state, s0Right));
+  out[count++] = feature(86, wordOf(codes, b0Left));
+  out[count++] = feature(87, window.b0LeftTag);
+  out[count++] = feature(88, labelOf(state, b0Left));
+  out[count++] = feature(89, labelOf(state, window.s1Right), window.s1Tag);
   // third order
-  out[count++] = feature(90, wordOf(codes, s0L2));
-  out[count++] = feature(91, tagOf(codes, s0L2));
-  out[count++] = feature(92, labelOf(state, s0L2));
-  out[count++] = feature(93, wordOf(codes, s0R2));
-  out[count++] = feature(94, tagOf(codes, s0R2));
-  out[count++] = feature(95, labelOf(state, s0R2));
-  out[count++] = feature(96, wordOf(codes, b0L2));
-  out[count++] = feature(97, tagOf(codes, b0L2));
-  out[count++] = feature(98, labelOf(state, b0L2));
-  out[count++] = feature(99, s0t, tagOf(codes, s0L), tagOf(codes, s0L2));
-  out[count++] = feature(100, s0t, tagOf(codes, s0R), tagOf(codes, s0R2));
-  out[count++] = feature(101, b0t, tagOf(codes, b0L), tagOf(codes, b0L2));
+  out[count++] = feature(90, wordOf(codes, s0SecondLeft));
+  out[count++] = feature(91, s0SecondLeftTag);
+  out[count++] = feature(92, labelOf(state, s0SecondLeft));
+  out[count++] = feature(93, wordOf(codes, s0SecondRight));
+  out[count++] = feature(94, s0SecondRightTag);
+  out[count++] = feature(95, labelOf(state, s0SecondRight));
+  out[count++] = feature(96, wordOf(codes, b0SecondLeft));
+  out[count++] = feature(97, b0SecondLeftTag);
+  out[count++] = feature(98, labelOf(state, b0SecondLeft));
+  out[count++] = feature(99, s0Tag, window.s0LeftTag, s0SecondLeftTag);
+  out[count++] = feature(100, s0Tag, window.s0RightTag, s0SecondRightTag);
+  out[count++] = feature(101, b0Tag, window.b0LeftTag, b0SecondLeftTag);
   // label sets
-  out[count++] = feature(110, s0w, at(state.rightSetLo, s0), at(state.rightSetHi, s0));
-  out[count++] = feature(111, s0t, at(state.rightSetLo, s0), at(state.rightSetHi, s0));
-  out[count++] = feature(112, s0w, at(state.leftSetLo, s0), at(state.leftSetHi, s0));
-  out[count++] = feature(113, s0t, at(state.leftSetLo, s0), at(state.leftSetHi, s0));
-  out[count++] = feature(114, b0w, at(state.leftSetLo, b0), at(state.leftSetHi, b0));
-  out[count++] = feature(115, b0t, at(state.leftSetLo, b0), at(state.leftSetHi, b0));
+  const s0RightSetLow = at(state.rightSetLo, s0);
+  const s0RightSetHigh = at(state.rightSetHi, s0);
+  const s0LeftSetLow = at(state.leftSetLo, s0);
+  const s0LeftSetHigh = at(state.leftSetHi, s0);
+  const b0LeftSetLow = at(state.leftSetLo, b0);
+  const b0LeftSetHigh = at(state.leftSetHi, b0);
+  out[count++] = feature(110, s0Word, s0RightSetLow, s0RightSetHigh);
+  out[count++] = feature(111, s0Tag, s0RightSetLow, s0RightSetHigh);
+  out[count++] = feature(112, s0Word, s0LeftSetLow, s0LeftSetHigh);
+  out[count++] = feature(113, s0Tag, s0LeftSetLow, s0LeftSetHigh);
+  out[count++] = feature(114, b0Word, b0LeftSetLow, b0LeftSetHigh);
+  out[count++] = feature(115, b0Tag, b0LeftSetLow, b0LeftSetHigh);
   // whether the buffer is exhausted and the root is next to s0 (the single-root constraint)
-  out[count++] = feature(120, s0t, b0 === NONE ? 1 : 0, s1 === 0 ? 1 : 0);
+  out[count++] = feature(120, s0Tag, b0 === NONE ? 1 : 0, window.s1 === 0 ? 1 : 0);
   return count;
 }
 
-/** Writes the features of a state into `out` (at most MAX_FEATURES) and returns their count. */
-export function extract(state: State, codes: Codes, out: Int32Array): number {
-  return childFeatures(state, codes, out, distanceFeatures(state, codes, out, positionFeatures(state, codes, out)));
+/**
+ * Writes the features of a state into `out` (at most MAX_FEATURES) and returns their count; `window`
+ * is the caller's scratch, overwritten.
+ */
+export function extract(state: State, codes: Codes, window: FeatureWindow, out: Int32Array): number {
+  window.fill(state, codes);
+  const count = positionFeatures(codes, window, out);
+  return childFeatures(state, codes, window, out, distanceFeatures(state, window, out, count));
 }

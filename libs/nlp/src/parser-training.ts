@@ -2,12 +2,13 @@ import { itemAt } from './checked.js';
 import { FailedPreconditionError } from '@loom/domain';
 import { entryOf } from './checked.js';
 import { random, shuffle } from './hashing.js';
-import { Perceptron } from './perceptron.js';
+import { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 import {
   Beam,
   bestLabel,
   codesOf,
   extract,
+  FeatureWindow,
   legal,
   LEFT,
   MAX_FEATURES,
@@ -28,10 +29,8 @@ export interface ParserExample extends ParserInput {
   readonly labels: readonly number[];
 }
 
-export interface ParserTrainOptions {
-  readonly epochs: number;
-  readonly seed: number;
-  readonly bits: number;
+/** How `trainParser` trains; `epochs` counts the greedy epochs, `beamEpochs` follow them. */
+export interface ParserTrainOptions extends PerceptronTrainOptions {
   /** Hash-table bits of each labeler (they score every relation per feature, so they need more room than the three actions). */
   readonly labelBits: number;
   /** Probability of following the model's own (possibly wrong) action after the first epoch. */
@@ -123,6 +122,7 @@ function trainLabel(model: ParserModel, state: State, action: number, gold: Gold
 
 /** Reusable buffers of greedy and beam training. */
 class Scratch {
+  readonly window = new FeatureWindow();
   readonly feats = new Int32Array(MAX_FEATURES);
   readonly scores = new Float32Array(3);
   readonly cost = new Int32Array(3);
@@ -167,7 +167,7 @@ function trainGreedy(model: ParserModel, example: ParserExample, codes: Codes, g
   const state = new State(example.words.length);
   const { feats, scores, cost } = scratch;
   while (!state.terminal()) {
-    const count = extract(state, codes, feats);
+    const count = extract(state, codes, scratch.window, feats);
     model.perceptron.score(feats, count, scores);
     cost.fill(UNREACHABLE_COST);
     costs(state, gold.heads, cost);
@@ -187,7 +187,7 @@ function goldSequence(model: ParserModel, codes: Codes, gold: Gold, steps: numbe
   scratch.goldScores[0] = 0;
   for (let step = 0; step < steps; step++) {
     const feats = scratch.goldFeats.subarray(step * MAX_FEATURES, (step + 1) * MAX_FEATURES);
-    const count = extract(state, codes, feats);
+    const count = extract(state, codes, scratch.window, feats);
     model.perceptron.score(feats, count, scratch.scores);
     scratch.cost.fill(UNREACHABLE_COST);
     costs(state, gold.heads, scratch.cost);

@@ -1,9 +1,9 @@
 import { itemAt } from './checked.js';
 import { Perceptron } from './perceptron.js';
-import { codesOf, extract, MAX_FEATURES, type Codes, type ParserInput } from './parser-features.js';
+import { codesOf, extract, FeatureWindow, MAX_FEATURES, type Codes, type ParserInput } from './parser-features.js';
 import { LEFT, legal, NULL_LABEL, SHIFT, State } from './parser-state.js';
 
-export { codesOf, extract, MAX_FEATURES, UNKNOWN_TAG, type Codes, type ParserInput } from './parser-features.js';
+export { codesOf, extract, FeatureWindow, MAX_FEATURES, UNKNOWN_TAG, type Codes, type ParserInput } from './parser-features.js';
 export { LEFT, legal, NONE, NULL_LABEL, SHIFT, State } from './parser-state.js';
 
 /**
@@ -64,6 +64,7 @@ export class Beam {
   private readonly transitionScores = new Float32Array(3);
   private readonly labelScores: Float32Array;
   private readonly arcLabels = new Map<number, number>();
+  private readonly window = new FeatureWindow();
 
   constructor(
     wordCount: number,
@@ -93,7 +94,7 @@ export class Beam {
     let listed = 0;
     for (let item = 0; item < this.size; item++) {
       const state = itemAt(this.items, item, 'this.items');
-      const count = extract(state, codes, this.feats[item]!);
+      const count = extract(state, codes, this.window, this.feats[item]!);
       this.counts[item] = count;
       model.perceptron.score(this.feats[item]!, count, this.transitionScores);
       for (let action = 0; action < 3; action++) {
@@ -174,11 +175,12 @@ export function parse(model: ParserModel, input: ParserInput): { heads: number[]
     return treeOf(itemAt(beam.items, 0, 'beam.items'));
   }
   const state = new State(input.words.length);
+  const window = new FeatureWindow();
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(3);
   const labelScores = new Float32Array(model.labels.length);
   while (!state.terminal()) {
-    const count = extract(state, codes, feats);
+    const count = extract(state, codes, window, feats);
     model.perceptron.score(feats, count, scores);
     let action = -1;
     for (let candidate = 0; candidate < 3; candidate++) if (legal(state, candidate) && (action < 0 || scores[candidate]! > scores[action]!)) action = candidate;

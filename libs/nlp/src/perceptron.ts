@@ -1,5 +1,15 @@
 import { FailedPreconditionError } from '@loom/domain';
 
+/** What every trainer of a perceptron model takes (the splitter, tagger, parser and NER tagger). */
+export interface PerceptronTrainOptions {
+  /** Passes over the training examples. */
+  readonly epochs: number;
+  /** Seed of the shuffling of the examples (and of the trainer's other random choices). */
+  readonly seed: number;
+  /** The weight table has 2^bits entries (more bits, fewer hash collisions). */
+  readonly bits: number;
+}
+
 /**
  * A multi-class averaged perceptron over hashed features. Feature `f` owns the block of weights
  * `(f + c) & mask` for classes `c`, so scoring one feature reads one contiguous run of memory.

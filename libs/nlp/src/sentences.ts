@@ -1,7 +1,7 @@
 import { itemAt } from './checked.js';
 import { feature, hashString, random, shuffle } from './hashing.js';
 import { shape } from './features.js';
-import { Perceptron } from './perceptron.js';
+import { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 import { splitWords, tokenize, type SurfaceToken, type TokenizerLexicon, type Word } from './tokenizer.js';
 
 /** A sentence splitter: a binary averaged perceptron deciding after each token whether a sentence ends. */
@@ -89,11 +89,7 @@ export function sentenceEnds(model: SplitterModel, text: string, tokens: readonl
 }
 
 /** Trains the splitter on documents with gold sentence ends. */
-export function trainSplitter(
-  examples: readonly SplitterExample[],
-  lexicon: TokenizerLexicon,
-  options: { epochs: number; seed: number; bits: number },
-): SplitterModel {
+export function trainSplitter(examples: readonly SplitterExample[], lexicon: TokenizerLexicon, options: PerceptronTrainOptions): SplitterModel {
   const perceptron = new Perceptron(2, options.bits);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(2);

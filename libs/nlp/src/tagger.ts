@@ -2,7 +2,7 @@ import { itemAt } from './checked.js';
 import { feature, random, shuffle } from './hashing.js';
 import { hashString } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
-import { Perceptron } from './perceptron.js';
+import { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 
 /**
  * A trained part-of-speech tagger: joint UPOS+XPOS labels, an ambiguity-class lexicon and frequent
@@ -30,12 +30,10 @@ export interface TaggedSentence {
   readonly labels: readonly number[];
 }
 
-export interface TaggerTrainOptions {
-  readonly epochs: number;
+/** How `trainTagger` trains. */
+export interface TaggerTrainOptions extends PerceptronTrainOptions {
   /** See TaggerModel.secondPassMargin. */
   readonly secondPassMargin: number;
-  readonly seed: number;
-  readonly bits: number;
   /** Called after each epoch (for progress logs). */
   readonly onEpoch?: (epoch: number, trainAccuracy: number) => void;
 }

@@ -107,14 +107,7 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
   });
   const devScores = taggerAccuracy(model, dev);
   ctx.log(`tagger dev UPOS ${devScores.upos.toFixed(2)} XPOS ${devScores.xpos.toFixed(2)}`);
-  const { header, sections } = encodeTagger(model, TAGGER_SETTINGS.prune);
-  const file = join(ctx.modelsDir, 'tagger.bin');
-  const digest = writeModelFile(file, header, sections);
-  writeCard(ctx.modelsDir, {
-    name: 'tagger',
-    file: 'tagger.bin',
-    sha256: digest,
-    bytes: statSync(file).size,
+  writeModel(ctx, 'tagger', started, encodeTagger(model, TAGGER_SETTINGS.prune), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
     settings: {
       ...TAGGER_SETTINGS,
@@ -129,9 +122,25 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
     dev: { upos: round(devScores.upos), xpos: round(devScores.xpos) },
     licence: EWT_LICENCE,
     attribution: [EWT_ATTRIBUTION],
-    trainingSeconds: Math.round((Date.now() - started) / 1000),
   });
   return { model, dev: devScores };
+}
+
+/**
+ * Writes models/<name>.bin and its card; the card's file, checksum, size and training time (since `started`,
+ * a Date.now()) are filled in here.
+ */
+function writeModel(
+  ctx: TrainContext,
+  name: string,
+  started: number,
+  encoded: { header: Record<string, unknown>; sections: Map<string, Uint8Array> },
+  card: Omit<ModelCard, 'name' | 'file' | 'sha256' | 'bytes' | 'trainingSeconds'>,
+): void {
+  const file = join(ctx.modelsDir, `${name}.bin`);
+  const digest = writeModelFile(file, encoded.header, encoded.sections);
+  const trainingSeconds = Math.round((Date.now() - started) / 1000);
+  writeCard(ctx.modelsDir, { name, file: `${name}.bin`, sha256: digest, bytes: statSync(file).size, ...card, trainingSeconds });
 }
 
 function round(value: number): number {
@@ -203,14 +212,7 @@ interface ParserRun {
 /** Writes models/parser.bin and its card. */
 function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: { uas: number; las: number }): void {
   const { ctx } = run;
-  const { header, sections } = encodeParser(model, run.tags, PARSER_SETTINGS.prune);
-  const file = join(ctx.modelsDir, 'parser.bin');
-  const digest = writeModelFile(file, header, sections);
-  writeCard(ctx.modelsDir, {
-    name: 'parser',
-    file: 'parser.bin',
-    sha256: digest,
-    bytes: statSync(file).size,
+  writeModel(ctx, 'parser', run.started, encodeParser(model, run.tags, PARSER_SETTINGS.prune), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
     settings: {
       ...PARSER_SETTINGS,
@@ -224,7 +226,6 @@ function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: 
     dev: { uas: round(scores.uas), las: round(scores.las) },
     licence: EWT_LICENCE,
     attribution: [EWT_ATTRIBUTION],
-    trainingSeconds: Math.round((Date.now() - run.started) / 1000),
   });
 }
 
@@ -310,17 +311,6 @@ export const TOKENIZER_SETTINGS = { epochs: 4, bits: 18, prune: 0.0005 };
  */
 export const NER_SETTINGS = { epochs: 2, bits: 22, prune: 0.0005, unerWeight: 2, gazetteerFolds: 5, openSets: ['wikigold', 'btc'] as OpenNerSet[] };
 
-function writeModel(
-  ctx: TrainContext,
-  name: string,
-  encoded: { header: Record<string, unknown>; sections: Map<string, Uint8Array> },
-  card: Omit<ModelCard, 'name' | 'file' | 'sha256' | 'bytes'>,
-): void {
-  const file = join(ctx.modelsDir, `${name}.bin`);
-  const digest = writeModelFile(file, encoded.header, encoded.sections);
-  writeCard(ctx.modelsDir, { name, file: `${name}.bin`, sha256: digest, bytes: statSync(file).size, ...card });
-}
-
 /** Learns the tokenizer lexicon and trains the sentence splitter on EWT train; writes models/tokenizer.bin. */
 export function trainTokenizerModel(ctx: TrainContext): Record<string, number> {
   const started = Date.now();
@@ -334,7 +324,7 @@ export function trainTokenizerModel(ctx: TrainContext): Record<string, number> {
   });
   const scores = segmentationScores(lexicon, splitter, dev);
   ctx.log(`tokenizer dev: tokens F1 ${scores.tokens.toFixed(2)}, words F1 ${scores.words.toFixed(2)}, sentences F1 ${scores.sentences.toFixed(2)}`);
-  writeModel(ctx, 'tokenizer', encodeTokenizer(lexicon, splitter, TOKENIZER_SETTINGS.prune), {
+  writeModel(ctx, 'tokenizer', started, encodeTokenizer(lexicon, splitter, TOKENIZER_SETTINGS.prune), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
     settings: {
       ...TOKENIZER_SETTINGS,
@@ -346,7 +336,6 @@ export function trainTokenizerModel(ctx: TrainContext): Record<string, number> {
     dev: { tokensF1: round(scores.tokens), wordsF1: round(scores.words), sentencesF1: round(scores.sentences) },
     licence: EWT_LICENCE,
     attribution: [EWT_ATTRIBUTION],
-    trainingSeconds: Math.round((Date.now() - started) / 1000),
   });
   return scores;
 }
@@ -366,7 +355,7 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
     }
   const accuracy = (100 * right) / count;
   ctx.log(`lemmatizer dev accuracy (gold XPOS) ${accuracy.toFixed(2)}`);
-  writeModel(ctx, 'lemmatizer', encodeLemmatizerFile(model), {
+  writeModel(ctx, 'lemmatizer', started, encodeLemmatizerFile(model), {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
     settings: {
       method: '(form, XPOS) lookup, then per-XPOS suffix edit rules (suffixes up to 5, seen twice)',
@@ -377,7 +366,6 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
     dev: { lemmaGoldXpos: round(accuracy) },
     licence: EWT_LICENCE,
     attribution: [EWT_ATTRIBUTION],
-    trainingSeconds: Math.round((Date.now() - started) / 1000),
   });
   return accuracy;
 }
@@ -450,7 +438,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ')}`,
   );
-  writeModel(ctx, 'ner', encodeNer(model, NER_SETTINGS.prune), {
+  writeModel(ctx, 'ner', started, encodeNer(model, NER_SETTINGS.prune), {
     data: [
       ...open.files.map((file) => dataEntry(ctx.dataDir, file, 'training')),
       dataEntry(ctx.dataDir, UNER_DEV, 'training (documents i with i % 4 != 3), evaluation (held out: i % 4 == 3)'),
@@ -473,7 +461,6 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
       'Broad Twitter Corpus (Derczynski et al., COLING 2016), CC BY 4.0.',
       'Name lexicon from compromise 14.17.0 (Spencer Kelly and contributors), MIT licence.',
     ],
-    trainingSeconds: Math.round((Date.now() - started) / 1000),
   });
   return scores;
 }
