@@ -223,6 +223,8 @@ export class MessageFlow {
     spans: BatchSpans['spans'] | undefined,
   ): Promise<void> {
     const { outcomes, retries } = await this.processWithRetries(node, batch);
+    // failures of a batch cut short by the run's end say nothing of the messages: JetStream delivers them again
+    if (this.parts.signal.aborted) for (const queued of taken) queued.ticket?.abandon();
     for (const [index, result] of outcomes.entries()) {
       const message = batch[index];
       const ticket = taken[index]?.ticket;
