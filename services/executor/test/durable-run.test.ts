@@ -8,7 +8,7 @@ import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime
 import { DurableMode } from '../src/runtime/durable-mode.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { durableSettings, durableState, processorOf, recordingSinks } from './durable.js';
-import { instance, workflowOf } from './workflows.js';
+import { captureSink, instance, workflowOf } from './workflows.js';
 
 const binary = natsServerBinary('executor durable messages');
 
@@ -122,6 +122,21 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
     await expect.poll(() => durableState(server, 'duplicates', 'in')).toMatchObject({ stored: 0, ackPending: 0, delivered: 1 });
     expect(counts.stored).toBe(1);
     expect(sinks.written.filter((line) => line.startsWith('archive '))).toEqual(['archive m1']);
+  });
+
+  it('carries a message’s headers and trace context through the stream, and keeps JetStream’s own headers out of it', async () => {
+    const sink = captureSink();
+    const factories = pipelineFactories(sink.factory);
+    const workflow = workflowOf('headers', [instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'written')], [['in', 'written']]);
+    const run = await start(workflow, factories, await open());
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await run.publish('in', { id: 'h1', body: { n: 1 }, headers: { traceparent, 'x-loom-source': 'test' } }, withdrawal, true);
+    await expect.poll(() => sink.received.length).toBe(1);
+    const [received] = sink.received;
+    expect(received?.id).toBe('h1');
+    expect(received?.headers['x-loom-source']).toBe('test');
+    expect(received?.headers['traceparent']).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    expect(Object.keys(received?.headers ?? {}).filter((name) => name.toLowerCase().startsWith('nats-'))).toEqual([]);
   });
 
   it('terminates a message that failed past max_retry with no failure handler: counted, logged, never delivered again', async () => {
