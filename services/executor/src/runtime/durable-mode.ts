@@ -7,6 +7,14 @@ import { type Settlement } from './completion.js';
 /** Headers JetStream adds or reads itself (`Nats-Msg-Id`, …): they stay out of a message's own headers. */
 const NATS_HEADER_PREFIX = 'nats-';
 
+/** A third of the default ack wait (loom.messaging.consumer.ackWaitMs, 30 s). */
+const DEFAULT_PROGRESS_EVERY_MS = 10_000;
+
+/** How often a run with this ack wait tells JetStream its unfinished deliveries are still being worked on. */
+export function progressInterval(ackWaitMs: number): number {
+  return Math.max(50, Math.floor(ackWaitMs / 3));
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -22,6 +30,12 @@ export class DurableMode {
     /** The workflow whose stream this is. */
     readonly workflow: string,
     private readonly logger: Logger,
+    /**
+     * How often the run tells JetStream its unfinished deliveries are still being worked on; well under
+     * `loom.messaging.consumer.ackWaitMs` (default a third of its default), so a message waiting behind a slow
+     * component is not delivered again.
+     */
+    readonly progressEveryMs: number = DEFAULT_PROGRESS_EVERY_MS,
   ) {}
 
   /** Makes sure of the workflow's stream, with a subject and a durable consumer for each of these source components. */
@@ -60,6 +74,7 @@ export class DurableMode {
         );
       },
       nak: () => delivery.nak(),
+      working: () => delivery.working(),
     };
   }
 }

@@ -74,6 +74,8 @@ export class WorkflowRun {
   private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
   /** Durable mode: each source's durable consumer and the loop that takes its deliveries into the run. */
   private readonly intakes: { readonly consumer: InletConsumer; readonly taking: Promise<void> }[] = [];
+  /** Durable mode: tells JetStream, every so often, that the deliveries in the run are still being worked on. */
+  private progress: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
@@ -274,6 +276,7 @@ export class WorkflowRun {
     const processors = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [node] : []));
     for (const node of processors) node.queue.close();
     await Promise.allSettled(processors.flatMap((node) => node.workers));
+    clearInterval(this.progress);
     const abandoned = this.flow.abandonUnfinished();
     if (abandoned > 0) {
       this.options.logger.info(
@@ -334,6 +337,8 @@ export class WorkflowRun {
     if (durable === undefined) return;
     const sources = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node]));
     await durable.prepare(sources.map((node) => node.instance.name));
+    this.progress = setInterval(() => this.flow.touchUnfinished(), durable.progressEveryMs);
+    this.progress.unref();
     for (const node of sources) {
       const consumer = await durable.consume(node.instance.name);
       this.intakes.push({ consumer, taking: this.take(node, consumer) });
