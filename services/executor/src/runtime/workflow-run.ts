@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
-import { type ComponentContext, ComponentFailedError, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { type InletConsumer } from '@loom/messaging';
+import { type ComponentContext, ComponentFailedError, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
 import { MessageFlow } from './message-flow.js';
 import { type RunOptions, runSettings, type RunSettings } from './options.js';
@@ -49,7 +49,10 @@ export const DEDUP_WINDOW = 65_536;
  * - `fail(error)`: a component died; stop taking input, close without a drain; ends FAILED with the error.
  * - `stopInput()`: stops every source, once; later calls answer the same promise.
  * - `close()`: releases what the run holds (aborts the work in flight, closes the queues, waits for the workers,
- *   closes every processor, removes the private directory), once.
+ *   hands the unfinished durable deliveries back to JetStream, closes every processor, removes the private
+ *   directory), once.
+ * In durable mode (`RunOptions.durable`) the sources' messages are stored in JetStream and come back through one
+ * durable consumer per source (`startIntakes`); stopping input stops the sources, then the consumers.
  * So each source is stopped and each processor closed exactly once, however the run ends.
  */
 export class WorkflowRun {
@@ -345,13 +348,17 @@ export class WorkflowRun {
     }
   }
 
+  /** Takes a source's deliveries into the run until its consumer is stopped; a consumer that ends or breaks otherwise fails the run. */
   private async take(node: SourceNode | InletNode, consumer: InletConsumer): Promise<void> {
+    let failure: unknown;
     try {
       for await (const delivery of consumer) await this.flow.enter(node, delivery);
     } catch (error) {
-      if (consumer.state !== 'consuming') return;
-      this.fail(new ComponentError(node.instance.name, `its stored messages could not be consumed: ${errorText(error)}`, true, { cause: error }));
+      failure = error;
     }
+    if (consumer.state !== 'consuming') return;
+    const reason = failure === undefined ? 'its stored messages are no longer delivered' : `its stored messages could not be consumed: ${errorText(failure)}`;
+    this.fail(new ComponentError(node.instance.name, reason, true, failure === undefined ? {} : { cause: failure }));
   }
 
   private async startSources(): Promise<void> {
