@@ -4,6 +4,7 @@ import { capturedLogger } from '@loom/service-kit/testing';
 import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inletFactory } from '../src/components/inlet.js';
+import { publishBatch } from '../src/publishing.js';
 import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
 import { type Settlement } from '../src/runtime/completion.js';
 import { DurableMode } from '../src/runtime/durable-mode.js';
@@ -128,6 +129,18 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
     expect(sinks.written.filter((line) => line.startsWith('written ')).sort()).toEqual(evens.flatMap((n) => [`written m${n}/1`, `written m${n}/2`]).sort());
     expect(sinks.written.filter((line) => line.startsWith('archive ')).length).toBe(16);
     expect(sinks.written.filter((line) => line.startsWith('errors ')).length).toBe(4);
+  });
+
+  it('publishes a batch to JetStream all at once, stored and delivered in the batch’s order, a repeated id answered duplicate', async () => {
+    const sinks = recordingSinks();
+    const workflow = workflowOf('batch', [instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'written')], [['in', 'written']]);
+    const run = await start(workflow, pipelineFactories(sinks.factory), await open());
+    const ids = [...Array.from({ length: 50 }, (_, index) => `b${index}`), 'b7'];
+    const messages = ids.map((messageId, index) => ({ messageId, body: { n: index }, headers: {} }));
+    const results = await publishBatch(run, 'in', messages, new AbortController().signal, 'messages', logger);
+    expect(results.map(({ accepted, duplicate }) => ({ accepted, duplicate }))).toEqual(ids.map((_, index) => ({ accepted: true, duplicate: index === 50 })));
+    await expect.poll(() => sinks.written.length).toBe(50);
+    expect(sinks.written).toEqual(ids.slice(0, 50).map((id) => `written ${id}`));
   });
 
   it('stores a publish retried with the same id once and answers it duplicate', async () => {

@@ -133,6 +133,11 @@ export class WorkflowRun {
     return this.lastError;
   }
 
+  /** True in durable mode: its messages are stored in JetStream before they are answered. */
+  get durable(): boolean {
+    return this.options.durable !== undefined;
+  }
+
   /** Counters of every component, in the workflow's order. */
   counters(): ComponentCounters[] {
     return [...this.nodes.values()].map((node) => ({ ...node.counters, queueDepth: node.kind === 'processor' ? node.queue.size : 0 }));
