@@ -7,6 +7,12 @@ import { type Settlement } from './completion.js';
 /** Headers JetStream adds or reads itself (`Nats-Msg-Id`, …): they stay out of a message's own headers. */
 const NATS_HEADER_PREFIX = 'nats-';
 
+/**
+ * Messages a consumer fetches ahead of the run (never more than loom.messaging.consumer.maxAckPending): a run takes
+ * deliveries faster in larger pulls, and they wait in the client no longer than in a processor's queue.
+ */
+const CONSUMER_BATCH = 256;
+
 /** A third of the default ack wait (loom.messaging.consumer.ackWaitMs, 30 s). */
 const DEFAULT_PROGRESS_EVERY_MS = 10_000;
 
@@ -59,7 +65,7 @@ export class DurableMode {
 
   /** The stored messages of a source through its durable consumer; stop() the consumer when done. */
   consume(source: string): Promise<InletConsumer> {
-    return this.messaging.consume(this.workflow, source);
+    return this.messaging.consume(this.workflow, source, { batch: CONSUMER_BATCH });
   }
 
   /** How a delivery is settled: acknowledged, terminated (counted by the messaging metrics, and logged here) or nak'd. */
