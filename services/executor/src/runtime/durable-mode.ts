@@ -21,6 +21,9 @@ export function progressInterval(ackWaitMs: number): number {
   return Math.max(50, Math.floor(ackWaitMs / 3));
 }
 
+/** What JetStream is told of a terminated message. */
+const TERM_REASON = 'loom: failed past max_retry with no failure handler, or not a message';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -73,7 +76,8 @@ export class DurableMode {
     return {
       ack: () => delivery.ack(),
       term: (reason) => {
-        delivery.term(reason);
+        // the reason goes to the log, which is redacted; JetStream (its advisories) gets no component's error text
+        delivery.term(TERM_REASON);
         this.logger.warn(
           { workflow: this.workflow, component: source, messageId: delivery.messageId, sequence: delivery.sequence, reason },
           'message terminated: a branch failed past max_retry with no failure handler; it will not be delivered again',
