@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
-import { type ComponentContext, ComponentFailedError, type Inlet, type LoomMessage, type Options, type SignalSource } from './component.js';
+import { type InletConsumer } from '@loom/messaging';
+import { type ComponentContext, ComponentFailedError, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
 import { MessageFlow } from './message-flow.js';
 import { type RunOptions, runSettings, type RunSettings } from './options.js';
-import { buildGraph, type ComponentCounters, type RunNode } from './run-graph.js';
+import { buildGraph, type ComponentCounters, type InletNode, type RunNode, type SourceNode } from './run-graph.js';
 import { RunTracing } from './tracing.js';
 
 /** Life cycle of a run, as in loom.v1.WorkflowState. */
@@ -48,7 +49,10 @@ export const DEDUP_WINDOW = 65_536;
  * - `fail(error)`: a component died; stop taking input, close without a drain; ends FAILED with the error.
  * - `stopInput()`: stops every source, once; later calls answer the same promise.
  * - `close()`: releases what the run holds (aborts the work in flight, closes the queues, waits for the workers,
- *   closes every processor, removes the private directory), once.
+ *   hands the unfinished durable deliveries back to JetStream, closes every processor, removes the private
+ *   directory), once.
+ * In durable mode (`RunOptions.durable`) the sources' messages are stored in JetStream and come back through one
+ * durable consumer per source (`startIntakes`); stopping input stops the sources, then the consumers.
  * So each source is stopped and each processor closed exactly once, however the run ends.
  */
 export class WorkflowRun {
@@ -69,8 +73,12 @@ export class WorkflowRun {
   private readonly tracing: RunTracing;
   private readonly flow: MessageFlow;
   private privateDir: string | undefined;
-  /** Per inlet: client-chosen ids accepted (true) or being published (their promise), oldest first. */
+  /** Per inlet: client-chosen ids accepted (true) or being published (their promise), oldest first (in-memory mode). */
   private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
+  /** Durable mode: each source's durable consumer and the loop that takes its deliveries into the run. */
+  private readonly intakes: { readonly consumer: InletConsumer; readonly taking: Promise<void> }[] = [];
+  /** Durable mode: tells JetStream, every so often, that the deliveries in the run are still being worked on. */
+  private progress: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
@@ -89,6 +97,7 @@ export class WorkflowRun {
       onFailure: options.onFailure,
       report: (error) => this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: error.component, error: error.message }),
       fail: (error) => this.fail(error),
+      durable: options.durable,
     });
   }
 
@@ -102,6 +111,7 @@ export class WorkflowRun {
         run.nodes,
       );
       for (const node of run.nodes.values()) if (node.kind === 'processor') run.flow.startWorkers(node);
+      await run.startIntakes();
       await run.startSources();
       if (run.startFailure !== undefined) throw run.startFailure.error;
     } catch (error) {
@@ -123,6 +133,11 @@ export class WorkflowRun {
     return this.lastError;
   }
 
+  /** True in durable mode: its messages are stored in JetStream before they are answered. */
+  get durable(): boolean {
+    return this.options.durable !== undefined;
+  }
+
   /** Counters of every component, in the workflow's order. */
   counters(): ComponentCounters[] {
     return [...this.nodes.values()].map((node) => ({ ...node.counters, queueDepth: node.kind === 'processor' ? node.queue.size : 0 }));
@@ -138,12 +153,17 @@ export class WorkflowRun {
    * Hands a message to an inlet source; resolves once its first queue accepted it (waits while
    * full). With `clientId`, the message's id was chosen by the caller and de-duplicates: an id the
    * inlet accepted among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a
-   * publish of an id still in progress waits for that one's outcome.
+   * publish of an id still in progress waits for that one's outcome. In durable mode it resolves
+   * once JetStream stored the message instead, the message id being its JetStream message id: a
+   * retry within the stream's duplicate window is answered 'duplicate'.
    */
   async publish(givenName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
     const inletName = this.inletName(givenName);
-    const inlet = this.inlet(inletName);
+    const node = this.inletNode(inletName);
+    const inlet = node.source;
     if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
+    // durable mode: answered once JetStream stored it, and JetStream de-duplicates by the message id
+    if (this.options.durable !== undefined) return (await this.flow.store(node, message)) ? 'duplicate' : 'accepted';
     if (!clientId) {
       await inlet.publish(message, withdrawal);
       return 'accepted';
@@ -190,16 +210,16 @@ export class WorkflowRun {
   }
 
   /** The inlet source of this name (or plain name, see inletName), or NOT_FOUND. */
-  private inlet(givenName: string): Inlet {
+  private inletNode(givenName: string): InletNode {
     const inletName = this.inletName(givenName);
     const node = this.nodes.get(inletName);
     if (node?.kind !== 'inlet') throw new NotFoundError(`inlet source of workflow '${this.workflow.name}'`, inletName);
-    return node.source;
+    return node;
   }
 
   /** Throws NOT_FOUND unless this run has an inlet source of this name. */
   checkInlet(inletName: string): void {
-    this.inlet(inletName);
+    this.inletNode(inletName);
   }
 
   /**
@@ -250,10 +270,13 @@ export class WorkflowRun {
     return drained;
   }
 
-  /** Stops every source, once: nothing more enters the run. */
+  /** Stops every source, then (durable mode) every consumer, once: nothing more enters the run. */
   private stopInput(): Promise<void> {
     this.inputStopped ??= Promise.allSettled([...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node.source.stop()]))).then(
-      () => undefined,
+      async () => {
+        await Promise.allSettled(this.intakes.map(({ consumer }) => consumer.stop()));
+        await Promise.allSettled(this.intakes.map(({ taking }) => taking));
+      },
     );
     return this.inputStopped;
   }
@@ -269,6 +292,14 @@ export class WorkflowRun {
     const processors = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [node] : []));
     for (const node of processors) node.queue.close();
     await Promise.allSettled(processors.flatMap((node) => node.workers));
+    clearInterval(this.progress);
+    const abandoned = this.flow.abandonUnfinished();
+    if (abandoned > 0) {
+      this.options.logger.info(
+        { workflow: this.workflow.name, runId: this.runId, messages: abandoned },
+        'unfinished stored messages left to be delivered again',
+      );
+    }
     for (const node of processors) {
       await node.processor
         .close()
@@ -311,6 +342,36 @@ export class WorkflowRun {
       workflowSkills: this.workflow.skills,
       fail: (error) => this.fail(new ComponentError(instance.name, errorText(error), true, { cause: error })),
     };
+  }
+
+  /**
+   * Durable mode: makes sure of the workflow's stream (a subject per source) and takes each source's stored messages
+   * into the run through its durable consumer, until the run stops input. A consumer that breaks fails the run.
+   */
+  private async startIntakes(): Promise<void> {
+    const durable = this.options.durable;
+    if (durable === undefined) return;
+    const sources = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node]));
+    await durable.prepare(sources.map((node) => node.instance.name));
+    this.progress = setInterval(() => this.flow.touchUnfinished(), durable.progressEveryMs);
+    this.progress.unref();
+    for (const node of sources) {
+      const consumer = await durable.consume(node.instance.name);
+      this.intakes.push({ consumer, taking: this.take(node, consumer) });
+    }
+  }
+
+  /** Takes a source's deliveries into the run until its consumer is stopped; a consumer that ends or breaks otherwise fails the run. */
+  private async take(node: SourceNode | InletNode, consumer: InletConsumer): Promise<void> {
+    let failure: unknown;
+    try {
+      for await (const delivery of consumer) await this.flow.enter(node, delivery);
+    } catch (error) {
+      failure = error;
+    }
+    if (consumer.state !== 'consuming') return;
+    const reason = failure === undefined ? 'its stored messages are no longer delivered' : `its stored messages could not be consumed: ${errorText(failure)}`;
+    this.fail(new ComponentError(node.instance.name, reason, true, failure === undefined ? {} : { cause: failure }));
   }
 
   private async startSources(): Promise<void> {
