@@ -2,7 +2,8 @@ import { type LoomConfig } from '@loom/config';
 
 /**
  * The sections of the configuration the executor is given: its own and the runtime's settings, the clients' TLS and
- * identities, and every section that names a state path (a script's grants must leave them all out).
+ * identities, every section that names a state path (a script's grants must leave them all out), and the NATS
+ * JetStream settings of durable messages.
  */
 export const EXECUTOR_CONFIG_SECTIONS = [
   'server',
@@ -21,6 +22,7 @@ export const EXECUTOR_CONFIG_SECTIONS = [
   'sources',
   'graph',
   'tls',
+  'messaging',
 ] as const;
 
 /** The executor's slice of the configuration. */

@@ -30,10 +30,13 @@ import {
   type ServiceInstance,
   type ServiceModule,
 } from '@loom/service-kit';
+import { type Messaging } from '@loom/messaging';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
 import { componentFactories, isScriptComponent } from './components/registry.js';
 import { dryRun } from './dry-run.js';
+import { openMessaging } from './messaging-mode.js';
+import { DurableMode } from './runtime/durable-mode.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
 import { type ComponentFactory } from './runtime/component.js';
 import { type ComponentError } from './runtime/component-error.js';
@@ -75,6 +78,8 @@ export interface ExecutorDependencies {
   readonly factories?: ReadonlyMap<string, ComponentFactory>;
   /** Scrubs this process's logs and spans; the decrypted values of each start are registered with it. Default: the process-wide one. */
   readonly redactor?: SecretRedactor;
+  /** Durable mode: the NATS JetStream connection every run stores its messages through. Absent: in-memory mode. */
+  readonly messaging?: Messaging;
 }
 
 /** Refuses a workflow whose components include one DISABLED by `loom.experimental.enabled`. */
@@ -148,6 +153,7 @@ export class Executor {
         messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
         onFailure: (failure) => this.auditScriptFailure(plain, failure),
+        ...(this.dependencies.messaging === undefined ? {} : { durable: new DurableMode(this.dependencies.messaging, workflow.name, logger) }),
       });
       this.runs.set(workflow.name, run);
       this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });
@@ -360,18 +366,21 @@ export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[num
   name: 'executor',
   fullName: 'loom.v1.Executor',
   configSections: EXECUTOR_CONFIG_SECTIONS,
-  create({ config, logger, clients }): Promise<ServiceInstance> {
-    const executor = new Executor({ config, logger, clients });
+  async create({ config, logger, clients }): Promise<ServiceInstance> {
+    const messaging = await openMessaging(config, logger);
+    const executor = new Executor({ config, logger, clients, ...(messaging === undefined ? {} : { messaging }) });
     const ssoSettings = graphSsoSettings(config.graph.sso);
     const graphSso = ssoSettings === undefined ? undefined : new GraphSsoQuery(ssoSettings, { logger });
-    return Promise.resolve({
+    return {
       addToServer(server) {
         server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger, graphSso));
       },
       close: async () => {
+        // the runs first: their unfinished deliveries are nak'd over the connection before it closes (close is idempotent)
         await executor.stopAll(config.server.shutdown.deadlineMs);
+        await messaging?.close();
         await graphSso?.close();
       },
-    });
+    };
   },
 };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { FailedPreconditionError, ValidationError } from '@loom/domain';
+import { FailedPreconditionError, LoomError, ValidationError } from '@loom/domain';
 import { IllegalTransitionError, Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type ComponentContext, type ComponentFactory, type Emit, type Source } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';
@@ -48,7 +48,7 @@ export class WebhookListenError extends FailedPreconditionError {
 /**
  * A source that turns each POST of a JSON object to `path` on `port` into a message, answering
  * 202 `{ id }` once accepted; a JSON array or an NDJSON body is a batch, answered 202 `{ ids }`
- * once every message of it was accepted. It listens on the `host` option, or where loom's own
+ * once every message of it was accepted (stored, in durable mode; a full stream is answered 429). It listens on the `host` option, or where loom's own
  * server listens (`serverHost`, `server.host`: loopback by default), over HTTPS when `loom.tls`
  * is set. A caller proves itself as the `authentication` option says (webhook-auth.ts); anyone
  * else is answered 401 (403: a token without the operate permission) before its body is read.
@@ -262,13 +262,14 @@ export class WebhookSource implements Source {
     } catch (error) {
       this.context.logger.warn({ component: this.context.name, messageId: id, err: error }, 'webhook message was not accepted');
       if (this.stopping) response.setHeader('Connection', 'close');
-      answer(response, 503, { error: 'the workflow did not accept the message' });
+      const full = isFull(error);
+      answer(response, full ? 429 : 503, { error: full ? FULL_ANSWER : 'the workflow did not accept the message' });
       return;
     }
     await this.answered(response, 202, { id });
   }
 
-  /** A batch goes in in order; the answer lists the ids of the messages accepted (all of them: 202; a prefix: 503). */
+  /** A batch goes in in order; the answer lists the ids of the messages accepted (all of them: 202; a prefix: 503, or 429 when the workflow's stream is full). */
   private async deliverBatch(request: IncomingMessage, response: ServerResponse, bodies: readonly Record<string, unknown>[], emit: Emit): Promise<void> {
     const headers = loomHeaders(request);
     const ids: string[] = [];
@@ -282,7 +283,11 @@ export class WebhookSource implements Source {
           'webhook batch was not accepted whole',
         );
         if (this.stopping) response.setHeader('Connection', 'close');
-        answer(response, 503, { error: `the workflow accepted ${ids.length} of the ${bodies.length} messages; the rest were not accepted`, ids });
+        const why = isFull(error) ? `; ${FULL_ANSWER}` : '';
+        answer(response, isFull(error) ? 429 : 503, {
+          error: `the workflow accepted ${ids.length} of the ${bodies.length} messages; the rest were not accepted${why}`,
+          ids,
+        });
         return;
       }
       ids.push(id);
@@ -358,6 +363,14 @@ function loomHeaders(request: IncomingMessage): Record<string, string> {
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
+}
+
+/** What a caller is told when the workflow's message stream is full (durable mode): nothing was dropped, try again later. */
+const FULL_ANSWER = "the workflow's message stream is full: try again once it has caught up";
+
+/** True for a refusal because the workflow's stream is full (a resource-exhausted error): answered 429, not 503. */
+function isFull(error: unknown): boolean {
+  return error instanceof LoomError && error.kind === 'resource-exhausted';
 }
 
 function answer(response: ServerResponse, status: number, body: Record<string, unknown>): void {

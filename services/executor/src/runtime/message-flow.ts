@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FailedPreconditionError } from '@loom/domain';
+import { type Delivery } from '@loom/messaging';
 import { type Logger } from '@loom/telemetry';
 import { type Emit, ComponentFailedError, type LoomMessage, type Outcome, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
+import { type CompletionTicket, Completions, type Queued } from './completion.js';
+import { type DurableMode, messageOf } from './durable-mode.js';
 import { type RunOptions } from './options.js';
 import { type InletNode, type ProcessorNode, type RunNode, type SourceNode } from './run-graph.js';
-import { endMessageSpan, outputOf, type RunTracing } from './tracing.js';
+import { type BatchSpans, endMessageSpan, outputOf, type RunTracing } from './tracing.js';
 
 /** What the message path of a run takes from the run. */
 export interface FlowParts {
@@ -22,6 +26,8 @@ export interface FlowParts {
   readonly report: (error: ComponentError) => void;
   /** A component died outside a single message: the run fails with it. */
   readonly fail: (error: ComponentError) => void;
+  /** Durable mode: sources store their messages in JetStream, which delivers them back with a completion ticket. */
+  readonly durable: DurableMode | undefined;
 }
 
 /** A failed outcome. */
@@ -33,14 +39,16 @@ type Failed = Extract<Outcome, { ok: false }>;
  * `settle` takes them off once their component is done with them), so a stop can drain. Nothing is dropped silently: a
  * message goes downstream, is filtered out by its component, goes to the failure handler, or is counted as failed,
  * logged and reported.
+ *
+ * In durable mode (issue 34) a source's `emit` stores the message in JetStream (`store`), and each delivery of it
+ * enters here (`enter`) with a completion ticket (completion.ts): `forward` holds it for every queued copy, outputs
+ * and the failure handler's message inherit it in `work`, and each copy releases it once its component is done with
+ * it; a batching writer's outcomes arrive per message, so each is released when its batch outcome arrives.
  */
-// Acknowledging each inlet message once everything it led to is finished (issue 34) belongs here: a message entering
-// at `emitter` would carry a completion token that `forward` copies to every queued copy, that outputs inherit from
-// the message they came from in `work`, and that `settle` and `failMessage` (the hand-off to the failure handler) count
-// down; batching writers answer per message, so their outcomes settle each message's token in `work`.
 export class MessageFlow {
   private inFlight = 0;
   private idle: (() => void) | undefined;
+  private readonly completions = new Completions();
 
   constructor(private readonly parts: FlowParts) {}
 
@@ -49,14 +57,15 @@ export class MessageFlow {
     return this.inFlight;
   }
 
-  /** The `emit` a source is started with: its messages traced, forwarded downstream and counted. */
+  /** The `emit` a source is started with: its messages traced, forwarded downstream (stored, in durable mode) and counted. */
   emitter(node: SourceNode | InletNode): Emit {
+    if (this.parts.durable !== undefined) return async (message) => void (await this.store(node, message));
     const name = node.instance.name;
     return async (message, withdrawal) => {
       const traced = this.parts.tracing.emit(name, message);
       const sent = traced?.message ?? message;
       try {
-        await this.forward(node.downstream, sent, withdrawal);
+        await this.forward(node.downstream, sent, withdrawal, undefined);
       } catch (error) {
         endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
         throw error;
@@ -65,6 +74,61 @@ export class MessageFlow {
       node.counters.messagesOut++;
       this.parts.onOutput?.(name, sent);
     };
+  }
+
+  /**
+   * Durable mode: stores a source's message in the workflow's stream, traced; resolves once JetStream stored it, true
+   * when it was a duplicate (a message with its id was stored within the duplicate window).
+   */
+  async store(node: SourceNode | InletNode, message: LoomMessage): Promise<boolean> {
+    const durable = this.parts.durable;
+    if (durable === undefined)
+      throw new FailedPreconditionError(`workflow '${this.parts.workflowName}' does not store its messages (no loom.messaging.nats.servers)`);
+    const name = node.instance.name;
+    const traced = this.parts.tracing.emit(name, message);
+    const sent = traced?.message ?? message;
+    let duplicate: boolean;
+    try {
+      ({ duplicate } = await durable.store(name, sent));
+    } catch (error) {
+      endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
+      throw error;
+    }
+    endMessageSpan(traced?.span, undefined, 0);
+    if (!duplicate) {
+      node.counters.messagesOut++;
+      this.parts.onOutput?.(name, sent);
+    }
+    return duplicate;
+  }
+
+  /**
+   * Durable mode: a delivery of a source's stored message enters the run with a completion ticket, forwarded
+   * downstream (waiting while a queue is full). A payload that is no message is terminated at once.
+   */
+  async enter(node: SourceNode | InletNode, delivery: Delivery): Promise<void> {
+    const durable = this.parts.durable;
+    if (durable === undefined)
+      throw new FailedPreconditionError(`workflow '${this.parts.workflowName}' takes no stored messages (no loom.messaging.nats.servers)`);
+    const settlement = durable.settlementOf(delivery, node.instance.name);
+    const message = messageOf(delivery);
+    if (typeof message === 'string') {
+      settlement.term(`message ${delivery.sequence} of source '${node.instance.name}': ${message}`);
+      return;
+    }
+    const ticket = this.completions.ticket(settlement);
+    try {
+      await this.forward(node.downstream, message, undefined, ticket);
+    } catch {
+      // the run is closing: the ticket was abandoned, JetStream delivers the message again
+      return;
+    }
+    ticket.release();
+  }
+
+  /** Durable mode: the deliveries entered and not finished are nak'd (delivered again); answers how many. */
+  abandonUnfinished(): number {
+    return this.completions.abandonAll();
   }
 
   /** Starts the workers of a processor, `concurrency` of them. */
@@ -82,20 +146,30 @@ export class MessageFlow {
     return Promise.race([idle, deadline]);
   }
 
-  /** Puts a message on every downstream queue, waiting while one is full; copies it for each extra branch. */
-  private async forward(targets: readonly ProcessorNode[], message: LoomMessage, withdrawal?: SignalSource): Promise<void> {
+  /**
+   * Puts a message on every downstream queue, waiting while one is full; copies it for each extra branch, each copy
+   * holding the ticket. A put that fails (the run is closing) abandons the ticket.
+   */
+  private async forward(
+    targets: readonly ProcessorNode[],
+    message: LoomMessage,
+    withdrawal: SignalSource | undefined,
+    ticket: CompletionTicket | undefined,
+  ): Promise<void> {
     // the withdrawal's signal and the combined one cost microseconds per message: read and made only when a queue is full
     // and the put must wait
     let abort: AbortSignal | undefined;
     for (const [index, target] of targets.entries()) {
-      const copy = index === 0 ? message : structuredClone(message);
+      const copy: Queued = { message: index === 0 ? message : structuredClone(message), ticket };
       this.inFlight++;
+      ticket?.hold();
       if (target.queue.tryPut(copy)) continue;
       abort ??= withdrawal === undefined ? this.parts.signal : AbortSignal.any([withdrawal.signal, this.parts.signal]);
       try {
         await target.queue.put(copy, abort);
       } catch (error) {
         this.settle(1);
+        ticket?.abandon();
         throw error;
       }
     }
@@ -117,32 +191,14 @@ export class MessageFlow {
       const taken = await queue.take(processor.batching?.size ?? this.parts.maxBatch, processor.batching?.gatherMs ?? 0);
       if (taken.length === 0) return;
       node.counters.messagesIn += taken.length;
-      const traced = this.parts.tracing.process(node.instance.name, taken);
-      const batch = traced?.batch ?? taken;
+      const messages = taken.map((queued) => queued.message);
+      const traced = this.parts.tracing.process(node.instance.name, messages);
+      const batch = traced?.batch ?? messages;
       try {
-        const { outcomes, retries } = await this.processWithRetries(node, batch);
-        for (const [index, result] of outcomes.entries()) {
-          const message = batch[index];
-          const span = traced?.spans[index];
-          if (message === undefined) continue;
-          if (result.ok) {
-            node.counters.messagesOut += result.outputs.length;
-            for (const made of result.outputs) {
-              const output = outputOf(made, span);
-              this.parts.onOutput?.(node.instance.name, output);
-              await this.forward(node.downstream, output);
-            }
-          } else if (result.unreachable === true) {
-            // what the component writes to stayed unreachable past max_retry: later messages would fare no better
-            this.failMessages(node, [message], failureOf(node, result));
-            const reason = `${result.error} (still unreachable after ${node.settings.maxRetry} retries)`;
-            this.parts.fail(new ComponentError(node.instance.name, reason, true, { cause: result.cause }));
-          } else {
-            await this.failMessage(node, message, failureOf(node, result));
-          }
-          endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
-        }
+        await this.processBatch(node, batch, taken, traced?.spans);
       } catch (error) {
+        // the run cannot finish these: in durable mode JetStream delivers them again
+        for (const queued of taken) queued.ticket?.abandon();
         if (error instanceof ComponentFailedError) {
           const failure = new ComponentError(node.instance.name, error.message, true, { cause: error });
           this.failMessages(node, batch, failure);
@@ -153,7 +209,44 @@ export class MessageFlow {
         }
       } finally {
         this.settle(batch.length);
+        // each copy is done with: its outputs and failure-handler message hold the ticket by now (abandoned ones ignore it)
+        for (const queued of taken) queued.ticket?.release();
       }
+    }
+  }
+
+  /** Processes one batch with retries, then sends each message's outputs downstream, or its failure on. */
+  private async processBatch(
+    node: ProcessorNode,
+    batch: readonly LoomMessage[],
+    taken: readonly Queued[],
+    spans: BatchSpans['spans'] | undefined,
+  ): Promise<void> {
+    const { outcomes, retries } = await this.processWithRetries(node, batch);
+    // failures of a batch cut short by the run's end say nothing of the messages: JetStream delivers them again
+    if (this.parts.signal.aborted) for (const queued of taken) queued.ticket?.abandon();
+    for (const [index, result] of outcomes.entries()) {
+      const message = batch[index];
+      const ticket = taken[index]?.ticket;
+      const span = spans?.[index];
+      if (message === undefined) continue;
+      if (result.ok) {
+        node.counters.messagesOut += result.outputs.length;
+        for (const made of result.outputs) {
+          const output = outputOf(made, span);
+          this.parts.onOutput?.(node.instance.name, output);
+          await this.forward(node.downstream, output, undefined, ticket);
+        }
+      } else if (result.unreachable === true) {
+        // what the component writes to stayed unreachable past max_retry: later messages would fare no better
+        ticket?.abandon();
+        this.failMessages(node, [message], failureOf(node, result));
+        const reason = `${result.error} (still unreachable after ${node.settings.maxRetry} retries)`;
+        this.parts.fail(new ComponentError(node.instance.name, reason, true, { cause: result.cause }));
+      } else {
+        await this.failMessage(node, message, failureOf(node, result), ticket);
+      }
+      endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
     }
   }
 
@@ -204,10 +297,11 @@ export class MessageFlow {
     );
   }
 
-  /** A message failed for good: to the failure handler, or counted, logged and reported. */
-  private async failMessage(node: ProcessorNode, message: LoomMessage, failure: ComponentError): Promise<void> {
+  /** A message failed for good: to the failure handler (which then holds its ticket), or counted, logged and reported (its delivery to be terminated). */
+  private async failMessage(node: ProcessorNode, message: LoomMessage, failure: ComponentError, ticket: CompletionTicket | undefined): Promise<void> {
     this.record(node, [message], failure);
     if (node.failureHandler === undefined) {
+      ticket?.fail(`component '${node.instance.name}' failed past max_retry: ${failure.message}`);
       this.parts.logger.warn(
         { workflow: this.parts.workflowName, component: node.instance.name, messageId: message.id, error: failure.message, kind: failure.kind },
         'message failed (no failure handler)',
@@ -220,7 +314,7 @@ export class MessageFlow {
       body.failure = failure.record();
     }
     if (node.settings.storeMessage) body.message = { id: message.id, body: message.body, headers: message.headers };
-    await this.forward([node.failureHandler], { id: randomUUID(), body, headers: { ...message.headers } });
+    await this.forward([node.failureHandler], { id: randomUUID(), body, headers: { ...message.headers } }, undefined, ticket);
   }
 
   /** Counts, reports (onFailure: a script component's is audited) and tells the watchers of failed messages. */

@@ -2,6 +2,7 @@ import { type ComponentInstance, findComponentDefinition, ValidationError } from
 import { type Logger } from '@loom/telemetry';
 import { type ComponentFactory, type LoomMessage, type Options } from './component.js';
 import { type ComponentError } from './component-error.js';
+import { type DurableMode } from './durable-mode.js';
 
 /** Messages each component's input queue holds before upstream waits, unless the run says otherwise. */
 export const DEFAULT_QUEUE_CAPACITY = 1024;
@@ -29,6 +30,12 @@ export interface RunOptions {
   readonly onFailure?: (failure: ComponentError, message: LoomMessage) => void;
   /** Share of the messages a source makes that get a span per component, 0 to 1 (see tracing.ts); default 0. */
   readonly messageSamplingRatio?: number;
+  /**
+   * Durable mode (issue 34): every source's messages are stored in the workflow's JetStream stream before they are
+   * answered, and enter the run from its durable consumers, each acknowledged once all it led to is finished. Absent:
+   * messages are held in the run's memory (in-memory mode).
+   */
+  readonly durable?: DurableMode;
 }
 
 /** The sizes of a run, its defaults filled in. */

@@ -1,6 +1,7 @@
 import { type ComponentInstance, FailedPreconditionError, type WorkflowConfiguration } from '@loom/domain';
 import { BoundedQueue } from './bounded-queue.js';
-import { type ComponentContext, type ComponentFactory, type Inlet, type LoomMessage, type Options, type Processor, type Source } from './component.js';
+import { type ComponentContext, type ComponentFactory, type Inlet, type Options, type Processor, type Source } from './component.js';
+import { type Queued } from './completion.js';
 import { componentSettings, type ComponentSettings, optionsOf } from './options.js';
 
 /** Counters of one component instance. */
@@ -41,7 +42,8 @@ export interface InletNode extends NodeBase {
 export interface ProcessorNode extends NodeBase {
   readonly kind: 'processor';
   readonly processor: Processor;
-  readonly queue: BoundedQueue<LoomMessage>;
+  /** Its input: each message with its delivery's completion ticket in durable mode. */
+  readonly queue: BoundedQueue<Queued>;
   readonly workers: Promise<void>[];
 }
 
@@ -102,7 +104,7 @@ function createNode(index: number, instance: ComponentInstance, parts: GraphPart
   const context = parts.contextOf(instance, options);
   switch (factory.kind) {
     case 'processor': {
-      const queue = new BoundedQueue<LoomMessage>(`component '${instance.name}'`, parts.queueCapacity);
+      const queue = new BoundedQueue<Queued>(`component '${instance.name}'`, parts.queueCapacity);
       return factory.create(context).then((processor): ProcessorNode => ({ ...base, kind: 'processor', processor, queue, workers: [] }));
     }
     case 'source':

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
-import { type ComponentContext, ComponentFailedError, type Inlet, type LoomMessage, type Options, type SignalSource } from './component.js';
+import { type ComponentContext, ComponentFailedError, type LoomMessage, type Options, type SignalSource } from './component.js';
+import { type InletConsumer } from '@loom/messaging';
 import { ComponentError } from './component-error.js';
 import { MessageFlow } from './message-flow.js';
 import { type RunOptions, runSettings, type RunSettings } from './options.js';
-import { buildGraph, type ComponentCounters, type RunNode } from './run-graph.js';
+import { buildGraph, type ComponentCounters, type InletNode, type RunNode, type SourceNode } from './run-graph.js';
 import { RunTracing } from './tracing.js';
 
 /** Life cycle of a run, as in loom.v1.WorkflowState. */
@@ -69,8 +70,10 @@ export class WorkflowRun {
   private readonly tracing: RunTracing;
   private readonly flow: MessageFlow;
   private privateDir: string | undefined;
-  /** Per inlet: client-chosen ids accepted (true) or being published (their promise), oldest first. */
+  /** Per inlet: client-chosen ids accepted (true) or being published (their promise), oldest first (in-memory mode). */
   private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
+  /** Durable mode: each source's durable consumer and the loop that takes its deliveries into the run. */
+  private readonly intakes: { readonly consumer: InletConsumer; readonly taking: Promise<void> }[] = [];
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
@@ -89,6 +92,7 @@ export class WorkflowRun {
       onFailure: options.onFailure,
       report: (error) => this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: error.component, error: error.message }),
       fail: (error) => this.fail(error),
+      durable: options.durable,
     });
   }
 
@@ -102,6 +106,7 @@ export class WorkflowRun {
         run.nodes,
       );
       for (const node of run.nodes.values()) if (node.kind === 'processor') run.flow.startWorkers(node);
+      await run.startIntakes();
       await run.startSources();
       if (run.startFailure !== undefined) throw run.startFailure.error;
     } catch (error) {
@@ -138,11 +143,16 @@ export class WorkflowRun {
    * Hands a message to an inlet source; resolves once its first queue accepted it (waits while
    * full). With `clientId`, the message's id was chosen by the caller and de-duplicates: an id the
    * inlet accepted among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a
-   * publish of an id still in progress waits for that one's outcome.
+   * publish of an id still in progress waits for that one's outcome. In durable mode it resolves
+   * once JetStream stored the message instead, the message id being its JetStream message id: a
+   * retry within the stream's duplicate window is answered 'duplicate'.
    */
   async publish(inletName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
-    const inlet = this.inlet(inletName);
+    const node = this.inletNode(inletName);
+    const inlet = node.source;
     if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
+    // durable mode: answered once JetStream stored it, and JetStream de-duplicates by the message id
+    if (this.options.durable !== undefined) return (await this.flow.store(node, message)) ? 'duplicate' : 'accepted';
     if (!clientId) {
       await inlet.publish(message, withdrawal);
       return 'accepted';
@@ -183,15 +193,15 @@ export class WorkflowRun {
   }
 
   /** The inlet source of this name, or NOT_FOUND. */
-  private inlet(inletName: string): Inlet {
+  private inletNode(inletName: string): InletNode {
     const node = this.nodes.get(inletName);
     if (node?.kind !== 'inlet') throw new NotFoundError(`inlet source of workflow '${this.workflow.name}'`, inletName);
-    return node.source;
+    return node;
   }
 
   /** Throws NOT_FOUND unless this run has an inlet source of this name. */
   checkInlet(inletName: string): void {
-    this.inlet(inletName);
+    this.inletNode(inletName);
   }
 
   /**
@@ -242,10 +252,13 @@ export class WorkflowRun {
     return drained;
   }
 
-  /** Stops every source, once: nothing more enters the run. */
+  /** Stops every source, then (durable mode) every consumer, once: nothing more enters the run. */
   private stopInput(): Promise<void> {
     this.inputStopped ??= Promise.allSettled([...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node.source.stop()]))).then(
-      () => undefined,
+      async () => {
+        await Promise.allSettled(this.intakes.map(({ consumer }) => consumer.stop()));
+        await Promise.allSettled(this.intakes.map(({ taking }) => taking));
+      },
     );
     return this.inputStopped;
   }
@@ -261,6 +274,13 @@ export class WorkflowRun {
     const processors = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [node] : []));
     for (const node of processors) node.queue.close();
     await Promise.allSettled(processors.flatMap((node) => node.workers));
+    const abandoned = this.flow.abandonUnfinished();
+    if (abandoned > 0) {
+      this.options.logger.info(
+        { workflow: this.workflow.name, runId: this.runId, messages: abandoned },
+        'unfinished stored messages left to be delivered again',
+      );
+    }
     for (const node of processors) {
       await node.processor
         .close()
@@ -303,6 +323,30 @@ export class WorkflowRun {
       workflowSkills: this.workflow.skills,
       fail: (error) => this.fail(new ComponentError(instance.name, errorText(error), true, { cause: error })),
     };
+  }
+
+  /**
+   * Durable mode: makes sure of the workflow's stream (a subject per source) and takes each source's stored messages
+   * into the run through its durable consumer, until the run stops input. A consumer that breaks fails the run.
+   */
+  private async startIntakes(): Promise<void> {
+    const durable = this.options.durable;
+    if (durable === undefined) return;
+    const sources = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node]));
+    await durable.prepare(sources.map((node) => node.instance.name));
+    for (const node of sources) {
+      const consumer = await durable.consume(node.instance.name);
+      this.intakes.push({ consumer, taking: this.take(node, consumer) });
+    }
+  }
+
+  private async take(node: SourceNode | InletNode, consumer: InletConsumer): Promise<void> {
+    try {
+      for await (const delivery of consumer) await this.flow.enter(node, delivery);
+    } catch (error) {
+      if (consumer.state !== 'consuming') return;
+      this.fail(new ComponentError(node.instance.name, `its stored messages could not be consumed: ${errorText(error)}`, true, { cause: error }));
+    }
   }
 
   private async startSources(): Promise<void> {
