@@ -111,6 +111,10 @@ export interface PublishSettings {
 }
 
 const isStored = (result: PublishResult): boolean => result.accepted || result.duplicate;
+/** Statuses of a refused message a client sends again: UNAVAILABLE (NATS away) and RESOURCE_EXHAUSTED (stream full). */
+const RETRYABLE = new Set([14, 8]);
+/** Sends of one batch before a retrying publisher gives up (a minute of NATS away at 250 ms). */
+const MAX_ATTEMPTS = 240;
 
 /** Publishes `ids` (bodyOf) with PublishMessages in batches, each message with its id. */
 export async function publishIds(executor: ExecutorClient, workflow: string, ids: readonly string[], settings: PublishSettings): Promise<Published> {
@@ -124,32 +128,43 @@ export async function publishIds(executor: ExecutorClient, workflow: string, ids
     const messages = chunk.map((id) => ({ body: bodyOf(id), headers: {}, messageId: id }));
     return (await call(executor, 'publishMessages', { workflowName: workflow, inlet: INLET, messages })).results;
   };
+  /** Sends `chunk` until each id is stored; answers false when the publisher stops (onFailure 'stop'). */
+  const deliver = async (chunk: readonly string[]): Promise<boolean> => {
+    let pending = chunk;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      let results: readonly PublishResult[];
+      try {
+        results = await send(pending);
+      } catch (error) {
+        if (settings.onFailure === 'retry' && attempt < MAX_ATTEMPTS) {
+          await sleep(250); // back off while the server is away; what is asserted is the outcome, not this pace
+          continue;
+        }
+        if (settings.onFailure === 'retry') throw error;
+        unacknowledged.push(...pending);
+        return false;
+      }
+      for (const result of results.filter(isStored)) acknowledged.add(result.messageId);
+      duplicates += results.filter((result) => result.duplicate).length;
+      const refused = results.filter((result) => !isStored(result));
+      const final = refused.find((result) => !RETRYABLE.has(result.error?.code ?? 0));
+      if (final !== undefined) throw new Error(`a message was refused: ${JSON.stringify(final.error)}`);
+      pending = refused.map((result) => result.messageId);
+      if (pending.length > 0 && (settings.onFailure === 'stop' || attempt >= MAX_ATTEMPTS)) {
+        unacknowledged.push(...pending);
+        return false;
+      }
+      // refused for now (NATS away): the same ids again, as a client retries a retryable status
+      if (pending.length > 0) await sleep(250);
+    }
+    settings.onAcknowledged?.(acknowledged.size);
+    return true;
+  };
   const loop = async (): Promise<void> => {
     while (next < ids.length && !stopped) {
       const chunk = ids.slice(next, next + batch);
       next += batch;
-      let results: readonly PublishResult[] | undefined;
-      for (let attempt = 0; results === undefined; attempt++) {
-        try {
-          results = await send(chunk);
-        } catch (error) {
-          if (settings.onFailure === 'stop' || attempt >= 120) {
-            stopped = true;
-            unacknowledged.push(...chunk);
-            if (settings.onFailure === 'retry') throw error;
-            return;
-          }
-          await sleep(250); // back off while the server is away; what is asserted is the outcome, not this pace
-        }
-      }
-      const stored = results.filter(isStored);
-      if (stored.length !== chunk.length) {
-        const refused = results.find((result) => !isStored(result));
-        throw new Error(`a message was refused: ${JSON.stringify(refused?.error)}`);
-      }
-      for (const result of stored) acknowledged.add(result.messageId);
-      duplicates += results.filter((result) => result.duplicate).length;
-      settings.onAcknowledged?.(acknowledged.size);
+      if (!(await deliver(chunk))) stopped = true;
     }
   };
   await Promise.all(Array.from({ length: settings.callers ?? 4 }, loop));
