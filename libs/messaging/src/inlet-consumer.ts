@@ -48,8 +48,9 @@ const CONSUMER_TRANSITIONS = {
 /**
  * The deliveries of one inlet through its durable consumer, as an async iterable. The client holds at most `batch`
  * messages it has not handed out, and JetStream delivers at most maxAckPending unacknowledged ones over all consumers
- * of the inlet: memory stays bounded however far the stream is ahead. stop() ends the iteration; unsettled deliveries
- * are delivered again after their ack wait.
+ * of the inlet: memory stays bounded however far the stream is ahead. stop() ends the iteration: the messages fetched
+ * and not yet handed out are given back (nak), so they are delivered again at once; deliveries handed out and never
+ * settled are delivered again after their ack wait.
  */
 export class InletConsumer implements AsyncIterable<Delivery> {
   private readonly lifecycle: Lifecycle<ConsumerState>;
@@ -73,8 +74,10 @@ export class InletConsumer implements AsyncIterable<Delivery> {
   async *[Symbol.asyncIterator](): AsyncIterator<Delivery> {
     for await (const message of this.messages) {
       if (!this.lifecycle.is('consuming')) {
-        // handed out after stop(): left unsettled, JetStream delivers it again
-        break;
+        // fetched but not handed out before stop(): given back at once, so JetStream delivers it again without waiting
+        // for its ack wait (the iteration ends after the last one the client holds)
+        message.nak();
+        continue;
       }
       yield this.delivery(message);
     }

@@ -147,6 +147,29 @@ describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
     await second.ackConfirmed();
   });
 
+  it('gives back at stop the messages it fetched and had not handed out, so the next consumer gets them without an ack wait', async () => {
+    // an ack wait far longer than the test may take: only a message given back can come again in time
+    const messaging = await open({ consumer: { ackWaitMs: 600_000 } });
+    await messaging.ensureWorkflowStream('handover', ['in']);
+    for (let index = 0; index < 20; index++) await messaging.publish('handover', 'in', text(`m${index}`), { messageId: `h-${index}` });
+    const first = await messaging.consume('handover', 'in', { batch: 16 });
+    const iterator = first[Symbol.asyncIterator]();
+    const taken = await iterator.next();
+    if (taken.done === true) throw new Error('the consumer ended');
+    await taken.value.ackConfirmed();
+    await first.stop();
+    // the reader goes on to the end: nothing more is handed out, and the fetched messages are given back on the way
+    expect((await iterator.next()).done).toBe(true);
+    const next = reader(await messaging.consume('handover', 'in'));
+    const received = new Set<string>();
+    while (received.size < 19) {
+      const delivery = await next();
+      received.add(delivery.messageId!);
+      delivery.ack();
+    }
+    expect([...received].sort()).toEqual(Array.from({ length: 19 }, (_, index) => `h-${index + 1}`).sort());
+  }, 20_000);
+
   it('never delivers a terminated message again, and counts it', async () => {
     const { counts, metrics } = countingMetrics();
     const messaging = await open({ consumer: { ackWaitMs: 200 } }, metrics);

@@ -36,7 +36,7 @@ import { GraphStores } from './components/graph-stores.js';
 import { componentFactories, isScriptComponent } from './components/registry.js';
 import { dryRun } from './dry-run.js';
 import { openMessaging } from './messaging-mode.js';
-import { DurableMode } from './runtime/durable-mode.js';
+import { DurableMode, progressInterval } from './runtime/durable-mode.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
 import { type ComponentFactory } from './runtime/component.js';
 import { type ComponentError } from './runtime/component-error.js';
@@ -153,7 +153,9 @@ export class Executor {
         messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
         onFailure: (failure) => this.auditScriptFailure(plain, failure),
-        ...(this.dependencies.messaging === undefined ? {} : { durable: new DurableMode(this.dependencies.messaging, workflow.name, logger) }),
+        ...(this.dependencies.messaging === undefined
+          ? {}
+          : { durable: new DurableMode(this.dependencies.messaging, workflow.name, logger, progressInterval(config.messaging.consumer.ackWaitMs)) }),
       });
       this.runs.set(workflow.name, run);
       this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });

@@ -16,11 +16,12 @@ export function checkBatchSize(messages: readonly PublishedMessage[], field: str
 }
 
 /**
- * Publishes a batch to an inlet in order, one message after the other, each acknowledged only
- * once the workflow accepted it (waiting while its queue is full). A message that is refused
- * (no body, the workflow stopping) gets its own error; the others go on. Once `signal` aborts
- * (the caller cancelled or its deadline passed), the messages not yet accepted are refused as
- * CANCELLED without being published. `field` names the list in errors (`messages`).
+ * Publishes a batch to an inlet in order, each message acknowledged only once the workflow accepted it: in memory, one
+ * after the other, each waiting while its queue is full; in durable mode, all sent to JetStream at once (in order, on
+ * one connection) and each answered once stored. A message that is refused (no body, the workflow stopping, a full
+ * stream) gets its own error; the others go on. Once `signal` aborts (the caller cancelled or its deadline passed),
+ * the messages not yet sent are refused as CANCELLED without being published. `field` names the list in errors
+ * (`messages`).
  */
 export async function publishBatch(
   run: WorkflowRun,
@@ -30,28 +31,31 @@ export async function publishBatch(
   field: string,
   errorSink: ErrorSink,
 ): Promise<PublishResult[]> {
-  const results: PublishResult[] = [];
+  const results: Promise<PublishResult>[] = [];
   const withdrawal = { signal };
   for (const [index, message] of messages.entries()) {
     const clientId = message.messageId !== '';
     const messageId = clientId ? message.messageId : randomUUID();
     if (message.body === undefined) {
-      results.push(refused(messageId, status.INVALID_ARGUMENT, 'is required: a JSON object', `${field}[${index}].body`));
+      results.push(Promise.resolve(refused(messageId, status.INVALID_ARGUMENT, 'is required: a JSON object', `${field}[${index}].body`)));
       continue;
     }
     if (signal.aborted) {
-      results.push(refused(messageId, status.CANCELLED, 'the call ended before this message was accepted', ''));
+      results.push(Promise.resolve(refused(messageId, status.CANCELLED, 'the call ended before this message was accepted', '')));
       continue;
     }
-    try {
-      const outcome = await run.publish(inlet, { id: messageId, body: message.body, headers: { ...message.headers } }, withdrawal, clientId);
-      results.push({ messageId, accepted: true, duplicate: outcome === 'duplicate', error: undefined });
-    } catch (error) {
-      const { code, details } = toStatusObject(error, errorSink);
-      results.push(refused(messageId, code ?? status.UNKNOWN, details ?? 'not accepted', ''));
-    }
+    const result = run.publish(inlet, { id: messageId, body: message.body, headers: { ...message.headers } }, withdrawal, clientId).then(
+      (outcome): PublishResult => ({ messageId, accepted: true, duplicate: outcome === 'duplicate', error: undefined }),
+      (error: unknown) => {
+        const { code, details } = toStatusObject(error, errorSink);
+        return refused(messageId, code ?? status.UNKNOWN, details ?? 'not accepted', '');
+      },
+    );
+    // in memory the next message waits for this one's room; JetStream takes a batch's publishes one after the other as sent
+    if (!run.durable) await result;
+    results.push(result);
   }
-  return results;
+  return Promise.all(results);
 }
 
 function refused(messageId: string, code: status, message: string, field: string): PublishResult {

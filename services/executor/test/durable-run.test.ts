@@ -1,10 +1,12 @@
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
-import { connectMessaging, type Messaging, type MessagingMetrics, StreamFullError } from '@loom/messaging';
+import { connectMessaging, type Delivery, type Messaging, type MessagingMetrics, StreamFullError } from '@loom/messaging';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inletFactory } from '../src/components/inlet.js';
+import { publishBatch } from '../src/publishing.js';
 import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
+import { type Settlement } from '../src/runtime/completion.js';
 import { DurableMode } from '../src/runtime/durable-mode.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { durableSettings, durableState, processorOf, recordingSinks } from './durable.js';
@@ -23,6 +25,22 @@ function countingMetrics(): { counts: { stored: number; redelivered: number; ter
       terminated: () => (counts.terminated += 1),
     },
   };
+}
+
+/** Durable mode that counts the progress reports it sends JetStream. */
+class ProgressCounting extends DurableMode {
+  reports = 0;
+
+  override settlementOf(delivery: Delivery, source: string): Settlement {
+    const settlement = super.settlementOf(delivery, source);
+    return {
+      ...settlement,
+      working: () => {
+        this.reports++;
+        settlement.working();
+      },
+    };
+  }
 }
 
 const message = (n: number): LoomMessage => ({ id: `m${n}`, body: { n }, headers: {} });
@@ -113,6 +131,18 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
     expect(sinks.written.filter((line) => line.startsWith('errors ')).length).toBe(4);
   });
 
+  it('publishes a batch to JetStream all at once, stored and delivered in the batch’s order, a repeated id answered duplicate', async () => {
+    const sinks = recordingSinks();
+    const workflow = workflowOf('batch', [instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'written')], [['in', 'written']]);
+    const run = await start(workflow, pipelineFactories(sinks.factory), await open());
+    const ids = [...Array.from({ length: 50 }, (_, index) => `b${index}`), 'b7'];
+    const messages = ids.map((messageId, index) => ({ messageId, body: { n: index }, headers: {} }));
+    const results = await publishBatch(run, 'in', messages, new AbortController().signal, 'messages', logger);
+    expect(results.map(({ accepted, duplicate }) => ({ accepted, duplicate }))).toEqual(ids.map((_, index) => ({ accepted: true, duplicate: index === 50 })));
+    await expect.poll(() => sinks.written.length).toBe(50);
+    expect(sinks.written).toEqual(ids.slice(0, 50).map((id) => `written ${id}`));
+  });
+
   it('stores a publish retried with the same id once and answers it duplicate', async () => {
     const { counts, metrics } = countingMetrics();
     const sinks = recordingSinks();
@@ -189,6 +219,23 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
     await expect.poll(() => second.written.length).toBe(10);
     expect(second.written.sort()).toEqual(Array.from({ length: 10 }, (_, index) => `written m${index + 1}`).sort());
     await expect.poll(() => durableState(server, 'restart', 'in')).toMatchObject({ stored: 0, ackPending: 0, undelivered: 0 });
+  });
+
+  it('keeps a delivery held behind a slow component from being delivered again, telling JetStream it is still being worked on', async () => {
+    const sinks = recordingSinks();
+    sinks.closeGate();
+    const messaging = await open({ consumer: { ackWaitMs: 200 } });
+    const workflow = workflowOf('slow', [instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'written')], [['in', 'written']]);
+    const durable = new ProgressCounting(messaging, workflow.name, logger, 40);
+    const run = await WorkflowRun.start(workflow, { factories: pipelineFactories(sinks.factory), logger, durable });
+    runs.push(run);
+    await run.publish('in', message(1), withdrawal, true);
+    // held through many ack waits (each progress report restarts it): the one delivery stays the only one
+    await expect.poll(() => durable.reports).toBeGreaterThanOrEqual(15);
+    expect(await durableState(server, 'slow', 'in')).toMatchObject({ ackPending: 1, redelivered: 0, delivered: 1 });
+    sinks.open();
+    await expect.poll(() => durableState(server, 'slow', 'in')).toMatchObject({ stored: 0, ackPending: 0, redelivered: 0, delivered: 1 });
+    expect(sinks.written).toEqual(['written m1']);
   });
 
   it('refuses a publish to a full stream with a typed resource-exhausted error naming the workflow, dropping nothing', async () => {

@@ -7,6 +7,7 @@ function recorded(journal: string[], name: string): Settlement {
     ack: () => journal.push(`ack ${name}`),
     term: (reason) => journal.push(`term ${name}: ${reason}`),
     nak: () => journal.push(`nak ${name}`),
+    working: () => journal.push(`working ${name}`),
   };
 }
 
@@ -75,6 +76,17 @@ describe('completion tickets', () => {
     ticket.release();
     expect(journal).toEqual(['other branch written', 'term m: work: refused (no failure handler)']);
     expect(ticket.state).toBe('terminated');
+  });
+
+  it('tells JetStream the open deliveries are still being worked on, and says nothing of settled ones', () => {
+    const journal: string[] = [];
+    const completions = new Completions();
+    completions.ticket(recorded(journal, 'done')).release();
+    const waiting = completions.ticket(recorded(journal, 'waiting'));
+    completions.touchAll();
+    waiting.release();
+    completions.touchAll();
+    expect(journal).toEqual(['ack done', 'working waiting', 'ack waiting']);
   });
 
   it('abandons the deliveries still open when the run stops: each is nak’d once, and later releases change nothing', () => {

@@ -18,6 +18,8 @@ export interface Settlement {
   term(reason: string): void;
   /** The run ended (or a component died) before it was finished: deliver it again. */
   nak(): void;
+  /** Still being worked on (waiting in a queue, or being processed): not to be delivered again meanwhile. */
+  working(): void;
 }
 
 /** What became of a ticket: still open, or settled one of three ways. */
@@ -64,6 +66,11 @@ export class CompletionTicket {
     this.failure ??= reason;
   }
 
+  /** Tells JetStream the delivery is still being worked on, so its ack wait starts again. */
+  touch(): void {
+    if (this.current === 'open') this.settlement.working();
+  }
+
   /** The run cannot finish it: JetStream delivers it again; later holds and releases change nothing. */
   abandon(): void {
     if (this.current !== 'open') return;
@@ -97,6 +104,14 @@ export class Completions {
     const ticket = new CompletionTicket(settlement, (settled) => this.open.delete(settled));
     this.open.add(ticket);
     return ticket;
+  }
+
+  /**
+   * Tells JetStream every open delivery is still being worked on: a message waiting behind a slow component is not
+   * delivered a second time while the first is still on its way.
+   */
+  touchAll(): void {
+    for (const ticket of this.open) ticket.touch();
   }
 
   /** Abandons every open ticket (the run ended before they were finished); answers how many. */

@@ -7,6 +7,23 @@ import { type Settlement } from './completion.js';
 /** Headers JetStream adds or reads itself (`Nats-Msg-Id`, …): they stay out of a message's own headers. */
 const NATS_HEADER_PREFIX = 'nats-';
 
+/**
+ * Messages a consumer fetches ahead of the run (never more than loom.messaging.consumer.maxAckPending): a run takes
+ * deliveries faster in larger pulls, and they wait in the client no longer than in a processor's queue.
+ */
+const CONSUMER_BATCH = 256;
+
+/** A third of the default ack wait (loom.messaging.consumer.ackWaitMs, 30 s). */
+const DEFAULT_PROGRESS_EVERY_MS = 10_000;
+
+/** How often a run with this ack wait tells JetStream its unfinished deliveries are still being worked on. */
+export function progressInterval(ackWaitMs: number): number {
+  return Math.max(50, Math.floor(ackWaitMs / 3));
+}
+
+/** What JetStream is told of a terminated message. */
+const TERM_REASON = 'loom: failed past max_retry with no failure handler, or not a message';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -22,6 +39,12 @@ export class DurableMode {
     /** The workflow whose stream this is. */
     readonly workflow: string,
     private readonly logger: Logger,
+    /**
+     * How often the run tells JetStream its unfinished deliveries are still being worked on; well under
+     * `loom.messaging.consumer.ackWaitMs` (default a third of its default), so a message waiting behind a slow
+     * component is not delivered again.
+     */
+    readonly progressEveryMs: number = DEFAULT_PROGRESS_EVERY_MS,
   ) {}
 
   /** Makes sure of the workflow's stream, with a subject and a durable consumer for each of these source components. */
@@ -45,7 +68,7 @@ export class DurableMode {
 
   /** The stored messages of a source through its durable consumer; stop() the consumer when done. */
   consume(source: string): Promise<InletConsumer> {
-    return this.messaging.consume(this.workflow, source);
+    return this.messaging.consume(this.workflow, source, { batch: CONSUMER_BATCH });
   }
 
   /** How a delivery is settled: acknowledged, terminated (counted by the messaging metrics, and logged here) or nak'd. */
@@ -53,13 +76,15 @@ export class DurableMode {
     return {
       ack: () => delivery.ack(),
       term: (reason) => {
-        delivery.term(reason);
+        // the reason goes to the log, which is redacted; JetStream (its advisories) gets no component's error text
+        delivery.term(TERM_REASON);
         this.logger.warn(
           { workflow: this.workflow, component: source, messageId: delivery.messageId, sequence: delivery.sequence, reason },
           'message terminated: a branch failed past max_retry with no failure handler; it will not be delivered again',
         );
       },
       nak: () => delivery.nak(),
+      working: () => delivery.working(),
     };
   }
 }

@@ -126,6 +126,11 @@ export class MessageFlow {
     ticket.release();
   }
 
+  /** Durable mode: tells JetStream the deliveries entered and not finished are still being worked on. */
+  touchUnfinished(): void {
+    this.completions.touchAll();
+  }
+
   /** Durable mode: the deliveries entered and not finished are nak'd (delivered again); answers how many. */
   abandonUnfinished(): number {
     return this.completions.abandonAll();

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
-import { type ComponentContext, ComponentFailedError, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { type InletConsumer } from '@loom/messaging';
+import { type ComponentContext, ComponentFailedError, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
 import { MessageFlow } from './message-flow.js';
 import { type RunOptions, runSettings, type RunSettings } from './options.js';
@@ -49,7 +49,10 @@ export const DEDUP_WINDOW = 65_536;
  * - `fail(error)`: a component died; stop taking input, close without a drain; ends FAILED with the error.
  * - `stopInput()`: stops every source, once; later calls answer the same promise.
  * - `close()`: releases what the run holds (aborts the work in flight, closes the queues, waits for the workers,
- *   closes every processor, removes the private directory), once.
+ *   hands the unfinished durable deliveries back to JetStream, closes every processor, removes the private
+ *   directory), once.
+ * In durable mode (`RunOptions.durable`) the sources' messages are stored in JetStream and come back through one
+ * durable consumer per source (`startIntakes`); stopping input stops the sources, then the consumers.
  * So each source is stopped and each processor closed exactly once, however the run ends.
  */
 export class WorkflowRun {
@@ -74,6 +77,8 @@ export class WorkflowRun {
   private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
   /** Durable mode: each source's durable consumer and the loop that takes its deliveries into the run. */
   private readonly intakes: { readonly consumer: InletConsumer; readonly taking: Promise<void> }[] = [];
+  /** Durable mode: tells JetStream, every so often, that the deliveries in the run are still being worked on. */
+  private progress: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
@@ -126,6 +131,11 @@ export class WorkflowRun {
 
   get error(): string {
     return this.lastError;
+  }
+
+  /** True in durable mode: its messages are stored in JetStream before they are answered. */
+  get durable(): boolean {
+    return this.options.durable !== undefined;
   }
 
   /** Counters of every component, in the workflow's order. */
@@ -274,6 +284,7 @@ export class WorkflowRun {
     const processors = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [node] : []));
     for (const node of processors) node.queue.close();
     await Promise.allSettled(processors.flatMap((node) => node.workers));
+    clearInterval(this.progress);
     const abandoned = this.flow.abandonUnfinished();
     if (abandoned > 0) {
       this.options.logger.info(
@@ -334,19 +345,25 @@ export class WorkflowRun {
     if (durable === undefined) return;
     const sources = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node]));
     await durable.prepare(sources.map((node) => node.instance.name));
+    this.progress = setInterval(() => this.flow.touchUnfinished(), durable.progressEveryMs);
+    this.progress.unref();
     for (const node of sources) {
       const consumer = await durable.consume(node.instance.name);
       this.intakes.push({ consumer, taking: this.take(node, consumer) });
     }
   }
 
+  /** Takes a source's deliveries into the run until its consumer is stopped; a consumer that ends or breaks otherwise fails the run. */
   private async take(node: SourceNode | InletNode, consumer: InletConsumer): Promise<void> {
+    let failure: unknown;
     try {
       for await (const delivery of consumer) await this.flow.enter(node, delivery);
     } catch (error) {
-      if (consumer.state !== 'consuming') return;
-      this.fail(new ComponentError(node.instance.name, `its stored messages could not be consumed: ${errorText(error)}`, true, { cause: error }));
+      failure = error;
     }
+    if (consumer.state !== 'consuming') return;
+    const reason = failure === undefined ? 'its stored messages are no longer delivered' : `its stored messages could not be consumed: ${errorText(failure)}`;
+    this.fail(new ComponentError(node.instance.name, reason, true, failure === undefined ? {} : { cause: failure }));
   }
 
   private async startSources(): Promise<void> {
