@@ -21,6 +21,7 @@ import { call, createClient } from '@loom/service-kit';
 import { createLogger } from '@loom/telemetry';
 import { articleWorkflow } from './article-pipeline.mjs';
 import { countingSink, measureThroughput } from './counting-sink.mjs';
+import { feed } from './feed.mjs';
 import { cpuSecondsOf, median, startLoomServe } from './loom-serve.mjs';
 import { samplePayload } from './node-red-baseline.mjs';
 
@@ -87,19 +88,6 @@ async function serveWithWorkflows(main) {
     executor.close();
   }
   return { loom, webhookUrl: `http://127.0.0.1:${hookPort}/articles` };
-}
-
-function feed(settings) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', new URL('./publish-feeder.mjs', import.meta.url).pathname, JSON.stringify(settings)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const out = [];
-    child.stdout.on('data', (chunk) => out.push(chunk));
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`feeder ${settings.mode} exited with ${code}`)),
-    );
-  });
 }
 
 /** The no-op server (bench/noop-executor-server.mjs) as a `served` of measureCases: no workflow, so no sink to wait for. */

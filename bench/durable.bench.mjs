@@ -1,0 +1,186 @@
+// Durable messages (issue 34) against the in-memory mode, measured in the same run the same way: a real `loom serve`
+// without NATS (in-memory: a publish is answered once a queue of the executor holds it), then one with
+// loom.messaging.nats.servers on a nats-server of its own (JetStream on file storage in a temporary directory: a publish
+// is answered once JetStream stored it, each message acknowledged once all it led to is finished). For each mode:
+// PublishStream into the article pipeline (bench/article-pipeline.mjs; messages per second until the sink has every
+// message that passes the filter, the issue's target ≥ 40% of in-memory), PublishMessage at 64 callers (the median of
+// 3 runs each, fed by bench/publish-feeder.mjs in its own process), and the publish-to-graph latency: one message at a
+// time published into an inlet → graph writer workflow on the embedded graph, timed from the send until a query finds
+// its node (p50, p99). BENCH_SCALE scales the message counts (default 1).
+import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
+import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS, workflowToProto } from '@loom/domain';
+import { openGraphStore } from '@loom/graph';
+import { call, createClient } from '@loom/service-kit';
+import { startNatsServer } from '@loom/testing';
+import { ensureNats } from '../scripts/test-env/nats.mjs';
+import { articleWorkflow } from './article-pipeline.mjs';
+import { feed } from './feed.mjs';
+import { cpuSecondsOf, median, quantile, startLoomServe } from './loom-serve.mjs';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const RUNS = 3;
+const PIPELINE = 'Durable bench_3f4a5b6c-7d8e-4f9a-8b0c-1d2e3f4a5b6c';
+const TO_GRAPH = 'Durable latency_4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d';
+const GRAPH = 'durable_bench';
+const LATENCY_MESSAGES = Math.max(50, Math.round(300 * SCALE));
+const LATENCY_WARMUP = 20;
+const CASES = [
+  { label: 'PublishStream, 100 a request, 8 unanswered', mode: 'stream', callers: 8, batch: 100, messages: 50_000 },
+  { label: 'PublishMessage, 64 callers', mode: 'unary', callers: 64, batch: 1, messages: 10_000 },
+];
+/** The issue's target for PublishStream: durable at least this share of in-memory. */
+const STREAM_TARGET = 0.4;
+
+/** Inlet → graph writer (one statement a message, as a latency wants) MERGEing an article node on the embedded graph. */
+function graphWorkflow() {
+  const source = instance(COMPONENT_KINDS.INLET, 'in');
+  const writer = {
+    ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'write', { query: 'MERGE (a:Article {id: $id}) SET a.title = $title' }),
+    resource: {
+      name: 'Embedded graph_5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e',
+      resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
+      parameters: { host: 'embedded', user: 'postgres', graph: GRAPH },
+    },
+  };
+  return {
+    name: TO_GRAPH,
+    autoStart: false,
+    components: [source, writer],
+    links: [{ from: 'in', to: 'write' }],
+    resources: [],
+    skills: [],
+    workflowResources: [],
+  };
+}
+
+/** Starts a loom (durable when `natsUrl` is given), pushes and starts both workflows; answers it and its graph's port. */
+async function serve(natsUrl) {
+  let graphPort;
+  const loom = await startLoomServe({
+    args: [
+      '--services',
+      'secrets,config-store,audit,executor',
+      '--set',
+      'loom.auth.allowAnonymous=true',
+      '--set',
+      'loom.experimental.enabled=true',
+      '--set',
+      'loom.secrets.generateKeys=true',
+      ...(natsUrl === undefined ? [] : ['--set', `loom.messaging.nats.servers=${natsUrl}`]),
+    ],
+    onLine: (entry) => {
+      if (typeof entry.msg === 'string' && entry.msg.startsWith('embedded graph')) graphPort = entry.port;
+    },
+  });
+  const store = createClient(WorkflowStoreClient, loom.address, { retry: false });
+  const executor = createClient(ExecutorClient, loom.address, { retry: false });
+  try {
+    for (const workflow of [articleWorkflow(PIPELINE, { sinkOptions: { level: 'debug' } }), graphWorkflow()]) {
+      await call(store, 'putWorkflow', { workflow: workflowToProto(workflow) });
+      await call(executor, 'startWorkflow', { name: workflow.name });
+    }
+  } finally {
+    store.close();
+    executor.close();
+  }
+  if (graphPort === undefined) throw new Error('loom logged no embedded graph port');
+  return { loom, graphPort };
+}
+
+/** The median of RUNS feeder runs of each case: messages per second, its runs, p50/p99 per call, loom's CPU a message. */
+async function measureCases(loom) {
+  const figures = new Map();
+  for (const spec of CASES) {
+    const runs = [];
+    for (let run = 0; run < RUNS; run++) {
+      const cpuBefore = cpuSecondsOf(loom.child.pid);
+      const messages = Math.max(spec.batch, Math.round(spec.messages * SCALE));
+      const result = await feed({ address: loom.address, ...spec, messages, workflow: PIPELINE, inlet: 'in', sink: 'sink' });
+      runs.push({ ...result, loomCpuUs: ((cpuSecondsOf(loom.child.pid) - cpuBefore) * 1e6) / result.messages });
+    }
+    const middle = median(runs.map((run) => run.perSecond));
+    const chosen = runs.find((run) => run.perSecond === middle) ?? runs[0];
+    figures.set(spec.label, {
+      perSecond: middle,
+      runs: runs.map((run) => run.perSecond),
+      p50Ms: chosen.p50Ms,
+      p99Ms: chosen.p99Ms,
+      loomCpuUs: median(runs.map((run) => run.loomCpuUs)),
+    });
+  }
+  return figures;
+}
+
+/** Publishes one message at a time into the graph workflow and times each until a query finds its node. */
+async function publishToGraphLatency(loom, graphPort) {
+  const graph = openGraphStore({
+    resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
+    parameters: { host: '127.0.0.1', port: graphPort, user: 'postgres', graph: GRAPH },
+  });
+  const executor = createClient(ExecutorClient, loom.address, { retry: false });
+  const latencies = [];
+  try {
+    for (let index = 0; index < LATENCY_WARMUP + LATENCY_MESSAGES; index++) {
+      const id = `latency-${index}`;
+      const began = performance.now();
+      await call(executor, 'publishMessage', { workflowName: TO_GRAPH, inlet: 'in', body: { id, title: `article ${index}` }, headers: {}, messageId: id });
+      // polled back to back: the node's arrival is seen within one query's round trip
+      while ((await graph.run('MATCH (a:Article {id: $id}) RETURN a.id AS id', { id })).length === 0);
+      if (index >= LATENCY_WARMUP) latencies.push(performance.now() - began);
+    }
+  } finally {
+    executor.close();
+    await graph.close();
+  }
+  return { p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99) };
+}
+
+/** Both measurements on one loom; stops it afterwards. */
+async function measureMode(natsUrl) {
+  const { loom, graphPort } = await serve(natsUrl);
+  try {
+    const figures = await measureCases(loom);
+    const latency = await publishToGraphLatency(loom, graphPort);
+    return { figures, latency };
+  } finally {
+    await loom.stop();
+  }
+}
+
+// the bench's own nats-server, as the tests start one (LOOM_NATS_SERVER, built once into the tools cache)
+Object.assign(process.env, await ensureNats());
+const nats = await startNatsServer();
+let memory;
+let durable;
+try {
+  memory = await measureMode(undefined);
+  durable = await measureMode(nats.url);
+} finally {
+  await nats.close();
+}
+
+const fmt = (value) => Math.round(value).toLocaleString('en');
+const ms = (value) => value.toFixed(2);
+console.log(
+  '\npath | in-memory msg/s (median of 3; runs) | durable msg/s (median of 3; runs) | durable / in-memory | p50 / p99 ms a call, in-memory → durable | loom CPU µs a message, in-memory → durable',
+);
+for (const spec of CASES) {
+  const before = memory.figures.get(spec.label);
+  const after = durable.figures.get(spec.label);
+  console.log(
+    `${spec.label} | ${fmt(before.perSecond)} (${before.runs.map(fmt).join(' / ')}) | ${fmt(after.perSecond)} (${after.runs.map(fmt).join(' / ')}) | ` +
+      `${((after.perSecond / before.perSecond) * 100).toFixed(1)}% | ${ms(before.p50Ms)} / ${ms(before.p99Ms)} → ${ms(after.p50Ms)} / ${ms(after.p99Ms)} | ` +
+      `${fmt(before.loomCpuUs)} → ${fmt(after.loomCpuUs)}`,
+  );
+}
+const stream = CASES[0].label;
+const streamShare = durable.figures.get(stream).perSecond / memory.figures.get(stream).perSecond;
+console.log(
+  `\n${stream}: durable is ${(streamShare * 100).toFixed(1)}% of in-memory (target ≥ ${STREAM_TARGET * 100}%: ${streamShare >= STREAM_TARGET ? 'met' : 'NOT met'})`,
+);
+console.log(
+  `publish-to-graph latency (${LATENCY_MESSAGES} messages one at a time, inlet → graph writer on the embedded graph): ` +
+    `in-memory p50 ${ms(memory.latency.p50Ms)} ms, p99 ${ms(memory.latency.p99Ms)} ms | durable p50 ${ms(durable.latency.p50Ms)} ms, p99 ${ms(durable.latency.p99Ms)} ms | ` +
+    `ratio p50 ${(durable.latency.p50Ms / memory.latency.p50Ms).toFixed(2)}x, p99 ${(durable.latency.p99Ms / memory.latency.p99Ms).toFixed(2)}x`,
+);
+process.exit(0);
