@@ -9,7 +9,8 @@ import { eventually, freePort, messagesOut, runAsync, startWorkflow, type Servic
 import { type ComposeConfig, type ComposeService, containerProcess, loomServicesOf, resolveCompose } from './compose-processes.js';
 import { type NatsProcess, natsHandshake, startNatsOfCompose } from './nats.js';
 import { deployDir, imageSpec, repoRoot, run, scratchDir } from './tools.js';
-import { testDatabaseUrl } from '@loom/testing';
+import { graphQueryArguments, testDatabaseUrl, writeEmbeddedGraphResource } from '@loom/testing';
+import { GRPC_SERVICE_OF } from './grpc-services.js';
 
 /**
  * deploy/compose/docker-compose.yml run for real without Docker: `docker-compose config` resolves
@@ -133,18 +134,10 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
 
   it('runs the six services, each in its own process, each healthy and hosting only itself', async () => {
     expect(loomServices.sort()).toEqual(['audit', 'config-store', 'executor', 'scheduler', 'secrets', 'skill-gateway']);
-    const grpcNames: Record<string, string> = {
-      'config-store': 'loom.v1.WorkflowStore',
-      scheduler: 'loom.v1.Scheduler',
-      executor: 'loom.v1.Executor',
-      secrets: 'loom.v1.Secrets',
-      'skill-gateway': 'loom.v1.SkillGateway',
-      audit: 'loom.v1.Audit',
-    };
     for (const name of loomServices) {
       const rows = await checkHealth(addressOf(name));
       const serving = rows.filter((row) => row.status === 'SERVING').map((row) => row.service);
-      expect(serving).toEqual(['(server)', grpcNames[name]]);
+      expect(serving).toEqual(['(server)', GRPC_SERVICE_OF[name]]);
     }
   });
 
@@ -240,19 +233,8 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     await writtenBy(3);
 
     // the graph on the executor's volume kept every write acknowledged before the kill
-    const graphLog = executor.logLines
-      .map((line) => JSON.parse(line) as { msg: string; port?: number })
-      .find((entry) => entry.msg.startsWith('embedded graph'));
-    expect(graphLog?.port).toBeGreaterThan(0);
-    const resource = join(base, 'graph.json');
-    writeFileSync(
-      resource,
-      JSON.stringify({
-        resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' },
-        parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'people_graph' },
-      }),
-    );
-    const people = await cli('executor', ['graph', 'query', '--resource', resource, '--output', 'json', 'MATCH (p:Person) RETURN p.id AS id ORDER BY p.id']);
+    const resource = writeEmbeddedGraphResource(join(base, 'graph.json'), executor.logLines, 'people_graph');
+    const people = await cli('executor', graphQueryArguments(resource, 'MATCH (p:Person) RETURN p.id AS id ORDER BY p.id'));
     expect(people.status, people.stderr).toBe(0);
     expect((JSON.parse(people.stdout) as { id: number }[]).map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
 
@@ -291,26 +273,8 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
     /** The documents the executor's embedded graph holds with their keywords, through the port its latest process logged. */
     const documents = async (): Promise<string[]> => {
       const executor = processes.get('executor') as ServiceProcess;
-      const graphLog = executor.logLines
-        .map((line) => JSON.parse(line) as { msg: string; port?: number })
-        .findLast((entry) => entry.msg.startsWith('embedded graph'));
-      const resource = join(base, 'knowledge-graph.json');
-      writeFileSync(
-        resource,
-        JSON.stringify({
-          resource: { qualifiedName: 'loom.resources.graph.AgeDatabase' },
-          parameters: { host: '127.0.0.1', port: graphLog?.port, user: 'postgres', graph: 'knowledge_graph' },
-        }),
-      );
-      const answer = await cli('executor', [
-        'graph',
-        'query',
-        '--resource',
-        resource,
-        '--output',
-        'json',
-        'MATCH (d:Document)-[:HAS_KEYWORD]->(k:Keyword) RETURN DISTINCT d.id AS id',
-      ]);
+      const resource = writeEmbeddedGraphResource(join(base, 'knowledge-graph.json'), executor.logLines, 'knowledge_graph');
+      const answer = await cli('executor', graphQueryArguments(resource, 'MATCH (d:Document)-[:HAS_KEYWORD]->(k:Keyword) RETURN DISTINCT d.id AS id'));
       return answer.status === 0 ? (JSON.parse(answer.stdout) as { id: string }[]).map((row) => row.id).sort() : [];
     };
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { brokenChart, byKind, chartDir, lint, productionValues, render, renderOk, runHelm, valuesFile } from './helm.js';
 import { type KubeObject, type Located, parseManifests, restrictedViolations, validateAgainstSchemas, wiringProblems } from './kubernetes.js';
+import { GRPC_SERVICE_OF } from './grpc-services.js';
 import { scratchDir } from './tools.js';
 
 beforeAll(() => {
@@ -66,15 +67,7 @@ describe.each([
   });
 
   it('runs each of the six services in its own Deployment with gRPC health probes on its service name', () => {
-    const services: Record<string, string> = {
-      'config-store': 'loom.v1.WorkflowStore',
-      scheduler: 'loom.v1.Scheduler',
-      executor: 'loom.v1.Executor',
-      secrets: 'loom.v1.Secrets',
-      'skill-gateway': 'loom.v1.SkillGateway',
-      audit: 'loom.v1.Audit',
-    };
-    for (const [name, grpcService] of Object.entries(services)) {
+    for (const [name, grpcService] of Object.entries(GRPC_SERVICE_OF)) {
       const deployment = byKind(objects, 'Deployment').find((object) => object.metadata.name === `loom-${name}`);
       const container = (deployment?.spec as { template: { spec: { containers: { args: string[]; readinessProbe: { grpc: { service: string } } }[] } } })
         .template.spec.containers[0];

@@ -1,28 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { configError } from './expect-config-error.js';
+import { testDirectory } from './test-directory.js';
 import { loadConfig, resolveConfig } from '../src/index.js';
 
-let dir: string;
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'loom-config-'));
-});
-
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** Writes a file in the test's temporary directory and returns its path. */
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const scratch = testDirectory('loom-config-');
+const file = scratch.file;
 
 describe('precedence: defaults < file < environment < --set', () => {
   const formats = {
@@ -151,7 +136,7 @@ describe('config files', () => {
   });
 
   it('a missing config file is an error naming the path', () => {
-    const configFile = join(dir, 'missing.yaml');
+    const configFile = join(scratch.path, 'missing.yaml');
     const error = configError(() => loadConfig({ configFile, env: {} }));
     expect(error.message).toContain(configFile);
     expect(error.message).toContain('ENOENT');
@@ -217,7 +202,7 @@ describe('_FILE environment variables', () => {
   });
 
   it('an unreadable _FILE is an error naming the variable', () => {
-    const missing = join(dir, 'nope');
+    const missing = join(scratch.path, 'nope');
     const error = configError(() => loadConfig({ env: { SERVER_PORT_FILE: missing } }));
     expect(error.message).toContain('SERVER_PORT_FILE');
     expect(error.message).toContain(missing);
@@ -232,9 +217,9 @@ describe('_FILE environment variables', () => {
   });
 
   it('a _FILE naming a directory is an error', () => {
-    const error = configError(() => loadConfig({ env: { LOOM_AUTH_TOKENS_ALICE_FILE: dir } }));
+    const error = configError(() => loadConfig({ env: { LOOM_AUTH_TOKENS_ALICE_FILE: scratch.path } }));
     expect(error.message).toBe(
-      `loom.auth.tokens.alice: cannot read file ${dir} named by environment variable LOOM_AUTH_TOKENS_ALICE_FILE: EISDIR: illegal operation on a directory, read`,
+      `loom.auth.tokens.alice: cannot read file ${scratch.path} named by environment variable LOOM_AUTH_TOKENS_ALICE_FILE: EISDIR: illegal operation on a directory, read`,
     );
   });
 });

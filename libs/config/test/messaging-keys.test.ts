@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { configError } from './expect-config-error.js';
+import { testDirectory } from './test-directory.js';
 import { loadConfig } from '../src/index.js';
 
 const CERTIFICATE = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----\n';
@@ -20,21 +18,7 @@ const CREDENTIALS = [
   '',
 ].join('\n');
 
-let dir: string;
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'loom-config-messaging-'));
-});
-
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const { file } = testDirectory('loom-config-messaging-');
 
 describe('loom.messaging keys', () => {
   it('default to the in-memory mode, with sound stream and consumer settings', () => {

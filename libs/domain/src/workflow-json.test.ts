@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sampleWorkflow } from '../test/sample-workflow.js';
-import { fieldsThrownBy, type LooseJson, violationsThrownBy } from '../test/violations.js';
+import { fieldsThrownBy, type LooseJson, violationLinesThrownBy, violationsThrownBy } from '../test/violations.js';
 import { ValidationError } from './errors.js';
 import type { Schedule } from './workflow.js';
 import { MAX_VALUE_DEPTH } from './workflow-schema.js';
@@ -106,17 +106,13 @@ describe('parseWorkflow violations', () => {
     json['resources'][0].resource.parameters[1].type = 'SECRET';
     json['links'][0].to = 7;
     delete json['skills'];
-    expect(violationsThrownBy(() => parseWorkflow(json))).toEqual([
-      { field: 'components[0].component.qualifiedName', description: 'required field is missing', reason: 'MISSING_FIELD' },
-      {
-        field: 'components[0].component.type',
-        description: 'must be one of SOURCE, PROCESSOR, SKILL, PERSISTENCE, DATA_SCIENCE, SINK',
-        reason: 'INVALID_VALUE',
-      },
-      { field: 'components[1].component.options[0].required', description: 'expected a boolean, got a string', reason: 'WRONG_TYPE' },
-      { field: 'links[0].to', description: 'expected a string, got an integer', reason: 'WRONG_TYPE' },
-      { field: 'resources[0].resource.parameters[1].type', description: 'must be one of STRING, INTEGER, BOOLEAN, PASSWORD', reason: 'INVALID_VALUE' },
-      { field: 'skills', description: 'required field is missing', reason: 'MISSING_FIELD' },
+    expect(violationLinesThrownBy(() => parseWorkflow(json))).toEqual([
+      'components[0].component.qualifiedName: required field is missing (MISSING_FIELD)',
+      'components[0].component.type: must be one of SOURCE, PROCESSOR, SKILL, PERSISTENCE, DATA_SCIENCE, SINK (INVALID_VALUE)',
+      'components[1].component.options[0].required: expected a boolean, got a string (WRONG_TYPE)',
+      'links[0].to: expected a string, got an integer (WRONG_TYPE)',
+      'resources[0].resource.parameters[1].type: must be one of STRING, INTEGER, BOOLEAN, PASSWORD (INVALID_VALUE)',
+      'skills: required field is missing (MISSING_FIELD)',
     ]);
   });
 
@@ -225,11 +221,11 @@ describe('JSON values', () => {
     json['components'][0].component.options[0].defaultValue = Number.NaN;
     json['resources'][0].parameters.when = new Date(0);
     json['skills'][1].parameters.fn = () => 1;
-    expect(violationsThrownBy(() => parseWorkflow(json))).toEqual([
-      { field: 'components[0].component.options[0].defaultValue', description: 'not a JSON value: a number must be finite', reason: 'NOT_JSON' },
-      { field: 'components[0].options[0].value.list[1]', description: 'not a JSON value: undefined', reason: 'NOT_JSON' },
-      { field: 'resources[0].parameters.when', description: 'not a JSON value: not a plain object', reason: 'NOT_JSON' },
-      { field: 'skills[1].parameters.fn', description: 'not a JSON value: function', reason: 'NOT_JSON' },
+    expect(violationLinesThrownBy(() => parseWorkflow(json))).toEqual([
+      'components[0].component.options[0].defaultValue: not a JSON value: a number must be finite (NOT_JSON)',
+      'components[0].options[0].value.list[1]: not a JSON value: undefined (NOT_JSON)',
+      'resources[0].parameters.when: not a JSON value: not a plain object (NOT_JSON)',
+      'skills[1].parameters.fn: not a JSON value: function (NOT_JSON)',
     ]);
   });
 
@@ -274,12 +270,12 @@ describe('schedules', () => {
   });
 
   it('names each violation', () => {
-    expect(violationsThrownBy(() => parseSchedule({ enabled: 'yes', cron: '', overlap: 'SOMETIMES', catchUp: 'ALL', tz: 'UTC' }))).toEqual([
-      { field: 'enabled', description: 'expected a boolean, got a string', reason: 'WRONG_TYPE' },
-      { field: 'cron', description: 'must not be empty', reason: 'INVALID_VALUE' },
-      { field: 'timezone', description: 'required field is missing', reason: 'MISSING_FIELD' },
-      { field: 'overlap', description: 'must be one of SKIP, QUEUE, ALLOW', reason: 'INVALID_VALUE' },
-      { field: 'tz', description: 'unknown field', reason: 'UNKNOWN_FIELD' },
+    expect(violationLinesThrownBy(() => parseSchedule({ enabled: 'yes', cron: '', overlap: 'SOMETIMES', catchUp: 'ALL', tz: 'UTC' }))).toEqual([
+      'enabled: expected a boolean, got a string (WRONG_TYPE)',
+      'cron: must not be empty (INVALID_VALUE)',
+      'timezone: required field is missing (MISSING_FIELD)',
+      'overlap: must be one of SKIP, QUEUE, ALLOW (INVALID_VALUE)',
+      'tz: unknown field (UNKNOWN_FIELD)',
     ]);
   });
 

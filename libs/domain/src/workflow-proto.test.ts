@@ -11,7 +11,7 @@ import {
 } from '@loom/contracts';
 import { describe, expect, it } from 'vitest';
 import { sampleWorkflow } from '../test/sample-workflow.js';
-import { violationsThrownBy } from '../test/violations.js';
+import { violationLinesThrownBy, violationsThrownBy } from '../test/violations.js';
 import type { Schedule, WorkflowConfiguration } from './workflow.js';
 import { parseWorkflow, parseWorkflowJson, serializeWorkflowJson } from './workflow-json.js';
 import { MAX_VALUE_DEPTH } from './workflow-schema.js';
@@ -108,14 +108,14 @@ describe('workflowToProto / workflowFromProto', () => {
     message.skills[0]!.capability = SkillCapability.UNRECOGNIZED;
     message.components.push({ name: 'bare', options: [] });
     const decoded = WorkflowMessage.decode(WorkflowMessage.encode(message).finish());
-    expect(violationsThrownBy(() => workflowFromProto(decoded))).toEqual([
-      { field: 'components[0].component.type', description: 'is unspecified', reason: 'MISSING_FIELD' },
-      { field: 'components[1].component.state', description: 'is unspecified', reason: 'MISSING_FIELD' },
-      { field: 'components[1].component.options[1].type', description: 'unknown enum value 99', reason: 'INVALID_VALUE' },
-      { field: 'components[1].resource.resource.parameters[0].type', description: 'is unspecified', reason: 'MISSING_FIELD' },
-      { field: 'components[2].component', description: 'required field is missing', reason: 'MISSING_FIELD' },
-      { field: 'skills[0].capability', description: 'unknown enum value -1', reason: 'INVALID_VALUE' },
-      { field: 'workflowResources[0].resource', description: 'required field is missing', reason: 'MISSING_FIELD' },
+    expect(violationLinesThrownBy(() => workflowFromProto(decoded))).toEqual([
+      'components[0].component.type: is unspecified (MISSING_FIELD)',
+      'components[1].component.state: is unspecified (MISSING_FIELD)',
+      'components[1].component.options[1].type: unknown enum value 99 (INVALID_VALUE)',
+      'components[1].resource.resource.parameters[0].type: is unspecified (MISSING_FIELD)',
+      'components[2].component: required field is missing (MISSING_FIELD)',
+      'skills[0].capability: unknown enum value -1 (INVALID_VALUE)',
+      'workflowResources[0].resource: required field is missing (MISSING_FIELD)',
     ]);
   });
 
@@ -165,9 +165,9 @@ describe('scheduleToProto / scheduleFromProto', () => {
   });
 
   it('names UNSPECIFIED policies', () => {
-    expect(violationsThrownBy(() => scheduleFromProto(ScheduleMessage.fromPartial({ enabled: true, cron: '* * * * * *' })))).toEqual([
-      { field: 'overlap', description: 'is unspecified', reason: 'MISSING_FIELD' },
-      { field: 'catchUp', description: 'is unspecified', reason: 'MISSING_FIELD' },
+    expect(violationLinesThrownBy(() => scheduleFromProto(ScheduleMessage.fromPartial({ enabled: true, cron: '* * * * * *' })))).toEqual([
+      'overlap: is unspecified (MISSING_FIELD)',
+      'catchUp: is unspecified (MISSING_FIELD)',
     ]);
   });
 });

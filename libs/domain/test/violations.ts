@@ -11,6 +11,14 @@ export function violationsThrownBy(action: () => unknown): readonly FieldViolati
   throw new Error('expected a ValidationError, nothing was thrown');
 }
 
+/** Runs `action`, expects a ValidationError and returns its violations one a line: `field: description (REASON)`. */
+export function violationLinesThrownBy(action: () => unknown): string[] {
+  return violationsThrownBy(action).map(({ field, description, reason }) => {
+    const line = field === '' ? description : `${field}: ${description}`;
+    return reason === undefined ? line : `${line} (${reason})`;
+  });
+}
+
 /** Runs `action`, expects a ValidationError and returns the fields it names. */
 export function fieldsThrownBy(action: () => unknown): string[] {
   return violationsThrownBy(action).map((violation) => violation.field);

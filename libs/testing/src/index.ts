@@ -55,6 +55,7 @@ export {
   type Neo4jTestServer,
   type StartNeo4jOptions,
 } from './neo4j.js';
+export { embeddedGraphPort, graphQueryArguments, writeEmbeddedGraphResource } from './embedded-graph.js';
 export { TEST_DATABASE_ENV, TestDatabaseMissingError, testDatabaseUrl } from './test-database.js';
 export { type TestCertificate, type TestCertificates, testCertificates } from './test-certificates.js';
 export {

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { startNeo4j } from '@loom/testing';
+import { graphQueryArguments, startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
 import { neo4jResourceFile, workflowOnNeo4j } from './neo4j-workflow.js';
@@ -48,13 +48,7 @@ describe('examples/relations.workflow.yaml through loom serve --with-skills', ()
     const resource = knowledge();
     const relations = async (): Promise<string[]> => {
       const answer = await loomAt(
-        'graph',
-        'query',
-        '--resource',
-        resource,
-        '--output',
-        'json',
-        'MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object',
+        ...graphQueryArguments(resource, 'MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object'),
       );
       expect(answer.stderr).toBe('');
       return (JSON.parse(answer.stdout) as { subject: string; relation: string; object: string }[])

@@ -13,6 +13,7 @@ import { componentFactories } from '../src/components/registry.js';
 import { type LoomMessage } from '../src/runtime/component.js';
 import { dryRun } from '../src/dry-run.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
+import { componentNames } from './component-names.js';
 import { GRAPH_BACKENDS, type GraphBackend, startGraphBackend } from './graph-backends.js';
 import { annotation } from './relations/annotations.js';
 import { BASED_IN, BLETCHLEY, LEADS, LIVES_IN, NEGATED, RULES, TURING, WORKS_FOR } from './relations/fixtures.js';
@@ -29,11 +30,13 @@ const stores = new GraphStores(config, logger);
 const runs: WorkflowRun[] = [];
 let firstCounts: Record<string, number> = {};
 
-const INLET = 'Documents_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
-const WRITER = 'Token Occurrence Writer_1b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e';
-const EXTRACT = 'Relations_2c3d4e5f-6a7b-4c8d-8e9f-1a2b3c4d5e6f';
-const SINK = 'Sink_3d4e5f6a-7b8c-4d9e-9f0a-2b3c4d5e6f7a';
-const FAILED = 'Failures_4e5f6a7b-8c9d-4e0f-8a1b-3c4d5e6f7a8b';
+const { INLET, WRITER, EXTRACT, SINK, FAILED } = componentNames('relations test', {
+  INLET: 'Documents',
+  WRITER: 'Token Occurrence Writer',
+  EXTRACT: 'Relations',
+  SINK: 'Sink',
+  FAILED: 'Failures',
+});
 const KNOWLEDGE = 'Knowledge graph_5f6a7b8c-9d0e-4f1a-9b2c-4d5e6f7a8b9c';
 
 afterEach(async () => {

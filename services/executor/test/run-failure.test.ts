@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
-import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, type WorkflowConfiguration, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS, type ComponentInstance, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { componentFailureEvents, type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
@@ -27,8 +27,10 @@ function scratch(): string {
   return directory;
 }
 
-/** Pushes and starts a workflow; answers its stored name. */
-async function pushAndStart(harness: ExecutorHarness, workflow: WorkflowConfiguration): Promise<string> {
+/** Pushes and starts a workflow of these components, each linked to the next; answers its stored name. */
+async function pushAndStartChain(harness: ExecutorHarness, workflowName: string, components: ComponentInstance[]): Promise<string> {
+  const links = components.slice(1).map((component, index): [string, string] => [components[index]!.name, component.name]);
+  const workflow = workflowOf(workflowName, components, links);
   const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
   const name = put.summary?.name ?? workflow.name;
   const started = await call(harness.executor, 'startWorkflow', { name });
@@ -71,14 +73,10 @@ describe('a run whose component dies outside a single message goes FAILED, with 
     const inbox = join(scratch(), 'inbox');
     mkdirSync(inbox);
     const reader = 'Files_2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a';
-    const name = await pushAndStart(
-      harness,
-      workflowOf(
-        'Vanishing inbox_3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b',
-        [instance(COMPONENT_KINDS.FILE_READER, reader, { directory: inbox }), instance(COMPONENT_KINDS.LOGGER, SINK)],
-        [[reader, SINK]],
-      ),
-    );
+    const name = await pushAndStartChain(harness, 'Vanishing inbox_3e4f5a6b-7c8d-4e9f-8a0b-1c2d3e4f5a6b', [
+      instance(COMPONENT_KINDS.FILE_READER, reader, { directory: inbox }),
+      instance(COMPONENT_KINDS.LOGGER, SINK),
+    ]);
     const { ended: events } = await watch(harness, name);
     rmSync(inbox, { recursive: true });
 
@@ -108,17 +106,10 @@ describe('a run whose component dies outside a single message goes FAILED, with 
       parameters: { host: '127.0.0.1', port, user: 'postgres', graph: 'gone_graph' },
     };
     const writer = 'Writer_5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d';
-    const name = await pushAndStart(
-      harness,
-      workflowOf(
-        'Unreachable graph_6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e',
-        [
-          instance(COMPONENT_KINDS.INLET, INLET),
-          { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, writer, { query: 'CREATE (n:Lost {id: $id})', max_retry: 2, delay: 10 }), resource },
-        ],
-        [[INLET, writer]],
-      ),
-    );
+    const name = await pushAndStartChain(harness, 'Unreachable graph_6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e', [
+      instance(COMPONENT_KINDS.INLET, INLET),
+      { ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, writer, { query: 'CREATE (n:Lost {id: $id})', max_retry: 2, delay: 10 }), resource },
+    ]);
     const { ended: events } = await watch(harness, name);
     await publish(harness, name, INLET, { id: 1 });
 
@@ -135,21 +126,11 @@ describe('a run whose component dies outside a single message goes FAILED, with 
     const script =
       "import os\nif body['op'] == 'where':\n    raise ValueError(os.getcwd())\nif body['op'] == 'hang':\n    while True:\n        pass\nreturn body";
     const transformer = 'Script_7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
-    const name = await pushAndStart(
-      harness,
-      workflowOf(
-        'Homeless script_8d9e0f1a-2b3c-4d4e-9f5a-6b7c8d9e0f1a',
-        [
-          instance(COMPONENT_KINDS.INLET, INLET),
-          instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, transformer, { script, language: 'python' }),
-          instance(COMPONENT_KINDS.LOGGER, SINK),
-        ],
-        [
-          [INLET, transformer],
-          [transformer, SINK],
-        ],
-      ),
-    );
+    const name = await pushAndStartChain(harness, 'Homeless script_8d9e0f1a-2b3c-4d4e-9f5a-6b7c8d9e0f1a', [
+      instance(COMPONENT_KINDS.INLET, INLET),
+      instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, transformer, { script, language: 'python' }),
+      instance(COMPONENT_KINDS.LOGGER, SINK),
+    ]);
     const { ended: events } = await watch(harness, name);
     // the script tells where its host works (the run's private directory), then the machine loses that directory
     await publish(harness, name, INLET, { op: 'where' });

@@ -5,14 +5,12 @@ import { type DecryptResourcesRequest, type SealConfigurationRequest, SecretsCli
 import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
 import { call, createClient } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { componentNames } from './component-names.js';
 import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 const SCRIPT_MARKER = 'script-text-that-must-never-reach-secrets-4b1e';
 const TOKEN = 'Bearer slot-contract-secret-2f9a';
-const INLET = 'In_0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
-const SCRIPT = 'Shape_1d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a';
-const ENRICHER = 'Call_2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b';
-const SINK = 'Log_3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c';
+const { INLET, SCRIPT, ENRICHER, SINK } = componentNames('Slots', { INLET: 'In', SCRIPT: 'Shape', ENRICHER: 'Call', SINK: 'Log' });
 
 /**
  * A loom.v1.Secrets in front of the real one that records what SealConfiguration and DecryptResources are sent and

@@ -131,20 +131,33 @@ describe('file reader', () => {
     await utimes(path, at, at);
   }
 
+  /** A file reader of these options (not started), its logger writing JSON lines into `lines`. */
+  async function fileReader(options: Record<string, unknown>, name?: string) {
+    const { context, lines } = contextFor(COMPONENT_KINDS.FILE_READER, options, name);
+    const source = await fileReaderFactory.create(context);
+    if (!('start' in source)) throw new Error('the file reader is not a source');
+    return { source, lines };
+  }
+
+  /** A started file reader of these options; every message it emits lands in `received`, then `accept` answers for the workflow. */
+  async function startedReader(options: Record<string, unknown>, accept: (message: LoomMessage) => Promise<void> = () => Promise.resolve()) {
+    const { source, lines } = await fileReader(options);
+    const received: LoomMessage[] = [];
+    await started(source, (message) => {
+      received.push(message);
+      return accept(message);
+    });
+    return { received, lines };
+  }
+
   it('emits the messages of each file oldest first, arrays one per element, and moves a file only after all were accepted', async () => {
     const inbox = await directory();
     const processed = join(inbox, 'done');
     await writeAt(join(inbox, 'b.json'), JSON.stringify([{ n: 2 }, { n: 3 }]), 10);
     await writeAt(join(inbox, 'a.json'), JSON.stringify({ n: 1 }), 20);
     await writeAt(join(inbox, 'notes.txt'), JSON.stringify({ n: 99 }), 30);
-    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox, processed_directory: processed });
-    const source = await fileReaderFactory.create(context);
-    if (!('start' in source)) throw new Error('the file reader is not a source');
-
-    const received: LoomMessage[] = [];
     const held = gate();
-    await started(source, async (message) => {
-      received.push(message);
+    const { received } = await startedReader({ directory: inbox, processed_directory: processed }, async (message) => {
       // the last message of b.json is held: the workflow has not accepted it yet
       if (message.body.n === 3) await held.promise;
     });
@@ -174,14 +187,7 @@ describe('file reader', () => {
     const inbox = await directory();
     await writeFile(join(inbox, 'order.msg'), JSON.stringify({ order: 7 }));
     await writeFile(join(inbox, 'other.json'), JSON.stringify({ order: 8 }));
-    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox, suffix: '.msg' });
-    const source = await fileReaderFactory.create(context);
-    if (!('start' in source)) throw new Error('the file reader is not a source');
-    const received: LoomMessage[] = [];
-    await started(source, (message) => {
-      received.push(message);
-      return Promise.resolve();
-    });
+    const { received } = await startedReader({ directory: inbox, suffix: '.msg' });
     await until(() => existsSync(join(inbox, 'order.msg.processed')));
     expect(received.map((message) => message.body)).toEqual([{ order: 7 }]);
     expect((await readdir(inbox)).sort()).toEqual(['order.msg.processed', 'other.json']);
@@ -193,14 +199,7 @@ describe('file reader', () => {
     await writeAt(join(inbox, 'broken.json'), '{"n": ', 20);
     await writeAt(join(inbox, 'mixed.json'), JSON.stringify([{ n: 1 }, 'two']), 10);
     await writeAt(join(inbox, 'good.json'), JSON.stringify({ n: 5 }), 5);
-    const { context, lines } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox });
-    const source = await fileReaderFactory.create(context);
-    if (!('start' in source)) throw new Error('the file reader is not a source');
-    const received: LoomMessage[] = [];
-    await started(source, (message) => {
-      received.push(message);
-      return Promise.resolve();
-    });
+    const { received, lines } = await startedReader({ directory: inbox });
     await until(() => existsSync(join(inbox, 'good.json.processed')));
 
     expect((await readdir(join(inbox, 'failed'))).sort()).toEqual(['broken.json', 'mixed.json', 'number.json']);
@@ -220,14 +219,9 @@ describe('file reader', () => {
   it('leaves a file whose messages were not all accepted in place, and does not read it again in the same run', async () => {
     const inbox = await directory();
     await writeFile(join(inbox, 'a.json'), JSON.stringify([{ n: 1 }, { n: 2 }]));
-    const { context, lines } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: inbox });
-    const source = await fileReaderFactory.create(context);
-    if (!('start' in source)) throw new Error('the file reader is not a source');
-    const received: LoomMessage[] = [];
-    await started(source, (message) => {
-      received.push(message);
-      return message.body.n === 2 ? Promise.reject(new Error('queue closed')) : Promise.resolve();
-    });
+    const { received, lines } = await startedReader({ directory: inbox }, (message) =>
+      message.body.n === 2 ? Promise.reject(new Error('queue closed')) : Promise.resolve(),
+    );
     await until(() => received.length === 2);
     // two poll intervals: the file is neither moved nor read again
     await sleep(1_200);
@@ -238,9 +232,7 @@ describe('file reader', () => {
 
   it('refuses to start on a missing directory, naming the option', async () => {
     const missing = join(await directory(), 'nowhere');
-    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: missing }, 'reader_9');
-    const source = await fileReaderFactory.create(context);
-    if (!('start' in source)) throw new Error('the file reader is not a source');
+    const { source } = await fileReader({ directory: missing }, 'reader_9');
     const failure = source.start(() => Promise.resolve());
     await expect(failure).rejects.toBeInstanceOf(DirectoryNotFoundError);
     await expect(failure).rejects.toMatchObject({ kind: 'failed-precondition', option: 'reader_9.options.directory' });
@@ -250,9 +242,7 @@ describe('file reader', () => {
   it('refuses a file as the directory', async () => {
     const parent = await directory();
     await writeFile(join(parent, 'plain'), '');
-    const { context } = contextFor(COMPONENT_KINDS.FILE_READER, { directory: join(parent, 'plain') }, 'reader_9');
-    const source = await fileReaderFactory.create(context);
-    if (!('start' in source)) throw new Error('the file reader is not a source');
+    const { source } = await fileReader({ directory: join(parent, 'plain') }, 'reader_9');
     await expect(source.start(() => Promise.resolve())).rejects.toThrow('reader_9.options.directory');
   });
 });

@@ -40,34 +40,18 @@ describe('executor tracing', () => {
     const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(pipelineWorkflow()) });
     const name = put.summary?.name ?? '';
     await call(harness.executor, 'startWorkflow', { name });
+    const publish = (messageId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      call(harness.executor, 'publishMessage', { workflowName: name, inlet: PIPELINE.inlet, body, headers, messageId });
 
-    const passing = await call(harness.executor, 'publishMessage', {
-      workflowName: name,
-      inlet: PIPELINE.inlet,
-      body: { title: 'graphs', text: 'a long enough article text' },
-      headers: {},
-      messageId: 'message-passing',
-    });
-    const filtered = await call(harness.executor, 'publishMessage', {
-      workflowName: name,
-      inlet: PIPELINE.inlet,
-      body: { title: 'short', text: 'too short' },
-      headers: {},
-      messageId: 'message-filtered',
-    });
+    const passing = await publish('message-passing', { title: 'graphs', text: 'a long enough article text' });
+    const filtered = await publish('message-filtered', { title: 'short', text: 'too short' });
 
     // a caller that traces its request: the message joins the caller's trace
     const caller = telemetry.tracer.startSpan('caller request');
     const carrier: Record<string, string> = {};
     propagation.inject(trace.setSpan(ROOT_CONTEXT, caller), carrier);
     await context.with(trace.setSpan(context.active(), caller), () =>
-      call(harness.executor, 'publishMessage', {
-        workflowName: name,
-        inlet: PIPELINE.inlet,
-        body: { title: 'traced', text: 'an article the caller traces' },
-        headers: carrier,
-        messageId: 'message-of-caller',
-      }),
+      publish('message-of-caller', { title: 'traced', text: 'an article the caller traces' }, carrier),
     );
     caller.end();
 
