@@ -11,7 +11,7 @@ import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS, workflowToProto } from '@loom/domain';
 import { openGraphStore } from '@loom/graph';
 import { call, createClient } from '@loom/service-kit';
-import { startNatsServer } from '@loom/testing';
+import { EXECUTOR_STACK_ARGUMENTS, startNatsServer } from '@loom/testing';
 import { ensureNats } from '../scripts/test-env/nats.mjs';
 import { articleWorkflow } from './article-pipeline.mjs';
 import { feed } from './feed.mjs';
@@ -58,12 +58,7 @@ async function serve(natsUrl) {
   let graphPort;
   const loom = await startLoomServe({
     args: [
-      '--services',
-      'secrets,config-store,audit,executor',
-      '--set',
-      'loom.auth.allowAnonymous=true',
-      '--set',
-      'loom.experimental.enabled=true',
+      ...EXECUTOR_STACK_ARGUMENTS,
       '--set',
       'loom.secrets.generateKeys=true',
       ...(natsUrl === undefined ? [] : ['--set', `loom.messaging.nats.servers=${natsUrl}`]),

@@ -24,6 +24,7 @@ import { countingSink, measureThroughput } from './counting-sink.mjs';
 import { feed } from './feed.mjs';
 import { cpuSecondsOf, median, startLoomServe } from './loom-serve.mjs';
 import { samplePayload } from './node-red-baseline.mjs';
+import { EXECUTOR_STACK_ARGUMENTS } from '@loom/testing';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const RUNS = 3;
@@ -57,12 +58,7 @@ async function serveWithWorkflows(main) {
   const loom = await startLoomServe({
     ...(main === undefined ? {} : { main }),
     args: [
-      '--services',
-      'secrets,config-store,audit,executor',
-      '--set',
-      'loom.auth.allowAnonymous=true',
-      '--set',
-      'loom.experimental.enabled=true',
+      ...EXECUTOR_STACK_ARGUMENTS,
       // the webhook takes an operator's bearer token (its default authentication); a build before that ignores the header
       '--set',
       `loom.auth.tokens.bench=${HOOK_TOKEN}`,

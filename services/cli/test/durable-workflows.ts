@@ -6,6 +6,7 @@ import pg from 'pg';
 import { call } from '@loom/service-kit';
 import { type LoomProcess, startLoom } from './loom-process.js';
 import { uuid } from './scheduled-workflows.js';
+import { EXECUTOR_STACK_ARGUMENTS } from '@loom/testing';
 
 /**
  * The parts of the durable-message tests (durable-messages.test.ts): a `loom serve` on NATS JetStream with its own data
@@ -28,12 +29,7 @@ export const MERGE_QUERY = `MERGE (m:${LABEL} {id: $id}) SET m.name = $name, m.d
 /** Starts `loom serve` on the NATS server at `natsUrl`, its state in `dataDirectory` (the same one again after a crash). */
 export function startDurableLoom(dataDirectory: string, natsUrl: string, settings: readonly string[] = []): Promise<LoomProcess> {
   return startLoom([
-    '--services',
-    'secrets,config-store,audit,executor',
-    '--set',
-    'loom.auth.allowAnonymous=true',
-    '--set',
-    'loom.experimental.enabled=true',
+    ...EXECUTOR_STACK_ARGUMENTS,
     '--set',
     `loom.data.directory=${dataDirectory}`,
     '--set',

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { derivedInstanceName } from '@loom/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, runLoom, runLoomAsync, startLoom } from './loom-process.js';
+import { EXECUTOR_STACK_ARGUMENTS } from '@loom/testing';
 
 const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.yaml', import.meta.url));
 // the compact example names its workflow and components plainly: the store gives the workflow a uuid, the components
@@ -16,14 +17,7 @@ const SINK = derivedInstanceName(NAME, 'component', 'Log');
 
 let loom: LoomProcess;
 beforeAll(async () => {
-  loom = await startLoom([
-    '--services',
-    'secrets,config-store,audit,executor',
-    '--set',
-    'loom.auth.allowAnonymous=true',
-    '--set',
-    'loom.experimental.enabled=true',
-  ]);
+  loom = await startLoom([...EXECUTOR_STACK_ARGUMENTS]);
 });
 afterAll(async () => {
   loom.child.kill('SIGTERM');
