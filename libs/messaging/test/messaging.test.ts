@@ -1,3 +1,4 @@
+import { testMessagingSettings, type TestMessagingOverrides } from '../src/testing.js';
 import { propagation, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { natsServerBinary, startNatsServer, type NatsTestServer } from '@loom/testing';
@@ -19,18 +20,7 @@ const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 const read = (delivery: Delivery): string => new TextDecoder().decode(delivery.payload);
 
 /** Settings for the test server: small limits, the rest as loom's defaults. */
-function settingsFor(
-  server: NatsTestServer,
-  overrides: { stream?: Partial<MessagingSettings['stream']>; consumer?: Partial<MessagingSettings['consumer']> } = {},
-): MessagingSettings {
-  return {
-    servers: [server.url],
-    // a publish cut off by the server's restart is retried after this long
-    requestTimeoutMs: 2000,
-    stream: { replicas: 1, maxAgeMs: 0, maxBytes: 16 * 1024 * 1024, duplicateWindowMs: 120_000, ...overrides.stream },
-    consumer: { ackWaitMs: 30_000, maxDeliver: 10, maxAckPending: 1000, ...overrides.consumer },
-  };
-}
+const settingsFor = (server: NatsTestServer, overrides: TestMessagingOverrides = {}): MessagingSettings => testMessagingSettings(server.url, overrides);
 
 /** Counts of the metrics hooks, by workflow. */
 function countingMetrics() {

@@ -1,20 +1,12 @@
 import { type MessagingSettings, inletConsumerName, streamName } from '@loom/messaging';
+import { testMessagingSettings, type TestMessagingOverrides } from '@loom/messaging/testing';
 import { type NatsTestServer } from '@loom/testing';
 import { connect } from 'nats';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome } from '../src/runtime/component.js';
 
 /** Messaging settings for a test server: small limits, the rest as loom's defaults. */
-export function durableSettings(
-  server: NatsTestServer,
-  overrides: { stream?: Partial<MessagingSettings['stream']>; consumer?: Partial<MessagingSettings['consumer']> } = {},
-): MessagingSettings {
-  return {
-    servers: [server.url],
-    requestTimeoutMs: 2000,
-    stream: { replicas: 1, maxAgeMs: 0, maxBytes: 16 * 1024 * 1024, duplicateWindowMs: 120_000, ...overrides.stream },
-    consumer: { ackWaitMs: 30_000, maxDeliver: 10, maxAckPending: 1000, ...overrides.consumer },
-  };
-}
+export const durableSettings = (server: NatsTestServer, overrides: TestMessagingOverrides = {}): MessagingSettings =>
+  testMessagingSettings(server.url, overrides);
 
 /** What JetStream holds for one source of a workflow: its stream's messages and its durable consumer's counts. */
 export interface DurableState {

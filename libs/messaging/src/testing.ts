@@ -1,0 +1,20 @@
+import { type MessagingSettings } from './settings.js';
+
+/** What a test changes of the settings below. */
+export interface TestMessagingOverrides {
+  readonly stream?: Partial<MessagingSettings['stream']>;
+  readonly consumer?: Partial<MessagingSettings['consumer']>;
+}
+
+/**
+ * Messaging settings for a test's nats-server at `serverUrl`: a 16 MiB stream, the rest as loom's defaults, and a
+ * publish cut off by the server's restart retried after 2 s.
+ */
+export function testMessagingSettings(serverUrl: string, overrides: TestMessagingOverrides = {}): MessagingSettings {
+  return {
+    servers: [serverUrl],
+    requestTimeoutMs: 2000,
+    stream: { replicas: 1, maxAgeMs: 0, maxBytes: 16 * 1024 * 1024, duplicateWindowMs: 120_000, ...overrides.stream },
+    consumer: { ackWaitMs: 30_000, maxDeliver: 10, maxAckPending: 1000, ...overrides.consumer },
+  };
+}
