@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { WorkflowStoreClient } from '@loom/contracts';
 import {
+  COMPONENT_KINDS,
   componentKindName,
   findComponentDefinition,
   optionConstraint,
@@ -122,7 +123,10 @@ export function addComponentShowCommand(component: Command): void {
           description: option.label,
         })),
       );
-      const snippet = scaffoldCompactWorkflow({ name: `${definition.name} example`, kinds: [definition.qualifiedName] });
-      process.stdout.write(`\n# a compact workflow with it (loom workflow new FILE --component ${shortKindName(definition.qualifiedName)}):\n${snippet}`);
+      // a push refuses a component no source reaches: a kind that takes messages gets an inlet in front of it
+      const kinds = definition.type === 'SOURCE' ? [definition.qualifiedName] : [COMPONENT_KINDS.INLET, definition.qualifiedName];
+      const snippet = scaffoldCompactWorkflow({ name: `${definition.name} example`, kinds });
+      const components = kinds.map((qualifiedName) => `--component ${shortKindName(qualifiedName)}`).join(' ');
+      process.stdout.write(`\n# a compact workflow with it (loom workflow new FILE ${components}):\n${snippet}`);
     });
 }
