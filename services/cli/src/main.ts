@@ -1,3 +1,4 @@
 import { run } from './cli.js';
+import { exitAfterOutput } from './output.js';
 
-process.exit(await run(process.argv.slice(2)));
+await exitAfterOutput(await run(process.argv.slice(2)));

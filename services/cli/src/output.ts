@@ -19,3 +19,29 @@ export function printTable(format: OutputFormat, rows: readonly Record<string, s
   process.stdout.write(`${line(columns.map((column) => column.toUpperCase()))}\n`);
   for (const row of rows) process.stdout.write(`${line(columns.map((column) => String(row[column])))}\n`);
 }
+
+/**
+ * Resolves once everything written to the stream so far has reached the operating system, or the stream has failed
+ * (a reader that went away). Into a pipe or socket, writes are asynchronous: exiting before this loses their tail.
+ */
+export function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    // a closed pipe (`loom … | head`) fails the pending writes with EPIPE: the output is over, not a crash
+    stream.once('error', done);
+    stream.once('close', done);
+    // writes complete in order, so an empty write's callback runs once every earlier write has been handed over
+    stream.write('', done);
+  });
+}
+
+/** Ends the process with the exit code once standard output and standard error have drained: every command exits here. */
+export async function exitAfterOutput(code: number): Promise<never> {
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  process.exit(code);
+}

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,7 @@ import { RESOURCE_KINDS } from '@loom/domain';
 import { startEmbeddedGraph } from '@loom/graph';
 import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoomAsync } from './loom-process.js';
+import { loomMain, runLoomAsync } from './loom-process.js';
 import { neo4jResourceFile } from './neo4j-workflow.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'loom-cli-graph-'));
@@ -81,6 +82,59 @@ describe('loom graph query', () => {
     const embedded = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ host: 'embedded' }), 'RETURN 1 AS one']);
     expect(embedded.status).toBe(2);
     expect(embedded.stderr).toMatch(/loom serve/);
+  });
+});
+
+/** A reader slower than the writer: 4 KiB a turn of the event loop, counting what arrives. */
+const SLOW_READER = `
+const chunks = [];
+process.stdin.on('readable', function read() {
+  const chunk = process.stdin.read(4096);
+  if (chunk === null) return;
+  chunks.push(chunk);
+  setImmediate(read);
+});
+process.stdin.on('end', () => process.stdout.write(Buffer.concat(chunks)));
+`;
+
+/** Runs `loom` with its standard output piped into the slow reader (another process); answers what the reader received. */
+async function throughSlowReader(args: readonly string[]): Promise<{ status: number | null; received: string }> {
+  const loom = spawn(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
+    cwd: dir,
+    env: { PATH: process.env.PATH },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const reader = spawn(process.execPath, ['-e', SLOW_READER], { stdio: [loom.stdout, 'pipe', 'inherit'] });
+  const received: Buffer[] = [];
+  reader.stdout.on('data', (chunk: Buffer) => received.push(chunk));
+  // 'exit', not 'close': this process never reads loom's end of the pipe, the reader does
+  const [status] = await Promise.all([
+    new Promise<number | null>((resolve) => loom.on('exit', resolve)),
+    new Promise((resolve) => reader.on('close', resolve)),
+  ]);
+  return { status, received: Buffer.concat(received).toString('utf8') };
+}
+
+describe('loom graph query into a pipe', () => {
+  it('writes all of a large result before it exits, however slowly the pipe is read (issue 37)', async () => {
+    const rows = 20_000;
+    const { status, received } = await throughSlowReader([
+      '--output',
+      'json',
+      'graph',
+      'query',
+      '--resource',
+      resourceFile(),
+      '--columns',
+      'i,text',
+      `UNWIND range(1, ${rows}) AS i RETURN i, 'abcdefghijklmnopqrstuvwxyz0123456789' AS text`,
+    ]);
+    expect(status).toBe(0);
+    // more than the pipe and socket buffers hold, so most of it is still queued when the command is done
+    expect(received.length).toBeGreaterThan(1_000_000);
+    const records = JSON.parse(received) as { i: number }[];
+    expect(records).toHaveLength(rows);
+    expect(records.at(-1)).toEqual({ i: rows, text: 'abcdefghijklmnopqrstuvwxyz0123456789' });
   });
 });
 
