@@ -10,33 +10,20 @@
 // {id, text})`, batches of 20), i.e. what a token graph costs against not having one.
 // Each side gets a fresh graph per round; ROUNDS rounds, medians reported. Counts are read back from the graph.
 // Needs LOOM_NEO4J_LAUNCHER: `export $(node scripts/test-env/neo4j.mjs)` builds the launcher once.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
-import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, readWorkflowText, RESOURCE_KINDS } from '@loom/domain';
-import { componentFactories, GraphStores, WorkflowRun } from '@loom/executor';
-import { startEmbeddedGraph } from '@loom/graph';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
 import { NlpPipeline } from '@loom/nlp';
 import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
 import { createAnnotationSkill } from '@loom/skill-annotation';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
-import { startNeo4j } from '@loom/testing';
-import { createLogger } from '@loom/telemetry';
-import { countingSink } from './counting-sink.mjs';
+import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend, runComponent } from './relations-run.mjs';
 
 const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const here = dirname(fileURLToPath(import.meta.url));
 
 // the five rules of examples/relations.workflow.yaml (read through the compact form's converter), and five more, so the set has ten
-const exampleFile = join(here, '..', 'examples', 'relations.workflow.yaml');
-const { workflow: example } = readWorkflowText(readFileSync(exampleFile, 'utf8'), exampleFile);
-const exampleRules = example.components
-  .find((component) => component.component.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION)
-  .options.find((option) => option.name === 'rules').value.rules;
+const exampleRules = exampleRulesOption().rules;
 const RULES = {
   rules: [
     ...exampleRules,
@@ -84,9 +71,6 @@ const RULES = {
   ],
 };
 
-const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
-const config = loadConfig({ env: {} });
-
 // the documents: treebank documents (`# newdoc`), at most 20 sentences each
 const data = testDataDir();
 const conllu = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8')).slice(0, SENTENCES);
@@ -100,89 +84,12 @@ const documents = groups.map((group, index) => annotationFromConllu(group, { doc
 const words = conllu.reduce((sum, sentence) => sum + sentence.words.length, 0);
 const mentions = documents.reduce((sum, document) => sum + document.sentences.reduce((s, sentence) => s + sentence.entitymentions.length, 0), 0);
 
-/** The embedded AGE graph: one server, a graph per name. */
-async function ageBackend() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'loom-relations-bench-'));
-  const server = await startEmbeddedGraph({ dataDir, port: 0 });
-  return {
-    name: 'AGE (embedded)',
-    resource: (graph) => ({
-      name: `graph ${graph}`,
-      resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
-      parameters: { host: server.host, port: server.port, user: 'postgres', graph },
-    }),
-    fresh: () => Promise.resolve(),
-    async close() {
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Neo4j Community: one database, emptied for each round. */
-async function neo4jBackend() {
-  const server = await startNeo4j({ maxHeap: '1g' });
-  const parameters = { host: server.uri, user: server.user, password: server.password };
-  return {
-    name: 'Neo4j 5.26',
-    resource: (graph) => ({ name: `graph ${graph}`, resource: findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE), parameters }),
-    fresh: () => server.clear(),
-    close: () => server.close(),
-  };
-}
-
-/** Runs inlet → component → sink over the messages; answers seconds from the first publish to the last arrival. */
+/** Runs inlet → component → sink over the messages; answers seconds from the first publish to the last arrival and the relations found. */
 async function timed(component, messages) {
-  const graphStores = new GraphStores(config, logger);
-  const factories = new Map(componentFactories(config, { graphStores }));
   let relations = 0;
-  const sink = countingSink((message) => (relations += message.body._relations?.length ?? 0));
-  factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
-  const workflow = {
-    name: 'relations-bench',
-    autoStart: false,
-    components: [instance(COMPONENT_KINDS.INLET, 'in'), { ...component, name: 'work' }, instance(COMPONENT_KINDS.LOGGER, 'sink')],
-    links: [
-      { from: 'in', to: 'work' },
-      { from: 'work', to: 'sink' },
-    ],
-    resources: [],
-    skills: [],
-    workflowResources: [],
-  };
-  // a failed message never reaches the sink: it ends the measurement with its error
-  let fail;
-  const failed = new Promise((_resolve, reject) => (fail = reject));
-  const onFailure = (failure, message) => fail(new Error(`message ${message.id} failed: ${failure.message}`, { cause: failure }));
-  const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
-  const arrived = sink.expect(messages.length);
-  const withdrawal = new AbortController();
-  const started = performance.now();
-  try {
-    const fed = (async () => {
-      for (const message of messages) await run.publish('in', message, withdrawal);
-      await arrived;
-    })();
-    await Promise.race([fed, failed]);
-  } finally {
-    await run.stop(10_000);
-    await graphStores.close();
-  }
-  return { seconds: (performance.now() - started) / 1000, relations };
+  const { seconds } = await runComponent(component, messages, (message) => (relations += message.body._relations?.length ?? 0));
+  return { seconds, relations };
 }
-
-async function count(backend, graph, cypher) {
-  const graphStores = new GraphStores(config, logger);
-  const store = await graphStores.open(backend.resource(graph));
-  try {
-    return Number(Object.values((await store.run(cypher))[0] ?? {})[0]);
-  } finally {
-    await store.close();
-    await graphStores.close();
-  }
-}
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** The in-process annotator of the skill: the pipeline without dictionary entries. */
 function annotateWith(pipeline) {
