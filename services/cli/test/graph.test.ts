@@ -99,19 +99,19 @@ process.stdin.on('end', () => process.stdout.write(Buffer.concat(chunks)));
 
 /** Runs `loom` with its standard output piped into the slow reader (another process); answers what the reader received. */
 async function throughSlowReader(args: readonly string[]): Promise<{ status: number | null; received: string }> {
+  const reader = spawn(process.execPath, ['-e', SLOW_READER], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const received: Buffer[] = [];
+  reader.stdout.on('data', (chunk: Buffer) => received.push(chunk));
+  const readerClosed = new Promise((resolve) => reader.on('close', resolve));
   const loom = spawn(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
     cwd: dir,
     env: { PATH: process.env.PATH },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', reader.stdin, 'inherit'],
   });
-  const reader = spawn(process.execPath, ['-e', SLOW_READER], { stdio: [loom.stdout, 'pipe', 'inherit'] });
-  const received: Buffer[] = [];
-  reader.stdout.on('data', (chunk: Buffer) => received.push(chunk));
-  // 'exit', not 'close': this process never reads loom's end of the pipe, the reader does
-  const [status] = await Promise.all([
-    new Promise<number | null>((resolve) => loom.on('exit', resolve)),
-    new Promise((resolve) => reader.on('close', resolve)),
-  ]);
+  // loom holds its own copy of the reader's input now: this process lets go of its end, so that the reader's input
+  // ends when loom exits
+  reader.stdin.destroy();
+  const [status] = await Promise.all([new Promise<number | null>((resolve) => loom.on('exit', resolve)), readerClosed]);
   return { status, received: Buffer.concat(received).toString('utf8') };
 }
 
