@@ -20,9 +20,21 @@ export function printTable(format: OutputFormat, rows: readonly Record<string, s
   for (const row of rows) process.stdout.write(`${line(columns.map((column) => String(row[column])))}\n`);
 }
 
+/** Exit code when loom's output can no longer be written: 128 + SIGPIPE, as a shell reports a tool a closed pipe ended. */
+export const EXIT_OUTPUT_CLOSED = 141;
+
+/**
+ * Ends the process with EXIT_OUTPUT_CLOSED as soon as standard output or error fails (`loom … | head` closed the
+ * pipe), the way a closed pipe ends a Unix tool: the rest of the output has nowhere to go, and an unhandled stream
+ * error would print a stack trace instead.
+ */
+export function exitWhenOutputCloses(): void {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => process.exit(EXIT_OUTPUT_CLOSED));
+}
+
 /**
  * Resolves once everything written to the stream so far has reached the operating system, or the stream has failed
- * (a reader that went away). Into a pipe or socket, writes are asynchronous: exiting before this loses their tail.
+ * or closed. Into a pipe or socket, writes are asynchronous: exiting before this loses their tail.
  */
 export function drained(stream: NodeJS.WriteStream): Promise<void> {
   if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
@@ -32,7 +44,6 @@ export function drained(stream: NodeJS.WriteStream): Promise<void> {
       stream.off('close', done);
       resolve();
     };
-    // a closed pipe (`loom … | head`) fails the pending writes with EPIPE: the output is over, not a crash
     stream.once('error', done);
     stream.once('close', done);
     // writes complete in order, so an empty write's callback runs once every earlier write has been handed over
