@@ -129,12 +129,14 @@ class Neo4jStore implements GraphStore {
           throwIfAborted(options.signal);
           const statements = neo4jBulkStatements(checkBulkCreate(write));
           // all sent before the first answer is read: the driver pipelines them on the transaction's connection, and
-          // the server runs them in order, so each sees the nodes of those before it
-          await Promise.all(
+          // the server runs them in order, so each sees the nodes of those before it. One abort listener for all of
+          // them (the transaction is rolled back when it fires), not one per statement.
+          const sent = Promise.all(
             statements.map(async (statement) => {
-              for await (const record of this.records(() => tx.run(statement.text, toNeo4jParameters(statement.parameters)), options)) void record;
+              for await (const record of this.records(() => tx.run(statement.text, toNeo4jParameters(statement.parameters)), {})) void record;
             }),
           );
+          await abortable(sent, options.signal);
         },
       });
       await tx.commit();
