@@ -68,8 +68,10 @@ export async function neo4jBackend() {
 /**
  * Runs inlet → component → sink over the messages; answers seconds from the first publish to the last arrival.
  * `observe` sees every message that reaches the sink. A failed message ends the run with its error.
+ * `oneAtATime`: each message is published once the one before it has arrived, so every batch is one message (as when
+ * documents come from an annotation service slower than the writer); otherwise all are published at once.
  */
-export async function runComponent(component, messages, observe = undefined) {
+export async function runComponent(component, messages, observe = undefined, { oneAtATime = false } = {}) {
   const graphStores = new GraphStores(config, logger);
   const factories = new Map(componentFactories(config, { graphStores }));
   const sink = countingSink(observe);
@@ -91,12 +93,16 @@ export async function runComponent(component, messages, observe = undefined) {
   const failed = new Promise((_resolve, reject) => (fail = reject));
   const onFailure = (failure, message) => fail(new Error(`message ${message.id} failed: ${failure.message}`, { cause: failure }));
   const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
-  const arrived = sink.expect(messages.length);
+  const arrived = oneAtATime ? undefined : sink.expect(messages.length);
   const withdrawal = new AbortController();
   const started = performance.now();
   try {
     const fed = (async () => {
-      for (const message of messages) await run.publish('in', message, withdrawal);
+      for (const message of messages) {
+        const one = oneAtATime ? sink.expect(1) : undefined;
+        await run.publish('in', message, withdrawal);
+        await one;
+      }
       await arrived;
     })();
     await Promise.race([fed, failed]);
