@@ -148,10 +148,21 @@ const rule = doc(
       }),
       examples: doc(
         z.strictObject({
-          finds: doc(z.array(z.string().max(1000)).max(20), { description: 'Sentences the rule must find its relation in.' }).optional(),
-          missing: doc(z.array(z.string().max(1000)).max(20), { description: 'Sentences it must find nothing in.' }).optional(),
+          finds: doc(
+            z
+              .array(
+                z.strictObject({
+                  text: z.string().min(1).max(1000),
+                  subject: doc(z.string().min(1).max(200), { description: 'The text of the subject the rule reports.' }),
+                  object: doc(z.string().min(1).max(200), { description: 'The text of the object the rule reports.' }),
+                }),
+              )
+              .max(20),
+            { description: 'Sentences the rule finds, each with the subject and object it reports (a sentence listed twice has two pairs).' },
+          ).optional(),
+          misses: doc(z.array(z.string().min(1).max(1000)).max(20), { description: 'Sentences, near misses, in which the rule finds nothing.' }).optional(),
         }),
-        { description: 'Documentation: sentences the rule is meant to find, and near misses it must not.' },
+        { description: 'Sentences the rule is meant to find and near misses it must not: documentation, and checked by the tests of a shipped rule set.' },
       ).optional(),
     })
     .superRefine((value, ctx) => {

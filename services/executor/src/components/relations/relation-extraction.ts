@@ -4,7 +4,8 @@ import { type ComponentContext, type ComponentFactory, type LoomMessage, type Ou
 import { type GraphStores } from '../graph-stores.js';
 import { type Logger } from '@loom/telemetry';
 import { ruleQuery, type RuleQuery } from './rule-cypher.js';
-import { type FoundRelation, type RelationCandidate, relationsOf, withProperNounSpans } from './rule-relations.js';
+import { evaluateRules, type RuleFailure } from './rule-evaluation.js';
+import { type FoundRelation } from './rule-relations.js';
 import { ENTITY_INDEXES, writeRelations } from './relation-target.js';
 import { NODE_ID_FIELD, openTokenGraph } from './token-occurrence-writer.js';
 
@@ -58,12 +59,6 @@ function targetResourceOf(context: ComponentContext): ResourceInstance | undefin
   return resource;
 }
 
-/** A rule whose statement failed on a batch: its name and the error (the batch's other rules still produce). */
-interface RuleFailure {
-  readonly rule: string;
-  readonly error: string;
-}
-
 class RelationExtraction implements Processor {
   constructor(
     private readonly store: GraphStore,
@@ -76,11 +71,12 @@ class RelationExtraction implements Processor {
     const ids = batch.map((message) => message.body[NODE_ID_FIELD]);
     const documents = [...new Set(ids.filter((id): id is string => typeof id === 'string' && id !== ''))];
     const found = new Map<string, FoundRelation[]>(documents.map((id) => [id, []]));
-    const failures: RuleFailure[] = [];
+    let failures: readonly RuleFailure[] = [];
     try {
       if (documents.length > 0) {
-        const candidates = await this.evaluate(documents, failures, signal);
-        for (const relation of await withProperNounSpans(this.store, candidates, signal)) found.get(relation.document)?.push(relation);
+        const evaluation = await evaluateRules(this.store, this.queries, documents, { signal, logger: this.logger });
+        failures = evaluation.failures;
+        for (const relation of evaluation.relations) found.get(relation.document)?.push(relation);
         if (this.target !== undefined) await writeRelations(this.target, [...found.values()].flat(), signal);
       }
     } catch (error) {
@@ -99,27 +95,6 @@ class RelationExtraction implements Processor {
       if (failures.length > 0) body[RULE_ERRORS_FIELD] = failures;
       return outcome.emit({ ...message, body });
     });
-  }
-
-  /**
-   * Runs every rule over the documents, one statement per rule. A rule whose statement fails for a reason of its own
-   * fails alone: it is logged and named in each message, and the other rules' relations stand. A transient graph error
-   * (the store unreachable) is thrown, so that the batch is retried whole.
-   */
-  private async evaluate(documents: readonly string[], failures: RuleFailure[], signal: AbortSignal): Promise<RelationCandidate[]> {
-    const candidates: RelationCandidate[] = [];
-    for (const query of this.queries) {
-      try {
-        const records = await this.store.run(query.cypher, { ...query.parameters, ids: documents }, { columns: query.columns, signal });
-        candidates.push(...relationsOf(query, records));
-      } catch (error) {
-        if (isTransientGraphError(error) || signal.aborted) throw error;
-        const message = error instanceof Error ? error.message : String(error);
-        this.logger.warn({ rule: query.rule.name, documents: documents.length, err: error }, 'relation rule failed on a batch; the other rules still ran');
-        failures.push({ rule: query.rule.name, error: message });
-      }
-    }
-    return candidates;
   }
 
   async close(): Promise<void> {
