@@ -20,8 +20,11 @@ import {
 
 /** Lemmas that negate the token they depend on (UD English: `not`/`n't`/`never` as advmod, `no` as det). */
 export const NEGATION_LEMMAS = ['not', "n't", 'never', 'no', 'neither', 'nor'] as const;
-/** Relationship types by which a negation attaches: UD's advmod and det, and `neg` of older CoreNLP output. */
-const NEGATION_TYPES = ['ADVMOD', 'DET', 'NEG'] as const;
+/**
+ * Relationship types by which a negation attaches in UD v2 (the parser's labels): advmod and det. Each costs the
+ * statement a subquery, which Neo4j plans at a cost of its own, so `neg` of UD v1 is no longer looked for.
+ */
+const NEGATION_TYPES = ['ADVMOD', 'DET'] as const;
 /** Relations that join the words of a proper-noun span to its head. */
 export const SPAN_TYPES = ['FLAT', 'COMPOUND'] as const;
 /** The type reported for a proper-noun span that no named entity covers. */
@@ -73,32 +76,42 @@ class Compiler {
     return `${prefix}${this.variables++}`;
   }
 
-  /** One branch: anchored on the subject's candidate tokens, hop by hop from a bound token, the object end checked last. */
+  /**
+   * One branch: anchored on the subject's candidate tokens, hop by hop from a bound token, the object end checked on
+   * the last hop. A WITH between the hops makes each hop a query part of its own, planned with its start bound: Neo4j
+   * cannot reorder the parts (planning the whole pattern as one took it tens of seconds for a rule of a few hops), and
+   * each part joins one relationship to a bound token and checks that the token hangs off the same sentence.
+   */
   branch(rule: RelationRule, hops: readonly RuleHop<TokenConstraint>[], branch: number): string {
     const t = (i: number): string => `t${i}`;
-    const last = t(hops.length);
+    const r = (i: number): string => `r${i}`;
     const anchor = [`d.id = wanted`, ...this.endConditions('t0', rule.subject)];
     const clauses = [
       'UNWIND $ids AS wanted',
       `MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t0:TagOccurrence) WHERE ${anchor.join(' AND ')}`,
     ];
+    const bound = ['d', 's', 't0'];
     hops.forEach((hop, index) => {
       const from = t(index);
       const to = t(index + 1);
-      const r = `r${index + 1}`;
-      const pattern = hop.direction === 'down' ? `(${from})-[${r}:${hop.type}]->(${to}:TagOccurrence)` : `(${from})<-[${r}:${hop.type}]-(${to}:TagOccurrence)`;
-      const conditions = [this.specificCondition(r, hop.relations)];
+      const relationship = r(index + 1);
+      const arrow = hop.direction === 'down' ? `-[${relationship}:${hop.type}]->` : `<-[${relationship}:${hop.type}]-`;
+      const conditions = [this.specificCondition(relationship, hop.relations)];
       // a path visits each token once
       for (let earlier = 0; earlier <= index; earlier++) conditions.push(`${to}.id <> ${t(earlier)}.id`);
       if (hop.token !== undefined) conditions.push(...this.tokenConditions(to, hop.token));
+      if (index === hops.length - 1) {
+        conditions.push(...this.endConditions(to, rule.object), `(t0.entityId IS NULL OR ${to}.entityId IS NULL OR t0.entityId <> ${to}.entityId)`);
+      }
       const where = conditions.filter((condition) => condition !== '');
-      clauses.push(`MATCH ${pattern}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`);
+      clauses.push(
+        `WITH ${bound.join(', ')}`,
+        `MATCH (${from})${arrow}(${to}:TagOccurrence), (s)-[:SENTENCE_TAG_OCCURRENCE]->(${to})${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
+      );
+      bound.push(relationship, to);
     });
-    const members = hops.map((_, index) => `(s)-[:SENTENCE_TAG_OCCURRENCE]->(${t(index + 1)})`);
-    const ends = [...this.endConditions(last, rule.object), `(t0.entityId IS NULL OR ${last}.entityId IS NULL OR t0.entityId <> ${last}.entityId)`];
-    clauses.push(`MATCH ${members.join(', ')} WHERE ${ends.join(' AND ')}`);
     const nodes = Array.from({ length: hops.length + 1 }, (_, i) => t(i)).join(', ');
-    const specifics = hops.map((_, i) => `r${i + 1}.specific`).join(', ');
+    const specifics = hops.map((_, i) => `${r(i + 1)}.specific`).join(', ');
     clauses.push(`RETURN d.id AS doc, s.sentenceNumber AS sentence, ${branch} AS branch, [${nodes}] AS nodes, [${specifics}] AS specifics`);
     return clauses.join(' ');
   }
@@ -109,12 +122,8 @@ class Compiler {
     if (end.entity !== undefined) {
       conditions.push(`${token}.ne IN ${this.parameter(end.entity)}`);
     } else {
-      // the head of its span: no proper noun above it by flat or compound
-      const heads = SPAN_TYPES.map((type) => {
-        const h = this.fresh('h');
-        return `NOT exists { MATCH (${h}:TagOccurrence)-[:${type}]->(${token}) WHERE ${h}.upos = 'PROPN' }`;
-      });
-      conditions.push(`(${token}.ne IS NOT NULL OR (${token}.upos = 'PROPN' AND ${heads.join(' AND ')}))`);
+      // a proper noun outside every entity; rule-relations.ts widens it to its span
+      conditions.push(`(${token}.ne IS NOT NULL OR ${token}.upos = 'PROPN')`);
     }
     if (end.token !== undefined) conditions.push(...this.tokenConditions(token, end.token));
     return conditions;

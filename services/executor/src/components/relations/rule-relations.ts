@@ -99,27 +99,47 @@ function headOf(field: 'subjectHead' | 'objectHead', properties: Properties): Pa
 }
 
 /**
- * Widens each proper-noun end to its span (the head and its flat and compound proper nouns, the run of consecutive
- * tokens around the head) and drops repeats the widening makes. One statement per span relation, for the whole batch.
+ * Widens each proper-noun end to its span: up to its head when it is a flat or compound proper noun of one, then the
+ * head with its flat and compound proper nouns (the run of consecutive tokens around the head). Paths that reached
+ * two words of one span become one relation. Two statements per span relation, for the whole batch, when any end
+ * needs them.
  */
 export async function withProperNounSpans(store: GraphStore, candidates: readonly RelationCandidate[], signal?: AbortSignal): Promise<FoundRelation[]> {
-  const heads = [...new Set(candidates.flatMap((candidate) => [candidate.subjectHead, candidate.objectHead].filter((head) => head !== undefined)))];
-  if (heads.length === 0) return candidates.map((candidate) => candidate.relation);
+  const ends = [...new Set(candidates.flatMap((candidate) => [candidate.subjectHead, candidate.objectHead].filter((end) => end !== undefined)))];
+  if (ends.length === 0) return candidates.map((candidate) => candidate.relation);
+  const options = { columns: ['from', 'to'], ...(signal === undefined ? {} : { signal }) };
+  const heads = new Map<string, Properties>();
   const parts = new Map<string, Properties[]>();
   for (const type of SPAN_TYPES) {
     const rows = await store.run(
-      `UNWIND $heads AS wanted MATCH (h:TagOccurrence)-[:${type}]->(u:TagOccurrence) WHERE h.id = wanted AND u.upos = 'PROPN' RETURN h.id AS head, u AS token`,
-      { heads },
-      { columns: ['head', 'token'], ...(signal === undefined ? {} : { signal }) },
+      `UNWIND $ends AS wanted MATCH (h:TagOccurrence)-[:${type}]->(u:TagOccurrence) WHERE u.id = wanted AND h.upos = 'PROPN' RETURN u.id AS from, h AS to`,
+      { ends },
+      options,
     );
-    for (const row of rows) parts.set(text(row['head']), [...(parts.get(text(row['head'])) ?? []), (row['token'] as GraphNode).properties]);
+    for (const row of rows) heads.set(text(row['from']), (row['to'] as GraphNode).properties);
   }
+  const spanHeads = [...new Set(ends.map((end) => text(heads.get(end)?.['id'] ?? end)))];
+  for (const type of SPAN_TYPES) {
+    const rows = await store.run(
+      `UNWIND $heads AS wanted MATCH (h:TagOccurrence)-[:${type}]->(u:TagOccurrence) WHERE h.id = wanted AND u.upos = 'PROPN' RETURN h.id AS from, u AS to`,
+      { heads: spanHeads },
+      options,
+    );
+    for (const row of rows) parts.set(text(row['from']), [...(parts.get(text(row['from'])) ?? []), (row['to'] as GraphNode).properties]);
+  }
+  const widen = (end: string, token: EvidenceToken): EntitySpan => {
+    const head = heads.get(end);
+    const headToken = head === undefined ? token : evidenceOf(head);
+    return spanOf(headToken, parts.get(text(head?.['id'] ?? end)) ?? []);
+  };
   const widened = new Map<string, FoundRelation>();
   for (const { relation, subjectHead, objectHead } of candidates) {
-    const subject = subjectHead === undefined ? relation.subject : spanOf(relation.evidence[0]!, parts.get(subjectHead) ?? []);
-    const object = objectHead === undefined ? relation.object : spanOf(relation.evidence[relation.evidence.length - 1]!, parts.get(objectHead) ?? []);
+    const subject = subjectHead === undefined ? relation.subject : widen(subjectHead, relation.evidence[0]!);
+    const object = objectHead === undefined ? relation.object : widen(objectHead, relation.evidence[relation.evidence.length - 1]!);
+    if (subject.start === object.start) continue; // both ends in one span
     const key = JSON.stringify([relation.document, relation.rule, relation.sentence, subject.start, object.start]);
-    if (!widened.has(key)) widened.set(key, { ...relation, subject, object });
+    const known = widened.get(key);
+    if (known === undefined || earlier(relation.evidence, known.evidence)) widened.set(key, { ...relation, subject, object });
   }
   return [...widened.values()];
 }
