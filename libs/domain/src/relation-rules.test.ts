@@ -93,9 +93,9 @@ describe('the relation rule language', () => {
     });
     // 3 (0 to 2 conj) x 2 (nsubj or appos) x 2 (the optional nmod) paths
     expect(expandRulePaths(rules.rules[0]!.path).map((hops) => hops.map((hop) => hop.type).join(' '))).toEqual([
-      'NSUBJ NMOD', 'APPOS NMOD', 'NSUBJ NMOD NMOD', 'APPOS NMOD NMOD',
-      'CONJ NSUBJ NMOD', 'CONJ APPOS NMOD', 'CONJ NSUBJ NMOD NMOD', 'CONJ APPOS NMOD NMOD',
-      'CONJ CONJ NSUBJ NMOD', 'CONJ CONJ APPOS NMOD', 'CONJ CONJ NSUBJ NMOD NMOD', 'CONJ CONJ APPOS NMOD NMOD',
+      'NSUBJ NMOD', 'NSUBJ NMOD NMOD', 'APPOS NMOD', 'APPOS NMOD NMOD',
+      'CONJ NSUBJ NMOD', 'CONJ NSUBJ NMOD NMOD', 'CONJ APPOS NMOD', 'CONJ APPOS NMOD NMOD',
+      'CONJ CONJ NSUBJ NMOD', 'CONJ CONJ NSUBJ NMOD NMOD', 'CONJ CONJ APPOS NMOD', 'CONJ CONJ APPOS NMOD NMOD',
     ]); // prettier-ignore
   });
 
