@@ -13,6 +13,15 @@ export function shippedRules(): RelationRuleSet {
   return parseRelationRules(JSON.parse(readFileSync(SHIPPED_RULES_FILE, 'utf8')) as unknown, 'examples/relations/rules.json');
 }
 
+/**
+ * The shipped rule set as the relations example embeds it in its `rules` option: the file's content without its
+ * `$schema` and each rule's `examples` (documentation, which the tests check against the file).
+ */
+export function shippedRulesOption(): Record<string, unknown> {
+  const { $schema: _schema, ...file } = JSON.parse(readFileSync(SHIPPED_RULES_FILE, 'utf8')) as { $schema?: string; rules: Record<string, unknown>[] };
+  return { ...file, rules: file.rules.map(({ examples: _examples, ...rule }) => rule) };
+}
+
 /** The statements of a rule set's rules. */
 export function queriesOf(rules: RelationRuleSet): RuleQuery[] {
   return rules.rules.map((rule) => ruleQuery(rule, rules.lists));
