@@ -95,6 +95,7 @@ class Compiler {
       const from = t(index);
       const to = t(index + 1);
       const relationship = r(index + 1);
+      // types cannot be parameters; a hop's type is a validated UD relation (lower-case letters), upper-cased
       const arrow = hop.direction === 'down' ? `-[${relationship}:${hop.type}]->` : `<-[${relationship}:${hop.type}]-`;
       const conditions = [this.specificCondition(relationship, hop.relations)];
       // a path visits each token once
