@@ -16,7 +16,7 @@ import { lemmatize, trainLemmatizer } from './lemmatizer.js';
 import { tagEntities, trainNer, type NerExample, type NerModel } from './ner.js';
 import { compromiseNameLexicon } from './name-lexicon.js';
 import { openNerExamples, unerSplit, UNER_DEV, type OpenNerSet } from './ner-data.js';
-import { entitySpans } from './iob.js';
+import { entityCardFigures, entityScores, formatEntityScores, type EntityScores } from './entity-scores.js';
 import { ModelLoadError } from './errors.js';
 import { itemAt } from './checked.js';
 
@@ -370,36 +370,9 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
   return accuracy;
 }
 
-/** Exact-span NER scores (%) per type and micro-averaged. */
-export function nerScores(model: NerModel, sentences: readonly NerExample[]): Record<string, number> {
-  const counts = new Map<string, { tp: number; predicted: number; gold: number }>();
-  const get = (type: string): { tp: number; predicted: number; gold: number } => {
-    let entry = counts.get(type);
-    if (!entry) counts.set(type, (entry = { tp: 0, predicted: 0, gold: 0 }));
-    return entry;
-  };
-  for (const sentence of sentences) {
-    const predicted = entitySpans(tagEntities(model, sentence.tokens, sentence.pos));
-    const gold = entitySpans(sentence.tags);
-    const goldKeys = new Set(gold.map((span) => `${span.start}:${span.end}:${span.type}`));
-    for (const span of gold) get(span.type).gold++;
-    for (const parsed of predicted) {
-      get(parsed.type).predicted++;
-      if (goldKeys.has(`${parsed.start}:${parsed.end}:${parsed.type}`)) get(parsed.type).tp++;
-    }
-  }
-  const f1 = (entry: { tp: number; predicted: number; gold: number }): number =>
-    entry.predicted + entry.gold === 0 ? 0 : (200 * entry.tp) / (entry.predicted + entry.gold);
-  const all = { tp: 0, predicted: 0, gold: 0 };
-  const out: Record<string, number> = {};
-  for (const [type, entry] of [...counts].sort()) {
-    out[type] = f1(entry);
-    all.tp += entry.tp;
-    all.predicted += entry.predicted;
-    all.gold += entry.gold;
-  }
-  out['micro'] = f1(all);
-  return out;
+/** Exact-span NER scores of a model on sentences. */
+export function nerScores(model: NerModel, sentences: readonly NerExample[]): EntityScores {
+  return entityScores(sentences.map((sentence) => ({ gold: sentence.tags, predicted: tagEntities(model, sentence.tokens, sentence.pos) })));
 }
 
 /**
@@ -407,7 +380,7 @@ export function nerScores(model: NerModel, sentences: readonly NerExample[]): Re
  * (from the models directory, as at annotation time), with compromise's name lexicon; scores on the held-out
  * documents; writes models/ner.bin.
  */
-export async function trainNerModel(ctx: TrainContext): Promise<Record<string, number>> {
+export async function trainNerModel(ctx: TrainContext): Promise<EntityScores> {
   const started = Date.now();
   ctx.beforeLoading?.('tagger');
   const tagger = loadTaggerFrom(ctx.modelsDir);
@@ -433,11 +406,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
     onEpoch: (epoch, accuracy) => ctx.log(`ner epoch ${epoch}/${epochs}: train tag accuracy ${(100 * accuracy).toFixed(2)}`),
   });
   const scores = nerScores(model, heldOut);
-  ctx.log(
-    `ner held-out UNER: ${Object.entries(scores)
-      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
-      .join(', ')}`,
-  );
+  ctx.log(`ner held-out UNER: ${formatEntityScores(scores)}`);
   writeModel(ctx, 'ner', started, encodeNer(model, NER_SETTINGS.prune), {
     data: [
       ...open.files.map((file) => dataEntry(ctx.dataDir, file, 'training')),
@@ -453,7 +422,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<Record<string, n
       heldOutSentences: heldOut.length,
     },
     epochs,
-    dev: Object.fromEntries(Object.entries(scores).map(([k, v]) => [`f1${itemAt(k, 0, 'k').toUpperCase()}${k.slice(1).toLowerCase()}`, round(v)])),
+    dev: Object.fromEntries(Object.entries(entityCardFigures(scores)).map(([name, value]) => [name, round(value)])),
     licence: 'CC BY-SA 4.0 (UNER English EWT, the tagger) and CC BY 4.0 (WikiGold, Broad Twitter Corpus); name lexicon MIT (compromise)',
     attribution: [
       'Universal NER English EWT (UNER_English-EWT commit 8ed072d; Mayhew et al., NAACL 2024), CC BY-SA 4.0.',
