@@ -24,4 +24,4 @@ export {
 } from './nats-connector.js';
 export { type SubjectMessage, SubjectSubscription } from './subject-subscription.js';
 export { Lease, LEASE_BUCKET, type LeaseOptions, type LeaseState } from './lease.js';
-export { type KV, type KvEntry } from 'nats';
+export { type KV, type KvEntry, KvWatchInclude } from 'nats';
