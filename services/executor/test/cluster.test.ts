@@ -46,7 +46,7 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
   const members: Member[] = [];
   const directory = mkdtempSync(join(tmpdir(), 'loom-cluster-'));
 
-  async function member(id: string): Promise<Member> {
+  async function member(id: string, extra: readonly string[] = []): Promise<Member> {
     const address = `127.0.0.1:${stack.running.port}`;
     const running = await serveForTest(
       [executorModule],
@@ -58,6 +58,7 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
         `loom.messaging.nats.servers=${server.url}`,
         `loom.executor.id=${id}`,
         `loom.messaging.lease.timeMs=${LEASE_MS}`,
+        ...extra,
       ],
       { logger: capturedLogger().logger },
     );
@@ -142,6 +143,27 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
     });
     expect(results[0]?.accepted).toBe(true);
     await call(d.client, 'stopWorkflow', { name, drainTimeout: { seconds: 5, nanos: 0 } });
+  });
+
+  it('a start that fails on one executor is shown there as FAILED with its reason; the others run the workflow', async () => {
+    const name = 'Scripted_4c5d6e7f-8a9b-4c0d-9e1f-3a4b5c6d7e8f';
+    const script = 'Upper_5d6e7f8a-9b0c-4d1e-8f2a-4b5c6d7e8f9a';
+    await push(
+      workflowOf(
+        name,
+        [instance(COMPONENT_KINDS.INLET, INLET), instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, script, { script: 'return body;', language: 'javascript' })],
+        [[INLET, script]],
+      ),
+    );
+    const b = await member('b');
+    const c = await member('c', ['loom.experimental.enabled=false']);
+    await call(b.client, 'startWorkflow', { name });
+    await expect.poll(() => states(b, name)).toEqual({ b: RUNNING, c: WorkflowState.WORKFLOW_STATE_FAILED });
+    const status = await call(b.client, 'getWorkflowStatus', { name });
+    expect(status.state).toBe(RUNNING);
+    expect(status.executors.find((part) => part.executorId === 'c')?.lastError).toContain('loom.experimental.enabled=true');
+    await call(c.client, 'stopWorkflow', { name, drainTimeout: { seconds: 5, nanos: 0 } });
+    await expect.poll(() => states(b, name)).toEqual({ b: STOPPED, c: WorkflowState.WORKFLOW_STATE_FAILED });
   });
 
   it('a timer runs on exactly one executor at a time and moves to another when its holder leaves', async () => {

@@ -3,7 +3,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { LoomError, NotFoundError, resolveStoredName } from '@loom/domain';
 import { KeyedLock, Lifecycle, restartDelayMs, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { Lease, LEASE_BUCKET, type KV, type Messaging } from '@loom/messaging';
-import { isServiceError } from '@loom/service-kit';
+import { isServiceError, ServerStateError } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { type RunState, type WorkflowRun } from '../runtime/workflow-run.js';
 import { type ExecutorRunStatus, ExecutorStatusBoard } from './executor-status.js';
@@ -308,8 +308,9 @@ export class Cluster {
   }
 }
 
-/** A failure that passes by itself: a service or NATS not reachable yet. */
+/** A failure that passes by itself: a service or NATS not reachable yet, or this process's own server not listening yet. */
 function passing(error: unknown): boolean {
+  if (error instanceof ServerStateError) return true;
   if (isServiceError(error)) return error.code === grpcStatus.UNAVAILABLE || error.code === grpcStatus.DEADLINE_EXCEEDED;
   return error instanceof LoomError && error.kind === 'unavailable';
 }
