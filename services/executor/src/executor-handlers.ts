@@ -52,6 +52,9 @@ export function executorImplementation(
       return { state: STATES[state] };
     },
 
+    pauseWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'PAUSED')] }),
+    resumeWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'RUNNING')] }),
+
     getWorkflowStatus(request) {
       return workflowStatus(executor, request.name);
     },

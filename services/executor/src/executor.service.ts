@@ -154,7 +154,7 @@ export class Executor implements ClusterMember {
   private async launchLoaded(workflow: WorkflowConfiguration): Promise<WorkflowRun> {
     const { config, logger } = this.dependencies;
     const current = this.runs.get(workflow.name);
-    if (this.starting.has(workflow.name) || current?.state === 'RUNNING' || current?.state === 'STOPPING') {
+    if (this.starting.has(workflow.name) || current?.state === 'RUNNING' || current?.state === 'PAUSED' || current?.state === 'STOPPING') {
       throw new WorkflowAlreadyRunningError(`workflow '${workflow.name}' is already ${this.starting.has(workflow.name) ? 'STARTING' : current?.state}`);
     }
     this.starting.add(workflow.name);
@@ -200,6 +200,28 @@ export class Executor implements ClusterMember {
     const drained = await run.stop(drainTimeoutMs);
     this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, run.workflow.name, { runId: run.runId, drained: String(drained) });
     this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId, drained }, 'workflow stopped');
+    return run.state;
+  }
+
+  /**
+   * Pauses (`PAUSED`) or resumes (`RUNNING`) a run: its sources and consumers stop or go on taking messages, those in
+   * flight finish; in a cluster, on every executor. A run neither running nor paused is a FailedPreconditionError.
+   */
+  async pauseOrResume(name: string, state: 'PAUSED' | 'RUNNING'): Promise<RunState> {
+    if (name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
+    const verb = state === 'PAUSED' ? 'paused' : 'resumed';
+    if (this.cluster !== undefined) {
+      const workflow = this.cluster.resolve(name) ?? name;
+      const reached = await this.cluster.pauseOrResume(workflow, state);
+      this.dependencies.logger.info({ workflow, executorId: this.executorId }, `workflow ${verb} on every executor`);
+      return reached;
+    }
+    const run = this.run(name);
+    if (run.state !== 'RUNNING' && run.state !== 'PAUSED') {
+      throw new FailedPreconditionError(`workflow '${run.workflow.name}' is ${run.state}, not RUNNING or PAUSED`);
+    }
+    await (state === 'PAUSED' ? run.pause() : run.resume());
+    this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId }, `workflow ${verb}`);
     return run.state;
   }
 

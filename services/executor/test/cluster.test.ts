@@ -17,6 +17,9 @@ const binary = natsServerBinary('executors sharing workflows');
 /** Short, so a source moves quickly when its holder leaves; long enough for a loaded machine to renew in time. */
 const LEASE_MS = 1500;
 
+/** How long the executors may take to agree on a loaded machine (an upper bound, not a figure under test). */
+const AGREE = { timeout: 30_000 };
+
 const INLET = 'Feed_5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d';
 const SINK = 'Log_6b7c8d9e-0f1a-4b2c-9d3e-4f5a6b7c8d9e';
 const TIMER = 'Clock_7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
@@ -30,7 +33,11 @@ interface Member {
   closed: boolean;
 }
 
-const { RUNNING, STOPPED } = { RUNNING: WorkflowState.WORKFLOW_STATE_RUNNING, STOPPED: WorkflowState.WORKFLOW_STATE_STOPPED };
+const { RUNNING, PAUSED, STOPPED } = {
+  RUNNING: WorkflowState.WORKFLOW_STATE_RUNNING,
+  PAUSED: WorkflowState.WORKFLOW_STATE_PAUSED,
+  STOPPED: WorkflowState.WORKFLOW_STATE_STOPPED,
+};
 
 /** Each executor's state of a workflow as a member sees it: `{ b: RUNNING, c: RUNNING }`. */
 async function states(member: Member, workflow: string): Promise<Record<string, WorkflowState>> {
@@ -99,12 +106,12 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
     const [b, c, d] = [await member('b'), await member('c'), await member('d')];
     const started = await call(b.client, 'startWorkflow', { name });
     expect(started.state).toBe(RUNNING);
-    for (const seen of [b, c, d]) await expect.poll(() => states(seen, name)).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING });
+    for (const seen of [b, c, d]) await expect.poll(() => states(seen, name), AGREE).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING });
     // a second start anywhere is refused: the cluster runs it already
     await expect(call(c.client, 'startWorkflow', { name })).rejects.toMatchObject({ details: expect.stringContaining('already RUNNING') });
 
     const e = await member('e');
-    await expect.poll(() => states(e, name)).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING, e: RUNNING });
+    await expect.poll(() => states(e, name), AGREE).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING, e: RUNNING });
 
     const messages = Array.from({ length: 40 }, (_, n) => ({ body: { n }, headers: {}, messageId: `m-${n}` }));
     const { results } = await call(d.client, 'publishMessages', { workflowName: name, inlet: INLET, messages });
@@ -115,25 +122,25 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
       const parts = status.executors.map((part) => part.components.find((component) => component.name === SINK)?.messagesIn ?? 0);
       return [status.components.find((component) => component.name === SINK)?.messagesIn ?? 0, parts.reduce((sum, count) => sum + count, 0)];
     };
-    await expect.poll(sinkTotal).toEqual([40, 40]);
+    await expect.poll(sinkTotal, AGREE).toEqual([40, 40]);
 
     const stopped = await call(c.client, 'stopWorkflow', { name, drainTimeout: { seconds: 5, nanos: 0 } });
     expect(stopped.state).toBe(STOPPED);
     for (const seen of [b, c, d, e]) {
-      await expect.poll(() => states(seen, name)).toEqual({ b: STOPPED, c: STOPPED, d: STOPPED, e: STOPPED });
+      await expect.poll(() => states(seen, name), AGREE).toEqual({ b: STOPPED, c: STOPPED, d: STOPPED, e: STOPPED });
     }
     const status = await call(b.client, 'getWorkflowStatus', { name });
     expect(status).toMatchObject({ state: STOPPED, executorId: 'b' });
   });
 
-  it('an executor leaving stops only its own run: the workflow goes on running on the others', async () => {
+  it('an executor leaving stops only its own run: the workflow goes on running on the others, and pauses and resumes on all', async () => {
     const name = 'Lasting feed_2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d';
     await push(workflowOf(name, [instance(COMPONENT_KINDS.INLET, INLET), instance(COMPONENT_KINDS.LOGGER, SINK, { level: 'debug' })], [[INLET, SINK]]));
     const [b, c, d] = [await member('b'), await member('c'), await member('d')];
     await call(b.client, 'startWorkflow', { name });
-    await expect.poll(() => states(c, name)).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING });
+    await expect.poll(() => states(c, name), AGREE).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING });
     await leave(b);
-    await expect.poll(() => states(c, name)).toEqual({ c: RUNNING, d: RUNNING });
+    await expect.poll(() => states(c, name), AGREE).toEqual({ c: RUNNING, d: RUNNING });
     const status = await call(d.client, 'getWorkflowStatus', { name });
     expect(status.state).toBe(RUNNING);
     const { results } = await call(c.client, 'publishMessages', {
@@ -142,6 +149,13 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
       messages: [{ body: { n: 1 }, headers: {}, messageId: 'after' }],
     });
     expect(results[0]?.accepted).toBe(true);
+
+    // a pause on one reaches the other, and so does a resume from the other
+    expect((await call(d.client, 'pauseWorkflow', { name })).state).toBe(PAUSED);
+    await expect.poll(() => states(c, name), AGREE).toEqual({ c: PAUSED, d: PAUSED });
+    expect((await call(c.client, 'getWorkflowStatus', { name })).state).toBe(PAUSED);
+    expect((await call(c.client, 'resumeWorkflow', { name })).state).toBe(RUNNING);
+    await expect.poll(() => states(d, name), AGREE).toEqual({ c: RUNNING, d: RUNNING });
     await call(d.client, 'stopWorkflow', { name, drainTimeout: { seconds: 5, nanos: 0 } });
   });
 
@@ -158,12 +172,12 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
     const b = await member('b');
     const c = await member('c', ['loom.experimental.enabled=false']);
     await call(b.client, 'startWorkflow', { name });
-    await expect.poll(() => states(b, name)).toEqual({ b: RUNNING, c: WorkflowState.WORKFLOW_STATE_FAILED });
+    await expect.poll(() => states(b, name), AGREE).toEqual({ b: RUNNING, c: WorkflowState.WORKFLOW_STATE_FAILED });
     const status = await call(b.client, 'getWorkflowStatus', { name });
     expect(status.state).toBe(RUNNING);
     expect(status.executors.find((part) => part.executorId === 'c')?.lastError).toContain('loom.experimental.enabled=true');
     await call(c.client, 'stopWorkflow', { name, drainTimeout: { seconds: 5, nanos: 0 } });
-    await expect.poll(() => states(b, name)).toEqual({ b: STOPPED, c: WorkflowState.WORKFLOW_STATE_FAILED });
+    await expect.poll(() => states(b, name), AGREE).toEqual({ b: STOPPED, c: WorkflowState.WORKFLOW_STATE_FAILED });
   });
 
   it('a timer runs on exactly one executor at a time and moves to another when its holder leaves', async () => {
@@ -185,7 +199,7 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
     });
     const joined = [await member('b'), await member('c'), await member('d')];
     await call(joined[0]!.client, 'startWorkflow', { name });
-    await expect.poll(() => ticks.length).toBeGreaterThanOrEqual(5);
+    await expect.poll(() => ticks.length, AGREE).toBeGreaterThanOrEqual(5);
 
     // the holder as the lease bucket names it leaves; another takes the timer over
     const holderOf = async (): Promise<string | undefined> => {
@@ -196,8 +210,8 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
     const holder = joined.find((candidate) => candidate.id === first)!;
     await leave(holder);
     const before = ticks.length;
-    await expect.poll(async () => (await holderOf()) ?? first).not.toBe(first);
-    await expect.poll(() => ticks.length, { timeout: LEASE_MS * 10 }).toBeGreaterThanOrEqual(before + 5);
+    await expect.poll(async () => (await holderOf()) ?? first, AGREE).not.toBe(first);
+    await expect.poll(() => ticks.length, AGREE).toBeGreaterThanOrEqual(before + 5);
     await call(joined.find((candidate) => !candidate.closed)!.client, 'stopWorkflow', { name, drainTimeout: { seconds: 5, nanos: 0 } });
     subscription.unsubscribe();
 

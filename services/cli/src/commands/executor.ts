@@ -81,7 +81,7 @@ function printStatus(globals: GlobalOptions, status: GetWorkflowStatusResponse):
   );
 }
 
-/** `loom component list`, `loom workflow start|stop|status|dry-run` and `loom message publish`; returns the `component` command. */
+/** `loom component list`, `loom workflow start|stop|pause|resume|status|dry-run` and `loom message publish`; returns the `component` command. */
 export function addExecutorCommands(program: Command, workflow: Command): { component: Command } {
   const component = program.command('component').description('the component catalog of the executor');
   component
@@ -127,6 +127,22 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
         printTable(globals.output, [{ workflow: name, state: stateName(stopped.state) }]);
       }),
     );
+
+  for (const [verb, rpc, description] of [
+    ['pause', 'pauseWorkflow', 'pause a running workflow: sources and stream consumers take no new messages, those in flight finish (every executor)'],
+    ['resume', 'resumeWorkflow', 'resume a paused workflow: it takes messages again (every executor)'],
+  ] as const) {
+    workflow
+      .command(verb)
+      .description(description)
+      .argument('<name>', 'stored name, or the workflow name when only one has it')
+      .action((name: string, _options: unknown, command: Command) =>
+        withExecutor(command, async (client, globals) => {
+          const { state } = await call(client, rpc, { name });
+          printTable(globals.output, [{ workflow: name, state: stateName(state) }]);
+        }),
+      );
+  }
 
   workflow
     .command('status')

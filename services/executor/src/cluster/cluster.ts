@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { LoomError, NotFoundError, resolveStoredName } from '@loom/domain';
+import { FailedPreconditionError, LoomError, NotFoundError, resolveStoredName } from '@loom/domain';
 import { KeyedLock, Lifecycle, restartDelayMs, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { Lease, LEASE_BUCKET, type KV, type Messaging } from '@loom/messaging';
 import { isServiceError, ServerStateError } from '@loom/service-kit';
@@ -124,7 +124,11 @@ export class Cluster {
   start(workflow: string, launch: () => Promise<WorkflowRun>): Promise<WorkflowRun> {
     return this.lock.run(workflow, async () => {
       const recorded = await this.runState.get(workflow);
-      if (recorded?.run.state === 'RUNNING') return this.launchPart(workflow, recorded.run.generation, launch);
+      if (recorded?.run.state === 'RUNNING' || recorded?.run.state === 'PAUSED') {
+        const rejoined = await this.launchPart(workflow, recorded.run.generation, launch);
+        if (recorded.run.state === 'PAUSED') await rejoined.pause();
+        return rejoined;
+      }
       const generation = randomUUID();
       const run = await this.launchPart(workflow, generation, launch);
       const wanted: DesiredRun = { workflow, state: 'RUNNING', generation, drainTimeoutMs: 0, by: this.options.executorId };
@@ -145,7 +149,7 @@ export class Cluster {
       let recorded: RecordedRun | undefined;
       for (let attempt = 0; ; attempt++) {
         recorded = await this.runState.get(workflow);
-        if (recorded?.run.state !== 'RUNNING') break;
+        if (recorded?.run.state !== 'RUNNING' && recorded?.run.state !== 'PAUSED') break;
         const wanted: DesiredRun = { ...recorded.run, state: 'STOPPED', drainTimeoutMs, by: this.options.executorId };
         try {
           await this.runState.record(wanted, recorded.revision);
@@ -160,6 +164,28 @@ export class Cluster {
       if (run === undefined && recorded === undefined) throw new NotFoundError('run in the cluster of workflow', workflow);
       if (run === undefined) return 'STOPPED';
       await run.stop(drainTimeoutMs);
+      return run.state;
+    });
+  }
+
+  /**
+   * Pauses (`PAUSED`) or resumes (`RUNNING`) a workflow on the whole cluster: the desired state, then this executor's
+   * run; resolves with its state. A workflow the cluster does not run is a FailedPreconditionError.
+   */
+  pauseOrResume(workflow: string, state: 'PAUSED' | 'RUNNING'): Promise<RunState> {
+    return this.lock.run(workflow, async () => {
+      const recorded = await this.runState.get(workflow);
+      if (recorded?.run.state !== 'RUNNING' && recorded?.run.state !== 'PAUSED') {
+        throw new FailedPreconditionError(`workflow '${workflow}' is ${recorded?.run.state ?? 'not started'} in the cluster, not RUNNING or PAUSED`);
+      }
+      if (recorded.run.state !== state) {
+        const wanted: DesiredRun = { ...recorded.run, state, by: this.options.executorId };
+        await this.runState.record(wanted, recorded.revision);
+        this.desired.set(workflow, wanted);
+      }
+      const run = this.parts.get(workflow)?.run;
+      if (run === undefined) return state;
+      await (state === 'PAUSED' ? run.pause() : run.resume());
       return run.state;
     });
   }
@@ -201,15 +227,19 @@ export class Cluster {
   private async reconcile(wanted: DesiredRun): Promise<void> {
     if (this.closing.called) return;
     const part = this.parts.get(wanted.workflow);
-    const active = part?.run?.state === 'RUNNING' || part?.run?.state === 'STARTING';
+    const active = part?.run?.state === 'RUNNING' || part?.run?.state === 'PAUSED' || part?.run?.state === 'STARTING';
     if (wanted.state === 'STOPPED') {
       clearTimeout(part?.retry);
       if (part?.failure?.state === 'STARTING') part.failure = { state: 'STOPPED', error: '', at: new Date() };
       if (active) await this.halt(part.run!, wanted.drainTimeoutMs, `stopped by executor '${wanted.by}'`);
       return;
     }
-    // a generation this executor follows already: its run is running, has failed (reported), or waits for a retry
-    if (part?.generation === wanted.generation) return;
+    // a generation this executor follows already: its run is running or paused as asked, has failed (reported), or waits for a retry
+    if (part?.generation === wanted.generation) {
+      if (wanted.state === 'PAUSED') await part.run?.pause();
+      else await part.run?.resume();
+      return;
+    }
     if (active) await this.halt(part.run!, wanted.drainTimeoutMs, 'a newer start of the workflow');
     await this.follow(wanted, 1);
   }
@@ -218,7 +248,9 @@ export class Cluster {
   private async follow(wanted: DesiredRun, attempt: number): Promise<void> {
     const { workflow, generation } = wanted;
     try {
-      await this.launchPart(workflow, generation, () => this.member.launch(workflow));
+      const run = await this.launchPart(workflow, generation, () => this.member.launch(workflow));
+      // a workflow paused meanwhile (or when this executor joined) starts paused
+      if (this.desired.get(workflow)?.state === 'PAUSED') await run.pause();
       this.options.logger.info({ workflow, generation, startedBy: wanted.by }, 'workflow joined: started on this executor too');
     } catch (error) {
       const part = this.parts.get(workflow);
@@ -233,8 +265,8 @@ export class Cluster {
       part.retry = setTimeout(
         () => {
           void this.lock.run(workflow, async () => {
-            if (this.desired.get(workflow)?.generation === generation && this.desired.get(workflow)?.state === 'RUNNING')
-              await this.follow(wanted, attempt + 1);
+            const now = this.desired.get(workflow);
+            if (now?.generation === generation && now.state !== 'STOPPED') await this.follow(wanted, attempt + 1);
           });
         },
         restartDelayMs(RETRY, attempt),
@@ -247,7 +279,8 @@ export class Cluster {
   private async launchPart(workflow: string, generation: string, launch: () => Promise<WorkflowRun>): Promise<WorkflowRun> {
     const previous = this.parts.get(workflow);
     // this executor runs it already: the launch refuses, and its part stays as it is
-    if (previous?.run?.state === 'STARTING' || previous?.run?.state === 'RUNNING' || previous?.run?.state === 'STOPPING') return launch();
+    const busy: readonly RunState[] = ['STARTING', 'RUNNING', 'PAUSED', 'STOPPING'];
+    if (previous?.run !== undefined && busy.includes(previous.run.state)) return launch();
     const part: LocalPart = { generation };
     clearTimeout(previous?.retry);
     this.parts.set(workflow, previous?.run === undefined ? part : { ...part, run: previous.run });

@@ -5,7 +5,7 @@ import { jetStreamToken, type KV, type KvEntry, type Messaging } from '@loom/mes
 export const RUN_STATE_BUCKET = 'loom_workflow_runs';
 
 /** What a start or stop called on any executor asked of the cluster. */
-export type DesiredState = 'RUNNING' | 'STOPPED';
+export type DesiredState = 'RUNNING' | 'PAUSED' | 'STOPPED';
 
 /** A workflow's desired state, as every executor reconciles its own run to it. */
 export interface DesiredRun {

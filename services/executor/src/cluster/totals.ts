@@ -7,6 +7,7 @@ import { type DesiredState } from './run-state.js';
 export const WORKFLOW_STATES: Record<RunState, WorkflowState> = {
   STARTING: WorkflowState.WORKFLOW_STATE_STARTING,
   RUNNING: WorkflowState.WORKFLOW_STATE_RUNNING,
+  PAUSED: WorkflowState.WORKFLOW_STATE_PAUSED,
   STOPPING: WorkflowState.WORKFLOW_STATE_STOPPING,
   STOPPED: WorkflowState.WORKFLOW_STATE_STOPPED,
   FAILED: WorkflowState.WORKFLOW_STATE_FAILED,
@@ -35,15 +36,17 @@ export function componentTotals(rows: readonly ExecutorRunStatus[]): ComponentSt
 
 /**
  * The workflow's state in the cluster: while it should run, RUNNING when any executor runs it, else STARTING while one
- * starts, else FAILED when every executor's run failed; once stopped, STOPPING while any executor still stops it.
+ * starts, else FAILED when every executor's run failed; while paused, PAUSED once any executor paused; once stopped,
+ * STOPPING while any executor still stops it.
  */
 export function clusterState(desired: DesiredState | undefined, rows: readonly ExecutorRunStatus[]): RunState {
   const any = (...states: RunState[]): boolean => rows.some((row) => states.includes(row.state));
   if (desired === 'STOPPED' || desired === undefined) {
-    if (any('STOPPING', 'RUNNING', 'STARTING')) return 'STOPPING';
+    if (any('STOPPING', 'RUNNING', 'PAUSED', 'STARTING')) return 'STOPPING';
     return rows.length > 0 && rows.every((row) => row.state === 'FAILED') ? 'FAILED' : 'STOPPED';
   }
-  if (any('RUNNING')) return 'RUNNING';
+  if (desired === 'PAUSED' && any('PAUSED')) return 'PAUSED';
+  if (any('RUNNING', 'PAUSED')) return any('RUNNING') ? 'RUNNING' : 'PAUSED';
   if (any('STARTING') || rows.length === 0) return 'STARTING';
   return any('STOPPING') ? 'STOPPING' : 'FAILED';
 }
