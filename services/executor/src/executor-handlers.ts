@@ -15,7 +15,7 @@ import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Cluster } from './cluster/cluster.js';
 import { type ExecutorRunStatus } from './cluster/executor-status.js';
-import { componentTotals, executorRunToProto, WORKFLOW_STATES as STATES, workflowStatusOf } from './cluster/totals.js';
+import { clusterState, componentTotals, executorRunToProto, WORKFLOW_STATES as STATES, workflowStatusOf } from './cluster/totals.js';
 import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, Executor, MAX_PENDING_RUN_EVENTS } from './executor.service.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
@@ -152,8 +152,8 @@ export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[num
 };
 
 /**
- * Durable mode: every report another executor makes of its part of the run's workflow, as a WatchRun event carrying
- * that executor's state and each executor's part with the totals (this executor's part as it is now).
+ * Durable mode: every report another executor makes of its part of the run's workflow, as a WatchRun event naming
+ * that executor, with the whole's state, each executor's part and the totals (this executor's part as it is now).
  */
 async function watchReports(cluster: Cluster, run: WorkflowRun, push: (response: WatchRunResponse) => void): Promise<() => void> {
   const workflow = run.workflow.name;
@@ -162,12 +162,14 @@ async function watchReports(cluster: Cluster, run: WorkflowRun, push: (response:
     latest.set(row.executorId, row);
     const own = cluster.ownStatus(workflow);
     const rows = [...latest.values(), ...(own === undefined ? [] : [own])].sort((one, other) => one.executorId.localeCompare(other.executorId));
+    // the event's run and state stay this stream's run and the whole's state (a watcher such as the scheduler reads
+    // them as the run's); the reporting executor's own are in its part
     push({
       time: new Date(row.updatedAt),
-      runId: row.runId,
-      state: STATES[row.state],
+      runId: run.runId,
+      state: STATES[clusterState(cluster.desiredState(workflow)?.state, rows)],
       component: '',
-      error: row.error,
+      error: '',
       executorId: row.executorId,
       executors: rows.map(executorRunToProto),
       components: componentTotals(rows),
