@@ -5,6 +5,15 @@ import { testMessagingSettings } from '../src/testing.js';
 
 const binary = natsServerBinary('messaging lease');
 
+/** How many times the lease was taken, checking that each take follows a give-up (or is the first). */
+function taken(events: readonly string[]): number {
+  const takes = events.filter((event) => event.endsWith(' took'));
+  events.forEach((event, index) => {
+    if (index > 0 && event.endsWith(' took')) expect(events[index - 1]).toContain(' lost: ');
+  });
+  return takes.length;
+}
+
 /** Short enough for a lean test, long enough for a loaded machine to renew in time. */
 const LEASE_MS = 900;
 
@@ -65,8 +74,8 @@ describe.skipIf(binary === undefined)('a lease in a JetStream key-value bucket, 
     expect(first.lease.state).toBe('closed');
     await expect.poll(() => all.filter(({ lease: made }) => made.state === 'holding').length).toBe(1);
     expect(mostAtOnce).toBe(1);
-    expect(events.filter((event) => event.endsWith('took'))).toHaveLength(2);
     expect(events).toContain(`${['a', 'b', 'c'][all.indexOf(first)]} lost: the lease was closed`);
+    expect(taken(events)).toBeGreaterThanOrEqual(2);
   });
 
   it('moves to the standby when the holder can no longer renew (its connection gone), never held by both', async () => {
@@ -76,7 +85,8 @@ describe.skipIf(binary === undefined)('a lease in a JetStream key-value bucket, 
     // the holder's connection goes as a killed process's would: it stops before its value expires, then b takes it
     await a.messaging.close();
     await expect.poll(() => b.lease.state, { timeout: LEASE_MS * 10 }).toBe('holding');
-    expect(events).toEqual(['a took', 'a lost: the lease was not renewed in time', 'b took']);
+    // a loaded machine may make a renewal late (a gives the lease up and takes it again), never two holders at once
+    expect(events.slice(-2)).toEqual(['a lost: the lease was not renewed in time', 'b took']);
     expect(mostAtOnce).toBe(1);
   });
 
