@@ -326,8 +326,16 @@ export class Cluster {
     await this.board.write(row).catch((error: unknown) => this.options.logger.debug({ workflow, error: errorText(error) }, 'executor status not written'));
   }
 
+  /**
+   * Rewrites the rows of the workflows the cluster runs (a failed part stays shown) and of parts still under way; the
+   * last row of a part that ended in a stopped workflow (written when it ended) expires by itself.
+   */
   private async beat(): Promise<void> {
-    await Promise.all([...this.parts.keys()].map((workflow) => this.publish(workflow)));
+    const underWay: readonly RunState[] = ['STARTING', 'RUNNING', 'PAUSED', 'STOPPING'];
+    const current = [...this.parts].filter(
+      ([workflow]) => this.desired.get(workflow)?.state !== 'STOPPED' || underWay.includes(this.rowOf(workflow)?.state ?? 'STOPPED'),
+    );
+    await Promise.all(current.map(([workflow]) => this.publish(workflow)));
   }
 
   private async shutdown(): Promise<void> {
