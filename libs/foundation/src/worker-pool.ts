@@ -57,20 +57,12 @@ export type WorkerPoolState = 'open' | 'closing' | 'closed';
 const TRANSITIONS: TransitionTable<WorkerPoolState> = { open: ['closing'], closing: ['closed'], closed: [] };
 
 /**
- * The process's Node options without its package export conditions: a test runner resolves workspace packages
- * to their TypeScript sources (`--conditions @loom/source`), which a worker thread cannot load; workers run the build.
+ * The Node options of a worker: the process's (inherited), except where the process resolves packages with export
+ * conditions: a test runner resolves workspace packages to their TypeScript sources (`--conditions @loom/source`),
+ * which a worker thread cannot load, so there workers start with no options and run the build. (An explicit list is
+ * checked: the process-wide `--no-node-snapshot` in it would be refused.)
  */
-const WORKER_EXEC_ARGV = withoutConditions(process.execArgv);
-
-function withoutConditions(argv: readonly string[]): string[] {
-  const kept: string[] = [];
-  for (let index = 0; index < argv.length; index += 1) {
-    const argument = argv[index] as string;
-    if (argument === '--conditions' || argument === '-C') index += 1;
-    else if (!argument.startsWith('--conditions=') && !argument.startsWith('-C=')) kept.push(argument);
-  }
-  return kept;
-}
+const WORKER_EXEC_ARGV: string[] | undefined = process.execArgv.some((argument) => /^(--conditions|-C)(=|$)/.test(argument)) ? [] : undefined;
 
 interface Slot {
   readonly worker: Worker;
@@ -226,7 +218,7 @@ export class WorkerPool<Job, Result> {
   private spawn(): Slot {
     const { workerMemoryMb, workerData } = this.options;
     const worker = new Worker(this.options.entry, {
-      execArgv: WORKER_EXEC_ARGV,
+      ...(WORKER_EXEC_ARGV === undefined ? {} : { execArgv: WORKER_EXEC_ARGV }),
       ...(workerData === undefined ? {} : { workerData }),
       ...(workerMemoryMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: workerMemoryMb, stackSizeMb: 4 } }),
     });
