@@ -32,16 +32,16 @@ export function cpuSecondsOf(pid) {
 }
 
 /**
- * Starts `node --no-node-snapshot <main> serve …` in `cwd` (a new temporary directory unless given) and resolves once it
+ * Starts `node --no-node-snapshot <nodeArgs> <main> serve …` in `cwd` (a new temporary directory unless given) and resolves once it
  * logs 'loom listening': `{ child, port, address, spawnedAt, startMs, rssAtListening, stop() }`. `onLine` sees every JSON
  * log line, before and after listening. `stop` sends SIGTERM, waits for the exit, and removes the directory when this
  * function made it.
  */
-export async function startLoomServe({ main = loomMain, args = [], cwd, env = {}, nice = 0, onLine } = {}) {
+export async function startLoomServe({ main = loomMain, args = [], cwd, env = {}, nice = 0, nodeArgs = [], onLine } = {}) {
   const made = cwd === undefined;
   const directory = cwd ?? mkdtempSync(join(tmpdir(), 'loom-bench-serve-'));
   const started = performance.now();
-  const argv = ['--no-node-snapshot', main, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', ...args];
+  const argv = ['--no-node-snapshot', ...nodeArgs, main, 'serve', '--set', 'server.port=0', '--set', 'loom.telemetry.prometheus.port=0', ...args];
   const child =
     nice > 0
       ? spawn('nice', ['-n', String(nice), process.execPath, ...argv], {

@@ -4,7 +4,8 @@
 //    no fetch — the ratio is what the service, the safe fetch and the JSON cost;
 //  - PDF: pages/s on a generated 40-page document at concurrency 1 and 4; baseline: unpdf's getDocumentProxy +
 //    getTextContent in-process on the same bytes;
-//  - annotation: documents/s and tokens/s at concurrency 1 and 4 on the NASA TextRank lesson (the default pipeline).
+//  - annotation: documents/s and tokens/s at concurrency 1 and 4 on the NASA TextRank lesson (the default pipeline),
+//    the skill on its worker threads (one per core); baseline: NlpPipeline.annotate() in this process.
 // Each figure is the median of ROUNDS timed rounds after a warm-up round; nothing passes or fails.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -110,7 +111,7 @@ await pdf.stop();
 
 // --- annotation
 {
-  const { createAnnotationSkill } = await import('@loom/skill-annotation');
+  const { annotationSkill } = await import('@loom/skill-annotation');
   const text = readFileSync(join(testDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
   const pipeline = new NlpPipeline();
   const annotate = (text, options = {}) => pipeline.annotate(text, { annotators: options.annotators });
@@ -118,7 +119,8 @@ await pdf.stop();
   const tokens = inProcess.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
   const baseline = await rate(40, 1, () => Promise.resolve(annotate(text)));
   console.log(`annotation: baseline (libs/nlp NlpPipeline.annotate() in-process) ${fmt(baseline)} documents/s, ${fmt(baseline * tokens)} tokens/s`);
-  const annotation = await startSkillForTest(createAnnotationSkill({ annotator: annotate }));
+  // the skill as deployed: loom's models on its worker threads (SKILL_WORKERS, one per core)
+  const annotation = await startSkillForTest(annotationSkill);
   for (const concurrency of [1, 4]) {
     const documents = await rate(40, concurrency, () => post(`${annotation.url}/v2/annotate`, { text }));
     console.log(

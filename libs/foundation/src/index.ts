@@ -4,3 +4,5 @@ export * from './keyed-lock.js';
 export * from './lifecycle.js';
 export * from './shutdown-once.js';
 export * from './stream-channel.js';
+export * from './worker-pool.js';
+export { type WorkerAnswer, type WorkerFailure } from './worker-jobs.js';

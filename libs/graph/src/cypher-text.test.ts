@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deriveReturnColumns, findWritingClause, toBatchQuery } from './cypher-text.js';
+import { deriveReturnColumns, fieldsRead, findWritingClause, toBatchQuery } from './cypher-text.js';
 
 describe('findWritingClause', () => {
   it.each([
@@ -69,5 +69,20 @@ describe('toBatchQuery', () => {
     expect(toBatchQuery('CREATE (:N {v: $0})', 'batch', 'row')).toBe('UNWIND $batch AS row CREATE (:N {v: row.`0`})');
     const written = 'UNWIND $batch AS item CREATE (:N {id: item.id})';
     expect(toBatchQuery(written, 'batch', 'row')).toBe(written);
+  });
+});
+
+describe('fieldsRead', () => {
+  const BATCH = { parameter: 'batch', row: 'row' };
+
+  it("reads a statement's parameters, outside strings and comments", () => {
+    expect(fieldsRead("MERGE (n:Article {id: $id}) SET n.title = $title, n.note = '$secret' // $x")).toEqual(new Set(['id', 'title']));
+  });
+
+  it('reads the row fields of a statement written for batches, or gives up when a whole row is read', () => {
+    expect(fieldsRead('UNWIND $batch AS row MERGE (d:Doc {id: row.id}) WITH d, row UNWIND row._keywords AS k RETURN d', BATCH)).toEqual(
+      new Set(['id', '_keywords']),
+    );
+    expect(fieldsRead('UNWIND $batch AS row CREATE (d:Doc) SET d = row', BATCH)).toBeUndefined();
   });
 });

@@ -98,6 +98,52 @@ export function toBatchQuery(query: string, batch: string, row: string): string 
   return `UNWIND $${batch} AS ${row} ${text}${query.slice(at)}`;
 }
 
+/**
+ * The message fields a statement reads, so that only those are sent as its parameters: the names of its `$name`
+ * parameters; given `batch`, for a statement that writes batches (`UNWIND $<parameter> AS <row>` first) the
+ * `<row>.name` fields it reads. Undefined when it may read a whole row (`<row>` not followed by `.name`): then every field is needed.
+ */
+export function fieldsRead(query: string, batch?: { readonly parameter: string; readonly row: string }): ReadonlySet<string> | undefined {
+  const tokens = tokenize(query);
+  const fields = new Set<string>();
+  const row = batch?.row;
+  const writtenForBatches =
+    batch !== undefined &&
+    isWord(tokens[0], 'UNWIND') &&
+    tokens[1]?.kind === 'param' &&
+    tokens[1].text === `$${batch.parameter}` &&
+    isWord(tokens[2], 'AS') &&
+    tokens[3]?.text === row;
+  if (!writtenForBatches) {
+    for (const token of tokens) if (token.kind === 'param') fields.add(token.text.slice(1).replace(/`/g, ''));
+    return fields;
+  }
+  for (let index = 4; index < tokens.length; index++) {
+    const token = tokens[index] as Token;
+    if ((token.kind !== 'word' && token.kind !== 'ident') || token.text !== row) continue;
+    const dot = tokens[index + 1];
+    const field = tokens[index + 2];
+    if (dot?.kind === 'punct' && dot.text === '.' && (field?.kind === 'word' || field?.kind === 'ident')) fields.add(field.text);
+    else if (!carriedByWith(tokens, index)) return undefined;
+  }
+  return fields;
+}
+
+/** True when the token at `index` is an item of a WITH projection as it is (`WITH d, row UNWIND ...`), not renamed. */
+function carriedByWith(tokens: readonly Token[], index: number): boolean {
+  const before = tokens[index - 1];
+  const after = tokens[index + 1];
+  if (isWord(after, 'AS') || (after?.kind === 'punct' && after.text !== ',')) return false;
+  if (!(before?.kind === 'punct' && before.text === ',') && !isWord(before, 'WITH') && !isWord(before, 'DISTINCT')) return false;
+  for (let at = index - 1; at >= 0; at--) {
+    const token = tokens[at] as Token;
+    if (token.depth !== (tokens[index] as Token).depth || token.kind !== 'word') continue;
+    if (isWord(token, 'WITH')) return true;
+    if (!isWord(token, 'DISTINCT') && /^[A-Z]+$/.test(token.text) && token.text.length > 2) return false;
+  }
+  return false;
+}
+
 function columnName(item: readonly Token[]): string | undefined {
   const last = item[item.length - 1];
   const beforeLast = item[item.length - 2];

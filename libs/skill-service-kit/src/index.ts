@@ -11,7 +11,7 @@ export {
   UnsupportedMediaTypeError,
 } from './errors.js';
 export { type FetchedDocument, type FetchLimits, safeFetch, type SafeFetchOptions } from './safe-fetch.js';
-export { type JsonSchema, type SkillDefinition, type SkillRequest, type SkillRoute } from './skill-definition.js';
+export { type JsonSchema, JsonText, type SkillDefinition, type SkillRequest, type SkillRoute } from './skill-definition.js';
 export { registrationOf, type SkillContext, type SkillModule } from './skill-module.js';
 export { type SkillLimits, SkillServer, type SkillServerOptions, type SkillServerState, startSkillServer } from './skill-server.js';
 export { DEFAULT_SKILL_SETTINGS, SKILL_SETTING_VARIABLES, type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';

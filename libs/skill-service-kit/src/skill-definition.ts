@@ -32,7 +32,7 @@ export interface SkillRoute {
   readonly response: JsonSchema;
   /** Error statuses the route can answer beyond 400, 413, 415 and 503, for the OpenAPI document. */
   readonly errors?: readonly number[];
-  /** The work; throw a SkillError for a failure the caller can act on. */
+  /** The work: the answer as a value, or as JsonText already written; throw a SkillError for a failure the caller can act on. */
   handler(request: SkillRequest): Promise<unknown>;
 }
 
@@ -48,4 +48,9 @@ export interface SkillDefinition {
   health?(): Record<string, unknown>;
   /** Releases what the definition holds (worker threads, files); called once, after the server stopped. */
   close?(): Promise<void>;
+}
+
+/** An answer already written as JSON (in a worker thread): sent as it is, not serialised again. */
+export class JsonText {
+  constructor(readonly text: string) {}
 }

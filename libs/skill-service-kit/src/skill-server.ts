@@ -10,7 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
 import { ServiceBusyError, SkillError, type SkillErrorBody, UnsupportedMediaTypeError } from './errors.js';
-import { type JsonSchema, type SkillDefinition, type SkillRoute } from './skill-definition.js';
+import { type JsonSchema, JsonText, type SkillDefinition, type SkillRoute } from './skill-definition.js';
 import { validationField } from './validation-field.js';
 
 /** Limits every skill server enforces. */
@@ -344,10 +344,14 @@ export class SkillServer {
         }
         done();
       },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         // the onRequest hook records every request before a handler can run
         const state = this.requests.get(request)!;
-        return context.with(state.spanContext, () => this.runHandler(route, request, state.span));
+        const answer = await context.with(state.spanContext, () => this.runHandler(route, request, state.span));
+        if (!(answer instanceof JsonText)) return answer;
+        // a string with a JSON media type is sent as it is
+        void reply.type('application/json; charset=utf-8');
+        return answer.text;
       },
     });
   }

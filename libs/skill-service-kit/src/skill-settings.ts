@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { type FetchLimits } from './safe-fetch.js';
 import { SkillSettingsError } from './errors.js';
@@ -9,6 +10,8 @@ export interface SkillSettings {
   /** Absent: the module's default port. */
   readonly port?: number;
   readonly limits: SkillLimits;
+  /** Worker threads each skill runs its work on (annotation, keywords, PDF); default: the cores this process may use. */
+  readonly workers: number;
   readonly shutdownDeadlineMs: number;
   /** Directory of skill data (dictionary files, stored pipelines); `/data` in the containers. */
   readonly dataDirectory: string;
@@ -27,6 +30,7 @@ export const SKILL_SETTING_VARIABLES = {
   concurrency: 'SKILL_LIMITS_CONCURRENCY',
   timeLimitMs: 'SKILL_LIMITS_TIMEMS',
   retryAfterSeconds: 'SKILL_LIMITS_RETRYAFTERSECONDS',
+  workers: 'SKILL_WORKERS',
   shutdownDeadlineMs: 'SKILL_SHUTDOWN_DEADLINEMS',
   dataDirectory: 'SKILL_DATA_DIRECTORY',
   fetchAllowHosts: 'SKILL_FETCH_ALLOWHOSTS',
@@ -41,6 +45,7 @@ export const SKILL_SETTING_VARIABLES = {
 export const DEFAULT_SKILL_SETTINGS: SkillSettings = {
   host: '127.0.0.1',
   limits: { bodyLimitBytes: 16 * 1024 * 1024, concurrency: 64, timeLimitMs: 60_000, retryAfterSeconds: 1 },
+  workers: availableParallelism(),
   shutdownDeadlineMs: 10_000,
   dataDirectory: './.loom/skills',
   fetchAllowHosts: [],
@@ -71,6 +76,7 @@ export function skillSettingsFromEnv(env: NodeJS.ProcessEnv, defaults: SkillSett
       timeLimitMs: read(v.timeLimitMs, integer(100, 3_600_000), defaults.limits.timeLimitMs),
       retryAfterSeconds: read(v.retryAfterSeconds, integer(1, 3600), defaults.limits.retryAfterSeconds),
     },
+    workers: read(v.workers, integer(1, 256), defaults.workers),
     shutdownDeadlineMs: read(v.shutdownDeadlineMs, integer(0, 600_000), defaults.shutdownDeadlineMs),
     dataDirectory: read(v.dataDirectory, z.string().min(1), defaults.dataDirectory),
     fetchAllowHosts: read(

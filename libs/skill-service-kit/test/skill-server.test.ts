@@ -3,7 +3,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { afterEach, describe, expect, it } from 'vitest';
 import { IllegalTransitionError } from '@loom/foundation';
 import { createLogger, startTelemetry } from '@loom/telemetry';
-import { NotFoundError, type SkillDefinition, SkillServer, type SkillLimits, UnprocessableError } from '../src/index.js';
+import { JsonText, NotFoundError, type SkillDefinition, SkillServer, type SkillLimits, UnprocessableError } from '../src/index.js';
 
 const limits: SkillLimits = { bodyLimitBytes: 4096, concurrency: 2, timeLimitMs: 2000, retryAfterSeconds: 3 };
 const servers: SkillServer[] = [];
@@ -39,7 +39,7 @@ function echoSkill(held = gate()): SkillDefinition {
           properties: {
             text: { type: 'string' },
             items: { type: 'array', items: { type: 'integer' } },
-            mode: { type: 'string', enum: ['plain', 'hold', 'fail', 'crash', 'missing', 'slow'] },
+            mode: { type: 'string', enum: ['plain', 'hold', 'fail', 'crash', 'missing', 'slow', 'written'] },
           },
         },
         response: { type: 'object', properties: { text: { type: 'string' } } },
@@ -55,6 +55,7 @@ function echoSkill(held = gate()): SkillDefinition {
           if (body.mode === 'fail') throw new UnprocessableError('cannot_echo', 'cannot echo that', { field: 'text' });
           if (body.mode === 'missing') throw new NotFoundError('unknown_thing', 'no such thing', { field: 'text' });
           if (body.mode === 'crash') throw new TypeError('secret internal detail');
+          if (body.mode === 'written') return new JsonText(`{"text":${JSON.stringify(body.text)},"written":true}`);
           return { text: body.text, traceId: trace.getActiveSpan()?.spanContext().traceId };
         },
       },
@@ -105,6 +106,13 @@ describe('SkillServer', () => {
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toContain('http_server_request_duration');
     expect(metrics).toContain('http_route="/echo"');
+  });
+
+  it('sends an answer written as JsonText as it is, as JSON', async () => {
+    const server = await start(echoSkill());
+    const answer = await post(server, { text: 'hi', mode: 'written' });
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await answer.text()).toBe('{"text":"hi","written":true}');
   });
 
   it('answers schema violations 400 naming the field', async () => {

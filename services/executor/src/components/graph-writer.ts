@@ -1,6 +1,7 @@
 import { ValidationError } from '@loom/domain';
 import {
   deriveReturnColumns,
+  fieldsRead,
   type GraphQueryOptions,
   type GraphRecord,
   type GraphStore,
@@ -27,6 +28,8 @@ const MAX_BATCH_SIZE = 10_000;
 interface WriterSettings {
   readonly query: string;
   readonly batchQuery: string | undefined;
+  /** The body fields the statement reads (only those are sent); undefined: every field. */
+  readonly fields: ReadonlySet<string> | undefined;
   readonly streamRecords: boolean;
   readonly batchSize: number;
   readonly gatherMs: number;
@@ -43,9 +46,11 @@ function settingsOf(context: ComponentContext): WriterSettings {
   }
   const gatherMs = context.options.integer('aggregation_timeout');
   if (gatherMs < 0) throw ValidationError.of(field('aggregation_timeout'), 'must not be negative (milliseconds)', 'OUT_OF_RANGE');
+  const batchQuery = batchWrites ? toBatchQuery(query, BATCH_PARAMETER, BATCH_ROW) : undefined;
   return {
     query,
-    batchQuery: batchWrites ? toBatchQuery(query, BATCH_PARAMETER, BATCH_ROW) : undefined,
+    batchQuery,
+    fields: batchQuery === undefined ? fieldsRead(query) : fieldsRead(batchQuery, { parameter: BATCH_PARAMETER, row: BATCH_ROW }),
     streamRecords: context.options.boolean('stream_records'),
     batchSize,
     gatherMs,
@@ -54,7 +59,7 @@ function settingsOf(context: ComponentContext): WriterSettings {
 
 /**
  * The graph database writer: runs its Cypher `query` with each message's body fields as parameters
- * (`$name`). With `batch_writes`, messages are gathered up to `batch_size`, or for at most
+ * (`$name`), only those the query reads. With `batch_writes`, messages are gathered up to `batch_size`, or for at most
  * `aggregation_timeout` milliseconds after the first, and written by one statement,
  * `UNWIND $batch AS row` followed by the query with each `$name` read as `row.name`. A batch the
  * store refuses for a reason other than a transient one is split in halves until the bad messages
@@ -122,7 +127,7 @@ class GraphWriter implements Processor {
 
   private async writeOne(message: LoomMessage, signal: AbortSignal): Promise<Outcome> {
     try {
-      const records = await this.store.run(this.settings.query, message.body, { ...this.columns, signal });
+      const records = await this.store.run(this.settings.query, this.parametersOf(message), { ...this.columns, signal });
       return outcome.emit(...this.outputs([message], records));
     } catch (error) {
       return failure(error);
@@ -134,7 +139,7 @@ class GraphWriter implements Processor {
     try {
       const records = await this.store.run(
         this.settings.batchQuery as string,
-        { [BATCH_PARAMETER]: batch.map((message) => message.body) },
+        { [BATCH_PARAMETER]: batch.map((message) => this.parametersOf(message)) },
         { ...this.columns, signal },
       );
       const outputs = this.outputs(batch, records);
@@ -147,6 +152,15 @@ class GraphWriter implements Processor {
       const middle = Math.ceil(batch.length / 2);
       return [...(await this.writeBatch(batch.slice(0, middle), signal)), ...(await this.writeBatch(batch.slice(middle), signal))];
     }
+  }
+
+  /** The fields of a message's body the statement reads: a document's annotation is not sent to a statement that reads its id. */
+  private parametersOf(message: LoomMessage): Record<string, unknown> {
+    const fields = this.settings.fields;
+    if (fields === undefined) return message.body;
+    const parameters: Record<string, unknown> = {};
+    for (const field of fields) if (Object.hasOwn(message.body, field)) parameters[field] = message.body[field];
+    return parameters;
   }
 
   /** What goes downstream: the records as messages (`stream_records`), or the messages, with their records when one message was written. */

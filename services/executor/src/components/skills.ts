@@ -224,17 +224,26 @@ const ADAPTERS: Record<SkillCapabilityName, (context: ComponentContext, skill: S
   PDF_PARSING: pdfParsing,
 };
 
+/**
+ * Most messages one InvokeSkillBatch carries. The batch is one call with one deadline: a skill answering 10 documents a
+ * second (a loaded machine) must finish it well inside that, and a retried batch resends only this many.
+ */
+export const SKILL_BATCH_SIZE = 32;
+
 /** gRPC codes of a skill result that are worth another try (the runtime's max_retry). */
 const TRANSIENT_CODES = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.CANCELLED, status.ABORTED]);
 
 /**
- * A skill component: takes a batch of messages, sends the skill one request per message in one InvokeSkillBatch
+ * A skill component: takes a batch of messages (at most SKILL_BATCH_SIZE), sends the skill one request per message in one InvokeSkillBatch
  * (the gateway runs them concurrently within the skill's cap, with its time-out, retries and circuit breaker), and
  * maps each result back: OK to the message with the outputs, a refusal (INVALID_ARGUMENT) to a failure for good,
  * anything else (unavailable, an open circuit, a time-out, the gateway out of reach) to a transient failure that
  * the runtime retries `max_retry` times `delay` ms apart before the failure handler.
  */
 class SkillProcessor implements Processor {
+  /** What is waiting, up to SKILL_BATCH_SIZE, without waiting for more. */
+  readonly batching = { size: SKILL_BATCH_SIZE, gatherMs: 0 };
+
   constructor(
     private readonly skill: Skill,
     private readonly adapter: SkillAdapter,

@@ -1,8 +1,12 @@
 import { ANNOTATION_JSON_SCHEMA, type Annotation } from '@loom/domain';
+import { WorkerPool } from '@loom/foundation';
 import { type DictionaryEntry, NlpPipeline } from '@loom/nlp';
-import { type SkillDefinition, type SkillModule, type SkillRoute } from '@loom/skill-service-kit';
-import { entitiesOf } from './entities.js';
+import { JsonText, type SkillDefinition, type SkillModule, type SkillRoute, type SkillSettings } from '@loom/skill-service-kit';
+import { type AnnotationAnswer, type AnnotationJob, annotationResponse } from './annotation-work.js';
 import { type Pipeline, PipelineStore, SUPPORTED_ANNOTATORS } from './pipelines.js';
+
+// the worker runs the built module (dist), from src under the tests as from dist in a deployment
+const WORKER_ENTRY = new URL('../dist/annotation-worker.js', import.meta.url);
 
 /** Annotates text with the given annotators, dictionary entries overriding the statistical entity types. */
 export type Annotator = (
@@ -12,8 +16,39 @@ export type Annotator = (
 
 /** What the annotation skill is built from. */
 export interface AnnotationSkillOptions {
-  /** Default: loom's own models (libs/nlp). */
+  /** Annotates on the service's own thread (tests, other models); default: loom's models (libs/nlp) on SKILL_WORKERS worker threads. */
   readonly annotator?: Annotator;
+}
+
+/** Runs an annotation request's work: in worker threads, or with a given annotator on this thread. */
+interface AnnotationEngine {
+  annotate(job: AnnotationJob, signal: AbortSignal): Promise<AnnotationAnswer | { readonly body: Record<string, unknown>; readonly sentences: number }>;
+  health(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+function inProcessEngine(annotator: Annotator): AnnotationEngine {
+  return {
+    async annotate(job) {
+      const annotation: Annotation = await annotator(job.text, { annotators: job.annotators, dictionary: job.dictionary });
+      return { body: annotationResponse(annotation, job), sentences: annotation.sentences.length };
+    },
+    health: () => ({ workers: 0 }),
+    close: () => Promise.resolve(),
+  };
+}
+
+function pooledEngine(settings: SkillSettings): AnnotationEngine {
+  const pool = new WorkerPool<AnnotationJob, AnnotationAnswer>({
+    name: 'annotation',
+    entry: WORKER_ENTRY,
+    size: Math.max(1, Math.min(settings.limits.concurrency, settings.workers)),
+  });
+  return {
+    annotate: (job, signal) => pool.run(job, signal),
+    health: () => ({ workers: pool.workers, maxWorkers: pool.size }),
+    close: () => pool.close(),
+  };
 }
 
 /** libs/nlp's models: one NlpPipeline (models loaded once, checked) per dictionary, the plain one shared. */
@@ -73,7 +108,6 @@ const ANNOTATE_RESPONSE = {
 
 /** The entity extraction skill (loom's models): pipelines with dictionaries, `/annotate` and `/v2/annotate`. */
 export function createAnnotationSkill(options: AnnotationSkillOptions = {}): SkillModule {
-  const annotator = options.annotator ?? nlpAnnotator();
   return {
     name: 'annotation',
     defaultPort: 8085,
@@ -82,6 +116,7 @@ export function createAnnotationSkill(options: AnnotationSkillOptions = {}): Ski
     capability: 'ENTITY_EXTRACTION',
     async create({ settings }): Promise<SkillDefinition> {
       const store = await PipelineStore.open(settings.dataDirectory);
+      const engine = options.annotator === undefined ? pooledEngine(settings) : inProcessEngine(options.annotator);
       const annotateRoute = (path: string, merged: boolean): SkillRoute => ({
         method: 'POST',
         path,
@@ -95,9 +130,9 @@ export function createAnnotationSkill(options: AnnotationSkillOptions = {}): Ski
         async handler(request) {
           const body = request.body as { text: string; pipeline: string; id?: string };
           const pipeline = store.get(body.pipeline);
-          const annotation = await annotate(annotator, store, pipeline, body.text);
-          request.span.setAttributes({ 'loom.annotation.pipeline': pipeline.name, 'loom.annotation.sentences': annotation.sentences.length });
-          return { ...(body.id === undefined ? {} : { docId: body.id }), ...annotation, pipeline: pipeline.name, entities: entitiesOf(annotation, merged) };
+          const answer = await engine.annotate(await jobOf(store, pipeline, body, merged), request.signal);
+          request.span.setAttributes({ 'loom.annotation.pipeline': pipeline.name, 'loom.annotation.sentences': answer.sentences });
+          return 'json' in answer ? new JsonText(answer.json) : answer.body;
         },
       });
       return {
@@ -130,14 +165,24 @@ export function createAnnotationSkill(options: AnnotationSkillOptions = {}): Ski
           annotateRoute('/annotate', true),
           annotateRoute('/v2/annotate', false),
         ],
-        health: () => ({ pipelines: store.list().length }),
+        health: () => ({ pipelines: store.list().length, ...engine.health() }),
+        close: () => engine.close(),
       };
     },
   };
 }
 
-async function annotate(annotator: Annotator, store: PipelineStore, pipeline: Pipeline, text: string): Promise<Annotation> {
+/** Numbers each dictionary (the same array until its pipeline is redefined), so a worker builds its pipeline once. */
+const dictionaryIds = new WeakMap<readonly DictionaryEntry[], number>();
+let lastDictionaryId = 0;
+
+async function jobOf(store: PipelineStore, pipeline: Pipeline, body: { text: string; id?: string }, merged: boolean): Promise<AnnotationJob> {
   const annotators = pipeline.annotators.map((name) => (name === 'dependency' ? 'depparse' : name));
   const dictionary = annotators.includes('ner') ? await store.dictionaryOf(pipeline) : [];
-  return annotator(text, { annotators, dictionary });
+  let dictionaryId = 0;
+  if (dictionary.length > 0) {
+    dictionaryId = dictionaryIds.get(dictionary) ?? (lastDictionaryId += 1);
+    dictionaryIds.set(dictionary, dictionaryId);
+  }
+  return { text: body.text, annotators, dictionaryId, dictionary, pipeline: pipeline.name, merged, ...(body.id === undefined ? {} : { docId: body.id }) };
 }

@@ -1,6 +1,11 @@
 import { ANNOTATION_JSON_SCHEMA, type Annotation } from '@loom/domain';
+import { WorkerPool } from '@loom/foundation';
 import { InvalidRequestError, type SkillModule } from '@loom/skill-service-kit';
-import { DEFAULT_TEXTRANK_OPTIONS, type Keyword, textRank, type TextRankOptions } from './textrank.js';
+import { type KeywordsJob } from './keywords-worker.js';
+import { DEFAULT_TEXTRANK_OPTIONS, type Keyword, type TextRankOptions } from './textrank.js';
+
+// the worker runs the built module (dist), from src under the tests as from dist in a deployment
+const WORKER_ENTRY = new URL('../dist/keywords-worker.js', import.meta.url);
 
 /** Parameters that name places in a Neo4j graph; a service answering JSON has none, so they are refused rather than ignored. */
 export const GRAPH_ONLY_PARAMETERS: Readonly<Record<string, string>> = {
@@ -76,7 +81,12 @@ export const keywordsSkill: SkillModule = {
   hostPort: 8086,
   registrationPath: '/extractKeywords',
   capability: 'KEYWORD_EXTRACTION',
-  create() {
+  create({ settings }) {
+    const pool = new WorkerPool<KeywordsJob, Keyword[]>({
+      name: 'keyword extraction',
+      entry: WORKER_ENTRY,
+      size: Math.max(1, Math.min(settings.limits.concurrency, settings.workers)),
+    });
     return Promise.resolve({
       name: 'keywords',
       title: 'loom keyword extraction',
@@ -89,15 +99,18 @@ export const keywordsSkill: SkillModule = {
           summary: 'Keywords and key phrases of an annotated text',
           body: REQUEST_SCHEMA,
           response: RESPONSE_SCHEMA,
-          handler(request): Promise<Keyword[]> {
+          async handler(request): Promise<Keyword[]> {
             const body = request.body as ExtractRequest;
+            // the request is checked here, so a bad one is answered without a worker
             const annotation = readAnnotation(body.annotatedText);
-            const keywords = textRank(annotation, optionsOf(body));
+            const keywords = await pool.run({ annotation, options: optionsOf(body) }, request.signal);
             request.span.setAttribute('loom.keywords.count', keywords.length);
-            return Promise.resolve(keywords);
+            return keywords;
           },
         },
       ],
+      health: () => ({ workers: pool.workers, maxWorkers: pool.size }),
+      close: () => pool.close(),
     });
   },
 };

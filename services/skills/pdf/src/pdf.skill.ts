@@ -1,4 +1,3 @@
-import { cpus } from 'node:os';
 import {
   AddressPolicy,
   PayloadTooLargeError,
@@ -62,7 +61,7 @@ export function createPdfSkill(options: PdfSkillOptions = {}): SkillModule {
     capability: 'PDF_PARSING',
     create({ settings }): Promise<SkillDefinition> {
       const policy = new AddressPolicy(settings.fetchAllowHosts);
-      const pool = new PdfWorkerPool(Math.max(1, Math.min(settings.limits.concurrency, cpus().length)), {
+      const pool = new PdfWorkerPool(Math.max(1, Math.min(settings.limits.concurrency, settings.workers)), {
         maxPages,
         // a document too heavy to parse is the document's fault (422), not a busy service (503): it ends before the request's limit
         parseTimeMs: Math.max(100, Math.floor(settings.limits.timeLimitMs * 0.9)),

@@ -1,9 +1,17 @@
-// Parses one PDF at a time with pdf.js (unpdf's build), off the service's event loop: the pool
-// terminates this thread when a document takes too long or too much memory, and the service stays healthy.
-import { parentPort } from 'node:worker_threads';
+// Parses one PDF at a time with pdf.js (unpdf's build), off the service's event loop: the pool (WorkerPool of
+// @loom/foundation) ends this thread when a document takes too long or too much memory, and the service stays healthy.
+import { serveWorkerJobs } from '@loom/foundation/worker';
 import { getDocumentProxy } from 'unpdf';
 
-parentPort.on('message', async (job) => {
+/** More pages than the skill reads. */
+class TooManyPagesError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'TooManyPagesError';
+  }
+}
+
+serveWorkerJobs(async (job) => {
   let pdf;
   try {
     pdf = await getDocumentProxy(new Uint8Array(job.bytes), {
@@ -12,14 +20,7 @@ parentPort.on('message', async (job) => {
       useSystemFonts: false,
       verbosity: 0,
     });
-    if (pdf.numPages > job.maxPages) {
-      parentPort.postMessage({
-        id: job.id,
-        ok: false,
-        error: { name: 'TooManyPagesError', message: `the PDF has ${pdf.numPages} pages; at most ${job.maxPages} are read` },
-      });
-      return;
-    }
+    if (pdf.numPages > job.maxPages) throw new TooManyPagesError(`the PDF has ${pdf.numPages} pages; at most ${job.maxPages} are read`);
     const pages = [];
     for (let number = 1; number <= pdf.numPages; number += 1) {
       const page = await pdf.getPage(number);
@@ -34,9 +35,7 @@ parentPort.on('message', async (job) => {
       page.cleanup();
     }
     const { info } = await pdf.getMetadata();
-    parentPort.postMessage({ id: job.id, ok: true, result: { pages, info: plain(info) } });
-  } catch (error) {
-    parentPort.postMessage({ id: job.id, ok: false, error: { name: error?.name ?? 'Error', code: error?.code, message: String(error?.message ?? error) } });
+    return { pages, info: plain(info) };
   } finally {
     await pdf?.destroy();
   }

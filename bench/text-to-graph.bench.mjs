@@ -1,0 +1,252 @@
+// Text to graph at the speed of its NLP (issue 38): examples/text-to-graph.workflow.yaml (annotation → keywords →
+// two graph writers on the embedded graph) behind a real `loom serve`, fed with `loom message publish --file` as a
+// user would, 300 documents of 8 EWT-dev sentences each. Each figure is documents/s from the publish command's start
+// until the last writer has every document; its baseline, in the same run on the same documents, is the annotation
+// skill alone (HTTP, the workflow's `technology` pipeline, four requests at a time), the NLP the job cannot beat.
+//  - one process: `npm start`'s layout (`loom serve --config config/loom.dev.yaml --with-skills`);
+//  - skills apart: `loom skills serve` in its own process, `loom serve` registering it.
+// Also the annotation skill's documents/s at 1 and 4 concurrent requests (its worker threads use every core), and
+// the CPU seconds each process spent. BENCH_DOCUMENTS changes the count; BENCH_CPU_PROF=<directory> writes a
+// --cpu-prof of each loom process there (the figures are then slower); BENCH_ONLY=concurrency|one|apart runs one part.
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { ExecutorClient } from '@loom/contracts';
+import { testDataDir } from '@loom/nlp/training';
+import { call, createClient } from '@loom/service-kit';
+import { cpuSecondsOf, loomMain, median, startLoomServe } from './loom-serve.mjs';
+
+const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 300);
+const SENTENCES_PER_DOCUMENT = 8;
+const ROUNDS = 3;
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+/** One part only: `concurrency`, `one` (one process) or `apart` (skills apart); all when unset. */
+const ONLY = process.env.BENCH_ONLY;
+const WORKFLOW = 'Text to graph';
+const LAST_WRITER = 'Write entities';
+const FAILURES = 'Failures';
+const root = fileURLToPath(new URL('..', import.meta.url));
+const workflowFile = join(root, 'examples', 'text-to-graph.workflow.yaml');
+const devConfig = join(root, 'config', 'loom.dev.yaml');
+const run = promisify(execFile);
+const fmt = (value) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
+
+/** EWT dev's sentences in order, eight to a document (its 2,001 sentences start again after the last). */
+function documents() {
+  const conllu = readFileSync(join(testDataDir(), 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8');
+  const sentences = [...conllu.matchAll(/^# text = (.*)$/gm)].map((match) => match[1].trim());
+  const sentence = (index) => sentences[index % sentences.length];
+  return Array.from({ length: DOCUMENTS }, (_, index) => ({
+    id: `ewt-dev-${index + 1}`,
+    title: `EWT dev document ${index + 1}`,
+    text: Array.from({ length: SENTENCES_PER_DOCUMENT }, (_, offset) => sentence(index * SENTENCES_PER_DOCUMENT + offset)).join(' '),
+  }));
+}
+
+/** `loom <args>` against a running loom; resolves with its standard output. */
+async function loom(address, ...args) {
+  const { stdout } = await run(process.execPath, ['--no-node-snapshot', loomMain, '--address', address, ...args], { maxBuffer: 16 * 1024 * 1024 });
+  return stdout;
+}
+
+/** `loom skills serve` in its own process on free ports; resolves with the skills' URLs by name once all listen. */
+async function startSkillsProcess(names, env) {
+  const directory = mkdtempSync(join(tmpdir(), 'loom-bench-skills-'));
+  const ports = names.flatMap((name) => ['--port', `${name}=0`]);
+  const nodeArgs = CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF];
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...nodeArgs, loomMain, 'skills', 'serve', '--only', names.join(','), ...ports], {
+    cwd: directory,
+    env: { PATH: process.env.PATH, SKILL_DATA_DIRECTORY: directory, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const urls = new Map();
+  await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return; // not a log line
+      }
+      if (entry.msg === 'skill service listening') urls.set(entry.skill, entry.url);
+      if (urls.size === names.length) resolve();
+    });
+    void exited.then((code) => reject(new Error(`loom skills serve exited with ${code} before listening`)));
+  });
+  return {
+    child,
+    urls,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until every document is written by the last writer or has reached the failure handler; answers the status then. */
+async function lastWriterDone(address, expected) {
+  const executor = createClient(ExecutorClient, address, { retry: false });
+  try {
+    for (;;) {
+      const status = await call(executor, 'getWorkflowStatus', { name: WORKFLOW });
+      // a component's name in the status carries its instance id: `Write entities_<uuid>`
+      const named = (name) => status.components.find((component) => component.name === name || component.name.startsWith(`${name}_`));
+      const done = Number(named(LAST_WRITER)?.messagesOut ?? 0) + Number(named(FAILURES)?.messagesIn ?? 0);
+      if (done >= expected) return status;
+      await new Promise((resolve) => setTimeout(resolve, 50)); // polling an outcome, not timing one
+    }
+  } finally {
+    executor.close();
+  }
+}
+
+/** Pushes and starts the workflow, publishes the file, and answers the seconds until the last writer has every document. */
+async function textToGraph(address, file, expected) {
+  await loom(address, 'workflow', 'push', workflowFile);
+  await loom(address, 'workflow', 'start', WORKFLOW);
+  const started = performance.now();
+  await loom(address, 'message', 'publish', WORKFLOW, '--inlet', 'Documents', '--file', file);
+  const status = await lastWriterDone(address, expected);
+  const seconds = (performance.now() - started) / 1000;
+  const failed = status.components.reduce((sum, component) => sum + Number(component.messagesFailed), 0);
+  if (failed > 0) throw new Error(`${failed} messages failed: ${status.components.map((component) => component.lastError).find((error) => error !== '')}`);
+  await loom(address, 'workflow', 'stop', WORKFLOW).catch(() => undefined);
+  return { seconds, status };
+}
+
+/** Posts every document's text to the annotation skill, `concurrency` at a time; answers the seconds taken. */
+async function annotateAll(url, docs, concurrency) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < docs.length) {
+        const doc = docs[next++];
+        const response = await fetch(`${url}/v2/annotate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text: doc.text, pipeline: 'technology' }),
+        });
+        if (response.status !== 200) throw new Error(`annotation answered ${response.status}: ${await response.text()}`);
+        await response.arrayBuffer();
+      }
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+/** Median documents/s of the annotation skill over ROUNDS rounds after a warm-up round. */
+async function annotationRate(url, docs, concurrency) {
+  await annotateAll(url, docs.slice(0, 16), concurrency);
+  const rates = [];
+  for (let round = 0; round < ROUNDS; round++) rates.push(docs.length / (await annotateAll(url, docs, concurrency)));
+  return median(rates);
+}
+
+/** One layout: its documents/s end to end, the annotation baseline in the same loom, and CPU seconds per process. */
+async function measureLayout(label, start, docs, file) {
+  const layout = await start();
+  const cpuNow = () => layout.pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+  try {
+    const baselineCpu = cpuNow();
+    const baseline = await annotationRate(layout.annotationUrl, docs, 4);
+    // the warm-up round and ROUNDS rounds: CPU milliseconds a document of the annotation alone
+    const baselineCpuMs = ((cpuNow() - baselineCpu) * 1000) / (16 + ROUNDS * docs.length);
+    const cpuBefore = layout.pids.map((pid) => cpuSecondsOf(pid));
+    const { seconds } = await textToGraph(layout.address, file, docs.length);
+    const cpu = layout.pids.map((pid, index) => cpuSecondsOf(pid) - cpuBefore[index]);
+    const cpuMs = (cpu.reduce((sum, value) => sum + value, 0) * 1000) / docs.length;
+    const rate = docs.length / seconds;
+    console.log(
+      `${label}: ${fmt(rate)} documents/s end to end (${seconds.toFixed(2)} s for ${docs.length}); annotation skill alone ${fmt(baseline)} documents/s ` +
+        `(4 at a time): ${(rate / baseline).toFixed(2)}x; CPU a document ${fmt(cpuMs)} ms end to end ` +
+        `(${cpu.map((value, index) => `${layout.names[index]} ${value.toFixed(1)} s`).join(', ')}) against ${fmt(baselineCpuMs)} ms for the annotation alone`,
+    );
+    return { rate, baseline };
+  } finally {
+    await layout.stop();
+  }
+}
+
+/** `npm start`'s layout: one loom process with the skills in it. */
+async function oneProcess() {
+  let annotationUrl;
+  const loomServe = await startLoomServe({
+    args: ['--config', devConfig, '--with-skills', 'annotation,keywords', '--skill-port', 'annotation=0', '--skill-port', 'keywords=0'],
+    nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
+    onLine: (entry) => {
+      if (entry.msg === 'skill service listening' && entry.skill === 'annotation') annotationUrl = entry.url;
+    },
+  });
+  return { address: loomServe.address, annotationUrl, pids: [loomServe.child.pid], names: ['loom'], stop: () => loomServe.stop() };
+}
+
+/** The skills in their own process (`loom skills serve`), registered with a `loom serve` that runs none. */
+async function skillsApart() {
+  const skills = await startSkillsProcess(['annotation', 'keywords'], {});
+  const annotationUrl = skills.urls.get('annotation');
+  const registrations = [
+    ['annotation', { capability: 'ENTITY_EXTRACTION', url: `${annotationUrl}/v2/annotate`, pipeline: 'default', version: 'v2' }],
+    ['keywords', { capability: 'KEYWORD_EXTRACTION', url: `${skills.urls.get('keywords')}/extractKeywords` }],
+  ].flatMap(([name, registration]) => ['--set', `loom.skills.register.${name}=${JSON.stringify(registration)}`]);
+  let loomServe;
+  try {
+    loomServe = await startLoomServe({
+      args: ['--config', devConfig, ...registrations],
+      nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
+    });
+  } catch (error) {
+    await skills.stop();
+    throw error;
+  }
+  return {
+    address: loomServe.address,
+    annotationUrl,
+    pids: [loomServe.child.pid, skills.child.pid],
+    names: ['loom', 'skills'],
+    async stop() {
+      await loomServe.stop();
+      await skills.stop();
+    },
+  };
+}
+
+/** The annotation skill's documents/s at 1 and 4 requests at a time, in its own process. */
+async function annotationConcurrency(docs) {
+  const skills = await startSkillsProcess(['annotation'], {});
+  try {
+    const url = skills.urls.get('annotation');
+    const one = await annotationRate(url, docs, 1);
+    const four = await annotationRate(url, docs, 4);
+    const tokens = docs.reduce((sum, doc) => sum + doc.text.split(/\s+/).length, 0) / docs.length;
+    console.log(
+      `annotation skill (${availableParallelism()} worker threads, technology pipeline): 1 at a time ${fmt(one)} documents/s, ` +
+        `4 at a time ${fmt(four)} documents/s: ${(four / one).toFixed(2)}x (about ${Math.round(tokens)} words a document)`,
+    );
+  } finally {
+    await skills.stop();
+  }
+}
+
+if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
+const docs = documents();
+const scratch = mkdtempSync(join(tmpdir(), 'loom-bench-t2g-'));
+const file = join(scratch, 'documents.jsonl');
+writeFileSync(file, `${docs.map((doc) => JSON.stringify(doc)).join('\n')}\n`);
+try {
+  console.log(
+    `${docs.length} documents of ${SENTENCES_PER_DOCUMENT} EWT-dev sentences; load average ${loadavg()[0].toFixed(2)}, ${availableParallelism()} cores`,
+  );
+  if (ONLY === undefined || ONLY === 'concurrency') await annotationConcurrency(docs);
+  if (ONLY === undefined || ONLY === 'one') await measureLayout('one process (loom serve --with-skills)', oneProcess, docs, file);
+  if (ONLY === undefined || ONLY === 'apart') await measureLayout('skills apart (loom skills serve + loom serve)', skillsApart, docs, file);
+  console.log(`load average after: ${loadavg()[0].toFixed(2)}`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
