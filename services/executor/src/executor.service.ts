@@ -33,7 +33,8 @@ import {
 import { type Messaging } from '@loom/messaging';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
-import { componentFactories, isScriptComponent } from './components/registry.js';
+import { componentFactories, isScriptComponent, pythonSandboxOf } from './components/registry.js';
+import { WarmInterpreters } from './scripts/warm-interpreters.js';
 import { dryRun } from './dry-run.js';
 import { openMessaging } from './messaging-mode.js';
 import { DurableMode, progressInterval } from './runtime/durable-mode.js';
@@ -110,12 +111,28 @@ export class Executor {
   private auditAppender: AuditAppender | undefined;
   private readonly factories: ReadonlyMap<string, ComponentFactory>;
   private readonly graphStores: GraphStores;
+  /** Fresh Python interpreters kept ready for script hosts (with `loom.experimental.enabled`, the only way scripts run). */
+  private readonly warmInterpreters: WarmInterpreters | undefined;
 
   constructor(private readonly dependencies: ExecutorDependencies) {
-    this.graphStores = new GraphStores(dependencies.config, dependencies.logger);
+    const { config, logger } = dependencies;
+    this.graphStores = new GraphStores(config, logger);
+    if (dependencies.factories === undefined && config.experimental.enabled && config.scripts.python.warmInterpreters > 0) {
+      this.warmInterpreters = new WarmInterpreters({
+        count: config.scripts.python.warmInterpreters,
+        memoryLimitMb: config.scripts.python.memoryLimitMb,
+        sandbox: () => pythonSandboxOf(config),
+        logger,
+      });
+      this.warmInterpreters.fill();
+    }
     this.factories =
       dependencies.factories ??
-      componentFactories(dependencies.config, { graphStores: this.graphStores, skillGateway: () => dependencies.clients.get('skill-gateway') });
+      componentFactories(config, {
+        graphStores: this.graphStores,
+        skillGateway: () => dependencies.clients.get('skill-gateway'),
+        ...(this.warmInterpreters === undefined ? {} : { warmInterpreters: this.warmInterpreters }),
+      });
   }
 
   /** The audit client, created at first use (the server's own address is known only once it listens). */
@@ -189,9 +206,10 @@ export class Executor {
     return dryRun(workflow, messages, inlet, this.factories, this.dependencies.logger);
   }
 
-  /** Stops every run, then the embedded graph if it was started (shutdown). */
+  /** Stops every run, then the embedded graph if it was started, and the making of warm interpreters (shutdown). */
   async stopAll(drainTimeoutMs: number): Promise<void> {
     await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
+    await this.warmInterpreters?.close();
     await this.graphStores.close();
   }
 
