@@ -1,0 +1,129 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '@loom/telemetry';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
+import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
+import { pythonSandbox } from '../src/scripts/sandbox.js';
+import { WarmInterpreters } from '../src/scripts/warm-interpreters.js';
+import { scriptContext } from './component-context.js';
+
+// each test makes one or two interpreters from scratch (the warm ones); on a loaded machine that takes seconds each
+vi.setConfig({ testTimeout: 120_000 });
+
+const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+const privateDir = mkdtempSync(join(tmpdir(), 'loom-workflow-'));
+afterAll(() => rmSync(privateDir, { recursive: true, force: true }));
+const LIMITS: PythonLimits = { memoryLimitMb: 256, timeoutMs: 4_000 };
+
+const pools: WarmInterpreters[] = [];
+const processors: Processor[] = [];
+afterEach(async () => {
+  for (const processor of processors.splice(0)) await processor.close();
+  for (const pool of pools.splice(0)) await pool.close();
+});
+
+function poolOf(count: number, memoryLimitMb = 256): WarmInterpreters {
+  const pool = new WarmInterpreters({ count, memoryLimitMb, sandbox: () => pythonSandbox(true), logger });
+  pools.push(pool);
+  return pool;
+}
+
+async function processorFor(script: string, warm: WarmInterpreters): Promise<Processor> {
+  const { context } = scriptContext(script, 'transformer', 'python', { privateDirectory: privateDir });
+  const processor = await createPythonProcessor(context, 'transformer', LIMITS, pythonSandbox(true), warm);
+  processors.push(processor);
+  return processor;
+}
+
+const run = (processor: Processor, body: Record<string, unknown>): Promise<readonly Outcome[]> =>
+  processor.process([{ id: 'm1', body, headers: {} } satisfies LoomMessage], new AbortController().signal);
+
+/** The body of a message's one output. */
+function bodyOf(outcomes: readonly Outcome[]): Record<string, unknown> {
+  const [first] = outcomes;
+  if (first?.ok !== true) throw new Error(`the message failed: ${JSON.stringify(first)}`);
+  return first.outputs[0]?.body ?? {};
+}
+
+/** Processes that make warm interpreters (script hosts given no private directory to write) still alive. */
+function makers(): string[] {
+  const entry = join(import.meta.dirname, '../script-host/python-host.mjs');
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return args.includes(entry) && !args.some((arg) => arg.startsWith('--allow-fs-write='));
+      } catch {
+        return false; // the process ended between the listing and the read
+      }
+    });
+}
+
+// what a script learns of its interpreter: values a fresh start draws at random, and whether anything is left over
+const PROBE = [
+  'import random, sys',
+  "return {'hash': hash('loom warm interpreter'), 'random': random.random(), 'leftover': 'left_by_a_script' in dir(sys.modules['builtins'])}",
+].join('\n');
+
+describe('warm Python interpreters', () => {
+  it('start hosts that each have an interpreter of their own, in the same sandbox', async () => {
+    const pool = poolOf(2);
+    pool.fill();
+    await pool.whenFilled();
+    expect(pool.available).toBe(2);
+
+    // the first host leaves something behind in its interpreter; the second must not see it
+    const first = await processorFor(`import builtins\nbuiltins.left_by_a_script = 1\n${PROBE}`, pool);
+    const second = await processorFor(PROBE, pool);
+    expect(pool.taken).toBe(2);
+    const [one, two] = [bodyOf(await run(first, {})), bodyOf(await run(second, {}))];
+    expect(one.leftover).toBe(true);
+    expect(two.leftover).toBe(false);
+    // a snapshot freezes the hash seed and the random generator it was made with: each is given to one host only
+    expect(one.hash).not.toEqual(two.hash);
+    expect(one.random).not.toEqual(two.random);
+
+    // the policy holds on a host started from a snapshot as on any other (one made to replace those taken)
+    await pool.whenFilled();
+    const escape = await processorFor(
+      [
+        "attack = body['attack']",
+        "if attack == 'js':\n    import js\n    return {'env': str(js.process.env)}",
+        "if attack == 'passwd':\n    return {'p': open('/etc/passwd').read()}",
+        "if attack == 'environ':\n    import os\n    return {'env': dict(os.environ)}",
+        "if attack == 'socket':\n    import socket\n    return {'s': str(socket.socket())}",
+        'return body',
+      ].join('\n'),
+      pool,
+    );
+    for (const attack of ['js', 'passwd', 'environ', 'socket']) {
+      expect(await run(escape, { attack })).toEqual([
+        expect.objectContaining({ ok: false, error: expect.stringMatching(/^PermissionError: loom script policy: /) }),
+      ]);
+    }
+    expect(pool.taken).toBe(3);
+  });
+
+  it('makes none where an interpreter does not fit its memory limit, and says so once', async () => {
+    // 1 MB cannot hold the interpreter: the maker fails, and the pool stops trying until a host takes from it
+    const pool = poolOf(1, 1);
+    pool.fill();
+    await pool.whenFilled();
+    expect(pool.available).toBe(0);
+    expect(makers()).toEqual([]);
+  });
+
+  it('ends the makers still running when closed, and closes once', async () => {
+    const pool = poolOf(2);
+    pool.fill();
+    await pool.close();
+    await pool.close();
+    await expect.poll(() => makers(), { timeout: 10_000 }).toEqual([]);
+    expect(pool.take()).toBeUndefined();
+    expect(pool.available).toBe(0);
+  });
+});
