@@ -19,7 +19,8 @@ vi.setConfig({ testTimeout: 120_000 });
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
 const privateDir = mkdtempSync(join(tmpdir(), 'loom-workflow-'));
 afterAll(() => rmSync(privateDir, { recursive: true, force: true }));
-const LIMITS: PythonLimits = { memoryLimitMb: 256, timeoutMs: 4_000 };
+// a time limit with room for a first import (urllib's takes seconds on a loaded machine)
+const LIMITS: PythonLimits = { memoryLimitMb: 256, timeoutMs: 8_000 };
 
 const pools: WarmInterpreters[] = [];
 const processors: Processor[] = [];
@@ -51,19 +52,30 @@ function bodyOf(outcomes: readonly Outcome[]): Record<string, unknown> {
   return first.outputs[0]?.body ?? {};
 }
 
-/** Processes that make warm interpreters (script hosts given no private directory to write) still alive. */
+/** Processes below this one that make warm interpreters (script hosts at a low priority) and are still alive. */
 function makers(): string[] {
   const entry = join(import.meta.dirname, '../script-host/python-host.mjs');
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return args.includes(entry) && !args.some((arg) => arg.startsWith('--allow-fs-write='));
-      } catch {
-        return false; // the process ended between the listing and the read
-      }
-    });
+  const parents = new Map<string, { parent: string; nice: number }>();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      // after the command's closing parenthesis: state, ppid, ... nice is the 17th field
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      parents.set(pid, { parent: fields[1] ?? '', nice: Number(fields[16]) });
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  const below = (pid: string): boolean => {
+    for (let at = parents.get(pid)?.parent; at !== undefined; at = parents.get(at)?.parent) if (at === String(process.pid)) return true;
+    return false;
+  };
+  return [...parents].flatMap(([pid, { nice }]) => {
+    try {
+      return nice > 0 && below(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(entry) ? [pid] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 // what a script learns of its interpreter: values a fresh start draws at random, and whether anything is left over
