@@ -249,10 +249,12 @@ async function quiet(turns = 20) {
  * @param {(index: number) => object} [options.makePayload] msg.payload of message `index` (default samplePayload);
  *   building it is inside the timed loop, as building the body is on loom's side
  * @param {number} [options.warmup] messages run first and not counted (default 5,000)
- * @returns {Promise<{ messages: number, seconds: number, perSecond: number, injected: number, arrivedPerSecond: number, version: string }>}
+ * @returns {Promise<{ messages: number, seconds: number, perSecond: number, injected: number, arrivedPerSecond: number, cpuMicrosPerMessage: number, version: string }>}
  *   messages: how many arrived at the sink; seconds: first injection to the expected (or last) arrival; perSecond:
  *   messages INJECTED per second, i.e. the rate at which the flow takes in and fully processes messages, the filtered
- *   ones included (compare it with loom's input rate); arrivedPerSecond: messages / seconds; version: node-red's.
+ *   ones included (compare it with loom's input rate); arrivedPerSecond: messages / seconds; cpuMicrosPerMessage: this
+ *   process's CPU time (user and system) from the first injection until the flow is quiet, per message injected;
+ *   version: node-red's.
  */
 export async function measureNodeRed(options) {
   const transformCode = options.transformCode ?? options.transformBody;
@@ -282,6 +284,7 @@ export async function measureNodeRed(options) {
     onTarget: null,
   });
   const arrived = sink.target === Infinity ? null : arrival(sink.target);
+  const cpuStarted = process.cpuUsage();
   const started = performance.now();
   await feed(inlet, total, makePayload, warmup);
   let ended;
@@ -300,7 +303,9 @@ export async function measureNodeRed(options) {
     throw new Error(`${sink.count} messages arrived at the Node-RED sink, ${expectedAtSink} expected`);
   }
   const seconds = (ended - started) / 1000;
-  return { messages: sink.count, seconds, perSecond: total / seconds, injected: total, arrivedPerSecond: sink.count / seconds, version };
+  const cpu = process.cpuUsage(cpuStarted);
+  const cpuMicrosPerMessage = (cpu.user + cpu.system) / total;
+  return { messages: sink.count, seconds, perSecond: total / seconds, injected: total, arrivedPerSecond: sink.count / seconds, cpuMicrosPerMessage, version };
 }
 
 /** Stops the Node-RED runtime (its flows, storage, context) and removes its temporary userDir. Safe to call twice. */

@@ -9,4 +9,7 @@ export const EXECUTOR_STACK_ARGUMENTS: readonly string[] = [
   'loom.auth.allowAnonymous=true',
   '--set',
   'loom.experimental.enabled=true',
+  // no warm Python interpreters made in the background: these stacks measure or test messages, not script starts
+  '--set',
+  'loom.scripts.python.warmInterpreters=0',
 ];

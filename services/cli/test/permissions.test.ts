@@ -21,6 +21,8 @@ beforeAll(async () => {
     'loom.auth.roles.ops-lead=admin',
     '--set',
     'loom.experimental.enabled=true',
+    '--set',
+    'loom.scripts.python.warmInterpreters=0',
   ]);
 });
 afterAll(async () => {

@@ -34,6 +34,8 @@ describe('secrets and executor in two processes', () => {
       'loom.auth.allowAnonymous=true',
       '--set',
       'loom.experimental.enabled=true',
+      '--set',
+      'loom.scripts.python.warmInterpreters=0',
     ];
     services = await startLoom(['--services', 'secrets,config-store,audit', ...common]);
     executor = await startLoom([

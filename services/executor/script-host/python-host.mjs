@@ -4,21 +4,39 @@
 // Pyodide once, compiles the component's script, then runs batches of messages.
 //
 // Protocol: the first line on standard input is the setup
-//   { script, role: 'transformer' | 'filter', policy: boolean, pyodideDir, readGrants: [path], mounts: [dir], split: [dir], writeGrant: dir }
+//   { script, role: 'transformer' | 'filter', policy: boolean, pyodideDir, readGrants: [path], mounts: [dir], split: [dir],
+//     writeGrant: dir, flushMs, snapshot: boolean }
 // readGrants are what the script may read (never loom's state), mounts the directories Python sees at
-// their own paths, split the directories granted entry by entry because they hold state.
-// then each line is a batch: { id, messages: [<body as JSON text>] }, run in the order they come.
-// Answers go to descriptor 3, one JSON line each, written synchronously so an answer is out before
-// the next message starts (the host blames the first unanswered message when the time limit
-// strikes); `id` is the batch's, so several callers can share one host:
+// their own paths, split the directories granted entry by entry because they hold state. With `snapshot`,
+// descriptor 4 carries a memory snapshot of a fresh interpreter (warm-interpreters.ts), read to its end
+// and loaded instead of starting the interpreter from scratch.
+// Then each line is a batch: `<id> <JSON array of message bodies>`, run in the order they come.
+// Answers go to descriptor 3, one JSON line for several messages, written synchronously:
 //   { ready: true } | { ready: false, error }   after the setup
-//   { id, i, ok: true, out }                      out: JSON text of the new body, null (no output) or a boolean (filter)
-//   { id, i, ok: false, error }
-import fs, { constants, writeSync } from 'node:fs';
+//   { id, i, out: [result], errors: { position: error } }
+//                                                 the answers to messages i, i+1, ... of batch id: each one's result (the new
+//                                                 body or null for no output, a boolean for a filter), and the error text of
+//                                                 those that failed, by their position in `out` (where the result is null)
+// A batch's answers are written when it ends and whenever `flushMs` have passed since the last ones, so
+// the service sees progress; when a message runs over the time limit, the service cannot tell which of
+// the unanswered ones it was, and runs them again one batch each (python.ts).
+// The exit code FATAL_EXIT (70) says the last answer was to the message that broke the interpreter;
+// any other exit leaves the blame to the service.
+//
+// With the setup { make: true, pyodideDir } instead, the host starts a fresh interpreter, writes its
+// memory snapshot to descriptor 3 and exits: it runs no script and sees no workflow (warm-interpreters.ts).
+import fs, { constants, readSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const ANSWERS = 3;
-const answer = (value) => writeSync(ANSWERS, `${JSON.stringify(value)}\n`);
+const SNAPSHOT = 4;
+const FATAL_EXIT = 70;
+/** Writes all of `data` to a descriptor (a large write may be taken in parts). */
+const writeAll = (fd, data) => {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
+};
+const answer = (value) => writeAll(ANSWERS, `${JSON.stringify(value)}\n`);
 
 // Emscripten's NODEFS reads the fs constants through process.binding, which the permission model refuses
 const binding = process.binding;
@@ -78,11 +96,21 @@ for (const name of Object.keys(fs).filter((key) => key.endsWith('Sync') && typeo
 }
 
 const { loadPyodide } = await import(new URL('pyodide.mjs', `file://${setup.pyodideDir}/`).href);
-const pyodide = await loadPyodide({
-  indexURL: `${setup.pyodideDir}/`,
+const output = {
   // print() output goes to the host's log, never to the answers
   stdout: (text) => process.stderr.write(`[stdout] ${text}\n`),
   stderr: (text) => process.stderr.write(`[stderr] ${text}\n`),
+};
+if (setup.make) {
+  // a warm interpreter for a later host: nothing of any workflow has been here, and nothing runs after the snapshot
+  const fresh = await loadPyodide({ indexURL: `${setup.pyodideDir}/`, _makeSnapshot: true, ...output });
+  writeAll(ANSWERS, fresh.makeMemorySnapshot());
+  process.exit(0);
+}
+const pyodide = await loadPyodide({
+  indexURL: `${setup.pyodideDir}/`,
+  ...(setup.snapshot ? { _loadSnapshot: readToEnd(SNAPSHOT) } : {}),
+  ...output,
 });
 
 // the granted host directories become visible to Python at their own paths (everything else is the
@@ -117,35 +145,63 @@ if (setup.policy) {
   }
 }
 
-let call;
+let runner;
 try {
   pyodide.runPython(PRELUDE());
   const install = pyodide.globals.get('__loom_install');
   pyodide.globals.delete('__loom_install');
-  const config = pyodide.toPy({ policy: setup.policy, readGrants: setup.readGrants, writeGrant: setup.writeGrant, role: setup.role, script: setup.script });
-  call = install(config);
+  const config = pyodide.toPy({
+    policy: setup.policy,
+    readGrants: setup.readGrants,
+    writeGrant: setup.writeGrant,
+    role: setup.role,
+    script: setup.script,
+    flushMs: setup.flushMs,
+  });
+  runner = install(config);
   install.destroy();
   config.destroy();
 } catch (error) {
   answer({ ready: false, error: lastLine(error) });
   process.exit(0);
 }
+const begin = runner.get('begin');
+const step = runner.get('step');
+const progress = runner.get('progress');
 answer({ ready: true });
 
 for (;;) {
   const next = await iterator.next();
   if (next.done) break;
-  const { id, messages } = JSON.parse(next.value);
-  for (let i = 0; i < messages.length; i++) {
-    try {
-      const result = JSON.parse(call(messages[i]));
-      answer(result.ok ? { id, i, ok: true, out: result.out } : { id, i, ok: false, error: result.error });
-    } catch (error) {
-      // a fatal interpreter error (stack exhausted, memory corrupt): answer, then let the host start afresh
-      answer({ id, i, ok: false, error: lastLine(error) });
-      if (error?.pyodide_fatal_error) process.exit(70);
+  const line = next.value;
+  const space = line.indexOf(' ');
+  const id = Number(line.slice(0, space));
+  const count = begin(id, line.slice(space + 1));
+  let first = 0;
+  try {
+    // each step runs messages until the batch ends or flushMs have passed, and answers them in one line
+    for (let answers = step(); answers !== ''; answers = step()) {
+      writeAll(ANSWERS, answers);
+      first = progress();
     }
+  } catch (error) {
+    // a fatal interpreter error (stack exhausted, memory corrupt): the answers of this step are lost with it. The one
+    // message left is the one that broke the interpreter: answer it, and let the service start a new host. With more
+    // left, which one it was is unknown: the service finds out (python.ts).
+    if (count - first === 1) {
+      answer({ id, i: first, out: [null], errors: { 0: lastLine(error) } });
+      process.exit(FATAL_EXIT);
+    }
+    process.exit(FATAL_EXIT + 1);
   }
+}
+
+/** Everything a descriptor carries until its writer closes it. */
+function readToEnd(fd) {
+  const chunks = [];
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) chunks.push(Buffer.from(chunk.subarray(0, read)));
+  return new Uint8Array(Buffer.concat(chunks));
 }
 
 function lastLine(error) {
@@ -166,7 +222,7 @@ function lastLine(error) {
 function PRELUDE() {
   return String.raw`
 def __loom_install(setup):
-    import sys, os, json, builtins, posix
+    import sys, os, json, builtins, posix, time
 
     policy = bool(setup['policy'])
     role = setup['role']
@@ -258,27 +314,82 @@ def __loom_install(setup):
         sys.addaudithook(hook)
 
     dumps, loads = json.dumps, json.loads
+    # allow_nan=False: NaN and Infinity are not JSON, and would spoil the whole line of answers
+    encode = json.JSONEncoder(allow_nan=False, separators=(',', ':')).encode
+    clock = time.monotonic
+    flush_after = max(int(setup['flushMs']), 1) / 1000
+    # below this between two looks at the clock, messages are quick: look every 2, 4, ... 32 messages (a look calls into JavaScript)
+    quick = flush_after / 100
+    filter_role = role == 'filter'
 
-    def call(text):
+    def outcome(body):
+        """The script's result for one message, or the error text of its failure."""
         try:
-            result = script(loads(text))
+            result = script(body)
         except (KeyboardInterrupt, SystemExit) as error:
-            return dumps({'ok': False, 'error': f"{type(error).__name__}: the script tried to stop the interpreter"})
+            return False, f"{type(error).__name__}: the script tried to stop the interpreter"
         except BaseException as error:
-            return dumps({'ok': False, 'error': f"{type(error).__name__}: {error}"})
-        if role == 'filter':
-            if not isinstance(result, bool):
-                return dumps({'ok': False, 'error': f"a filter must return True or False, not {type(result).__name__}"})
-            return dumps({'ok': True, 'out': result})
-        if result is None:
-            return dumps({'ok': True, 'out': None})
-        if not isinstance(result, dict):
-            return dumps({'ok': False, 'error': f"a transformer must return a dict (the new message) or None, not {type(result).__name__}"})
-        try:
-            return dumps({'ok': True, 'out': dumps(result)})
-        except (TypeError, ValueError) as error:
-            return dumps({'ok': False, 'error': f"the returned message is not JSON: {error}"})
+            return False, f"{type(error).__name__}: {error}"
+        if filter_role:
+            if result is True or result is False:
+                return True, result
+            return False, f"a filter must return True or False, not {type(result).__name__}"
+        if result is None or isinstance(result, dict):
+            return True, result
+        return False, f"a transformer must return a dict (the new message) or None, not {type(result).__name__}"
 
-    return call
+    def encoded(outs, errors):
+        """The results as one JSON array; a result that is not JSON becomes that message's error."""
+        try:
+            return encode(outs)
+        except (TypeError, ValueError, RecursionError):
+            pass
+        for position, out in enumerate(outs):
+            try:
+                encode(out)
+            except (TypeError, ValueError, RecursionError) as error:
+                outs[position] = None
+                errors[str(position)] = f"the returned message is not JSON: {error}"
+        return encode(outs)
+
+    batch = {'id': 0, 'bodies': [], 'next': 0}
+
+    def begin(request_id, text):
+        """Takes a batch (a JSON array of message bodies); returns how many messages it has."""
+        batch['id'], batch['bodies'], batch['next'] = request_id, loads(text), 0
+        return len(batch['bodies'])
+
+    def step():
+        """Runs the batch's next messages until it ends or flush_after has passed; their answers as one line ('' when done)."""
+        bodies, first = batch['bodies'], batch['next']
+        count = len(bodies)
+        if first >= count:
+            return ''
+        last = clock()
+        deadline = last + flush_after
+        outs, errors = [], {}
+        index, stride, countdown = first, 1, 1
+        while index < count:
+            ok, out = outcome(bodies[index])
+            if not ok:
+                errors[str(len(outs))] = out
+                out = None
+            outs.append(out)
+            index += 1
+            countdown -= 1
+            if countdown == 0:
+                now = clock()
+                if now >= deadline:
+                    break
+                stride = min(stride * 2, 32) if now - last < quick else 1
+                countdown, last = stride, now
+        batch['next'] = index
+        return '{"id":%d,"i":%d,"out":%s,"errors":%s}\n' % (batch['id'], first, encoded(outs, errors), dumps(errors))
+
+    def progress():
+        """How many messages of the batch are answered."""
+        return batch['next']
+
+    return {'begin': begin, 'step': step, 'progress': progress}
 `;
 }

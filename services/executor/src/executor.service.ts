@@ -17,7 +17,8 @@ import { appendRequired, AuditAppender, call, isServiceError, type ServiceClient
 import { type Messaging } from '@loom/messaging';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
-import { componentFactories, isScriptComponent } from './components/registry.js';
+import { componentFactories, isScriptComponent, pythonSandboxOf } from './components/registry.js';
+import { WarmInterpreters } from './scripts/warm-interpreters.js';
 import { dryRun } from './dry-run.js';
 import { Cluster, type ClusterMember } from './cluster/cluster.js';
 import { leasedFactories } from './cluster/leased-source.js';
@@ -88,14 +89,30 @@ export class Executor implements ClusterMember {
   private cluster: Cluster | undefined;
   /** This executor's name among the others (loom.executor.id). */
   readonly executorId: string;
+  /** Fresh Python interpreters kept ready for script hosts (with `loom.experimental.enabled`, the only way scripts run). */
+  private readonly warmInterpreters: WarmInterpreters | undefined;
 
   constructor(private readonly dependencies: ExecutorDependencies) {
-    this.graphStores = new GraphStores(dependencies.config, dependencies.logger);
+    const { config, logger } = dependencies;
+    this.graphStores = new GraphStores(config, logger);
+    if (dependencies.factories === undefined && config.experimental.enabled && config.scripts.python.warmInterpreters > 0) {
+      this.warmInterpreters = new WarmInterpreters({
+        count: config.scripts.python.warmInterpreters,
+        memoryLimitMb: config.scripts.python.memoryLimitMb,
+        sandbox: () => pythonSandboxOf(config),
+        logger,
+      });
+      this.warmInterpreters.fill();
+    }
     this.factories =
       dependencies.factories ??
-      componentFactories(dependencies.config, { graphStores: this.graphStores, skillGateway: () => dependencies.clients.get('skill-gateway') });
+      componentFactories(config, {
+        graphStores: this.graphStores,
+        skillGateway: () => dependencies.clients.get('skill-gateway'),
+        ...(this.warmInterpreters === undefined ? {} : { warmInterpreters: this.warmInterpreters }),
+      });
     this.runFactories = this.factories;
-    this.executorId = executorIdOf(dependencies.config);
+    this.executorId = executorIdOf(config);
   }
 
   /**
@@ -245,7 +262,7 @@ export class Executor implements ClusterMember {
   }
 
   /**
-   * Stops every run, then the embedded graph if it was started (shutdown). In a cluster this executor leaves: its own
+   * Stops every run, then the embedded graph if it was started, and the making of warm interpreters (shutdown). In a cluster this executor leaves: its own
    * runs stop, the workflows go on running on the others.
    */
   async stopAll(drainTimeoutMs: number): Promise<void> {
@@ -255,6 +272,7 @@ export class Executor implements ClusterMember {
     } else {
       await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
     }
+    await this.warmInterpreters?.close();
     await this.graphStores.close();
   }
 

@@ -1,6 +1,7 @@
 export * from './executor.service.js';
 export * from './executor-handlers.js';
-export { componentFactories, isScriptComponent } from './components/registry.js';
+export { componentFactories, isScriptComponent, pythonSandboxOf } from './components/registry.js';
+export { WarmInterpreters, type WarmInterpreterOptions } from './scripts/warm-interpreters.js';
 export { type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor, type SignalSource, type Source } from './runtime/component.js';
 export { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';
 export { type RunOptions } from './runtime/options.js';

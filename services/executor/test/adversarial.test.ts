@@ -16,6 +16,7 @@ import { createPythonProcessor } from '../src/scripts/python.js';
 import { INSTALLATION_DIR, pythonSandbox } from '../src/scripts/sandbox.js';
 import { statePaths } from '../src/scripts/script-grants.js';
 import { componentFailureEvents, type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
+import { type Attack, python, pythonAttacks, pythonScript } from './python-attacks.js';
 
 // Scripts that try to get out of their sandbox. Each attempt must fail its message with a clear
 // error, the message must reach the failure handler, the audit log must get
@@ -30,61 +31,6 @@ let server: Server;
 let url: string;
 let connections = 0;
 let harness: ExecutorHarness;
-
-interface Attack {
-  readonly name: string;
-  readonly code: string;
-  readonly error: RegExp;
-}
-
-const POLICY = /^PermissionError: loom script policy: /;
-const python = (name: string, code: string, error: RegExp = POLICY): Attack => ({ name, code, error });
-const PYTHON_ATTACKS = (): Attack[] => [
-  python('urllib to the loopback server', `import urllib.request\nreturn {'page': urllib.request.urlopen('${url}').read().decode()}`),
-  python(
-    'http.client to the loopback server',
-    `import http.client\nc = http.client.HTTPConnection('127.0.0.1', ${new URL(url).port})\nc.request('GET', '/')\nreturn {'status': c.getresponse().status}`,
-  ),
-  python('raw socket', "import socket\ns = socket.create_connection(('127.0.0.1', 5432))\nreturn {'ok': True}"),
-  python('raw _socket', "import _socket\nreturn {'s': str(_socket.socket())}"),
-  python('js module: process.env', "import js\nreturn {'env': str(js.process.env.LOOM_ADVERSARIAL_SECRET)}"),
-  python('pyodide.code.run_js', "import pyodide.code\nreturn {'env': str(pyodide.code.run_js('process.env.LOOM_ADVERSARIAL_SECRET'))}"),
-  python('pyodide_js module', "import pyodide_js\nreturn {'v': str(pyodide_js.version)}"),
-  python('js through sys.modules', "import sys\nreturn {'env': str(sys.modules['js'].process.env)}", /^KeyError: 'js'$/),
-  python(
-    '__import__ through a function globals',
-    "import json\nimp = json.loads.__globals__['__builtins__']['__import__']\nreturn {'env': str(imp('js').process.env)}",
-  ),
-  python(
-    'gc.get_objects to find a JavaScript proxy',
-    "import gc\nproxies = [o for o in gc.get_objects() if 'JsProxy' in type(o).__name__]\nreturn {'n': len(proxies)}",
-  ),
-  python('frames to reach the host globals', "import sys\nreturn {'g': str(sys._getframe(1).f_globals.keys())}"),
-  python('reading /etc/passwd', "return {'p': open('/etc/passwd').read()}"),
-  python('reading /proc/self/environ', "return {'e': open('/proc/self/environ').read()}"),
-  python('reading outside the grants', "return {'h': open('/root/.bashrc').read()}"),
-  python('listing the root directory', "import os\nreturn {'ls': os.listdir('/')}"),
-  python('writing outside the private temp directory', `open('${STRAY_FILE}', 'w').write('pwned')\nreturn body`),
-  python('listing environment variables', "import os\nreturn {'env': dict(os.environ)}"),
-  python('reading an environment variable', "import os\nreturn {'secret': os.environ['LOOM_ADVERSARIAL_SECRET']}"),
-  python('os.getenv', "import os\nreturn {'secret': os.getenv('LOOM_ADVERSARIAL_SECRET')}"),
-  python('posix.environ', "import posix\nreturn {'env': str(posix.environ)}"),
-  python('ctypes', "import ctypes\nreturn {'libc': str(ctypes.CDLL(None))}"),
-  python('os.system', "import os\nreturn {'rc': os.system('id > /tmp/loom-adversarial-id')}"),
-  python('subprocess', "import subprocess\nreturn {'out': subprocess.check_output(['id']).decode()}"),
-  python('signalling the service', 'import os\nos.kill(os.getppid(), 9)\nreturn body'),
-  // importlib raises no import audit event; the bridge modules' finders are gone, so there is nothing to import
-  python(
-    'importlib to reopen the JavaScript bridge',
-    "import importlib\nreturn {'env': str(importlib.import_module('js').process.env)}",
-    /^ModuleNotFoundError: No module named 'js'$/,
-  ),
-  python('infinite loop', 'while True:\n    pass', /^the script ran longer than the time limit of \d+ ms$/),
-  python('memory bomb (bytes)', "return {'n': len(b'x' * 2_000_000_000)}", /^MemoryError/),
-  python('memory bomb (lists)', 'x = []\nwhile True:\n    x.append([0] * 10_000_000)', /^MemoryError/),
-  python('deep recursion', "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nreturn {'n': f(0)}", /^RecursionError/),
-  python('SystemExit', 'raise SystemExit(0)', /^SystemExit: the script tried to stop the interpreter$/),
-];
 
 const javascript = (name: string, code: string, error: RegExp): Attack => ({ name, code, error });
 const JAVASCRIPT_ATTACKS = (): Attack[] => [
@@ -117,14 +63,6 @@ const JAVASCRIPT_ATTACKS = (): Attack[] => [
   javascript('infinite loop', 'for (;;) {}', /time limit/),
   javascript('memory bomb', 'const a = []; for (;;) a.push(new Array(1e6).fill(1));', /memory|limit|disposed/i),
 ];
-
-function pythonScript(attacks: readonly Attack[]): string {
-  return [
-    "attack = body.get('attack')",
-    ...attacks.flatMap((attack, index) => [`if attack == ${index}:`, ...attack.code.split('\n').map((line) => `    ${line}`)]),
-    'return body',
-  ].join('\n');
-}
 
 function javascriptScript(attacks: readonly Attack[]): string {
   return ['switch (body.attack) {', ...attacks.map((attack, index) => `  case ${index}: { ${attack.code} }`), '}', 'return body;'].join('\n');
@@ -176,7 +114,7 @@ async function attackWorkflow(
 }
 
 describe.each([
-  ['python', PYTHON_ATTACKS, '7d3f1a2b-4c5d-4e6f-8a7b-9c0d1e2f3a4b'],
+  ['python', () => pythonAttacks({ url, strayFile: STRAY_FILE }), '7d3f1a2b-4c5d-4e6f-8a7b-9c0d1e2f3a4b'],
   ['javascript', JAVASCRIPT_ATTACKS, '8e4a2b3c-5d6e-4f7a-9b8c-0d1e2f3a4b5c'],
 ] as const)('%s scripts trying to escape', (language, attacksOf, uuid) => {
   it('fail each attempt with a clear error, into the failure handler, audited; the service stays healthy', async () => {

@@ -66,6 +66,8 @@ export async function startExecutor(extra: readonly string[] = [], state: Harnes
       `loom.auth.tokens.executor=${executorToken}`,
       'loom.auth.allowAnonymous=true',
       'loom.experimental.enabled=true',
+      // no warm Python interpreters made in the background of every test's executor (warm-interpreters.test.ts tests them)
+      'loom.scripts.python.warmInterpreters=0',
       ...extra,
     ],
     { logger, ...(state.configFile === undefined ? {} : { configFile: state.configFile }), ...(state.env === undefined ? {} : { env: state.env }) },

@@ -6,6 +6,7 @@ import { type ComponentFactory } from '../runtime/component.js';
 import { createJavaScriptProcessor, type ScriptLimits } from '../scripts/javascript.js';
 import { createPythonProcessor } from '../scripts/python.js';
 import { type PythonSandbox, pythonSandbox } from '../scripts/sandbox.js';
+import { type WarmInterpreters } from '../scripts/warm-interpreters.js';
 import { type StatePath, statePaths } from '../scripts/script-grants.js';
 import { enricherFactory } from './enricher.js';
 import { fileReaderFactory } from './file-reader.js';
@@ -40,7 +41,7 @@ function scriptFactory(role: 'transformer' | 'filter', limits: ScriptLimits, pyt
       if (language === 'python') {
         // the sandbox is probed at the first Python component, so a machine without namespaces fails only Python workflows
         return new Promise<PythonSandbox>((resolve) => resolve(pythonSandbox(python.policy, python.state))).then((sandbox) =>
-          createPythonProcessor(context, role, { memoryLimitMb: python.memoryLimitMb, timeoutMs: limits.timeoutMs }, sandbox),
+          createPythonProcessor(context, role, { memoryLimitMb: python.memoryLimitMb, timeoutMs: limits.timeoutMs }, sandbox, python.warm),
         );
       }
       return Promise.reject(new ScriptLanguageUnavailableError(`${context.name}: language '${language}' is neither 'python' nor 'javascript'`));
@@ -52,6 +53,12 @@ interface PythonSettings {
   readonly policy: boolean;
   readonly state: readonly StatePath[];
   readonly memoryLimitMb: number;
+  readonly warm: WarmInterpreters | undefined;
+}
+
+/** The sandbox of Python script hosts under this configuration (SandboxUnavailableError where there is none). */
+export function pythonSandboxOf(config: ExecutorConfig): PythonSandbox {
+  return pythonSandbox(config.security.serverPolicy.enabled, statePaths(config));
 }
 
 /** What the component kinds are built with. */
@@ -62,6 +69,8 @@ export interface FactoryOptions {
   readonly graphStores?: GraphStores;
   /** The skill gateway the skill components call; without it, skill components are not available. */
   readonly skillGateway?: SkillGatewayProvider;
+  /** Warm interpreters Python script hosts start from; without it, each starts its interpreter from scratch. */
+  readonly warmInterpreters?: WarmInterpreters;
 }
 
 /** What webhooks take from loom's settings: `loom.auth`'s bearer-token check (built at the first webhook that needs it) and `loom.tls`'s certificate. */
@@ -81,6 +90,7 @@ export function componentFactories(config: ExecutorConfig, options: FactoryOptio
     policy: config.security.serverPolicy.enabled,
     state: statePaths(config),
     memoryLimitMb: config.scripts.python.memoryLimitMb,
+    warm: options.warmInterpreters,
   };
   const graph: [string, ComponentFactory][] =
     options.graphStores === undefined

@@ -6,6 +6,7 @@ import { type ComponentContext, ComponentFailedError, type LoomMessage, type Out
 import { ScriptCompileError } from './javascript.js';
 import { scriptFailure } from './script-error.js';
 import { type PythonSandbox, sandboxCommand } from './sandbox.js';
+import { type WarmInterpreters } from './warm-interpreters.js';
 
 /** The memory and time a Python script may use: memory per component (its interpreter), time per message. */
 export interface PythonLimits {
@@ -15,8 +16,10 @@ export interface PythonLimits {
 
 /** How long a script host may take to load the interpreter and compile the script. */
 const START_TIMEOUT_MS = 60_000;
-/** The exit code of a script host whose interpreter suffered a fatal error after answering. */
+/** The exit code of a script host whose interpreter suffered a fatal error after answering the message that caused it. */
 const FATAL_EXIT = 70;
+/** How often a host answers what it has while a batch runs, as a share of the time limit (its progress for the time limit). */
+const FLUSHES_PER_TIME_LIMIT = 10;
 /** Most characters of a script's error text kept (it goes to the failure handler and the audit log). */
 const MAX_ERROR_LENGTH = 2_000;
 /** Most bytes of a script host's own output kept for the log when it fails. */
@@ -25,32 +28,43 @@ const STDERR_KEPT = 4_096;
 /** The script host process failed to start or stopped answering. */
 export class ScriptHostError extends UnavailableError {}
 
+/** The answer to one message, or the setup's `{ ready }`. */
 interface Answer {
   readonly ready?: boolean;
-  /** The batch this answers (absent for the setup's answer). */
+  readonly ok?: boolean;
+  /** The new body (transformer: an object, or null for no output), or whether to keep the message (filter). */
+  readonly out?: unknown;
+  readonly error?: string;
+}
+
+/** One line of answers: to messages i, i+1, ... of the batch `id`, or the setup's `{ ready }` (no id). */
+interface AnswerLine {
+  readonly ready?: boolean;
+  readonly error?: string;
   readonly id?: number;
   readonly i?: number;
-  readonly ok?: boolean;
-  readonly out?: string | boolean | null;
-  readonly error?: string;
+  /** The answers of the line, read from its `out` (each message's result) and `errors` (the error text by position). */
+  readonly answers?: readonly Answer[];
 }
 
 /**
  * Builds the processor of a MessageTransformer or MessageFilter whose script is Python. The script
  * runs in a script host process of its own (see sandbox.ts and script-host/python-host.mjs): the
- * interpreter starts once per component, not per message, and the component's workers (its
- * `concurrency`) share it, each batch and its answers matched by a request id. A message over the
- * time limit, or one that brings the interpreter down, fails alone: the host is replaced and the
- * rest go on. Rejects with ScriptCompileError when the script does not compile.
+ * interpreter starts once per component, not per message (from a warm interpreter's snapshot when
+ * `warm` has one), and the component's workers (its `concurrency`) share it, each batch and its
+ * answers matched by a request id. A message over the time limit, or one that brings the interpreter
+ * down, fails alone: the host is replaced and the rest go on. Rejects with ScriptCompileError when
+ * the script does not compile.
  */
 export async function createPythonProcessor(
   context: ComponentContext,
   role: 'transformer' | 'filter',
   limits: PythonLimits,
   sandbox: PythonSandbox,
+  warm?: WarmInterpreters,
 ): Promise<Processor> {
   const script = context.options.string('script');
-  const processor = new PythonProcessor(context, role, limits, sandbox, script, context.privateDirectory());
+  const processor = new PythonProcessor(context, role, limits, sandbox, script, context.privateDirectory(), warm);
   try {
     await processor.start();
   } catch (error) {
@@ -62,6 +76,8 @@ export async function createPythonProcessor(
 
 /** The id of the setup request, whose one answer is `{ ready }`. */
 const SETUP = 0;
+/** The descriptor on which a host reads the snapshot of a warm interpreter. */
+const SNAPSHOT_FD = 4;
 
 /** A batch sent to a host, and the answers it got so far. */
 class HostRequest {
@@ -102,6 +118,7 @@ class ScriptHost {
     };
     child.on('error', note);
     child.stdin?.on('error', note);
+    child.stdio[SNAPSHOT_FD]?.on('error', note);
     answers.on('error', note);
     createInterface({ input: answers, crlfDelay: Infinity }).on('line', (line) => this.take(line));
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -128,20 +145,21 @@ class ScriptHost {
     return this.stderr;
   }
 
-  /** Sends the setup; its one answer is `{ ready }`. */
-  setup(value: unknown): HostRequest {
+  /** Sends the setup, and the snapshot of a warm interpreter to start from if there is one; its one answer is `{ ready }`. */
+  setup(value: Record<string, unknown>, snapshot: Buffer | undefined): HostRequest {
     const request = new HostRequest(SETUP, 1);
     this.requests.set(SETUP, request);
-    this.write(value);
+    (this.child.stdin as Writable).write(`${JSON.stringify({ ...value, snapshot: snapshot !== undefined })}\n`);
+    if (snapshot !== undefined) (this.child.stdio[SNAPSHOT_FD] as Writable).end(snapshot);
     return request;
   }
 
-  /** Sends a batch of message bodies (JSON text). */
-  send(messages: readonly string[]): HostRequest {
-    const request = new HostRequest(this.nextId++, messages.length);
+  /** Sends a batch of message bodies, serialised once: `<id> <JSON array>`. */
+  send(bodies: readonly unknown[]): HostRequest {
+    const request = new HostRequest(this.nextId++, bodies.length);
     if (this.requests.size === 0) this.progressAt = Date.now();
     this.requests.set(request.id, request);
-    this.write({ id: request.id, messages });
+    (this.child.stdin as Writable).write(`${request.id} ${JSON.stringify(bodies)}\n`);
     return request;
   }
 
@@ -174,24 +192,22 @@ class ScriptHost {
     this.child.kill('SIGKILL');
   }
 
-  private write(value: unknown): void {
-    (this.child.stdin as Writable).write(`${JSON.stringify(value)}\n`);
-  }
-
-  /** One answer line: to the request it names, in order; the host runs untrusted code, so anything else ends it. */
-  private take(line: string): void {
-    const answer = parseAnswer(line);
-    const request = this.requests.get(answer?.id ?? SETUP);
+  /** One line of answers: to the request it names, in order; the host runs untrusted code, so anything else ends it. */
+  private take(text: string): void {
+    const line = parseAnswerLine(text);
+    const request = this.requests.get(line?.id ?? SETUP);
     const head = this.requests.keys().next().value;
-    // the host runs its requests in order: an answer to any but the head, or out of order, is forged
-    if (answer === undefined || request === undefined || request.id !== head || (answer.ready === undefined && answer.i !== request.received)) {
+    const answers = line?.answers ?? (line === undefined ? [] : [line]);
+    // the host runs its requests in order: an answer to any but the head, out of order or beyond the batch is forged
+    const inOrder = line?.ready !== undefined || (line?.i === request?.received && answers.length > 0);
+    if (line === undefined || request === undefined || request.id !== head || !inOrder || request.received + answers.length > request.expected) {
       this.stderr = `${this.stderr}\nthe script host broke its protocol`.slice(-STDERR_KEPT);
       this.kill();
       return;
     }
     this.progressAt = Date.now();
-    request.answers.push(answer);
-    request.received++;
+    request.answers.push(...answers);
+    request.received += answers.length;
     if (request.received === request.expected) {
       this.requests.delete(request.id);
       // the next request is at the head now: its time limit starts
@@ -215,23 +231,33 @@ class PythonProcessor implements Processor {
     private readonly sandbox: PythonSandbox,
     private readonly script: string,
     private readonly privateDir: string,
+    private readonly warm: WarmInterpreters | undefined,
   ) {}
 
-  /** Starts a script host and waits until its interpreter has compiled the script. */
+  /** Starts a script host (from a warm interpreter when there is one) and waits until its interpreter has compiled the script. */
   async start(): Promise<ScriptHost> {
     const command = sandboxCommand(this.sandbox, { memoryLimitMb: this.limits.memoryLimitMb, privateDir: this.privateDir });
-    const child = spawn(command.file, command.args, { env: command.env, cwd: this.privateDir, stdio: ['pipe', 'ignore', 'pipe', 'pipe'] });
-    const host = new ScriptHost(child);
-    const setup = host.setup({
-      script: this.script,
-      role: this.role,
-      policy: this.sandbox.policy,
-      pyodideDir: command.pyodideDir,
-      readGrants: command.readGrants,
-      mounts: command.mounts,
-      split: command.split,
-      writeGrant: this.privateDir,
+    const snapshot = this.warm?.take();
+    const child = spawn(command.file, command.args, {
+      env: command.env,
+      cwd: this.privateDir,
+      stdio: ['pipe', 'ignore', 'pipe', 'pipe', snapshot === undefined ? 'ignore' : 'pipe'],
     });
+    const host = new ScriptHost(child);
+    const setup = host.setup(
+      {
+        script: this.script,
+        role: this.role,
+        policy: this.sandbox.policy,
+        pyodideDir: command.pyodideDir,
+        readGrants: command.readGrants,
+        mounts: command.mounts,
+        split: command.split,
+        writeGrant: this.privateDir,
+        flushMs: Math.max(1, Math.floor(this.limits.timeoutMs / FLUSHES_PER_TIME_LIMIT)),
+      },
+      snapshot,
+    );
     const ready = await host.next(setup, START_TIMEOUT_MS);
     if (ready?.ready === true && this.closed) {
       // closed while this host was starting: nobody would ever end it
@@ -251,45 +277,57 @@ class PythonProcessor implements Processor {
 
   async process(batch: readonly LoomMessage[]): Promise<readonly Outcome[]> {
     const outcomes: Outcome[] = [];
+    let oneByOne = false;
     while (outcomes.length < batch.length) {
       const rest = batch.slice(outcomes.length);
-      outcomes.push(...(await this.run(rest)));
+      const { done, blameUnknown } = await this.run(oneByOne ? rest.slice(0, 1) : rest);
+      outcomes.push(...done);
+      // a host answers a batch in few lines: when it stopped with several messages unanswered, run them one batch
+      // each, so that the one to blame fails alone
+      oneByOne ||= blameUnknown;
     }
     return outcomes;
   }
 
   /**
-   * Runs messages on the current host until they are all answered, or until one is over its time
-   * limit or takes the host down: that one fails, the host is replaced, and the caller goes on
-   * with the rest. A request that was only waiting behind the one to blame answers what it got
-   * (perhaps nothing) and its rest runs on the new host.
+   * Runs messages on the current host until they are all answered, or until the host goes over the
+   * time limit or down. With one message of this request unanswered, that one is to blame: it fails
+   * and the host is replaced. With several, which one is not known (the host answers several at a
+   * time): none fails, and `blameUnknown` asks the caller to run the rest one at a time. A request
+   * that was only waiting behind the one to blame answers what it got (perhaps nothing) and its rest
+   * runs on the new host.
    */
-  private async run(messages: readonly LoomMessage[]): Promise<Outcome[]> {
+  private async run(messages: readonly LoomMessage[]): Promise<{ done: Outcome[]; blameUnknown: boolean }> {
     const host = await this.currentHost();
-    const request = host.send(messages.map((message) => JSON.stringify(message.body)));
-    const outcomes: Outcome[] = [];
+    const request = host.send(messages.map((message) => message.body));
+    const done: Outcome[] = [];
     for (const message of messages) {
       const answer = await host.next(request, this.limits.timeoutMs);
       if (answer !== undefined) {
-        outcomes.push(this.outcomeOf(message, answer));
+        done.push(this.outcomeOf(message, answer));
         continue;
       }
       if (host.dead && host.culprit !== request.id) {
         // the interpreter answered the message that broke it, or another request's message did: the rest go to a new host
         this.drop(host);
-        return outcomes;
+        return { done, blameUnknown: false };
       }
       const kind = host.dead ? 'unavailable' : 'deadline-exceeded';
       const reason = host.dead
         ? `the Python interpreter stopped (${lastLines(host.output) || `exit ${host.child.exitCode ?? host.child.signalCode}`})`
         : `the script ran longer than the time limit of ${this.limits.timeoutMs} ms`;
-      this.context.logger.warn({ component: this.context.name, messageId: message.id, reason }, 'Python script host replaced');
+      const unanswered = messages.length - done.length;
+      this.context.logger.warn(
+        { component: this.context.name, messageId: unanswered === 1 ? message.id : undefined, unanswered, reason },
+        'Python script host replaced',
+      );
       host.kill(request.id);
       this.drop(host);
-      outcomes.push(scriptFailure(reason, kind));
-      return outcomes;
+      if (unanswered > 1) return { done, blameUnknown: true };
+      done.push(scriptFailure(reason, kind));
+      return { done, blameUnknown: false };
     }
-    return outcomes;
+    return { done, blameUnknown: false };
   }
 
   /** The running host, or a new one; concurrent callers share one start. */
@@ -315,9 +353,8 @@ class PythonProcessor implements Processor {
     if (answer.ok !== true) return scriptFailure(typeof answer.error === 'string' ? answer.error.slice(0, MAX_ERROR_LENGTH) : 'the script failed');
     if (this.role === 'filter') return answer.out === true ? outcome.emit(message) : outcome.none();
     if (answer.out === null || answer.out === undefined) return outcome.none();
-    const body = typeof answer.out === 'string' ? jsonObject(answer.out) : undefined;
-    if (body === undefined) return scriptFailure('the script host answered something that is not a message');
-    return outcome.emit({ id: message.id, headers: message.headers, body });
+    if (typeof answer.out !== 'object' || Array.isArray(answer.out)) return scriptFailure('the script host answered something that is not a message');
+    return outcome.emit({ id: message.id, headers: message.headers, body: answer.out as Record<string, unknown> });
   }
 
   private async restart(): Promise<ScriptHost> {
@@ -339,27 +376,32 @@ class PythonProcessor implements Processor {
   }
 }
 
-/** An answer line as the protocol has it, or undefined for anything else. */
-function parseAnswer(line: string): Answer | undefined {
+/** A line of answers as the protocol has it (see script-host/python-host.mjs), or undefined for anything else. */
+function parseAnswerLine(text: string): AnswerLine | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(line);
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const answer = value as Answer;
-  if (answer.ready === undefined && (typeof answer.id !== 'number' || typeof answer.i !== 'number' || typeof answer.ok !== 'boolean')) return undefined;
-  return answer;
+  if (!isRecord(value)) return undefined;
+  if (value.ready !== undefined) {
+    if (typeof value.ready !== 'boolean') return undefined;
+    return { ready: value.ready, ...(typeof value.error === 'string' ? { error: value.error } : {}) };
+  }
+  const { id, i, out, errors } = value;
+  if (typeof id !== 'number' || typeof i !== 'number' || !Array.isArray(out) || out.length === 0 || !isRecord(errors)) return undefined;
+  const answers: Answer[] = out.map((result: unknown) => ({ ok: true, out: result }));
+  for (const [position, error] of Object.entries(errors)) {
+    const index = Number(position);
+    if (!Number.isInteger(index) || index < 0 || index >= answers.length || typeof error !== 'string') return undefined;
+    answers[index] = { ok: false, error };
+  }
+  return { id, i, answers };
 }
 
-function jsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function lastLines(text: string): string {

@@ -33,6 +33,14 @@ export class SandboxUnavailableError extends FailedPreconditionError {}
 
 let probed: readonly string[] | undefined | null = null;
 
+/** An executable on the service's PATH, as an absolute path (a script host's scrubbed environment has no PATH). */
+function onPath(name: string): string | undefined {
+  return (process.env.PATH ?? '/usr/bin:/bin')
+    .split(delimiter)
+    .map((dir) => join(dir, name))
+    .find((path) => existsSync(path));
+}
+
 /**
  * The namespace command of this machine: `unshare -n -p -f --kill-child` as root, with `-r` (a
  * user namespace) otherwise; undefined when neither works (no util-linux, or namespaces are not
@@ -41,11 +49,7 @@ let probed: readonly string[] | undefined | null = null;
 export function namespaceCommand(): readonly string[] | undefined {
   if (probed !== null) return probed;
   probed = undefined;
-  // an absolute path: the script host's scrubbed environment has no PATH to look it up in
-  const unshare = (process.env.PATH ?? '/usr/bin:/bin')
-    .split(delimiter)
-    .map((dir) => join(dir, 'unshare'))
-    .find((path) => existsSync(path));
+  const unshare = onPath('unshare');
   if (unshare === undefined) return probed;
   for (const candidate of [
     [unshare, '-n', '-p', '-f', '--kill-child'],
@@ -87,6 +91,31 @@ export interface SandboxCommand {
   readonly split: string[];
 }
 
+/** The Node.js part of a script host's command line: no warnings, WebAssembly memory and heap capped. */
+function nodeCommand(memoryLimitMb: number): string[] {
+  return [
+    process.execPath,
+    '--no-warnings',
+    `--wasm-max-mem-pages=${memoryLimitMb * 16}`,
+    `--max-old-space-size=${Math.max(64, Math.ceil(memoryLimitMb / 2))}`,
+  ];
+}
+
+/**
+ * The command line of a script host that makes a warm interpreter's snapshot (warm-interpreters.ts):
+ * the same namespaces, memory cap and empty environment as any script host, at a low CPU priority
+ * (`nice`, where there is one); under the policy it may read only the interpreter and the host's own
+ * code, and write nothing.
+ */
+export function snapshotMakerCommand(sandbox: PythonSandbox, memoryLimitMb: number): Omit<SandboxCommand, 'readGrants' | 'mounts' | 'split'> {
+  const node = nodeCommand(memoryLimitMb);
+  if (sandbox.policy) node.push('--experimental-permission', ...outermost([PYODIDE_DIR, HOST_ENTRY]).map((path) => `--allow-fs-read=${path}`));
+  const nice = onPath('nice');
+  const command = [...(nice === undefined ? [] : [nice, '-n', '10']), ...sandbox.isolate, ...node, HOST_ENTRY];
+  const [file, ...args] = command as [string, ...string[]];
+  return { file, args, env: HOST_ENVIRONMENT, pyodideDir: PYODIDE_DIR };
+}
+
 /**
  * The command line of a script host. Always: its own network namespace (no network at all), its
  * own PID namespace (no other process to signal), WebAssembly memory capped at the limit. Under
@@ -97,12 +126,7 @@ export interface SandboxCommand {
 export function sandboxCommand(sandbox: PythonSandbox, options: { memoryLimitMb: number; privateDir: string }): SandboxCommand {
   const privateDir = resolve(options.privateDir);
   const [file, ...isolate] = sandbox.isolate as [string, ...string[]];
-  const node = [
-    process.execPath,
-    '--no-warnings',
-    `--wasm-max-mem-pages=${options.memoryLimitMb * 16}`,
-    `--max-old-space-size=${Math.max(64, Math.ceil(options.memoryLimitMb / 2))}`,
-  ];
+  const node = nodeCommand(options.memoryLimitMb);
   let grants = { reads: [privateDir], mounts: [privateDir], split: [] as string[] };
   if (sandbox.policy) {
     // grants that never cover loom's state (throws StateInGrantError when that cannot be)
