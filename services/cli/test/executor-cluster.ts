@@ -2,7 +2,7 @@ import { ExecutorClient } from '@loom/contracts';
 import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { type GraphStore, openGraphStore } from '@loom/graph';
 import { call, createClient } from '@loom/service-kit';
-import { EXECUTOR_STACK_ARGUMENTS, neo4jResourceParameters, type Neo4jTestServer } from '@loom/testing';
+import { CLUSTER_CONTROL_ARGUMENTS, clusterExecutorArguments, neo4jResourceParameters, type Neo4jTestServer } from '@loom/testing';
 import { type GraphResource, LABEL, WRITER } from './durable-workflows.js';
 import { type LoomProcess, startLoom, stopLoom } from './loom-process.js';
 import { uuid } from './scheduled-workflows.js';
@@ -10,19 +10,9 @@ import { uuid } from './scheduled-workflows.js';
 /**
  * Several executors sharing workflows, as processes of the built `loom` binary (issue 35): one process serving what the
  * executors call (secrets, config store, audit), as one deployment's other services do, and executor processes
- * (`--services executor`) on one NATS server, each with a data directory of its own.
+ * (`--services executor`) on one NATS server, each with a data directory of its own. Their arguments are @loom/testing's,
+ * which bench/cluster.bench.mjs starts its executors with too.
  */
-
-/** The executors' token: the secrets service opens DecryptResources to the executor identity only. */
-const EXECUTOR_TOKEN = 'executor-token-cluster-4f7c2a9e61d0b385';
-/** Services the executors call, all in the control process. */
-const CALLED_SERVICES = ['secrets', 'config-store', 'audit', 'skill-gateway'];
-
-/** EXECUTOR_STACK_ARGUMENTS (anonymous callers, script components) serving `services` only. */
-function stackArgumentsFor(services: string): string[] {
-  const at = EXECUTOR_STACK_ARGUMENTS.indexOf('--services') + 1;
-  return EXECUTOR_STACK_ARGUMENTS.map((argument, index) => (index === at ? services : argument));
-}
 
 /** One control process and the executors on one NATS server. */
 export interface ExecutorCluster {
@@ -38,18 +28,10 @@ export interface ExecutorCluster {
 
 /** Starts the control process and `count` executors on the NATS server at `natsUrl`, each with `settings` (`key=value`). */
 export async function startExecutorCluster(natsUrl: string, count: number, settings: readonly string[] = []): Promise<ExecutorCluster> {
-  const common = ['--set', `loom.auth.tokens.executor=${EXECUTOR_TOKEN}`];
-  const control = await startLoom([...stackArgumentsFor('secrets,config-store,audit'), ...common]);
+  const control = await startLoom(CLUSTER_CONTROL_ARGUMENTS);
   const executors: LoomProcess[] = [];
   const addExecutor = async (): Promise<LoomProcess> => {
-    const executor = await startLoom([
-      ...stackArgumentsFor('executor'),
-      ...common,
-      ...CALLED_SERVICES.flatMap((service) => ['--set', `loom.services.${service}.address=${control.address}`]),
-      '--set',
-      `loom.messaging.nats.servers=${natsUrl}`,
-      ...settings.flatMap((setting) => ['--set', setting]),
-    ]);
+    const executor = await startLoom([...clusterExecutorArguments(control.address, natsUrl), ...settings.flatMap((setting) => ['--set', setting])]);
     executors.push(executor);
     return executor;
   };
