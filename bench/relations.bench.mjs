@@ -2,44 +2,34 @@
 // Apache AGE on loopback, in this process) and Neo4j 5 (the tests' launcher: Community Edition, its own JVM, Bolt on
 // loopback). EWT dev sentences joined with their UNER entities (libs/nlp annotationFromConllu), grouped into
 // documents at the treebank's `# newdoc` marks:
-//   write:    inlet → Token Occurrence Writer → counting sink (the token graph of every sentence)
-//   evaluate: inlet of node_ids → Rule Based Relation Extraction with a 10-rule set → counting sink (on that graph)
+//   write:    inlet → Token Occurrence Writer → counting sink (the token graph of every sentence), all documents
+//             published at once (the writer takes them in batches), and again one document per batch (each published
+//             when the one before has arrived, as a slower annotation stage would hand them over)
+//   evaluate: inlet of node_ids → Rule Based Relation Extraction with the shipped rule set and five more rules → counting sink (on that graph)
 // Baselines, same run: the annotation skill's own sentences per second (its HTTP service on loopback, annotating the
 // same documents' text one request at a time), the stage before these in a text-to-graph pipeline; and on each
 // backend the graph database writer storing each sentence as one plain node with its text (`CREATE (:PlainSentence
 // {id, text})`, batches of 20), i.e. what a token graph costs against not having one.
 // Each side gets a fresh graph per round; ROUNDS rounds, medians reported. Counts are read back from the graph.
 // Needs LOOM_NEO4J_LAUNCHER: `export $(node scripts/test-env/neo4j.mjs)` builds the launcher once.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
-import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, readWorkflowText, RESOURCE_KINDS } from '@loom/domain';
-import { componentFactories, GraphStores, WorkflowRun } from '@loom/executor';
-import { startEmbeddedGraph } from '@loom/graph';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
 import { NlpPipeline } from '@loom/nlp';
 import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
 import { createAnnotationSkill } from '@loom/skill-annotation';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
-import { startNeo4j } from '@loom/testing';
-import { createLogger } from '@loom/telemetry';
-import { countingSink } from './counting-sink.mjs';
+import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend, runComponent } from './relations-run.mjs';
 
 const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const here = dirname(fileURLToPath(import.meta.url));
 
-// the five rules of examples/relations.workflow.yaml (read through the compact form's converter), and five more, so the set has ten
-const exampleFile = join(here, '..', 'examples', 'relations.workflow.yaml');
-const { workflow: example } = readWorkflowText(readFileSync(exampleFile, 'utf8'), exampleFile);
-const exampleRules = example.components
-  .find((component) => component.component.qualifiedName === COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION)
-  .options.find((option) => option.name === 'rules').value.rules;
+// the shipped rules of examples/relations.workflow.yaml (read through the compact form's converter, with their word lists), and five more
+const exampleRules = exampleRulesOption();
 const RULES = {
+  lists: exampleRules.lists,
   rules: [
-    ...exampleRules,
+    ...exampleRules.rules,
     {
       name: 'member-of',
       relation: 'MEMBER_OF',
@@ -84,9 +74,6 @@ const RULES = {
   ],
 };
 
-const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
-const config = loadConfig({ env: {} });
-
 // the documents: treebank documents (`# newdoc`), at most 20 sentences each
 const data = testDataDir();
 const conllu = parseConllu(readFileSync(join(data, 'ud-english-ewt', 'en_ewt-ud-dev.conllu'), 'utf8')).slice(0, SENTENCES);
@@ -100,89 +87,12 @@ const documents = groups.map((group, index) => annotationFromConllu(group, { doc
 const words = conllu.reduce((sum, sentence) => sum + sentence.words.length, 0);
 const mentions = documents.reduce((sum, document) => sum + document.sentences.reduce((s, sentence) => s + sentence.entitymentions.length, 0), 0);
 
-/** The embedded AGE graph: one server, a graph per name. */
-async function ageBackend() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'loom-relations-bench-'));
-  const server = await startEmbeddedGraph({ dataDir, port: 0 });
-  return {
-    name: 'AGE (embedded)',
-    resource: (graph) => ({
-      name: `graph ${graph}`,
-      resource: findResourceDefinition(RESOURCE_KINDS.AGE_DATABASE),
-      parameters: { host: server.host, port: server.port, user: 'postgres', graph },
-    }),
-    fresh: () => Promise.resolve(),
-    async close() {
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Neo4j Community: one database, emptied for each round. */
-async function neo4jBackend() {
-  const server = await startNeo4j({ maxHeap: '1g' });
-  const parameters = { host: server.uri, user: server.user, password: server.password };
-  return {
-    name: 'Neo4j 5.26',
-    resource: (graph) => ({ name: `graph ${graph}`, resource: findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE), parameters }),
-    fresh: () => server.clear(),
-    close: () => server.close(),
-  };
-}
-
-/** Runs inlet → component → sink over the messages; answers seconds from the first publish to the last arrival. */
-async function timed(component, messages) {
-  const graphStores = new GraphStores(config, logger);
-  const factories = new Map(componentFactories(config, { graphStores }));
+/** Runs inlet → component → sink over the messages; answers seconds from the first publish to the last arrival and the relations found. */
+async function timed(component, messages, options = {}) {
   let relations = 0;
-  const sink = countingSink((message) => (relations += message.body._relations?.length ?? 0));
-  factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
-  const workflow = {
-    name: 'relations-bench',
-    autoStart: false,
-    components: [instance(COMPONENT_KINDS.INLET, 'in'), { ...component, name: 'work' }, instance(COMPONENT_KINDS.LOGGER, 'sink')],
-    links: [
-      { from: 'in', to: 'work' },
-      { from: 'work', to: 'sink' },
-    ],
-    resources: [],
-    skills: [],
-    workflowResources: [],
-  };
-  // a failed message never reaches the sink: it ends the measurement with its error
-  let fail;
-  const failed = new Promise((_resolve, reject) => (fail = reject));
-  const onFailure = (failure, message) => fail(new Error(`message ${message.id} failed: ${failure.message}`, { cause: failure }));
-  const run = await WorkflowRun.start(workflow, { factories, logger, onFailure });
-  const arrived = sink.expect(messages.length);
-  const withdrawal = new AbortController();
-  const started = performance.now();
-  try {
-    const fed = (async () => {
-      for (const message of messages) await run.publish('in', message, withdrawal);
-      await arrived;
-    })();
-    await Promise.race([fed, failed]);
-  } finally {
-    await run.stop(10_000);
-    await graphStores.close();
-  }
-  return { seconds: (performance.now() - started) / 1000, relations };
+  const { seconds } = await runComponent(component, messages, (message) => (relations += message.body._relations?.length ?? 0), options);
+  return { seconds, relations };
 }
-
-async function count(backend, graph, cypher) {
-  const graphStores = new GraphStores(config, logger);
-  const store = await graphStores.open(backend.resource(graph));
-  try {
-    return Number(Object.values((await store.run(cypher))[0] ?? {})[0]);
-  } finally {
-    await store.close();
-    await graphStores.close();
-  }
-}
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** The in-process annotator of the skill: the pipeline without dictionary entries. */
 function annotateWith(pipeline) {
@@ -227,10 +137,17 @@ async function measureBackend(backend, annotation) {
     documents.slice(0, 10).map((document, i) => ({ id: `w${i}`, body: { _annotation: document }, headers: {} })),
   );
   const writes = [];
+  const singles = [];
   const evaluations = [];
   const baselines = [];
   for (let round = 1; round <= ROUNDS; round++) {
     await backend.fresh();
+    const single = await timed(
+      { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: backend.resource(`relations_single_${round}`) },
+      documents.map((document, i) => ({ id: `s${i}`, body: { _annotation: document }, headers: {} })),
+      { oneAtATime: true },
+    );
+    await backend.fresh(); // Neo4j Community has one database: the counts below are of the batched write alone
     const graph = `relations_bench_${round}`;
     const helper = backend.resource(graph);
     const write = await timed(
@@ -265,24 +182,29 @@ async function measureBackend(backend, annotation) {
       dependencies: await count(backend, graph, 'MATCH (:TagOccurrence)-[r]->(:TagOccurrence) RETURN count(r) AS c'),
     };
     writes.push(conllu.length / write.seconds);
+    singles.push(conllu.length / single.seconds);
     evaluations.push(conllu.length / evaluate.seconds);
     baselines.push(conllu.length / plain.seconds);
     console.log(
       `  round ${round}: write ${write.seconds.toFixed(2)} s = ${(conllu.length / write.seconds).toFixed(1)} sentences/s; ` +
+        `one document per batch ${single.seconds.toFixed(2)} s = ${(conllu.length / single.seconds).toFixed(1)} sentences/s; ` +
         `evaluate ${evaluate.seconds.toFixed(2)} s = ${(conllu.length / evaluate.seconds).toFixed(1)} sentences/s (${evaluate.relations} relations); ` +
         `baseline plain nodes ${plain.seconds.toFixed(2)} s = ${(conllu.length / plain.seconds).toFixed(1)} sentences/s; ` +
         `stored ${stored.sentences} sentences, ${stored.tokens} tokens, ${stored.dependencies} dependencies (expected ${conllu.length}, ${words}, ${words})`,
     );
   }
   const write = median(writes);
+  const writeSingle = median(singles);
   const evaluate = median(evaluations);
   const baseline = median(baselines);
   const both = 1 / (1 / write + 1 / evaluate);
   console.log(
-    `  median of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s; 10-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`,
+    `  median of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s (one document per batch ${writeSingle.toFixed(1)}); ` +
+      `${RULES.rules.length}-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`,
   );
   console.log(
-    `  against the annotation skill (${annotation.toFixed(1)} sentences/s): write ${(write / annotation).toFixed(2)}x, evaluate ${(evaluate / annotation).toFixed(2)}x, write+evaluate ${(both / annotation).toFixed(2)}x`,
+    `  against the annotation skill (${annotation.toFixed(1)} sentences/s): write ${(write / annotation).toFixed(2)}x (one document per batch ${(writeSingle / annotation).toFixed(2)}x), ` +
+      `evaluate ${(evaluate / annotation).toFixed(2)}x, write+evaluate ${(both / annotation).toFixed(2)}x`,
   );
   console.log(
     `  baseline (graph writer, one plain node per sentence): ${baseline.toFixed(1)} sentences/s; token graph write / baseline = ${(write / baseline).toFixed(2)}x, write+evaluate / baseline = ${(both / baseline).toFixed(2)}x`,

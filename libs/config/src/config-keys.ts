@@ -197,6 +197,13 @@ export const fixedKeys = named({
     schema: integer(1, 1_000_000),
     expected: 'an integer from 1 to 1000000',
   }),
+  'loom.executor.id': spec({
+    description: 'name of this executor among the executors sharing workflows (durable mode), as workflow status shows it; unique per executor',
+    default: undefined,
+    defaultText: '<host name>-<process id>',
+    schema: optional(nonEmptyString()),
+    expected: 'a non-empty name',
+  }),
   ...messagingKeys,
   'loom.secrets.database.url': spec({
     description: 'Postgres URL for ecosystem_variable',

@@ -94,4 +94,11 @@ export const messagingKeys = {
     schema: integer(1, 1_000_000),
     expected: 'an integer from 1 to 1000000',
   },
+  'loom.messaging.lease.timeMs': {
+    description:
+      'lease of a singleton source (timer, file reader, graph reader, NATS subscriber) in a cluster of executors, in ms: its holder renews it every third of it, and another executor takes the source over within it once the holder is gone; also how long a gone executor stays in workflow status',
+    default: 10_000,
+    schema: integer(300, 600_000),
+    expected: 'an integer from 300 to 600000 (milliseconds)',
+  },
 };

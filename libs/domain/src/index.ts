@@ -107,6 +107,11 @@ export {
   UNIVERSAL_POS_TAGS,
   MAX_RULES,
   MAX_PATH_STEPS,
+  MAX_REPEAT,
+  MAX_RULE_PATHS,
+  MAX_PATH_HOPS,
+  MAX_LISTS,
+  MAX_LIST_WORDS,
   relationRulesSchema,
   relationRulesJsonSchema,
   relationRulesViolations,
@@ -115,5 +120,8 @@ export {
   type RelationRule,
   type RelationRuleStep,
   type TokenConstraint,
+  type DependentConstraint,
+  type RuleWords,
 } from './relation-rules.js';
+export { expandRulePaths, resolveWords, stepBounds, relationsByType, rulePathsSize, type RuleHop, type StepShape } from './relation-rule-paths.js';
 export { ANNOTATION_JSON_SCHEMA, ANNOTATION_SCHEMA, COMPLETE_ANNOTATION_SCHEMA, type CheckedAnnotation } from './annotation-schema.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type FieldViolation, ValidationError } from './errors.js';
 import { doc, publishJsonSchema } from './workflow-schema.js';
+import { listReferences, rulePathsSize } from './relation-rule-paths.js';
 import { violationsOf } from './zod-violations.js';
 
 // The rule language of the Rule Based Relation Extraction component (its `rules` option): the one
@@ -16,14 +17,35 @@ export const UNIVERSAL_POS_TAGS = [
 /** Most rules in one rule set, and most steps in one path: each rule is one statement, each step a join. */
 export const MAX_RULES = 100;
 export const MAX_PATH_STEPS = 6;
+/** Most hops one repeated step may take (`repeat.max`). */
+export const MAX_REPEAT = 4;
+/**
+ * Most fixed paths one rule may stand for once its optional and repeated steps and its steps over relations of
+ * different kinds are spelled out (each is one branch of the rule's statement), and most hops in one of them.
+ */
+export const MAX_RULE_PATHS = 16;
+export const MAX_PATH_HOPS = 8;
+/** Most named word lists in a rule set, and most words in one. */
+export const MAX_LISTS = 50;
+export const MAX_LIST_WORDS = 1000;
 
 const UD_RELATION = /^[a-z]+(:[a-z]+)?$/;
 const ENTITY_TYPE = /^[A-Z][A-Z0-9_]{0,62}$/;
 const RELATION_TYPE = /^[A-Z][A-Z0-9_]{0,62}$/;
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const LIST_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-const nonEmptyList = <T extends z.ZodType>(item: T) => z.array(item).min(1, { message: 'must list at least one value' }).max(200);
-const words = () => nonEmptyList(z.string().min(1).max(100));
+const nonEmptyList = <T extends z.ZodType>(item: T, max = 200) => z.array(item).min(1, { message: 'must list at least one value' }).max(max);
+const word = () => z.string().min(1).max(100);
+const listReference = doc(
+  z.strictObject({
+    list: doc(z.string().regex(LIST_NAME, { message: 'must be the name of a list of the rule set (letters, digits, _ or -)' }), {
+      description: "The name of a word list defined in the rule set's `lists`.",
+    }),
+  }),
+  { description: 'All the words of a named list of the rule set (`{"list": "job-titles"}`).' },
+);
+const words = () => nonEmptyList(z.union([word(), listReference]));
 
 const udRelation = doc(z.string().regex(UD_RELATION, { message: 'must be a Universal Dependencies relation in lower case, e.g. nsubj or obl:tmod' }), {
   description:
@@ -33,36 +55,67 @@ const udRelations = doc(z.union([udRelation, nonEmptyList(udRelation)]), { descr
 const entityTypes = doc(nonEmptyList(z.string().regex(ENTITY_TYPE, { message: 'must be an entity type in upper case, e.g. PERSON' })), {
   description: 'Named-entity types as the annotation writes them, upper case: PERSON, ORGANIZATION, LOCATION, or a dictionary type.',
 });
+const uposList = () => nonEmptyList(z.enum(UNIVERSAL_POS_TAGS));
 
+const dependentFields = {
+  relation: udRelations,
+  lemma: doc(words(), { description: 'Lemmas of the dependent, compared in lower case (words, or `{"list": name}`).' }).optional(),
+  notLemma: doc(words(), { description: 'Lemmas the dependent must not have.' }).optional(),
+  upos: doc(uposList(), { description: 'Universal POS tags of the dependent.' }).optional(),
+};
+const innerDependent = doc(z.strictObject(dependentFields), { description: 'A dependent of the dependent.' });
 const dependent = doc(
   z.strictObject({
-    relation: udRelations,
-    lemma: doc(words(), { description: 'Lemmas of the dependent, compared in lower case.' }).optional(),
+    ...dependentFields,
+    dependents: doc(nonEmptyList(innerDependent, 10), {
+      description:
+        'Dependents the dependent itself must have ("out of": `{"relation": "obl", "dependents": [{"relation": "case", "lemma": ["of"]}]}`); one level only.',
+    }).optional(),
   }),
-  { description: 'A dependent the token must have, off the path: e.g. `{"relation": "case", "lemma": ["in"]}` for the preposition of an oblique.' },
+  { description: 'A dependent the token must (or, in `noDependents`, must not) have, off the path: e.g. `{"relation": "case", "lemma": ["in"]}`.' },
 );
 
 const tokenConstraint = doc(
   z.strictObject({
-    lemma: doc(words(), { description: 'The token is one of these lemmas (compared in lower case).' }).optional(),
-    pos: doc(words(), { description: 'The token has one of these Penn Treebank (XPOS) tags.' }).optional(),
-    upos: doc(nonEmptyList(z.enum(UNIVERSAL_POS_TAGS)), { description: 'The token has one of these universal POS tags.' }).optional(),
+    lemma: doc(words(), { description: 'The token is one of these lemmas (compared in lower case; words, or `{"list": name}`).' }).optional(),
+    notLemma: doc(words(), { description: 'The token is none of these lemmas.' }).optional(),
+    pos: doc(nonEmptyList(word()), { description: 'The token has one of these Penn Treebank (XPOS) tags.' }).optional(),
+    upos: doc(uposList(), { description: 'The token has one of these universal POS tags.' }).optional(),
     entity: entityTypes.optional(),
     negated: doc(z.boolean(), {
       description:
         "false: the token must not be negated (no `advmod` or `det` dependent whose lemma is not, never, no or n't); true: it must be. Absent: either.",
     }).optional(),
-    dependents: doc(nonEmptyList(dependent), { description: 'Dependents the token must have, each off the path.' }).optional(),
+    dependents: doc(nonEmptyList(dependent, 10), { description: 'Dependents the token must have, each off the path.' }).optional(),
+    noDependents: doc(nonEmptyList(dependent, 10), {
+      description: 'Dependents the token must not have (e.g. `{"relation": "case", "lemma": ["without"]}`).',
+    }).optional(),
   }),
   { description: 'Constraints on one token; all that are given must hold.' },
 );
 
 const entityEnd = doc(
   z.strictObject({
-    entity: entityTypes,
+    entity: doc(entityTypes, {
+      description:
+        "The end is a token of a named entity of one of these types. Absent: a token of a named entity of any type, or a proper noun (PROPN) outside any entity, whose span is its head with the head's flat and compound proper nouns.",
+    }).optional(),
     token: tokenConstraint.optional(),
   }),
-  { description: 'One end of the relation: a token of a named entity of one of these types.' },
+  { description: 'One end of the relation: a token of a named entity (of these types), or a proper-noun span when no type is given.' },
+);
+
+const repeat = doc(
+  z
+    .strictObject({
+      min: doc(z.number().int().min(0).max(MAX_REPEAT), { description: 'Fewest hops (default 1; 0 makes the step optional).' }).optional(),
+      max: doc(z.number().int().min(1).max(MAX_REPEAT), { description: `Most hops (1 to ${MAX_REPEAT}).` }),
+    })
+    .refine((value) => (value.min ?? 1) <= value.max, { message: 'min must not be above max', path: ['min'] }),
+  {
+    description:
+      'The step may be taken several times in a row (a chain of `conj`, `appos` or `flat`); its `token` constraints hold for every token it reaches.',
+  },
 );
 
 const step = doc(
@@ -72,6 +125,8 @@ const step = doc(
       description: '`up`: from the current token to its head (the current token is the dependent); `down`: from the current token to a dependent.',
     }),
     token: tokenConstraint.optional(),
+    optional: doc(z.boolean(), { description: 'true: the path may also skip this step (as `repeat.min` 0).' }).optional(),
+    repeat: repeat.optional(),
   }),
   { description: 'One dependency on the path and the token it reaches. The last step reaches the object token: its constraints go in `object.token`.' },
 );
@@ -91,11 +146,39 @@ const rule = doc(
       path: doc(z.array(step).min(1, { message: 'must have at least one step' }).max(MAX_PATH_STEPS), {
         description: `The dependencies from the subject token to the object token, in order (1 to ${MAX_PATH_STEPS} steps), all inside one sentence.`,
       }),
+      examples: doc(
+        z.strictObject({
+          finds: doc(
+            z
+              .array(
+                z.strictObject({
+                  text: z.string().min(1).max(1000),
+                  subject: doc(z.string().min(1).max(200), { description: 'The text of the subject the rule reports.' }),
+                  object: doc(z.string().min(1).max(200), { description: 'The text of the object the rule reports.' }),
+                }),
+              )
+              .max(20),
+            { description: 'Sentences the rule finds, each with the subject and object it reports (a sentence listed twice has two pairs).' },
+          ).optional(),
+          misses: doc(z.array(z.string().min(1).max(1000)).max(20), { description: 'Sentences, near misses, in which the rule finds nothing.' }).optional(),
+        }),
+        { description: 'Sentences the rule is meant to find and near misses it must not: documentation, and checked by the tests of a shipped rule set.' },
+      ).optional(),
     })
     .superRefine((value, ctx) => {
       const last = value.path.length - 1;
       if (last >= 0 && value.path[last]?.token !== undefined) {
         ctx.addIssue({ code: 'custom', path: ['path', last, 'token'], message: 'the last step reaches the object token: put its constraints in object.token' });
+      }
+      const size = rulePathsSize(value.path);
+      if (size.paths > MAX_RULE_PATHS || size.hops > MAX_PATH_HOPS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['path'],
+          message:
+            `stands for ${size.paths} fixed paths of up to ${size.hops} hops once optional and repeated steps and steps over relations of different kinds are spelled out; ` +
+            `at most ${MAX_RULE_PATHS} paths of ${MAX_PATH_HOPS} hops keep a rule's cost bounded: split the rule`,
+        });
       }
     }),
   { description: 'One rule: a relation between a subject entity and an object entity joined by a path of dependencies.' },
@@ -105,6 +188,15 @@ const rule = doc(
 export const relationRulesSchema = z
   .strictObject({
     $schema: z.string().optional(),
+    lists: doc(
+      z
+        .record(
+          z.string().regex(LIST_NAME, { message: 'must be a list name: letters, digits, _ or -, starting with a letter' }),
+          nonEmptyList(word(), MAX_LIST_WORDS),
+        )
+        .refine((value) => Object.keys(value).length <= MAX_LISTS, { message: `must define at most ${MAX_LISTS} lists` }),
+      { description: 'Named word lists, defined once and used by any rule as `{"list": name}` among lemmas.' },
+    ).optional(),
     rules: doc(z.array(rule).min(1, { message: 'must have at least one rule' }).max(MAX_RULES), { description: `The rules (1 to ${MAX_RULES}).` }),
   })
   .superRefine((value, ctx) => {
@@ -113,6 +205,13 @@ export const relationRulesSchema = z
       if (seen.has(candidate.name)) ctx.addIssue({ code: 'custom', path: ['rules', index, 'name'], message: 'another rule has this name already' });
       seen.add(candidate.name);
     });
+    const lists = new Set(Object.keys(value.lists ?? {}));
+    for (const { path, name } of listReferences(value.rules)) {
+      if (!lists.has(name)) {
+        const known = lists.size === 0 ? 'the rule set defines no lists' : `lists: ${[...lists].join(', ')}`;
+        ctx.addIssue({ code: 'custom', path: [...path, 'list'], message: `names no list of the rule set (${known})` });
+      }
+    }
   });
 
 /** A rule set as parsed. */
@@ -123,6 +222,10 @@ export type RelationRule = RelationRuleSet['rules'][number];
 export type RelationRuleStep = RelationRule['path'][number];
 /** Constraints on one token. */
 export type TokenConstraint = NonNullable<RelationRuleStep['token']>;
+/** A dependent a token must (or must not) have. */
+export type DependentConstraint = NonNullable<TokenConstraint['dependents']>[number];
+/** Lemmas as written in a rule: words, and references to named lists. */
+export type RuleWords = NonNullable<TokenConstraint['lemma']>;
 
 /**
  * The violations of a `rules` option value (the rule set as an object, or its JSON text), with JSON paths relative

@@ -1,10 +1,12 @@
 import { createPool, type Database } from '@loom/postgres';
 import type pg from 'pg';
 import { abortable, throwIfAborted } from './abort.js';
+import { ageBulkLabels, ageNodeInsert, agePropertyKey, ageRelationshipInsert, type AgeLabel } from './age-bulk.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
+import { checkBulkCreate } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
-import type { GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
+import type { GraphBulkCreate, GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
 import { bracketed, checkGraphName, checkIdentifier, type AgeConnection } from './parameters.js';
 
 /** Options of createAgeStore. */
@@ -50,6 +52,8 @@ class AgeStore implements GraphStore {
   readonly readOnly: boolean;
   private readonly context: GraphErrorContext;
   private readonly prepared = new WeakSet<pg.PoolClient>();
+  /** Label tables known to exist (`vertex:Name`, `edge:NAME`), so a bulk write looks them up once per store. */
+  private readonly knownLabels = new Set<string>();
   private extensionReady: Promise<void> | undefined;
   private graphReady: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -103,13 +107,25 @@ class AgeStore implements GraphStore {
 
   async writeTransaction<T>(work: (tx: GraphTransaction) => Promise<T>): Promise<T> {
     if (this.readOnly) throw new GraphReadOnlyError('age', this.context.address, undefined, 'refused a write transaction before opening it');
-    return this.withLease(undefined, (lease) =>
-      this.inTransaction(lease, 'BEGIN', () =>
-        work({
-          run: (query, parameters = {}, options = {}) => this.execute(lease, this.statement(query, parameters, options), options.signal),
-        }),
-      ),
-    );
+    // label tables this transaction creates are known only once it commits; one rolled back may have been looked up
+    // (and taken as known) after its creation, so a failed transaction forgets them all
+    const createdLabels: string[] = [];
+    let result: T;
+    try {
+      result = await this.withLease(undefined, (lease) =>
+        this.inTransaction(lease, 'BEGIN', () =>
+          work({
+            run: (query, parameters = {}, options = {}) => this.execute(lease, this.statement(query, parameters, options), options.signal),
+            createInBulk: (write, options = {}) => this.createInBulk(lease, write, createdLabels, options.signal),
+          }),
+        ),
+      );
+    } catch (error) {
+      if (createdLabels.length > 0) this.knownLabels.clear();
+      throw error;
+    }
+    for (const label of createdLabels) this.knownLabels.add(label);
+    return result;
   }
 
   async ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void> {
@@ -139,8 +155,7 @@ class AgeStore implements GraphStore {
         }
         // `WHERE n.p = v` compiles to agtype_access_operator(properties, '"p"') = v, which this btree index serves
         const name = `${label}_${property}_loom_idx`.slice(0, 63);
-        const key = `ag_catalog.agtype_access_operator(VARIADIC ARRAY[properties, '"${property}"'::ag_catalog.agtype])`;
-        await this.sql(lease, `CREATE INDEX IF NOT EXISTS "${name}" ON "${graph}"."${label}" USING btree (${key})`);
+        await this.sql(lease, `CREATE INDEX IF NOT EXISTS "${name}" ON "${graph}"."${label}" USING btree (${agePropertyKey(property)})`);
       }
     });
   }
@@ -148,6 +163,72 @@ class AgeStore implements GraphStore {
   close(): Promise<void> {
     this.closing ??= this.db.close();
     return this.closing;
+  }
+
+  /**
+   * A bulk write as SQL on the label tables: AGE's CREATE checks that each node a new relationship starts or ends at
+   * still exists by scanning that node's whole label table, which makes Cypher writes of a token graph slower the
+   * bigger the graph. Label tables are created when missing; relationships to a label that has no table yet have no
+   * nodes to connect and are left out.
+   */
+  private async createInBulk(lease: Lease, write: GraphBulkCreate, createdLabels: string[], signal: AbortSignal | undefined): Promise<void> {
+    if (this.closing !== undefined) throw new GraphStoreClosedError('age', this.context.address);
+    throwIfAborted(signal);
+    const checked = checkBulkCreate(write);
+    const endpoints = checked.relationships.flatMap((batch) => [batch.from.label, batch.to.label]).map((name): AgeLabel => ({ name, kind: 'vertex' }));
+    const present = await this.presentLabels(lease, [...ageBulkLabels(checked), ...endpoints]);
+    const written = new Set(checked.nodes.map((batch) => batch.label));
+    const found = (label: string): boolean => written.has(label) || present.has(`vertex:${label}`);
+    const relationships = checked.relationships.filter((batch) => found(batch.from.label) && found(batch.to.label));
+    const writable = { nodes: checked.nodes, relationships };
+    for (const label of ageBulkLabels(writable)) {
+      if (present.has(`${label.kind}:${label.name}`)) continue;
+      await this.createLabel(lease, label);
+      createdLabels.push(`${label.kind}:${label.name}`);
+    }
+    const graph = this.connection.graph;
+    for (const batch of writable.nodes) {
+      const statement = ageNodeInsert(graph, batch);
+      await this.sql(lease, { text: statement.text, values: statement.values }, signal);
+    }
+    if (relationships.length > 0) {
+      const statement = ageRelationshipInsert(graph, relationships);
+      await this.sql(lease, { text: statement.text, values: statement.values }, signal);
+    }
+  }
+
+  /** Which of these label tables exist (as `kind:name`), asking the server only about those not known yet. */
+  private async presentLabels(lease: Lease, labels: readonly AgeLabel[]): Promise<Set<string>> {
+    const present = new Set(labels.map((label) => `${label.kind}:${label.name}`).filter((key) => this.knownLabels.has(key)));
+    const unknown = labels.filter((label) => !present.has(`${label.kind}:${label.name}`));
+    if (unknown.length === 0) return present;
+    const found = await this.sql(lease, {
+      text:
+        "SELECT l.name::text AS name, CASE l.kind WHEN 'v' THEN 'vertex' ELSE 'edge' END AS kind FROM ag_catalog.ag_label l " +
+        'JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name::text = ANY($2::text[])',
+      values: [this.connection.graph, unknown.map((label) => label.name)],
+    });
+    for (const row of found.rows as { name: string; kind: string }[]) {
+      const key = `${row.kind}:${row.name}`;
+      present.add(key);
+      this.knownLabels.add(key); // committed by whoever made it
+    }
+    return present;
+  }
+
+  /** Creates a label table inside the open transaction; a writer that made it first in the meantime is no failure. */
+  private async createLabel(lease: Lease, label: AgeLabel): Promise<void> {
+    const create = label.kind === 'vertex' ? 'create_vlabel' : 'create_elabel';
+    await this.sql(lease, 'SAVEPOINT loom_label');
+    try {
+      await this.sql(lease, { text: `SELECT ag_catalog.${create}($1::cstring, $2::cstring)`, values: [this.connection.graph, label.name] });
+    } catch (error) {
+      await this.sql(lease, 'ROLLBACK TO SAVEPOINT loom_label');
+      const present = await this.presentLabels(lease, [label]);
+      if (!present.has(`${label.kind}:${label.name}`)) throw error;
+      return;
+    }
+    await this.sql(lease, 'RELEASE SAVEPOINT loom_label');
   }
 
   /** Everything that can be refused without the server: closed store, read_only write, `$$`, undeclared columns. */

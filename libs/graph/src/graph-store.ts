@@ -52,6 +52,59 @@ export interface GraphQueryOptions {
 export interface GraphTransaction {
   /** Runs one statement in the transaction and returns all its records. */
   run(query: string, parameters?: GraphParameters, options?: GraphQueryOptions): Promise<GraphRecord[]>;
+  /**
+   * Creates many nodes and then many relationships between nodes found by a key property, in a number of statements
+   * that depends on the labels and types, not on how many nodes or relationships there are (see GraphBulkCreate).
+   */
+  createInBulk(write: GraphBulkCreate, options?: Pick<GraphQueryOptions, 'signal'>): Promise<void>;
+}
+
+/** A property value of a bulk write; null leaves the property out, as Cypher's CREATE does. */
+export type GraphPropertyValue = string | number | boolean | null;
+
+/** The properties of one node or relationship of a bulk write. */
+export type GraphProperties = { readonly [key: string]: GraphPropertyValue };
+
+/** Nodes of one label for createInBulk. */
+export interface GraphNodeBatch {
+  /** An identifier (letters, digits, _). */
+  readonly label: string;
+  readonly nodes: readonly GraphProperties[];
+  /**
+   * A key property for nodes shared between writes (tags, say): a node whose value of it is already stored, or comes
+   * earlier in `nodes`, is not created again. It should be indexed (ensurePropertyIndexes).
+   */
+  readonly skipExisting?: string;
+}
+
+/** One relationship of a GraphRelationshipBatch: the key values of its two nodes, and its properties. */
+export interface GraphRelationshipRow {
+  readonly from: string | number;
+  readonly to: string | number;
+  readonly properties?: GraphProperties;
+}
+
+/** Relationships of one type for createInBulk, each from a node of `from.label` to one of `to.label`, found by key. */
+export interface GraphRelationshipBatch {
+  /** An identifier (letters, digits, _). */
+  readonly type: string;
+  /** The label of the start nodes and the key property (indexed) they are found by. */
+  readonly from: GraphPropertyIndex;
+  /** The label of the end nodes and the key property (indexed) they are found by. */
+  readonly to: GraphPropertyIndex;
+  readonly relationships: readonly GraphRelationshipRow[];
+}
+
+/**
+ * What GraphTransaction.createInBulk writes: the node batches in order, then the relationship batches, whose nodes may
+ * be stored already or created by this write. A relationship whose start or end node is not found is not created (as
+ * with MATCH ... CREATE). Neo4j takes one statement per batch, sent together; AGE one per node batch and one for all
+ * relationships (it writes its label tables directly: an AGE CREATE between existing nodes scans their whole label
+ * table for each relationship, which no index serves).
+ */
+export interface GraphBulkCreate {
+  readonly nodes?: readonly GraphNodeBatch[];
+  readonly relationships?: readonly GraphRelationshipBatch[];
 }
 
 /** A property of a node label that loom's own statements look nodes up by (`WHERE n.property = value`). */

@@ -10,6 +10,12 @@ export {
   type GraphParameters,
   type GraphQueryOptions,
   type GraphPropertyIndex,
+  type GraphBulkCreate,
+  type GraphNodeBatch,
+  type GraphRelationshipBatch,
+  type GraphRelationshipRow,
+  type GraphProperties,
+  type GraphPropertyValue,
 } from './graph-store.js';
 export { GraphQueryError, GraphUnavailableError, GraphTransientError, GraphReadOnlyError, GraphStoreClosedError, isTransientGraphError } from './errors.js';
 export { openGraphStore, type GraphResource, type OpenGraphStoreOptions } from './open-graph-store.js';

@@ -1,6 +1,7 @@
 import type { AuthToken, Config } from 'neo4j-driver';
 import { neo4jDriver } from './neo4j-driver.js';
 import { abortable, throwIfAborted } from './abort.js';
+import { checkBulkCreate, neo4jBulkStatements } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
 import type { GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
@@ -123,6 +124,19 @@ class Neo4jStore implements GraphStore {
           const records: GraphRecord[] = [];
           for await (const record of this.records(() => tx.run(query, toNeo4jParameters(parameters)), options)) records.push(record);
           return records;
+        },
+        createInBulk: async (write, options = {}) => {
+          throwIfAborted(options.signal);
+          const statements = neo4jBulkStatements(checkBulkCreate(write));
+          // all sent before the first answer is read: the driver pipelines them on the transaction's connection, and
+          // the server runs them in order, so each sees the nodes of those before it. One abort listener for all of
+          // them (the transaction is rolled back when it fires), not one per statement.
+          const sent = Promise.all(
+            statements.map(async (statement) => {
+              for await (const record of this.records(() => tx.run(statement.text, toNeo4jParameters(statement.parameters)), {})) void record;
+            }),
+          );
+          await abortable(sent, options.signal);
         },
       });
       await tx.commit();

@@ -34,7 +34,7 @@ export function describeGraphStoreContract(name: string, target: () => ContractT
     });
     afterAll(async () => {
       // a shared server keeps nothing of this run
-      for (const label of ['Person', 'Tag', 'Item', 'Row', 'Order', 'Greeter', 'Doc', 'Token', 'Entity', 'Sentence'])
+      for (const label of ['Person', 'Tag', 'Item', 'Row', 'Order', 'Greeter', 'Doc', 'Token', 'Entity', 'Sentence', 'BulkDoc', 'BulkTag'])
         await store?.run(`MATCH (n:${L(label)}) DETACH DELETE n`);
       await readOnly?.close();
       await store?.close();
@@ -110,6 +110,80 @@ export function describeGraphStoreContract(name: string, target: () => ContractT
         }),
       ).rejects.toBe(ownFailure);
       expect(await count('Order')).toBe(2);
+    });
+
+    it('createInBulk creates nodes, shared nodes once, and relationships between nodes found by key, in its transaction', async () => {
+      const has = { type: L('HAS'), from: { label: L('BulkDoc'), property: 'id' }, to: { label: L('BulkTag'), property: 'id' } };
+      await store.writeTransaction((tx) =>
+        tx.createInBulk({
+          nodes: [
+            { label: L('BulkDoc'), nodes: [{ id: 'd1', title: 'it\'s "one"', pages: 3, draft: false, missing: null }] },
+            { label: L('BulkTag'), skipExisting: 'id', nodes: [{ id: 't1', value: 'first' }, { id: 't1', value: 'second' }, { id: 't2' }] },
+          ],
+          relationships: [
+            // a relationship whose node is not found, or whose label has no nodes at all, is not created
+            {
+              ...has,
+              relationships: [
+                { from: 'd1', to: 't1', properties: { weight: 2, none: null } },
+                { from: 'd1', to: 'nowhere' },
+              ],
+            },
+            { ...has, type: L('NEVER'), to: { label: L('Absent'), property: 'id' }, relationships: [{ from: 'd1', to: 'x' }] },
+          ],
+        }),
+      );
+      // a shared node already stored is left as it is; a bulk write that fails leaves nothing behind
+      await store.writeTransaction((tx) =>
+        tx.createInBulk({ nodes: [{ label: L('BulkTag'), skipExisting: 'id', nodes: [{ id: 't1', value: 'again' }, { id: 't3' }] }] }),
+      );
+      const failure = new RangeError('after the bulk write');
+      await expect(
+        store.writeTransaction(async (tx) => {
+          await tx.createInBulk({
+            nodes: [{ label: L('BulkTag'), nodes: [{ id: 't4' }] }],
+            relationships: [{ ...has, type: L('ROLLED'), relationships: [{ from: 'd1', to: 't4' }] }],
+          });
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+
+      const tags = await store.run(`MATCH (t:${L('BulkTag')}) RETURN t.id AS id, t.value AS value ORDER BY id`);
+      expect(tags).toEqual([
+        { id: 't1', value: 'first' },
+        { id: 't2', value: null },
+        { id: 't3', value: null },
+      ]);
+      const [row] = await store.run(
+        `MATCH (d:${L('BulkDoc')})-[r]->(t) RETURN properties(d) AS doc, type(r) AS type, properties(r) AS r, t.id AS tag`,
+        {},
+        { columns: ['doc', 'type', 'r', 'tag'] },
+      );
+      expect(row).toEqual({ doc: { id: 'd1', title: 'it\'s "one"', pages: 3, draft: false }, type: L('HAS'), r: { weight: 2 }, tag: 't1' });
+      expect(await store.run(`MATCH (:${L('BulkDoc')})-[r]->() RETURN count(r) AS c`)).toEqual([{ c: 1 }]);
+
+      // the type rolled back with its transaction can be written again
+      await store.writeTransaction((tx) => tx.createInBulk({ relationships: [{ ...has, type: L('ROLLED'), relationships: [{ from: 'd1', to: 't3' }] }] }));
+      expect(await store.run(`MATCH (:${L('BulkDoc')})-[r:${L('ROLLED')}]->(t) RETURN t.id AS tag`)).toEqual([{ tag: 't3' }]);
+    });
+
+    it('createInBulk refuses a label, type or key that is not an identifier, naming it, before writing anything', async () => {
+      const error = await store
+        .writeTransaction((tx) =>
+          tx.createInBulk({
+            nodes: [
+              { label: L('BulkDoc'), nodes: [{ id: 'ok' }] },
+              { label: 'Bad label', nodes: [{ id: 'x' }] },
+            ],
+          }),
+        )
+        .catch((caught: unknown) => caught);
+      expect((error as Error).message).toMatch(/nodes\[1\]\.label/);
+      const key = await store
+        .writeTransaction((tx) => tx.createInBulk({ nodes: [{ label: L('BulkTag'), skipExisting: 'id', nodes: [{ value: 'no id' }] }] }))
+        .catch((caught: unknown) => caught);
+      expect((key as Error).message).toMatch(/nodes\[0\]\.nodes\[0\]\.id/);
+      expect(await store.run(`MATCH (d:${L('BulkDoc')} {id: 'ok'}) RETURN count(d) AS c`)).toEqual([{ c: 0 }]);
     });
 
     it('a syntax error is a GraphQueryError with the store message, not transient', async () => {

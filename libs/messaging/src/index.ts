@@ -1,6 +1,14 @@
 export * from './errors.js';
 export { type Delivery, InletConsumer, MESSAGE_ID_HEADER } from './inlet-consumer.js';
-export { type ConnectMessagingOptions, connectMessaging, type ConsumeOptions, Messaging, type PublishOptions, type PublishResult } from './messaging.js';
+export {
+  type ConnectMessagingOptions,
+  connectMessaging,
+  type ConsumeOptions,
+  type KeyValueOptions,
+  Messaging,
+  type PublishOptions,
+  type PublishResult,
+} from './messaging.js';
 export { ATTR_WORKFLOW, createMessagingMetrics, type MessagingMetrics, noMessagingMetrics, type PendingSource } from './metrics.js';
 export { inletConsumerName, inletSubject, jetStreamToken, streamName } from './names.js';
 export { type ConsumerSettings, messagingSettings, type MessagingSettings, type StreamSettings } from './settings.js';
@@ -15,3 +23,5 @@ export {
   type SubjectPublishOptions,
 } from './nats-connector.js';
 export { type SubjectMessage, SubjectSubscription } from './subject-subscription.js';
+export { Lease, LEASE_BUCKET, type LeaseOptions, type LeaseState } from './lease.js';
+export { type KV, type KvEntry, KvWatchInclude } from 'nats';

@@ -8,6 +8,7 @@ import {
   DiscardPolicy,
   type JetStreamClient,
   type JetStreamManager,
+  type KV,
   nanos,
   type NatsConnection,
   RetentionPolicy,
@@ -45,6 +46,12 @@ export interface PublishResult {
 export interface ConsumeOptions {
   /** Messages the client fetches ahead of the reader; default 64 (never more than maxAckPending). */
   readonly batch?: number;
+}
+
+/** Options of keyValue. */
+export interface KeyValueOptions {
+  /** How long each value lives unless written again, in ms (the bucket's max_age); default: for ever. */
+  readonly ttlMs?: number;
 }
 
 /** Options of connectMessaging. */
@@ -184,6 +191,25 @@ export class Messaging {
       const inletConsumer = new InletConsumer(messages, workflow, inlet, maxDeliver, this.metrics);
       this.consumers.add(inletConsumer);
       return inletConsumer;
+    } catch (error) {
+      throw messagingError(operation, error);
+    }
+  }
+
+  /**
+   * A JetStream key-value bucket shared by every executor (the cluster's run state, leases, status), made when missing
+   * with the stream replicas of the settings. A bucket that exists is used as it is.
+   */
+  async keyValue(bucket: string, options: KeyValueOptions = {}): Promise<KV> {
+    const operation = { what: `open the key-value bucket '${bucket}'` };
+    this.checkOpen(operation.what);
+    try {
+      return await this.client.views.kv(bucket, {
+        history: 1,
+        replicas: this.settings.stream.replicas,
+        ...(options.ttlMs === undefined ? {} : { ttl: options.ttlMs }),
+        timeout: this.settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      });
     } catch (error) {
       throw messagingError(operation, error);
     }

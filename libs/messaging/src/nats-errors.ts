@@ -20,6 +20,8 @@ export const JetStreamCode = {
   consumerNotFound: 10014,
   /** A durable consumer of that name exists with another configuration. */
   consumerExists: 10148,
+  /** A write that named a last revision (a key-value create or update) found another. */
+  wrongLastSequence: 10071,
 } as const;
 
 const UNAVAILABLE = new Set<string>([

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { findDataDir } from './data-dir.js';
+import { entityCardFigures, formatEntityScores } from './entity-scores.js';
 import { evaluate, type Evaluation } from './evaluate.js';
 import { cardPath, readCard } from './model-card.js';
 import { defaultModelsDir, NlpPipeline } from './pipeline.js';
@@ -30,7 +31,7 @@ export function measuredFigures(result: Evaluation): Record<string, number> {
     'parser.uas': result.gold.uas,
     'parser.las': result.gold.las,
     'parser.lasRaw': result.raw.lasF1,
-    'ner.micro': result.ner['micro'] ?? 0,
+    ...Object.fromEntries(Object.entries(entityCardFigures(result.ner)).map(([name, value]) => [`ner.${name}`, value])),
   };
 }
 
@@ -66,11 +67,7 @@ export function evalNlp(options: EvalOptions): number {
   options.print(
     `gold tokens: UPOS ${fixed(result.gold.upos)}  XPOS ${fixed(result.gold.xpos)}  lemma ${fixed(result.gold.lemma)}  UAS ${fixed(result.gold.uas)}  LAS ${fixed(result.gold.las)}`,
   );
-  options.print(
-    `NER (held-out UNER documents, exact span F1): ${Object.entries(result.ner)
-      .map(([k, v]) => `${k} ${fixed(v)}`)
-      .join('  ')}`,
-  );
+  options.print(`NER (held-out UNER documents, exact spans, precision / recall / F1): ${formatEntityScores(result.ner)}`);
   options.print(
     `speed: ${result.speed.words} words, ${Math.round(result.speed.wordsPerCpuSecond)} words per CPU second (${Math.round(result.speed.wordsPerWallSecond)} per wall second on this shared machine); models load in ${fixed(loadSeconds)} s (${fixed(loadCpuSeconds)} CPU s); RSS ${Math.round(rssMb)} MB`,
   );

@@ -2,7 +2,8 @@ import type { Annotation } from '@loom/domain';
 import { itemAt } from './checked.js';
 import type { ConlluSentence } from './conllu.js';
 import { readEwt, EWT_DEV } from './ewt.js';
-import { entitySpans, type IobSentence } from './iob.js';
+import { entityScores, type EntityScores } from './entity-scores.js';
+import type { IobSentence } from './iob.js';
 import { unerSplit } from './ner-data.js';
 import type { NlpPipeline } from './pipeline.js';
 import { segmentText, type SplitterModel } from './sentences.js';
@@ -101,7 +102,8 @@ export interface Evaluation {
   readonly devSentences: number;
   readonly raw: { tokensF1: number; wordsF1: number; sentencesF1: number; lasF1: number };
   readonly gold: { upos: number; xpos: number; lemma: number; uas: number; las: number };
-  readonly ner: Record<string, number>;
+  /** Exact-span NER scores on the held-out UNER documents. */
+  readonly ner: EntityScores;
   readonly speed: { words: number; cpuSeconds: number; wallSeconds: number; wordsPerCpuSecond: number; wordsPerWallSecond: number };
 }
 
@@ -161,36 +163,16 @@ function rawLasF1(annotation: Annotation, sentences: readonly ConlluSentence[], 
   return f1(correct, predictedWords, gold.flat().length);
 }
 
-/** Exact-span entity F1 (%) per type and micro-averaged of the pipeline on IOB2 sentences. */
-function entityScores(pipeline: NlpPipeline, sentences: readonly IobSentence[]): Record<string, number> {
-  const counts = new Map<string, { truePositives: number; predicted: number; gold: number }>();
-  const bump = (type: string, field: 'truePositives' | 'predicted' | 'gold'): void => {
-    const count = counts.get(type) ?? { truePositives: 0, predicted: 0, gold: 0 };
-    count[field]++;
-    counts.set(type, count);
-  };
+/** Exact-span entity scores of the pipeline on IOB2 sentences. */
+function pipelineEntityScores(pipeline: NlpPipeline, sentences: readonly IobSentence[]): EntityScores {
   const typeOf: Record<string, string> = { PERSON: 'PER', ORGANIZATION: 'ORG', LOCATION: 'LOC' };
-  for (const sentence of sentences) {
-    const types = pipeline.entities(sentence.tokens);
-    const tags = types.map((type, index) => (type === 'O' ? 'O' : `${types[index - 1] === type ? 'I' : 'B'}-${typeOf[type] ?? type}`));
-    const goldSpans = entitySpans(sentence.tags);
-    const goldKeys = new Set(goldSpans.map((span) => `${span.start}:${span.end}:${span.type}`));
-    for (const span of goldSpans) bump(span.type, 'gold');
-    for (const span of entitySpans(tags)) {
-      bump(span.type, 'predicted');
-      if (goldKeys.has(`${span.start}:${span.end}:${span.type}`)) bump(span.type, 'truePositives');
-    }
-  }
-  const scores: Record<string, number> = {};
-  const total = { truePositives: 0, predicted: 0, gold: 0 };
-  for (const [type, count] of [...counts].sort()) {
-    scores[type] = f1(count.truePositives, count.predicted, count.gold);
-    total.truePositives += count.truePositives;
-    total.predicted += count.predicted;
-    total.gold += count.gold;
-  }
-  scores['micro'] = f1(total.truePositives, total.predicted, total.gold);
-  return scores;
+  return entityScores(
+    sentences.map((sentence) => {
+      const types = pipeline.entities(sentence.tokens);
+      const predicted = types.map((type, index) => (type === 'O' ? 'O' : `${types[index - 1] === type ? 'I' : 'B'}-${typeOf[type] ?? type}`));
+      return { gold: sentence.tags, predicted };
+    }),
+  );
 }
 
 /** Evaluates a pipeline on EWT dev (the first `sample` sentences when given) and held-out UNER documents. */
@@ -210,7 +192,7 @@ export function evaluate(pipeline: NlpPipeline, dataDir: string, sample?: number
   const lasF1 = rawLasF1(annotation, dev, raw);
   const words = annotation.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
   const heldOut = unerSplit(dataDir).heldOut;
-  const ner = entityScores(pipeline, sample === undefined ? heldOut : heldOut.slice(0, sample));
+  const ner = pipelineEntityScores(pipeline, sample === undefined ? heldOut : heldOut.slice(0, sample));
   return {
     devSentences: dev.length,
     raw: { tokensF1: segmentation.tokens, wordsF1: segmentation.words, sentencesF1: segmentation.sentences, lasF1 },

@@ -3,7 +3,7 @@ import { decodeStrings, decodeWeights, encodeStrings, encodeWeights, section, ty
 import { hashString } from './hashing.js';
 import { Perceptron } from './perceptron.js';
 import type { ParserModel } from './parser.js';
-import type { TaggerModel } from './tagger.js';
+import { TAGGER_FEATURES_VERSION, type TaggerModel } from './tagger.js';
 import type { TokenizerLexicon } from './tokenizer.js';
 import type { SplitterModel } from './sentences.js';
 import { decodeLemmatizer, encodeLemmatizer, type LemmatizerModel } from './lemmatizer.js';
@@ -15,7 +15,13 @@ export function encodeTagger(
   prune: number,
 ): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
-    header: { kind: 'tagger', labels: model.labels, bits: model.perceptron.bits, secondPassMargin: model.secondPassMargin },
+    header: {
+      kind: 'tagger',
+      labels: model.labels,
+      bits: model.perceptron.bits,
+      secondPassMargin: model.secondPassMargin,
+      featuresVersion: model.featuresVersion,
+    },
     sections: new Map([
       ['weights', encodeWeights(model.perceptron.weights, prune)],
       ['second', encodeWeights(model.second.weights, prune)],
@@ -43,6 +49,12 @@ function checkKind(name: string, file: ModelFile, kind: string): void {
 /** Rebuilds a tagger from its model file. */
 export function decodeTagger(name: string, file: ModelFile): TaggerModel {
   checkKind(name, file, 'tagger');
+  const featuresVersion = file.header['featuresVersion'] ?? 1;
+  if (featuresVersion !== 1 && featuresVersion !== TAGGER_FEATURES_VERSION)
+    throw new ModelLoadError(
+      name,
+      `trained on features version ${JSON.stringify(featuresVersion)}, this code reads versions 1 and ${TAGGER_FEATURES_VERSION}: update the code or retrain the tagger`,
+    );
   const labels = stringArray(name, file.header['labels'], 'labels');
   const bits = integer(name, file.header['bits'], 'bits');
   const weights = decodeWeights(name, section(name, file, 'weights'));
@@ -68,6 +80,7 @@ export function decodeTagger(name: string, file: ModelFile): TaggerModel {
     labels,
     ambiguity,
     unambiguous,
+    featuresVersion,
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConllu } from './conllu.js';
-import { gumEntities, withoutTitles } from './ner-data.js';
+import { caseCopies, gumEntities, withoutTitles } from './ner-data.js';
 import { entitySpans } from './iob.js';
 import { NER_TAGS, tagEntities, trainNer, type NerExample } from './ner.js';
 
@@ -83,5 +83,30 @@ describe('NER decoding', () => {
       expect(NER_TAGS).toContain(tag);
       if (tag.startsWith('I-')) expect(out[index - 1]?.slice(2)).toBe(tag.slice(2));
     });
+  });
+});
+
+describe('caseCopies', () => {
+  const sentences = Array.from({ length: 200 }, (_, index) => ({
+    tokens: ['Jane', 'Doe', 'joined', `Acme${index}`, '.'],
+    tags: ['B-PER', 'I-PER', 'O', 'B-ORG', 'O'],
+  }));
+
+  it('copies about the asked shares in capitals and in lower case, tags kept, the same sentences every run', () => {
+    const copies = caseCopies(sentences, { upper: 0.25, lower: 0.25 });
+    const upper = copies.filter((copy) => copy.tokens[0] === 'JANE');
+    const lower = copies.filter((copy) => copy.tokens[0] === 'jane');
+    expect(upper.length + lower.length).toBe(copies.length);
+    for (const share of [upper.length, lower.length]) expect(share).toBeGreaterThan(25);
+    for (const share of [upper.length, lower.length]) expect(share).toBeLessThan(75);
+    expect(upper[0]!.tokens.join(' ')).toMatch(/^JANE DOE JOINED ACME\d+ \.$/);
+    expect(copies.every((copy) => copy.tags.join(' ') === 'B-PER I-PER O B-ORG O')).toBe(true);
+    expect(caseCopies(sentences, { upper: 0.25, lower: 0.25 })).toEqual(copies);
+    expect(caseCopies(sentences, { upper: 0, lower: 0 })).toEqual([]);
+  });
+
+  it('refuses shares below 0 or adding up to more than 1', () => {
+    expect(() => caseCopies(sentences, { upper: 0.6, lower: 0.6 })).toThrow(/upper 0.6 and lower 0.6/);
+    expect(() => caseCopies(sentences, { upper: -0.1, lower: 0 })).toThrow(RangeError);
   });
 });

@@ -2,6 +2,7 @@ import { itemAt } from './checked.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConllu, type ConlluSentence } from './conllu.js';
+import { hashString } from './hashing.js';
 import { entitySpans, normaliseTags, parseIob, type IobSentence } from './iob.js';
 /** A sentence with gold IOB2 tags (types PER, ORG, LOC). */
 export interface LabelledSentence {
@@ -251,4 +252,27 @@ export function unerSplit(dataDir: string, every = UNER_HELD_OUT_EVERY): { train
     ((docs.length - 1) % every === every - 1 ? heldOut : train).push(sentence);
   }
   return { train, heldOut };
+}
+
+/** Shares of training sentences that get an all-capitals copy (`upper`) or an all-lower-case copy (`lower`). */
+export interface CaseCopyShares {
+  readonly upper: number;
+  readonly lower: number;
+}
+
+/**
+ * Case-changed copies of some sentences, for tagging web text written in capitals or without them: a sentence
+ * whose hash falls in the first `upper` share is copied in capitals, one in the last `lower` share in lower case
+ * (the tags stay). The choice depends only on the sentence's words, so it is the same on every run.
+ */
+export function caseCopies(sentences: readonly LabelledSentence[], shares: CaseCopyShares): LabelledSentence[] {
+  if (shares.upper < 0 || shares.lower < 0 || shares.upper + shares.lower > 1)
+    throw new RangeError(`case copy shares upper ${shares.upper} and lower ${shares.lower} must be at least 0 and add up to at most 1`);
+  const out: LabelledSentence[] = [];
+  for (const sentence of sentences) {
+    const share = (Math.abs(hashString(sentence.tokens.join(' '))) % 1000) / 1000;
+    if (share < shares.upper) out.push({ tokens: sentence.tokens.map((token) => token.toUpperCase()), tags: sentence.tags });
+    else if (share >= 1 - shares.lower) out.push({ tokens: sentence.tokens.map((token) => token.toLowerCase()), tags: sentence.tags });
+  }
+  return out;
 }

@@ -22,6 +22,8 @@ export interface TaggerModel {
   readonly ambiguity: ReadonlyMap<string, number>;
   /** Word form → the label it always takes (frequent and unambiguous in training). */
   readonly unambiguous: ReadonlyMap<string, number>;
+  /** The features the model was trained on: 1 without the verb-seen features, TAGGER_FEATURES_VERSION with them. */
+  readonly featuresVersion: number;
 }
 
 /** A training sentence: word forms and their joint label indices. */
@@ -39,6 +41,12 @@ export interface TaggerTrainOptions extends PerceptronTrainOptions {
 }
 
 const MAX_FEATURES = 64;
+
+/**
+ * The version of the features the tagger trains on, kept in its model file; a model of version 1 (before the
+ * verb-seen features 44 and 46) is still read and tagged with the features it was trained on.
+ */
+export const TAGGER_FEATURES_VERSION = 2;
 /** A word's ambiguity class holds the labels of at least this share of its occurrences… */
 const AMBIGUITY_MIN_SHARE = 0.05;
 /** …and a word seen fewer times than this has none. */
@@ -61,7 +69,55 @@ function before(codes: Int32Array, position: number): number {
   return position < 0 ? START : codes[position]!;
 }
 
-function extract(codes: WordCodes, classCodes: Int32Array, position: number, previousTag: number, secondPreviousTag: number, out: Int32Array): number {
+/** What a label does to the clause state the features read: a verb or auxiliary marks a verb as seen, a clause boundary clears it. */
+const enum ClauseRole {
+  None = 0,
+  Verb = 1,
+  Boundary = 2,
+}
+
+/** Parts of speech that start a new clause for the verb-seen feature: punctuation, conjunctions, wh-words. */
+const BOUNDARY_UPOS = new Set(['PUNCT', 'CCONJ', 'SCONJ']);
+const BOUNDARY_XPOS = new Set(['WDT', 'WP', 'WRB']);
+
+const clauseRolesCache = new WeakMap<readonly string[], Int8Array>();
+
+/** The clause role of each joint label `UPOS\tXPOS`, computed once per label list. */
+function clauseRoles(labels: readonly string[]): Int8Array {
+  let roles = clauseRolesCache.get(labels);
+  if (roles) return roles;
+  roles = Int8Array.from(labels, (label) => {
+    const [upos = '', xpos = ''] = label.split('\t');
+    if (upos === 'VERB' || upos === 'AUX') return ClauseRole.Verb;
+    return BOUNDARY_UPOS.has(upos) || BOUNDARY_XPOS.has(xpos) ? ClauseRole.Boundary : ClauseRole.None;
+  });
+  clauseRolesCache.set(labels, roles);
+  return roles;
+}
+
+/** Verb-seen value of a model trained without the verb-seen features: extract writes none. */
+const NO_VERB_SEEN = -1;
+
+/** The verb-seen state after a word tagged `label`, from the state before it (1: a verb since the clause began; NO_VERB_SEEN stays). */
+function nextVerbSeen(roles: Int8Array, verbSeen: number, label: number): number {
+  if (verbSeen === NO_VERB_SEEN) return verbSeen;
+  const role = roles[label];
+  return role === ClauseRole.Verb ? 1 : role === ClauseRole.Boundary ? 0 : verbSeen;
+}
+
+/**
+ * Features of the word at `position`. `verbSeen` (1 when a verb or auxiliary was tagged since the clause began) tells a
+ * subject's noun from its verb: "Grace Hopper lives in Boston" has no verb before "lives", "their lives in Boston" has one.
+ */
+function extract(
+  codes: WordCodes,
+  classCodes: Int32Array,
+  position: number,
+  previousTag: number,
+  secondPreviousTag: number,
+  verbSeen: number,
+  out: Int32Array,
+): number {
   let count = 0;
   const word = codes.lower[position]!;
   out[count++] = feature(1, 0);
@@ -107,6 +163,10 @@ function extract(codes: WordCodes, classCodes: Int32Array, position: number, pre
   out[count++] = feature(41, previousTag, secondPreviousTag, word);
   out[count++] = feature(42, codes.lower[position + 1]!, codes.lower[position + 2]);
   out[count++] = feature(43, before(codes.suffix2, position - 1), codes.suffix2[position]);
+  if (verbSeen !== NO_VERB_SEEN) {
+    out[count++] = feature(44, verbSeen, previousTag, codes.suffix2[position]);
+    out[count++] = feature(46, verbSeen, previousTag, classCodes[position]);
+  }
   return count;
 }
 
@@ -118,9 +178,10 @@ function extractSecond(
   position: number,
   previousTag: number,
   secondPreviousTag: number,
+  verbSeen: number,
   out: Int32Array,
 ): number {
-  let count = extract(codes, classCodes, position, previousTag, secondPreviousTag, out);
+  let count = extract(codes, classCodes, position, previousTag, secondPreviousTag, verbSeen, out);
   const nextTag = first[position + 1] ?? NO_TAG;
   const secondNextTag = first[position + 2] ?? NO_TAG;
   out[count++] = feature(60, nextTag);
@@ -138,6 +199,8 @@ const NO_TAG = -1;
 /** The first pass over one sentence (word codes prepared by the caller); `margins[i]` gets how far the best tag leads the next (Infinity for lexicon words). */
 function firstPass(
   perceptron: Perceptron,
+  roles: Int8Array,
+  featuresVersion: number,
   unambiguous: ReadonlyMap<string, number>,
   words: readonly string[],
   codes: WordCodes,
@@ -147,17 +210,20 @@ function firstPass(
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(perceptron.classes);
   const out: number[] = [];
+  let verbSeen = featuresVersion >= 2 ? 0 : NO_VERB_SEEN;
   for (let position = 0; position < words.length; position++) {
     const known = unambiguous.get(itemAt(words, position, 'words'));
     if (known !== undefined) {
       out.push(known);
+      verbSeen = nextVerbSeen(roles, verbSeen, known);
       if (margins) margins[position] = Infinity;
       continue;
     }
-    const count = extract(codes, classCodes, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, feats);
+    const count = extract(codes, classCodes, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, verbSeen, feats);
     perceptron.score(feats, count, scores);
     const best = Perceptron.best(scores);
     out.push(best);
+    verbSeen = nextVerbSeen(roles, verbSeen, best);
     if (margins) {
       let next = -Infinity;
       for (let label = 0; label < scores.length; label++) if (label !== best && scores[label]! > next) next = scores[label]!;
@@ -172,19 +238,22 @@ export function tagWords(model: TaggerModel, words: readonly string[]): number[]
   const codes = wordCodes(words);
   const classCodes = ambiguityCodes(words, model.ambiguity);
   const margins = new Float32Array(words.length);
-  const first = firstPass(model.perceptron, model.unambiguous, words, codes, classCodes, margins);
+  const roles = clauseRoles(model.labels);
+  const first = firstPass(model.perceptron, roles, model.featuresVersion, model.unambiguous, words, codes, classCodes, margins);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(model.labels.length);
   const out: number[] = [];
+  let verbSeen = model.featuresVersion >= 2 ? 0 : NO_VERB_SEEN;
   for (let position = 0; position < words.length; position++) {
     // A confident first-pass tag is kept: the second pass rarely changes it and costs as much again.
     if (margins[position]! >= model.secondPassMargin) {
       out.push(itemAt(first, position, 'first'));
-      continue;
+    } else {
+      const count = extractSecond(codes, classCodes, first, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, verbSeen, feats);
+      model.second.score(feats, count, scores);
+      out.push(Perceptron.best(scores));
     }
-    const count = extractSecond(codes, classCodes, first, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, feats);
-    model.second.score(feats, count, scores);
-    out.push(Perceptron.best(scores));
+    verbSeen = nextVerbSeen(roles, verbSeen, itemAt(out, position, 'out'));
   }
   return out;
 }
@@ -246,10 +315,11 @@ interface Prepared {
 function trainPass(
   sentences: readonly TaggedSentence[],
   prepared: readonly Prepared[],
-  classes: number,
+  roles: Int8Array,
   options: TaggerTrainOptions,
   rightTags?: readonly (readonly number[])[],
 ): Perceptron {
+  const classes = roles.length;
   const perceptron = new Perceptron(classes, options.bits);
   const next = random(options.seed);
   const order = sentences.map((_, index) => index);
@@ -263,6 +333,7 @@ function trainPass(
       const sentence = itemAt(sentences, label, 'sentences');
       const preparedSentence = itemAt(prepared, label, 'prepared');
       const history: number[] = [];
+      let verbSeen = 0;
       for (let position = 0; position < sentence.words.length; position++) {
         const gold = itemAt(sentence.labels, position, 'sentence.labels');
         const previousTag = history[position - 1] ?? NO_TAG;
@@ -275,14 +346,16 @@ function trainPass(
               position,
               previousTag,
               secondPreviousTag,
+              verbSeen,
               feats,
             )
-          : extract(preparedSentence.codes, preparedSentence.classCodes, position, previousTag, secondPreviousTag, feats);
+          : extract(preparedSentence.codes, preparedSentence.classCodes, position, previousTag, secondPreviousTag, verbSeen, feats);
         perceptron.tick();
         perceptron.score(feats, count, scores);
         const guess = Perceptron.best(scores);
         perceptron.update(feats, count, gold, guess);
         history.push(guess);
+        verbSeen = nextVerbSeen(roles, verbSeen, guess);
         total++;
         if (guess === gold) right++;
       }
@@ -309,6 +382,7 @@ export function trainTagger(
   const { ambiguity, unambiguous, ambiguityText } = buildLexicons(sentences);
   const prepared = sentences.map((sentence) => ({ codes: wordCodes(sentence.words), classCodes: ambiguityCodes(sentence.words, ambiguity) }));
   const quiet = { ...options, onEpoch: undefined };
+  const roles = clauseRoles(labels);
   const rightTags: number[][] = new Array<number[]>(sentences.length);
   for (let fold = 0; fold < FIRST_PASS_FOLDS; fold++) {
     const rest = sentences.map((_, index) => index).filter((index) => index % FIRST_PASS_FOLDS !== fold);
@@ -320,13 +394,15 @@ export function trainTagger(
     const foldTagger = trainPass(
       rest.map((index) => itemAt(sentences, index, 'sentences')),
       rest.map((index) => itemAt(foldPrepared, index, 'foldPrepared')),
-      labels.length,
+      roles,
       { ...quiet, seed: options.seed + 1 + fold },
     );
     sentences.forEach((sentence, index) => {
       if (index % FIRST_PASS_FOLDS === fold)
         rightTags[index] = firstPass(
           foldTagger,
+          roles,
+          TAGGER_FEATURES_VERSION,
           foldLexicons.unambiguous,
           sentence.words,
           itemAt(foldPrepared, index, 'foldPrepared').codes,
@@ -334,7 +410,16 @@ export function trainTagger(
         );
     });
   }
-  const perceptron = trainPass(sentences, prepared, labels.length, quiet);
-  const second = trainPass(sentences, prepared, labels.length, options, rightTags);
-  return { perceptron, second, secondPassMargin: options.secondPassMargin, labels, ambiguity, unambiguous, ambiguityText };
+  const perceptron = trainPass(sentences, prepared, roles, quiet);
+  const second = trainPass(sentences, prepared, roles, options, rightTags);
+  return {
+    perceptron,
+    second,
+    secondPassMargin: options.secondPassMargin,
+    labels,
+    ambiguity,
+    unambiguous,
+    ambiguityText,
+    featuresVersion: TAGGER_FEATURES_VERSION,
+  };
 }

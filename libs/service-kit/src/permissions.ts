@@ -45,6 +45,8 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.Executor/ListComponentDefinitions': 'read',
   '/loom.v1.Executor/StartWorkflow': 'operate',
   '/loom.v1.Executor/StopWorkflow': 'operate',
+  '/loom.v1.Executor/PauseWorkflow': 'operate',
+  '/loom.v1.Executor/ResumeWorkflow': 'operate',
   '/loom.v1.Executor/PublishMessage': 'operate',
   '/loom.v1.Executor/PublishMessages': 'operate',
   '/loom.v1.Executor/PublishStream': 'operate',

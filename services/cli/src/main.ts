@@ -1,3 +1,5 @@
 import { run } from './cli.js';
+import { exitAfterOutput, exitWhenOutputCloses } from './output.js';
 
-process.exit(await run(process.argv.slice(2)));
+exitWhenOutputCloses();
+await exitAfterOutput(await run(process.argv.slice(2)));

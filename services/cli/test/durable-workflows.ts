@@ -11,7 +11,9 @@ import {
 } from '@loom/domain';
 import { type GraphStore, openGraphStore } from '@loom/graph';
 import pg from 'pg';
-import { call, createClient } from '@loom/service-kit';
+import { call, createClient, isServiceError } from '@loom/service-kit';
+import { status } from '@grpc/grpc-js';
+import { expect } from 'vitest';
 import { type LoomProcess, startLoom } from './loom-process.js';
 import { uuid } from './scheduled-workflows.js';
 import { EXECUTOR_STACK_ARGUMENTS } from '@loom/testing';
@@ -96,12 +98,20 @@ export function graphWorkflow(
 /** The body of message `id` (what the graph holds of it). */
 export const bodyOf = (id: string): Record<string, unknown> => ({ id, name: `message ${id}` });
 
-/** Starts `workflow` unless its run already runs (one resumed by a restarted executor), and answers once it runs. */
+/**
+ * Starts `workflow` unless its run already runs, and answers once it runs. A restarted executor resumes on its own
+ * every workflow the cluster runs (issue 35): a start that finds it starting there already waits for it to run.
+ */
 export async function ensureRunning(executor: ExecutorClient, workflow: string): Promise<void> {
-  const status = await call(executor, 'getWorkflowStatus', { name: workflow }).catch(() => undefined);
-  if (status?.state === WorkflowState.WORKFLOW_STATE_RUNNING) return;
-  const started = await call(executor, 'startWorkflow', { name: workflow });
-  if (started.state !== WorkflowState.WORKFLOW_STATE_RUNNING) throw new Error(`${workflow} did not start: state ${started.state}`);
+  const state = async (): Promise<WorkflowState | undefined> => (await call(executor, 'getWorkflowStatus', { name: workflow }).catch(() => undefined))?.state;
+  if ((await state()) === WorkflowState.WORKFLOW_STATE_RUNNING) return;
+  try {
+    const started = await call(executor, 'startWorkflow', { name: workflow });
+    if (started.state !== WorkflowState.WORKFLOW_STATE_RUNNING) throw new Error(`${workflow} did not start: state ${started.state}`);
+  } catch (error) {
+    if (!isServiceError(error) || error.code !== status.FAILED_PRECONDITION) throw error;
+    await expect.poll(state, { timeout: 60_000 }).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+  }
 }
 
 /** gRPC clients of the workflow store at `storeAt` (the executor's own process by default) and of `executor`; close() closes both. */

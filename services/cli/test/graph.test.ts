@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,7 @@ import { RESOURCE_KINDS } from '@loom/domain';
 import { startEmbeddedGraph } from '@loom/graph';
 import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoomAsync } from './loom-process.js';
+import { loomMain, runLoomAsync } from './loom-process.js';
 import { neo4jResourceFile } from './neo4j-workflow.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'loom-cli-graph-'));
@@ -81,6 +82,80 @@ describe('loom graph query', () => {
     const embedded = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ host: 'embedded' }), 'RETURN 1 AS one']);
     expect(embedded.status).toBe(2);
     expect(embedded.stderr).toMatch(/loom serve/);
+  });
+});
+
+/** A reader slower than the writer: 4 KiB a turn of the event loop, echoing what arrives once it has all arrived. */
+const SLOW_READER = `
+const chunks = [];
+process.stdin.on('readable', function read() {
+  const chunk = process.stdin.read(4096);
+  if (chunk === null) return;
+  chunks.push(chunk);
+  setImmediate(read);
+});
+process.stdin.on('end', () => process.stdout.write(Buffer.concat(chunks)));
+`;
+
+/** A reader that takes what first arrives, echoes at most 100 bytes of it and goes away, as \`head -c 100\` does. */
+const EARLY_LEAVER = `
+process.stdin.once('readable', () => {
+  process.stdout.write((process.stdin.read() ?? Buffer.alloc(0)).subarray(0, 100));
+  process.exit(0);
+});
+`;
+
+/** Runs `loom` with its standard output piped into a reader (another process); answers loom's exit code and standard error and what the reader echoed. */
+async function throughReader(reader: string, args: readonly string[]): Promise<{ status: number | null; stderr: string; received: string }> {
+  const readerProcess = spawn(process.execPath, ['-e', reader], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const received: Buffer[] = [];
+  readerProcess.stdout.on('data', (chunk: Buffer) => received.push(chunk));
+  const readerClosed = new Promise((resolve) => readerProcess.on('close', resolve));
+  const loom = spawn(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
+    cwd: dir,
+    env: { PATH: process.env.PATH },
+    stdio: ['ignore', readerProcess.stdin, 'pipe'],
+  });
+  // loom holds its own copy of the reader's input now: this process lets go of its end, so that the reader's input
+  // ends when loom exits
+  readerProcess.stdin.destroy();
+  const stderr: Buffer[] = [];
+  loom.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const [status] = await Promise.all([new Promise<number | null>((resolve) => loom.on('close', resolve)), readerClosed]);
+  return { status, stderr: Buffer.concat(stderr).toString('utf8'), received: Buffer.concat(received).toString('utf8') };
+}
+
+/** A `loom graph query` of `rows` records of about 70 bytes of JSON each. */
+const largeQuery = (rows: number, format: 'json' | 'text'): string[] => [
+  '--output',
+  format,
+  'graph',
+  'query',
+  '--resource',
+  resourceFile(),
+  '--columns',
+  'i,text',
+  `UNWIND range(1, ${rows}) AS i RETURN i, 'abcdefghijklmnopqrstuvwxyz0123456789' AS text`,
+];
+
+describe('loom graph query into a pipe', () => {
+  it('writes all of a large result before it exits, however slowly the pipe is read (issue 37)', async () => {
+    const rows = 20_000;
+    const { status, stderr, received } = await throughReader(SLOW_READER, largeQuery(rows, 'json'));
+    expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
+    // more than the pipe and socket buffers hold, so most of it is still queued when the command is done
+    expect(received.length).toBeGreaterThan(1_000_000);
+    const records = JSON.parse(received) as { i: number }[];
+    expect(records).toHaveLength(rows);
+    expect(records.at(-1)).toEqual({ i: rows, text: 'abcdefghijklmnopqrstuvwxyz0123456789' });
+  });
+
+  it('ends quietly with 141, as a closed pipe ends a Unix tool, when the reader goes away early', async () => {
+    const { status, stderr, received } = await throughReader(EARLY_LEAVER, largeQuery(20_000, 'json'));
+    // no stack trace of the failed write
+    expect({ status, stderr }).toEqual({ status: 141, stderr: '' });
+    // the beginning of the output, up to 100 bytes of it
+    expect(received).toMatch(/^\[\n/);
   });
 });
 

@@ -1,47 +1,30 @@
-import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config.js';
-import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { type ExecutorConfig } from './executor-config.js';
 import { status } from '@grpc/grpc-js';
-import { graphSsoSettings } from '@loom/config';
-import { AuditEventType, type ComponentStatus, type DryRunComponentOutput, ExecutorService, type Message, WorkflowState } from '@loom/contracts';
+import { AuditEventType, type DryRunComponentOutput, type Message } from '@loom/contracts';
 import {
-  catalogFor,
-  componentDefinitionToProto,
   FailedPreconditionError,
   findComponentDefinition,
   collectSecretSlots,
   isSealed,
   NotFoundError,
   resolveStoredName,
-  resourceCatalog,
-  resourceDefinitionToProto,
   ValidationError,
   type WorkflowConfiguration,
   workflowFromProto,
 } from '@loom/domain';
-import { StreamChannel } from '@loom/foundation';
-import {
-  appendRequired,
-  AuditAppender,
-  type AsyncImplementation,
-  call,
-  type ErrorSink,
-  isServiceError,
-  type ServiceClients,
-  type ServiceInstance,
-  type ServiceModule,
-} from '@loom/service-kit';
+import { appendRequired, AuditAppender, call, isServiceError, type ServiceClients } from '@loom/service-kit';
 import { type Messaging } from '@loom/messaging';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
 import { componentFactories, isScriptComponent } from './components/registry.js';
 import { dryRun } from './dry-run.js';
-import { openMessaging } from './messaging-mode.js';
+import { Cluster, type ClusterMember } from './cluster/cluster.js';
+import { leasedFactories } from './cluster/leased-source.js';
 import { DurableMode, progressInterval } from './runtime/durable-mode.js';
-import { GraphSsoQuery } from './graph-sso-query.js';
 import { type ComponentFactory } from './runtime/component.js';
 import { type ComponentError } from './runtime/component-error.js';
-import { checkBatchSize, publishBatch } from './publishing.js';
-import { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';
+import { type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -54,14 +37,6 @@ const MAX_AUDIT_TEXT = 500;
 
 /** Why the executor audits a script component's start (the specification's wording). */
 export const SCRIPT_ENGINE_REASON = 'a workflow with the script engine started';
-
-const STATES: Record<RunState, WorkflowState> = {
-  STARTING: WorkflowState.WORKFLOW_STATE_STARTING,
-  RUNNING: WorkflowState.WORKFLOW_STATE_RUNNING,
-  STOPPING: WorkflowState.WORKFLOW_STATE_STOPPING,
-  STOPPED: WorkflowState.WORKFLOW_STATE_STOPPED,
-  FAILED: WorkflowState.WORKFLOW_STATE_FAILED,
-};
 
 /** The workflow is running or starting already. */
 export class WorkflowAlreadyRunningError extends FailedPreconditionError {}
@@ -96,26 +71,53 @@ export function checkComponentsEnabled(workflow: WorkflowConfiguration, experime
   });
 }
 
-function drainTimeoutOf(seconds: number | undefined, nanos: number | undefined): number {
-  if (seconds === undefined) return DEFAULT_DRAIN_TIMEOUT_MS;
-  const ms = seconds * 1000 + Math.floor((nanos ?? 0) / 1e6);
-  if (ms < 0) throw ValidationError.of('drain_timeout', 'must not be negative', 'INVALID_VALUE');
-  return ms;
+/** This executor's name among the others: loom.executor.id, else the host name and process id. */
+export function executorIdOf(config: Pick<ExecutorConfig, 'executor'>): string {
+  return config.executor.id ?? `${hostname()}-${process.pid}`;
 }
 
-/** The running workflows of this executor, by stored name. */
-export class Executor {
+/** The running workflows of this executor, by stored name; with messaging configured, one of a cluster of executors. */
+export class Executor implements ClusterMember {
   private readonly runs = new Map<string, WorkflowRun>();
   private readonly starting = new Set<string>();
   private auditAppender: AuditAppender | undefined;
   private readonly factories: ReadonlyMap<string, ComponentFactory>;
+  /** What runs are built from: the factories, with the singleton sources under a lease in a cluster. */
+  private runFactories: ReadonlyMap<string, ComponentFactory>;
   private readonly graphStores: GraphStores;
+  private cluster: Cluster | undefined;
+  /** This executor's name among the others (loom.executor.id). */
+  readonly executorId: string;
 
   constructor(private readonly dependencies: ExecutorDependencies) {
     this.graphStores = new GraphStores(dependencies.config, dependencies.logger);
     this.factories =
       dependencies.factories ??
       componentFactories(dependencies.config, { graphStores: this.graphStores, skillGateway: () => dependencies.clients.get('skill-gateway') });
+    this.runFactories = this.factories;
+    this.executorId = executorIdOf(dependencies.config);
+  }
+
+  /**
+   * Durable mode: joins the executors sharing workflows through NATS (issue 35). From here on a start or stop reaches
+   * them all, this executor starts every workflow the cluster runs, and singleton sources produce under a lease.
+   */
+  async joinCluster(): Promise<void> {
+    const { messaging, config, logger } = this.dependencies;
+    if (messaging === undefined || this.cluster !== undefined) return;
+    const cluster = await Cluster.open(messaging, { executorId: this.executorId, leaseMs: config.messaging.lease.timeMs, logger }, this);
+    this.runFactories = leasedFactories(this.factories, (key, handlers) => cluster.lease(key, handlers));
+    this.cluster = cluster;
+    await cluster.join();
+    logger.info(
+      { executorId: this.executorId, leaseMs: config.messaging.lease.timeMs },
+      'executor joined the cluster: workflows are shared with every executor on these NATS servers',
+    );
+  }
+
+  /** The cluster this executor is part of (durable mode, once joined). */
+  get clusterMember(): Cluster | undefined {
+    return this.cluster;
   }
 
   /** The audit client, created at first use (the server's own address is known only once it listens). */
@@ -124,15 +126,35 @@ export class Executor {
     return this.auditAppender;
   }
 
-  /** Loads, opens, audits and starts a workflow; `name` is its stored name, or its workflow name when only one has it. */
+  /**
+   * Loads, opens, audits and starts a workflow; `name` is its stored name, or its workflow name when only one has it.
+   * In a cluster the start is recorded for every executor once it succeeded here.
+   */
   async start(name: string): Promise<WorkflowRun> {
     if (name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
-    const { config, clients, logger } = this.dependencies;
-    const stored = await call(clients.get('config-store'), 'getWorkflow', { name });
+    const workflow = await this.load(name);
+    const run = this.cluster === undefined ? await this.launchLoaded(workflow) : await this.cluster.start(workflow.name, () => this.launchLoaded(workflow));
+    this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });
+    this.dependencies.logger.info({ workflow: workflow.name, runId: run.runId, components: workflow.components.length }, 'workflow started');
+    return run;
+  }
+
+  /** Loads and starts this executor's run of a workflow, without auditing the start (the cluster's start reaching it). */
+  async launch(name: string): Promise<WorkflowRun> {
+    return this.launchLoaded(await this.load(name));
+  }
+
+  private async load(name: string): Promise<WorkflowConfiguration> {
+    const stored = await call(this.dependencies.clients.get('config-store'), 'getWorkflow', { name });
     if (stored.workflow === undefined) throw new NotFoundError('workflow configuration', name);
-    const workflow = workflowFromProto(stored.workflow);
+    return workflowFromProto(stored.workflow);
+  }
+
+  /** Opens and starts a loaded workflow here; a workflow with a script component starts only once that is audited. */
+  private async launchLoaded(workflow: WorkflowConfiguration): Promise<WorkflowRun> {
+    const { config, logger } = this.dependencies;
     const current = this.runs.get(workflow.name);
-    if (this.starting.has(workflow.name) || current?.state === 'RUNNING' || current?.state === 'STOPPING') {
+    if (this.starting.has(workflow.name) || current?.state === 'RUNNING' || current?.state === 'PAUSED' || current?.state === 'STOPPING') {
       throw new WorkflowAlreadyRunningError(`workflow '${workflow.name}' is already ${this.starting.has(workflow.name) ? 'STARTING' : current?.state}`);
     }
     this.starting.add(workflow.name);
@@ -148,7 +170,7 @@ export class Executor {
         });
       }
       const run = await WorkflowRun.start(plain, {
-        factories: this.factories,
+        factories: this.runFactories,
         logger,
         messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
@@ -158,21 +180,49 @@ export class Executor {
           : { durable: new DurableMode(this.dependencies.messaging, workflow.name, logger, progressInterval(config.messaging.consumer.ackWaitMs)) }),
       });
       this.runs.set(workflow.name, run);
-      this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });
-      logger.info({ workflow: workflow.name, runId: run.runId, components: plain.components.length }, 'workflow started');
       return run;
     } finally {
       this.starting.delete(workflow.name);
     }
   }
 
-  /** Stops a run: sources first, then a bounded drain, then the components. */
-  async stop(name: string, drainTimeoutMs: number): Promise<WorkflowRun> {
+  /** Stops a run: sources first, then a bounded drain, then the components; in a cluster, on every executor. */
+  async stop(name: string, drainTimeoutMs: number): Promise<RunState> {
+    if (this.cluster !== undefined) {
+      const workflow = this.cluster.resolve(name) ?? name;
+      const state = await this.cluster.stop(workflow, drainTimeoutMs);
+      const runId = this.runs.get(workflow)?.runId ?? '';
+      this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, workflow, { runId, executorId: this.executorId });
+      this.dependencies.logger.info({ workflow, runId }, 'workflow stopped on every executor');
+      return state;
+    }
     const run = this.run(name);
     const drained = await run.stop(drainTimeoutMs);
     this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, run.workflow.name, { runId: run.runId, drained: String(drained) });
     this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId, drained }, 'workflow stopped');
-    return run;
+    return run.state;
+  }
+
+  /**
+   * Pauses (`PAUSED`) or resumes (`RUNNING`) a run: its sources and consumers stop or go on taking messages, those in
+   * flight finish; in a cluster, on every executor. A run neither running nor paused is a FailedPreconditionError.
+   */
+  async pauseOrResume(name: string, state: 'PAUSED' | 'RUNNING'): Promise<RunState> {
+    if (name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
+    const verb = state === 'PAUSED' ? 'paused' : 'resumed';
+    if (this.cluster !== undefined) {
+      const workflow = this.cluster.resolve(name) ?? name;
+      const reached = await this.cluster.pauseOrResume(workflow, state);
+      this.dependencies.logger.info({ workflow, executorId: this.executorId }, `workflow ${verb} on every executor`);
+      return reached;
+    }
+    const run = this.run(name);
+    if (run.state !== 'RUNNING' && run.state !== 'PAUSED') {
+      throw new FailedPreconditionError(`workflow '${run.workflow.name}' is ${run.state}, not RUNNING or PAUSED`);
+    }
+    await (state === 'PAUSED' ? run.pause() : run.resume());
+    this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId }, `workflow ${verb}`);
+    return run.state;
   }
 
   /** The latest run of a workflow, by stored name, or by workflow name when only one has it. */
@@ -189,9 +239,22 @@ export class Executor {
     return dryRun(workflow, messages, inlet, this.factories, this.dependencies.logger);
   }
 
-  /** Stops every run, then the embedded graph if it was started (shutdown). */
+  /** This executor's latest run of a workflow by its workflow name, if it has one (no name resolution). */
+  localRun(workflow: string): WorkflowRun | undefined {
+    return this.runs.get(workflow);
+  }
+
+  /**
+   * Stops every run, then the embedded graph if it was started (shutdown). In a cluster this executor leaves: its own
+   * runs stop, the workflows go on running on the others.
+   */
   async stopAll(drainTimeoutMs: number): Promise<void> {
-    await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
+    if (this.cluster !== undefined) {
+      await this.cluster.close();
+      await Promise.allSettled([...this.runs.values()].map((run) => run.stop(drainTimeoutMs)));
+    } else {
+      await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
+    }
     await this.graphStores.close();
   }
 
@@ -243,146 +306,3 @@ export class Executor {
       );
   }
 }
-
-function statusOf(run: WorkflowRun): ComponentStatus[] {
-  return run.counters().map((counters) => ({ ...counters }));
-}
-
-/** The loom.v1.Executor handlers over an executor. */
-export function executorImplementation(
-  executor: Executor,
-  config: ExecutorConfig,
-  logger: ErrorSink,
-  graphSso?: GraphSsoQuery,
-): AsyncImplementation<typeof ExecutorService> {
-  return {
-    async startWorkflow(request) {
-      const run = await executor.start(request.name);
-      return { runId: run.runId, state: STATES[run.state] };
-    },
-
-    async stopWorkflow(request) {
-      const run = await executor.stop(request.name, drainTimeoutOf(request.drainTimeout?.seconds, request.drainTimeout?.nanos));
-      return { state: STATES[run.state] };
-    },
-
-    getWorkflowStatus(request) {
-      const run = executor.run(request.name);
-      return Promise.resolve({
-        name: run.workflow.name,
-        runId: run.runId,
-        state: STATES[run.state],
-        startedAt: run.startedAt,
-        components: statusOf(run),
-        lastError: run.error,
-      });
-    },
-
-    async publishMessage(request, context) {
-      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
-      if (request.body === undefined) throw ValidationError.of('body', 'is required: a JSON object', 'MISSING_FIELD');
-      const run = executor.run(request.workflowName);
-      const clientId = request.messageId !== '';
-      const messageId = clientId ? request.messageId : randomUUID();
-      // the context itself: its signal (an AbortController) is made only if the message must wait for room
-      const outcome = await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context, clientId);
-      return { messageId, duplicate: outcome === 'duplicate' };
-    },
-
-    async publishMessages(request, context) {
-      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
-      checkBatchSize(request.messages, 'messages');
-      const run = executor.run(request.workflowName);
-      run.checkInlet(request.inlet);
-      return { results: await publishBatch(run, request.inlet, request.messages, context.signal, 'messages', logger) };
-    },
-
-    async publishStream(requests, send, context) {
-      let run: WorkflowRun | undefined;
-      let inlet = '';
-      let index = 0;
-      // one request at a time: the next is read only once this one's messages were accepted, so a
-      // full workflow stops the reads and HTTP/2 flow control slows the sender down
-      for await (const request of requests) {
-        const field = `requests[${index}]`;
-        if (run === undefined || (request.workflowName !== '' && request.workflowName !== run.workflow.name)) {
-          if (request.workflowName === '') throw ValidationError.of(`${field}.workflow_name`, 'is required in the first request', 'MISSING_FIELD');
-          run = executor.run(request.workflowName);
-        }
-        if (request.inlet !== '') inlet = request.inlet;
-        if (inlet === '') throw ValidationError.of(`${field}.inlet`, 'is required in the first request', 'MISSING_FIELD');
-        run.checkInlet(inlet);
-        checkBatchSize(request.messages, `${field}.messages`);
-        await send({ results: await publishBatch(run, inlet, request.messages, context.signal, `${field}.messages`, logger) });
-        index++;
-      }
-    },
-
-    async dryRun(request) {
-      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
-      return { outputs: await executor.dryRun(workflowFromProto(request.workflow), request.messages, request.inlet) };
-    },
-
-    async watchRun(request, send, context) {
-      const run = executor.run(request.name);
-      const ended = (): boolean => run.state === 'STOPPED' || run.state === 'FAILED';
-      const events = new StreamChannel<RunEvent>({ capacity: MAX_PENDING_RUN_EVENTS, signal: context.signal });
-      const stop = run.subscribe((event) => {
-        events.push(event);
-        // the event that ended the run is the stream's last
-        if (ended()) events.close();
-      });
-      if (ended()) events.close();
-      try {
-        // the current state first; a run that already failed says why, as its FAILED event did
-        await send({ time: new Date(), runId: run.runId, state: STATES[run.state], component: '', error: run.state === 'FAILED' ? run.error : '' });
-        for await (const event of events) {
-          await send({ time: event.time, runId: run.runId, state: STATES[event.state], component: event.component ?? '', error: event.error ?? '' });
-        }
-      } finally {
-        stop();
-        events.close();
-      }
-    },
-
-    queryGraph(request) {
-      if (graphSso === undefined) {
-        return Promise.reject(
-          new FailedPreconditionError('single sign-on graph queries are not configured (loom.graph.sso.providerConfigFile and loom.graph.sso.uri)'),
-        );
-      }
-      return graphSso.handle(request);
-    },
-
-    listComponentDefinitions() {
-      return Promise.resolve({
-        definitions: catalogFor({ experimentalEnabled: config.experimental.enabled }).map(componentDefinitionToProto),
-        resourceDefinitions: resourceCatalog().map(resourceDefinitionToProto),
-      });
-    },
-  };
-}
-
-/** loom.v1.Executor, deployable alone (`loom serve --services executor`) or with the others. */
-export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[number]> = {
-  name: 'executor',
-  fullName: 'loom.v1.Executor',
-  configSections: EXECUTOR_CONFIG_SECTIONS,
-  async create({ config, logger, clients }): Promise<ServiceInstance> {
-    const messaging = await openMessaging(config, logger);
-    const executor = new Executor({ config, logger, clients, ...(messaging === undefined ? {} : { messaging }) });
-    const ssoSettings = graphSsoSettings(config.graph.sso);
-    const graphSso = ssoSettings === undefined ? undefined : new GraphSsoQuery(ssoSettings, { logger });
-    return {
-      addToServer(server) {
-        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger, graphSso));
-      },
-      close: async () => {
-        // the runs first: their unfinished deliveries are nak'd over the connection before it closes (close is idempotent)
-        await executor.stopAll(config.server.shutdown.deadlineMs);
-        await messaging?.close();
-        await graphSso?.close();
-      },
-    };
-  },
-};

@@ -1,4 +1,5 @@
 export * from './executor.service.js';
+export * from './executor-handlers.js';
 export { componentFactories, isScriptComponent } from './components/registry.js';
 export { type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor, type SignalSource, type Source } from './runtime/component.js';
 export { type RunEvent, type RunState, WorkflowRun } from './runtime/workflow-run.js';

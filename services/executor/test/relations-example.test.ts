@@ -22,17 +22,20 @@ import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { annotation } from './relations/annotations.js';
 import { captureSink } from './workflows.js';
-import { LEADS, RULES, WORKS_FOR } from './relations/fixtures.js';
+import { LEADS, WORKS_FOR } from './relations/fixtures.js';
+import { shippedRulesOption } from './relations/rule-set.js';
 
-// examples/relations.workflow.yaml (compact form) is made here from the catalog (UPDATE_EXAMPLE=1 writes it), so it
-// cannot drift from the catalog or from the rules the relation tests check; then it runs on the embedded graph. Its
+// examples/relations.workflow.yaml (compact form) is made here from the catalog and the shipped rule set,
+// examples/relations/rules.json (UPDATE_EXAMPLE=1 writes it), so it cannot drift from the catalog or from the rules
+// test/relations-rule-set.test.ts checks; then it runs on the embedded graph. Its
 // entity extraction calls the annotation skill registered under that name through the skill gateway; here a stand-in
 // that answers the fixture annotation takes its place (services/cli/test/relations-example.test.ts runs it with the skill).
 
 const FILE = new URL('../../../examples/relations.workflow.yaml', import.meta.url);
 const HEADER =
   '# yaml-language-server: $schema=../libs/domain/schema/compact-workflow.schema.json\n' +
-  '# made from the catalog and the tested rules by services/executor/test/relations-example.test.ts (UPDATE_EXAMPLE=1)\n';
+  '# made from the catalog and the shipped rule set (relations/rules.json, where each rule has its example sentences)\n' +
+  '# by services/executor/test/relations-example.test.ts (UPDATE_EXAMPLE=1)\n';
 const WORKFLOW = 'Relations';
 const component = (name: string): string => derivedInstanceName(WORKFLOW, 'component', name);
 const IDS = {
@@ -79,7 +82,7 @@ function example(): WorkflowConfiguration {
       },
       {
         ...componentInstance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, IDS.relations, {
-          rules: RULES,
+          rules: shippedRulesOption(),
           target_resource: IDS.knowledge,
           failure_handler: IDS.failures,
         }),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, type ResourceInstance } from '@loom/domain';
-import { type GraphStore } from '@loom/graph';
+import { type GraphStore, type GraphTransaction } from '@loom/graph';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { readFileSync } from 'node:fs';
 import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
 import { type LoomMessage } from '../src/runtime/component.js';
+import { TOKEN_GRAPH_INDEXES, tokenGraphDocument, writeTokenGraph } from '../src/components/relations/token-graph.js';
 import { dryRun } from '../src/dry-run.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { componentNames } from './component-names.js';
@@ -98,6 +99,36 @@ const pairsOf = (message: LoomMessage | undefined): Pair[] =>
     relation.object.text,
     relation.sentence,
   ]);
+
+/**
+ * The store with every call that crosses its port recorded: statement texts, and for a bulk write its labels and
+ * types (the statements it becomes depend on those alone).
+ */
+function countingStore(store: GraphStore): { store: GraphStore; calls: string[] } {
+  const calls: string[] = [];
+  const counted = (tx: GraphTransaction): GraphTransaction => ({
+    run: (query, parameters, options) => {
+      calls.push(`run ${query}`);
+      return tx.run(query, parameters, options);
+    },
+    createInBulk: (write, options) => {
+      const nodes = (write.nodes ?? []).filter((batch) => batch.nodes.length > 0).map((batch) => batch.label);
+      const types = (write.relationships ?? []).filter((batch) => batch.relationships.length > 0).map((batch) => batch.type);
+      calls.push(`createInBulk ${nodes.join(',')} ${types.join(',')}`);
+      return tx.createInBulk(write, options);
+    },
+  });
+  const wrapped: GraphStore = {
+    kind: store.kind,
+    readOnly: store.readOnly,
+    run: (query, parameters, options) => store.run(query, parameters, options),
+    stream: (query, parameters, options) => store.stream(query, parameters, options),
+    writeTransaction: (work) => store.writeTransaction((tx) => work(counted(tx))),
+    ensurePropertyIndexes: (indexes) => store.ensurePropertyIndexes(indexes),
+    close: () => store.close(),
+  };
+  return { store: wrapped, calls };
+}
 
 // on Neo4j Community, which has one database, the helper graph and the knowledge graph are that one
 describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation Extraction on %s', { timeout: 180_000 }, (backendName) => {
@@ -273,6 +304,29 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
       if (pass === 2) expect(counts).toEqual(firstCounts);
       firstCounts = counts;
     }
+  });
+
+  it('writes a batch of documents in the statements of one document, however many sentences and tokens it has', async () => {
+    await helper.ensurePropertyIndexes(TOKEN_GRAPH_INDEXES);
+    const statements = async (copies: number): Promise<string[]> => {
+      const counting = countingStore(helper);
+      const documents = Array.from({ length: copies }, (_, i) => tokenGraphDocument(annotation([WORKS_FOR, LEADS], `bulk-${copies}-${i}`), 'body._annotation'));
+      expect(await writeTokenGraph(counting.store, documents)).toEqual({ written: documents.map((document) => document.id), unchanged: [] });
+      return counting.calls;
+    };
+    const one = await statements(1);
+    const many = await statements(12);
+    // the hash lookup, then one bulk write (and on Neo4j the extra labels, one statement per entity type and one for Root)
+    expect(many).toEqual(one);
+    expect(one.filter((call) => call.startsWith('createInBulk'))).toHaveLength(1);
+    expect(one.length).toBeLessThanOrEqual(helper.kind === 'neo4j' ? 5 : 2);
+    const tokens = annotation([WORKS_FOR, LEADS], 'x').sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
+    expect(
+      await count(
+        helper,
+        "MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id STARTS WITH 'bulk-12-' RETURN count(t) AS c",
+      ),
+    ).toBe(12 * tokens);
   });
 
   // an AGE vertex has exactly one label: the labels neo4j-nlp adds besides are written on Neo4j only

@@ -18,9 +18,14 @@ export interface RunInfo {
   readonly lastError: string;
 }
 
-/** True while a run has not ended: STARTING, RUNNING or STOPPING (a run ends as STOPPED or FAILED). */
+/** True while a run has not ended: STARTING, RUNNING, PAUSED or STOPPING (a run ends as STOPPED or FAILED). */
 export function isGoing(state: WorkflowState | undefined): boolean {
-  return state === WorkflowState.WORKFLOW_STATE_STARTING || state === WorkflowState.WORKFLOW_STATE_RUNNING || state === WorkflowState.WORKFLOW_STATE_STOPPING;
+  return (
+    state === WorkflowState.WORKFLOW_STATE_STARTING ||
+    state === WorkflowState.WORKFLOW_STATE_RUNNING ||
+    state === WorkflowState.WORKFLOW_STATE_PAUSED ||
+    state === WorkflowState.WORKFLOW_STATE_STOPPING
+  );
 }
 
 /** True for STOPPED and FAILED. */

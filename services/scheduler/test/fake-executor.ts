@@ -115,6 +115,8 @@ export class FakeExecutor {
     const refuse = unimplemented(ExecutorService, {
       startWorkflow: '',
       stopWorkflow: '',
+      pauseWorkflow: 'not faked',
+      resumeWorkflow: 'not faked',
       getWorkflowStatus: '',
       publishMessage: '',
       publishMessages: 'not faked',
@@ -161,7 +163,16 @@ export class FakeExecutor {
       },
       getWorkflowStatus: (request) => {
         const run = this.running(request.name);
-        return Promise.resolve({ name: run.name, runId: run.runId, state: run.state, startedAt: new Date(run.startedAt), components: [], lastError: '' });
+        return Promise.resolve({
+          name: run.name,
+          runId: run.runId,
+          state: run.state,
+          startedAt: new Date(run.startedAt),
+          components: [],
+          lastError: '',
+          executors: [],
+          executorId: '',
+        });
       },
       publishMessage: (request) => {
         const run = this.running(request.workflowName);
@@ -171,7 +182,16 @@ export class FakeExecutor {
       },
       watchRun: async (request, send, context) => {
         const run = this.running(request.name);
-        const event = (state: WorkflowState): WatchRunResponse => ({ time: new Date(), runId: run.runId, state, component: '', error: '' });
+        const event = (state: WorkflowState): WatchRunResponse => ({
+          time: new Date(),
+          runId: run.runId,
+          state,
+          component: '',
+          error: '',
+          executorId: '',
+          executors: [],
+          components: [],
+        });
         await send(event(run.state));
         if (run.endedAt !== undefined) return;
         await new Promise<void>((resolve) => {

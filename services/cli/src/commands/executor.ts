@@ -1,4 +1,4 @@
-import { ComponentState, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
+import { ComponentState, type ComponentStatus, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
 import { componentDefinitionsFromProto, parseJsonText, workflowToProto } from '@loom/domain';
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -34,28 +34,54 @@ function parseSeconds(value: string): number {
   return seconds;
 }
 
+/** Counters of components as table rows, each row led by `lead` (the executor's column, when there is one). */
+function componentRows(components: readonly ComponentStatus[], lead: Record<string, string> = {}): Record<string, string | number>[] {
+  return components.map((component) => ({
+    ...lead,
+    component: component.name,
+    in: component.messagesIn,
+    out: component.messagesOut,
+    failed: component.messagesFailed,
+    retried: component.messagesRetried,
+    queued: component.queueDepth,
+    lastError: component.lastError === '' ? '-' : component.lastError,
+  }));
+}
+
+/**
+ * A workflow's status: its state, run and components' counters; with several executors sharing it (durable mode),
+ * those are the totals, followed by each executor's state and its own counters.
+ */
 function printStatus(globals: GlobalOptions, status: GetWorkflowStatusResponse): void {
   if (globals.output === 'json') {
-    printTable('json', [], { ...status, state: stateName(status.state) });
+    const executors = status.executors.map((part) => ({ ...part, state: stateName(part.state) }));
+    printTable('json', [], { ...status, state: stateName(status.state), executors });
     return;
   }
   process.stdout.write(`${status.name}  ${stateName(status.state)}  run ${status.runId}  since ${status.startedAt?.toISOString() ?? '-'}\n`);
   if (status.lastError !== '') process.stdout.write(`last error: ${status.lastError}\n`);
+  if (status.executors.length > 0) process.stdout.write(`totals over ${status.executors.length} executors (answered by ${status.executorId}):\n`);
+  printTable('text', componentRows(status.components));
+  if (status.executors.length === 0) return;
+  process.stdout.write('\nexecutors:\n');
   printTable(
     'text',
-    status.components.map((component) => ({
-      component: component.name,
-      in: component.messagesIn,
-      out: component.messagesOut,
-      failed: component.messagesFailed,
-      retried: component.messagesRetried,
-      queued: component.queueDepth,
-      lastError: component.lastError === '' ? '-' : component.lastError,
+    status.executors.map((part) => ({
+      executor: part.executorId,
+      state: stateName(part.state),
+      run: part.runId === '' ? '-' : part.runId,
+      reported: part.updatedAt?.toISOString() ?? '-',
+      lastError: part.lastError === '' ? '-' : part.lastError,
     })),
+  );
+  process.stdout.write('\n');
+  printTable(
+    'text',
+    status.executors.flatMap((part) => componentRows(part.components, { executor: part.executorId })),
   );
 }
 
-/** `loom component list`, `loom workflow start|stop|status|dry-run` and `loom message publish`; returns the `component` command. */
+/** `loom component list`, `loom workflow start|stop|pause|resume|status|dry-run` and `loom message publish`; returns the `component` command. */
 export function addExecutorCommands(program: Command, workflow: Command): { component: Command } {
   const component = program.command('component').description('the component catalog of the executor');
   component
@@ -101,6 +127,22 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
         printTable(globals.output, [{ workflow: name, state: stateName(stopped.state) }]);
       }),
     );
+
+  for (const [verb, rpc, description] of [
+    ['pause', 'pauseWorkflow', 'pause a running workflow: sources and stream consumers take no new messages, those in flight finish (every executor)'],
+    ['resume', 'resumeWorkflow', 'resume a paused workflow: it takes messages again (every executor)'],
+  ] as const) {
+    workflow
+      .command(verb)
+      .description(description)
+      .argument('<name>', 'stored name, or the workflow name when only one has it')
+      .action((name: string, _options: unknown, command: Command) =>
+        withExecutor(command, async (client, globals) => {
+          const { state } = await call(client, rpc, { name });
+          printTable(globals.output, [{ workflow: name, state: stateName(state) }]);
+        }),
+      );
+  }
 
   workflow
     .command('status')

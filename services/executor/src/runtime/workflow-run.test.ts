@@ -315,7 +315,14 @@ describe('workflow run life cycle', () => {
   };
 
   it('has the transition table of loom.v1.WorkflowState: STOPPED and FAILED are final', () => {
-    expect(RUN_TRANSITIONS).toEqual({ STARTING: ['RUNNING', 'FAILED'], RUNNING: ['STOPPING'], STOPPING: ['STOPPED', 'FAILED'], STOPPED: [], FAILED: [] });
+    expect(RUN_TRANSITIONS).toEqual({
+      STARTING: ['RUNNING', 'FAILED'],
+      RUNNING: ['STOPPING', 'PAUSED'],
+      PAUSED: ['RUNNING', 'STOPPING'],
+      STOPPING: ['STOPPED', 'FAILED'],
+      STOPPED: [],
+      FAILED: [],
+    });
     const walk = new Lifecycle('run', RUN_TRANSITIONS, 'STOPPED');
     expect(() => walk.to('RUNNING')).toThrow(IllegalTransitionError);
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable } from '@loom/foundation';
 import { type InletConsumer } from '@loom/messaging';
-import { type ComponentContext, ComponentFailedError, type LoomMessage, type Options, type SignalSource } from './component.js';
+import { type ComponentContext, ComponentFailedError, type Emit, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
 import { MessageFlow } from './message-flow.js';
 import { type RunOptions, runSettings, type RunSettings } from './options.js';
@@ -13,16 +13,18 @@ import { buildGraph, type ComponentCounters, type InletNode, type RunNode, type 
 import { RunTracing } from './tracing.js';
 
 /** Life cycle of a run, as in loom.v1.WorkflowState. */
-export type RunState = 'STARTING' | 'RUNNING' | 'STOPPING' | 'STOPPED' | 'FAILED';
+export type RunState = 'STARTING' | 'RUNNING' | 'PAUSED' | 'STOPPING' | 'STOPPED' | 'FAILED';
 
 /**
- * The moves a run makes. A start that fails ends FAILED at once; a running run stops (STOPPING)
+ * The moves a run makes. A start that fails ends FAILED at once; a running run may pause (PAUSED: its sources and
+ * consumers take nothing new) and resume; a running or paused run stops (STOPPING)
  * either because it was asked to, ending STOPPED, or because a component died, ending FAILED.
  * STOPPED and FAILED are final: a run never starts again (a new start is a new run).
  */
 export const RUN_TRANSITIONS: TransitionTable<RunState> = {
   STARTING: ['RUNNING', 'FAILED'],
-  RUNNING: ['STOPPING'],
+  RUNNING: ['STOPPING', 'PAUSED'],
+  PAUSED: ['RUNNING', 'STOPPING'],
   STOPPING: ['STOPPED', 'FAILED'],
   STOPPED: [],
   FAILED: [],
@@ -77,6 +79,8 @@ export class WorkflowRun {
   private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
   /** Durable mode: each source's durable consumer and the loop that takes its deliveries into the run. */
   private readonly intakes: { readonly consumer: InletConsumer; readonly taking: Promise<void> }[] = [];
+  /** While paused: what the sources' messages wait for (released by resume, refused by the run's end). */
+  private pauseGate: { readonly opened: Promise<void>; readonly open: () => void; readonly refuse: (error: Error) => void } | undefined;
   /** Durable mode: tells JetStream, every so often, that the deliveries in the run are still being worked on. */
   private progress: NodeJS.Timeout | undefined;
 
@@ -161,7 +165,9 @@ export class WorkflowRun {
     const inletName = this.inletName(givenName);
     const node = this.inletNode(inletName);
     const inlet = node.source;
-    if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
+    // a paused durable run still stores what is published: its stream holds it until the run resumes
+    const open = this.lifecycle.is('RUNNING') || (this.lifecycle.is('PAUSED') && this.options.durable !== undefined);
+    if (!open) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
     // durable mode: answered once JetStream stored it, and JetStream de-duplicates by the message id
     if (this.options.durable !== undefined) return (await this.flow.store(node, message)) ? 'duplicate' : 'accepted';
     if (!clientId) {
@@ -223,12 +229,50 @@ export class WorkflowRun {
   }
 
   /**
+   * Pauses a running run: its sources' messages wait (a timer's tick, a file's next message) and, in durable mode,
+   * its consumers stop taking stored messages (those fetched and not yet taken go back to JetStream); what is in
+   * flight finishes. A publish to an inlet is refused in memory and stored in durable mode. Resolves once the
+   * consumers stopped; a run that is not RUNNING is left as it is.
+   */
+  async pause(): Promise<void> {
+    if (!this.lifecycle.is('RUNNING')) return;
+    let open: () => void = () => undefined;
+    let refuse: (error: Error) => void = () => undefined;
+    const opened = new Promise<void>((resolve, reject) => {
+      open = resolve;
+      refuse = reject;
+    });
+    // a refusal nobody waits for is not an unhandled rejection
+    opened.catch(() => undefined);
+    this.pauseGate = { opened, open, refuse };
+    this.setState('PAUSED');
+    const paused = this.intakes.splice(0);
+    await Promise.allSettled(paused.map(({ consumer }) => consumer.stop()));
+    await Promise.allSettled(paused.map(({ taking }) => taking));
+  }
+
+  /** Resumes a paused run: its consumers take stored messages again and its sources' waiting messages go on. */
+  async resume(): Promise<void> {
+    if (!this.lifecycle.is('PAUSED')) return;
+    await this.consumeSources();
+    const gate = this.pauseGate;
+    this.pauseGate = undefined;
+    this.setState('RUNNING');
+    gate?.open();
+  }
+
+  /** A source's emit that waits while the run is paused (one check of a field when it is not). */
+  private gated(emit: Emit): Emit {
+    return (message, withdrawal) => (this.pauseGate === undefined ? emit(message, withdrawal) : this.pauseGate.opened.then(() => emit(message, withdrawal)));
+  }
+
+  /**
    * Stops taking input, lets in-flight messages drain for at most `drainTimeoutMs`, then closes the run. Resolves
    * with whether everything drained. Every call answers the same end: a second stop, or a stop of a run that is
    * failing, waits for that one; a run that has ended answers true.
    */
   stop(drainTimeoutMs: number): Promise<boolean> {
-    if (this.ending === undefined && this.lifecycle.is('RUNNING')) this.ending = this.end(drainTimeoutMs, undefined);
+    if (this.ending === undefined && this.lifecycle.is('RUNNING', 'PAUSED')) this.ending = this.end(drainTimeoutMs, undefined);
     return this.ending ?? Promise.resolve(true);
   }
 
@@ -243,7 +287,7 @@ export class WorkflowRun {
       return;
     }
     const context = { workflow: this.workflow.name, runId: this.runId, reason, kind: error.kind };
-    if (this.ending !== undefined || !this.lifecycle.is('RUNNING')) {
+    if (this.ending !== undefined || !this.lifecycle.is('RUNNING', 'PAUSED')) {
       this.options.logger.warn({ ...context, state: this.lifecycle.state }, 'a component failed while the run was already ending');
       return;
     }
@@ -255,6 +299,9 @@ export class WorkflowRun {
   private async end(drainTimeoutMs: number, failure: string | undefined): Promise<boolean> {
     // before the first await: a stop and a failure at the same moment find the run STOPPING
     this.setState('STOPPING', undefined, failure);
+    // sources waiting in a pause give up their messages, so they can stop
+    this.pauseGate?.refuse(new FailedPreconditionError(`workflow '${this.workflow.name}' is stopping`));
+    this.pauseGate = undefined;
     await this.stopInput();
     const drained = failure === undefined ? await this.flow.drained(drainTimeoutMs) : this.flow.pending === 0;
     if (!drained) {
@@ -355,7 +402,15 @@ export class WorkflowRun {
     await durable.prepare(sources.map((node) => node.instance.name));
     this.progress = setInterval(() => this.flow.touchUnfinished(), durable.progressEveryMs);
     this.progress.unref();
-    for (const node of sources) {
+    await this.consumeSources();
+  }
+
+  /** Durable mode: takes each source's stored messages into the run through a consumer of its durable consumer. */
+  private async consumeSources(): Promise<void> {
+    const durable = this.options.durable;
+    if (durable === undefined) return;
+    for (const node of this.nodes.values()) {
+      if (node.kind === 'processor') continue;
       const consumer = await durable.consume(node.instance.name);
       this.intakes.push({ consumer, taking: this.take(node, consumer) });
     }
@@ -376,7 +431,7 @@ export class WorkflowRun {
 
   private async startSources(): Promise<void> {
     for (const node of this.nodes.values()) {
-      if (node.kind !== 'processor') await node.source.start(this.flow.emitter(node));
+      if (node.kind !== 'processor') await node.source.start(this.gated(this.flow.emitter(node)));
     }
   }
 }

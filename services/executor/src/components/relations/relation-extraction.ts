@@ -2,12 +2,17 @@ import { parseRelationRules, type ResourceInstance, ValidationError } from '@loo
 import { type GraphStore, isTransientGraphError } from '@loom/graph';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../../runtime/component.js';
 import { type GraphStores } from '../graph-stores.js';
-import { type FoundRelation, relationsOf, ruleQuery, type RuleQuery } from './rule-cypher.js';
+import { type Logger } from '@loom/telemetry';
+import { ruleQuery, type RuleQuery } from './rule-cypher.js';
+import { evaluateRules, type RuleFailure } from './rule-evaluation.js';
+import { type FoundRelation } from './rule-relations.js';
 import { ENTITY_INDEXES, writeRelations } from './relation-target.js';
 import { NODE_ID_FIELD, openTokenGraph } from './token-occurrence-writer.js';
 
 /** The body field that receives the relations found. */
 export const RELATIONS_FIELD = '_relations';
+/** The body field that names the rules that failed on the message's batch, with their errors (absent when none failed). */
+export const RULE_ERRORS_FIELD = '_relation_rule_errors';
 
 /**
  * Rule Based Relation Extraction: runs its rules (the `rules` option, schema/relation-rules.schema.json) as Cypher
@@ -21,7 +26,7 @@ export function relationExtractionFactory(stores: GraphStores): ComponentFactory
     kind: 'processor',
     async create(context) {
       const rules = parseRelationRules(context.options.json('rules'), `${context.name}.options.rules`);
-      const queries = rules.rules.map(ruleQuery);
+      const queries = rules.rules.map((rule) => ruleQuery(rule, rules.lists));
       const targetResource = context.dryRun ? undefined : targetResourceOf(context);
       const store = await openTokenGraph(stores, context);
       let target: GraphStore | undefined;
@@ -34,7 +39,7 @@ export function relationExtractionFactory(stores: GraphStores): ComponentFactory
         await Promise.allSettled([store.close(), target?.close()]);
         throw error;
       }
-      return new RelationExtraction(store, target, queries);
+      return new RelationExtraction(store, target, queries, context.logger);
     },
   };
 }
@@ -59,22 +64,23 @@ class RelationExtraction implements Processor {
     private readonly store: GraphStore,
     private readonly target: GraphStore | undefined,
     private readonly queries: readonly RuleQuery[],
+    private readonly logger: Logger,
   ) {}
 
   async process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
     const ids = batch.map((message) => message.body[NODE_ID_FIELD]);
     const documents = [...new Set(ids.filter((id): id is string => typeof id === 'string' && id !== ''))];
     const found = new Map<string, FoundRelation[]>(documents.map((id) => [id, []]));
+    let failures: readonly RuleFailure[] = [];
     try {
       if (documents.length > 0) {
-        for (const query of this.queries) {
-          const records = await this.store.run(query.cypher, { ...query.parameters, ids: documents }, { columns: query.columns, signal });
-          for (const relation of relationsOf(query, records)) found.get(relation.document)?.push(relation);
-        }
+        const evaluation = await evaluateRules(this.store, this.queries, documents, { signal, logger: this.logger });
+        failures = evaluation.failures;
+        for (const relation of evaluation.relations) found.get(relation.document)?.push(relation);
         if (this.target !== undefined) await writeRelations(this.target, [...found.values()].flat(), signal);
       }
     } catch (error) {
-      const failure = outcome.fail(error instanceof Error ? error.message : String(error), isTransientGraphError(error));
+      const failure = outcome.fail(error instanceof Error ? error.message : String(error), isTransientGraphError(error), error);
       return batch.map(() => failure);
     }
     return batch.map((message, i) => {
@@ -85,7 +91,9 @@ class RelationExtraction implements Processor {
       const relations = (found.get(id) ?? []).sort(
         (a, b) => a.sentence - b.sentence || a.subject.start - b.subject.start || a.object.start - b.object.start || a.rule.localeCompare(b.rule),
       );
-      return outcome.emit({ ...message, body: { ...message.body, [RELATIONS_FIELD]: relations.map(({ document: _document, ...relation }) => relation) } });
+      const body: Record<string, unknown> = { ...message.body, [RELATIONS_FIELD]: relations.map(({ document: _document, ...relation }) => relation) };
+      if (failures.length > 0) body[RULE_ERRORS_FIELD] = failures;
+      return outcome.emit({ ...message, body });
     });
   }
 

@@ -1,5 +1,5 @@
 import { type GraphPropertyIndex, type GraphStore } from '@loom/graph';
-import { type FoundRelation } from './rule-cypher.js';
+import { type FoundRelation } from './rule-relations.js';
 
 // Relations written into a target graph (the knowledge graph):
 //   (:Entity {id, name, type})-[:<RELATION> {rule, sentence, document}]->(:Entity)

@@ -1,205 +1,180 @@
-import { type RelationRule, type TokenConstraint } from '@loom/domain';
-import { type GraphNode, type GraphRecord } from '@loom/graph';
+import {
+  type DependentConstraint,
+  expandRulePaths,
+  type RelationRule,
+  type RelationRuleSet,
+  relationsByType,
+  resolveWords,
+  type RuleHop,
+  type TokenConstraint,
+} from '@loom/domain';
 
 // Rules become Cypher over the token graph (token-graph.ts), one statement per rule, the same text on Neo4j and AGE.
-// The one-sentence limit is part of the pattern, not a property of the data: every token of the path, the two
-// entity tokens included, must hang off the same (:Sentence) by SENTENCE_TAG_OCCURRENCE, so even a dependency that
-// crosses sentences (which the writer never makes) cannot join two sentences.
+// The statement is anchored so that its cost is bounded by the batch, never by the graph nor by a power of a
+// sentence's length: each branch (one fixed path of the rule) starts from the entity tokens of the batch's sentences
+// (AnnotatedText by its indexed id, its sentences, their tokens that can be the subject), then takes each hop from a
+// token already bound along ONE relationship type (an `up` hop has one head, a `down` hop the few dependents of that
+// kind), and only then checks the object end and that every token hangs off the same (:Sentence): the one-sentence
+// limit is part of the pattern, not a property of the data. No pattern is a free variable-length expansion, and no
+// relationship is untyped (on AGE an untyped one reads every edge table).
 
 /** Lemmas that negate the token they depend on (UD English: `not`/`n't`/`never` as advmod, `no` as det). */
 export const NEGATION_LEMMAS = ['not', "n't", 'never', 'no', 'neither', 'nor'] as const;
-/** Relations by which a negation attaches: UD's advmod and det, and `neg` of older CoreNLP output. */
-const NEGATION_RELATIONS = ['ADVMOD', 'DET', 'NEG'] as const;
+/**
+ * Relationship types by which a negation attaches in UD v2 (the parser's labels): advmod and det. Each costs the
+ * statement a subquery, which Neo4j plans at a cost of its own, so `neg` of UD v1 is no longer looked for.
+ */
+const NEGATION_TYPES = ['ADVMOD', 'DET'] as const;
+/** Relations that join the words of a proper-noun span to its head. */
+export const SPAN_TYPES = ['FLAT', 'COMPOUND'] as const;
+/** The type reported for a proper-noun span that no named entity covers. */
+export const PROPER_NOUN_TYPE = 'PROPN';
 
-/** A rule's statement, its parameters (besides `$ids`) and the shape of its rows. */
+/** A rule's statement, its parameters (besides `$ids`), the shape of its rows and the fixed path of each branch. */
 export interface RuleQuery {
   readonly rule: RelationRule;
   readonly cypher: string;
   readonly parameters: Record<string, unknown>;
   readonly columns: readonly string[];
+  /** The hops of each branch of the statement, by its `branch` column. */
+  readonly branches: readonly (readonly RuleHop<TokenConstraint>[])[];
 }
 
-/** A relation found in one document. */
-export interface FoundRelation {
-  readonly document: string;
-  readonly rule: string;
-  readonly relation: string;
-  /** 0-based sentence number within the document. */
-  readonly sentence: number;
-  readonly subject: EntitySpan;
-  readonly object: EntitySpan;
-  /** The tokens of the path from the subject token to the object token, each with the dependency that reached it. */
-  readonly evidence: readonly EvidenceToken[];
+/** The columns of every rule statement: document, sentence number, branch, the path's tokens and the hops' subtypes. */
+export const RULE_COLUMNS = ['doc', 'sentence', 'branch', 'nodes', 'specifics'] as const;
+
+type Lists = RelationRuleSet['lists'];
+
+/** Builds the statement of one rule (`lists`: the rule set's named word lists); `$ids` holds the AnnotatedText ids to search. */
+export function ruleQuery(rule: RelationRule, lists?: Lists): RuleQuery {
+  const compiler = new Compiler(lists);
+  const branches = expandRulePaths<TokenConstraint>(rule.path);
+  const cypher = branches.map((hops, branch) => compiler.branch(rule, hops, branch)).join(' UNION ALL ');
+  return { rule, cypher, parameters: compiler.parameters, columns: RULE_COLUMNS, branches };
 }
 
-/** A named entity: its text, type and document-level character span (end exclusive). */
-export interface EntitySpan {
-  readonly text: string;
-  readonly type: string;
-  readonly start: number;
-  readonly end: number;
-}
+class Compiler {
+  readonly parameters: Record<string, unknown> = {};
+  private readonly byValue = new Map<string, string>();
+  private variables = 0;
 
-/** One token of a path. */
-export interface EvidenceToken {
-  readonly index: number;
-  readonly text: string;
-  readonly lemma: string;
-  readonly pos: string | null;
-  readonly start: number;
-  readonly end: number;
-  /** The dependency from the previous token of the path: its relation and whether the path went up to a head or down to a dependent. */
-  readonly step?: { readonly relation: string; readonly direction: 'up' | 'down' };
-}
+  constructor(private readonly lists: Lists) {}
 
-/** Builds the statement of one rule: `$ids` holds the AnnotatedText ids to search. */
-export function ruleQuery(rule: RelationRule): RuleQuery {
-  const parameters: Record<string, unknown> = {};
-  const parameter = (value: unknown): string => {
-    const name = `p${Object.keys(parameters).length}`;
-    parameters[name] = value;
+  /** A parameter holding `value` (one per distinct value). */
+  parameter(value: unknown): string {
+    const key = JSON.stringify(value);
+    let name = this.byValue.get(key);
+    if (name === undefined) {
+      name = `p${this.byValue.size}`;
+      this.byValue.set(key, name);
+      this.parameters[name] = value;
+    }
     return `$${name}`;
-  };
-  const tokens = rule.path.length + 1;
-  const t = (i: number): string => `t${i}`;
-  const patterns: string[] = ['(d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)'];
-  const conditions: string[] = ['d.id = wanted'];
-  for (let i = 0; i < tokens; i++) patterns.push(`(s)-[:SENTENCE_TAG_OCCURRENCE]->(${t(i)}:TagOccurrence)`);
-
-  rule.path.forEach((step, index) => {
-    const r = `r${index + 1}`;
-    const relations = Array.isArray(step.relation) ? step.relation : [step.relation];
-    const typed = relations.length === 1 ? `:${baseOf(relations[0]!)}` : '';
-    patterns.push(step.direction === 'down' ? `(${t(index)})-[${r}${typed}]->(${t(index + 1)})` : `(${t(index)})<-[${r}${typed}]-(${t(index + 1)})`);
-    const alternatives = relations.map((relation) => relationCondition(r, relation, relations.length > 1, parameter));
-    const condition = alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`;
-    if (condition !== '') conditions.push(condition);
-    if (step.token !== undefined) conditions.push(...tokenConditions(t(index + 1), step.token, parameter));
-  });
-
-  const last = t(tokens - 1);
-  conditions.push(`t0.ne IN ${parameter(rule.subject.entity)}`, `${last}.ne IN ${parameter(rule.object.entity)}`, `t0.entityId <> ${last}.entityId`);
-  if (rule.subject.token !== undefined) conditions.push(...tokenConditions('t0', rule.subject.token, parameter));
-  if (rule.object.token !== undefined) conditions.push(...tokenConditions(last, rule.object.token, parameter));
-  // a path visits each token once
-  for (let i = 0; i < tokens; i++) for (let j = i + 1; j < tokens; j++) conditions.push(`${t(i)}.id <> ${t(j)}.id`);
-
-  const columns = [
-    'doc',
-    'sentence',
-    ...Array.from({ length: tokens }, (_, i) => `n${i}`),
-    ...rule.path.flatMap((_, i) => [`type${i + 1}`, `specific${i + 1}`]),
-  ];
-  const returns = [
-    'd.id AS doc',
-    's.sentenceNumber AS sentence',
-    ...Array.from({ length: tokens }, (_, i) => `${t(i)} AS n${i}`),
-    ...rule.path.flatMap((_, i) => [`type(r${i + 1}) AS type${i + 1}`, `r${i + 1}.specific AS specific${i + 1}`]),
-  ];
-  const cypher = `UNWIND $ids AS wanted MATCH ${patterns.join(', ')} WHERE ${conditions.join(' AND ')} RETURN ${returns.join(', ')}`;
-  return { rule, cypher, parameters, columns };
-}
-
-/** `obl` matches OBL with any subtype; `obl:tmod` matches OBL with specific `tmod`. */
-function relationCondition(r: string, relation: string, typeInCondition: boolean, parameter: (value: unknown) => string): string {
-  const [base, specific] = relation.split(':') as [string, string | undefined];
-  const parts: string[] = [];
-  if (typeInCondition) parts.push(`type(${r}) = ${parameter(base.toUpperCase())}`);
-  if (specific !== undefined) parts.push(`${r}.specific = ${parameter(specific)}`);
-  return parts.length > 1 ? `(${parts.join(' AND ')})` : (parts[0] ?? '');
-}
-
-function baseOf(relation: string): string {
-  return relation.split(':')[0]!.toUpperCase();
-}
-
-function tokenConditions(token: string, constraint: TokenConstraint, parameter: (value: unknown) => string): string[] {
-  const conditions: string[] = [];
-  if (constraint.lemma !== undefined) conditions.push(`toLower(${token}.lemma) IN ${parameter(constraint.lemma.map((lemma) => lemma.toLowerCase()))}`);
-  if (constraint.pos !== undefined) conditions.push(`${token}.pos IN ${parameter(constraint.pos)}`);
-  if (constraint.upos !== undefined) conditions.push(`${token}.upos IN ${parameter(constraint.upos)}`);
-  if (constraint.entity !== undefined) conditions.push(`${token}.ne IN ${parameter(constraint.entity)}`);
-  if (constraint.negated !== undefined) {
-    const negation =
-      `exists { MATCH (${token})-[x]->(n:TagOccurrence) WHERE type(x) IN ${parameter([...NEGATION_RELATIONS])} ` +
-      `AND toLower(n.lemma) IN ${parameter([...NEGATION_LEMMAS])} }`;
-    conditions.push(constraint.negated ? negation : `NOT ${negation}`);
   }
-  for (const dependent of constraint.dependents ?? []) {
-    const relations = Array.isArray(dependent.relation) ? dependent.relation : [dependent.relation];
-    const alternatives = relations.map((relation) => {
-      const [base, specific] = relation.split(':') as [string, string | undefined];
-      const typeCondition = `type(x) = ${parameter(base.toUpperCase())}`;
-      return specific === undefined ? typeCondition : `(${typeCondition} AND x.specific = ${parameter(specific)})`;
+
+  private fresh(prefix: string): string {
+    return `${prefix}${this.variables++}`;
+  }
+
+  /**
+   * One branch: anchored on the subject's candidate tokens, hop by hop from a bound token, the object end checked on
+   * the last hop. A WITH between the hops makes each hop a query part of its own, planned with its start bound: Neo4j
+   * cannot reorder the parts (planning the whole pattern as one took it tens of seconds for a rule of a few hops), and
+   * each part joins one relationship to a bound token and checks that the token hangs off the same sentence.
+   */
+  branch(rule: RelationRule, hops: readonly RuleHop<TokenConstraint>[], branch: number): string {
+    const t = (i: number): string => `t${i}`;
+    const r = (i: number): string => `r${i}`;
+    const anchor = [`d.id = wanted`, ...this.endConditions('t0', rule.subject)];
+    const clauses = [
+      'UNWIND $ids AS wanted',
+      `MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t0:TagOccurrence) WHERE ${anchor.join(' AND ')}`,
+    ];
+    const bound = ['d', 's', 't0'];
+    hops.forEach((hop, index) => {
+      const from = t(index);
+      const to = t(index + 1);
+      const relationship = r(index + 1);
+      // types cannot be parameters; a hop's type is a validated UD relation (lower-case letters), upper-cased
+      const arrow = hop.direction === 'down' ? `-[${relationship}:${hop.type}]->` : `<-[${relationship}:${hop.type}]-`;
+      const conditions = [this.specificCondition(relationship, hop.relations)];
+      // a path visits each token once
+      for (let earlier = 0; earlier <= index; earlier++) conditions.push(`${to}.id <> ${t(earlier)}.id`);
+      if (hop.token !== undefined) conditions.push(...this.tokenConditions(to, hop.token));
+      if (index === hops.length - 1) {
+        conditions.push(...this.endConditions(to, rule.object), `(t0.entityId IS NULL OR ${to}.entityId IS NULL OR t0.entityId <> ${to}.entityId)`);
+      }
+      const where = conditions.filter((condition) => condition !== '');
+      clauses.push(
+        `WITH ${bound.join(', ')}`,
+        `MATCH (${from})${arrow}(${to}:TagOccurrence), (s)-[:SENTENCE_TAG_OCCURRENCE]->(${to})${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
+      );
+      bound.push(relationship, to);
     });
-    const lemma = dependent.lemma === undefined ? '' : ` AND toLower(n.lemma) IN ${parameter(dependent.lemma.map((item) => item.toLowerCase()))}`;
-    conditions.push(`exists { MATCH (${token})-[x]->(n:TagOccurrence) WHERE (${alternatives.join(' OR ')})${lemma} }`);
+    const nodes = Array.from({ length: hops.length + 1 }, (_, i) => t(i)).join(', ');
+    const specifics = hops.map((_, i) => `${r(i + 1)}.specific`).join(', ');
+    clauses.push(`RETURN d.id AS doc, s.sentenceNumber AS sentence, ${branch} AS branch, [${nodes}] AS nodes, [${specifics}] AS specifics`);
+    return clauses.join(' ');
   }
-  return conditions;
-}
 
-/** The relations in a rule's result rows, one per rule, sentence and pair of entities (the first path found is the evidence). */
-export function relationsOf(query: RuleQuery, records: readonly GraphRecord[]): FoundRelation[] {
-  const found = new Map<string, FoundRelation>();
-  const steps = query.rule.path;
-  for (const record of records) {
-    const nodes = Array.from({ length: steps.length + 1 }, (_, i) => record[`n${i}`] as GraphNode);
-    const first = nodes[0]!.properties;
-    const last = nodes[nodes.length - 1]!.properties;
-    const relation: FoundRelation = {
-      document: text(record['doc']),
-      rule: query.rule.name,
-      relation: query.rule.relation,
-      sentence: Number(record['sentence']),
-      subject: entityOf(first),
-      object: entityOf(last),
-      evidence: nodes.map((node, i) => {
-        const token = evidenceOf(node.properties);
-        if (i === 0) return token;
-        const type = text(record[`type${i}`]).toLowerCase();
-        const specific = record[`specific${i}`];
-        const relationName = typeof specific === 'string' && specific !== '' ? `${type}:${specific}` : type;
-        return { ...token, step: { relation: relationName, direction: steps[i - 1]!.direction } };
-      }),
-    };
-    const key = JSON.stringify([
-      relation.document,
-      relation.sentence,
-      relation.subject.start,
-      relation.subject.end,
-      relation.object.start,
-      relation.object.end,
-    ]);
-    const known = found.get(key);
-    if (known === undefined || known.evidence[0]!.index > relation.evidence[0]!.index) found.set(key, relation);
+  /** An end: a named entity of the given types, else any named entity or the head of a proper-noun span; then its token constraints. */
+  private endConditions(token: string, end: RelationRule['subject']): string[] {
+    const conditions: string[] = [];
+    if (end.entity !== undefined) {
+      conditions.push(`${token}.ne IN ${this.parameter(end.entity)}`);
+    } else {
+      // a proper noun outside every entity; rule-relations.ts widens it to its span
+      conditions.push(`(${token}.ne IS NOT NULL OR ${token}.upos = 'PROPN')`);
+    }
+    if (end.token !== undefined) conditions.push(...this.tokenConditions(token, end.token));
+    return conditions;
   }
-  return [...found.values()];
-}
 
-type Properties = GraphNode['properties'];
+  /** `obl` matches any OBL; `obl:tmod` only OBL with specific `tmod`; a list of one type matches if any does. */
+  private specificCondition(r: string, relations: readonly string[]): string {
+    const specifics = relations.map((relation) => relation.split(':')[1]);
+    if (specifics.some((specific) => specific === undefined)) return '';
+    return `${r}.specific IN ${this.parameter(specifics)}`;
+  }
 
-function entityOf(properties: Properties): EntitySpan {
-  return {
-    text: text(properties['entityValue'] ?? properties['value']),
-    type: text(properties['ne']),
-    start: Number(properties['entityStart'] ?? properties['startPosition']),
-    end: Number(properties['entityEnd'] ?? properties['endPosition']),
-  };
-}
+  tokenConditions(token: string, constraint: TokenConstraint): string[] {
+    const conditions: string[] = [];
+    if (constraint.lemma !== undefined) conditions.push(`toLower(${token}.lemma) IN ${this.parameter(resolveWords(constraint.lemma, this.lists))}`);
+    if (constraint.notLemma !== undefined) conditions.push(`NOT (toLower(${token}.lemma) IN ${this.parameter(resolveWords(constraint.notLemma, this.lists))})`);
+    if (constraint.pos !== undefined) conditions.push(`${token}.pos IN ${this.parameter(constraint.pos)}`);
+    if (constraint.upos !== undefined) conditions.push(`${token}.upos IN ${this.parameter(constraint.upos)}`);
+    if (constraint.entity !== undefined) conditions.push(`${token}.ne IN ${this.parameter(constraint.entity)}`);
+    if (constraint.negated !== undefined) {
+      const negations = NEGATION_TYPES.map((type) => {
+        const n = this.fresh('n');
+        return `exists { MATCH (${token})-[:${type}]->(${n}:TagOccurrence) WHERE toLower(${n}.lemma) IN ${this.parameter([...NEGATION_LEMMAS])} }`;
+      });
+      const negated = `(${negations.join(' OR ')})`;
+      conditions.push(constraint.negated ? negated : `NOT ${negated}`);
+    }
+    for (const dependent of constraint.dependents ?? []) conditions.push(this.dependentCondition(token, dependent));
+    for (const dependent of constraint.noDependents ?? []) conditions.push(`NOT ${this.dependentCondition(token, dependent)}`);
+    return conditions;
+  }
 
-function evidenceOf(properties: Properties): EvidenceToken {
-  const pos = properties['pos'];
-  return {
-    index: Number(properties['tokenIndex']),
-    text: text(properties['value']),
-    lemma: text(properties['lemma']),
-    pos: typeof pos === 'string' ? pos : null,
-    start: Number(properties['startPosition']),
-    end: Number(properties['endPosition']),
-  };
-}
+  /** The token has a dependent like this (one `exists` per relationship type it may have, any of which holds). */
+  private dependentCondition(token: string, dependent: DependentConstraint): string {
+    const alternatives = [...relationsByType(dependent.relation)].map(([type, relations]) => {
+      const x = this.fresh('x');
+      const n = this.fresh('n');
+      const conditions = [this.specificCondition(x, relations), ...this.dependentTokenConditions(n, dependent)];
+      for (const inner of dependent.dependents ?? []) conditions.push(this.dependentCondition(n, inner));
+      const where = conditions.filter((condition) => condition !== '');
+      return `exists { MATCH (${token})-[${x}:${type}]->(${n}:TagOccurrence)${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} }`;
+    });
+    return alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`;
+  }
 
-/** A graph value as text: strings as they are, anything else as JSON. */
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  private dependentTokenConditions(token: string, dependent: Omit<DependentConstraint, 'dependents'>): string[] {
+    const conditions: string[] = [];
+    if (dependent.lemma !== undefined) conditions.push(`toLower(${token}.lemma) IN ${this.parameter(resolveWords(dependent.lemma, this.lists))}`);
+    if (dependent.notLemma !== undefined) conditions.push(`NOT (toLower(${token}.lemma) IN ${this.parameter(resolveWords(dependent.notLemma, this.lists))})`);
+    if (dependent.upos !== undefined) conditions.push(`${token}.upos IN ${this.parameter(dependent.upos)}`);
+    return conditions;
+  }
 }

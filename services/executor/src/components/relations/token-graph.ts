@@ -5,13 +5,15 @@ import { type GraphPropertyIndex, type GraphStore, type GraphTransaction } from 
 // The token graph of GraphAware neo4j-nlp, written from loom's annotation JSON:
 //   (:AnnotatedText {id, hash})-[:CONTAINS_SENTENCE]->(:Sentence {id, sentenceNumber, text})
 //   (:AnnotatedText)-[:FIRST_SENTENCE]->(:Sentence)-[:NEXT_SENTENCE]->(:Sentence)
-//   (:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(:TagOccurrence {id, tokenIndex, startPosition, endPosition, value, lemma, pos, upos, ne, ...})
+//   (:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(:TagOccurrence {id, tokenIndex, startPosition, endPosition, value, lemma, pos, upos,
+//     ne, entityId, entityStart, entityEnd, entityValue, isRoot}), the properties a token lacks left out
 //   (:TagOccurrence)-[:TAG_OCCURRENCE_TAG]->(:Tag {id, value})
 //   (governor:TagOccurrence)-[:NSUBJ {specific}]->(dependent:TagOccurrence), one per dependency; the root has a
 //   ROOT relationship to itself and `isRoot: true`.
-// Every statement runs unchanged on Neo4j and on AGE. AGE gives a vertex exactly one label, so the labels neo4j-nlp
-// adds besides (`NE_Person` on a Tag, `Root` on the root occurrence) are written by extra statements on Neo4j only;
-// the same facts are properties (`ne`, `isRoot`) on both.
+// A batch of documents is written in a fixed number of statements, whatever its size: the nodes and relationships
+// through the graph store's bulk create (one statement per label and type on Neo4j, a handful on AGE). AGE gives a
+// vertex exactly one label, so the labels neo4j-nlp adds besides (`NE_Person` on a Tag, `Root` on the root occurrence)
+// are written by extra statements on Neo4j only, one per entity type; the same facts are properties (`ne`, `isRoot`) on both.
 
 /** The node properties loom's statements look nodes up by; ensured once per store. */
 export const TOKEN_GRAPH_INDEXES: readonly GraphPropertyIndex[] = [
@@ -20,14 +22,6 @@ export const TOKEN_GRAPH_INDEXES: readonly GraphPropertyIndex[] = [
   { label: 'TagOccurrence', property: 'id' },
   { label: 'Tag', property: 'id' },
 ];
-
-/**
- * The properties of a TagOccurrence; those a token lacks are null, which Neo4j does not store (AGE cannot set a map
- * from a parameter with `SET o += map`, so the map is written out).
- */
-const OCCURRENCE_PROPERTIES = [
-  'id', 'tokenIndex', 'startPosition', 'endPosition', 'value', 'lemma', 'pos', 'upos', 'ne', 'entityId', 'entityStart', 'entityEnd', 'entityValue', 'isRoot',
-] as const; // prettier-ignore
 
 /** Language suffix of Tag ids, as neo4j-nlp writes them (`<lemma>_<language>`); loom's pipeline is English. */
 const TAG_LANGUAGE = 'en';
@@ -268,61 +262,59 @@ async function createDocuments(
   options: { signal?: AbortSignal },
 ): Promise<void> {
   const sentences = documents.flatMap((document) => document.sentences);
-  const firsts = documents.flatMap((document) => (document.sentences[0] === undefined ? [] : [{ doc: document.id, sentence: document.sentences[0].id }]));
-  const nexts = documents.flatMap((document) => document.sentences.slice(1).map((sentence, i) => ({ from: document.sentences[i]!.id, to: sentence.id })));
-  await tx.run(
-    'UNWIND $docs AS doc CREATE (:AnnotatedText {id: doc.id, hash: doc.hash})',
-    { docs: documents.map((document) => ({ id: document.id, hash: document.hash })) },
-    options,
-  );
-  await tx.run(
-    'UNWIND $sentences AS s MATCH (d:AnnotatedText) WHERE d.id = s.doc ' +
-      'CREATE (d)-[:CONTAINS_SENTENCE]->(:Sentence {id: s.id, sentenceNumber: s.sentenceNumber, text: s.text})',
-    { sentences },
-    options,
-  );
-  // the sentence chain in statements of its own: on AGE a MATCH after a CREATE in one statement does not see the
-  // nodes created before it, so chained after the CREATE it linked only some of the sentences (Neo4j linked all)
-  if (firsts.length > 0) {
-    await tx.run(
-      'UNWIND $firsts AS f MATCH (d:AnnotatedText), (s:Sentence) WHERE d.id = f.doc AND s.id = f.sentence CREATE (d)-[:FIRST_SENTENCE]->(s)',
-      { firsts },
-      options,
-    );
-  }
-  if (nexts.length > 0) {
-    await tx.run(
-      'UNWIND $nexts AS n MATCH (a:Sentence), (b:Sentence) WHERE a.id = n.from AND b.id = n.to CREATE (a)-[:NEXT_SENTENCE]->(b)',
-      { nexts },
-      options,
-    );
-  }
-  // Tags are shared between documents: create only the missing ones (no MERGE: on AGE it cannot use the id index)
   const tags = new Map<string, string>();
   for (const document of documents) for (const [id, value] of document.tags) tags.set(id, value);
-  await tx.run(
-    'UNWIND $tags AS t OPTIONAL MATCH (g:Tag) WHERE g.id = t.id WITH t, g WHERE g IS NULL CREATE (:Tag {id: t.id, value: t.value})',
-    { tags: [...tags].map(([id, value]) => ({ id, value })) },
-    options,
-  );
-  await tx.run(
-    'UNWIND $tokens AS t MATCH (s:Sentence), (g:Tag) WHERE s.id = t.sentence AND g.id = t.tag ' +
-      `CREATE (s)-[:SENTENCE_TAG_OCCURRENCE]->(:TagOccurrence {${OCCURRENCE_PROPERTIES.map((name) => `${name}: t.properties.${name}`).join(', ')}})-[:TAG_OCCURRENCE_TAG]->(g)`,
-    { tokens: documents.flatMap((document) => document.tokens) },
-    options,
-  );
   const byType = new Map<string, DependencyRow[]>();
   for (const document of documents) for (const [type, rows] of document.dependencies) byType.set(type, [...(byType.get(type) ?? []), ...rows]);
-  // relationship types cannot be parameters: one UNWIND per type present, chained in one statement
-  const types = [...byType.keys()].sort();
-  if (types.length > 0) {
-    const parts = types.map(
-      (type, i) =>
-        `UNWIND $d${i} AS e MATCH (a:TagOccurrence), (b:TagOccurrence) WHERE a.id = e.from AND b.id = e.to CREATE (a)-[:${type} {specific: e.specific}]->(b)`,
-    );
-    const parameters = Object.fromEntries(types.map((type, i) => [`d${i}`, byType.get(type)]));
-    await tx.run(parts.join(' WITH count(*) AS done '), parameters, options);
-  }
+  const key = (label: string): GraphPropertyIndex => ({ label, property: 'id' });
+  await tx.createInBulk(
+    {
+      nodes: [
+        { label: 'AnnotatedText', nodes: documents.map((document) => ({ id: document.id, hash: document.hash })) },
+        { label: 'Sentence', nodes: sentences.map((sentence) => ({ id: sentence.id, sentenceNumber: sentence.sentenceNumber, text: sentence.text })) },
+        // tags are shared between documents: only the missing ones are created
+        { label: 'Tag', nodes: [...tags].map(([id, value]) => ({ id, value })), skipExisting: 'id' },
+        { label: 'TagOccurrence', nodes: documents.flatMap((document) => document.tokens.map((token) => token.properties)) },
+      ],
+      relationships: [
+        { type: 'CONTAINS_SENTENCE', from: key('AnnotatedText'), to: key('Sentence'), relationships: sentences.map((s) => ({ from: s.doc, to: s.id })) },
+        {
+          type: 'FIRST_SENTENCE',
+          from: key('AnnotatedText'),
+          to: key('Sentence'),
+          relationships: documents.flatMap((document) => (document.sentences[0] === undefined ? [] : [{ from: document.id, to: document.sentences[0].id }])),
+        },
+        {
+          type: 'NEXT_SENTENCE',
+          from: key('Sentence'),
+          to: key('Sentence'),
+          relationships: documents.flatMap((document) =>
+            document.sentences.slice(1).map((sentence, i) => ({ from: document.sentences[i]!.id, to: sentence.id })),
+          ),
+        },
+        {
+          type: 'SENTENCE_TAG_OCCURRENCE',
+          from: key('Sentence'),
+          to: key('TagOccurrence'),
+          relationships: documents.flatMap((document) => document.tokens.map((token) => ({ from: token.sentence, to: token.properties['id'] as string }))),
+        },
+        {
+          type: 'TAG_OCCURRENCE_TAG',
+          from: key('TagOccurrence'),
+          to: key('Tag'),
+          relationships: documents.flatMap((document) => document.tokens.map((token) => ({ from: token.properties['id'] as string, to: token.tag }))),
+        },
+        // one batch per dependency type: a relationship type is part of the statement, never a parameter
+        ...[...byType.keys()].sort().map((type) => ({
+          type,
+          from: key('TagOccurrence'),
+          to: key('TagOccurrence'),
+          relationships: byType.get(type)!.map((row) => ({ from: row.from, to: row.to, properties: { specific: row.specific } })),
+        })),
+      ],
+    },
+    options,
+  );
   if (kind === 'neo4j') await addNeo4jLabels(tx, documents, options);
 }
 
@@ -332,13 +324,9 @@ async function addNeo4jLabels(tx: GraphTransaction, documents: readonly TokenGra
   for (const document of documents) {
     for (const [label, tags] of document.entityTags) byLabel.set(label, new Set([...(byLabel.get(label) ?? []), ...tags]));
   }
-  for (const [label, tags] of byLabel) {
-    if (!/^NE_[A-Za-z0-9_]+$/.test(label)) continue; // entity types come from the annotation: only identifiers become labels
-    await tx.run(`UNWIND $tags AS tag MATCH (g:Tag) WHERE g.id = tag SET g:${label}`, { tags: [...tags] }, options);
-  }
-  await tx.run(
-    'UNWIND $ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id = wanted AND t.isRoot = true SET t:Root',
-    { ids: documents.map((document) => document.id) },
-    options,
-  );
+  const roots = documents.flatMap((document) => document.tokens.filter((token) => token.properties['isRoot'] === true).map((token) => token.properties['id']));
+  // entity types come from the annotation: only identifiers become labels
+  const labels = [...byLabel].filter(([label]) => /^NE_[A-Za-z0-9_]+$/.test(label));
+  for (const [label, tags] of labels) await tx.run(`UNWIND $tags AS tag MATCH (g:Tag {id: tag}) SET g:${label}`, { tags: [...tags] }, options);
+  await tx.run('UNWIND $ids AS id MATCH (t:TagOccurrence {id: id}) SET t:Root', { ids: roots }, options);
 }

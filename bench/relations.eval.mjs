@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// `npm run eval -- relations`: the relations example's rule set against hand-marked relations in EWT dev sentences
+// (bench/data/relations-dev.jsonl, see bench/data/README.md), through the real path: each sentence's raw text is
+// annotated by loom's NLP pipeline (NlpPipeline of @loom/nlp, as the annotation skill does), stored by the Token
+// Occurrence Writer and read by Rule Based Relation Extraction with the `rules` option of
+// examples/relations.workflow.yaml as the file holds it when this runs; on the embedded graph (PGlite+AGE) and on
+// Neo4j (the tests' launcher). Prints precision, recall and F1 per relation type and per class (affiliation,
+// location), every miss with its cause (an end not recognised as an entity or recognised with another type, the ends
+// in two sentences, found under another relation, or no rule reaching it), every false find, and the rule evaluation
+// time per sentence on each backend (median of EVAL_ROUNDS rounds after a warm-up, each on a fresh graph).
+// `--rules FILE` measures a rule set of a JSON file ({"rules": [...]}) instead, to try one before it goes into the
+// example. Builds what it imports first, and the Neo4j launcher when LOOM_NEO4J_LAUNCHER is not set.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const MARKS_FILE = join(here, 'data', 'relations-dev.jsonl');
+const ROUNDS = Number(process.env.EVAL_ROUNDS ?? 3);
+
+/** The class of a relation type a rule set names: the marks' types and the names a rule set is likely to use. */
+function classOf(relation) {
+  if (/(^|_)NOT_/.test(relation)) return undefined;
+  if (/BASED|HEADQUARTER|LOCATED|LIVES|RESIDE|FROM|ORIGIN/.test(relation)) return 'location';
+  if (/WORK|EMPLOY|LEAD|HEAD|RUN|FOUND|FUND|MEMBER|CEO|PRESIDENT|CHAIR|DIRECTOR|SPOKES|JOIN|AFFILIAT/.test(relation)) return 'affiliation';
+  return undefined;
+}
+
+const overlaps = (a, b) => a.start < b.end && b.start < a.end;
+const pairOverlaps = (found, marked) => overlaps(found.subject, marked.subject) && overlaps(found.object, marked.object);
+
+/**
+ * Matches the relations found in one sentence against its marks, both keyed by `keyOf` (a type or a class): each
+ * mark is matched once; a find that matches an already matched mark (a second mention of the same place) is a
+ * duplicate, neither right nor wrong. Answers the matched marks and the false finds.
+ */
+function matchSentence(found, marks, keyOf) {
+  const matched = new Set();
+  const falseFinds = [];
+  for (const relation of found) {
+    const key = keyOf(relation.relation);
+    if (key === undefined) continue;
+    const candidates = marks.filter((mark) => keyOf(mark.relation) === key && pairOverlaps(relation, mark));
+    const free = candidates.find((mark) => !matched.has(mark));
+    if (free !== undefined) matched.add(free);
+    else if (candidates.length === 0) falseFinds.push(relation);
+  }
+  return { matched, falseFinds };
+}
+
+/** Precision, recall and F1 per key (relation type or class) over all sentences. */
+function score(sentences, keyOf) {
+  const counts = new Map();
+  const at = (key) => counts.get(key) ?? counts.set(key, { right: 0, found: 0, marked: 0 }).get(key);
+  for (const { marks, found } of sentences) {
+    const { matched, falseFinds } = matchSentence(found, marks, keyOf);
+    for (const mark of marks) at(keyOf(mark.relation)).marked += 1;
+    for (const mark of matched) {
+      at(keyOf(mark.relation)).right += 1;
+      at(keyOf(mark.relation)).found += 1;
+    }
+    for (const relation of falseFinds) at(keyOf(relation.relation)).found += 1;
+  }
+  return counts;
+}
+
+function figures({ right, found, marked }) {
+  const precision = found === 0 ? 0 : right / found;
+  const recall = marked === 0 ? 0 : right / marked;
+  const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
+  return { precision, recall, f1 };
+}
+
+function printScores(title, counts) {
+  console.log(`\n${title}:`);
+  console.log('  type                 marked  found  right  precision  recall     F1');
+  const total = { right: 0, found: 0, marked: 0 };
+  for (const [key, count] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    const { precision, recall, f1 } = figures(count);
+    console.log(
+      `  ${key.padEnd(20)} ${String(count.marked).padStart(6)} ${String(count.found).padStart(6)} ${String(count.right).padStart(6)}` +
+        `  ${precision.toFixed(2).padStart(9)}  ${recall.toFixed(2).padStart(6)}  ${f1.toFixed(2).padStart(5)}`,
+    );
+    for (const field of Object.keys(total)) total[field] += count[field];
+  }
+  const { precision, recall, f1 } = figures(total);
+  console.log(
+    `  ${'all (micro)'.padEnd(20)} ${String(total.marked).padStart(6)} ${String(total.found).padStart(6)} ${String(total.right).padStart(6)}` +
+      `  ${precision.toFixed(2).padStart(9)}  ${recall.toFixed(2).padStart(6)}  ${f1.toFixed(2).padStart(5)}`,
+  );
+}
+
+/** The pipeline's entity mentions of a document, each with its sentence index. */
+const mentionsOf = (annotation) =>
+  annotation.sentences.flatMap((sentence) =>
+    sentence.entitymentions.map((mention) => ({
+      start: mention.characterOffsetBegin,
+      end: mention.characterOffsetEnd,
+      type: mention.ner,
+      sentence: sentence.index,
+    })),
+  );
+
+/** Why a mark was not found: an end the pipeline did not recognise or typed otherwise, else what the rules did. */
+function causeOfMiss(mark, annotation, found) {
+  const mentions = mentionsOf(annotation);
+  const ends = [];
+  for (const end of ['subject', 'object']) {
+    const over = mentions.filter((mention) => overlaps(mention, mark[end]));
+    if (over.length === 0) return { cause: 'entity missing', detail: `${end} '${mark[end].text}' is no entity` };
+    const typed = over.find((mention) => mention.type === mark[end].type);
+    if (typed === undefined) return { cause: 'entity of another type', detail: `${end} '${mark[end].text}' is ${over.map((m) => m.type).join('/')}` };
+    ends.push(typed);
+  }
+  if (ends[0].sentence !== ends[1].sentence) return { cause: 'ends in two sentences', detail: 'the pipeline split the sentence between them' };
+  const other = found.find((relation) => pairOverlaps(relation, mark));
+  if (other !== undefined) return { cause: 'found as another relation', detail: `${other.relation} (rule ${other.rule})` };
+  return { cause: 'no rule reached', detail: 'both ends recognised with their types' };
+}
+
+const describe = (relation) => `${relation.relation}(${relation.subject.text} → ${relation.object.text})`;
+
+/** Every mark that no find of its class matched, with its cause; every find of a class that matched no mark. */
+function printMissesAndFalseFinds(sentences, heldOut) {
+  const causes = new Map();
+  const lines = [];
+  const falseLines = [];
+  for (const { sentId, marks, found, annotation } of sentences) {
+    const { matched, falseFinds } = matchSentence(found, marks, classOf);
+    for (const mark of marks.filter((candidate) => !matched.has(candidate))) {
+      const { cause, detail } = causeOfMiss(mark, annotation, found);
+      const count = causes.get(cause) ?? { all: 0, heldOut: 0 };
+      count.all += 1;
+      if (heldOut.has(sentId)) count.heldOut += 1;
+      causes.set(cause, count);
+      lines.push(`  ${sentId}: ${describe(mark)}: ${cause} (${detail})`);
+    }
+    for (const relation of falseFinds) falseLines.push(`  ${sentId}: ${describe(relation)} by rule ${relation.rule}`);
+    const outside = found.filter((relation) => classOf(relation.relation) === undefined);
+    for (const relation of outside) falseLines.push(`  ${sentId}: ${describe(relation)} by rule ${relation.rule} (outside both classes, not scored)`);
+  }
+  console.log(`\nmisses by cause (class level; in brackets: of them in sentences the NER model never trained on):`);
+  for (const [cause, count] of [...causes].sort((a, b) => b[1].all - a[1].all)) console.log(`  ${cause}: ${count.all} (${count.heldOut})`);
+  console.log(`\nmisses:\n${lines.join('\n') || '  none'}`);
+  console.log(`\nfalse finds:\n${falseLines.join('\n') || '  none'}`);
+}
+
+function build() {
+  const built = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'executor,nlp,testing', '--output-style=stream'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: join(here, '..'),
+  });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
+
+build();
+if (process.env.LOOM_NEO4J_LAUNCHER === undefined) {
+  const { ensureNeo4j } = await import('../scripts/test-env/neo4j.mjs');
+  Object.assign(process.env, await ensureNeo4j());
+}
+const { COMPONENT_KINDS, componentInstance: instance } = await import('@loom/domain');
+const { NlpPipeline } = await import('@loom/nlp');
+const { testDataDir, unerSplit } = await import('@loom/nlp/training');
+const { ageBackend, EXAMPLE_FILE, exampleRulesOption, median, neo4jBackend, runComponent } = await import('./relations-run.mjs');
+
+const marked = readFileSync(MARKS_FILE, 'utf8')
+  .split('\n')
+  .filter((line) => line.trim() !== '')
+  .map((line) => JSON.parse(line));
+const rulesAt = process.argv.indexOf('--rules');
+const rulesFile = rulesAt < 0 ? undefined : process.argv[rulesAt + 1];
+const rules = rulesFile === undefined ? exampleRulesOption() : JSON.parse(readFileSync(rulesFile, 'utf8'));
+const pipeline = new NlpPipeline();
+const documents = marked.map((sentence, index) => ({
+  ...sentence,
+  docId: `relations-eval-${index}`,
+  annotation: pipeline.annotate(sentence.text, { docId: `relations-eval-${index}` }),
+}));
+// UNER dev is partly the NER model's training data: a quarter of its documents are held out (libs/nlp ner-data.ts)
+const heldOut = new Set(unerSplit(testDataDir()).heldOut.map((sentence) => sentence.sentId));
+
+/** Writes the documents' token graphs into a fresh graph and evaluates the rules on it; answers the seconds and the relations found per document. */
+async function writeAndEvaluate(backend, graph) {
+  const resource = backend.resource(graph);
+  await runComponent(
+    { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource },
+    documents.map((document) => ({ id: document.docId, body: { _annotation: document.annotation }, headers: {} })),
+  );
+  const found = new Map();
+  const { seconds } = await runComponent(
+    { ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, 'work', { rules }), resource },
+    documents.map((document) => ({ id: document.docId, body: { node_id: document.docId }, headers: {} })),
+    (message) => found.set(message.body.node_id, message.body._relations ?? []),
+  );
+  return { seconds, found };
+}
+
+/** A warm-up, then ROUNDS rounds on fresh graphs; answers the median seconds per sentence and the last round's relations. */
+async function measure(open) {
+  const backend = await open();
+  try {
+    await backend.fresh();
+    await writeAndEvaluate(backend, 'relations_eval_warmup');
+    const seconds = [];
+    let found;
+    for (let round = 1; round <= ROUNDS; round++) {
+      await backend.fresh();
+      const result = await writeAndEvaluate(backend, `relations_eval_${round}`);
+      seconds.push(result.seconds);
+      found = result.found;
+    }
+    return { name: backend.name, perSentence: median(seconds) / documents.length, found };
+  } finally {
+    await backend.close();
+  }
+}
+
+const relationsMarked = marked.reduce((sum, sentence) => sum + sentence.relations.length, 0);
+console.log(
+  `${marked.length} hand-marked EWT dev sentences (${marked.filter((sentence) => sentence.relations.length > 0).length} with relations, ` +
+    `${relationsMarked} relations; ${marked.filter((sentence) => heldOut.has(sentence.sentId)).length} sentences the NER model never trained on); ` +
+    `${rules.rules?.length ?? '?'} rules of ${rulesFile ?? EXAMPLE_FILE.slice(join(here, '..').length + 1)}; ${ROUNDS} rounds`,
+);
+const results = [];
+for (const open of [ageBackend, neo4jBackend]) results.push(await measure(open));
+for (const result of results) {
+  console.log(
+    `rule evaluation on ${result.name}: ${(result.perSentence * 1000).toFixed(1)} ms per sentence (median of ${ROUNDS} rounds, all rules, one message per sentence)`,
+  );
+}
+const [age, neo4j] = results;
+const same = documents.every((document) => JSON.stringify(age.found.get(document.docId)) === JSON.stringify(neo4j.found.get(document.docId)));
+console.log(same ? 'AGE and Neo4j found the same relations' : 'AGE and Neo4j found different relations: the scores below are those of AGE');
+
+const sentences = documents.map((document) => ({
+  sentId: document.sentId,
+  marks: document.relations,
+  found: age.found.get(document.docId) ?? [],
+  annotation: document.annotation,
+}));
+printScores(
+  'per relation type (a find counts for the type it names)',
+  score(sentences, (relation) => relation),
+);
+printScores('per class (affiliation, location; a find counts for the class of the type it names)', score(sentences, classOf));
+printMissesAndFalseFinds(sentences, heldOut);
+process.exit(0);

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { parseRelationRules } from '@loom/domain';
+import { describe, expect, it } from 'vitest';
+import { ruleQuery } from './rule-cypher.js';
+
+const shipped = parseRelationRules(JSON.parse(readFileSync(new URL('../../../../../examples/relations/rules.json', import.meta.url), 'utf8')) as unknown);
+const queries = shipped.rules.map((rule) => ruleQuery(rule, shipped.lists));
+
+describe('rule statements', () => {
+  it('have no untyped and no variable-length relationship, and start every hop from a bound token of the same sentence', () => {
+    for (const query of queries) {
+      const cypher = query.cypher;
+      // untyped: `-[r]->` or `-[]->`; variable length: `*` inside brackets
+      expect(cypher, query.rule.name).not.toMatch(/-\[[A-Za-z0-9_]*\]-|<-\[[A-Za-z0-9_]*\]-/);
+      expect(cypher, query.rule.name).not.toMatch(/\[[^\]]*\*[^\]]*\]/);
+      for (const [b, hops] of query.branches.entries()) {
+        const branch = cypher.split(' UNION ALL ')[b]!;
+        expect(branch.startsWith('UNWIND $ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)'), query.rule.name).toBe(true);
+        hops.forEach((_, i) => {
+          // hop i+1 is a query part of its own, from t_i (bound by the part before), its token in sentence s
+          expect(branch, `${query.rule.name} branch ${b} hop ${i + 1}`).toMatch(
+            new RegExp(
+              `WITH [^M]*\\bt${i}\\b[^M]* MATCH \\(t${i}\\)(<-|-)\\[r${i + 1}:[A-Z]+\\]-?>?\\(t${i + 1}:TagOccurrence\\), \\(s\\)-\\[:SENTENCE_TAG_OCCURRENCE\\]->\\(t${i + 1}\\)`,
+            ),
+          );
+        });
+      }
+    }
+  });
+
+  it('resolve word lists into parameters, lower-cased', () => {
+    const query = queries.find((candidate) => candidate.rule.name === 'leader-title-of')!;
+    expect(Object.values(query.parameters)).toContainEqual(shipped.lists!['leader-titles']!.map((word) => word.toLowerCase()));
+  });
+});

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import { graphSsoSettings } from '@loom/config';
+import { type ComponentStatus, ExecutorService, type GetWorkflowStatusResponse, type WatchRunRequest, type WatchRunResponse } from '@loom/contracts';
+import {
+  catalogFor,
+  componentDefinitionToProto,
+  FailedPreconditionError,
+  NotFoundError,
+  resourceCatalog,
+  resourceDefinitionToProto,
+  ValidationError,
+  workflowFromProto,
+} from '@loom/domain';
+import { StreamChannel } from '@loom/foundation';
+import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type Cluster } from './cluster/cluster.js';
+import { type ExecutorRunStatus } from './cluster/executor-status.js';
+import { clusterState, componentTotals, executorRunToProto, WORKFLOW_STATES as STATES, workflowStatusOf } from './cluster/totals.js';
+import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS, Executor, MAX_PENDING_RUN_EVENTS } from './executor.service.js';
+import { GraphSsoQuery } from './graph-sso-query.js';
+import { openMessaging } from './messaging-mode.js';
+import { checkBatchSize, publishBatch } from './publishing.js';
+import { type RunEvent, type WorkflowRun } from './runtime/workflow-run.js';
+
+function drainTimeoutOf(seconds: number | undefined, nanos: number | undefined): number {
+  if (seconds === undefined) return DEFAULT_DRAIN_TIMEOUT_MS;
+  const ms = seconds * 1000 + Math.floor((nanos ?? 0) / 1e6);
+  if (ms < 0) throw ValidationError.of('drain_timeout', 'must not be negative', 'INVALID_VALUE');
+  return ms;
+}
+
+function statusOf(run: WorkflowRun): ComponentStatus[] {
+  return run.counters().map((counters) => ({ ...counters }));
+}
+
+/** The loom.v1.Executor handlers over an executor. */
+export function executorImplementation(
+  executor: Executor,
+  config: ExecutorConfig,
+  logger: ErrorSink,
+  graphSso?: GraphSsoQuery,
+): AsyncImplementation<typeof ExecutorService> {
+  return {
+    async startWorkflow(request) {
+      const run = await executor.start(request.name);
+      return { runId: run.runId, state: STATES[run.state] };
+    },
+
+    async stopWorkflow(request) {
+      const state = await executor.stop(request.name, drainTimeoutOf(request.drainTimeout?.seconds, request.drainTimeout?.nanos));
+      return { state: STATES[state] };
+    },
+
+    pauseWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'PAUSED')] }),
+    resumeWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'RUNNING')] }),
+
+    getWorkflowStatus(request) {
+      return workflowStatus(executor, request.name);
+    },
+
+    async publishMessage(request, context) {
+      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
+      if (request.body === undefined) throw ValidationError.of('body', 'is required: a JSON object', 'MISSING_FIELD');
+      const run = executor.run(request.workflowName);
+      const clientId = request.messageId !== '';
+      const messageId = clientId ? request.messageId : randomUUID();
+      // the context itself: its signal (an AbortController) is made only if the message must wait for room
+      const outcome = await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context, clientId);
+      return { messageId, duplicate: outcome === 'duplicate' };
+    },
+
+    async publishMessages(request, context) {
+      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
+      checkBatchSize(request.messages, 'messages');
+      const run = executor.run(request.workflowName);
+      run.checkInlet(request.inlet);
+      return { results: await publishBatch(run, request.inlet, request.messages, context.signal, 'messages', logger) };
+    },
+
+    async publishStream(requests, send, context) {
+      let run: WorkflowRun | undefined;
+      let inlet = '';
+      let index = 0;
+      // one request at a time: the next is read only once this one's messages were accepted, so a
+      // full workflow stops the reads and HTTP/2 flow control slows the sender down
+      for await (const request of requests) {
+        const field = `requests[${index}]`;
+        if (run === undefined || (request.workflowName !== '' && request.workflowName !== run.workflow.name)) {
+          if (request.workflowName === '') throw ValidationError.of(`${field}.workflow_name`, 'is required in the first request', 'MISSING_FIELD');
+          run = executor.run(request.workflowName);
+        }
+        if (request.inlet !== '') inlet = request.inlet;
+        if (inlet === '') throw ValidationError.of(`${field}.inlet`, 'is required in the first request', 'MISSING_FIELD');
+        run.checkInlet(inlet);
+        checkBatchSize(request.messages, `${field}.messages`);
+        await send({ results: await publishBatch(run, inlet, request.messages, context.signal, `${field}.messages`, logger) });
+        index++;
+      }
+    },
+
+    async dryRun(request) {
+      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
+      return { outputs: await executor.dryRun(workflowFromProto(request.workflow), request.messages, request.inlet) };
+    },
+
+    watchRun(request, send, context) {
+      return watchRun(executor, request, send, context);
+    },
+
+    queryGraph(request) {
+      if (graphSso === undefined) {
+        return Promise.reject(
+          new FailedPreconditionError('single sign-on graph queries are not configured (loom.graph.sso.providerConfigFile and loom.graph.sso.uri)'),
+        );
+      }
+      return graphSso.handle(request);
+    },
+
+    listComponentDefinitions() {
+      return Promise.resolve({
+        definitions: catalogFor({ experimentalEnabled: config.experimental.enabled }).map(componentDefinitionToProto),
+        resourceDefinitions: resourceCatalog().map(resourceDefinitionToProto),
+      });
+    },
+  };
+}
+
+/** loom.v1.Executor, deployable alone (`loom serve --services executor`) or with the others. */
+export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[number]> = {
+  name: 'executor',
+  fullName: 'loom.v1.Executor',
+  configSections: EXECUTOR_CONFIG_SECTIONS,
+  async create({ config, logger, clients }): Promise<ServiceInstance> {
+    const messaging = await openMessaging(config, logger);
+    const executor = new Executor({ config, logger, clients, ...(messaging === undefined ? {} : { messaging }) });
+    await executor.joinCluster();
+    const ssoSettings = graphSsoSettings(config.graph.sso);
+    const graphSso = ssoSettings === undefined ? undefined : new GraphSsoQuery(ssoSettings, { logger });
+    return {
+      addToServer(server) {
+        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger, graphSso));
+      },
+      close: async () => {
+        // the runs first: their unfinished deliveries are nak'd over the connection before it closes (close is idempotent)
+        await executor.stopAll(config.server.shutdown.deadlineMs);
+        await messaging?.close();
+        await graphSso?.close();
+      },
+    };
+  },
+};
+
+/**
+ * Durable mode: every report another executor makes of its part of the run's workflow, as a WatchRun event naming
+ * that executor, with the whole's state, each executor's part and the totals (this executor's part as it is now).
+ */
+async function watchReports(cluster: Cluster, run: WorkflowRun, push: (response: WatchRunResponse) => void): Promise<() => void> {
+  const workflow = run.workflow.name;
+  const latest = new Map<string, ExecutorRunStatus>();
+  return cluster.watchStatus(workflow, (row) => {
+    latest.set(row.executorId, row);
+    const own = cluster.ownStatus(workflow);
+    const rows = [...latest.values(), ...(own === undefined ? [] : [own])].sort((one, other) => one.executorId.localeCompare(other.executorId));
+    // the event's run and state stay this stream's run and the whole's state (a watcher such as the scheduler reads
+    // them as the run's); the reporting executor's own are in its part
+    push({
+      time: new Date(row.updatedAt),
+      runId: run.runId,
+      state: STATES[clusterState(cluster.desiredState(workflow)?.state, rows)],
+      component: '',
+      error: '',
+      executorId: row.executorId,
+      executors: rows.map(executorRunToProto),
+      components: componentTotals(rows),
+    });
+  });
+}
+
+/** GetWorkflowStatus: in a cluster the totals and each executor's part, else this executor's run. */
+async function workflowStatus(executor: Executor, name: string): Promise<GetWorkflowStatusResponse> {
+  const cluster = executor.clusterMember;
+  if (cluster !== undefined) {
+    const workflow = cluster.resolve(name) ?? name;
+    const rows = await cluster.status(workflow);
+    const desired = cluster.desiredState(workflow);
+    if (rows.length === 0 && desired === undefined) throw new NotFoundError('run in the cluster of workflow', name);
+    return workflowStatusOf(workflow, rows, desired?.state, executor.localRun(workflow), cluster.executorId);
+  }
+  const run = executor.run(name);
+  return {
+    name: run.workflow.name,
+    runId: run.runId,
+    state: STATES[run.state],
+    startedAt: run.startedAt,
+    components: statusOf(run),
+    lastError: run.error,
+    executors: [],
+    executorId: '',
+  };
+}
+
+/** WatchRun: this executor's run events and, in a cluster, every other executor's reports. */
+async function watchRun(
+  executor: Executor,
+  request: WatchRunRequest,
+  send: (response: WatchRunResponse) => Promise<void>,
+  context: { readonly signal: AbortSignal },
+): Promise<void> {
+  const run = executor.run(request.name);
+  const cluster = executor.clusterMember;
+  const ended = (): boolean => run.state === 'STOPPED' || run.state === 'FAILED';
+  const events = new StreamChannel<WatchRunResponse>({ capacity: MAX_PENDING_RUN_EVENTS, signal: context.signal });
+  const executorId = cluster?.executorId ?? '';
+  const eventOf = (event: RunEvent): WatchRunResponse => ({
+    time: event.time,
+    runId: run.runId,
+    state: STATES[event.state],
+    component: event.component ?? '',
+    error: event.error ?? '',
+    executorId,
+    executors: [],
+    components: [],
+  });
+  const stop = run.subscribe((event) => {
+    events.push(eventOf(event));
+    // the event that ended the run is the stream's last
+    if (ended()) events.close();
+  });
+  const stopReports = cluster === undefined ? () => undefined : await watchReports(cluster, run, (response) => events.push(response));
+  if (ended()) events.close();
+  try {
+    // the current state first; a run that already failed says why, as its FAILED event did
+    await send(eventOf({ time: new Date(), state: run.state, ...(run.state === 'FAILED' ? { error: run.error } : {}) }));
+    for await (const response of events) await send(response);
+  } finally {
+    stop();
+    stopReports();
+    events.close();
+  }
+}
