@@ -1,4 +1,4 @@
-import { ExecutorClient } from '@loom/contracts';
+import { ExecutorClient, type GetWorkflowStatusResponse, type WorkflowState } from '@loom/contracts';
 import { findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { type GraphStore, openGraphStore } from '@loom/graph';
 import { call, createClient } from '@loom/service-kit';
@@ -31,7 +31,10 @@ export async function startExecutorCluster(natsUrl: string, count: number, setti
   const control = await startLoom(CLUSTER_CONTROL_ARGUMENTS);
   const executors: LoomProcess[] = [];
   const addExecutor = async (): Promise<LoomProcess> => {
-    const executor = await startLoom([...clusterExecutorArguments(control.address, natsUrl), ...settings.flatMap((setting) => ['--set', setting])]);
+    const executor = await startLoom([
+      ...clusterExecutorArguments(control.address, natsUrl),
+      ...[`loom.executor.id=${executorId(executors.length)}`, ...settings].flatMap((setting) => ['--set', setting]),
+    ]);
     executors.push(executor);
     return executor;
   };
@@ -53,15 +56,46 @@ export async function startExecutorCluster(natsUrl: string, count: number, setti
   };
 }
 
-/** How many messages the graph writer of `workflow` wrote on `executor` (its own status counters). */
-export async function writtenBy(executor: LoomProcess, workflow: string): Promise<number> {
+/** The loom.executor.id of the cluster's executor at `index` (start order): `executor-1`, `executor-2`… */
+export const executorId = (index: number): string => `executor-${index + 1}`;
+
+/** The loom.executor.id of one of the cluster's executors. */
+export function idOf(cluster: ExecutorCluster, executor: LoomProcess): string {
+  return executorId(cluster.executors.indexOf(executor));
+}
+
+/** The cluster's executors that were not killed or stopped. */
+export function liveExecutors(cluster: ExecutorCluster): LoomProcess[] {
+  return cluster.executors.filter((executor) => executor.child.exitCode === null && executor.child.signalCode === null);
+}
+
+/** Starts executors until `count` of the cluster's live; answers the live ones. */
+export async function ensureLive(cluster: ExecutorCluster, count: number): Promise<LoomProcess[]> {
+  while (liveExecutors(cluster).length < count) await cluster.addExecutor();
+  return liveExecutors(cluster);
+}
+
+/** GetWorkflowStatus of `workflow` asked of `executor`. */
+export async function statusOn(executor: LoomProcess, workflow: string): Promise<GetWorkflowStatusResponse> {
   const client = createClient(ExecutorClient, executor.address, { retry: false, deadlineMs: 30_000 });
   try {
-    const status = await call(client, 'getWorkflowStatus', { name: workflow });
-    return Number(status.components.find((component) => component.name === WRITER)?.messagesOut ?? 0);
+    return await call(client, 'getWorkflowStatus', { name: workflow });
   } finally {
     client.close();
   }
+}
+
+/** Each executor's state of `workflow` as `executor` sees it (the parts of its status): `{ 'executor-1': RUNNING, … }`. */
+export async function partStates(executor: LoomProcess, workflow: string): Promise<Record<string, WorkflowState>> {
+  const status = await statusOn(executor, workflow).catch(() => undefined);
+  return Object.fromEntries((status?.executors ?? []).map((part) => [part.executorId, part.state]));
+}
+
+/** How many messages the graph writer of `workflow` wrote on `executor`: its own part of the status, as it last reported it. */
+export async function writtenBy(executor: LoomProcess, workflow: string): Promise<number> {
+  const status = await statusOn(executor, workflow);
+  const own = status.executors.find((part) => part.executorId === status.executorId);
+  return Number(own?.components.find((component) => component.name === WRITER)?.messagesOut ?? 0);
 }
 
 /** A Neo4j resource on `server` for a workflow's graph writer. */
