@@ -201,7 +201,12 @@ describe('several executors', () => {
     spec: {
       replicas: number;
       strategy?: { type: string };
-      template: { spec: { volumes: { name: string; emptyDir?: unknown; persistentVolumeClaim?: unknown }[] } };
+      template: {
+        spec: {
+          volumes: { name: string; emptyDir?: unknown; persistentVolumeClaim?: unknown }[];
+          containers: { env: { name: string; valueFrom?: unknown }[] }[];
+        };
+      };
     };
   };
   const executorOf = (objects: readonly Located[]): Workload =>
@@ -211,6 +216,11 @@ describe('several executors', () => {
     const objects = parseManifests(renderOk(chartDir, [valuesFile('services:\n  executor:\n    replicas: 3\n    persistence:\n      enabled: false\n')]));
     const executor = executorOf(objects);
     expect(executor.spec.replicas).toBe(3);
+    // each executor is named after its pod among those sharing workflows (loom.executor.id)
+    expect(executor.spec.template.spec.containers[0]?.env).toContainEqual({
+      name: 'LOOM_EXECUTOR_ID',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.name' } },
+    });
     // no Recreate: a rolling update keeps executors running, which a shared workflow needs
     expect(executor.spec.strategy).toBeUndefined();
     expect(executor.spec.template.spec.volumes.find((volume) => volume.name === 'data')).toEqual({ name: 'data', emptyDir: {} });
