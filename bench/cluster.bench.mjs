@@ -83,12 +83,13 @@ function pipelineWorkflow(key, name, port) {
   };
 }
 
-/** Starts `name` on every executor unless it already runs there (a cluster-wide start may have reached it). */
+/** Starts `name` on the first executor (a start reaches every one) and waits until each reports its part running. */
 async function startEverywhere(clients, name) {
-  for (const client of clients) {
-    const status = await call(client, 'getWorkflowStatus', { name }).catch(() => undefined);
-    if (status?.state === WorkflowState.WORKFLOW_STATE_RUNNING) continue;
-    await call(client, 'startWorkflow', { name });
+  await call(clients[0], 'startWorkflow', { name });
+  for (;;) {
+    const { executors } = await call(clients[0], 'getWorkflowStatus', { name });
+    if (executors.length === clients.length && executors.every((part) => part.state === WorkflowState.WORKFLOW_STATE_RUNNING)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50)); // polled: the parts arrive as each executor reports
   }
 }
 
