@@ -67,8 +67,9 @@ export function containerProcess(options: ContainerProcessOptions): ContainerPro
   const skillData = join(dir, 'data');
   for (const path of [data, tmp, secretDir, skillData]) mkdirSync(path, { recursive: true });
   for (const { source } of service.secrets ?? []) copyFileSync(compose.secrets[source]?.file as string, join(secretDir, source));
-  // a loom service keeps its state on a volume of its own; a skill service may share one (skills-data)
-  if (service.command?.[0] === 'serve') expect(service.volumes).toEqual([`${name}-data:/var/lib/loom:rw`]);
+  // a loom service keeps its state on a volume of its own: named, or anonymous (one per container of a service that
+  // scales, the executor); a skill service may share one (skills-data)
+  if (service.command?.[0] === 'serve') expect([[`${name}-data:/var/lib/loom:rw`], ['/var/lib/loom']]).toContainEqual(service.volumes);
 
   const mapped = (whole: string, scheme: string | undefined, host: string, port: string): string => {
     const address = options.mapAddress(host, Number(port));

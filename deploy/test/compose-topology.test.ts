@@ -183,8 +183,15 @@ describe.runIf(adminUrl !== undefined)('the compose topology as processes', () =
   });
 
   it('serves metrics where prometheus.yml scrapes them', async () => {
-    const prometheus = parse(readFileSync(join(composeDir, 'prometheus.yml'), 'utf8')) as { scrape_configs: { static_configs: { targets: string[] }[] }[] };
-    const targets = prometheus.scrape_configs.flatMap((config) => config.static_configs.flatMap((entry) => entry.targets));
+    const prometheus = parse(readFileSync(join(composeDir, 'prometheus.yml'), 'utf8')) as {
+      scrape_configs: { static_configs?: { targets: string[] }[]; dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
+    };
+    // the executor by DNS (each container of a scaled service is an address of its name), the others by name
+    const targets = prometheus.scrape_configs.flatMap((config) => [
+      ...(config.static_configs ?? []).flatMap((entry) => entry.targets),
+      ...(config.dns_sd_configs ?? []).flatMap((entry) => entry.names.map((name) => `${name}:${entry.port}`)),
+    ]);
+    expect(prometheus.scrape_configs.flatMap((config) => config.dns_sd_configs ?? [])).toEqual([{ names: ['executor'], type: 'A', port: METRICS_PORT }]);
     expect(targets.map((target) => target.split(':')[0]).sort()).toEqual([...loomServices].sort());
     for (const target of targets) {
       const [host, port] = target.split(':');

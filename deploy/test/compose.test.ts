@@ -25,6 +25,7 @@ interface ComposeService {
   command?: string[];
   environment?: Record<string, string>;
   ports?: { published: number; target: number }[];
+  container_name?: string;
   volumes?: string[];
   secrets?: { source: string }[];
   depends_on?: Record<string, { condition: string }>;
@@ -119,6 +120,29 @@ describe('docker-compose config', () => {
     const checked = checkNatsConfig(natsContainer(text, readFileSync(join(secrets, 'nats-auth.conf'), 'utf8')));
     expect(checked.stderr).toContain('is valid');
     expect(checked.status).toBe(0);
+  });
+
+  it('scales the executor (up --scale executor=3): no fixed name or host port, a volume per container, reached by service name', () => {
+    const result = composeConfig(composeDir, ['docker-compose.yml'], { LOOM_SECRETS_DIR: generatedSecrets() }, false);
+    expect(result.status, result.stderr).toBe(0);
+    const config = parse(result.stdout) as ComposeFile;
+    expect(Object.entries(config.services).filter(([, service]) => service.container_name !== undefined)).toEqual([]);
+    const executor = config.services.executor as ComposeService;
+    // loopback only, the host port Docker picks for each container (`docker compose port --index N executor 8100`)
+    // (docker-compose 1.29 prints a port without a host port in the short form)
+    expect(executor.ports as unknown).toEqual(['127.0.0.1::8100/tcp', '127.0.0.1::8101/tcp']);
+    // an anonymous volume: each container its own, never one embedded graph opened by several processes
+    expect(executor.volumes).toEqual(['/var/lib/loom']);
+    expect(Object.keys(config.volumes)).not.toContain('executor-data');
+    // the others reach whichever executor the service name answers with, never one container
+    for (const [name, service] of Object.entries(config.services)) {
+      const addresses = Object.values(service.environment ?? {}).filter((value) => /\bexecutor[-_0-9]*:\d+/.test(value));
+      expect(
+        addresses.every((value) => value === 'executor:8100'),
+        name,
+      ).toBe(true);
+    }
+    expect(config.services.scheduler?.environment?.LOOM_SERVICES_EXECUTOR_ADDRESS).toBe('executor:8100');
   });
 
   it('nats-server refuses a nats.conf whose token file is missing or broken, naming it', () => {

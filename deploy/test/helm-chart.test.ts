@@ -85,7 +85,7 @@ describe.each([
 });
 
 describe('the production-like values', () => {
-  it('run two schedulers on PostgreSQL, one executor, keys from the existing Secret, SSO settings for Neo4j', () => {
+  it('run two schedulers on PostgreSQL, three executors, keys from the existing Secret, SSO settings for Neo4j', () => {
     const objects = parseManifests(renderOk(chartDir, [productionValues]));
     const deployment = (name: string) =>
       byKind(objects, 'Deployment').find((object) => object.metadata.name === `loom-${name}`) as unknown as {
@@ -95,7 +95,7 @@ describe('the production-like values', () => {
         };
       };
     expect(deployment('scheduler').spec.replicas).toBe(2);
-    expect(deployment('executor').spec.replicas).toBe(1);
+    expect(deployment('executor').spec.replicas).toBe(3);
     const schedulerEnv = deployment('scheduler').spec.template.spec.containers[0]?.env.map((variable) => variable.name);
     expect(schedulerEnv).toContain('LOOM_SCHEDULER_DATABASE_URL_FILE');
     expect(deployment('skill-gateway').spec.template.spec.containers[0]?.env).toContainEqual({
@@ -196,12 +196,102 @@ describe('the production-like values', () => {
   });
 });
 
+describe('several executors', () => {
+  type Workload = {
+    spec: {
+      replicas: number;
+      strategy?: { type: string };
+      template: {
+        spec: {
+          volumes: { name: string; emptyDir?: unknown; persistentVolumeClaim?: unknown }[];
+          containers: { env: { name: string; valueFrom?: unknown }[] }[];
+        };
+      };
+    };
+  };
+  const executorOf = (objects: readonly Located[]): Workload =>
+    byKind(objects, 'Deployment').find((object) => object.metadata.name === 'loom-executor') as unknown as Workload;
+
+  it('run with the chart NATS and no volume, evicted one at a time by a PodDisruptionBudget', () => {
+    const objects = parseManifests(renderOk(chartDir, [valuesFile('services:\n  executor:\n    replicas: 3\n    persistence:\n      enabled: false\n')]));
+    const executor = executorOf(objects);
+    expect(executor.spec.replicas).toBe(3);
+    // each executor is named after its pod among those sharing workflows (loom.executor.id)
+    expect(executor.spec.template.spec.containers[0]?.env).toContainEqual({
+      name: 'LOOM_EXECUTOR_ID',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.name' } },
+    });
+    // no Recreate: a rolling update keeps executors running, which a shared workflow needs
+    expect(executor.spec.strategy).toBeUndefined();
+    expect(executor.spec.template.spec.volumes.find((volume) => volume.name === 'data')).toEqual({ name: 'data', emptyDir: {} });
+    expect(byKind(objects, 'PersistentVolumeClaim').map((claim) => claim.metadata.name)).not.toContain('loom-executor-data');
+    const budgets = byKind(objects, 'PodDisruptionBudget');
+    expect(budgets.map((budget) => [budget.metadata.name, budget.spec])).toEqual([
+      [
+        'loom-executor',
+        {
+          maxUnavailable: 1,
+          selector: { matchLabels: { 'app.kubernetes.io/name': 'loom', 'app.kubernetes.io/instance': 'loom', 'app.kubernetes.io/component': 'executor' } },
+        },
+      ],
+    ]);
+    expect(validateAgainstSchemas(objects)).toEqual([]);
+    expect(wiringProblems(objects)).toEqual([]);
+    expect(notes([valuesFile('services:\n  executor:\n    replicas: 3\n    persistence:\n      enabled: false\n')])).toContain(
+      '3 executors share every started workflow',
+    );
+  });
+
+  it('run with an external NATS', () => {
+    const objects = parseManifests(
+      renderOk(chartDir, [
+        valuesFile(
+          'services:\n  executor:\n    replicas: 2\n    persistence:\n      enabled: false\nnats:\n  enabled: false\nmessaging:\n  nats:\n    servers: nats://nats.example:4222\n',
+        ),
+      ]),
+    );
+    expect(executorOf(objects).spec.replicas).toBe(2);
+    expect(byKind(objects, 'PodDisruptionBudget').map((budget) => budget.metadata.name)).toEqual(['loom-executor']);
+  });
+
+  it('one executor (the default) has its volume, no PodDisruptionBudget', () => {
+    const objects = parseManifests(renderOk(chartDir));
+    expect(executorOf(objects).spec.strategy).toEqual({ type: 'Recreate' });
+    expect(byKind(objects, 'PodDisruptionBudget')).toEqual([]);
+  });
+});
+
 describe('each check fails on a deliberately broken chart or values file', () => {
-  it('values.schema.json refuses two executors, naming the field', () => {
-    const result = render(chartDir, [valuesFile('services:\n  executor:\n    replicas: 2\n')]);
+  it('values.schema.json refuses two executors without messaging or with a volume, naming the setting, and so do the templates', () => {
+    const withoutMessaging = valuesFile('services:\n  executor:\n    replicas: 2\n    persistence:\n      enabled: false\nnats:\n  enabled: false\n');
+    const result = render(chartDir, [withoutMessaging]);
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain("values don't meet the specifications of the schema(s)");
-    expect(result.stderr).toMatch(/at '\/services\/executor\/replicas': maximum: got 2, want 1/);
+    expect(result.stderr).toMatch(/at '\/messaging\/nats\/servers': minLength: got 0, want 1/);
+    const unchecked = render(chartDir, [withoutMessaging], ['--skip-schema-validation']);
+    expect(unchecked.status).not.toBe(0);
+    expect(unchecked.stderr).toContain('services.executor.replicas > 1 needs messaging: nats.enabled, or an external NATS in messaging.nats.servers');
+
+    // the chart's NATS is on by default; the executor's volume is not for two
+    const withVolume = valuesFile('services:\n  executor:\n    replicas: 2\n');
+    const refused = render(chartDir, [withVolume]);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/at '\/services\/executor\/persistence\/enabled': value must be false/);
+    expect(refused.stderr).not.toContain('/messaging/nats/servers');
+    const uncheckedVolume = render(chartDir, [withVolume], ['--skip-schema-validation']);
+    expect(uncheckedVolume.status).not.toBe(0);
+    expect(uncheckedVolume.stderr).toContain('services.executor.replicas > 1 needs services.executor.persistence.enabled false');
+  });
+
+  it('a PodDisruptionBudget that selects no workload is found', () => {
+    const broken = brokenChart(
+      (text) => text.replace('"component" "executor") | nindent 6', '"component" "executors") | nindent 6'),
+      'poddisruptionbudgets.yaml',
+    );
+    const objects = parseManifests(renderOk(broken, [productionValues]));
+    expect(wiringProblems(objects, ['loom-production-credentials', 'loom-single-sign-on'])).toEqual([
+      'loom/templates/poddisruptionbudgets.yaml PodDisruptionBudget/loom-executor: selects 0 workloads',
+    ]);
   });
 
   it('values.schema.json refuses two schedulers without PostgreSQL, and so does the template', () => {

@@ -91,7 +91,7 @@ describe("the chart's own NATS (default values)", () => {
     expect(service.spec.ports.map((port) => port.port)).toContain(4222);
   });
 
-  it('gives the executor alone the servers and the token, and keeps it at one replica', () => {
+  it('gives the executor alone the servers and the token, one replica by default', () => {
     expect(messagingEnv(objects)).toEqual({
       LOOM_MESSAGING_NATS_SERVERS: 'nats://loom-nats:4222',
       LOOM_MESSAGING_NATS_TOKEN_FILE: '/run/secrets/loom/nats-token',

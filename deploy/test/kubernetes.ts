@@ -5,6 +5,7 @@ import ts from 'typescript';
 import { ConfigMap, PersistentVolumeClaim, Secret, Service } from 'kubernetes-models/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parseAllDocuments } from 'yaml';
 import { deployDir, scratchDir } from './tools.js';
 
@@ -44,6 +45,7 @@ const models = {
   'apps/v1/Deployment': { model: Deployment, type: 'IDeployment', module: 'kubernetes-models/apps/v1/Deployment' },
   'apps/v1/StatefulSet': { model: StatefulSet, type: 'IStatefulSet', module: 'kubernetes-models/apps/v1/StatefulSet' },
   'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, type: 'INetworkPolicy', module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy' },
+  'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, type: 'IPodDisruptionBudget', module: 'kubernetes-models/policy/v1/PodDisruptionBudget' },
 } as const;
 
 const describe = ({ source, object }: Located): string => `${source} ${object.kind}/${object.metadata?.name}`;
@@ -200,8 +202,8 @@ export function restrictedViolations(objects: readonly Located[]): string[] {
 }
 
 /**
- * Checks what the objects say about each other: a Service selects the pods of one workload
- * (Deployment or StatefulSet), a pod's ConfigMap, Secret and claim exist (or are the named
+ * Checks what the objects say about each other: a Service, and a PodDisruptionBudget, selects the pods of one workload
+ * (Deployment or StatefulSet), a PodDisruptionBudget's workload runs more than one pod, a pod's ConfigMap, Secret and claim exist (or are the named
  * existing Secret; a StatefulSet's claim templates count), a rendered Secret holds every item a
  * pod mounts from it, every volume mount names a volume, every `*_FILE`
  * variable names a file that a mounted secret item provides, and the `--services` argument
@@ -219,13 +221,21 @@ export function wiringProblems(objects: readonly Located[], externalSecrets: rea
   );
   const claims = named('PersistentVolumeClaim');
   const workloads = objects.filter(({ object }) => object.kind === 'Deployment' || object.kind === 'StatefulSet');
-  for (const located of objects.filter(({ object }) => object.kind === 'Service')) {
-    const selector = (located.object.spec as { selector: Record<string, string> }).selector;
-    const matches = workloads.filter(({ object }) => {
+  const selected = (selector: Record<string, string>): Located[] =>
+    workloads.filter(({ object }) => {
       const labels = (object.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
       return Object.entries(selector).every(([key, value]) => labels[key] === value);
     });
+  for (const located of objects.filter(({ object }) => object.kind === 'Service')) {
+    const matches = selected((located.object.spec as { selector: Record<string, string> }).selector);
     if (matches.length !== 1) problems.push(`${describe(located)}: selects ${matches.length} workloads`);
+  }
+  for (const located of objects.filter(({ object }) => object.kind === 'PodDisruptionBudget')) {
+    const matches = selected((located.object.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+    if (matches.length !== 1) problems.push(`${describe(located)}: selects ${matches.length} workloads`);
+    // a budget over one pod would block every drain of its node
+    const replicas = (matches[0]?.object.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+    if (matches.length === 1 && replicas < 2) problems.push(`${describe(located)}: guards a workload of ${replicas} pod`);
   }
   for (const located of workloads) {
     const pod = podSpecOf(located.object) as {

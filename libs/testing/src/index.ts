@@ -67,4 +67,4 @@ export {
   type NatsTestServer,
   type StartNatsServerOptions,
 } from './nats.js';
-export { EXECUTOR_STACK_ARGUMENTS } from './loom-serve-arguments.js';
+export { CLUSTER_CONTROL_ARGUMENTS, clusterExecutorArguments, EXECUTOR_STACK_ARGUMENTS } from './loom-serve-arguments.js';

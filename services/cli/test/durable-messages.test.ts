@@ -3,17 +3,18 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { ExecutorClient, type PublishStreamResponse, WorkflowStoreClient } from '@loom/contracts';
-import { COMPONENT_KINDS, componentInstance, type WorkflowConfiguration, workflowToProto } from '@loom/domain';
+import { type PublishStreamResponse } from '@loom/contracts';
+import { COMPONENT_KINDS, componentInstance } from '@loom/domain';
 import { type GraphStore } from '@loom/graph';
 import { inletConsumerName, streamName } from '@loom/messaging';
-import { call, createClient } from '@loom/service-kit';
+import { call } from '@loom/service-kit';
 import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/testing';
 import { connect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bodyOf,
   cleanGraphOf,
+  clientsOf,
   embeddedGraphStore,
   ensureRunning,
   graphWorkflow,
@@ -22,9 +23,10 @@ import {
   messageIds,
   messageNodes,
   publishIds,
+  pushAndStart,
   startDurableLoom,
 } from './durable-workflows.js';
-import { type LoomProcess } from './loom-process.js';
+import { type LoomProcess, stopLoom } from './loom-process.js';
 
 /**
  * Issue 34's proofs from outside: the built `loom` binary on a real nats-server (JetStream on file storage), killed,
@@ -39,33 +41,6 @@ const CRASH_MESSAGES = 10_000;
 const KILL_AFTER = 4_000;
 /** The executor has been killed or restarted; its backlog drains through a 2-core machine shared with other suites. */
 const DRAIN_MS = 150_000;
-
-/** gRPC clients of one `loom serve`; close() closes both. */
-function clientsOf(loom: LoomProcess): { store: WorkflowStoreClient; executor: ExecutorClient; close(): void } {
-  const store = createClient(WorkflowStoreClient, loom.address, { retry: false, deadlineMs: 60_000 });
-  const executor = createClient(ExecutorClient, loom.address, { retry: false, deadlineMs: 60_000 });
-  return {
-    store,
-    executor,
-    close: () => {
-      store.close();
-      executor.close();
-    },
-  };
-}
-
-/** Pushes and starts `workflow`. */
-async function pushAndStart(clients: ReturnType<typeof clientsOf>, workflow: WorkflowConfiguration): Promise<void> {
-  await call(clients.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
-  await ensureRunning(clients.executor, workflow.name);
-}
-
-/** Stops a loom the test started (SIGTERM) and waits for its exit. */
-async function stopLoom(loom: LoomProcess | undefined): Promise<void> {
-  if (loom === undefined || loom.child.exitCode !== null || loom.child.signalCode !== null) return;
-  loom.child.kill('SIGTERM');
-  await loom.exited;
-}
 
 describe.skipIf(binary === undefined)('durable messages on NATS JetStream, the loom binary killed and restarted', () => {
   let nats: NatsTestServer;

@@ -1,9 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ExecutorClient, type PublishResult, WorkflowState } from '@loom/contracts';
-import { COMPONENT_KINDS, type ComponentInstance, componentInstance, findResourceDefinition, RESOURCE_KINDS, type WorkflowConfiguration } from '@loom/domain';
+import { ExecutorClient, type PublishResult, WorkflowState, WorkflowStoreClient } from '@loom/contracts';
+import {
+  COMPONENT_KINDS,
+  type ComponentInstance,
+  componentInstance,
+  findResourceDefinition,
+  RESOURCE_KINDS,
+  type WorkflowConfiguration,
+  workflowToProto,
+} from '@loom/domain';
 import { type GraphStore, openGraphStore } from '@loom/graph';
 import pg from 'pg';
-import { call, isServiceError } from '@loom/service-kit';
+import { call, createClient, isServiceError } from '@loom/service-kit';
 import { status } from '@grpc/grpc-js';
 import { expect } from 'vitest';
 import { type LoomProcess, startLoom } from './loom-process.js';
@@ -47,8 +55,11 @@ function embeddedGraph(graph: string): NonNullable<ComponentInstance['resource']
   return { name: `Embedded graph_${uuid(700)}`, resource: definition, parameters: { host: 'embedded', user: 'postgres', graph } };
 }
 
-/** The graph writer MERGEing one node per message into `graph`, in batches (as a bulk import writes). */
-function graphWriter(graph: string): ComponentInstance {
+/** A graph resource of a workflow's writer: the embedded graph's, or another (a Neo4j server every executor reaches). */
+export type GraphResource = NonNullable<ComponentInstance['resource']>;
+
+/** The graph writer MERGEing one node per message into `resource`, in batches (as a bulk import writes). */
+function graphWriter(resource: GraphResource): ComponentInstance {
   const writer = componentInstance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, WRITER, {
     query: MERGE_QUERY,
     batch_writes: true,
@@ -58,12 +69,21 @@ function graphWriter(graph: string): ComponentInstance {
     max_retry: 3,
     delay: 200,
   });
-  return { ...writer, resource: embeddedGraph(graph) };
+  return { ...writer, resource };
 }
 
-/** Workflow `name_<uuid>`: inlet → `middle` (each linked to the next) → graph writer on `graph`. */
-export function graphWorkflow(name: string, index: number, graph: string, middle: readonly ComponentInstance[] = []): WorkflowConfiguration {
-  const chain = [componentInstance(COMPONENT_KINDS.INLET, INLET), ...middle, graphWriter(graph)];
+/**
+ * Workflow `name_<uuid>`: inlet → `middle` (each linked to the next) → graph writer on `graph` of the executor's
+ * embedded graph, or on `resource` when given.
+ */
+export function graphWorkflow(
+  name: string,
+  index: number,
+  graph: string,
+  middle: readonly ComponentInstance[] = [],
+  resource: GraphResource = embeddedGraph(graph),
+): WorkflowConfiguration {
+  const chain = [componentInstance(COMPONENT_KINDS.INLET, INLET), ...middle, graphWriter(resource)];
   return {
     name: `${name}_${uuid(index)}`,
     autoStart: false,
@@ -92,6 +112,31 @@ export async function ensureRunning(executor: ExecutorClient, workflow: string):
     if (!isServiceError(error) || error.code !== status.FAILED_PRECONDITION) throw error;
     await expect.poll(state, { timeout: 60_000 }).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
   }
+}
+
+/** gRPC clients of the workflow store at `storeAt` (the executor's own process by default) and of `executor`; close() closes both. */
+export function clientsOf(executor: LoomProcess, storeAt: LoomProcess = executor): { store: WorkflowStoreClient; executor: ExecutorClient; close(): void } {
+  const store = createClient(WorkflowStoreClient, storeAt.address, { retry: false, deadlineMs: 60_000 });
+  const executorClient = createClient(ExecutorClient, executor.address, { retry: false, deadlineMs: 60_000 });
+  return {
+    store,
+    executor: executorClient,
+    close: () => {
+      store.close();
+      executorClient.close();
+    },
+  };
+}
+
+/** Pushes `workflow` to the workflow store. */
+export async function pushWorkflow(store: WorkflowStoreClient, workflow: WorkflowConfiguration): Promise<void> {
+  await call(store, 'putWorkflow', { workflow: workflowToProto(workflow) });
+}
+
+/** Pushes and starts `workflow`. */
+export async function pushAndStart(clients: ReturnType<typeof clientsOf>, workflow: WorkflowConfiguration): Promise<void> {
+  await pushWorkflow(clients.store, workflow);
+  await ensureRunning(clients.executor, workflow.name);
 }
 
 /** What a publisher got back: the ids JetStream stored (accepted or answered duplicate), the rest, and the answers. */

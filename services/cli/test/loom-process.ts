@@ -99,3 +99,10 @@ export function embeddedGraphResource(loom: LoomProcess, graph: string): string 
   );
   return file;
 }
+
+/** Stops a loom the test started (SIGTERM) and waits for its exit; one already gone (killed) is left as it is. */
+export async function stopLoom(loom: LoomProcess | undefined): Promise<void> {
+  if (loom === undefined || loom.child.exitCode !== null || loom.child.signalCode !== null) return;
+  loom.child.kill('SIGTERM');
+  await loom.exited;
+}
