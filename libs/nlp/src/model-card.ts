@@ -16,6 +16,8 @@ export interface ModelCard {
   readonly dev: Record<string, number>;
   readonly licence: string;
   readonly attribution: readonly string[];
+  /** What a reader should know beyond the figures, such as a trade-off accepted when the model was adopted. */
+  readonly notes?: readonly string[];
   readonly trainingSeconds?: number;
 }
 

@@ -97,3 +97,25 @@ describe('annotate with the committed models', () => {
     expect(() => new NlpPipeline({ modelsDir: dir }).annotate('Hello.', { annotators: 'ner' })).toThrow(/no model card/);
   });
 });
+
+describe('an -s word after its subject (issue 37)', () => {
+  // "Grace Hopper lives in Boston." once tagged "lives" NNS, lemma "life": the tagger's features did not say that the
+  // clause had no verb yet. Features version 2 do; the nouns below check that a plural noun after a verb stays a noun.
+  const cases: [sentence: string, word: string, tag: string, lemma: string][] = [
+    ['Grace Hopper lives in Boston.', 'lives', 'VBZ', 'live'],
+    ['Alice Baker lives in London with her family.', 'lives', 'VBZ', 'live'],
+    ['Acme employs 300 people in Ohio.', 'employs', 'VBZ', 'employ'],
+    ['Jane works for Acme.', 'works', 'VBZ', 'work'],
+    ['The company heads a consortium of banks.', 'heads', 'VBZ', 'head'],
+    ['Mark Turner teaches at Harvard.', 'teaches', 'VBZ', 'teach'],
+    ['The storm changed their lives in Boston.', 'lives', 'NNS', 'life'],
+    ['Acme hired two heads of department.', 'heads', 'NNS', 'head'],
+  ];
+
+  it.each(cases)('%s → %s %s %s', (sentence, word, tag, lemma) => {
+    const tokens = pipeline.annotate(sentence, { annotators: 'tokenize,ssplit,pos,lemma' }).sentences.flatMap((parsed) => parsed.tokens);
+    const found = tokens.filter((token) => token.word === word);
+    expect(found).toHaveLength(1);
+    expect([found[0]!.pos, found[0]!.lemma]).toEqual([tag, lemma]);
+  });
+});

@@ -66,9 +66,8 @@ describe("the shipped rule set, on loom's NLP of each rule's examples", () => {
     expect(based?.object).toMatchObject({ text: 'Chicago', type: 'LOCATION' });
   });
 
-  // DEPENDS ON THE TAGGER FIX (issue 37 Must 5, branch nlp): today's tagger makes "lives" after a proper noun a NOUN
-  // (lemma "life"), so no rule with a verb can reach Boston; lives-in is right once "lives" is a VERB, as it is in
-  // "Grace Hopper still lives in Boston." above. This test fails until that fix is merged.
+  // The tagger of features version 1 made "lives" after a proper noun a NOUN (lemma "life"), so no rule with a verb
+  // could reach Boston; the version-2 tagger (issue 37 Must 5) tags it VBZ, as "Grace Hopper still lives in Boston." was.
   it('finds LIVES_IN in "Grace Hopper lives in Boston."', async () => {
     const text = 'Grace Hopper lives in Boston.';
     const evaluation = await writeAndEvaluate(store, [tokenGraphDocument({ ...nlp.annotate(text), docId: 'grace-hopper' }, 'annotation')], queriesOf(rules));
