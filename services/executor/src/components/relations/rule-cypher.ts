@@ -45,6 +45,26 @@ export const RULE_COLUMNS = ['doc', 'sentence', 'branch', 'nodes', 'specifics'] 
 
 type Lists = RelationRuleSet['lists'];
 
+/** One way a dependent check holds: a typed relationship from the bound token to a dependent, and the dependent's conditions. */
+interface DependentAlternative {
+  readonly pattern: string;
+  readonly where: readonly string[];
+  /** The dependent's variable, counted. */
+  readonly counted: string;
+}
+
+/** The token must (`present`) or must not have a dependent matching one of the alternatives. */
+interface DependentCheck {
+  readonly alternatives: readonly DependentAlternative[];
+  readonly present: boolean;
+}
+
+/** Conditions on a token: on its own properties, and on its dependents. */
+interface Constraints {
+  readonly where: readonly string[];
+  readonly checks: readonly DependentCheck[];
+}
+
 /** Builds the statement of one rule (`lists`: the rule set's named word lists); `$ids` holds the AnnotatedText ids to search. */
 export function ruleQuery(rule: RelationRule, lists?: Lists): RuleQuery {
   const compiler = new Compiler(lists);
@@ -80,17 +100,19 @@ class Compiler {
    * One branch: anchored on the subject's candidate tokens, hop by hop from a bound token, the object end checked on
    * the last hop. A WITH between the hops makes each hop a query part of its own, planned with its start bound: Neo4j
    * cannot reorder the parts (planning the whole pattern as one took it tens of seconds for a rule of a few hops), and
-   * each part joins one relationship to a bound token and checks that the token hangs off the same sentence.
+   * each part joins one relationship to a bound token and checks that the token hangs off the same sentence. A check
+   * on a token's dependents follows its hop as query parts of their own too (`dependentChecks`).
    */
   branch(rule: RelationRule, hops: readonly RuleHop<TokenConstraint>[], branch: number): string {
     const t = (i: number): string => `t${i}`;
     const r = (i: number): string => `r${i}`;
-    const anchor = [`d.id = wanted`, ...this.endConditions('t0', rule.subject)];
+    const anchor = this.endConditions('t0', rule.subject);
     const clauses = [
       'UNWIND $ids AS wanted',
-      `MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t0:TagOccurrence) WHERE ${anchor.join(' AND ')}`,
+      `MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t0:TagOccurrence) WHERE ${['d.id = wanted', ...anchor.where].join(' AND ')}`,
     ];
     const bound = ['d', 's', 't0'];
+    clauses.push(...this.dependentChecks(bound, anchor.checks));
     hops.forEach((hop, index) => {
       const from = t(index);
       const to = t(index + 1);
@@ -100,9 +122,15 @@ class Compiler {
       const conditions = [this.specificCondition(relationship, hop.relations)];
       // a path visits each token once
       for (let earlier = 0; earlier <= index; earlier++) conditions.push(`${to}.id <> ${t(earlier)}.id`);
-      if (hop.token !== undefined) conditions.push(...this.tokenConditions(to, hop.token));
+      const checks: DependentCheck[] = [];
+      const add = (constraints: Constraints): void => {
+        conditions.push(...constraints.where);
+        checks.push(...constraints.checks);
+      };
+      if (hop.token !== undefined) add(this.tokenConditions(to, hop.token));
       if (index === hops.length - 1) {
-        conditions.push(...this.endConditions(to, rule.object), `(t0.entityId IS NULL OR ${to}.entityId IS NULL OR t0.entityId <> ${to}.entityId)`);
+        add(this.endConditions(to, rule.object));
+        conditions.push(`(t0.entityId IS NULL OR ${to}.entityId IS NULL OR t0.entityId <> ${to}.entityId)`);
       }
       const where = conditions.filter((condition) => condition !== '');
       clauses.push(
@@ -110,6 +138,7 @@ class Compiler {
         `MATCH (${from})${arrow}(${to}:TagOccurrence), (s)-[:SENTENCE_TAG_OCCURRENCE]->(${to})${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
       );
       bound.push(relationship, to);
+      clauses.push(...this.dependentChecks(bound, checks));
     });
     const nodes = Array.from({ length: hops.length + 1 }, (_, i) => t(i)).join(', ');
     const specifics = hops.map((_, i) => `${r(i + 1)}.specific`).join(', ');
@@ -117,8 +146,29 @@ class Compiler {
     return clauses.join(' ');
   }
 
+  /**
+   * The clauses that keep the rows whose token has (or has not) the dependents of each check: per alternative an
+   * OPTIONAL MATCH of one typed relationship from the bound token, counted by a WITH that keeps every bound variable,
+   * then a WITH that filters on the sum. Neo4j plans these small query parts in a fraction of the time it takes for an
+   * `exists {}` subquery in the hop's WHERE (docs/relations.md), and AGE reads them the same way.
+   */
+  private dependentChecks(bound: readonly string[], checks: readonly DependentCheck[]): string[] {
+    const clauses: string[] = [];
+    for (const check of checks) {
+      const counts: string[] = [];
+      for (const alternative of check.alternatives) {
+        const count = this.fresh('c');
+        clauses.push(`OPTIONAL MATCH ${alternative.pattern}${alternative.where.length > 0 ? ` WHERE ${alternative.where.join(' AND ')}` : ''}`);
+        clauses.push(`WITH ${[...bound, ...counts].join(', ')}, count(${alternative.counted}) AS ${count}`);
+        counts.push(count);
+      }
+      clauses.push(`WITH ${bound.join(', ')}, ${counts.join(' + ')} AS found WHERE found ${check.present ? '> 0' : '= 0'}`);
+    }
+    return clauses;
+  }
+
   /** An end: a named entity of the given types, else any named entity or the head of a proper-noun span; then its token constraints. */
-  private endConditions(token: string, end: RelationRule['subject']): string[] {
+  private endConditions(token: string, end: RelationRule['subject']): Constraints {
     const conditions: string[] = [];
     if (end.entity !== undefined) {
       conditions.push(`${token}.ne IN ${this.parameter(end.entity)}`);
@@ -126,8 +176,9 @@ class Compiler {
       // a proper noun outside every entity; rule-relations.ts widens it to its span
       conditions.push(`(${token}.ne IS NOT NULL OR ${token}.upos = 'PROPN')`);
     }
-    if (end.token !== undefined) conditions.push(...this.tokenConditions(token, end.token));
-    return conditions;
+    if (end.token === undefined) return { where: conditions, checks: [] };
+    const constraints = this.tokenConditions(token, end.token);
+    return { where: [...conditions, ...constraints.where], checks: constraints.checks };
   }
 
   /** `obl` matches any OBL; `obl:tmod` only OBL with specific `tmod`; a list of one type matches if any does. */
@@ -137,24 +188,41 @@ class Compiler {
     return `${r}.specific IN ${this.parameter(specifics)}`;
   }
 
-  tokenConditions(token: string, constraint: TokenConstraint): string[] {
+  /** A token's constraints: on its own properties (`where`) and on its dependents (`checks`, run after its hop). */
+  tokenConditions(token: string, constraint: TokenConstraint): Constraints {
     const conditions: string[] = [];
+    const checks: DependentCheck[] = [];
     if (constraint.lemma !== undefined) conditions.push(`toLower(${token}.lemma) IN ${this.parameter(resolveWords(constraint.lemma, this.lists))}`);
     if (constraint.notLemma !== undefined) conditions.push(`NOT (toLower(${token}.lemma) IN ${this.parameter(resolveWords(constraint.notLemma, this.lists))})`);
     if (constraint.pos !== undefined) conditions.push(`${token}.pos IN ${this.parameter(constraint.pos)}`);
     if (constraint.upos !== undefined) conditions.push(`${token}.upos IN ${this.parameter(constraint.upos)}`);
     if (constraint.entity !== undefined) conditions.push(`${token}.ne IN ${this.parameter(constraint.entity)}`);
     if (constraint.negated !== undefined) {
-      const negations = NEGATION_TYPES.map((type) => {
+      const alternatives = NEGATION_TYPES.map((type) => {
         const n = this.fresh('n');
-        return `exists { MATCH (${token})-[:${type}]->(${n}:TagOccurrence) WHERE toLower(${n}.lemma) IN ${this.parameter([...NEGATION_LEMMAS])} }`;
+        return {
+          pattern: `(${token})-[:${type}]->(${n}:TagOccurrence)`,
+          where: [`toLower(${n}.lemma) IN ${this.parameter([...NEGATION_LEMMAS])}`],
+          counted: n,
+        };
       });
-      const negated = `(${negations.join(' OR ')})`;
-      conditions.push(constraint.negated ? negated : `NOT ${negated}`);
+      checks.push({ alternatives, present: constraint.negated });
     }
-    for (const dependent of constraint.dependents ?? []) conditions.push(this.dependentCondition(token, dependent));
-    for (const dependent of constraint.noDependents ?? []) conditions.push(`NOT ${this.dependentCondition(token, dependent)}`);
-    return conditions;
+    for (const dependent of constraint.dependents ?? []) checks.push({ alternatives: this.dependentAlternatives(token, dependent), present: true });
+    for (const dependent of constraint.noDependents ?? []) checks.push({ alternatives: this.dependentAlternatives(token, dependent), present: false });
+    return { where: conditions, checks };
+  }
+
+  /** A dependent like this, one alternative per relationship type it may have (any of which is enough). */
+  private dependentAlternatives(token: string, dependent: DependentConstraint): DependentAlternative[] {
+    return [...relationsByType(dependent.relation)].map(([type, relations]) => {
+      const x = this.fresh('x');
+      const n = this.fresh('n');
+      const conditions = [this.specificCondition(x, relations), ...this.dependentTokenConditions(n, dependent)];
+      // a dependent of the dependent (one level, rare): a subquery inside the alternative
+      for (const inner of dependent.dependents ?? []) conditions.push(this.dependentCondition(n, inner));
+      return { pattern: `(${token})-[${x}:${type}]->(${n}:TagOccurrence)`, where: conditions.filter((condition) => condition !== ''), counted: n };
+    });
   }
 
   /** The token has a dependent like this (one `exists` per relationship type it may have, any of which holds). */
