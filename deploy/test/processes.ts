@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { ExecutorClient } from '@loom/contracts';
+import { ExecutorClient, WorkflowState } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit';
 export { freeLoopbackPort as freePort } from '@loom/service-kit/testing';
 
@@ -98,6 +98,24 @@ export async function startWorkflow(address: string, token: string, workflow: st
   const client = createClient(ExecutorClient, address, { token, deadlineMs: 180_000 });
   try {
     await call(client, 'startWorkflow', { name: workflow }, { deadlineMs: 180_000 });
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Waits until the executor runs the workflow again without being asked: with messaging configured, a restarted
+ * executor starts every workflow the cluster still marks RUNNING (issue 35).
+ */
+export async function runningAgain(address: string, token: string, workflow: string): Promise<void> {
+  const client = createClient(ExecutorClient, address, { token, deadlineMs: 30_000 });
+  try {
+    await eventually(`${workflow} RUNNING again after the restart`, async () => {
+      // its own part, not the whole: the killed executor's part still shows RUNNING until its report expires
+      const status = await call(client, 'getWorkflowStatus', { name: workflow }).catch(() => undefined);
+      const own = status?.executors.find((part) => part.executorId === status.executorId);
+      return own?.state === WorkflowState.WORKFLOW_STATE_RUNNING ? true : undefined;
+    });
   } finally {
     client.close();
   }
