@@ -46,6 +46,9 @@ export type ComponentKindName = (typeof COMPONENT_KINDS)[keyof typeof COMPONENT_
 /** How a webhook authenticates its callers (its `authentication` option); `none` only when chosen. */
 export const WEBHOOK_AUTHENTICATION = ['bearer', 'hmac', 'none'] as const;
 
+/** The smallest `timestamp_tolerance` (ms) of a signed webhook: senders' clocks are never closer than that. */
+export const WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS = 1000;
+
 /** Qualified names of the resource kinds of the catalog: `loom.resources.<category>.<Kind>`. */
 export const RESOURCE_KINDS = {
   NEO4J_DATABASE: 'loom.resources.graph.Neo4jDatabase',
@@ -224,6 +227,9 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
           // bearer: an operator's token (as PublishMessage); hmac: `X-Loom-Signature: sha256=<hex>` of the body; none must be chosen
           option('Main', 'authentication', 'STRING', 'Authentication (bearer, hmac or none)', true, 'bearer', { allowedValues: WEBHOOK_AUTHENTICATION }),
           option('Main', 'secret', 'STRING', 'HMAC shared secret ($$VARIABLE; for hmac)', false, null),
+          // hmac: the signature covers `<X-Loom-Timestamp>.<body>`, so a captured request cannot be replayed
+          option('Advanced', 'signed_timestamp', 'BOOLEAN', 'Signature covers X-Loom-Timestamp (for hmac)', false, true),
+          option('Advanced', 'timestamp_tolerance', 'INTEGER', 'Timestamp tolerance either way (ms; for hmac)', false, 300_000),
           // unset: where loom's own server listens (server.host), so a loopback loom opens no outside port
           option('Advanced', 'host', 'STRING', 'Listen address (default: server.host)', false, null),
         ],

@@ -58,6 +58,7 @@ export { linkLabel, type LinkViolationReason } from './workflow-links.js';
 export {
   COMPONENT_KINDS,
   WEBHOOK_AUTHENTICATION,
+  WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS,
   type ComponentKindName,
   RESOURCE_KINDS,
   type ResourceKindName,

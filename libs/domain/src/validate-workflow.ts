@@ -8,6 +8,7 @@ import {
   parameterConstraint,
   resourceSatisfies,
   SKILL_CAPABILITY_QUALIFIED_NAMES,
+  WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS,
 } from './catalog.js';
 import { type ValueConstraint } from './catalog-options.js';
 import { type FieldViolation, ValidationError } from './errors.js';
@@ -203,6 +204,12 @@ class Check {
    */
   private webhookAuthentication(component: ComponentInstance, optionsPath: string): void {
     const mode = component.options.find((option) => option.name === 'authentication')?.value ?? 'bearer';
+    const toleranceIndex = component.options.findIndex((option) => option.name === 'timestamp_tolerance');
+    const tolerance = component.options[toleranceIndex]?.value;
+    if (typeof tolerance === 'number' && tolerance < WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS) {
+      const tolerancePath = appendJsonPath(appendJsonPath(optionsPath, toleranceIndex), 'value');
+      this.report(tolerancePath, `option 'timestamp_tolerance' must be at least ${WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS} (ms)`, 'INVALID_VALUE');
+    }
     const secretIndex = component.options.findIndex((option) => option.name === 'secret');
     const secret = component.options[secretIndex]?.value;
     const given = typeof secret === 'string' && !isBlank(secret);

@@ -52,6 +52,17 @@ describe('webhook authentication at push', () => {
     ]);
   });
 
+  it('takes the replay options and refuses a timestamp tolerance under a second, naming the option', () => {
+    const signed = { authentication: 'hmac', secret: '$$ORDERS_HOOK_SECRET' };
+    expect(() => validateWorkflow(webhookWorkflow({ ...signed, signed_timestamp: false, timestamp_tolerance: 1000 }))).not.toThrow();
+    expect(problems({ ...signed, timestamp_tolerance: 999 })).toStrictEqual([
+      ['components[0].options[4].value', 'INVALID_VALUE', "option 'timestamp_tolerance' must be at least 1000 (ms)"],
+    ]);
+    expect(problems({ ...signed, signed_timestamp: 'yes' }).map(([field, reason]) => [field, reason])).toStrictEqual([
+      ['components[0].options[4].value', 'WRONG_TYPE'],
+    ]);
+  });
+
   it('makes the secret a sensitive slot, sealed at push', () => {
     const workflow = webhookWorkflow({ authentication: 'hmac', secret: '$$ORDERS_HOOK_SECRET' });
     const collected = collectSecretSlots(workflow, needsSealing);

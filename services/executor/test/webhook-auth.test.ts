@@ -10,6 +10,7 @@ import { call, createClient, fieldViolationsOf } from '@loom/service-kit';
 import { failure } from '@loom/service-kit/testing';
 import { testCertificates, type TestCertificates } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SeenSignatures } from '../src/components/webhook-auth.js';
 import { type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';
 
 // The webhook in a running workflow (pushed to the config store, sealed by the secrets service, started by the
@@ -44,7 +45,16 @@ function post(url: string, body: string | Buffer, headers: Record<string, string
   });
 }
 
-const sign = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/** `X-Loom-Signature`'s value: the HMAC-SHA256 of `signed` under `secret`. */
+const sign = (secret: string, signed: string): string => `sha256=${createHmac('sha256', secret).update(signed).digest('hex')}`;
+
+/** Unix seconds `offsetSeconds` from now, as `X-Loom-Timestamp` carries them. */
+const unixSeconds = (offsetSeconds = 0): string => String(Math.floor(Date.now() / 1000) + offsetSeconds);
+
+/** The headers of a request signed with its timestamp: the signature covers `<timestamp>.<body>`. */
+function signedHeaders(secret: string, body: string, timestamp = unixSeconds()): Record<string, string> {
+  return { 'x-loom-timestamp': timestamp, 'x-loom-signature': sign(secret, `${timestamp}.${body}`) };
+}
 
 /** A webhook workflow with a Logger sink; instance names unique per call, so log lines tell the runs apart. */
 function hookWorkflow(options: Record<string, unknown>) {
@@ -146,7 +156,7 @@ describe('webhook authentication in a running workflow', () => {
     await run.stop();
   });
 
-  it('with hmac, takes a body signed with the sealed $$VARIABLE secret and refuses a bad or missing signature 401', async () => {
+  it('with hmac, takes a body signed with its timestamp under the sealed $$VARIABLE secret and refuses a bad or missing signature 401', async () => {
     const run = await runHook(harness, { authentication: 'hmac', secret: '$$ORDERS_HOOK_SECRET' });
     // the secret was sealed at push: the stored file does not hold it
     const file = readdirSync(harness.workflowsDir).find((entry) => entry.startsWith(run.name) && entry.endsWith('.workflow.json'));
@@ -155,12 +165,23 @@ describe('webhook authentication in a running workflow', () => {
     expect(stored).toMatch(/"###AES-/);
 
     const body = '{"order": 10}';
-    const accepted = await post(run.url, body, { 'x-loom-signature': sign(HOOK_SECRET, body) });
+    const accepted = await post(run.url, body, signedHeaders(HOOK_SECRET, body));
     expect(accepted.status).toBe(202);
     await expect.poll(() => run.delivered().map((line) => line.body)).toEqual([{ order: 10 }]);
 
-    for (const signature of [sign('another-secret', body), sign(HOOK_SECRET, '{"order": 11}'), 'sha256=zz', undefined]) {
-      const refused = await post(run.url, body, signature === undefined ? {} : { 'x-loom-signature': signature });
+    const now = unixSeconds();
+    const wrong: Record<string, string>[] = [
+      signedHeaders('another-secret', body),
+      { 'x-loom-timestamp': now, 'x-loom-signature': sign(HOOK_SECRET, `${now}.{"order": 11}`) },
+      // the body alone, without the timestamp, is not what is signed
+      { 'x-loom-timestamp': now, 'x-loom-signature': sign(HOOK_SECRET, body) },
+      { 'x-loom-timestamp': now, 'x-loom-signature': 'sha256=zz' },
+      { 'x-loom-signature': sign(HOOK_SECRET, `${now}.${body}`) },
+      { 'x-loom-timestamp': 'yesterday', 'x-loom-signature': sign(HOOK_SECRET, `yesterday.${body}`) },
+      {},
+    ];
+    for (const headers of wrong) {
+      const refused = await post(run.url, body, headers);
       expect([refused.status, refused.headers['www-authenticate'], JSON.parse(refused.body)]).toEqual([
         401,
         'HMAC-SHA256 realm="loom", header="X-Loom-Signature"',
@@ -171,6 +192,39 @@ describe('webhook authentication in a running workflow', () => {
     expect((await post(run.url, body, { authorization: `Bearer ${OPERATOR_TOKEN}` })).status).toBe(401);
     expect(run.delivered()).toHaveLength(1);
     expect(harness.logLines.join('\n')).not.toContain(HOOK_SECRET);
+    await run.stop();
+  });
+
+  it('with hmac, refuses a captured request sent again, and one whose timestamp is past the tolerance either way', async () => {
+    const run = await runHook(harness, { authentication: 'hmac', secret: '$$ORDERS_HOOK_SECRET', timestamp_tolerance: 60_000 });
+    const body = '{"order": 12}';
+    const captured = signedHeaders(HOOK_SECRET, body);
+    expect((await post(run.url, body, captured)).status).toBe(202);
+    expect((await post(run.url, body, captured)).status).toBe(401);
+    // the same body signed at another second is a new request
+    expect((await post(run.url, body, signedHeaders(HOOK_SECRET, body, unixSeconds(-30)))).status).toBe(202);
+    for (const offset of [-120, 120]) expect((await post(run.url, body, signedHeaders(HOOK_SECRET, body, unixSeconds(offset)))).status).toBe(401);
+    await expect.poll(() => run.delivered().map((line) => line.body)).toEqual([{ order: 12 }, { order: 12 }]);
+    const reasons = harness
+      .logged()
+      .filter((line) => line.component === run.hook && line.msg === 'webhook request refused')
+      .map((line) => line.reason);
+    expect(reasons).toEqual([
+      'the signature was accepted before: a replay',
+      'the timestamp is 120 s old, past the tolerance',
+      'the timestamp is 120 s ahead, past the tolerance',
+    ]);
+    await run.stop();
+  });
+
+  it('with hmac and signed_timestamp false, takes a signature of the body alone and warns at start that replays pass', async () => {
+    const run = await runHook(harness, { authentication: 'hmac', secret: '$$ORDERS_HOOK_SECRET', signed_timestamp: false });
+    const warning = harness.logged().find((line) => line.component === run.hook && line.level === 'warn');
+    expect(warning?.msg).toBe('webhook signatures cover the body alone (signed_timestamp is false): a captured request can be sent again');
+    const body = '{"order": 13}';
+    expect((await post(run.url, body, { 'x-loom-signature': sign(HOOK_SECRET, body) })).status).toBe(202);
+    expect((await post(run.url, body, { 'x-loom-signature': sign(HOOK_SECRET, body) })).status).toBe(202);
+    await expect.poll(() => run.delivered().map((line) => line.body)).toEqual([{ order: 13 }, { order: 13 }]);
     await run.stop();
   });
 
@@ -192,6 +246,16 @@ describe('webhook authentication in a running workflow', () => {
     const noSecret = await failure(call(harness.store, 'putWorkflow', { workflow: workflowToProto(hookWorkflow({ authentication: 'hmac' }).workflow) }));
     expect(noSecret.code).toBe(status.INVALID_ARGUMENT);
     expect(fieldViolationsOf(noSecret)).toEqual([expect.objectContaining({ field: 'components[0].options', reason: 'MISSING_OPTION' })]);
+  });
+});
+
+describe('the signatures a webhook remembers against replays', () => {
+  it('refuses one remembered until it expires, and forgets the oldest first past its capacity', () => {
+    const seen = new SeenSignatures(2);
+    expect([seen.remember('a', 1000, 0), seen.remember('a', 1000, 500), seen.remember('a', 2000, 1001)]).toEqual([true, false, true]);
+    expect([seen.remember('b', 5000, 1002), seen.remember('c', 5000, 1003), seen.size]).toEqual([true, true, 2]);
+    // 'a' was forgotten for 'c'; 'b' and 'c' are still refused
+    expect([seen.remember('b', 5000, 1004), seen.remember('c', 5000, 1004)]).toEqual([false, false]);
   });
 });
 

@@ -9,15 +9,17 @@ import {
   admit,
   type Admission,
   challenge,
-  signatureMatches,
+  type Signed,
+  signatureRefusal,
   WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
   type WebhookAuthentication,
   webhookAuthentication,
   type WebhookSecurity,
   webhookTls,
 } from './webhook-auth.js';
 
-export { WEBHOOK_PERMISSION, WEBHOOK_SIGNATURE_HEADER, type WebhookSecurity } from './webhook-auth.js';
+export { WEBHOOK_PERMISSION, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, type WebhookSecurity } from './webhook-auth.js';
 
 /** The largest request body a webhook takes; a larger one is answered 413. */
 export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
@@ -140,6 +142,9 @@ export class WebhookSource implements Source {
     if (this.authentication.mode === 'none') {
       this.context.logger.warn(fields, 'webhook takes requests from anyone who reaches it: its authentication option is none');
     }
+    if (this.authentication.mode === 'hmac' && this.authentication.replays === undefined) {
+      this.context.logger.warn(fields, 'webhook signatures cover the body alone (signed_timestamp is false): a captured request can be sent again');
+    }
   }
 
   /** Refuses a request its headers do not admit (401/403, Connection: close, the body never read), else handles it. */
@@ -148,7 +153,7 @@ export class WebhookSource implements Source {
     const settle = (admission: Admission): void => {
       if (admission.admitted) {
         if (request.headers.expect?.toLowerCase() === '100-continue') response.writeContinue();
-        this.handle(request, response, emit, admission.signature);
+        this.handle(request, response, emit, admission.signed);
         return;
       }
       this.refuse(request, response, admission.status, admission.reason);
@@ -200,7 +205,7 @@ export class WebhookSource implements Source {
     this.lifecycle.to('stopped');
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, emit: Emit, signature: Buffer | undefined): void {
+  private handle(request: IncomingMessage, response: ServerResponse, emit: Emit, signed: Signed | undefined): void {
     const pathname = (request.url ?? '/').split('?', 1)[0];
     if (pathname !== this.path) {
       request.resume();
@@ -233,8 +238,9 @@ export class WebhookSource implements Source {
         return;
       }
       const raw = Buffer.concat(chunks);
-      if (signature !== undefined && this.authentication.mode === 'hmac' && !signatureMatches(this.authentication.secret, raw, signature)) {
-        this.refuse(request, response, 401, 'the signature does not match the body');
+      const refusal = signed !== undefined && this.authentication.mode === 'hmac' ? signatureRefusal(this.authentication, raw, signed) : undefined;
+      if (refusal !== undefined) {
+        this.refuse(request, response, 401, refusal);
         return;
       }
       const text = raw.toString('utf8');
@@ -359,7 +365,13 @@ function loomHeaders(request: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     // node lower-cases header names already
-    if (!(name.startsWith(WEBHOOK_HEADER_PREFIX) || TRACE_HEADERS.includes(name)) || value === undefined || name === WEBHOOK_SIGNATURE_HEADER) continue;
+    if (
+      !(name.startsWith(WEBHOOK_HEADER_PREFIX) || TRACE_HEADERS.includes(name)) ||
+      value === undefined ||
+      name === WEBHOOK_SIGNATURE_HEADER ||
+      name === WEBHOOK_TIMESTAMP_HEADER
+    )
+      continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
