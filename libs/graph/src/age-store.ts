@@ -6,8 +6,18 @@ import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
 import { checkBulkCreate } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
-import type { GraphBulkCreate, GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
-import { bracketed, checkGraphName, checkIdentifier, type AgeConnection } from './parameters.js';
+import type {
+  GraphBulkCreate,
+  GraphNodeKey,
+  GraphParameters,
+  GraphPropertyIndex,
+  GraphQueryOptions,
+  GraphRecord,
+  GraphStore,
+  GraphTransaction,
+} from './graph-store.js';
+import { nodeKeysOf } from './node-keys.js';
+import { bracketed, checkGraphName, type AgeConnection } from './parameters.js';
 
 /** Options of createAgeStore. */
 export interface AgeStoreOptions {
@@ -128,41 +138,52 @@ class AgeStore implements GraphStore {
     return result;
   }
 
-  async ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void> {
+  async ensurePropertyIndexes(indexes: readonly (GraphPropertyIndex | GraphNodeKey)[]): Promise<void> {
     if (this.closing !== undefined) throw new GraphStoreClosedError('age', this.context.address);
     if (this.readOnly) throw new GraphReadOnlyError('age', this.context.address, undefined, 'refused to create indexes');
-    indexes.forEach((index, i) => {
-      checkIdentifier(index.label, `indexes[${i}].label`);
-      checkIdentifier(index.property, `indexes[${i}].property`);
-    });
-    const graph = this.connection.graph;
+    const keys = nodeKeysOf(indexes);
     await this.withLease(undefined, async (lease) => {
-      for (const { label, property } of indexes) {
-        // AGE keeps each label in a table of the graph's schema, made at the label's first CREATE; the index needs it now
-        const labelExists = async (): Promise<boolean> =>
-          (
-            await this.sql(lease, {
-              text: 'SELECT 1 FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name = $2',
-              values: [graph, label],
-            })
-          ).rowCount === 1;
-        if (!(await labelExists())) {
-          try {
-            await this.sql(lease, { text: 'SELECT ag_catalog.create_vlabel($1::cstring, $2::cstring)', values: [graph, label] });
-          } catch (error) {
-            if (!(await labelExists())) throw error; // another writer may have made it in the meantime
-          }
-        }
-        // `WHERE n.p = v` compiles to agtype_access_operator(properties, '"p"') = v, which this btree index serves
-        const name = `${label}_${property}_loom_idx`.slice(0, 63);
-        await this.sql(lease, `CREATE INDEX IF NOT EXISTS "${name}" ON "${graph}"."${label}" USING btree (${agePropertyKey(property)})`);
-      }
+      for (const key of keys) await this.ensureKeyIndex(lease, key);
     });
   }
 
   close(): Promise<void> {
     this.closing ??= this.db.close();
     return this.closing;
+  }
+
+  /** One btree index over a label table's key properties, and the table itself when its label has no node yet. */
+  private async ensureKeyIndex(lease: Lease, { label, properties }: GraphNodeKey): Promise<void> {
+    const graph = this.connection.graph;
+    // AGE keeps each label in a table of the graph's schema, made at the label's first CREATE; the index needs it now
+    const labelExists = async (): Promise<boolean> =>
+      (
+        await this.sql(lease, {
+          text: 'SELECT 1 FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name = $2',
+          values: [graph, label],
+        })
+      ).rowCount === 1;
+    if (!(await labelExists())) {
+      try {
+        await this.sql(lease, { text: 'SELECT ag_catalog.create_vlabel($1::cstring, $2::cstring)', values: [graph, label] });
+      } catch (error) {
+        if (!(await labelExists())) throw error; // another writer may have made it in the meantime
+      }
+    }
+    // a key of one property keeps the name it always had; '(' cannot occur in an identifier, so the names of keys of
+    // several properties never meet those
+    const name = (properties.length === 1 ? `${label}_${properties[0]}_loom_idx` : `${label}(${properties.join(',')})_loom_idx`).slice(0, 63);
+    const indexExists = async (): Promise<boolean> =>
+      (await this.sql(lease, { text: 'SELECT 1 FROM pg_catalog.pg_indexes WHERE schemaname = $1 AND indexname = $2', values: [graph, name] })).rowCount === 1;
+    // `WHERE n.p = v`, and with age.enable_containment off (see prepareSession) `MERGE (n:L {p: v})` too, compile to
+    // agtype_access_operator(properties, '"p"') = v, which this btree index serves
+    const columns = properties.map((property) => agePropertyKey(property)).join(', ');
+    try {
+      await this.sql(lease, `CREATE INDEX IF NOT EXISTS "${name}" ON "${graph}"."${label}" USING btree (${columns})`);
+    } catch (error) {
+      // two writers creating the same index at once: the loser fails on the catalog's unique name, not IF NOT EXISTS
+      if (!(await indexExists())) throw error;
+    }
   }
 
   /**
@@ -334,8 +355,13 @@ class AgeStore implements GraphStore {
       // (shared_preload_libraries) do not need it, and a server without AGE fails clearly at the first cypher() call
       if (!(error instanceof GraphQueryError && error.code === INSUFFICIENT_PRIVILEGE)) throw error;
     }
-    // create_graph and the agtype operators need ag_catalog on the path; relational tables must be schema-qualified
+    // create_graph and the agtype operators need ag_catalog on the path; relational tables must be schema-qualified.
+    // With containment off, a pattern's property map (`MATCH (n:L {p: v})`, `MERGE ...`) compares its values with =
+    // (agtype_access_operator) instead of agtype containment (@>), which the btree indexes of ensurePropertyIndexes
+    // serve: with containment, a MERGE reads its label's whole table for every row. (AGE still matches list and map
+    // values by containment, so what a pattern finds is the same.)
     await this.sql(lease, 'SET search_path = ag_catalog, "$user", public');
+    await this.sql(lease, 'SET age.enable_containment = off');
     this.graphReady ??= this.ensureGraph(lease).catch((error: unknown) => {
       this.graphReady = undefined;
       throw error;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deriveReturnColumns, fieldsRead, findWritingClause, toBatchQuery } from './cypher-text.js';
+import { deriveReturnColumns, fieldsRead, findWritingClause, mergeKeys, toBatchQuery } from './cypher-text.js';
 
 describe('findWritingClause', () => {
   it.each([
@@ -84,5 +84,27 @@ describe('fieldsRead', () => {
       new Set(['id', '_keywords']),
     );
     expect(fieldsRead('UNWIND $batch AS row CREATE (d:Doc) SET d = row', BATCH)).toBeUndefined();
+  });
+});
+
+describe('mergeKeys', () => {
+  it('finds the label and the map keys of each MERGE node pattern, in order and once', () => {
+    const query =
+      'UNWIND $batch AS row MERGE (d:Document {id: row.id}) SET d.title = row.title ' +
+      'WITH d, row UNWIND row.mentions AS m MERGE (e:Entity {label: m.label, value: m.value, extra: {nested: 1}}) ' +
+      'MERGE (:Document {id: m.document}) MERGE (d)-[:MENTIONS]->(e)';
+    expect(mergeKeys(query)).toEqual([
+      { label: 'Document', properties: ['id'] },
+      { label: 'Entity', properties: ['label', 'value', 'extra'] },
+    ]);
+  });
+
+  it('leaves out what no single index serves or that is no MERGE', () => {
+    expect(mergeKeys('MERGE (n:Tag)')).toEqual([]);
+    expect(mergeKeys('MERGE (n:A:B {id: 1})')).toEqual([]);
+    expect(mergeKeys('MERGE (n {id: 1})')).toEqual([]);
+    expect(mergeKeys('MERGE (n:`Odd label` {id: 1})')).toEqual([]);
+    expect(mergeKeys("MATCH (n:Tag {id: 1}) SET n.note = 'MERGE (x:Y {z: 1})' RETURN n.merge AS merge")).toEqual([]);
+    expect(mergeKeys('MERGE (n:`Tag` {`id`: 1})')).toEqual([{ label: 'Tag', properties: ['id'] }]);
   });
 });

@@ -1,3 +1,5 @@
+import type { GraphNodeKey } from './graph-store.js';
+
 /** One lexical token of a Cypher text; strings and comments are consumed and never become words. */
 interface Token {
   readonly kind: 'word' | 'ident' | 'param' | 'string' | 'number' | 'punct';
@@ -127,6 +129,46 @@ export function fieldsRead(query: string, batch?: { readonly parameter: string; 
     else if (!carriedByWith(tokens, index)) return undefined;
   }
   return fields;
+}
+
+/**
+ * The node keys a statement's MERGE clauses look nodes up by, so that they can be indexed: for each
+ * `MERGE (n:Label {a: ..., b: ...})` (the pattern's first node, with one label and a property map, outside strings and
+ * comments), the label and the map's keys in order; each key once. Labels and keys that are not plain identifiers are
+ * left out (ensurePropertyIndexes takes only those).
+ */
+export function mergeKeys(query: string): GraphNodeKey[] {
+  const tokens = tokenize(query);
+  const keys = new Map<string, GraphNodeKey>();
+  tokens.forEach((token, index) => {
+    const previous = tokens[index - 1];
+    if (!isWord(token, 'MERGE') || (previous?.kind === 'punct' && NOT_A_CLAUSE_AFTER.has(previous.text))) return;
+    const key = mergedNodeKey(tokens, index + 1);
+    if (key !== undefined) keys.set(`${key.label}(${key.properties.join(',')})`, key);
+  });
+  return [...keys.values()];
+}
+
+const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** The key of the node pattern `(n:Label {a: ..., b: ...})` starting at `from`, or undefined for any other pattern. */
+function mergedNodeKey(tokens: readonly Token[], from: number): GraphNodeKey | undefined {
+  const isName = (token: Token | undefined): boolean => token?.kind === 'word' || token?.kind === 'ident';
+  const isPunct = (token: Token | undefined, text: string): boolean => token?.kind === 'punct' && token.text === text;
+  let at = from;
+  if (!isPunct(tokens[at], '(')) return undefined;
+  if (isName(tokens[++at])) at++; // the variable
+  const label = tokens[at + 1];
+  if (!isPunct(tokens[at], ':') || label === undefined || !isName(label) || !isPunct(tokens[at + 2], '{')) return undefined;
+  const open = tokens[at + 2] as Token;
+  const properties: string[] = [];
+  for (at += 3; at < tokens.length && !(isPunct(tokens[at], '}') && tokens[at]!.depth === open.depth); at++) {
+    const token = tokens[at]!;
+    const startsEntry = isPunct(tokens[at - 1], '{') || isPunct(tokens[at - 1], ',');
+    if (token.depth === open.depth + 1 && startsEntry && isName(token) && isPunct(tokens[at + 1], ':')) properties.push(token.text);
+  }
+  if (properties.length === 0 || ![label.text, ...properties].every((name) => PLAIN_IDENTIFIER.test(name))) return undefined;
+  return { label: label.text, properties: [...new Set(properties)] };
 }
 
 /** True when the token at `index` is an item of a WITH projection as it is (`WITH d, row UNWIND ...`), not renamed. */

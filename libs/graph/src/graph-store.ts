@@ -115,6 +115,17 @@ export interface GraphPropertyIndex {
   readonly property: string;
 }
 
+/**
+ * Properties of a node label that loom's statements look nodes up by together, as `MERGE (n:Label {a: x, b: y})` does:
+ * one index over all of them, in this order (see mergeKeys).
+ */
+export interface GraphNodeKey {
+  /** Node label: an identifier (letters, digits, _). */
+  readonly label: string;
+  /** Property names, at least one: identifiers (letters, digits, _). */
+  readonly properties: readonly string[];
+}
+
 /** Cypher against one graph database resource; every failure is a LoomError (see errors.ts). */
 export interface GraphStore {
   readonly kind: GraphStoreKind;
@@ -128,9 +139,10 @@ export interface GraphStore {
   writeTransaction<T>(work: (tx: GraphTransaction) => Promise<T>): Promise<T>;
   /**
    * Creates the indexes that are missing for equality lookups (`WHERE n.property = value`) of these node properties;
-   * idempotent. Index creation is not Cypher on AGE, hence a method of the port. Refused on a read_only resource.
+   * idempotent. A GraphNodeKey of several properties gets one index over them all (what a MERGE on them looks up).
+   * Index creation is not Cypher on AGE, hence a method of the port. Refused on a read_only resource.
    */
-  ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void>;
+  ensurePropertyIndexes(indexes: readonly (GraphPropertyIndex | GraphNodeKey)[]): Promise<void>;
   /** Closes connections; the store cannot be used afterwards. */
   close(): Promise<void>;
 }

@@ -10,6 +10,7 @@ export {
   type GraphParameters,
   type GraphQueryOptions,
   type GraphPropertyIndex,
+  type GraphNodeKey,
   type GraphBulkCreate,
   type GraphNodeBatch,
   type GraphRelationshipBatch,
@@ -33,6 +34,6 @@ export {
 export { createAgeStore, type AgeStoreOptions } from './age-store.js';
 export { startEmbeddedGraph, type EmbeddedGraphOptions } from './embedded-graph.js';
 export { neo4jConnection, ageConnection, type Neo4jConnection, type AgeConnection } from './parameters.js';
-export { findWritingClause, deriveReturnColumns, fieldsRead, toBatchQuery, type DerivedColumns } from './cypher-text.js';
+export { findWritingClause, deriveReturnColumns, fieldsRead, toBatchQuery, mergeKeys, type DerivedColumns } from './cypher-text.js';
 export { parseAgtype, AgtypeSyntaxError } from './agtype.js';
 export { SsoGraphQueries, GraphPermissionDeniedError, GraphSsoModeUnsupportedError, type SsoGraphConnection, type SsoCaller } from './sso-queries.js';

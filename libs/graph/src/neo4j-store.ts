@@ -4,9 +4,10 @@ import { abortable, throwIfAborted } from './abort.js';
 import { checkBulkCreate, neo4jBulkStatements } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
-import type { GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
+import type { GraphNodeKey, GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
+import { nodeKeysOf } from './node-keys.js';
 import { fromNeo4j, toNeo4jParameters } from './neo4j-values.js';
-import { checkIdentifier, type Neo4jConnection } from './parameters.js';
+import { type Neo4jConnection } from './parameters.js';
 
 /** The part of a neo4j-driver Record the adapter reads. */
 export interface Neo4jRecordLike {
@@ -151,18 +152,17 @@ class Neo4jStore implements GraphStore {
     }
   }
 
-  async ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void> {
+  async ensurePropertyIndexes(indexes: readonly (GraphPropertyIndex | GraphNodeKey)[]): Promise<void> {
     if (this.closing !== undefined) throw this.closedError();
     if (this.readOnly) throw new GraphReadOnlyError('neo4j', this.context.address, undefined, 'refused to create indexes');
-    indexes.forEach((index, i) => {
-      checkIdentifier(index.label, `indexes[${i}].label`);
-      checkIdentifier(index.property, `indexes[${i}].property`);
-    });
-    for (const { label, property } of indexes) {
+    for (const { label, properties } of nodeKeysOf(indexes)) {
       // schema statements cannot run in an explicit transaction with data writes: one auto-commit statement each.
       // The '.' keeps names apart that '_' would merge (label A_b property c, label A property b_c): IF NOT EXISTS
       // skips an index whose name is taken, whatever its schema. An equivalent index of another name also counts.
-      await this.run(`CREATE INDEX \`loom_${label}.${property}\` IF NOT EXISTS FOR (n:\`${label}\`) ON (n.\`${property}\`)`);
+      // Several properties make one composite index, which a MERGE on all of them uses.
+      const name = `loom_${label}.${properties.join('.')}`;
+      const on = properties.map((property) => `n.\`${property}\``).join(', ');
+      await this.run(`CREATE INDEX \`${name}\` IF NOT EXISTS FOR (n:\`${label}\`) ON (${on})`);
     }
   }
 

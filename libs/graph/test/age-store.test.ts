@@ -68,6 +68,32 @@ describe('AGE adapter', () => {
     await readOnly.close();
   });
 
+  it('a MERGE on an indexed node key looks the node up through the index, not by reading the whole label', async () => {
+    await store.ensurePropertyIndexes([
+      { label: 'Keyword', property: 'value' },
+      { label: 'Entity', properties: ['label', 'value'] },
+    ]);
+    // the plan rows are text, not agtype values, so they are read with a client of its own: PGlite has one session, which the store's
+    // connection has prepared (search_path, age.enable_containment off)
+    const { Client } = (await import('pg')).default;
+    const client = new Client({ host: graph.server.host, port: graph.server.port, user: 'postgres', database: 'postgres' });
+    await client.connect();
+    const plan = async (cypher: string): Promise<string> => {
+      const sql = `SELECT * FROM ag_catalog.cypher('specifics', $$ EXPLAIN ${cypher} $$, $1) AS (plan ag_catalog.agtype)`;
+      const values = [JSON.stringify({ row: { value: 'NASA', label: 'ORG' } })];
+      const { rows } = await client.query<[string]>({ text: sql, values, rowMode: 'array' });
+      return rows.map((row) => row[0]).join('\n');
+    };
+    try {
+      // an index scan or a bitmap index scan on the key's index, and no sequential scan of the label
+      expect(await plan('MERGE (k:Keyword {value: $row.value})')).toMatch(/Index Scan (using|on) "Keyword_value_loom_idx"/);
+      expect(await plan('MERGE (k:Keyword {value: $row.value})')).not.toContain('Seq Scan');
+      expect(await plan('MERGE (e:Entity {label: $row.label, value: $row.value})')).toMatch(/Index Scan (using|on) "Entity\(label,value\)_loom_idx"/);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('refuses Cypher containing $$ clearly, before sending it', async () => {
     const error = await store.run("RETURN 'price: $$5' AS text").catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GraphQueryError);

@@ -284,6 +284,34 @@ export function describeGraphStoreContract(name: string, target: () => ContractT
       ]);
     });
 
+    it('a node key of two properties gets one index, idempotently, and a MERGE on both finds the stored node', async () => {
+      const keys = [{ label: L('Mention'), properties: ['kind', 'value'] }];
+      await store.ensurePropertyIndexes(keys);
+      await store.ensurePropertyIndexes(keys);
+      const merge = `UNWIND $rows AS row MERGE (m:${L('Mention')} {kind: row.kind, value: row.value}) RETURN count(m) AS merged`;
+      await store.run(merge, {
+        rows: [
+          { kind: 'ORG', value: 'NASA' },
+          { kind: 'ORG', value: 'ESA' },
+          { kind: 'ORG', value: 'NASA' },
+        ],
+      });
+      await store.run(merge, {
+        rows: [
+          { kind: 'ORG', value: 'NASA' },
+          { kind: 'LOC', value: 'NASA' },
+        ],
+      });
+      expect(await store.run(`MATCH (m:${L('Mention')}) RETURN m.kind AS kind, m.value AS value ORDER BY value, kind`)).toEqual([
+        { kind: 'ORG', value: 'ESA' },
+        { kind: 'LOC', value: 'NASA' },
+        { kind: 'ORG', value: 'NASA' },
+      ]);
+      await expect(store.ensurePropertyIndexes([{ label: L('Mention'), properties: [] }])).rejects.toMatchObject({
+        violations: [{ field: 'indexes[0].properties' }],
+      });
+    });
+
     it('an aborted signal rejects with its reason and leaves the store usable', async () => {
       const controller = new AbortController();
       const reason = new RangeError('the caller gave up');

@@ -47,15 +47,18 @@ describe('neo4j adapter (recording driver)', () => {
     expect(driver.events.at(-1)).toBe('close driver');
   });
 
-  it('ensurePropertyIndexes sends one CREATE INDEX ... IF NOT EXISTS per property, and nothing on a read_only resource', async () => {
+  it('ensurePropertyIndexes sends one CREATE INDEX ... IF NOT EXISTS per property or node key, and nothing on a read_only resource', async () => {
     const { driver, store } = open({ host: 'graph.example.com' });
     await store.ensurePropertyIndexes([
       { label: 'Sentence', property: 'id' },
       { label: 'Tag', property: 'id' },
+      { label: 'Entity', properties: ['label', 'value'] },
     ]);
     expect(driver.sent.map(({ query, accessMode, via }) => ({ query, accessMode, via }))).toEqual([
       { query: 'CREATE INDEX `loom_Sentence.id` IF NOT EXISTS FOR (n:`Sentence`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
       { query: 'CREATE INDEX `loom_Tag.id` IF NOT EXISTS FOR (n:`Tag`) ON (n.`id`)', accessMode: 'WRITE', via: 'auto-commit' },
+      // a node key of several properties: one composite index, which a MERGE on all of them uses
+      { query: 'CREATE INDEX `loom_Entity.label.value` IF NOT EXISTS FOR (n:`Entity`) ON (n.`label`, n.`value`)', accessMode: 'WRITE', via: 'auto-commit' },
     ]);
     const readOnly = open({ host: 'graph.example.com', read_only: true });
     await expect(readOnly.store.ensurePropertyIndexes([{ label: 'Tag', property: 'id' }])).rejects.toBeInstanceOf(GraphReadOnlyError);

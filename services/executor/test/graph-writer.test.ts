@@ -218,10 +218,14 @@ describe('graph database writer on the executor own embedded graph', () => {
 // A real server reports a deadlock only to one of two transactions that race for the same locks, which no test can
 // set up without depending on timing: the retry of a Neo4j transient error is checked at the driver boundary.
 describe('graph database writer on Neo4j, checked at the driver boundary', () => {
-  it('sends the batch as UNWIND $batch AS row with the message bodies, and the same statement again on a transient error (deadlock)', async () => {
+  it('indexes the MERGE key, sends the batch as UNWIND $batch AS row with the message bodies, and the same statement again on a transient error (deadlock)', async () => {
     const driver = new RecordingDriver();
     let calls = 0;
-    driver.answerWith(() => (++calls === 1 ? new Neo4jError('deadlock detected', 'Neo.TransientError.Transaction.DeadlockDetected', '50N42', 'deadlock') : []));
+    driver.answerWith((query) =>
+      query.startsWith('UNWIND') && ++calls === 1
+        ? new Neo4jError('deadlock detected', 'Neo.TransientError.Transaction.DeadlockDetected', '50N42', 'deadlock')
+        : [],
+    );
     const neo4jStores = new GraphStores(config, logger, { neo4jDriverFactory: driver.factory });
     const definition = findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE);
     const neo4j: ResourceInstance = {
@@ -271,7 +275,9 @@ describe('graph database writer on Neo4j, checked at the driver boundary', () =>
         ],
       },
     };
-    expect(driver.sent).toEqual([expect.objectContaining(statement), expect.objectContaining(statement)]);
+    // first the index its MERGE looks nodes up by, once
+    const index = { accessMode: 'WRITE', query: 'CREATE INDEX `loom_Article.id` IF NOT EXISTS FOR (n:`Article`) ON (n.`id`)' };
+    expect(driver.sent).toEqual([expect.objectContaining(index), expect.objectContaining(statement), expect.objectContaining(statement)]);
     expect(run.counters().find((counters) => counters.name === WRITER)).toMatchObject({ messagesRetried: 3, messagesFailed: 0 });
     await run.stop(5_000);
     await neo4jStores.close();

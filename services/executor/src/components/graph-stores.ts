@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type ExecutorConfig } from '../executor-config.js';
 import { RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
-import { type GraphPropertyIndex, type GraphStore, type GraphTransaction, type OpenGraphStoreOptions, openGraphStore, startEmbeddedGraph } from '@loom/graph';
+import { type GraphStore, type GraphTransaction, type OpenGraphStoreOptions, openGraphStore, startEmbeddedGraph } from '@loom/graph';
 import { type Logger } from '@loom/telemetry';
 
 type EmbeddedGraph = Awaited<ReturnType<typeof startEmbeddedGraph>>;
@@ -113,8 +113,8 @@ class ScratchStore implements GraphStore {
     return this.store.writeTransaction(work);
   }
 
-  ensurePropertyIndexes(indexes: readonly GraphPropertyIndex[]): Promise<void> {
-    return this.store.ensurePropertyIndexes(indexes);
+  ensurePropertyIndexes(...args: Parameters<GraphStore['ensurePropertyIndexes']>): ReturnType<GraphStore['ensurePropertyIndexes']> {
+    return this.store.ensurePropertyIndexes(...args);
   }
 
   close(): Promise<void> {

@@ -2,11 +2,13 @@ import { ValidationError } from '@loom/domain';
 import {
   deriveReturnColumns,
   fieldsRead,
+  type GraphNodeKey,
   type GraphQueryOptions,
   type GraphRecord,
   type GraphStore,
   GraphUnavailableError,
   isTransientGraphError,
+  mergeKeys,
   toBatchQuery,
 } from '@loom/graph';
 import { type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
@@ -84,6 +86,10 @@ class GraphWriter implements Processor {
   private readonly tracer = trace.getTracer(TELEMETRY_SCOPE);
   /** The statement's return columns, read from its text once rather than per statement. */
   private readonly columns: Pick<GraphQueryOptions, 'columns'>;
+  /** The node keys the statement merges on (none on a read_only resource, which refuses the statement anyway). */
+  private readonly nodeKeys: readonly GraphNodeKey[];
+  /** Settled once the merge keys are indexed. */
+  private indexed: Promise<void> | undefined;
 
   constructor(
     private readonly context: ComponentContext,
@@ -94,9 +100,16 @@ class GraphWriter implements Processor {
     // when they cannot be read, the store says why at the first statement
     const derived = deriveReturnColumns(settings.batchQuery ?? settings.query);
     this.columns = derived.ok ? { columns: derived.columns } : {};
+    this.nodeKeys = store.readOnly ? [] : mergeKeys(settings.batchQuery ?? settings.query);
+    if (this.nodeKeys.length === 0) this.indexed = Promise.resolve();
   }
 
   async process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
+    try {
+      await this.ensureIndexes();
+    } catch (error) {
+      return batch.map(() => failure(error)); // as the statement would have failed: retried when transient
+    }
     if (this.settings.batchQuery === undefined) {
       const outcomes: Outcome[] = [];
       for (const message of batch) outcomes.push(await this.writeOne(message, signal));
@@ -123,6 +136,18 @@ class GraphWriter implements Processor {
 
   close(): Promise<void> {
     return this.store.close();
+  }
+
+  /**
+   * Indexes the nodes the statement's MERGE clauses look up, before its first write (nothing connects before that):
+   * without an index, on AGE above all, every MERGE reads all nodes of its label, slower the bigger the graph.
+   */
+  private ensureIndexes(): Promise<void> {
+    this.indexed ??= this.store.ensurePropertyIndexes(this.nodeKeys).catch((error: unknown) => {
+      this.indexed = undefined; // the next batch tries again
+      throw error;
+    });
+    return this.indexed;
   }
 
   private async writeOne(message: LoomMessage, signal: AbortSignal): Promise<Outcome> {
