@@ -7,8 +7,9 @@
 // Neo4j (the tests' launcher). Prints precision, recall and F1 per relation type and per class (affiliation,
 // location), every miss with its cause (an end not recognised as an entity or recognised with another type, the ends
 // in two sentences, found under another relation, or no rule reaching it) with the dependency path between its ends
-// in the pipeline's parse (the steps a rule would take), every false find, and the rule evaluation
-// time per sentence on each backend (median of EVAL_ROUNDS rounds after a warm-up, each on a fresh graph).
+// in the pipeline's parse (the steps a rule would take), every false find, each rule's finds right and false, and the
+// rule evaluation time per sentence on each backend (median of EVAL_ROUNDS rounds after a warm-up, each on a fresh
+// graph).
 // `--rules FILE` measures a rule set of a JSON file ({"rules": [...]}) instead, to try one before it goes into the
 // example. `--age-only` skips Neo4j (scores and AGE time only: a quicker loop while writing rules). Builds what it
 // imports first, and the Neo4j launcher when LOOM_NEO4J_LAUNCHER is not set.
@@ -122,6 +123,29 @@ function causeOfMiss(mark, annotation, found) {
 }
 
 const describe = (relation) => `${relation.relation}(${relation.subject.text} → ${relation.object.text})`;
+
+/**
+ * Per rule of the set: its finds, those that overlap a mark of their class (right, or a second find of a mark another
+ * find matched) and those that overlap none (false); a rule that found nothing is listed with zeros.
+ */
+function printPerRule(sentences, ruleNames) {
+  const counts = new Map(ruleNames.map((name) => [name, { found: 0, right: 0, wrong: 0 }]));
+  for (const { marks, found } of sentences) {
+    for (const relation of found) {
+      const key = classOf(relation.relation);
+      if (key === undefined) continue;
+      const count = counts.get(relation.rule) ?? counts.set(relation.rule, { found: 0, right: 0, wrong: 0 }).get(relation.rule);
+      count.found += 1;
+      if (marks.some((mark) => classOf(mark.relation) === key && pairOverlaps(relation, mark))) count.right += 1;
+      else count.wrong += 1;
+    }
+  }
+  console.log('\nper rule (class level; right: overlaps a mark of its class, also when another find matched it first):');
+  console.log('  rule                                  found  right  false');
+  for (const [name, { found, right, wrong }] of counts) {
+    console.log(`  ${name.padEnd(36)} ${String(found).padStart(6)} ${String(right).padStart(6)} ${String(wrong).padStart(6)}`);
+  }
+}
 
 /** A token as a path shows it: its text, UPOS, and its lemma when that differs from the text. */
 const tokenLabel = (token) => `${token.word}/${token.upos}${token.lemma.toLowerCase() === token.word.toLowerCase() ? '' : `/${token.lemma}`}`;
@@ -293,5 +317,9 @@ printScores(
   score(sentences, (relation) => relation),
 );
 printScores('per class (affiliation, location; a find counts for the class of the type it names)', score(sentences, classOf));
+printPerRule(
+  sentences,
+  (rules.rules ?? []).map((rule) => rule.name),
+);
 printMissesAndFalseFinds(sentences, heldOut);
 process.exit(0);
