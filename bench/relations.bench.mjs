@@ -31,7 +31,8 @@ const RULES = {
   rules: [
     ...exampleRules.rules,
     {
-      name: 'member-of',
+      // not `member-of`: the shipped set has a rule of that name, and a rule set's names are unique
+      name: 'member-of-nmod',
       relation: 'MEMBER_OF',
       subject: { entity: ['PERSON'] },
       path: [{ relation: 'nmod', direction: 'down' }],

@@ -53,7 +53,8 @@ const udRelation = doc(z.string().regex(UD_RELATION, { message: 'must be a Unive
 });
 const udRelations = doc(z.union([udRelation, nonEmptyList(udRelation)]), { description: 'One relation, or a list of which any matches.' });
 const entityTypes = doc(nonEmptyList(z.string().regex(ENTITY_TYPE, { message: 'must be an entity type in upper case, e.g. PERSON' })), {
-  description: 'Named-entity types as the annotation writes them, upper case: PERSON, ORGANIZATION, LOCATION, or a dictionary type.',
+  description:
+    'Named-entity types as the annotation writes them, upper case: PERSON, ORGANIZATION, LOCATION, or a dictionary type; PROPN stands for a proper noun outside every entity.',
 });
 const uposList = () => nonEmptyList(z.enum(UNIVERSAL_POS_TAGS));
 
@@ -98,7 +99,7 @@ const entityEnd = doc(
   z.strictObject({
     entity: doc(entityTypes, {
       description:
-        "The end is a token of a named entity of one of these types. Absent: a token of a named entity of any type, or a proper noun (PROPN) outside any entity, whose span is its head with the head's flat and compound proper nouns.",
+        'The end is a token of a named entity of one of these types; the type PROPN among them also admits a proper noun outside every entity (`["ORGANIZATION", "PROPN"]`: an organisation, or a name NER missed). Absent: a token of a named entity of any type, or a proper noun (PROPN) outside any entity. A proper noun is reported as its span: its head with the head\'s flat and compound proper nouns, typed PROPN.',
     }).optional(),
     token: tokenConstraint.optional(),
   }),

@@ -14,7 +14,8 @@ const WORKFLOW = 'Relations';
 // the inlet by its plain name, as the compact file names it
 const INLET = 'Articles';
 // sentences whose entities and dependencies loom's models get right (checked with libs/nlp): the
-// rules of the example find WORKS_FOR in the first and LEADS in the second, and nothing across them
+// rules of the example find WORKS_FOR (and Google BASED_IN London: an organisation in a place) in the first and LEADS
+// in the second, and nothing across them
 const TEXT = 'John Smith works for Google in London. Grace Hopper leads the Navy Lab.';
 
 let loom: LoomProcess;
@@ -55,14 +56,18 @@ describe('examples/relations.workflow.yaml through loom serve --with-skills', ()
         .map((row) => `${row.subject} ${row.relation} ${row.object}`)
         .sort();
     };
-    await expect.poll(relations, { timeout: 90_000, interval: 500 }).toEqual(['Grace Hopper LEADS Navy Lab', 'John Smith WORKS_FOR Google']);
+    // Neo4j plans each of the shipped rules' 67 fixed paths on first use, about 50 s in all on a loaded 2-core
+    // machine (docs/relations.md); AGE answers in seconds
+    await expect
+      .poll(relations, { timeout: 150_000, interval: 500 })
+      .toEqual(['Google BASED_IN London', 'Grace Hopper LEADS Navy Lab', 'John Smith WORKS_FOR Google']);
   }
 
   it('finds the relations of a published article with the annotation skill and writes them to the knowledge graph', { timeout: 120_000 }, async () => {
     await relationsOfArticle(example, WORKFLOW, () => embeddedGraphResource(loom, 'knowledge'));
   });
 
-  it('does the same with both graphs on a Neo4j server', { timeout: 120_000 }, async () => {
+  it('does the same with both graphs on a Neo4j server', { timeout: 180_000 }, async () => {
     const onNeo4j = workflowOnNeo4j(example, neo4j, 'Relations on Neo4j_0d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a');
     await relationsOfArticle(onNeo4j, 'Relations on Neo4j', () => neo4jResourceFile(neo4j));
   });

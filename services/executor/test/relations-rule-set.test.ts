@@ -105,4 +105,28 @@ describe("the rule language on loom's NLP", () => {
     const evaluation = await writeAndEvaluate(store, documents, queriesOf(language));
     expect(evaluation.relations.map(pairOf)).toEqual(['works-in-city: Jane Doe -> Chicago']);
   });
+
+  it("takes PROPN among an end's entity types as a proper noun NER missed, reported as its span, and no entity of another type", async () => {
+    const language = parseRelationRules({
+      rules: [
+        {
+          name: 'works-for-named',
+          relation: 'WORKS_FOR',
+          subject: { entity: ['PERSON'] },
+          path: [
+            { relation: 'nsubj', direction: 'up', token: { lemma: ['work'] } },
+            { relation: 'obl', direction: 'down' },
+          ],
+          object: { entity: ['ORGANIZATION', 'PROPN'] },
+        },
+      ],
+    });
+    const texts = ['Jane Doe works for Acme.', 'Jane Doe works for Microsoft.', 'Jane Doe works in Chicago.'];
+    const documents = texts.map((text, i) => tokenGraphDocument({ ...nlp.annotate(text), docId: `propn-${i}` }, 'annotation'));
+    const evaluation = await writeAndEvaluate(store, documents, queriesOf(language));
+    expect(evaluation.relations.map((relation) => `${pairOf(relation)} (${relation.object.type})`)).toEqual([
+      'works-for-named: Jane Doe -> Acme (PROPN)',
+      'works-for-named: Jane Doe -> Microsoft (ORGANIZATION)',
+    ]);
+  });
 });

@@ -167,11 +167,14 @@ class Compiler {
     return clauses;
   }
 
-  /** An end: a named entity of the given types, else any named entity or the head of a proper-noun span; then its token constraints. */
+  /**
+   * An end: a named entity of the given types (`PROPN` among them: or a proper noun outside every entity), else any
+   * named entity or a proper noun; then its token constraints.
+   */
   private endConditions(token: string, end: RelationRule['subject']): Constraints {
     const conditions: string[] = [];
     if (end.entity !== undefined) {
-      conditions.push(`${token}.ne IN ${this.parameter(end.entity)}`);
+      conditions.push(this.entityCondition(token, end.entity));
     } else {
       // a proper noun outside every entity; rule-relations.ts widens it to its span
       conditions.push(`(${token}.ne IS NOT NULL OR ${token}.upos = 'PROPN')`);
@@ -179,6 +182,16 @@ class Compiler {
     if (end.token === undefined) return { where: conditions, checks: [] };
     const constraints = this.tokenConditions(token, end.token);
     return { where: [...conditions, ...constraints.where], checks: constraints.checks };
+  }
+
+  /** The token is of a named entity of one of the types, or (`PROPN` among them) a proper noun outside every entity. */
+  private entityCondition(token: string, entity: readonly string[]): string {
+    const types = entity.filter((type) => type !== PROPER_NOUN_TYPE);
+    // a proper noun NER missed; rule-relations.ts widens an end of it to its span
+    const properNoun = `(${token}.ne IS NULL AND ${token}.upos = 'PROPN')`;
+    if (types.length === entity.length) return `${token}.ne IN ${this.parameter(entity)}`;
+    if (types.length === 0) return properNoun;
+    return `(${token}.ne IN ${this.parameter(types)} OR ${properNoun})`;
   }
 
   /** `obl` matches any OBL; `obl:tmod` only OBL with specific `tmod`; a list of one type matches if any does. */
@@ -196,7 +209,7 @@ class Compiler {
     if (constraint.notLemma !== undefined) conditions.push(`NOT (toLower(${token}.lemma) IN ${this.parameter(resolveWords(constraint.notLemma, this.lists))})`);
     if (constraint.pos !== undefined) conditions.push(`${token}.pos IN ${this.parameter(constraint.pos)}`);
     if (constraint.upos !== undefined) conditions.push(`${token}.upos IN ${this.parameter(constraint.upos)}`);
-    if (constraint.entity !== undefined) conditions.push(`${token}.ne IN ${this.parameter(constraint.entity)}`);
+    if (constraint.entity !== undefined) conditions.push(this.entityCondition(token, constraint.entity));
     if (constraint.negated !== undefined) {
       const alternatives = NEGATION_TYPES.map((type) => {
         const n = this.fresh('n');
