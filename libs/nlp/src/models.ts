@@ -182,7 +182,7 @@ export function decodeLemmatizerFile(name: string, file: ModelFile): LemmatizerM
 
 /** Sections and header of an NER model. */
 export function encodeNer(
-  model: NerModel & { gazetteerText: ReadonlyMap<string, string>; lexiconText: ReadonlyMap<string, string> },
+  model: NerModel & { gazetteerText: ReadonlyMap<string, string>; lexiconText: ReadonlyMap<string, string>; nameListsText: ReadonlyMap<string, string> },
   prune: number,
 ): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   const lines = (map: ReadonlyMap<string, string>): Uint8Array => encodeStrings([...map].map(([k, item]) => `${k}\t${item}`).sort());
@@ -192,6 +192,8 @@ export function encodeNer(
       ['weights', encodeWeights(model.perceptron.weights, prune)],
       ['gazetteer', lines(model.gazetteerText)],
       ['lexicon', lines(model.lexiconText)],
+      // a model trained without open name lists has no such section and reads no such features
+      ...(model.nameListsText.size > 0 ? [['nameLists', lines(model.nameListsText)] as const] : []),
     ]),
   };
 }
@@ -214,5 +216,6 @@ export function decodeNer(name: string, file: ModelFile): NerModel {
     perceptron: new Perceptron(NER_TAGS.length, bits, decodeWeights(name, section(name, file, 'weights'))),
     gazetteer: hashedLines('gazetteer'),
     lexicon: hashedLines('lexicon'),
+    nameLists: file.sections.has('nameLists') ? hashedLines('nameLists') : new Map(),
   };
 }

@@ -3,6 +3,8 @@ import { parseConllu } from './conllu.js';
 import { caseCopies, gumEntities, withoutTitles } from './ner-data.js';
 import { entitySpans } from './iob.js';
 import { NER_TAGS, tagEntities, trainNer, type NerExample } from './ner.js';
+import { decodeNer, encodeNer } from './models.js';
+import { decodeModelFile, encodeModelFile } from './model-file.js';
 
 // GUM marks whole mentions: "an Erasmus who writes", "Mr. Roberts 's"; UNER marks the name only.
 const GUM = `# sent_id = g1
@@ -64,7 +66,7 @@ describe('NER decoding', () => {
         pos: ['PRON\tPRP', 'VERB\tVBD', 'PROPN\tNNP', 'PROPN\tNNP', 'ADP\tIN', 'PROPN\tNNP', 'PUNCT\t.'],
       });
     });
-    const model = trainNer(examples, { epochs: 5, seed: 1, bits: 16, gazetteerFolds: 1, lexicon: new Map() });
+    const model = trainNer(examples, { epochs: 5, seed: 1, bits: 16, gazetteerFolds: 1, lexicon: new Map(), nameLists: new Map() });
     const tags = tagEntities(
       model,
       ['I', 'met', 'Kay', 'Mann', 'in', 'Tampa', '.'],
@@ -72,7 +74,7 @@ describe('NER decoding', () => {
     );
     expect(tags).toEqual(['O', 'O', 'B-PER', 'I-PER', 'O', 'B-LOC', 'O']);
     // an untrained model scores every tag 0: the decoder still never starts with I- or switches type inside an entity
-    const empty = trainNer([], { epochs: 1, seed: 1, bits: 10, gazetteerFolds: 1, lexicon: new Map() });
+    const empty = trainNer([], { epochs: 1, seed: 1, bits: 10, gazetteerFolds: 1, lexicon: new Map(), nameLists: new Map() });
     const words = ['a', 'b', 'c', 'd'];
     const out = tagEntities(
       empty,
@@ -83,6 +85,35 @@ describe('NER decoding', () => {
       expect(NER_TAGS).toContain(tag);
       if (tag.startsWith('I-')) expect(out[index - 1]?.slice(2)).toBe(tag.slice(2));
     });
+  });
+});
+
+describe('NER with open name lists', () => {
+  // made-up words: only the lists tell a place from a person
+  const places = ['Arvolo', 'Brenmarth', 'Cuzibel', 'Dorvask', 'Elquine', 'Frostemb'];
+  const people = ['Gaviron', 'Hulmetz', 'Istrapo', 'Jorumbe', 'Kelvashti', 'Lunderoy'];
+  const nameLists = new Map<string, string>([...places, 'Mirovend'].map((word) => [word.toLowerCase(), 'city']));
+  for (const word of [...people, 'Nostrux']) nameLists.set(word.toLowerCase(), 'name');
+  const pos = ['PRON\tPRP', 'VERB\tVBD', 'PROPN\tNNP', 'PUNCT\t.'];
+  const examples: NerExample[] = [...places, ...people].map((word) => ({
+    tokens: ['I', 'saw', word, '.'],
+    tags: ['O', 'O', places.includes(word) ? 'B-LOC' : 'B-PER', 'O'],
+    pos,
+  }));
+
+  it('types unseen words by their classes in the lists, and keeps the lists in the model file', () => {
+    const model = trainNer(examples, { epochs: 5, seed: 1, bits: 16, gazetteerFolds: 1, lexicon: new Map(), nameLists });
+    const file = encodeNer(model, 0);
+    expect(file.sections.has('nameLists')).toBe(true);
+    const loaded = decodeNer('ner', decodeModelFile('ner', encodeModelFile(file.header, file.sections)));
+    for (const tagger of [model, loaded]) {
+      expect(tagEntities(tagger, ['I', 'saw', 'Mirovend', '.'], pos)[2]).toBe('B-LOC');
+      expect(tagEntities(tagger, ['I', 'saw', 'Nostrux', '.'], pos)[2]).toBe('B-PER');
+    }
+    // a model trained without lists has no such section and loads with none
+    const without = encodeNer(trainNer(examples, { epochs: 1, seed: 1, bits: 10, gazetteerFolds: 1, lexicon: new Map(), nameLists: new Map() }), 0);
+    expect(file.sections.size - without.sections.size).toBe(1);
+    expect(decodeNer('ner', decodeModelFile('ner', encodeModelFile(without.header, without.sections))).nameLists.size).toBe(0);
   });
 });
 

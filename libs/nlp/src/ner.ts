@@ -16,6 +16,8 @@ export interface NerModel {
   readonly gazetteer: ReadonlyMap<string, number>;
   /** Lower-cased token → hash of its classes in a name lexicon (first names, places, organisations…; `compromiseNameLexicon`). */
   readonly lexicon: ReadonlyMap<string, number>;
+  /** Lower-cased token → hash of its classes in open name lists (`openNameLexicon`); empty in models trained without them. */
+  readonly nameLists: ReadonlyMap<string, number>;
 }
 
 /** A training sentence: tokens and IOB2 tags (types PER, ORG, LOC). */
@@ -30,6 +32,7 @@ const MAX_FEATURES = 48;
 const NO_POS = hashString('<no-pos>');
 const NO_LEX = hashString('<no-lex>');
 const NO_GAZ = hashString('<no-gaz>');
+const NO_LIST = hashString('<no-list>');
 const TAG_INDEX = new Map<string, number>(NER_TAGS.map((tag, index) => [tag, index]));
 
 /** True when tag `next` may follow `previous` in IOB2 (I-X only after B-X or I-X). */
@@ -64,11 +67,13 @@ interface Codes {
   readonly words: WordCodes;
   readonly gazetteerCodes: Int32Array;
   readonly lexiconCodes: Int32Array;
+  /** Codes in the open name lists; undefined when the model has none, so that it reads no such features. */
+  readonly nameListCodes: Int32Array | undefined;
   readonly pos: Int32Array;
 }
 
 /** Features of the token at `position` that do not read the previous tag. */
-function extract({ words, gazetteerCodes, lexiconCodes, pos }: Codes, tokens: readonly string[], position: number, out: Int32Array): number {
+function extract({ words, gazetteerCodes, lexiconCodes, nameListCodes, pos }: Codes, tokens: readonly string[], position: number, out: Int32Array): number {
   const token = itemAt(tokens, position, 'tokens');
   const first = token[0] ?? '';
   const capital = first !== first.toLowerCase() ? 1 : 0;
@@ -111,6 +116,14 @@ function extract({ words, gazetteerCodes, lexiconCodes, pos }: Codes, tokens: re
   out[count++] = feature(41, lexiconCodes[position]!, capital);
   out[count++] = feature(42, pos[position]!, lexiconCodes[position]);
   out[count++] = feature(43, lexiconCodes[position]!, lexiconCodes[position + 1]);
+  if (nameListCodes) {
+    out[count++] = feature(44, nameListCodes[position]!);
+    out[count++] = feature(45, before(nameListCodes, position - 1));
+    out[count++] = feature(46, nameListCodes[position + 1]!);
+    out[count++] = feature(47, nameListCodes[position]!, capital);
+    out[count++] = feature(48, pos[position]!, nameListCodes[position]);
+    out[count++] = feature(49, nameListCodes[position]!, nameListCodes[position + 1]);
+  }
   return count;
 }
 
@@ -182,6 +195,7 @@ export function tagEntities(model: NerModel, tokens: readonly string[], partsOfS
     words: wordCodes(tokens),
     gazetteerCodes: lookupCodes(tokens, model.gazetteer, NO_GAZ),
     lexiconCodes: lookupCodes(tokens, model.lexicon, NO_LEX),
+    nameListCodes: model.nameLists.size > 0 ? lookupCodes(tokens, model.nameLists, NO_LIST) : undefined,
     pos: posCodes(tokens, partsOfSpeech),
   };
   const out = viterbi(model.perceptron, codes, tokens);
@@ -214,6 +228,8 @@ export interface NerTrainOptions extends PerceptronTrainOptions {
   readonly gazetteerFolds: number;
   /** Lower-cased word → its classes, comma-joined (`compromiseNameLexicon`); empty for none. */
   readonly lexicon: ReadonlyMap<string, string>;
+  /** Lower-cased word → its classes in open name lists, comma-joined (`openNameLexicon`); empty for none. */
+  readonly nameLists: ReadonlyMap<string, string>;
   readonly onEpoch?: (epoch: number, accuracy: number) => void;
 }
 
@@ -221,10 +237,12 @@ export interface NerTrainOptions extends PerceptronTrainOptions {
 export function trainNer(
   examples: readonly NerExample[],
   options: NerTrainOptions,
-): NerModel & { gazetteerText: Map<string, string>; lexiconText: ReadonlyMap<string, string> } {
+): NerModel & { gazetteerText: Map<string, string>; lexiconText: ReadonlyMap<string, string>; nameListsText: ReadonlyMap<string, string> } {
   const { gazetteer, text } = buildGazetteer(examples);
   const lexiconText = options.lexicon;
   const lexicon = new Map([...lexiconText].map(([fold, score]) => [fold, hashString(score)]));
+  const nameListsText = options.nameLists;
+  const nameLists = new Map([...nameListsText].map(([fold, score]) => [fold, hashString(score)]));
   // A training sentence reads the gazetteer built without its own fold: with the full one, every training entity would
   // find itself there and the tagger would learn to trust the gazetteer where, on new text, names are mostly unseen.
   const folds = options.gazetteerFolds;
@@ -250,6 +268,7 @@ export function trainNer(
             words: wordCodes(example.tokens),
             gazetteerCodes: lookupCodes(example.tokens, itemAt(foldGazetteers, foldOf(example), 'foldGazetteers'), NO_GAZ),
             lexiconCodes: lookupCodes(example.tokens, lexicon, NO_LEX),
+            nameListCodes: nameLists.size > 0 ? lookupCodes(example.tokens, nameLists, NO_LIST) : undefined,
             pos: posCodes(example.tokens, example.pos),
             gold: example.tags.map((tag) => TAG_INDEX.get(tag) ?? 0),
           }),
@@ -278,5 +297,5 @@ export function trainNer(
     options.onEpoch?.(epoch, right / total);
   }
   perceptron.average();
-  return { perceptron, gazetteer, gazetteerText: text, lexicon, lexiconText };
+  return { perceptron, gazetteer, gazetteerText: text, lexicon, lexiconText, nameLists, nameListsText };
 }
