@@ -4,18 +4,14 @@
 // itself (about 2.5 s and 450 MB of WebAssembly memory that a process never gives back). Made by the installed PGlite,
 // so it always matches it; the stamp names the recipe too, so a template made the old way is made again.
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeTemplateDataDir } from '../dist/index.js';
+import { makeTemplateDataDir, TEMPLATE_STAMP_FILE, templateRecipe } from '../dist/index.js';
 
 const dist = join(dirname(dirname(fileURLToPath(import.meta.url))), 'dist');
 const target = join(dist, 'pgdata-template');
-const stamp = join(dist, 'pgdata-template.version');
-// the package exports no ./package.json: read it beside dist/
-const pgliteDist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-const { version } = JSON.parse(readFileSync(join(dirname(pgliteDist), 'package.json'), 'utf8'));
-const recipe = `${version} without template0`;
+const stamp = join(dist, TEMPLATE_STAMP_FILE);
+const recipe = templateRecipe();
 if (existsSync(join(target, 'PG_VERSION')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === recipe) process.exit(0);
 
 const building = mkdtempSync(join(dist, '.pgdata-template-'));

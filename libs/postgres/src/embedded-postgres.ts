@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { BlockList, isIPv6 } from 'node:net';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Extensions, PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { BUILT_TEMPLATE_DIR } from './built-template.js';
 import { LOCK_FILE_NAME, lockDataDir } from './data-dir-lock.js';
 import { registerEmbeddedAddress } from './embedded-registry.js';
 import { EmbeddedPostgresStartError, NonLoopbackHostError } from './errors.js';
@@ -41,13 +41,11 @@ export interface EmbeddedPostgresOptions {
   readonly sharedBuffers?: string;
   /**
    * An empty, cleanly closed data directory that a fresh one is copied from instead of running initdb; default the
-   * one the build makes (dist/pgdata-template, see scripts/make-template.mjs). When it does not exist, initdb runs.
+   * one the build makes (dist/pgdata-template, see scripts/make-template.mjs; from the sources, the package's dist/ one
+   * when its stamp is current: builtTemplateDir). When it does not exist, initdb runs.
    */
   readonly templateDir?: string;
 }
-
-/** Where the build puts the template data directory (beside this module in dist; absent when run from source). */
-export const BUILT_TEMPLATE_DIR = fileURLToPath(new URL('./pgdata-template', import.meta.url));
 
 /**
  * Makes `dir` a template data directory (the build's is dist/pgdata-template, see scripts/make-template.mjs): PGlite's
