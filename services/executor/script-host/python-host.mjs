@@ -5,11 +5,11 @@
 //
 // Protocol: the first line on standard input is the setup
 //   { script, role: 'transformer' | 'filter', policy: boolean, pyodideDir, readGrants: [path], mounts: [dir], split: [dir],
-//     writeGrant: dir, flushMs, snapshot: boolean }
+//     writeGrant: dir, flushMs, snapshot: boolean, snapshotBytes: number }
 // readGrants are what the script may read (never loom's state), mounts the directories Python sees at
 // their own paths, split the directories granted entry by entry because they hold state. With `snapshot`,
-// descriptor 4 carries a memory snapshot of a fresh interpreter (warm-interpreters.ts), read to its end
-// and loaded instead of starting the interpreter from scratch.
+// descriptor 4 carries a memory snapshot of a fresh interpreter (warm-interpreters.ts) of `snapshotBytes`
+// bytes, read to its end and loaded instead of starting the interpreter from scratch.
 // Then each line is a batch: `<id> <JSON array of message bodies>`, run in the order they come.
 // Answers go to descriptor 3, one JSON line for several messages, written synchronously:
 //   { ready: true } | { ready: false, error }   after the setup
@@ -26,6 +26,7 @@
 // With the setup { make: true, pyodideDir } instead, the host starts a fresh interpreter, writes its
 // memory snapshot to descriptor 3 and exits: it runs no script and sees no workflow (warm-interpreters.ts).
 import fs, { constants, readSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 
 const ANSWERS = 3;
@@ -37,6 +38,14 @@ const writeAll = (fd, data) => {
   for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
 };
 const answer = (value) => writeAll(ANSWERS, `${JSON.stringify(value)}\n`);
+
+/** The service sent what the protocol does not allow (the host then exits before any script runs). */
+class ProtocolError extends Error {
+  constructor(what) {
+    super(`script host protocol: ${what}`);
+    this.name = 'ProtocolError';
+  }
+}
 
 // Emscripten's NODEFS reads the fs constants through process.binding, which the permission model refuses
 const binding = process.binding;
@@ -95,7 +104,13 @@ for (const name of Object.keys(fs).filter((key) => key.endsWith('Sync') && typeo
   };
 }
 
-const { loadPyodide } = await import(new URL('pyodide.mjs', `file://${setup.pyodideDir}/`).href);
+// Pyodide is loaded as CommonJS, its interpreter's JavaScript first: imported as ES modules, Node would parse the 1 MB
+// pyodide.asm.js twice to learn its module format, and pyodide.mjs would load the WebSocket package, crypto and
+// child_process at start, about 40 % of a start from a snapshot (docs/benchmarks.md, python); loadPyodide takes the
+// interpreter's JavaScript already loaded
+const requireCommonJs = createRequire(import.meta.url);
+requireCommonJs(`${setup.pyodideDir}/pyodide.asm.js`);
+const { loadPyodide } = requireCommonJs(`${setup.pyodideDir}/pyodide.js`);
 const output = {
   // print() output goes to the host's log, never to the answers
   stdout: (text) => process.stderr.write(`[stdout] ${text}\n`),
@@ -109,7 +124,7 @@ if (setup.make) {
 }
 const pyodide = await loadPyodide({
   indexURL: `${setup.pyodideDir}/`,
-  ...(setup.snapshot ? { _loadSnapshot: readToEnd(SNAPSHOT) } : {}),
+  ...(setup.snapshot ? { _loadSnapshot: readSnapshot(SNAPSHOT, setup.snapshotBytes) } : {}),
   ...output,
 });
 
@@ -147,9 +162,13 @@ if (setup.policy) {
 
 let runner;
 try {
-  pyodide.runPython(PRELUDE());
+  // executed as a string rather than through runPython, which parses and tokenises its source in Python first: three
+  // times the CPU of this exec on a host's first run (docs/benchmarks.md, python)
+  pyodide.globals.set('__loom_prelude', PRELUDE());
+  pyodide.runPython('exec(__loom_prelude)');
   const install = pyodide.globals.get('__loom_install');
   pyodide.globals.delete('__loom_install');
+  pyodide.globals.delete('__loom_prelude');
   const config = pyodide.toPy({
     policy: setup.policy,
     readGrants: setup.readGrants,
@@ -196,12 +215,14 @@ for (;;) {
   }
 }
 
-/** Everything a descriptor carries until its writer closes it. */
-function readToEnd(fd) {
-  const chunks = [];
-  const chunk = Buffer.allocUnsafe(1 << 20);
-  for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) chunks.push(Buffer.from(chunk.subarray(0, read)));
-  return new Uint8Array(Buffer.concat(chunks));
+/** The `size` bytes a descriptor carries, read into one buffer of that size; anything else is refused. */
+function readSnapshot(fd, size) {
+  if (!Number.isSafeInteger(size) || size <= 0) throw new ProtocolError(`a snapshot's size must be a positive integer, not ${size}`);
+  const snapshot = new Uint8Array(size);
+  let filled = 0;
+  for (let read = 1; read > 0 && filled < size; filled += read) read = readSync(fd, snapshot, filled, size - filled);
+  if (filled !== size || readSync(fd, new Uint8Array(1)) !== 0) throw new ProtocolError(`the snapshot is not ${size} bytes long`);
+  return snapshot;
 }
 
 function lastLine(error) {

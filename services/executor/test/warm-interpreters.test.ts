@@ -1,14 +1,15 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { type Readable, Writable } from 'node:stream';
 import { createLogger } from '@loom/telemetry';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { type LoomMessage, type Outcome, type Processor } from '../src/runtime/component.js';
 import { createPythonProcessor, type PythonLimits } from '../src/scripts/python.js';
-import { pythonSandbox } from '../src/scripts/sandbox.js';
+import { pythonSandbox, sandboxCommand } from '../src/scripts/sandbox.js';
 import { WarmInterpreters } from '../src/scripts/warm-interpreters.js';
 import { scriptContext } from './component-context.js';
 import { pythonAttacks, pythonScript } from './python-attacks.js';
@@ -129,6 +130,36 @@ describe('warm Python interpreters', () => {
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('a host refuses a snapshot shorter or longer than its setup announces, before Pyodide starts', async () => {
+    const command = sandboxCommand(pythonSandbox(true), { memoryLimitMb: 256, privateDir });
+    for (const sent of [512, 2048]) {
+      const host = spawn(command.file, command.args, { env: command.env, cwd: privateDir, stdio: ['pipe', 'ignore', 'pipe', 'pipe', 'pipe'] });
+      let [stderr, answers] = ['', ''];
+      // the host exits with the longer snapshot unread: its streams then end in ECONNRESET or EPIPE, which is expected
+      for (const stream of host.stdio) stream?.on('error', () => undefined);
+      host.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      (host.stdio[3] as Readable).on('data', (chunk: Buffer) => (answers += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => host.on('close', resolve));
+      const setup = {
+        script: 'return body',
+        role: 'transformer',
+        policy: true,
+        pyodideDir: command.pyodideDir,
+        readGrants: command.readGrants,
+        mounts: command.mounts,
+        split: command.split,
+        writeGrant: privateDir,
+        flushMs: 100,
+        snapshot: true,
+        snapshotBytes: 1024,
+      };
+      host.stdin?.write(`${JSON.stringify(setup)}\n`);
+      (host.stdio[4] as Writable).end(Buffer.alloc(sent));
+      expect({ sent, exit: await exited, answers }).toEqual({ sent, exit: 1, answers: '' });
+      expect(stderr).toContain('script host protocol: the snapshot is not 1024 bytes long');
     }
   });
 

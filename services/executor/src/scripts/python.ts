@@ -149,7 +149,7 @@ class ScriptHost {
   setup(value: Record<string, unknown>, snapshot: Buffer | undefined): HostRequest {
     const request = new HostRequest(SETUP, 1);
     this.requests.set(SETUP, request);
-    (this.child.stdin as Writable).write(`${JSON.stringify({ ...value, snapshot: snapshot !== undefined })}\n`);
+    (this.child.stdin as Writable).write(`${JSON.stringify({ ...value, snapshot: snapshot !== undefined, snapshotBytes: snapshot?.length ?? 0 })}\n`);
     if (snapshot !== undefined) (this.child.stdio[SNAPSHOT_FD] as Writable).end(snapshot);
     return request;
   }
