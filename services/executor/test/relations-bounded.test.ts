@@ -112,7 +112,7 @@ describe('relation rules on long sentences', { timeout: 180_000 }, () => {
     const broken: RuleQuery = {
       ...good!,
       rule: { ...good!.rule, name: 'broken' },
-      statements: [good!.statements[0]!, { cypher: 'UNWIND $ids AS wanted RETURN no_such_function(wanted) AS doc', parameters: {} }],
+      statements: [good!.statements[0]!, { cypher: 'UNWIND $input.ids AS wanted RETURN no_such_function(wanted) AS doc', values: {} }],
       branches: [good!.branches[0]!, good!.branches[0]!],
     };
     const evaluation = await evaluateRules(store, [broken, ...queriesOf(shippedRules())], ids);

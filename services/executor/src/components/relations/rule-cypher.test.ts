@@ -16,7 +16,7 @@ describe('rule statements', () => {
         expect(cypher, query.rule.name).not.toMatch(/-\[[A-Za-z0-9_]*\]-|<-\[[A-Za-z0-9_]*\]-/);
         expect(cypher, query.rule.name).not.toMatch(/\[[^\]]*\*[^\]]*\]/);
         expect(cypher, query.rule.name).not.toMatch(/UNION/);
-        expect(cypher.startsWith('UNWIND $ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)'), query.rule.name).toBe(true);
+        expect(cypher.startsWith('UNWIND $input.ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)'), query.rule.name).toBe(true);
         hops.forEach((_, i) => {
           // hop i+1 is a query part of its own, from t_i (bound by the part before), its token in sentence s
           expect(cypher, `${query.rule.name} path ${b} hop ${i + 1}`).toMatch(
@@ -31,14 +31,15 @@ describe('rule statements', () => {
 
   it('resolve word lists into parameters, lower-cased', () => {
     const query = queries.find((candidate) => candidate.rule.name === 'leader-title-of')!;
-    const values = query.statements.flatMap((statement) => Object.values(statement.parameters));
+    const values = query.statements.flatMap((statement) => Object.values(statement.values));
     expect(values).toContainEqual(shipped.lists!['leader-titles']!.map((word) => word.toLowerCase()));
   });
 
   it('write no value into the text, so that paths of one shape share one statement across rules', () => {
     const statements = queries.flatMap((query) => query.statements);
     for (const statement of statements) {
-      // the only literals are the proper-noun UPOS; every list is a parameter
+      // the only literals are the proper-noun UPOS; every value is an entry of the one map parameter
+      expect(statement.cypher.match(/\$\w+/g)?.every((parameter) => parameter === '$input')).toBe(true);
       expect(statement.cypher.replaceAll("'PROPN'", '')).not.toMatch(/'|"|\[[^\]]*'/);
       for (const word of shipped.lists!['leader-titles']!) expect(statement.cypher).not.toContain(`'${word.toLowerCase()}'`);
     }

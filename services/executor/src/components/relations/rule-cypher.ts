@@ -11,9 +11,11 @@ import {
 
 // Rules become Cypher over the token graph (token-graph.ts), one statement per fixed path of a rule, the same text on
 // Neo4j and AGE. A statement's text depends only on the path's shape (hop directions and relationship types, which
-// constraints exist); every value (lemma and word lists, entity types, the batch's ids) is a parameter named by its
-// place in the text. So paths of one shape share one cached plan across rules, and each path is planned on its own
-// (Neo4j plans a small statement far faster than a UNION of several).
+// constraints exist); every value (lemma and word lists, entity types, the batch's ids) is an entry of ONE map
+// parameter, `$input`, named by its place in the text. So paths of one shape share one cached plan across rules.
+// The map matters: Neo4j 5 keys its plan cache on the sizes of list parameters too (a list of 1, of 2 to 9, of 10 or
+// more were planned apart), so lists as parameters of their own would be planned again for every other size of
+// word list, and of batch (`ids`); lists inside a map are not (docs/relations.md).
 // The statement is anchored so that its cost is bounded by the batch, never by the graph nor by a power of a
 // sentence's length: it starts from the entity tokens of the batch's sentences (AnnotatedText by its indexed id, its
 // sentences, their tokens that can be the subject), then takes each hop from a token already bound along ONE
@@ -34,10 +36,13 @@ export const SPAN_TYPES = ['FLAT', 'COMPOUND'] as const;
 /** The type reported for a proper-noun span that no named entity covers. */
 export const PROPER_NOUN_TYPE = 'PROPN';
 
-/** The statement of one fixed path of a rule and its parameters (besides `$ids`). */
+/** The name of the one map parameter of a path statement: its values, and the batch's AnnotatedText ids as `ids`. */
+export const INPUT_PARAMETER = 'input';
+
+/** The statement of one fixed path of a rule and its values (the entries of `$input` besides `ids`). */
 export interface PathStatement {
   readonly cypher: string;
-  readonly parameters: Record<string, unknown>;
+  readonly values: Record<string, unknown>;
 }
 
 /** A rule's statements, one per fixed path (`branches`, in the same order), and the shape of their rows. */
@@ -75,31 +80,31 @@ interface Constraints {
   readonly checks: readonly DependentCheck[];
 }
 
-/** Builds the statements of one rule (`lists`: the rule set's named word lists); `$ids` holds the AnnotatedText ids to search. */
+/** Builds the statements of one rule (`lists`: the rule set's named word lists); `$input.ids` holds the AnnotatedText ids to search. */
 export function ruleQuery(rule: RelationRule, lists?: Lists): RuleQuery {
   const branches = expandRulePaths<TokenConstraint>(rule.path);
   const statements = branches.map((hops) => {
     // a compiler per path, so that its variables and parameters are numbered from zero: the text is the shape's
     const compiler = new Compiler(lists);
-    return { cypher: compiler.path(rule, hops), parameters: compiler.parameters };
+    return { cypher: compiler.path(rule, hops), values: compiler.values };
   });
   return { rule, statements, columns: RULE_COLUMNS, branches };
 }
 
 class Compiler {
-  readonly parameters: Record<string, unknown> = {};
+  readonly values: Record<string, unknown> = {};
   private variables = 0;
 
   constructor(private readonly lists: Lists) {}
 
   /**
-   * A parameter holding `value`, named by its place in the statement (one per use, even of an equal value: sharing
-   * one by value would make the text depend on the values).
+   * An entry of `$input` holding `value`, named by its place in the statement (one per use, even of an equal value:
+   * sharing one by value would make the text depend on the values).
    */
   parameter(value: unknown): string {
-    const name = `p${Object.keys(this.parameters).length}`;
-    this.parameters[name] = value;
-    return `$${name}`;
+    const name = `p${Object.keys(this.values).length}`;
+    this.values[name] = value;
+    return `$${INPUT_PARAMETER}.${name}`;
   }
 
   private fresh(prefix: string): string {
@@ -118,7 +123,7 @@ class Compiler {
     const r = (i: number): string => `r${i}`;
     const anchor = this.endConditions('t0', rule.subject);
     const clauses = [
-      'UNWIND $ids AS wanted',
+      `UNWIND $${INPUT_PARAMETER}.ids AS wanted`,
       `MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t0:TagOccurrence) WHERE ${['d.id = wanted', ...anchor.where].join(' AND ')}`,
     ];
     const bound = ['d', 's', 't0'];

@@ -1,6 +1,6 @@
 import { type GraphRecord, type GraphStore, isTransientGraphError } from '@loom/graph';
 import { type Logger } from '@loom/telemetry';
-import { type RuleQuery } from './rule-cypher.js';
+import { INPUT_PARAMETER, type RuleQuery } from './rule-cypher.js';
 import { type FoundRelation, type RelationCandidate, relationsOf, withProperNounSpans } from './rule-relations.js';
 
 /** A rule whose statement failed on a batch: its name and the error (the batch's other rules still produce). */
@@ -36,7 +36,8 @@ export async function evaluateRules(
     try {
       const records: GraphRecord[] = [];
       for (const [branch, statement] of query.statements.entries()) {
-        const rows = await store.run(statement.cypher, { ...statement.parameters, ids: documents }, { columns: query.columns, ...signal });
+        const input = { ...statement.values, ids: documents };
+        const rows = await store.run(statement.cypher, { [INPUT_PARAMETER]: input }, { columns: query.columns, ...signal });
         // the rows of every path of the rule together, in path order, so that a relation two paths find is one
         for (const row of rows) records.push({ ...row, branch });
       }
