@@ -56,8 +56,8 @@ describe('examples/relations.workflow.yaml through loom serve --with-skills', ()
         .map((row) => `${row.subject} ${row.relation} ${row.object}`)
         .sort();
     };
-    // Neo4j plans each of the shipped rules' 67 fixed paths on first use, about 50 s in all on a loaded 2-core
-    // machine (docs/relations.md); AGE answers in seconds
+    // Neo4j plans the 42 statement texts of the shipped rules' 67 fixed paths on first use, up to about a minute on a
+    // loaded 2-core machine (this test took 68 s at load average 20; docs/relations.md); AGE answers in seconds
     await expect
       .poll(relations, { timeout: 150_000, interval: 500 })
       .toEqual(['Google BASED_IN London', 'Grace Hopper LEADS Navy Lab', 'John Smith WORKS_FOR Google']);

@@ -86,8 +86,8 @@ describe('relation rules on long sentences', { timeout: 180_000 }, () => {
     const [widest, ...others] = [queriesOf(STRESS)[1]!, queriesOf(STRESS)[0]!, ...queriesOf(shippedRules())];
     const results: string[][] = [];
     for (const backend of backends) {
-      // Neo4j plans each branch of a statement for a fraction of a second on a loaded machine (once: the plan is
-      // cached by its text), so the 15-branch rule runs on AGE only, which plans it in milliseconds
+      // Neo4j plans each path's statement for a fraction of a second on a loaded machine (once: the plan is cached
+      // by its text), so the 15-path rule runs on AGE only, which plans it in milliseconds
       const queries = backend.name === 'AGE' ? [...others, widest] : others;
       const evaluation = await evaluateRules(backend.store('long_sentences'), queries, ids);
       expect(evaluation.failures, backend.name).toEqual([]);
@@ -108,10 +108,17 @@ describe('relation rules on long sentences', { timeout: 180_000 }, () => {
     const store = backends[0]!.store('long_sentences');
     const [good] = queriesOf(shippedRules());
     // a statement the graph refuses, as a rule whose Cypher the database cannot run
-    const broken: RuleQuery = { ...good!, rule: { ...good!.rule, name: 'broken' }, cypher: 'UNWIND $ids AS wanted RETURN no_such_function(wanted) AS doc' };
+    // its second path's statement fails after the first ran: the rule fails as a whole
+    const broken: RuleQuery = {
+      ...good!,
+      rule: { ...good!.rule, name: 'broken' },
+      statements: [good!.statements[0]!, { cypher: 'UNWIND $input.ids AS wanted RETURN no_such_function(wanted) AS doc', values: {} }],
+      branches: [good!.branches[0]!, good!.branches[0]!],
+    };
     const evaluation = await evaluateRules(store, [broken, ...queriesOf(shippedRules())], ids);
     expect(evaluation.failures.map((failure) => failure.rule)).toEqual(['broken']);
     expect(evaluation.failures[0]!.error).toMatch(/no_such_function/i);
     expect(evaluation.relations.length).toBeGreaterThan(0);
+    expect(evaluation.relations.filter((relation) => relation.rule === 'broken')).toEqual([]);
   });
 });

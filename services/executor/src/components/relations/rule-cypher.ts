@@ -9,14 +9,20 @@ import {
   type TokenConstraint,
 } from '@loom/domain';
 
-// Rules become Cypher over the token graph (token-graph.ts), one statement per rule, the same text on Neo4j and AGE.
+// Rules become Cypher over the token graph (token-graph.ts), one statement per fixed path of a rule, the same text on
+// Neo4j and AGE. A statement's text depends only on the path's shape (hop directions and relationship types, which
+// constraints exist); every value (lemma and word lists, entity types, the batch's ids) is an entry of ONE map
+// parameter, `$input`, named by its place in the text. So paths of one shape share one cached plan across rules.
+// The map matters: Neo4j 5 keys its plan cache on the sizes of list parameters too (a list of 1, of 2 to 9, of 10 or
+// more were planned apart), so lists as parameters of their own would be planned again for every other size of
+// word list, and of batch (`ids`); lists inside a map are not (docs/relations.md).
 // The statement is anchored so that its cost is bounded by the batch, never by the graph nor by a power of a
-// sentence's length: each branch (one fixed path of the rule) starts from the entity tokens of the batch's sentences
-// (AnnotatedText by its indexed id, its sentences, their tokens that can be the subject), then takes each hop from a
-// token already bound along ONE relationship type (an `up` hop has one head, a `down` hop the few dependents of that
-// kind), and only then checks the object end and that every token hangs off the same (:Sentence): the one-sentence
-// limit is part of the pattern, not a property of the data. No pattern is a free variable-length expansion, and no
-// relationship is untyped (on AGE an untyped one reads every edge table).
+// sentence's length: it starts from the entity tokens of the batch's sentences (AnnotatedText by its indexed id, its
+// sentences, their tokens that can be the subject), then takes each hop from a token already bound along ONE
+// relationship type (an `up` hop has one head, a `down` hop the few dependents of that kind), and only then checks
+// the object end and that every token hangs off the same (:Sentence): the one-sentence limit is part of the pattern,
+// not a property of the data. No pattern is a free variable-length expansion, and no relationship is untyped (on AGE
+// an untyped one reads every edge table).
 
 /** Lemmas that negate the token they depend on (UD English: `not`/`n't`/`never` as advmod, `no` as det). */
 export const NEGATION_LEMMAS = ['not', "n't", 'never', 'no', 'neither', 'nor'] as const;
@@ -30,18 +36,27 @@ export const SPAN_TYPES = ['FLAT', 'COMPOUND'] as const;
 /** The type reported for a proper-noun span that no named entity covers. */
 export const PROPER_NOUN_TYPE = 'PROPN';
 
-/** A rule's statement, its parameters (besides `$ids`), the shape of its rows and the fixed path of each branch. */
+/** The name of the one map parameter of a path statement: its values, and the batch's AnnotatedText ids as `ids`. */
+export const INPUT_PARAMETER = 'input';
+
+/** The statement of one fixed path of a rule and its values (the entries of `$input` besides `ids`). */
+export interface PathStatement {
+  readonly cypher: string;
+  readonly values: Record<string, unknown>;
+}
+
+/** A rule's statements, one per fixed path (`branches`, in the same order), and the shape of their rows. */
 export interface RuleQuery {
   readonly rule: RelationRule;
-  readonly cypher: string;
-  readonly parameters: Record<string, unknown>;
+  /** One statement per branch, `statements[i]` for `branches[i]`. */
+  readonly statements: readonly PathStatement[];
   readonly columns: readonly string[];
-  /** The hops of each branch of the statement, by its `branch` column. */
+  /** The hops of each fixed path. */
   readonly branches: readonly (readonly RuleHop<TokenConstraint>[])[];
 }
 
-/** The columns of every rule statement: document, sentence number, branch, the path's tokens and the hops' subtypes. */
-export const RULE_COLUMNS = ['doc', 'sentence', 'branch', 'nodes', 'specifics'] as const;
+/** The columns of every path statement: document, sentence number, the path's tokens and the hops' subtypes. */
+export const RULE_COLUMNS = ['doc', 'sentence', 'nodes', 'specifics'] as const;
 
 type Lists = RelationRuleSet['lists'];
 
@@ -65,31 +80,31 @@ interface Constraints {
   readonly checks: readonly DependentCheck[];
 }
 
-/** Builds the statement of one rule (`lists`: the rule set's named word lists); `$ids` holds the AnnotatedText ids to search. */
+/** Builds the statements of one rule (`lists`: the rule set's named word lists); `$input.ids` holds the AnnotatedText ids to search. */
 export function ruleQuery(rule: RelationRule, lists?: Lists): RuleQuery {
-  const compiler = new Compiler(lists);
   const branches = expandRulePaths<TokenConstraint>(rule.path);
-  const cypher = branches.map((hops, branch) => compiler.branch(rule, hops, branch)).join(' UNION ALL ');
-  return { rule, cypher, parameters: compiler.parameters, columns: RULE_COLUMNS, branches };
+  const statements = branches.map((hops) => {
+    // a compiler per path, so that its variables and parameters are numbered from zero: the text is the shape's
+    const compiler = new Compiler(lists);
+    return { cypher: compiler.path(rule, hops), values: compiler.values };
+  });
+  return { rule, statements, columns: RULE_COLUMNS, branches };
 }
 
 class Compiler {
-  readonly parameters: Record<string, unknown> = {};
-  private readonly byValue = new Map<string, string>();
+  readonly values: Record<string, unknown> = {};
   private variables = 0;
 
   constructor(private readonly lists: Lists) {}
 
-  /** A parameter holding `value` (one per distinct value). */
+  /**
+   * An entry of `$input` holding `value`, named by its place in the statement (one per use, even of an equal value:
+   * sharing one by value would make the text depend on the values).
+   */
   parameter(value: unknown): string {
-    const key = JSON.stringify(value);
-    let name = this.byValue.get(key);
-    if (name === undefined) {
-      name = `p${this.byValue.size}`;
-      this.byValue.set(key, name);
-      this.parameters[name] = value;
-    }
-    return `$${name}`;
+    const name = `p${Object.keys(this.values).length}`;
+    this.values[name] = value;
+    return `$${INPUT_PARAMETER}.${name}`;
   }
 
   private fresh(prefix: string): string {
@@ -97,18 +112,18 @@ class Compiler {
   }
 
   /**
-   * One branch: anchored on the subject's candidate tokens, hop by hop from a bound token, the object end checked on
+   * One fixed path: anchored on the subject's candidate tokens, hop by hop from a bound token, the object end checked on
    * the last hop. A WITH between the hops makes each hop a query part of its own, planned with its start bound: Neo4j
    * cannot reorder the parts (planning the whole pattern as one took it tens of seconds for a rule of a few hops), and
    * each part joins one relationship to a bound token and checks that the token hangs off the same sentence. A check
    * on a token's dependents follows its hop as query parts of their own too (`dependentChecks`).
    */
-  branch(rule: RelationRule, hops: readonly RuleHop<TokenConstraint>[], branch: number): string {
+  path(rule: RelationRule, hops: readonly RuleHop<TokenConstraint>[]): string {
     const t = (i: number): string => `t${i}`;
     const r = (i: number): string => `r${i}`;
     const anchor = this.endConditions('t0', rule.subject);
     const clauses = [
-      'UNWIND $ids AS wanted',
+      `UNWIND $${INPUT_PARAMETER}.ids AS wanted`,
       `MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)-[:SENTENCE_TAG_OCCURRENCE]->(t0:TagOccurrence) WHERE ${['d.id = wanted', ...anchor.where].join(' AND ')}`,
     ];
     const bound = ['d', 's', 't0'];
@@ -142,7 +157,7 @@ class Compiler {
     });
     const nodes = Array.from({ length: hops.length + 1 }, (_, i) => t(i)).join(', ');
     const specifics = hops.map((_, i) => `${r(i + 1)}.specific`).join(', ');
-    clauses.push(`RETURN d.id AS doc, s.sentenceNumber AS sentence, ${branch} AS branch, [${nodes}] AS nodes, [${specifics}] AS specifics`);
+    clauses.push(`RETURN d.id AS doc, s.sentenceNumber AS sentence, [${nodes}] AS nodes, [${specifics}] AS specifics`);
     return clauses.join(' ');
   }
 

@@ -1,6 +1,6 @@
-import { type GraphStore, isTransientGraphError } from '@loom/graph';
+import { type GraphRecord, type GraphStore, isTransientGraphError } from '@loom/graph';
 import { type Logger } from '@loom/telemetry';
-import { type RuleQuery } from './rule-cypher.js';
+import { INPUT_PARAMETER, type RuleQuery } from './rule-cypher.js';
 import { type FoundRelation, type RelationCandidate, relationsOf, withProperNounSpans } from './rule-relations.js';
 
 /** A rule whose statement failed on a batch: its name and the error (the batch's other rules still produce). */
@@ -16,10 +16,11 @@ export interface RuleEvaluation {
 }
 
 /**
- * Runs every rule over the documents (AnnotatedText ids), one statement per rule for all of them, then widens
- * proper-noun ends to their spans. A rule whose statement fails for a reason of its own fails alone: it is logged and
- * listed in `failures`, and the other rules' relations stand. A transient graph error (the store unreachable) is
- * thrown, so that the caller retries the batch whole.
+ * Runs every rule over the documents (AnnotatedText ids), one statement per fixed path of the rule for all of them,
+ * then widens proper-noun ends to their spans. A rule one of whose statements fails for a reason of its own fails
+ * alone, as a whole (none of its paths' relations): it is logged and listed in `failures`, and the other rules'
+ * relations stand. A transient graph error (the store unreachable) is thrown, so that the caller retries the batch
+ * whole.
  */
 export async function evaluateRules(
   store: GraphStore,
@@ -33,7 +34,13 @@ export async function evaluateRules(
   if (documents.length === 0) return { relations: [], failures };
   for (const query of queries) {
     try {
-      const records = await store.run(query.cypher, { ...query.parameters, ids: documents }, { columns: query.columns, ...signal });
+      const records: GraphRecord[] = [];
+      for (const [branch, statement] of query.statements.entries()) {
+        const input = { ...statement.values, ids: documents };
+        const rows = await store.run(statement.cypher, { [INPUT_PARAMETER]: input }, { columns: query.columns, ...signal });
+        // the rows of every path of the rule together, in path order, so that a relation two paths find is one
+        for (const row of rows) records.push({ ...row, branch });
+      }
       candidates.push(...relationsOf(query, records));
     } catch (error) {
       if (isTransientGraphError(error) || options.signal?.aborted === true) throw error;

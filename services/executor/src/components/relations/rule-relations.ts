@@ -47,7 +47,10 @@ export interface RelationCandidate {
   readonly objectHead?: string;
 }
 
-/** The relations in a rule's result rows, one per rule, sentence and pair of ends (the first path found is the evidence). */
+/**
+ * The relations in a rule's result rows (each row with the index of its path's statement as `branch`), one per rule,
+ * sentence and pair of ends (the shortest path, then the one of earliest tokens, is the evidence).
+ */
 export function relationsOf(query: RuleQuery, records: readonly GraphRecord[]): RelationCandidate[] {
   const found = new Map<string, RelationCandidate>();
   for (const record of records) {
