@@ -7,9 +7,9 @@ import { type Skill } from '@loom/domain';
 import { restartDelayMs } from '@loom/foundation';
 import { type Logger, TELEMETRY_SCOPE } from '@loom/telemetry';
 import { context as otelContext, type Context, metrics, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import fetch, { FetchError } from 'node-fetch';
 import { type Admission, CircuitBreaker, type CircuitStateName } from './circuit-breaker.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
+import { httpPost } from './http-post.js';
 
 /** One HTTP request to a skill. */
 export interface SkillCall {
@@ -79,9 +79,9 @@ type Attempt =
   | { readonly kind: 'cancelled' };
 
 /**
- * Calls skills over HTTP (node-fetch) with, per skill: a time-out per attempt; retries with capped, jittered
+ * Calls skills over HTTP (node:http, httpPost) with, per skill: a time-out per attempt; retries with capped, jittered
  * backoff on connection errors, time-outs, 429 and 5xx (a Retry-After up to the cap is honoured), never on other
- * 4xx; a circuit breaker counting failed attempts; a cap on attempts under way at once (and a keep-alive pool of as
+ * 4xx or a 3xx (redirects are not followed); a circuit breaker counting failed attempts; a cap on attempts under way at once (and a keep-alive pool of as
  * many connections, so a timed-out attempt's connection is closed before another takes its place). Each attempt is
  * an HTTP client span, child of the message's trace context, whose `traceparent` goes to the skill.
  */
@@ -185,7 +185,7 @@ export class SkillCaller {
       }
       this.judge(state.breaker, admission, last);
       if (last.kind === 'cancelled') return done(status.CANCELLED, `call to skill '${skill.name}' cancelled`, attempt + 1);
-      if (last.kind === 'answer' && last.httpStatus < 400) return done(status.OK, '', attempt + 1, last);
+      if (last.kind === 'answer' && last.httpStatus < 300) return done(status.OK, '', attempt + 1, last);
       if (last.kind === 'answer' && last.httpStatus !== 429 && last.httpStatus < 500) {
         return done(status.INVALID_ARGUMENT, `skill '${skill.name}' refused the request: ${describeAttempt(last)}`, attempt + 1, last);
       }
@@ -244,20 +244,13 @@ export class SkillCaller {
     this.attempts.add(1, { [ATTR_SKILL_NAME]: skill.name });
     let outcome: Attempt;
     try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers,
-        body: Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength),
-        agent: state.agent,
-        signal: AbortSignal.any([signal, timeout]),
-      });
-      const body = new Uint8Array(await response.arrayBuffer());
+      const answer = await httpPost({ url: target, headers, body: request.body, agent: state.agent, signal: AbortSignal.any([signal, timeout]) });
       outcome = {
         kind: 'answer',
-        httpStatus: response.status,
-        body,
-        contentType: response.headers.get('content-type') ?? '',
-        retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
+        httpStatus: answer.status,
+        body: answer.body,
+        contentType: answer.headers['content-type'] ?? '',
+        retryAfterMs: retryAfterMs(answer.headers['retry-after']),
       };
     } catch (error) {
       if (signal.aborted) outcome = { kind: 'cancelled' };
@@ -338,17 +331,16 @@ function skillMessage(body: Uint8Array): string {
 }
 
 /** Retry-After in ms (seconds or an HTTP date); undefined when absent or unreadable. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
+function retryAfterMs(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const date = Date.parse(header);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-/** Why a connection failed, without node-fetch's message (it quotes the URL). */
+/** Why a connection failed: its code (ECONNREFUSED), never the message (it may quote the URL). */
 function reasonOf(error: unknown): string {
-  if (error instanceof FetchError) return error.code ?? error.type;
   if (error instanceof Error) return 'code' in error && typeof error.code === 'string' ? error.code : error.name;
   return 'unknown error';
 }

@@ -72,7 +72,7 @@ describe('InvokeSkill', () => {
     expect(fake.requests[0]?.headers.traceparent).toContain(span?.spanContext().spanId);
   });
 
-  it('retries 503 with backoff and succeeds; never retries another 4xx, which is INVALID_ARGUMENT with the skill’s message', async () => {
+  it('retries 503 with backoff and succeeds; never retries another 4xx or a 3xx, which is INVALID_ARGUMENT with the skill’s message', async () => {
     let calls = 0;
     fake.answerWith(() => (++calls < 3 ? { status: 503, body: { error: 'busy' } } : { status: 200, body: ['k'] }));
     const answer = await call(gateway.client, 'invokeSkill', { skillName: 'nlp', input: {} });
@@ -84,6 +84,14 @@ describe('InvokeSkill', () => {
     const refused = await failure(call(gateway.client, 'invokeSkill', { skillName: 'nlp', input: {} }));
     expect(refused.code).toBe(status.INVALID_ARGUMENT);
     expect(refused.details).toContain("unknown pipeline 'nope' (field pipeline)");
+    expect(fake.requests).toHaveLength(1);
+
+    // a redirect is not followed (a skill's url is its endpoint): refused like a 4xx, sent once
+    fake.requests.length = 0;
+    fake.answerWith(() => ({ status: 308, body: { message: 'moved' } }));
+    const moved = await failure(call(gateway.client, 'invokeSkill', { skillName: 'nlp', input: {} }));
+    expect(moved.code).toBe(status.INVALID_ARGUMENT);
+    expect(moved.details).toContain('HTTP 308: moved');
     expect(fake.requests).toHaveLength(1);
   });
 
