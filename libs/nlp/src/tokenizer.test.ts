@@ -125,6 +125,7 @@ describe('tokenize (EWT convention): punctuation and offsets', () => {
       '5-10',
       'days',
     ]);
+    expect(tokens('Great service- high class -Page 7')).toEqual(['Great', 'service', '-', 'high', 'class', '-', 'Page', '7']);
   });
 
   it('splits ellipses inside and before words, keeps runs of end punctuation, emoticons and addresses whole', () => {

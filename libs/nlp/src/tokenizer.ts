@@ -64,7 +64,8 @@ function splitChunk(chunk: string, offset: number, lexicon: TokenizerLexicon, to
   const tail: SurfaceToken[] = [];
   let openedQuote = false;
   // Peel opening punctuation off the front.
-  while (rest.length > 1 && OPENING.has(itemAt(rest, 0, 'rest')) && !URL.test(rest) && !EMOTICON.test(rest)) {
+  // A hyphen before a word or number is split off too ("-Page", "-0.39"), as the treebank mostly does.
+  while (rest.length > 1 && (OPENING.has(itemAt(rest, 0, 'rest')) || /^-[\p{L}\p{N}]/u.test(rest)) && !URL.test(rest) && !EMOTICON.test(rest)) {
     if (rest[0] === "'" && /^'(?:s|m|d|ll|re|ve|\d0s)\b/i.test(rest)) break;
     const run = runLength(rest, 0, 1);
     if (run >= rest.length) break;
@@ -84,7 +85,8 @@ function splitChunk(chunk: string, offset: number, lexicon: TokenizerLexicon, to
   // Peel closing punctuation off the back.
   while (rest.length > 1) {
     const last = itemAt(rest, rest.length - 1, 'rest');
-    if (!CLOSING.has(last)) break;
+    // Hyphens after a word ("service-", "speech--") are split off: the treebank always does.
+    if (!CLOSING.has(last) && !(last === '-' && /\p{L}-+$/u.test(rest))) break;
     if (EMOTICON.test(rest)) break;
     const lower = rest.toLowerCase();
     if (last === '.' && (lexicon.abbreviations.has(lower) || INITIALS.test(rest))) break;
