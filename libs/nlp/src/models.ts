@@ -132,6 +132,7 @@ export function encodeTokenizer(
       ['abbreviations', encodeStrings([...lexicon.abbreviations].sort())],
       ['hyphenated', encodeStrings([...lexicon.hyphenated].sort())],
       ['multiwordTokens', encodeStrings([...lexicon.multiwordTokens].map(([form, parts]) => `${form}\t${parts.join(',')}`).sort())],
+      ['hyphenPrefixes', encodeStrings([...lexicon.hyphenPrefixes].sort())],
       ['splitter', encodeWeights(splitter.perceptron.weights, prune)],
     ]),
   };
@@ -157,6 +158,8 @@ export function decodeTokenizer(name: string, file: ModelFile): { lexicon: Token
       abbreviations: new Set(decodeStrings(section(name, file, 'abbreviations'))),
       hyphenated: new Set(decodeStrings(section(name, file, 'hyphenated'))),
       multiwordTokens,
+      // Files written before the section existed split every hyphen they do not know.
+      hyphenPrefixes: new Set(file.sections.has('hyphenPrefixes') ? decodeStrings(section(name, file, 'hyphenPrefixes')) : []),
     },
     splitter: { perceptron: new Perceptron(2, bits, decodeWeights(name, section(name, file, 'splitter'))) },
   };

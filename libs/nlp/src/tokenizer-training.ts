@@ -1,20 +1,31 @@
-import { surfaceTokens, type ConlluSentence } from './conllu.js';
+import { itemAt } from './checked.js';
+import { surfaceTokens, type ConlluSentence, type ConlluSurfaceToken } from './conllu.js';
 import type { SplitterExample } from './sentences.js';
 import type { TokenizerLexicon } from './tokenizer.js';
 
-/** Learns the tokenizer lexicon from treebank sentences: abbreviations, whole hyphenated words, multi-word tokens. */
+/**
+ * Learns the tokenizer lexicon from treebank sentences: abbreviations, whole hyphenated words, multi-word tokens, and
+ * the prefixes of hyphenated words kept whole (in at least two different words, and split less than half as often).
+ */
 export function learnLexicon(sentences: readonly ConlluSentence[]): TokenizerLexicon {
   const abbreviations = new Set<string>();
   const hyphenated = new Set<string>();
   const asMwt = new Map<string, { count: number; parts: number[] }>();
   const asWord = new Map<string, number>();
+  const prefixWords = new Map<string, Set<string>>();
+  const prefixSplits = new Map<string, number>();
   for (const sentence of sentences) {
-    for (const token of surfaceTokens(sentence)) {
+    const tokens = surfaceTokens(sentence);
+    for (const [position, token] of tokens.entries()) {
       const lower = token.form.toLowerCase();
+      const split = splitPrefix(tokens, position);
+      if (split !== undefined) prefixSplits.set(split, (prefixSplits.get(split) ?? 0) + 1);
       if (token.first === token.last) {
         asWord.set(lower, (asWord.get(lower) ?? 0) + 1);
         if (lower.length > 1 && lower.endsWith('.') && /\p{L}/u.test(lower)) abbreviations.add(lower);
         if (/[\p{L}\p{N}]-[\p{L}\p{N}]/u.test(lower)) hyphenated.add(lower);
+        const prefix = /^(\p{L}+)-\p{L}/u.exec(lower)?.[1];
+        if (prefix !== undefined) prefixWords.set(prefix, (prefixWords.get(prefix) ?? new Set()).add(lower));
         continue;
       }
       const words = sentence.words.slice(token.first - 1, token.last).map((word) => word.form);
@@ -26,7 +37,18 @@ export function learnLexicon(sentences: readonly ConlluSentence[]): TokenizerLex
   }
   const multiwordTokens = new Map<string, number[]>();
   for (const [form, { count, parts }] of asMwt) if (count > (asWord.get(form) ?? 0)) multiwordTokens.set(form, parts);
-  return { abbreviations, hyphenated, multiwordTokens };
+  const hyphenPrefixes = new Set<string>();
+  for (const [prefix, words] of prefixWords) if (words.size >= 2 && 2 * (prefixSplits.get(prefix) ?? 0) < words.size) hyphenPrefixes.add(prefix);
+  return { abbreviations, hyphenated, multiwordTokens, hyphenPrefixes };
+}
+
+/** The lower-cased word before a hyphen the treebank split off inside a word (`long` of `long - term` written `long-term`). */
+function splitPrefix(tokens: readonly ConlluSurfaceToken[], position: number): string | undefined {
+  const hyphen = tokens[position + 1];
+  const after = tokens[position + 2];
+  const token = itemAt(tokens, position, 'tokens');
+  if (hyphen?.form !== '-' || token.spaceAfter || hyphen.spaceAfter || !after || !/^\p{L}+$/u.test(token.form) || !/^\p{L}/u.test(after.form)) return undefined;
+  return token.form.toLowerCase();
 }
 
 /** Documents of the treebank as splitter examples: sentences joined by a space, paragraphs by a blank line. */

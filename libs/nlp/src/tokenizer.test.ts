@@ -9,6 +9,7 @@ const lexicon: TokenizerLexicon = {
     ['gonna', [3, 2]],
     ['dont', [2, 2]],
   ]),
+  hyphenPrefixes: new Set(['non']),
 };
 
 function tokens(text: string): string[] {
@@ -105,6 +106,47 @@ describe('tokenize (EWT convention): punctuation and offsets', () => {
 
   it('splits hyphenated compounds except the ones the treebank keeps', () => {
     expect(tokens('a long-term e-mail plan')).toEqual(['a', 'long', '-', 'term', 'e-mail', 'plan']);
+    expect(tokens('the non-Microsoft browser')).toEqual(['the', 'non-Microsoft', 'browser']);
+    expect(tokens('a 15-year term of 18,000-person agencies, F-16 jets, 5-10 days')).toEqual([
+      'a',
+      '15',
+      '-',
+      'year',
+      'term',
+      'of',
+      '18,000',
+      '-',
+      'person',
+      'agencies',
+      ',',
+      'F-16',
+      'jets',
+      ',',
+      '5-10',
+      'days',
+    ]);
+    expect(tokens('Great service- high class -Page 7')).toEqual(['Great', 'service', '-', 'high', 'class', '-', 'Page', '7']);
+  });
+
+  it('splits ellipses inside and before words, keeps runs of end punctuation, emoticons and addresses whole', () => {
+    expect(tokens('missing..and past...and ...Now')).toEqual(['missing', '..', 'and', 'past', '...', 'and', '...', 'Now']);
+    expect(tokens('look !!! ok :-). "Julie"<julie...@bellsouth.net> file.pdf)(See')).toEqual([
+      'look',
+      '!!!',
+      'ok',
+      ':-)',
+      '.',
+      '"',
+      'Julie',
+      '"',
+      '<',
+      'julie...@bellsouth.net',
+      '>',
+      'file.pdf',
+      ')',
+      '(',
+      'See',
+    ]);
   });
 
   it('gives offsets into the original text across odd whitespace', () => {

@@ -14,6 +14,8 @@ export interface TokenizerLexicon {
   readonly hyphenated: ReadonlySet<string>;
   /** Lower-cased multi-word tokens and the lengths of their parts (`cannot` → [3, 3], `dont` → [2, 2]). */
   readonly multiwordTokens: ReadonlyMap<string, readonly number[]>;
+  /** Lower-cased prefixes whose hyphenated words the treebank keeps whole (`non-Microsoft`, `re-wording`). */
+  readonly hyphenPrefixes: ReadonlySet<string>;
 }
 
 const URL = /^(?:(?:https?|ftp):\/\/|www\.)[^\s<>"]+/i;
@@ -26,6 +28,8 @@ const INITIALS = /^(?:\p{L}\.)+$/u;
 const TIME_UNIT = /^(\d+(?:[:.]\d+)?)(am|pm|a\.m\.|p\.m\.)$/i;
 const CURRENCY = /^([$£€¥])(\d[\d,.]*)$/;
 const PERCENT = /^(\d[\d,.]*)(%)$/;
+const END_RUN = /^[.!?…]+$/;
+const LEADING = /^(?:\.{2,}|…+|[([{])$/;
 const CLITIC = /^(.*\p{L})((?:'|’|`)(?:s|m|d|ll|re|ve)|n(?:'|’)t)$/iu;
 
 /** Splits text into surface tokens (EWT convention: punctuation apart, clitics kept inside their token). */
@@ -60,7 +64,8 @@ function splitChunk(chunk: string, offset: number, lexicon: TokenizerLexicon, to
   const tail: SurfaceToken[] = [];
   let openedQuote = false;
   // Peel opening punctuation off the front.
-  while (rest.length > 1 && OPENING.has(itemAt(rest, 0, 'rest')) && !URL.test(rest) && !EMOTICON.test(rest)) {
+  // A hyphen before a word or number is split off too ("-Page", "-0.39"), as the treebank mostly does.
+  while (rest.length > 1 && (OPENING.has(itemAt(rest, 0, 'rest')) || /^-[\p{L}\p{N}]/u.test(rest)) && !URL.test(rest) && !EMOTICON.test(rest)) {
     if (rest[0] === "'" && /^'(?:s|m|d|ll|re|ve|\d0s)\b/i.test(rest)) break;
     const run = runLength(rest, 0, 1);
     if (run >= rest.length) break;
@@ -80,7 +85,8 @@ function splitChunk(chunk: string, offset: number, lexicon: TokenizerLexicon, to
   // Peel closing punctuation off the back.
   while (rest.length > 1) {
     const last = itemAt(rest, rest.length - 1, 'rest');
-    if (!CLOSING.has(last)) break;
+    // Hyphens after a word ("service-", "speech--") are split off: the treebank always does.
+    if (!CLOSING.has(last) && !(last === '-' && /\p{L}-+$/u.test(rest))) break;
     if (EMOTICON.test(rest)) break;
     const lower = rest.toLowerCase();
     if (last === '.' && (lexicon.abbreviations.has(lower) || INITIALS.test(rest))) break;
@@ -99,6 +105,15 @@ function splitInner(text: string, start: number, lexicon: TokenizerLexicon, toke
   const lower = text.toLowerCase();
   if (text.length === 1 || lexicon.abbreviations.has(lower) || lexicon.hyphenated.has(lower) || lexicon.multiwordTokens.has(lower))
     return push(tokens, text, start);
+  // Runs of end punctuation ("!!!") and emoticons stay whole, as at the edges of a chunk.
+  if (END_RUN.test(text) || EMOTICON.test(text)) return push(tokens, text, start);
+  // An address after a bracket or quote inside a chunk ("Julie"<julie...@bellsouth.net>) stays whole.
+  const opening = OPENING.has(itemAt(text, 0, 'text')) ? 1 : 0;
+  const link = URL.exec(text.slice(opening)) ?? EMAIL.exec(text.slice(opening));
+  if (link && opening + link[0].length === text.length) {
+    if (opening) push(tokens, text.slice(0, 1), start);
+    return push(tokens, text.slice(opening), start + opening);
+  }
   let match = TIME_UNIT.exec(text) ?? CURRENCY.exec(text) ?? PERCENT.exec(text);
   if (match) {
     push(tokens, itemAt(match, 1, 'match'), start);
@@ -106,12 +121,19 @@ function splitInner(text: string, start: number, lexicon: TokenizerLexicon, toke
     return;
   }
   // Punctuation inside a word: split around it unless it joins digits (1,000 3:30 9/11 713-853-3989) or is an apostrophe.
-  const inner = /[,;:!?()[\]{}"“”/&]|--+|-/g;
+  const inner = /[,;:!?()[\]{}"“”/&]|--+|-|\.{2,}|…+/g;
   for (match = inner.exec(text); match !== null; match = inner.exec(text)) {
     const position = match.index;
     const before = text[position - 1] ?? '';
     const after = text[position + match[0].length] ?? '';
-    if (position === 0 || position + match[0].length === text.length) continue;
+    if (position + match[0].length === text.length) continue;
+    if (position === 0) {
+      // An ellipsis or an opening bracket before a word ("...Now", the "(See" of "file.pdf)(See") is a token of its own.
+      if (!LEADING.test(match[0])) continue;
+      push(tokens, match[0], start);
+      splitInner(text.slice(match[0].length), start + match[0].length, lexicon, tokens);
+      return;
+    }
     const digits = /\d/.test(before) && /\d/.test(after);
     if (digits && match[0] !== '--') continue;
     if (match[0] === '&' && /^[\p{Lu}&]+$/u.test(text)) continue;
@@ -120,7 +142,9 @@ function splitInner(text: string, start: number, lexicon: TokenizerLexicon, toke
     if (match[0] === '-') {
       const word = /[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+/u.exec(lower.slice(Math.max(0, lower.lastIndexOf(' ', position))));
       if (word && lexicon.hyphenated.has(word[0])) continue;
-      if (/\d/.test(text)) continue;
+      if (/^\p{L}+$/u.test(text.slice(0, position)) && lexicon.hyphenPrefixes.has(lower.slice(0, position))) continue;
+      // A number before a word is split off ("15 - year", "18,000 - person"); other hyphens next to digits join.
+      if (/\d/.test(text) && !(/^[\d,.]+$/.test(text.slice(0, position)) && /^\p{L}+$/u.test(text.slice(position + 1)))) continue;
     }
     splitInner(text.slice(0, position), start, lexicon, tokens);
     push(tokens, match[0], start + position);

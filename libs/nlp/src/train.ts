@@ -345,7 +345,12 @@ export function trainTokenizerModel(ctx: TrainContext): Record<string, number> {
     data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
     settings: {
       ...TOKENIZER_SETTINGS,
-      lexicon: { abbreviations: lexicon.abbreviations.size, hyphenated: lexicon.hyphenated.size, multiwordTokens: lexicon.multiwordTokens.size },
+      lexicon: {
+        abbreviations: lexicon.abbreviations.size,
+        hyphenated: lexicon.hyphenated.size,
+        multiwordTokens: lexicon.multiwordTokens.size,
+        hyphenPrefixes: lexicon.hyphenPrefixes.size,
+      },
       trainingSentences: train.length,
       devSentences: dev.length,
     },
