@@ -209,10 +209,11 @@ describe('webhook authentication in a running workflow', () => {
       .logged()
       .filter((line) => line.component === run.hook && line.msg === 'webhook request refused')
       .map((line) => line.reason);
+    // the age in whole seconds depends on when the request arrived, so only its direction is asserted
     expect(reasons).toEqual([
       'the signature was accepted before: a replay',
-      'the timestamp is 120 s old, past the tolerance',
-      'the timestamp is 120 s ahead, past the tolerance',
+      expect.stringMatching(/^the timestamp is \d+ s old, past the tolerance$/),
+      expect.stringMatching(/^the timestamp is \d+ s ahead, past the tolerance$/),
     ]);
     await run.stop();
   });
