@@ -156,33 +156,41 @@ class AgeStore implements GraphStore {
   private async ensureKeyIndex(lease: Lease, { label, properties }: GraphNodeKey): Promise<void> {
     const graph = this.connection.graph;
     // AGE keeps each label in a table of the graph's schema, made at the label's first CREATE; the index needs it now
-    const labelExists = async (): Promise<boolean> =>
-      (
-        await this.sql(lease, {
-          text: 'SELECT 1 FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name = $2',
-          values: [graph, label],
-        })
-      ).rowCount === 1;
+    const labelExists = (): Promise<boolean> =>
+      this.rowExists(lease, 'SELECT 1 FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name = $2', [
+        graph,
+        label,
+      ]);
     if (!(await labelExists())) {
-      try {
-        await this.sql(lease, { text: 'SELECT ag_catalog.create_vlabel($1::cstring, $2::cstring)', values: [graph, label] });
-      } catch (error) {
-        if (!(await labelExists())) throw error; // another writer may have made it in the meantime
-      }
+      await this.createUnlessMade(
+        () => this.sql(lease, { text: 'SELECT ag_catalog.create_vlabel($1::cstring, $2::cstring)', values: [graph, label] }),
+        labelExists,
+      );
     }
     // a key of one property keeps the name it always had; '(' cannot occur in an identifier, so the names of keys of
     // several properties never meet those
     const name = (properties.length === 1 ? `${label}_${properties[0]}_loom_idx` : `${label}(${properties.join(',')})_loom_idx`).slice(0, 63);
-    const indexExists = async (): Promise<boolean> =>
-      (await this.sql(lease, { text: 'SELECT 1 FROM pg_catalog.pg_indexes WHERE schemaname = $1 AND indexname = $2', values: [graph, name] })).rowCount === 1;
     // `WHERE n.p = v`, and with age.enable_containment off (see prepareSession) `MERGE (n:L {p: v})` too, compile to
     // agtype_access_operator(properties, '"p"') = v, which this btree index serves
     const columns = properties.map((property) => agePropertyKey(property)).join(', ');
+    // IF NOT EXISTS does not cover two writers creating the same index at once: the loser fails on the catalog's unique name
+    await this.createUnlessMade(
+      () => this.sql(lease, `CREATE INDEX IF NOT EXISTS "${name}" ON "${graph}"."${label}" USING btree (${columns})`),
+      () => this.rowExists(lease, 'SELECT 1 FROM pg_catalog.pg_indexes WHERE schemaname = $1 AND indexname = $2', [graph, name]),
+    );
+  }
+
+  /** Whether a catalog query finds its one row. */
+  private async rowExists(lease: Lease, text: string, values: readonly string[]): Promise<boolean> {
+    return (await this.sql(lease, { text, values: [...values] })).rowCount === 1;
+  }
+
+  /** Runs `create`; its error is dropped when `made` then says another writer made the same thing in the meantime. */
+  private async createUnlessMade(create: () => Promise<unknown>, made: () => Promise<boolean>): Promise<void> {
     try {
-      await this.sql(lease, `CREATE INDEX IF NOT EXISTS "${name}" ON "${graph}"."${label}" USING btree (${columns})`);
+      await create();
     } catch (error) {
-      // two writers creating the same index at once: the loser fails on the catalog's unique name, not IF NOT EXISTS
-      if (!(await indexExists())) throw error;
+      if (!(await made())) throw error;
     }
   }
 
@@ -381,16 +389,11 @@ class AgeStore implements GraphStore {
 
   private async ensureGraph(lease: Lease): Promise<void> {
     const graph = this.connection.graph;
-    const exists = async (): Promise<boolean> =>
-      (await this.sql(lease, { text: 'SELECT 1 FROM ag_catalog.ag_graph WHERE name = $1', values: [graph] })).rowCount === 1;
+    const exists = (): Promise<boolean> => this.rowExists(lease, 'SELECT 1 FROM ag_catalog.ag_graph WHERE name = $1', [graph]);
     if (await exists()) return;
     if (this.readOnly)
       throw new GraphQueryError('age', this.context.address, '3F000', `graph '${graph}' does not exist, and a read_only resource does not create it`);
-    try {
-      await this.sql(lease, { text: 'SELECT ag_catalog.create_graph($1::name)', values: [graph] });
-    } catch (error) {
-      if (!(await exists())) throw error;
-    }
+    await this.createUnlessMade(() => this.sql(lease, { text: 'SELECT ag_catalog.create_graph($1::name)', values: [graph] }), exists);
   }
 
   /** One pg call with abort and error mapping: a failed connection or an aborted call is not reused. */
