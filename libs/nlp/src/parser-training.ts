@@ -40,7 +40,7 @@ export interface ParserTrainOptions extends PerceptronTrainOptions {
    * sequence is scored and updated at its maximum violation (Huang et al. 2012). 0 keeps greedy training.
    */
   readonly beamEpochs?: number;
-  /** Beam width of beam training and of the returned model's decoding. */
+  /** Beam width of beam training and of the returned model's decoding once a beam epoch has run (greedy before). */
   readonly beam?: number;
 }
 
@@ -295,8 +295,8 @@ function trainBeam(model: ParserModel, codes: Codes, gold: Gold, width: number, 
  * Stepping lets several parsers train side by side and be scored together between epochs.
  */
 export class ParserTraining {
-  /** The weights as trained so far (not averaged). */
-  readonly model: ParserModel;
+  /** The weights as trained so far (not averaged); its beam is the width of the beam epochs, see decodingBeam. */
+  private readonly model: ParserModel;
   private done = 0;
   /** Greedy plus beam epochs. */
   readonly epochs: number;
@@ -349,7 +349,16 @@ export class ParserTraining {
     }
   }
 
-  /** The averaged weights so far, leaving training to go on. */
+  /**
+   * The beam width that suits the weights trained so far: 1 (greedy) until a beam epoch has run. Greedy
+   * weights decoded with the beam score far lower (EWT dev, a mean of four after greedy epoch 8: LAS 74.00
+   * with a beam of 4, 80.92 greedily), so a retrain scored so looked stalled through its greedy epochs.
+   */
+  get decodingBeam(): number {
+    return this.done > this.options.epochs ? this.width : 1;
+  }
+
+  /** The averaged weights so far, decoded as they were trained (see decodingBeam), leaving training to go on. */
   averaged(): ParserModel {
     const { model } = this;
     return {
@@ -357,8 +366,17 @@ export class ParserTraining {
       leftLabeler: model.leftLabeler.averagedCopy(),
       rightLabeler: model.rightLabeler.averagedCopy(),
       labels: model.labels,
-      beam: model.beam,
+      beam: this.decodingBeam,
     };
+  }
+
+  /** Ends training: the weights averaged in place, decoded as they were trained (see decodingBeam). */
+  finish(): ParserModel {
+    const { model } = this;
+    model.perceptron.average();
+    model.leftLabeler.average();
+    model.rightLabeler.average();
+    return { ...model, beam: this.decodingBeam };
   }
 }
 
@@ -366,11 +384,7 @@ export class ParserTraining {
 export function trainParser(examples: readonly ParserExample[], labels: readonly string[], options: ParserTrainOptions): ParserModel {
   const training = new ParserTraining(examples, labels, options);
   while (training.epoch < training.epochs) training.runEpoch();
-  const { model } = training;
-  model.perceptron.average();
-  model.leftLabeler.average();
-  model.rightLabeler.average();
-  return model;
+  return training.finish();
 }
 
 /**

@@ -220,6 +220,8 @@ function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: 
       system:
         'arc-hybrid, averaged perceptron, per-direction labelers; greedy dynamic-oracle epochs, then beam search with max-violation global updates; the weights are the mean of the members, trained from consecutive seeds',
       tags: 'jackknifed predicted (train), tagger model (dev)',
+      // 1 when the epoch kept is a greedy one: its weights are decoded greedily, as they were trained
+      decodingBeam: model.beam,
       trainingSentences: run.trainingSentences,
       devSentences: run.devSentences,
     },
@@ -251,7 +253,8 @@ function parserMembers(ctx: TrainContext, examples: readonly ParserExample[], re
  * Trains the parser on EWT train with jackknifed predicted tags (each fold tagged by a tagger
  * trained on the other folds); dev is tagged by the committed tagger. The members train epoch by
  * epoch side by side; after every epoch that improves their mean's dev LAS, the mean is written to
- * models/parser.bin with its card, so an interrupted run leaves its best.
+ * models/parser.bin with its card, so an interrupted run leaves its best. The mean is scored and
+ * written as its weights decode best: greedily after a greedy epoch, with the beam after a beam epoch.
  */
 export function trainParserModel(ctx: TrainContext): { uas: number; las: number } {
   const started = Date.now();
@@ -292,7 +295,7 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
     const mean = meanParser(members.map((member) => member.averaged()));
     const scores = parserScores(mean, devExamples);
     ctx.log(
-      `parser epoch ${epoch}/${epochs}${epoch > greedyEpochs ? ' (beam)' : ''}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)} (${Math.round((Date.now() - started) / 1000)} s)`,
+      `parser epoch ${epoch}/${epochs}${epoch > greedyEpochs ? ' (beam)' : ''}: dev UAS ${scores.uas.toFixed(2)} LAS ${scores.las.toFixed(2)}, decoded with a beam of ${mean.beam} (${Math.round((Date.now() - started) / 1000)} s)`,
     );
     if (scores.las > best.las) {
       best = scores;
