@@ -188,11 +188,11 @@ function viterbi(perceptron: Perceptron, codes: Codes, tokens: readonly string[]
 
 /**
  * Tags tokens with NER_TAGS: the best valid IOB2 sequence (Viterbi); `partsOfSpeech` are the
- * tokens' joint tagger labels (`NlpPipeline.tag`).
+ * tokens' joint tagger labels (`NlpPipeline.tag`); `words` are the tokens' codes when the caller has them (`wordCodes`).
  */
-export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[]): string[] {
+export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[], words: WordCodes = wordCodes(tokens)): string[] {
   const codes: Codes = {
-    words: wordCodes(tokens),
+    words,
     gazetteerCodes: lookupCodes(tokens, model.gazetteer, NO_GAZ),
     lexiconCodes: lookupCodes(tokens, model.lexicon, NO_LEX),
     nameListCodes: model.nameLists.size > 0 ? lookupCodes(tokens, model.nameLists, NO_LIST) : undefined,
