@@ -43,11 +43,26 @@ function allowed(previous: number, next: number): boolean {
   return previousTag !== 'O' && previousTag.slice(2) === tag.slice(2);
 }
 
-/** Codes of each lower-cased token in a map (gazetteer, lexicon), `missing` where absent; two more past the end. */
-function lookupCodes(tokens: readonly string[], map: ReadonlyMap<string, number>, missing: number): Int32Array {
-  const out = new Int32Array(tokens.length + 2).fill(missing);
-  tokens.forEach((token, index) => (out[index] = map.get(token.toLowerCase()) ?? missing));
+/** Codes of each lower-cased token (`lower`) in a map (gazetteer, lexicon), `missing` where absent; two more past the end. */
+function lookupCodes(lower: readonly string[], map: ReadonlyMap<string, number>, missing: number): Int32Array {
+  const out = new Int32Array(lower.length + 2).fill(missing);
+  lower.forEach((token, index) => (out[index] = map.get(token) ?? missing));
   return out;
+}
+
+/** The tokens' codes in the gazetteer, the name lexicon and the open name lists (none when that map is empty), each token lower-cased once. */
+function nameCodes(
+  tokens: readonly string[],
+  gazetteer: ReadonlyMap<string, number>,
+  lexicon: ReadonlyMap<string, number>,
+  nameLists: ReadonlyMap<string, number>,
+): Pick<Codes, 'gazetteerCodes' | 'lexiconCodes' | 'nameListCodes'> {
+  const lower = tokens.map((token) => token.toLowerCase());
+  return {
+    gazetteerCodes: lookupCodes(lower, gazetteer, NO_GAZ),
+    lexiconCodes: lookupCodes(lower, lexicon, NO_LEX),
+    nameListCodes: nameLists.size > 0 ? lookupCodes(lower, nameLists, NO_LIST) : undefined,
+  };
 }
 
 /** The code at `position`, or the start marker before the sentence. */
@@ -188,14 +203,12 @@ function viterbi(perceptron: Perceptron, codes: Codes, tokens: readonly string[]
 
 /**
  * Tags tokens with NER_TAGS: the best valid IOB2 sequence (Viterbi); `partsOfSpeech` are the
- * tokens' joint tagger labels (`NlpPipeline.tag`).
+ * tokens' joint tagger labels (`NlpPipeline.tag`); `words` are the tokens' codes when the caller has them (`wordCodes`).
  */
-export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[]): string[] {
+export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[], words: WordCodes = wordCodes(tokens)): string[] {
   const codes: Codes = {
-    words: wordCodes(tokens),
-    gazetteerCodes: lookupCodes(tokens, model.gazetteer, NO_GAZ),
-    lexiconCodes: lookupCodes(tokens, model.lexicon, NO_LEX),
-    nameListCodes: model.nameLists.size > 0 ? lookupCodes(tokens, model.nameLists, NO_LIST) : undefined,
+    words,
+    ...nameCodes(tokens, model.gazetteer, model.lexicon, model.nameLists),
     pos: posCodes(tokens, partsOfSpeech),
   };
   const out = viterbi(model.perceptron, codes, tokens);
@@ -266,9 +279,7 @@ export function trainNer(
           example,
           (sentenceCodes = {
             words: wordCodes(example.tokens),
-            gazetteerCodes: lookupCodes(example.tokens, itemAt(foldGazetteers, foldOf(example), 'foldGazetteers'), NO_GAZ),
-            lexiconCodes: lookupCodes(example.tokens, lexicon, NO_LEX),
-            nameListCodes: nameLists.size > 0 ? lookupCodes(example.tokens, nameLists, NO_LIST) : undefined,
+            ...nameCodes(example.tokens, itemAt(foldGazetteers, foldOf(example), 'foldGazetteers'), lexicon, nameLists),
             pos: posCodes(example.tokens, example.pos),
             gold: example.tags.map((tag) => TAG_INDEX.get(tag) ?? 0),
           }),

@@ -8,6 +8,8 @@ import { NONE, NULL_LABEL, type State } from './parser-state.js';
 export interface ParserInput {
   readonly words: readonly string[];
   readonly tags: readonly number[];
+  /** Hashes of the lower-cased words (`WordCodes.lower`) when the caller has them, so they are not hashed again. */
+  readonly lowerCodes?: Int32Array;
 }
 
 export const MAX_FEATURES = 96;
@@ -36,7 +38,7 @@ export function codesOf(input: ParserInput): Codes {
   word[0] = ROOT_WORD;
   tag[0] = ROOT_TAG;
   for (let position = 0; position < wordCount; position++) {
-    word[position + 1] = hashString(itemAt(input.words, position, 'input.words').toLowerCase());
+    word[position + 1] = input.lowerCodes ? input.lowerCodes[position]! : hashString(itemAt(input.words, position, 'input.words').toLowerCase());
     tag[position + 1] = itemAt(input.tags, position, 'input.tags');
   }
   return { word, tag };

@@ -1,6 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { Perceptron } from './perceptron.js';
 
+describe('Perceptron.score', () => {
+  it('gives bit for bit the sums of adding each run into a Float32Array, for every class count and at the wrap', () => {
+    for (const classes of [1, 2, 3, 4, 7, 8, 13, 51]) {
+      const perceptron = new Perceptron(classes, 8);
+      for (let index = 0; index < perceptron.weights.length; index++) perceptron.weights[index] = Math.sin(index * 7.1) * 1000;
+      for (const features of [Int32Array.from([5, 77, 100, 1 << 20, -200]), Int32Array.from([5, 255, 250])]) {
+        const expected = new Float32Array(classes);
+        for (const feature of features)
+          for (let classIndex = 0; classIndex < classes; classIndex++) expected[classIndex]! += perceptron.weights[((feature & 255) + classIndex) & 255]!;
+        const out = new Float32Array(classes).fill(Number.NaN);
+        perceptron.score(features, features.length, out);
+        expect(Array.from(out)).toEqual(Array.from(expected));
+      }
+    }
+  });
+});
+
 describe('Perceptron.mean', () => {
   const trained = (seed: number): Perceptron => {
     const perceptron = new Perceptron(3, 8);

@@ -22,6 +22,7 @@ import { parse, UNKNOWN_TAG, type ParserModel } from './parser.js';
 import { segmentText, type SplitterModel } from './sentences.js';
 import { tagWords, type TaggerModel } from './tagger.js';
 import { splitWords, tokenize, type TokenizerLexicon, type Word } from './tokenizer.js';
+import { wordCodes, type WordCodes } from './features.js';
 
 /** Annotators, named as CoreNLP names them. */
 export const ANNOTATORS = ['tokenize', 'ssplit', 'pos', 'lemma', 'ner', 'depparse'] as const;
@@ -81,11 +82,17 @@ export function resolveAnnotators(value: AnnotateOptions['annotators']): Set<Ann
   return out;
 }
 
+/** A tagger with each joint label split once into its parts. */
+type LoadedTagger = TaggerModel & { readonly upos: readonly string[]; readonly xpos: readonly string[] };
+
+/** A parser with the code of each of its tags, and of each tagger label (by the tagger's label index). */
+type LoadedParser = ParserModel & { tags: string[]; tagCodes: Map<string, number>; codeOfTaggerLabel?: Int32Array };
+
 interface Loaded {
   tokenizer?: { lexicon: TokenizerLexicon; splitter: SplitterModel };
-  tagger?: TaggerModel;
+  tagger?: LoadedTagger;
   lemmatizer?: LemmatizerModel;
-  parser?: ParserModel & { tags: string[]; tagCodes: Map<string, number> };
+  parser?: LoadedParser;
   ner?: NerModel;
   dictionary?: DictionaryMatcher;
 }
@@ -108,15 +115,20 @@ export class NlpPipeline {
     return (this.loaded.tokenizer ??= decodeTokenizer('tokenizer', this.file('tokenizer')));
   }
 
-  private tagger(): TaggerModel {
-    return (this.loaded.tagger ??= decodeTagger('tagger', this.file('tagger')));
+  private tagger(): LoadedTagger {
+    if (!this.loaded.tagger) {
+      const tagger = decodeTagger('tagger', this.file('tagger'));
+      const parts = tagger.labels.map((label) => label.split('\t'));
+      this.loaded.tagger = { ...tagger, upos: parts.map((part) => part[0] ?? ''), xpos: parts.map((part) => part[1] ?? '') };
+    }
+    return this.loaded.tagger;
   }
 
   private lemmatizer(): LemmatizerModel {
     return (this.loaded.lemmatizer ??= decodeLemmatizerFile('lemmatizer', this.file('lemmatizer')));
   }
 
-  private parser(): ParserModel & { tags: string[]; tagCodes: Map<string, number> } {
+  private parser(): LoadedParser {
     if (!this.loaded.parser) {
       const parser = decodeParser('parser', this.file('parser'));
       this.loaded.parser = { ...parser, tagCodes: new Map(parser.tags.map((tag, index) => [tag, index])) };
@@ -158,11 +170,17 @@ export class NlpPipeline {
   /** Tags words: joint labels as [UPOS, XPOS]. */
   tag(words: readonly string[]): { upos: string; xpos: string; label: string }[] {
     const tagger = this.tagger();
-    return tagWords(tagger, words).map((labelIndex) => {
-      const label = itemAt(tagger.labels, labelIndex, 'tagger.labels');
-      const tab = label.indexOf('\t');
-      return { upos: label.slice(0, tab), xpos: label.slice(tab + 1), label };
-    });
+    return tagWords(tagger, words).map((labelIndex) => ({
+      upos: itemAt(tagger.upos, labelIndex, 'tagger.upos'),
+      xpos: itemAt(tagger.xpos, labelIndex, 'tagger.xpos'),
+      label: itemAt(tagger.labels, labelIndex, 'tagger.labels'),
+    }));
+  }
+
+  /** The parser's tag code of each tagger label (by label index), worked out once. */
+  private parserTagCodes(): Int32Array {
+    const parser = this.parser();
+    return (parser.codeOfTaggerLabel ??= Int32Array.from(this.tagger().labels, (label) => parser.tagCodes.get(label) ?? UNKNOWN_TAG));
   }
 
   /** Lemma of a word with its XPOS. */
@@ -183,7 +201,12 @@ export class NlpPipeline {
    * tagger; `labels` are the words' joint tagger labels (`tag`), tagged here when not given.
    */
   entities(words: readonly string[], labels: readonly string[] = this.tag(words).map((tag) => tag.label)): string[] {
-    const tags = tagEntities(this.ner(), words, labels);
+    return this.entityTypes(words, labels);
+  }
+
+  /** entities() with the words' codes when the caller has them. */
+  private entityTypes(words: readonly string[], labels: readonly string[], codes?: WordCodes): string[] {
+    const tags = tagEntities(this.ner(), words, labels, codes);
     const out = words.map(() => NO_ENTITY as string);
     const spans = entitySpans(tags);
     const dictionary = this.dictionary()?.match(words) ?? [];
@@ -199,66 +222,95 @@ export class NlpPipeline {
   annotate(text: string, options: AnnotateOptions = {}): Annotation {
     if (typeof text !== 'string') throw new AnnotateOptionError('text', 'must be a string');
     const run = resolveAnnotators(options.annotators);
+    const steps: Steps = { pos: run.has('pos'), lemma: run.has('lemma'), ner: run.has('ner'), depparse: run.has('depparse') };
     const sentences: AnnotationSentence[] = [];
     let docToken = 0;
     const segmented = this.segment(text, run.has('ssplit'));
-    segmented.forEach((words, sentenceIndex) => {
-      const forms = words.map((word) => word.text);
-      const tags = run.has('pos') ? this.tag(forms) : undefined;
-      const ner = run.has('ner')
-        ? this.entities(
-            forms,
-            tags?.map((tag) => tag.label),
-          )
-        : undefined;
-      const tokens: AnnotationToken[] = words.map((word, index) => {
-        const previous =
-          index > 0
-            ? words[index - 1]
-            : sentenceIndex > 0
-              ? itemAt(segmented, sentenceIndex - 1, 'segmented')[itemAt(segmented, sentenceIndex - 1, 'segmented').length - 1]
-              : undefined;
-        const next = index + 1 < words.length ? words[index + 1] : segmented[sentenceIndex + 1]?.[0];
-        const sameTokenBefore = previous !== undefined && previous.token === word.token;
-        const sameTokenAfter = next !== undefined && next.token === word.token;
-        const tag = tags?.[index];
-        return {
-          index: index + 1,
-          word: word.text,
-          originalText: text.slice(word.start, word.end),
-          ...(tag && run.has('lemma') ? { lemma: this.lemma(word.text, tag.xpos) } : {}),
-          characterOffsetBegin: word.start,
-          characterOffsetEnd: word.end,
-          ...(tag ? { pos: tag.xpos, upos: tag.upos } : {}),
-          ...(ner ? { ner: itemAt(ner, index, 'ner') } : {}),
-          before: sameTokenBefore ? '' : text.slice(previous?.end ?? 0, word.start),
-          after: sameTokenAfter ? '' : text.slice(word.end, next?.start ?? text.length),
-        };
-      });
-      const sentence: { index: number; tokens: AnnotationToken[]; basicDependencies?: AnnotationDependency[]; entitymentions?: AnnotationEntityMention[] } = {
-        index: sentenceIndex,
-        tokens,
-      };
-      if (run.has('depparse') && tags) {
-        const { heads, relations } = this.parseWords(
-          forms,
-          tags.map((tag) => tag.label),
-        );
-        const arcs: AnnotationDependency[] = heads.map((head, index) => ({
-          dep: head === 0 ? ROOT_RELATION : itemAt(relations, index, 'relations'),
-          governor: head,
-          governorGloss: head === 0 ? ROOT_RELATION : itemAt(forms, head - 1, 'forms'),
-          dependent: index + 1,
-          dependentGloss: itemAt(forms, index, 'forms'),
-        }));
-        sentence.basicDependencies = [...arcs.filter((name) => name.governor === 0), ...arcs.filter((name) => name.governor !== 0)];
-      }
-      if (ner) sentence.entitymentions = mentions(text, tokens, ner, docToken);
+    for (let sentenceIndex = 0; sentenceIndex < segmented.length; sentenceIndex++) {
+      const sentence = this.annotateSentence(text, segmented, sentenceIndex, steps, docToken);
       sentences.push(sentence);
-      docToken += tokens.length;
-    });
+      docToken += sentence.tokens.length;
+    }
     return { ...(options.docId !== undefined ? { docId: options.docId } : {}), sentences };
   }
+
+  /** The annotation of sentence `sentenceIndex` of the segmented text; `docToken` is the document index of its first token. */
+  private annotateSentence(text: string, segmented: readonly Word[][], sentenceIndex: number, steps: Steps, docToken: number): AnnotationSentence {
+    const words = itemAt(segmented, sentenceIndex, 'segmented');
+    const forms = words.map((word) => word.text);
+    // Each word's forms are hashed once for the tagger, the NER tagger and the parser.
+    const codes = steps.pos ? wordCodes(forms) : undefined;
+    const tagger = steps.pos ? this.tagger() : undefined;
+    const labels = tagger && codes ? tagWords(tagger, forms, codes) : undefined;
+    const ner =
+      tagger && labels && steps.ner
+        ? this.entityTypes(
+            forms,
+            labels.map((label) => itemAt(tagger.labels, label, 'tagger.labels')),
+            codes,
+          )
+        : undefined;
+    const previousSentence = segmented[sentenceIndex - 1];
+    const nextSentence = segmented[sentenceIndex + 1];
+    const tokens: AnnotationToken[] = new Array<AnnotationToken>(words.length);
+    for (let index = 0; index < words.length; index++) {
+      const word = itemAt(words, index, 'words');
+      const previous = index > 0 ? words[index - 1] : previousSentence?.[previousSentence.length - 1];
+      const next = index + 1 < words.length ? words[index + 1] : nextSentence?.[0];
+      // Properties are added in the order the annotation's JSON has always had.
+      const token: TokenDraft = { index: index + 1, word: word.text, originalText: text.slice(word.start, word.end) };
+      const label = labels?.[index];
+      if (tagger && label !== undefined && steps.lemma) token.lemma = this.lemma(word.text, itemAt(tagger.xpos, label, 'tagger.xpos'));
+      token.characterOffsetBegin = word.start;
+      token.characterOffsetEnd = word.end;
+      if (tagger && label !== undefined) {
+        token.pos = itemAt(tagger.xpos, label, 'tagger.xpos');
+        token.upos = itemAt(tagger.upos, label, 'tagger.upos');
+      }
+      if (ner) token.ner = itemAt(ner, index, 'ner');
+      token.before = previous !== undefined && previous.token === word.token ? '' : text.slice(previous?.end ?? 0, word.start);
+      token.after = next !== undefined && next.token === word.token ? '' : text.slice(word.end, next?.start ?? text.length);
+      tokens[index] = token as AnnotationToken;
+    }
+    const sentence: { index: number; tokens: AnnotationToken[]; basicDependencies?: AnnotationDependency[]; entitymentions?: AnnotationEntityMention[] } = {
+      index: sentenceIndex,
+      tokens,
+    };
+    if (steps.depparse && labels && codes) sentence.basicDependencies = this.dependencies(forms, labels, codes);
+    if (ner) sentence.entitymentions = mentions(text, tokens, ner, docToken);
+    return sentence;
+  }
+
+  /** The basic dependencies of a tagged sentence: the root arc first, then the others in word order. */
+  private dependencies(forms: readonly string[], labels: readonly number[], codes: WordCodes): AnnotationDependency[] {
+    const parser = this.parser();
+    const tagCodes = this.parserTagCodes();
+    const result = parse(parser, { words: forms, tags: labels.map((label) => itemAt(tagCodes, label, 'parserTagCodes')), lowerCodes: codes.lower });
+    const roots: AnnotationDependency[] = [];
+    const others: AnnotationDependency[] = [];
+    result.heads.forEach((head, index) => {
+      const arc = {
+        dep: head === 0 ? ROOT_RELATION : itemAt(parser.labels, itemAt(result.labels, index, 'labels'), 'parser.labels'),
+        governor: head,
+        governorGloss: head === 0 ? ROOT_RELATION : itemAt(forms, head - 1, 'forms'),
+        dependent: index + 1,
+        dependentGloss: itemAt(forms, index, 'forms'),
+      };
+      (head === 0 ? roots : others).push(arc);
+    });
+    return roots.concat(others);
+  }
+}
+
+/** A token while its properties are added. */
+type TokenDraft = { -readonly [Key in keyof AnnotationToken]?: AnnotationToken[Key] };
+
+/** Which annotators after tokenizing and splitting run. */
+interface Steps {
+  readonly pos: boolean;
+  readonly lemma: boolean;
+  readonly ner: boolean;
+  readonly depparse: boolean;
 }
 
 function mentions(text: string, tokens: readonly AnnotationToken[], ner: readonly string[], docToken: number): AnnotationEntityMention[] {

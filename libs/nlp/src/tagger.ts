@@ -233,9 +233,8 @@ function firstPass(
   return out;
 }
 
-/** Tags one sentence; returns joint label indices. */
-export function tagWords(model: TaggerModel, words: readonly string[]): number[] {
-  const codes = wordCodes(words);
+/** Tags one sentence; returns joint label indices. `codes` are the words' codes when the caller has them (`wordCodes`). */
+export function tagWords(model: TaggerModel, words: readonly string[], codes: WordCodes = wordCodes(words)): number[] {
   const classCodes = ambiguityCodes(words, model.ambiguity);
   const margins = new Float32Array(words.length);
   const roles = clauseRoles(model.labels);
