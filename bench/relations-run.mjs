@@ -1,6 +1,7 @@
 // What the relations benchmark and the relations evaluation share: the example's rule set as its workflow file holds
 // it, the two graph backends (the embedded PGlite+AGE graph and the tests' Neo4j), and a run of one relation
 // component between an inlet and a sink.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -46,6 +47,8 @@ export async function ageBackend() {
       parameters: { host: server.host, port: server.port, user: 'postgres', graph },
     }),
     fresh: () => Promise.resolve(),
+    // the embedded graph (PGlite) runs in this process
+    cpuSeconds: () => processCpuSeconds(),
     async close() {
       await server.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -61,6 +64,7 @@ export async function neo4jBackend() {
     name: 'Neo4j 5.26',
     resource: (graph) => ({ name: `graph ${graph}`, resource: findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE), parameters }),
     fresh: () => server.clear(),
+    cpuSeconds: () => processCpuSeconds() + serverCpuSeconds(server.pid),
     close: () => server.close(),
   };
 }
@@ -123,6 +127,22 @@ export async function countIn(backend, graph, cypher) {
     await store.close();
     await graphStores.close();
   }
+}
+
+/** CPU seconds (user and system) this process has used so far. */
+export function processCpuSeconds() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
+
+const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/** CPU seconds (user and system, all its threads) another process has used so far, from /proc/<pid>/stat (Linux). */
+function serverCpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // the fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
 }
 
 /** The median of a list of numbers. */

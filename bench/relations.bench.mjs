@@ -11,6 +11,9 @@
 // backend the graph database writer storing each sentence as one plain node with its text (`CREATE (:PlainSentence
 // {id, text})`, batches of 20), i.e. what a token graph costs against not having one.
 // Each side gets a fresh graph per round; ROUNDS rounds, medians reported. Counts are read back from the graph.
+// On a loaded machine wall time says more about the neighbours than about the writer, so the batched write and the
+// skill are also given in sentences per CPU second: the writer's of this process (executor, driver; on AGE the
+// embedded graph too) plus the Neo4j JVM's, all its threads; the skill's of this process (client and server).
 // Needs LOOM_NEO4J_LAUNCHER: `export $(node scripts/test-env/neo4j.mjs)` builds the launcher once.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +22,7 @@ import { NlpPipeline } from '@loom/nlp';
 import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
 import { createAnnotationSkill } from '@loom/skill-annotation';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
-import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend, runComponent } from './relations-run.mjs';
+import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend, processCpuSeconds, runComponent } from './relations-run.mjs';
 
 const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -118,12 +121,15 @@ async function annotationRate() {
   try {
     for (const text of texts.slice(0, 5)) await post(text); // warm-up
     const rates = [];
+    const perCpu = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const started = performance.now();
+      const cpu = processCpuSeconds();
       for (const text of texts) await post(text);
       rates.push(conllu.length / ((performance.now() - started) / 1000));
+      perCpu.push(conllu.length / (processCpuSeconds() - cpu));
     }
-    return median(rates);
+    return { rate: median(rates), perCpu: median(perCpu) };
   } finally {
     await skill.stop();
   }
@@ -138,6 +144,7 @@ async function measureBackend(backend, annotation) {
     documents.slice(0, 10).map((document, i) => ({ id: `w${i}`, body: { _annotation: document }, headers: {} })),
   );
   const writes = [];
+  const writeCpus = [];
   const singles = [];
   const evaluations = [];
   const baselines = [];
@@ -151,61 +158,79 @@ async function measureBackend(backend, annotation) {
     await backend.fresh(); // Neo4j Community has one database: the counts below are of the batched write alone
     const graph = `relations_bench_${round}`;
     const helper = backend.resource(graph);
+    const cpuBefore = backend.cpuSeconds();
     const write = await timed(
       { ...instance(COMPONENT_KINDS.TOKEN_OCCURRENCE_WRITER, 'work'), resource: helper },
       documents.map((document, i) => ({ id: `d${i}`, body: { _annotation: document }, headers: {} })),
     );
+    const writeCpu = backend.cpuSeconds() - cpuBefore;
     const evaluate = await timed(
       { ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, 'work', { rules: RULES }), resource: helper },
       documents.map((document, i) => ({ id: `e${i}`, body: { node_id: document.docId }, headers: {} })),
     );
-    const plain = await timed(
-      {
-        ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'work', {
-          query: 'CREATE (:PlainSentence {id: $id, text: $text})',
-          batch_writes: true,
-          batch_size: 20,
-          aggregation_timeout: 50,
-        }),
-        resource: backend.resource(`plain_bench_${round}`),
-      },
-      documents.flatMap((document) =>
-        document.sentences.map((sentence) => ({
-          id: `${document.docId}-${sentence.index}`,
-          body: { id: `${document.docId}-${sentence.index}`, text: sentence.tokens.map((token) => token.before + token.originalText).join('') },
-          headers: {},
-        })),
-      ),
-    );
+    const plain = await plainNodes(backend, round);
     const stored = {
       sentences: await count(backend, graph, 'MATCH (s:Sentence) RETURN count(s) AS c'),
       tokens: await count(backend, graph, 'MATCH (t:TagOccurrence) RETURN count(t) AS c'),
       dependencies: await count(backend, graph, 'MATCH (:TagOccurrence)-[r]->(:TagOccurrence) RETURN count(r) AS c'),
     };
     writes.push(conllu.length / write.seconds);
+    writeCpus.push(conllu.length / writeCpu);
     singles.push(conllu.length / single.seconds);
     evaluations.push(conllu.length / evaluate.seconds);
     baselines.push(conllu.length / plain.seconds);
     console.log(
-      `  round ${round}: write ${write.seconds.toFixed(2)} s = ${(conllu.length / write.seconds).toFixed(1)} sentences/s; ` +
+      `  round ${round}: write ${write.seconds.toFixed(2)} s = ${(conllu.length / write.seconds).toFixed(1)} sentences/s ` +
+        `(CPU ${writeCpu.toFixed(2)} s = ${(conllu.length / writeCpu).toFixed(1)} sentences per CPU second); ` +
         `one document per batch ${single.seconds.toFixed(2)} s = ${(conllu.length / single.seconds).toFixed(1)} sentences/s; ` +
         `evaluate ${evaluate.seconds.toFixed(2)} s = ${(conllu.length / evaluate.seconds).toFixed(1)} sentences/s (${evaluate.relations} relations); ` +
         `baseline plain nodes ${plain.seconds.toFixed(2)} s = ${(conllu.length / plain.seconds).toFixed(1)} sentences/s; ` +
         `stored ${stored.sentences} sentences, ${stored.tokens} tokens, ${stored.dependencies} dependencies (expected ${conllu.length}, ${words}, ${words})`,
     );
   }
-  const write = median(writes);
-  const writeSingle = median(singles);
-  const evaluate = median(evaluations);
-  const baseline = median(baselines);
+  printMedians({ writes, writeCpus, singles, evaluations, baselines }, annotation);
+}
+
+/** The baseline of a round: the graph database writer storing each sentence as one plain node with its text. */
+function plainNodes(backend, round) {
+  return timed(
+    {
+      ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'work', {
+        query: 'CREATE (:PlainSentence {id: $id, text: $text})',
+        batch_writes: true,
+        batch_size: 20,
+        aggregation_timeout: 50,
+      }),
+      resource: backend.resource(`plain_bench_${round}`),
+    },
+    documents.flatMap((document) =>
+      document.sentences.map((sentence) => ({
+        id: `${document.docId}-${sentence.index}`,
+        body: { id: `${document.docId}-${sentence.index}`, text: sentence.tokens.map((token) => token.before + token.originalText).join('') },
+        headers: {},
+      })),
+    ),
+  );
+}
+
+/** Prints the medians of a backend's rounds and their ratios to the annotation skill and to the plain-node baseline. */
+function printMedians(rounds, annotation) {
+  const write = median(rounds.writes);
+  const writeCpu = median(rounds.writeCpus);
+  const writeSingle = median(rounds.singles);
+  const evaluate = median(rounds.evaluations);
+  const baseline = median(rounds.baselines);
   const both = 1 / (1 / write + 1 / evaluate);
   console.log(
     `  median of ${ROUNDS}: Token Occurrence Writer ${write.toFixed(1)} sentences/s (one document per batch ${writeSingle.toFixed(1)}); ` +
       `${RULES.rules.length}-rule evaluation ${evaluate.toFixed(1)} sentences/s; both in sequence ${both.toFixed(1)} sentences/s`,
   );
   console.log(
-    `  against the annotation skill (${annotation.toFixed(1)} sentences/s): write ${(write / annotation).toFixed(2)}x (one document per batch ${(writeSingle / annotation).toFixed(2)}x), ` +
-      `evaluate ${(evaluate / annotation).toFixed(2)}x, write+evaluate ${(both / annotation).toFixed(2)}x`,
+    `  against the annotation skill (${annotation.rate.toFixed(1)} sentences/s): write ${(write / annotation.rate).toFixed(2)}x (one document per batch ${(writeSingle / annotation.rate).toFixed(2)}x), ` +
+      `evaluate ${(evaluate / annotation.rate).toFixed(2)}x, write+evaluate ${(both / annotation.rate).toFixed(2)}x`,
+  );
+  console.log(
+    `  per CPU second: Token Occurrence Writer ${writeCpu.toFixed(1)} sentences, annotation skill ${annotation.perCpu.toFixed(1)}: write ${(writeCpu / annotation.perCpu).toFixed(2)}x`,
   );
   console.log(
     `  baseline (graph writer, one plain node per sentence): ${baseline.toFixed(1)} sentences/s; token graph write / baseline = ${(write / baseline).toFixed(2)}x, write+evaluate / baseline = ${(both / baseline).toFixed(2)}x`,
@@ -216,7 +241,9 @@ console.log(
   `${conllu.length} EWT dev sentences (${words} words, ${mentions} UNER entities) in ${documents.length} documents; ${RULES.rules.length} rules; ${ROUNDS} rounds`,
 );
 const annotation = await annotationRate();
-console.log(`annotation skill (HTTP on loopback, one request at a time, the same documents' text): ${annotation.toFixed(1)} sentences/s (median)`);
+console.log(
+  `annotation skill (HTTP on loopback, one request at a time, the same documents' text): ${annotation.rate.toFixed(1)} sentences/s, ${annotation.perCpu.toFixed(1)} per CPU second (medians)`,
+);
 for (const open of [ageBackend, neo4jBackend]) {
   const backend = await open();
   try {

@@ -29,7 +29,7 @@ function write(rows: number): GraphBulkCreate {
 }
 
 describe('bulk create statements', () => {
-  it('are as many, with the same text, for 2 rows as for 500: one per batch on Neo4j, one per node batch and one in all on AGE', () => {
+  it('are as many, with the same text, for 2 rows as for 500: one per node batch and pair of end labels on Neo4j, one per node batch and one in all on AGE', () => {
     const small = checkBulkCreate(write(2));
     const large = checkBulkCreate(write(500));
     const neo4jTexts = (checked: typeof small) => neo4jBulkStatements(checked).map((statement) => statement.text);
@@ -43,6 +43,70 @@ describe('bulk create statements', () => {
     expect(ageTexts(large)).toEqual(ageTexts(small));
   });
 
+  it('on Neo4j: one statement per pair of end labels whatever the types, properties named in the text, rows in one map parameter', () => {
+    const ends = { from: { label: 'Token', property: 'id' }, to: { label: 'Token', property: 'id' } };
+    const statements = (types: readonly string[]) =>
+      neo4jBulkStatements(
+        checkBulkCreate({
+          nodes: [
+            {
+              label: 'Token',
+              properties: ['id', 'lemma', 'ne'],
+              nodes: [
+                { id: 't1', lemma: 'go' },
+                { id: 't2', ne: 'PERSON' },
+              ],
+            },
+          ],
+          relationships: types.map((type) => ({ type, ...ends, relationships: [{ from: 't1', to: 't2', properties: { specific: null } }] })),
+        }),
+      );
+    const two = statements(['NSUBJ', 'OBJ']);
+    expect(two.map((statement) => statement.text)).toEqual([
+      'UNWIND $input.rows AS row CREATE (n:`Token` {`id`: row[0], `lemma`: row[1], `ne`: row[2]})',
+      'UNWIND $input.rows AS row MATCH (a:`Token` {`id`: row[0]}) MATCH (b:`Token` {`id`: row[1]}) CREATE (a)-[:$(row[2]) {`specific`: row[3]}]->(b)',
+    ]);
+    expect(two.map((statement) => statement.parameters)).toEqual([
+      {
+        input: {
+          rows: [
+            ['t1', 'go', null],
+            ['t2', null, 'PERSON'],
+          ],
+        },
+      },
+      {
+        input: {
+          rows: [
+            ['t1', 't2', 'NSUBJ', null],
+            ['t1', 't2', 'OBJ', null],
+          ],
+        },
+      },
+    ]);
+    expect(statements(['ROOT']).map((statement) => statement.text)).toEqual(two.map((statement) => statement.text));
+  });
+
+  it('refuses a property name that is not an identifier, or not declared, naming the field', () => {
+    expect(() => checkBulkCreate({ nodes: [{ label: 'Doc', nodes: [{ id: 'a' }, { 'x`})': 1 }] }] })).toThrow(/nodes\[0\]\.nodes\[1\]\.x`\}\)/);
+    expect(() => checkBulkCreate({ nodes: [{ label: 'Doc', properties: ['id'], nodes: [{ id: 'a', text: 'b' }] }] })).toThrow(/nodes\[0\]\.nodes\[0\]\.text/);
+    expect(() => checkBulkCreate({ nodes: [{ label: 'Doc', properties: ['bad name'], nodes: [] }] })).toThrow(/nodes\[0\]\.properties\[0\]/);
+    const has = { type: 'HAS', from: { label: 'Doc', property: 'id' }, to: { label: 'Tag', property: 'id' } };
+    expect(() =>
+      checkBulkCreate({
+        relationships: [
+          {
+            ...has,
+            relationships: [
+              { from: 'a', to: 'b' },
+              { from: 'a', to: 'b', properties: { 'a-b': 1 } },
+            ],
+          },
+        ],
+      }),
+    ).toThrow(/relationships\[0\]\.relationships\[1\]\.properties\.a-b/);
+  });
+
   it('keeps the first node of each key of a skipExisting batch and drops empty batches', () => {
     const checked = checkBulkCreate({
       nodes: [
@@ -51,7 +115,10 @@ describe('bulk create statements', () => {
       ],
       relationships: [{ type: 'NONE', from: { label: 'Tag', property: 'id' }, to: { label: 'Tag', property: 'id' }, relationships: [] }],
     });
-    expect(checked).toEqual({ nodes: [{ label: 'Tag', skipExisting: 'id', nodes: [{ id: 'a', value: 1 }, { id: 1 }, { id: '1' }] }], relationships: [] });
+    expect(checked).toEqual({
+      nodes: [{ label: 'Tag', skipExisting: 'id', nodes: [{ id: 'a', value: 1 }, { id: 1 }, { id: '1' }], properties: ['id', 'value'] }],
+      relationships: [],
+    });
   });
 
   it('refuses names that are not identifiers, naming the field', () => {

@@ -75,6 +75,12 @@ export interface GraphNodeBatch {
    * earlier in `nodes`, is not created again. It should be indexed (ensurePropertyIndexes).
    */
   readonly skipExisting?: string;
+  /**
+   * The property names its nodes may have (identifiers); a node with another is refused. Optional: without it, the
+   * names its nodes have. Declared, the statement's text is the same for every batch of the label, whichever of
+   * them these nodes happen to have, so Neo4j plans it once.
+   */
+  readonly properties?: readonly string[];
 }
 
 /** One relationship of a GraphRelationshipBatch: the key values of its two nodes, and its properties. */
@@ -98,9 +104,10 @@ export interface GraphRelationshipBatch {
 /**
  * What GraphTransaction.createInBulk writes: the node batches in order, then the relationship batches, whose nodes may
  * be stored already or created by this write. A relationship whose start or end node is not found is not created (as
- * with MATCH ... CREATE). Neo4j takes one statement per batch, sent together; AGE one per node batch and one for all
+ * with MATCH ... CREATE). Neo4j takes one statement per node batch and one per pair of end labels (of whatever types),
+ * sent together, and needs Neo4j 5.26 or later (dynamic relationship types); AGE one per node batch and one for all
  * relationships (it writes its label tables directly: an AGE CREATE between existing nodes scans their whole label
- * table for each relationship, which no index serves).
+ * table for each relationship, which no index serves). Property names are identifiers (letters, digits, _).
  */
 export interface GraphBulkCreate {
   readonly nodes?: readonly GraphNodeBatch[];

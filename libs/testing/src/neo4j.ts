@@ -14,6 +14,8 @@ export interface Neo4jTestServer {
   readonly password: string;
   /** The server's directory (its logs are in logs/debug.log); close() removes it. */
   readonly home: string;
+  /** The JVM's process id (a benchmark reads the server's CPU time from it). */
+  readonly pid: number;
   /** Empties the database: every node and relationship, every index and constraint. */
   clear(): Promise<void>;
   /** Stops the JVM and removes its directory; a second call waits for the first. */
@@ -111,6 +113,7 @@ export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4j
     let closing: Promise<void> | undefined;
     return {
       uri,
+      pid: child.pid!,
       user: 'neo4j',
       password,
       home,

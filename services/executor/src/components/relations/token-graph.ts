@@ -10,10 +10,11 @@ import { type GraphPropertyIndex, type GraphStore, type GraphTransaction } from 
 //   (:TagOccurrence)-[:TAG_OCCURRENCE_TAG]->(:Tag {id, value})
 //   (governor:TagOccurrence)-[:NSUBJ {specific}]->(dependent:TagOccurrence), one per dependency; the root has a
 //   ROOT relationship to itself and `isRoot: true`.
-// A batch of documents is written in a fixed number of statements, whatever its size: the nodes and relationships
-// through the graph store's bulk create (one statement per label and type on Neo4j, a handful on AGE). AGE gives a
-// vertex exactly one label, so the labels neo4j-nlp adds besides (`NE_Person` on a Tag, `Root` on the root occurrence)
-// are written by extra statements on Neo4j only, one per entity type; the same facts are properties (`ne`, `isRoot`) on both.
+// A batch of documents is written in a fixed number of statements, whatever its size and whichever dependency types
+// and entity types it has: the nodes and relationships through the graph store's bulk create (on Neo4j one statement
+// per label and one per pair of end labels, the same texts for every batch; a handful on AGE). AGE gives a vertex
+// exactly one label, so the labels neo4j-nlp adds besides (`NE_Person` on a Tag, `Root` on the root occurrence) are
+// written by two more statements on Neo4j only; the same facts are properties (`ne`, `isRoot`) on both.
 
 /** The node properties loom's statements look nodes up by; ensured once per store. */
 export const TOKEN_GRAPH_INDEXES: readonly GraphPropertyIndex[] = [
@@ -22,6 +23,24 @@ export const TOKEN_GRAPH_INDEXES: readonly GraphPropertyIndex[] = [
   { label: 'TagOccurrence', property: 'id' },
   { label: 'Tag', property: 'id' },
 ];
+
+/** Every property a TagOccurrence may have, declared so that its statement is the same for every batch. */
+const TOKEN_PROPERTIES = [
+  'id',
+  'tokenIndex',
+  'startPosition',
+  'endPosition',
+  'value',
+  'lemma',
+  'pos',
+  'upos',
+  'ne',
+  'entityId',
+  'entityStart',
+  'entityEnd',
+  'entityValue',
+  'isRoot',
+] as const;
 
 /** Language suffix of Tag ids, as neo4j-nlp writes them (`<lemma>_<language>`); loom's pipeline is English. */
 const TAG_LANGUAGE = 'en';
@@ -228,9 +247,10 @@ export async function writeTokenGraph(store: GraphStore, documents: readonly Tok
   const byId = new Map(documents.map((document) => [document.id, document]));
   return store.writeTransaction(async (tx) => {
     const options = signal === undefined ? {} : { signal };
+    // lists inside the one map parameter: Neo4j plans a statement again for each size bucket of a top-level list
     const stored = await tx.run(
-      'UNWIND $ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted RETURN d.id AS doc, d.hash AS hash',
-      { ids: [...byId.keys()] },
+      'UNWIND $input.ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted RETURN d.id AS doc, d.hash AS hash',
+      { input: { ids: [...byId.keys()] } },
       options,
     );
     const storedHash = new Map(stored.map((record) => [record['doc'], record['hash']]));
@@ -249,10 +269,11 @@ export async function writeTokenGraph(store: GraphStore, documents: readonly Tok
 }
 
 async function removeDocuments(tx: GraphTransaction, ids: readonly string[], options: { signal?: AbortSignal }): Promise<void> {
-  const scope = 'UNWIND $ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)';
-  await tx.run(`${scope}-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id = wanted DETACH DELETE t`, { ids }, options);
-  await tx.run(`${scope} WHERE d.id = wanted DETACH DELETE s`, { ids }, options);
-  await tx.run('UNWIND $ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted DETACH DELETE d', { ids }, options);
+  const scope = 'UNWIND $input.ids AS wanted MATCH (d:AnnotatedText)-[:CONTAINS_SENTENCE]->(s:Sentence)';
+  const input = { input: { ids } };
+  await tx.run(`${scope}-[:SENTENCE_TAG_OCCURRENCE]->(t:TagOccurrence) WHERE d.id = wanted DETACH DELETE t`, input, options);
+  await tx.run(`${scope} WHERE d.id = wanted DETACH DELETE s`, input, options);
+  await tx.run('UNWIND $input.ids AS wanted MATCH (d:AnnotatedText) WHERE d.id = wanted DETACH DELETE d', input, options);
 }
 
 async function createDocuments(
@@ -274,7 +295,7 @@ async function createDocuments(
         { label: 'Sentence', nodes: sentences.map((sentence) => ({ id: sentence.id, sentenceNumber: sentence.sentenceNumber, text: sentence.text })) },
         // tags are shared between documents: only the missing ones are created
         { label: 'Tag', nodes: [...tags].map(([id, value]) => ({ id, value })), skipExisting: 'id' },
-        { label: 'TagOccurrence', nodes: documents.flatMap((document) => document.tokens.map((token) => token.properties)) },
+        { label: 'TagOccurrence', nodes: documents.flatMap((document) => document.tokens.map((token) => token.properties)), properties: TOKEN_PROPERTIES },
       ],
       relationships: [
         { type: 'CONTAINS_SENTENCE', from: key('AnnotatedText'), to: key('Sentence'), relationships: sentences.map((s) => ({ from: s.doc, to: s.id })) },
@@ -320,13 +341,17 @@ async function createDocuments(
 
 /** The labels neo4j-nlp adds besides the one each node has: Neo4j only (an AGE vertex has exactly one label). */
 async function addNeo4jLabels(tx: GraphTransaction, documents: readonly TokenGraphDocument[], options: { signal?: AbortSignal }): Promise<void> {
-  const byLabel = new Map<string, Set<string>>();
+  const tagLabels = new Map<string, [tag: string, label: string]>();
   for (const document of documents) {
-    for (const [label, tags] of document.entityTags) byLabel.set(label, new Set([...(byLabel.get(label) ?? []), ...tags]));
+    for (const [label, tags] of document.entityTags) {
+      // entity types come from the annotation: only identifiers become labels
+      if (/^NE_[A-Za-z0-9_]+$/.test(label)) for (const tag of tags) tagLabels.set(`${tag} ${label}`, [tag, label]);
+    }
   }
   const roots = documents.flatMap((document) => document.tokens.filter((token) => token.properties['isRoot'] === true).map((token) => token.properties['id']));
-  // entity types come from the annotation: only identifiers become labels
-  const labels = [...byLabel].filter(([label]) => /^NE_[A-Za-z0-9_]+$/.test(label));
-  for (const [label, tags] of labels) await tx.run(`UNWIND $tags AS tag MATCH (g:Tag {id: tag}) SET g:${label}`, { tags: [...tags] }, options);
-  await tx.run('UNWIND $ids AS id MATCH (t:TagOccurrence {id: id}) SET t:Root', { ids: roots }, options);
+  // one statement for every entity type (a dynamic label), sent with the other before either answer is awaited
+  await Promise.all([
+    tx.run('UNWIND $input.rows AS row MATCH (g:Tag {id: row[0]}) SET g:$(row[1])', { input: { rows: [...tagLabels.values()] } }, options),
+    tx.run('UNWIND $input.ids AS id MATCH (t:TagOccurrence {id: id}) SET t:Root', { input: { ids: roots } }, options),
+  ]);
 }
