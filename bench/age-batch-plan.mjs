@@ -1,39 +1,114 @@
 #!/usr/bin/env node
-// How AGE plans a batched writer statement (issue 38): `UNWIND $batch AS row MATCH|MERGE (d:Document {id: row.id})`
-// on PGlite with AGE, Documents indexed on id as the graph writer indexes its MERGE keys, age.enable_containment off.
-// Prints each plan's joins and scans and the time of a batch of 50 (mean of 20). Not part of `npm run bench`.
-// Usage: node bench/age-batch-plan.mjs [documents in the graph, default 3000] [--no-hash-join]
-import { PGlite } from '@electric-sql/pglite';
-import { age } from '@electric-sql/pglite-age';
+// How AGE plans the graph writer's batched statements on a graph that has statistics (issue 38): the embedded graph
+// (PGlite with AGE, behind its socket server) holding <documents> Documents with 5 keywords and 3 entities each,
+// indexed as the graph writer indexes its MERGE keys, then ANALYZEd (as autovacuum does on a PostgreSQL server).
+// Each round writes a batch of 50 new Documents with each statement, through the AGE store as the graph writer does:
+// once as a plain statement and once with `lookupRowsByKey` (hash and merge joins off in its transaction), alternating.
+// Prints the mean time of a batch and the plan's joins and scans of each. Not part of `npm run bench`.
+// Usage: node bench/age-batch-plan.mjs [documents in the graph, default 3000] [rounds, default 10]
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RESOURCE_KINDS } from '@loom/domain';
+import { mergeKeys, openGraphStore, startEmbeddedGraph, toBatchQuery } from '@loom/graph';
+import pg from 'pg';
+import { parse } from 'yaml';
 
-const documents = Number(process.argv.find((argument) => /^\d+$/.test(argument)) ?? 3000);
-const noHashJoin = process.argv.includes('--no-hash-join');
+const [documents = 3000, rounds = 10] = process.argv.slice(2).map(Number);
 const BATCH = 50;
-const ROUNDS = 20;
-
-const db = await PGlite.create({ extensions: { age } });
-await db.exec(`CREATE EXTENSION IF NOT EXISTS age; LOAD 'age'; SET search_path = ag_catalog, "$user", public; SET age.enable_containment = off;`);
-await db.exec(`SELECT create_graph('plan_graph')`);
-await db.exec(`SELECT * FROM cypher('plan_graph', $$ UNWIND range(1, ${documents}) AS i CREATE (:Document {id: 'd' + toString(i)}) $$) AS (a agtype)`);
-await db.exec(
-  `CREATE INDEX document_id ON plan_graph."Document" USING btree (ag_catalog.agtype_access_operator(VARIADIC ARRAY[properties, '"id"'::ag_catalog.agtype]))`,
-);
-await db.exec(`ANALYZE plan_graph."Document"`);
-if (noHashJoin) await db.exec('SET enable_hashjoin = off; SET enable_mergejoin = off');
-const batch = JSON.stringify({ batch: Array.from({ length: BATCH }, (_, index) => ({ id: `d${index + 100}` })) });
+const KEYWORDS_A_DOCUMENT = 5;
+const ENTITIES_A_DOCUMENT = 3;
+const GRAPH = 'plan_graph';
+const workflowFile = fileURLToPath(new URL('../examples/text-to-graph.workflow.yaml', import.meta.url));
+const writers = parse(readFileSync(workflowFile, 'utf8')).components;
 const statements = [
-  ['MATCH', 'UNWIND $batch AS row MATCH (d:Document {id: row.id}) RETURN d.id'],
-  ['MERGE', 'UNWIND $batch AS row MERGE (d:Document {id: row.id}) RETURN d.id'],
-];
-console.log(`${documents} Documents in the graph${noHashJoin ? ', hash and merge joins off' : ''}`);
-for (const [name, cypher] of statements) {
-  const sql = `SELECT * FROM cypher('plan_graph', $$ ${cypher} $$, $1) AS (a agtype)`;
-  const plan = await db.query(`EXPLAIN ${sql}`, [batch]);
-  const steps = plan.rows.map((row) => String(Object.values(row)[0]).trim()).filter((line) => /Join|Loop|Scan/.test(line));
-  const started = performance.now();
-  for (let round = 0; round < ROUNDS; round++) await db.query(sql, [batch]);
-  console.log(
-    `${name}: ${((performance.now() - started) / ROUNDS).toFixed(1)} ms a batch of ${BATCH}; ${steps.map((step) => step.replace(/^->\s+/, '').replace(/\s+\(cost.*$/, '')).join(', ')}`,
-  );
+  ['MATCH Document', 'UNWIND $batch AS row MATCH (d:Document {id: row.id}) RETURN d.id'],
+  ['MERGE Document', 'UNWIND $batch AS row MERGE (d:Document {id: row.id})'],
+  ['Write keywords', writers['Write keywords'].options.query],
+  ['Write entities', writers['Write entities'].options.query],
+].map(([name, query]) => [name, query.startsWith('UNWIND') ? query : toBatchQuery(query, 'batch', 'row')]);
+
+/** A document's row as the writers get it: its keywords and entities drawn from pools that documents share. */
+function row(index) {
+  const keywordPool = Math.max(100, documents);
+  return {
+    id: `doc-${index}`,
+    title: `Document ${index}`,
+    _keywords: Array.from({ length: KEYWORDS_A_DOCUMENT }, (_, k) => ({ value: `keyword ${(index * 7 + k * 13) % keywordPool}`, relevance: 0.5 })),
+    _merged_entities: {
+      ORG: Array.from({ length: ENTITIES_A_DOCUMENT }, (_, e) => ({ value: `entity ${(index * 5 + e * 11) % keywordPool}` })),
+    },
+  };
 }
-await db.close();
+
+const dir = mkdtempSync(join(tmpdir(), 'loom-age-plan-'));
+const server = await startEmbeddedGraph({ dataDir: join(dir, 'pgdata') });
+const store = openGraphStore({
+  resource: { qualifiedName: RESOURCE_KINDS.AGE_DATABASE },
+  parameters: { host: server.host, port: server.port, user: 'postgres', password: '', graph: GRAPH },
+});
+// EXPLAIN's rows are text rather than agtype, so plans are read with a client of its own (PGlite has one session,
+// which the store's connection prepared: search_path, age.enable_containment off)
+const client = new pg.Client({ host: server.host, port: server.port, user: 'postgres', database: 'postgres' });
+try {
+  await store.ensurePropertyIndexes(statements.flatMap(([, query]) => mergeKeys(query)));
+  const rows = Array.from({ length: documents }, (_, index) => row(index));
+  await store.writeTransaction((tx) =>
+    tx.createInBulk({
+      nodes: [
+        { label: 'Document', nodes: rows.map((doc) => ({ id: doc.id, title: doc.title })) },
+        { label: 'Keyword', nodes: rows.flatMap((doc) => doc._keywords.map((keyword) => ({ value: keyword.value }))), skipExisting: 'value' },
+        { label: 'Entity', nodes: rows.flatMap((doc) => doc._merged_entities.ORG.map((e) => ({ label: 'ORG', value: e.value }))), skipExisting: 'value' },
+      ],
+      relationships: [
+        {
+          type: 'HAS_KEYWORD',
+          from: { label: 'Document', property: 'id' },
+          to: { label: 'Keyword', property: 'value' },
+          relationships: rows.flatMap((doc) => doc._keywords.map((keyword) => ({ from: doc.id, to: keyword.value, properties: { relevance: 0.5 } }))),
+        },
+        {
+          type: 'MENTIONS',
+          from: { label: 'Document', property: 'id' },
+          to: { label: 'Entity', property: 'value' },
+          relationships: rows.flatMap((doc) => doc._merged_entities.ORG.map((e) => ({ from: doc.id, to: e.value }))),
+        },
+      ],
+    }),
+  );
+  await client.connect();
+  await client.query(`ANALYZE`);
+  await client.query(`LOAD 'age'; SET search_path = ag_catalog, "$user", public; SET age.enable_containment = off`);
+  const plan = async (query, batch, keyed) => {
+    const sql = `SELECT * FROM cypher('${GRAPH}', $$ EXPLAIN ${query} $$, $1) AS (plan agtype)`;
+    await client.query(keyed ? 'BEGIN; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off' : 'BEGIN');
+    const { rows: lines } = await client.query({ text: sql, values: [JSON.stringify({ batch })], rowMode: 'array' });
+    await client.query('ROLLBACK');
+    const steps = lines.map((line) => String(line[0]).trim()).filter((line) => /Join|Loop|Scan|SubPlan/.test(line));
+    return steps.map((step) => step.replace(/^->\s+/, '').replace(/\s+\(cost.*$/, '')).join(', ');
+  };
+  console.log(
+    `${documents} Documents (${KEYWORDS_A_DOCUMENT} keywords and ${ENTITIES_A_DOCUMENT} entities each), ANALYZEd; batches of ${BATCH} new Documents, mean of ${rounds}`,
+  );
+  let next = documents;
+  for (const [name, query] of statements) {
+    const times = { plain: 0, keyed: 0 };
+    for (let round = 0; round < rounds; round++) {
+      for (const mode of round % 2 === 0 ? ['plain', 'keyed'] : ['keyed', 'plain']) {
+        const batch = Array.from({ length: BATCH }, () => row(next++));
+        const started = performance.now();
+        await store.run(query, { batch }, { lookupRowsByKey: mode === 'keyed', columns: query.includes('RETURN') ? ['id'] : [] });
+        times[mode] += performance.now() - started;
+      }
+    }
+    const sample = Array.from({ length: BATCH }, (_, index) => row(index));
+    console.log(`${name}: default ${(times.plain / rounds).toFixed(1)} ms a batch (${await plan(query, sample, false)})`);
+    console.log(`${' '.repeat(name.length)}  lookupRowsByKey ${(times.keyed / rounds).toFixed(1)} ms a batch (${await plan(query, sample, true)})`);
+  }
+} finally {
+  await client.end().catch(() => undefined);
+  await store.close();
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -31,6 +31,9 @@ export interface AgeStoreOptions {
 
 const DEFAULT_STREAM_BATCH = 500;
 const INSUFFICIENT_PRIVILEGE = '42501';
+// one round trip (simple query protocol); SET LOCAL ends with the transaction, so other statements on the session (PGlite
+// has one for every connection) keep their plans
+const KEYED_LOOKUPS = '; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off';
 const COLUMN_LIST_MISMATCH = '42804';
 
 /** One checked-out connection; `broken` sends it away instead of back to the pool. */
@@ -80,9 +83,11 @@ class AgeStore implements GraphStore {
 
   async run(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): Promise<GraphRecord[]> {
     const statement = this.statement(query, parameters, options);
+    const keyed = options.lookupRowsByKey === true;
     return this.withLease(options.signal, async (lease) => {
-      if (!this.readOnly) return this.execute(lease, statement, options.signal);
-      return this.inTransaction(lease, 'BEGIN READ ONLY', () => this.execute(lease, statement, options.signal));
+      if (!this.readOnly && !keyed) return this.execute(lease, statement, options.signal);
+      const begin = `${this.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'}${keyed ? KEYED_LOOKUPS : ''}`;
+      return this.inTransaction(lease, begin, () => this.execute(lease, statement, options.signal));
     });
   }
 

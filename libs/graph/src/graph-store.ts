@@ -46,6 +46,13 @@ export interface GraphQueryOptions {
   readonly columns?: readonly string[];
   /** Aborts the query: it rejects with the signal's reason and its connection or session is closed. */
   readonly signal?: AbortSignal;
+  /**
+   * The statement takes a list of rows (`UNWIND $batch AS row`) and finds each row's nodes by an indexed key (`MERGE
+   * (n:Label {key: row.key})`): plan it as one index lookup per row. AGE's planner otherwise joins the rows to the
+   * key's whole label table by hash once it has statistics, which costs more the bigger the graph; this statement
+   * then runs in its own transaction with hash and merge joins off. Neo4j plans such lookups by index already.
+   */
+  readonly lookupRowsByKey?: boolean;
 }
 
 /** Runs statements inside one transaction opened by GraphStore.writeTransaction. */

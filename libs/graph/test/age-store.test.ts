@@ -94,6 +94,42 @@ describe('AGE adapter', () => {
     }
   });
 
+  it('lookupRowsByKey: a batch MERGE on an ANALYZEd label finds its rows through the key index instead of reading the whole label', async () => {
+    await store.ensurePropertyIndexes([{ label: 'Paper', property: 'id' }]);
+    await store.run("UNWIND range(1, 200) AS i CREATE (:Paper {id: 'p' + toString(i)})");
+    const { Client } = (await import('pg')).default;
+    const client = new Client({ host: graph.server.host, port: graph.server.port, user: 'postgres', database: 'postgres' });
+    await client.connect();
+    // the table's scans as PostgreSQL counts them (flushed to the statistics at once rather than at the session's end)
+    const scans = async (): Promise<{ seq: number; index: number }> => {
+      await client.query('SELECT pg_catalog.pg_stat_force_next_flush()');
+      const { rows } = await client.query<{ seq: string; index: string }>(
+        "SELECT seq_scan AS seq, idx_scan AS index FROM pg_catalog.pg_stat_user_tables WHERE schemaname = 'specifics' AND relname = 'Paper'",
+      );
+      return { seq: Number(rows[0]?.seq), index: Number(rows[0]?.index) };
+    };
+    const batch = { batch: ['p1', 'p2', 'p3', 'new'].map((id) => ({ id })) };
+    const merge = 'UNWIND $batch AS row MERGE (p:Paper {id: row.id})';
+    try {
+      await client.query('ANALYZE specifics."Paper"'); // as autovacuum would on a server
+      const before = await scans();
+      await store.run(merge, batch); // AGE's own plan: a hash join over the whole label
+      const plain = await scans();
+      expect(plain.seq).toBe(before.seq + 1);
+      await store.run(merge, batch, { lookupRowsByKey: true });
+      const keyed = await scans();
+      expect(keyed).toEqual({ seq: plain.seq, index: plain.index + 4 });
+      // the joins are off for that statement's transaction only: the session PGlite shares with every connection keeps them
+      const { rows } = await client.query<{ hash: string; merge: string }>(
+        "SELECT current_setting('enable_hashjoin') AS hash, current_setting('enable_mergejoin') AS merge",
+      );
+      expect(rows).toEqual([{ hash: 'on', merge: 'on' }]);
+    } finally {
+      await client.end();
+    }
+    expect(await store.run('MATCH (p:Paper) RETURN count(p) AS papers')).toEqual([{ papers: 201 }]);
+  });
+
   it('refuses Cypher containing $$ clearly, before sending it', async () => {
     const error = await store.run("RETURN 'price: $$5' AS text").catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GraphQueryError);

@@ -86,6 +86,8 @@ class GraphWriter implements Processor {
   private readonly tracer = trace.getTracer(TELEMETRY_SCOPE);
   /** The statement's return columns, read from its text once rather than per statement. */
   private readonly columns: Pick<GraphQueryOptions, 'columns'>;
+  /** A batch statement's options: its rows' MERGE keys are looked up by index (see lookupRowsByKey). */
+  private readonly batchOptions: Pick<GraphQueryOptions, 'columns' | 'lookupRowsByKey'>;
   /** The node keys the statement merges on (none on a read_only resource, which refuses the statement anyway). */
   private readonly nodeKeys: readonly GraphNodeKey[];
   /** Settled once the merge keys are indexed. */
@@ -102,6 +104,9 @@ class GraphWriter implements Processor {
     this.columns = derived.ok ? { columns: derived.columns } : {};
     this.nodeKeys = store.readOnly ? [] : mergeKeys(settings.batchQuery ?? settings.query);
     if (this.nodeKeys.length === 0) this.indexed = Promise.resolve();
+    // the keys are indexed before the first write: a batch's MERGEs are then one index lookup a row, where AGE's
+    // planner would join the batch to each key's whole label table once it has statistics (larger graph, slower write)
+    this.batchOptions = { ...this.columns, ...(this.nodeKeys.length > 0 ? { lookupRowsByKey: true } : {}) };
   }
 
   async process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
@@ -165,7 +170,7 @@ class GraphWriter implements Processor {
       const records = await this.store.run(
         this.settings.batchQuery as string,
         { [BATCH_PARAMETER]: batch.map((message) => this.parametersOf(message)) },
-        { ...this.columns, signal },
+        { ...this.batchOptions, signal },
       );
       const outputs = this.outputs(batch, records);
       // streamed records go out once, with the batch's first message; the others are done
