@@ -51,6 +51,7 @@ export {
   neo4jResourceParameters,
   Neo4jStartError,
   startNeo4j,
+  type Neo4jJvmTuning,
   type Neo4jResourceParameters,
   type Neo4jTestServer,
   type StartNeo4jOptions,

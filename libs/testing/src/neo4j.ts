@@ -45,7 +45,22 @@ export interface StartNeo4jOptions {
   readonly readyTimeoutMs?: number;
   /** The JVM's maximum heap (`-Xmx`); default `512m`. */
   readonly maxHeap?: string;
+  /**
+   * How the JVM is tuned. `quick-start` (default, for tests): the quick compiler only and one GC thread, which start
+   * faster on a busy machine and run slower. `throughput`: the JVM's own defaults (both compilers, its default
+   * collector), as a deployed Neo4j runs, for benchmarks that measure the server's speed.
+   */
+  readonly jvm?: Neo4jJvmTuning;
 }
+
+/** How startNeo4j tunes the server's JVM (StartNeo4jOptions.jvm). */
+export type Neo4jJvmTuning = 'quick-start' | 'throughput';
+
+const JVM_FLAGS: Record<Neo4jJvmTuning, readonly string[]> = {
+  // a short-lived test server: the quick compiler and one GC thread start faster on a busy machine
+  'quick-start': ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'],
+  throughput: [],
+};
 
 /** LOOM_NEO4J_LAUNCHER is unset or does not hold a built launcher. */
 export class Neo4jLauncherMissingError extends Error {
@@ -79,6 +94,7 @@ const STOP_DEADLINE_MS = 30_000;
  * password. One per test file (in beforeAll) is the model; `clear()` gives each test an empty database.
  */
 export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4jTestServer> {
+  const tuning = jvmFlags(options.jvm);
   const launcher = process.env['LOOM_NEO4J_LAUNCHER'];
   if (launcher === undefined || launcher === '') throw new Neo4jLauncherMissingError('LOOM_NEO4J_LAUNCHER is not set');
   const jar = join(launcher, 'neo4j-launcher.jar');
@@ -90,9 +106,7 @@ export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4j
     'java',
     [
       `-Xmx${options.maxHeap ?? '512m'}`,
-      // a short-lived test server: the quick compiler and one GC thread start faster on a busy machine
-      '-XX:TieredStopAtLevel=1',
-      '-XX:+UseSerialGC',
+      ...tuning,
       ...['-cp', [jar, join(launcher, 'lib', '*')].join(delimiter)],
       'loom.testing.Neo4jLauncher',
       home,
@@ -125,6 +139,12 @@ export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4j
     await rm(home, { recursive: true, force: true });
     throw error;
   }
+}
+
+function jvmFlags(tuning: Neo4jJvmTuning | undefined): readonly string[] {
+  const flags = JVM_FLAGS[tuning ?? 'quick-start'] as readonly string[] | undefined;
+  if (flags === undefined) throw new TypeError(`startNeo4j: jvm must be one of ${Object.keys(JVM_FLAGS).join(', ')}, got '${String(tuning)}'`);
+  return flags;
 }
 
 /** The launcher's JVM: its stdout read as lines (answers), its stderr's tail kept for errors. */

@@ -75,6 +75,12 @@ describe('startNeo4j', () => {
     expect(existsSync(home)).toBe(false);
   }, 180_000);
 
+  it('refuses a JVM tuning it does not know, naming the option, before it starts anything', async () => {
+    const error = await startNeo4j({ jvm: 'fastest' as never }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe("startNeo4j: jvm must be one of quick-start, throughput, got 'fastest'");
+  });
+
   it('without LOOM_NEO4J_LAUNCHER says how to get it, instead of skipping', async () => {
     const saved = process.env['LOOM_NEO4J_LAUNCHER'];
     delete process.env['LOOM_NEO4J_LAUNCHER'];
