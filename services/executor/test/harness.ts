@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditModule } from '@loom/audit';
@@ -93,6 +93,8 @@ export async function startExecutor(extra: readonly string[] = [], state: Harnes
       audit.close();
       skills.close();
       await running.stop();
+      // the embedded PostgreSQL's data alone is about 40 MB: a suite that leaves its directories fills a disk in days
+      rmSync(root, { recursive: true, force: true });
     },
   };
 }
