@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SkillGatewayClient } from '@loom/contracts';
@@ -19,7 +19,10 @@ export async function startGateway(overrides: readonly string[] = [], hooks: Ski
   const root = mkdtempSync(join(tmpdir(), 'loom-skills-'));
   const { logger, lines } = capturedLogger();
   const module: typeof skillGatewayModule = { ...skillGatewayModule, create: (context) => createSkillGatewayInstance(context, hooks) };
-  const running = await serveForTest([module], [`loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, ...overrides], { logger });
+  const running = await serveForTest([module], [`loom.embedded.postgres.dataDir=${join(root, 'pgdata')}`, ...overrides], { logger }).catch((error: unknown) => {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  });
   const client = createClient(SkillGatewayClient, `127.0.0.1:${running.port}`, { retry: false });
   let stopped = false;
   return {
@@ -31,6 +34,8 @@ export async function startGateway(overrides: readonly string[] = [], hooks: Ski
       stopped = true;
       client.close();
       await running.stop();
+      // its own embedded PostgreSQL's data (tests that restart on a database pass their own in the overrides)
+      rmSync(root, { recursive: true, force: true });
     },
   };
 }
