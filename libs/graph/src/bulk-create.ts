@@ -53,14 +53,9 @@ export function checkBulkCreate(write: GraphBulkCreate): CheckedBulkCreate {
       checkIdentifier(batch[end].label, `relationships[${i}].${end}.label`);
       checkIdentifier(batch[end].property, `relationships[${i}].${end}.property`);
     }
-    const names = new Set<string>();
-    for (const row of batch.relationships) for (const name in row.properties) names.add(name);
-    const properties = [...names].sort();
-    properties.forEach((name) =>
-      checkIdentifier(
-        name,
-        `relationships[${i}].relationships[${batch.relationships.findIndex((row) => row.properties?.[name] !== undefined)}].properties.${name}`,
-      ),
+    const properties = foundProperties(
+      batch.relationships.map((row) => row.properties ?? {}),
+      (row, name) => `relationships[${i}].relationships[${row}].properties.${name}`,
     );
     return { ...batch, properties };
   });
@@ -78,10 +73,23 @@ function nodeProperties(batch: GraphNodeBatch, field: string): string[] {
     });
     return [...batch.properties];
   }
+  return foundProperties(batch.nodes, (row, name) => `${field}.nodes[${row}].${name}`);
+}
+
+/** The property names the rows have, sorted, each checked as an identifier; a bad one is named by its first row (`fieldOf`). */
+function foundProperties(rows: readonly GraphProperties[], fieldOf: (row: number, name: string) => string): string[] {
   const names = new Set<string>();
-  for (const node of batch.nodes) for (const name in node) names.add(name);
+  for (const row of rows) for (const name in row) names.add(name);
   const properties = [...names].sort();
-  properties.forEach((name) => checkIdentifier(name, `${field}.nodes[${batch.nodes.findIndex((node) => name in node)}].${name}`));
+  properties.forEach((name) =>
+    checkIdentifier(
+      name,
+      fieldOf(
+        rows.findIndex((row) => name in row),
+        name,
+      ),
+    ),
+  );
   return properties;
 }
 
