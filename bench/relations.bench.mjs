@@ -15,6 +15,7 @@
 // skill are also given in sentences per CPU second: the writer's of this process (executor, driver; on AGE the
 // embedded graph too) plus the Neo4j JVM's, all its threads; the skill's of this process (client and server).
 // Needs LOOM_NEO4J_LAUNCHER: `export $(node scripts/test-env/neo4j.mjs)` builds the launcher once.
+// BENCH_ONLY=age|neo4j measures one backend (against the same skill baseline); BENCH_SENTENCES and BENCH_ROUNDS size the run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
@@ -26,6 +27,8 @@ import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend,
 
 const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ONLY = process.env.BENCH_ONLY;
+if (ONLY !== undefined && ONLY !== 'age' && ONLY !== 'neo4j') throw new Error(`BENCH_ONLY must be age or neo4j, not ${ONLY}`);
 
 // the shipped rules of examples/relations.workflow.yaml (read through the compact form's converter, with their word lists), and five more
 const exampleRules = exampleRulesOption();
@@ -244,7 +247,7 @@ const annotation = await annotationRate();
 console.log(
   `annotation skill (HTTP on loopback, one request at a time, the same documents' text): ${annotation.rate.toFixed(1)} sentences/s, ${annotation.perCpu.toFixed(1)} per CPU second (medians)`,
 );
-for (const open of [ageBackend, neo4jBackend]) {
+for (const open of ONLY === 'age' ? [ageBackend] : ONLY === 'neo4j' ? [neo4jBackend] : [ageBackend, neo4jBackend]) {
   const backend = await open();
   try {
     await measureBackend(backend, annotation);

@@ -1,7 +1,7 @@
 import { createPool, type Database } from '@loom/postgres';
 import type pg from 'pg';
 import { abortable, throwIfAborted } from './abort.js';
-import { ageBulkLabels, ageNodeInsert, agePropertyKey, ageRelationshipInsert, type AgeLabel } from './age-bulk.js';
+import { ageBulkInsert, ageBulkLabels, agePropertyKey, type AgeLabel, type AgeLabelTable } from './age-bulk.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
 import { checkBulkCreate } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
@@ -66,7 +66,7 @@ class AgeStore implements GraphStore {
   private readonly context: GraphErrorContext;
   private readonly prepared = new WeakSet<pg.PoolClient>();
   /** Label tables known to exist (`vertex:Name`, `edge:NAME`), so a bulk write looks them up once per store. */
-  private readonly knownLabels = new Set<string>();
+  private readonly knownLabels = new Map<string, AgeLabelTable>();
   private extensionReady: Promise<void> | undefined;
   private graphReady: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -122,8 +122,8 @@ class AgeStore implements GraphStore {
 
   async writeTransaction<T>(work: (tx: GraphTransaction) => Promise<T>): Promise<T> {
     if (this.readOnly) throw new GraphReadOnlyError('age', this.context.address, undefined, 'refused a write transaction before opening it');
-    // label tables this transaction creates are known only once it commits; one rolled back may have been looked up
-    // (and taken as known) after its creation, so a failed transaction forgets them all
+    // label tables this transaction creates are looked up (and taken as known) after their creation, before it commits:
+    // a failed transaction forgets them all
     const createdLabels: string[] = [];
     let result: T;
     try {
@@ -139,7 +139,6 @@ class AgeStore implements GraphStore {
       if (createdLabels.length > 0) this.knownLabels.clear();
       throw error;
     }
-    for (const label of createdLabels) this.knownLabels.add(label);
     return result;
   }
 
@@ -200,54 +199,83 @@ class AgeStore implements GraphStore {
   }
 
   /**
-   * A bulk write as SQL on the label tables: AGE's CREATE checks that each node a new relationship starts or ends at
-   * still exists by scanning that node's whole label table, which makes Cypher writes of a token graph slower the
-   * bigger the graph. Label tables are created when missing; relationships to a label that has no table yet have no
-   * nodes to connect and are left out.
+   * A bulk write as SQL on the label tables, in one statement (see ageBulkInsert): AGE's CREATE checks that each node a
+   * new relationship starts or ends at still exists by scanning that node's whole label table, which makes Cypher
+   * writes of a token graph slower the bigger the graph. Label tables are created when missing; relationships to a
+   * label that has no table yet have no nodes to connect and are left out.
    */
   private async createInBulk(lease: Lease, write: GraphBulkCreate, createdLabels: string[], signal: AbortSignal | undefined): Promise<void> {
     if (this.closing !== undefined) throw new GraphStoreClosedError('age', this.context.address);
     throwIfAborted(signal);
     const checked = checkBulkCreate(write);
     const endpoints = checked.relationships.flatMap((batch) => [batch.from.label, batch.to.label]).map((name): AgeLabel => ({ name, kind: 'vertex' }));
-    const present = await this.presentLabels(lease, [...ageBulkLabels(checked), ...endpoints]);
+    const tables = await this.presentLabels(lease, [...ageBulkLabels(checked), ...endpoints]);
     const written = new Set(checked.nodes.map((batch) => batch.label));
-    const found = (label: string): boolean => written.has(label) || present.has(`vertex:${label}`);
+    const found = (label: string): boolean => written.has(label) || tables.has(`vertex:${label}`);
     const relationships = checked.relationships.filter((batch) => found(batch.from.label) && found(batch.to.label));
     const writable = { nodes: checked.nodes, relationships };
-    for (const label of ageBulkLabels(writable)) {
-      if (present.has(`${label.kind}:${label.name}`)) continue;
-      await this.createLabel(lease, label);
-      createdLabels.push(`${label.kind}:${label.name}`);
+    const missing = ageBulkLabels(writable).filter((label) => !tables.has(labelKey(label)));
+    if (missing.length > 0) {
+      await this.createLabels(lease, missing);
+      createdLabels.push(...missing.map(labelKey));
+      for (const [key, table] of await this.presentLabels(lease, missing)) tables.set(key, table);
     }
-    const graph = this.connection.graph;
-    for (const batch of writable.nodes) {
-      const statement = ageNodeInsert(graph, batch);
-      await this.sql(lease, { text: statement.text, values: statement.values }, signal);
-    }
-    if (relationships.length > 0) {
-      const statement = ageRelationshipInsert(graph, relationships);
-      await this.sql(lease, { text: statement.text, values: statement.values }, signal);
-    }
+    if (writable.nodes.length === 0 && relationships.length === 0) return;
+    const statement = ageBulkInsert(this.connection.graph, writable, (label) => {
+      const table = tables.get(labelKey(label));
+      if (table === undefined)
+        throw new GraphQueryError('age', this.context.address, undefined, `the label table of ${label.kind} ${label.name} was not found after its creation`);
+      return table;
+    });
+    await this.sql(lease, { text: statement.text, values: statement.values }, signal);
   }
 
-  /** Which of these label tables exist (as `kind:name`), asking the server only about those not known yet. */
-  private async presentLabels(lease: Lease, labels: readonly AgeLabel[]): Promise<Set<string>> {
-    const present = new Set(labels.map((label) => `${label.kind}:${label.name}`).filter((key) => this.knownLabels.has(key)));
-    const unknown = labels.filter((label) => !present.has(`${label.kind}:${label.name}`));
+  /** The tables (label id, sequence) of those of these labels that exist, by `kind:name`, asking the server only about those not known yet. */
+  private async presentLabels(lease: Lease, labels: readonly AgeLabel[]): Promise<Map<string, AgeLabelTable>> {
+    const present = new Map<string, AgeLabelTable>();
+    const unknown: AgeLabel[] = [];
+    for (const label of labels) {
+      const known = this.knownLabels.get(labelKey(label));
+      if (known === undefined) unknown.push(label);
+      else present.set(labelKey(label), known);
+    }
     if (unknown.length === 0) return present;
     const found = await this.sql(lease, {
       text:
-        "SELECT l.name::text AS name, CASE l.kind WHEN 'v' THEN 'vertex' ELSE 'edge' END AS kind FROM ag_catalog.ag_label l " +
-        'JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name::text = ANY($2::text[])',
+        "SELECT l.name::text AS name, CASE l.kind WHEN 'v' THEN 'vertex' ELSE 'edge' END AS kind, l.id AS id, l.seq_name::text AS sequence " +
+        'FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON l.graph = g.graphid WHERE g.name = $1 AND l.name::text = ANY($2::text[])',
       values: [this.connection.graph, unknown.map((label) => label.name)],
     });
-    for (const row of found.rows as { name: string; kind: string }[]) {
-      const key = `${row.kind}:${row.name}`;
-      present.add(key);
-      this.knownLabels.add(key); // committed by whoever made it
+    for (const row of found.rows as { name: string; kind: 'vertex' | 'edge'; id: number; sequence: string }[]) {
+      const key = labelKey(row);
+      const table: AgeLabelTable = { id: row.id, sequence: row.sequence };
+      present.set(key, table);
+      this.knownLabels.set(key, table); // committed by whoever made it
     }
     return present;
+  }
+
+  /**
+   * Creates label tables inside the open transaction, those of each kind in one statement; when that fails (another
+   * writer made one of them in the meantime), one by one, a writer that made one first being no failure.
+   */
+  private async createLabels(lease: Lease, labels: readonly AgeLabel[]): Promise<void> {
+    await this.sql(lease, 'SAVEPOINT loom_labels');
+    try {
+      for (const kind of ['vertex', 'edge'] as const) {
+        const names = labels.filter((label) => label.kind === kind).map((label) => label.name);
+        if (names.length === 0) continue;
+        const create = kind === 'vertex' ? 'create_vlabel' : 'create_elabel';
+        await this.sql(lease, {
+          text: `SELECT ag_catalog.${create}($1::cstring, name::cstring) FROM unnest($2::text[]) AS name`,
+          values: [this.connection.graph, names],
+        });
+      }
+    } catch {
+      await this.sql(lease, 'ROLLBACK TO SAVEPOINT loom_labels');
+      for (const label of labels) await this.createLabel(lease, label);
+    }
+    await this.sql(lease, 'RELEASE SAVEPOINT loom_labels');
   }
 
   /** Creates a label table inside the open transaction; a writer that made it first in the meantime is no failure. */
@@ -259,7 +287,7 @@ class AgeStore implements GraphStore {
     } catch (error) {
       await this.sql(lease, 'ROLLBACK TO SAVEPOINT loom_label');
       const present = await this.presentLabels(lease, [label]);
-      if (!present.has(`${label.kind}:${label.name}`)) throw error;
+      if (!present.has(labelKey(label))) throw error;
       return;
     }
     await this.sql(lease, 'RELEASE SAVEPOINT loom_label');
@@ -423,6 +451,11 @@ class AgeStore implements GraphStore {
       throw mapped;
     }
   }
+}
+
+/** A label's key in knownLabels: `vertex:Name`, `edge:NAME`. */
+function labelKey(label: { readonly name: string; readonly kind: string }): string {
+  return `${label.kind}:${label.name}`;
 }
 
 // the 'error' listener has to be one function to remove it again; it finds its lease through the client

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ageNodeInsert, ageRelationshipInsert } from './age-bulk.js';
+import { ageBulkInsert } from './age-bulk.js';
 import { checkBulkCreate, neo4jBulkStatements } from './bulk-create.js';
 import type { GraphBulkCreate } from './graph-store.js';
 
@@ -29,18 +29,52 @@ function write(rows: number): GraphBulkCreate {
 }
 
 describe('bulk create statements', () => {
-  it('are as many, with the same text, for 2 rows as for 500: one per node batch and pair of end labels on Neo4j, one per node batch and one in all on AGE', () => {
+  it('are as many, with the same text, for 2 rows as for 500: one per node batch and pair of end labels on Neo4j, one in all on AGE', () => {
     const small = checkBulkCreate(write(2));
     const large = checkBulkCreate(write(500));
     const neo4jTexts = (checked: typeof small) => neo4jBulkStatements(checked).map((statement) => statement.text);
     expect(neo4jTexts(large)).toHaveLength(4);
     expect(neo4jTexts(large)).toEqual(neo4jTexts(small));
-    const ageTexts = (checked: typeof small) => [
-      ...checked.nodes.map((batch) => ageNodeInsert('g_graph', batch).text),
-      ageRelationshipInsert('g_graph', checked.relationships).text,
-    ];
-    expect(ageTexts(large)).toHaveLength(3);
-    expect(ageTexts(large)).toEqual(ageTexts(small));
+    const tables = (label: { name: string }) => ({ id: label.name.length, sequence: `${label.name}_id_seq` });
+    expect(ageBulkInsert('g_graph', large, tables).text).toEqual(ageBulkInsert('g_graph', small, tables).text);
+  });
+
+  it('on AGE: one statement, the ids of nodes written by it carried to its relationships by row, only other ends looked up by key', () => {
+    const tables = (label: { name: string }) => ({ id: label.name === 'Doc' ? 3 : 4, sequence: `${label.name}_id_seq` });
+    const statement = ageBulkInsert(
+      'g_graph',
+      checkBulkCreate({
+        nodes: [
+          { label: 'Doc', nodes: [{ id: 'd1', title: 'it\'s "one"', pages: 3, missing: null }, { id: 'd2' }] },
+          { label: 'Tag', skipExisting: 'id', nodes: [{ id: 't1' }] },
+        ],
+        relationships: [
+          {
+            type: 'HAS',
+            from: { label: 'Doc', property: 'id' },
+            to: { label: 'Tag', property: 'id' },
+            relationships: [
+              { from: 'd2', to: 't1', properties: { weight: 2, none: null } },
+              { from: 'stored', to: 't1' },
+            ],
+          },
+        ],
+      }),
+      tables,
+    );
+    expect(statement.text.match(/ AS \(INSERT INTO /g)).toHaveLength(3);
+    expect(statement.text).toContain(`ag_catalog._graphid(3, nextval('"g_graph"."Doc_id_seq"'::regclass))`);
+    const rows = (...values: string[]) => values.join('\u001e');
+    expect(statement.values).toEqual([
+      rows('{"id":"d1","pages":3,"title":"it\'s \\"one\\""}', '{"id":"d2"}'),
+      '{"id":"t1"}',
+      '"t1"',
+      '2,null',
+      rows('null', '"stored"'),
+      '1,1',
+      rows('null', 'null'),
+      rows('{"weight":2}', '{}'),
+    ]);
   });
 
   it('on Neo4j: one statement per pair of end labels whatever the types, properties named in the text, rows in one map parameter', () => {
