@@ -130,6 +130,47 @@ describe('AGE adapter', () => {
     expect(await store.run('MATCH (p:Paper) RETURN count(p) AS papers')).toEqual([{ papers: 201 }]);
   });
 
+  it('createInBulk finds ends among several batches of a label, by key or another property, and stored nodes, in one statement', async () => {
+    await store.writeTransaction((tx) => tx.createInBulk({ nodes: [{ label: 'BulkPerson', nodes: [{ id: 'p1', name: 'Ann' }] }] }));
+    const byName = { from: { label: 'BulkPerson', property: 'name' }, to: { label: 'BulkCity', property: 'name' } };
+    const byId = { from: { label: 'BulkPerson', property: 'id' }, to: { label: 'BulkPerson', property: 'id' } };
+    await store.writeTransaction((tx) =>
+      tx.createInBulk({
+        nodes: [
+          // p1 is stored: its row here creates nothing, and its name here names no node
+          {
+            label: 'BulkPerson',
+            skipExisting: 'id',
+            nodes: [
+              { id: 'p1', name: 'Annie' },
+              { id: 'p2', name: 'Bob' },
+            ],
+          },
+          { label: 'BulkPerson', nodes: [{ id: 'p3', name: 'Cy' }] },
+          { label: 'BulkCity', nodes: [{ name: 'Oslo' }] },
+        ],
+        relationships: [
+          { type: 'LIVES_IN', ...byName, relationships: ['Ann', 'Annie', 'Bob', 'Cy'].map((name) => ({ from: name, to: 'Oslo' })) },
+          {
+            type: 'KNOWS',
+            ...byId,
+            relationships: [
+              { from: 'p1', to: 'p3' },
+              { from: 'p2', to: 'p1' },
+            ],
+          },
+        ],
+      }),
+    );
+    const pairs = (type: string, property: string) =>
+      store.run(`MATCH (a)-[:${type}]->(b) RETURN a.${property} AS a, b.${property} AS b ORDER BY a`, {}, { columns: ['a', 'b'] });
+    expect(await pairs('LIVES_IN', 'name')).toEqual(['Ann', 'Bob', 'Cy'].map((name) => ({ a: name, b: 'Oslo' })));
+    expect(await pairs('KNOWS', 'id')).toEqual([
+      { a: 'p1', b: 'p3' },
+      { a: 'p2', b: 'p1' },
+    ]);
+  });
+
   it('refuses Cypher containing $$ clearly, before sending it', async () => {
     const error = await store.run("RETURN 'price: $$5' AS text").catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GraphQueryError);
