@@ -112,9 +112,9 @@ export interface GraphRelationshipBatch {
  * What GraphTransaction.createInBulk writes: the node batches in order, then the relationship batches, whose nodes may
  * be stored already or created by this write. A relationship whose start or end node is not found is not created (as
  * with MATCH ... CREATE). Neo4j takes one statement per node batch and one per pair of end labels (of whatever types),
- * sent together, and needs Neo4j 5.26 or later (dynamic relationship types); AGE one per node batch and one for all
- * relationships (it writes its label tables directly: an AGE CREATE between existing nodes scans their whole label
- * table for each relationship, which no index serves). Property names are identifiers (letters, digits, _).
+ * sent together, and needs Neo4j 5.26 or later (dynamic relationship types); AGE one for the whole write, after
+ * making missing label tables (it writes its label tables directly: an AGE CREATE between existing nodes scans their
+ * whole label table for each relationship, which no index serves). Property names are identifiers (letters, digits, _).
  */
 export interface GraphBulkCreate {
   readonly nodes?: readonly GraphNodeBatch[];

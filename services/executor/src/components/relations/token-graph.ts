@@ -12,7 +12,7 @@ import { type GraphPropertyIndex, type GraphStore, type GraphTransaction } from 
 //   ROOT relationship to itself and `isRoot: true`.
 // A batch of documents is written in a fixed number of statements, whatever its size and whichever dependency types
 // and entity types it has: the nodes and relationships through the graph store's bulk create (on Neo4j one statement
-// per label and one per pair of end labels, the same texts for every batch; a handful on AGE). AGE gives a vertex
+// per label and one per pair of end labels, the same texts for every batch; one on AGE). AGE gives a vertex
 // exactly one label, so the labels neo4j-nlp adds besides (`NE_Person` on a Tag, `Root` on the root occurrence) are
 // written by two more statements on Neo4j only; the same facts are properties (`ne`, `isRoot`) on both.
 
