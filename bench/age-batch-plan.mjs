@@ -4,8 +4,10 @@
 // indexed as the graph writer indexes its MERGE keys, then ANALYZEd (as autovacuum does on a PostgreSQL server).
 // Each round writes a batch of 50 new Documents with each statement, through the AGE store as the graph writer does:
 // once as a plain statement and once with `lookupRowsByKey` (hash and merge joins off in its transaction), alternating.
-// Prints the mean time of a batch and the plan's joins and scans of each. Not part of `npm run bench`.
-// Usage: node bench/age-batch-plan.mjs [documents in the graph, default 3000] [rounds, default 10]
+// Prints the mean time of a batch and the plan's joins and scans of each. With --rows, both runs use lookupRowsByKey
+// and the second also `insertTrailingRelationship` (the writers' relationship CREATE written as table rows, as the graph
+// writer does), against AGE's own CREATE, which reads both end nodes' label tables for every relationship. Not part of
+// `npm run bench`. Usage: node bench/age-batch-plan.mjs [documents in the graph, default 3000] [rounds, default 10] [--rows]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +17,21 @@ import { mergeKeys, openGraphStore, startEmbeddedGraph, toBatchQuery } from '@lo
 import pg from 'pg';
 import { parse } from 'yaml';
 
-const [documents = 3000, rounds = 10] = process.argv.slice(2).map(Number);
+const ROWS = process.argv.includes('--rows');
+const [documents = 3000, rounds = 10] = process.argv
+  .slice(2)
+  .filter((arg) => arg !== '--rows')
+  .map(Number);
+/** The two ways each statement is run, alternating: [name, options]. */
+const MODES = ROWS
+  ? [
+      ['CREATE', { lookupRowsByKey: true }],
+      ['rows', { lookupRowsByKey: true, insertTrailingRelationship: true }],
+    ]
+  : [
+      ['default', {}],
+      ['lookupRowsByKey', { lookupRowsByKey: true }],
+    ];
 const BATCH = 50;
 const KEYWORDS_A_DOCUMENT = 5;
 const ENTITIES_A_DOCUMENT = 3;
@@ -93,18 +109,22 @@ try {
   );
   let next = documents;
   for (const [name, query] of statements) {
-    const times = { plain: 0, keyed: 0 };
+    const times = MODES.map(() => 0);
     for (let round = 0; round < rounds; round++) {
-      for (const mode of round % 2 === 0 ? ['plain', 'keyed'] : ['keyed', 'plain']) {
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const mode of order) {
         const batch = Array.from({ length: BATCH }, () => row(next++));
         const started = performance.now();
-        await store.run(query, { batch }, { lookupRowsByKey: mode === 'keyed', columns: query.includes('RETURN') ? ['id'] : [] });
+        await store.run(query, { batch }, { ...MODES[mode][1], columns: query.includes('RETURN') ? ['id'] : [] });
         times[mode] += performance.now() - started;
       }
     }
     const sample = Array.from({ length: BATCH }, (_, index) => row(index));
-    console.log(`${name}: default ${(times.plain / rounds).toFixed(1)} ms a batch (${await plan(query, sample, false)})`);
-    console.log(`${' '.repeat(name.length)}  lookupRowsByKey ${(times.keyed / rounds).toFixed(1)} ms a batch (${await plan(query, sample, true)})`);
+    for (const [mode, [label, options]] of MODES.entries()) {
+      const pad = mode === 0 ? `${name}: ` : ' '.repeat(name.length + 2);
+      const shown = ROWS ? '' : ` (${await plan(query, sample, options.lookupRowsByKey === true)})`;
+      console.log(`${pad}${label} ${(times[mode] / rounds).toFixed(1)} ms a batch${shown}`);
+    }
   }
 } finally {
   await client.end().catch(() => undefined);

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { abortable, throwIfAborted } from './abort.js';
 import { ageBulkInsert, ageBulkLabels, agePropertyKey, type AgeLabel, type AgeLabelTable } from './age-bulk.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
+import { ageTrailingCreateInsert } from './age-trailing-create.js';
 import { checkBulkCreate } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
@@ -18,6 +19,7 @@ import type {
 } from './graph-store.js';
 import { nodeKeysOf } from './node-keys.js';
 import { bracketed, checkGraphName, type AgeConnection } from './parameters.js';
+import { trailingRelationshipCreate, type TrailingRelationshipCreate } from './trailing-create.js';
 
 /** Options of createAgeStore. */
 export interface AgeStoreOptions {
@@ -82,12 +84,15 @@ class AgeStore implements GraphStore {
   }
 
   async run(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): Promise<GraphRecord[]> {
-    const statement = this.statement(query, parameters, options);
+    const create = options.insertTrailingRelationship === true && !this.readOnly ? trailingRelationshipCreate(query) : undefined;
+    const statement = create === undefined ? this.statement(query, parameters, options) : this.relationshipInsert(create, parameters, options.signal);
     const keyed = options.lookupRowsByKey === true;
     return this.withLease(options.signal, async (lease) => {
-      if (!this.readOnly && !keyed) return this.execute(lease, statement, options.signal);
+      // a type whose name a node label has: the statement as written, for AGE to refuse
+      const written = create === undefined || (await this.edgeLabelReady(lease, create.type)) ? statement : this.statement(query, parameters, options);
+      if (!this.readOnly && !keyed) return this.execute(lease, written, options.signal);
       const begin = `${this.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'}${keyed ? KEYED_LOOKUPS : ''}`;
-      return this.inTransaction(lease, begin, () => this.execute(lease, statement, options.signal));
+      return this.inTransaction(lease, begin, () => this.execute(lease, written, options.signal));
     });
   }
 
@@ -293,10 +298,40 @@ class AgeStore implements GraphStore {
     await this.sql(lease, 'RELEASE SAVEPOINT loom_label');
   }
 
+  /**
+   * Whether the relationship type's label table exists, made now (in a transaction of its own, as AGE's CREATE would
+   * make it) when missing; false when the name is a node label's.
+   */
+  private async edgeLabelReady(lease: Lease, type: string): Promise<boolean> {
+    const edge = `edge:${type}`;
+    if (this.knownLabels.has(edge)) return true;
+    const present = await this.presentLabels(lease, [{ name: type, kind: 'edge' }]);
+    if (present.has(edge)) return true;
+    if (present.has(`vertex:${type}`)) return false;
+    const graph = this.connection.graph;
+    await this.createUnlessMade(
+      () => this.sql(lease, { text: 'SELECT ag_catalog.create_elabel($1::cstring, $2::cstring)', values: [graph, type] }),
+      async () => (await this.presentLabels(lease, [{ name: type, kind: 'edge' }])).has(edge),
+    );
+    this.knownLabels.add(edge);
+    return true;
+  }
+
+  /** A statement's trailing relationship CREATE as an insert (see ageTrailingCreateInsert), refused as statement() refuses. */
+  private relationshipInsert(create: TrailingRelationshipCreate, parameters: GraphParameters, signal: AbortSignal | undefined): AgeStatement {
+    this.checkUsable(signal);
+    return ageTrailingCreateInsert(this.connection.graph, create, parameters, this.context.address);
+  }
+
+  /** Refuses a statement on a closed store or with an aborted signal. */
+  private checkUsable(signal: AbortSignal | undefined): void {
+    if (this.closing !== undefined) throw new GraphStoreClosedError('age', this.context.address);
+    throwIfAborted(signal);
+  }
+
   /** Everything that can be refused without the server: closed store, read_only write, `$$`, undeclared columns. */
   private statement(query: string, parameters: GraphParameters, options: GraphQueryOptions): AgeStatement {
-    if (this.closing !== undefined) throw new GraphStoreClosedError('age', this.context.address);
-    throwIfAborted(options.signal);
+    this.checkUsable(options.signal);
     if (this.readOnly) {
       const clause = findWritingClause(query);
       if (clause !== undefined) throw GraphReadOnlyError.forClause('age', this.context.address, clause);

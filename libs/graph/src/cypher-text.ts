@@ -1,7 +1,7 @@
 import type { GraphNodeKey } from './graph-store.js';
 
 /** One lexical token of a Cypher text; strings and comments are consumed and never become words. */
-interface Token {
+export interface Token {
   readonly kind: 'word' | 'ident' | 'param' | 'string' | 'number' | 'punct';
   /** The word as written, a backtick identifier without its quotes, or the punctuation character. */
   readonly text: string;
@@ -14,7 +14,7 @@ interface Token {
 const WRITING_CLAUSES = new Set(['CREATE', 'MERGE', 'SET', 'DELETE', 'DETACH', 'REMOVE', 'DROP', 'INSERT', 'ALTER', 'GRANT', 'DENY', 'REVOKE', 'RENAME']);
 // a keyword right after these is a property key, label or relationship type, not a clause ('|' is not among them:
 // in FOREACH (x IN list | SET ...) a clause follows it, and refusing a type named like a clause is the safe mistake)
-const NOT_A_CLAUSE_AFTER = new Set(['.', ':', '&', '!']);
+export const NOT_A_CLAUSE_AFTER = new Set(['.', ':', '&', '!']);
 const RETURN_ITEMS_END = new Set(['ORDER', 'SKIP', 'LIMIT', 'OFFSET', 'UNION']);
 
 /**
@@ -211,12 +211,13 @@ function procedureName(tokens: readonly Token[], from: number): string {
   return parts.join('');
 }
 
-function isWord(token: Token | undefined, word: string): boolean {
+/** True when the token is the (case-insensitive) keyword `word`. */
+export function isWord(token: Token | undefined, word: string): boolean {
   return token?.kind === 'word' && token.text.toUpperCase() === word;
 }
 
 /** Splits Cypher into tokens, skipping whitespace, comments and the inside of string literals. */
-function tokenize(query: string): Token[] {
+export function tokenize(query: string): Token[] {
   const tokens: Token[] = [];
   let depth = 0;
   let index = 0;

@@ -53,6 +53,13 @@ export interface GraphQueryOptions {
    * then runs in its own transaction with hash and merge joins off. Neo4j plans such lookups by index already.
    */
   readonly lookupRowsByKey?: boolean;
+  /**
+   * A statement that ends in `CREATE (a)-[:T {key: value, ...}]->(b)` between nodes bound earlier in it (see
+   * trailingRelationshipCreate for the exact shape) writes those relationships as rows of the type's table on AGE,
+   * the same relationships with the same properties: AGE's CREATE reads the end nodes' whole label tables for every
+   * relationship, a cost that grows with the graph. Any other statement runs as written; Neo4j runs every one as written.
+   */
+  readonly insertTrailingRelationship?: boolean;
 }
 
 /** Runs statements inside one transaction opened by GraphStore.writeTransaction. */

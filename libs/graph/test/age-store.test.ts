@@ -269,3 +269,90 @@ describe('AGE adapter', () => {
     await expect(closing.run('RETURN 1 AS one')).rejects.toBeInstanceOf(GraphStoreClosedError);
   });
 });
+
+describe('AGE adapter: a trailing relationship CREATE written as rows (insertTrailingRelationship)', () => {
+  const keywords =
+    'UNWIND $batch AS row MERGE (d:Document {id: row.id}) SET d.title = row.title ' +
+    'WITH d, row UNWIND row.keywords AS keyword MERGE (k:Keyword {value: keyword.value}) ' +
+    'WITH DISTINCT d, k, keyword WHERE NOT exists((d)-[:HAS_KEYWORD]->(k)) CREATE (d)-[:HAS_KEYWORD {relevance: keyword.relevance, rank: keyword.rank}]->(k)';
+  const tagged = 'MATCH (d:Document {id: $id}), (k:Keyword {value: $value}) CREATE (k)<-[:TAGGED {by: $by, note: null}]-(d)';
+  // a CREATE that makes a node is left to AGE
+  const cites = 'MATCH (d:Document {id: $id}) CREATE (d)-[:CITES {page: 1}]->(:Source {name: $name})';
+  const rows = [
+    {
+      id: 'd1',
+      title: 'One',
+      keywords: [
+        { value: 'graph', relevance: 0.9, rank: 1 },
+        { value: 'age', relevance: null, rank: 2 },
+      ],
+    },
+    { id: 'd2', title: 'Two', keywords: [{ value: 'graph', relevance: 0.4, rank: 1 }] },
+  ];
+
+  /** Writes the same statements into `graphName`, with or without the option, and returns the graph's nodes and relationships. */
+  async function writeAndDump(graphName: string, asRows: boolean): Promise<string[]> {
+    const store = openGraphStore(ageResource(graph.server, { graph: graphName }));
+    try {
+      const options = { insertTrailingRelationship: asRows };
+      await store.ensurePropertyIndexes([
+        { label: 'Document', property: 'id' },
+        { label: 'Keyword', property: 'value' },
+      ]);
+      await store.run(keywords, { batch: rows }, options);
+      await store.run(keywords, { batch: [rows[1], { ...rows[0], keywords: [{ value: 'pglite', relevance: 1, rank: 3 }] }] }, options); // re-delivered
+      await store.run(tagged, { id: 'd2', value: 'age', by: 'hand' }, options);
+      await store.run(cites, { id: 'd1', name: 'paper' }, options);
+      const nodes = await store.run('MATCH (n) RETURN label(n) AS label, properties(n) AS properties');
+      const relationships = await store.run('MATCH (a)-[r]->(b) RETURN type(r) AS type, properties(a) AS a, properties(r) AS properties, properties(b) AS b');
+      return [...nodes, ...relationships].map((record) => JSON.stringify(record)).sort();
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('writes the same graph as AGE own CREATE: nulls left out, either direction, a new type, a re-delivered batch adds nothing', async () => {
+    const asWritten = await writeAndDump('as_written', false);
+    expect(await writeAndDump('as_rows', true)).toEqual(asWritten);
+    expect(asWritten.filter((entry) => entry.includes('"HAS_KEYWORD"'))).toHaveLength(4);
+    expect(asWritten).toContain(JSON.stringify({ type: 'HAS_KEYWORD', a: { id: 'd1', title: 'One' }, properties: { rank: 2 }, b: { value: 'age' } }));
+    expect(asWritten).toContain(JSON.stringify({ type: 'TAGGED', a: { id: 'd2', title: 'Two' }, properties: { by: 'hand' }, b: { value: 'age' } }));
+    expect(asWritten).toContain(JSON.stringify({ type: 'CITES', a: { id: 'd1', title: 'One' }, properties: { page: 1 }, b: { name: 'paper' } }));
+  });
+
+  it("does not read the end node's label table for each relationship, as AGE's CREATE does", async () => {
+    const store = openGraphStore(ageResource(graph.server, { graph: 'scanned' }));
+    const { Client } = (await import('pg')).default;
+    const client = new Client({ host: graph.server.host, port: graph.server.port, user: 'postgres', database: 'postgres' });
+    await client.connect();
+    // the Keyword table's whole-table reads as PostgreSQL counts them (the Document table is also read by AGE's SET,
+    // which finds the node's row that way, with or without the option)
+    const keywordScans = async (): Promise<number> => {
+      await client.query('SELECT pg_catalog.pg_stat_force_next_flush()');
+      const { rows: tables } = await client.query<{ seq: string }>(
+        "SELECT seq_scan AS seq FROM pg_catalog.pg_stat_user_tables WHERE schemaname = 'scanned' AND relname = 'Keyword'",
+      );
+      return Number(tables[0]?.seq);
+    };
+    const batch = (prefix: string) => ({ batch: Array.from({ length: 5 }, (_, i) => ({ id: `${prefix}${i}`, title: '', keywords: [{ value: `k${i}` }] })) });
+    try {
+      await store.ensurePropertyIndexes([
+        { label: 'Document', property: 'id' },
+        { label: 'Keyword', property: 'value' },
+      ]);
+      await store.run(keywords, batch('warm'), { lookupRowsByKey: true });
+      const before = await keywordScans();
+      await store.run(keywords, batch('written'), { lookupRowsByKey: true });
+      const written = await keywordScans();
+      await store.run(keywords, batch('rows'), { lookupRowsByKey: true, insertTrailingRelationship: true });
+      expect(written - before).toBe(5); // once for each of 5 relationships
+      expect(await keywordScans()).toBe(written);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+    const check = openGraphStore(ageResource(graph.server, { graph: 'scanned' }));
+    expect(await check.run('MATCH (:Document)-[r:HAS_KEYWORD]->(:Keyword) RETURN count(r) AS c')).toEqual([{ c: 15 }]);
+    await check.close();
+  });
+});

@@ -110,6 +110,27 @@ describe.each(GRAPH_BACKENDS)('graph database writer and reader on %s', (backend
     expect(sample).toEqual({ title: 'article 999', id: '999' });
   });
 
+  it('writes relationships between merged nodes once with their properties (null left out), and a re-delivered batch adds none', async () => {
+    // the text-to-graph example's shape: on AGE the trailing CREATE is written as rows of the type's table
+    const query =
+      'MERGE (d:Memo {id: $id}) WITH d, $topics AS topics UNWIND topics AS topic MERGE (t:Topic {value: topic.value}) ' +
+      'WITH DISTINCT d, t, topic WHERE NOT exists((d)-[:ABOUT]->(t)) CREATE (d)-[:ABOUT {weight: topic.weight}]->(t)';
+    const topics = (id: number) => [0, 1, 2].map((offset) => ({ value: `topic ${(id + offset) % 4}`, weight: offset === 2 ? null : offset + 1 }));
+    for (let pass = 0; pass < 2; pass++) {
+      const { run, publish, sink } = await startWriter({
+        query,
+        resource: resource(),
+        options: { batch_writes: true, batch_size: 10, aggregation_timeout: 50 },
+      });
+      await Promise.all(Array.from({ length: 10 }, (_, id) => publish({ id, topics: topics(id) })));
+      await expect.poll(() => sink.length, { timeout: 30_000 }).toBe(10);
+      await run.stop(5_000);
+    }
+    const [row] = await graph.run('MATCH (:Memo)-[r:ABOUT]->(:Topic) RETURN count(r) AS relationships, count(r.weight) AS weighted, sum(r.weight) AS total');
+    expect(row).toEqual({ relationships: 30, weighted: 20, total: 30 });
+    expect(await count('Topic')).toBe(4);
+  });
+
   it('flushes a partial batch once aggregation_timeout (ms) has passed', async () => {
     const { publish, sink } = await startWriter({
       query: 'CREATE (n:Partial {id: $id})',

@@ -84,10 +84,13 @@ export function graphWriterFactory(stores: GraphStores): ComponentFactory {
 class GraphWriter implements Processor {
   readonly batching: Processor['batching'];
   private readonly tracer = trace.getTracer(TELEMETRY_SCOPE);
-  /** The statement's return columns, read from its text once rather than per statement. */
-  private readonly columns: Pick<GraphQueryOptions, 'columns'>;
-  /** A batch statement's options: its rows' MERGE keys are looked up by index (see lookupRowsByKey). */
-  private readonly batchOptions: Pick<GraphQueryOptions, 'columns' | 'lookupRowsByKey'>;
+  /**
+   * The statement's options: its return columns, read from its text once rather than per statement, and a trailing
+   * relationship CREATE written as rows on AGE (see insertTrailingRelationship).
+   */
+  private readonly statementOptions: Pick<GraphQueryOptions, 'columns' | 'insertTrailingRelationship'>;
+  /** A batch statement's options: those, and its rows' MERGE keys looked up by index (see lookupRowsByKey). */
+  private readonly batchOptions: Pick<GraphQueryOptions, 'columns' | 'insertTrailingRelationship' | 'lookupRowsByKey'>;
   /** The node keys the statement merges on (none on a read_only resource, which refuses the statement anyway). */
   private readonly nodeKeys: readonly GraphNodeKey[];
   /** Settled once the merge keys are indexed. */
@@ -101,12 +104,12 @@ class GraphWriter implements Processor {
     this.batching = settings.batchQuery === undefined ? undefined : { size: settings.batchSize, gatherMs: settings.gatherMs };
     // when they cannot be read, the store says why at the first statement
     const derived = deriveReturnColumns(settings.batchQuery ?? settings.query);
-    this.columns = derived.ok ? { columns: derived.columns } : {};
+    this.statementOptions = { ...(derived.ok ? { columns: derived.columns } : {}), insertTrailingRelationship: true };
     this.nodeKeys = store.readOnly ? [] : mergeKeys(settings.batchQuery ?? settings.query);
     if (this.nodeKeys.length === 0) this.indexed = Promise.resolve();
     // the keys are indexed before the first write: a batch's MERGEs are then one index lookup a row, where AGE's
     // planner would join the batch to each key's whole label table once it has statistics (larger graph, slower write)
-    this.batchOptions = { ...this.columns, ...(this.nodeKeys.length > 0 ? { lookupRowsByKey: true } : {}) };
+    this.batchOptions = { ...this.statementOptions, ...(this.nodeKeys.length > 0 ? { lookupRowsByKey: true } : {}) };
   }
 
   async process(batch: readonly LoomMessage[], signal: AbortSignal): Promise<readonly Outcome[]> {
@@ -157,7 +160,7 @@ class GraphWriter implements Processor {
 
   private async writeOne(message: LoomMessage, signal: AbortSignal): Promise<Outcome> {
     try {
-      const records = await this.store.run(this.settings.query, this.parametersOf(message), { ...this.columns, signal });
+      const records = await this.store.run(this.settings.query, this.parametersOf(message), { ...this.statementOptions, signal });
       return outcome.emit(...this.outputs([message], records));
     } catch (error) {
       return failure(error);
