@@ -304,8 +304,7 @@ class AgeStore implements GraphStore {
    */
   private async edgeLabelReady(lease: Lease, type: string): Promise<boolean> {
     const edge = `edge:${type}`;
-    if (this.knownLabels.has(edge)) return true;
-    const present = await this.presentLabels(lease, [{ name: type, kind: 'edge' }]);
+    const present = await this.presentLabels(lease, [{ name: type, kind: 'edge' }]); // asks the server only once
     if (present.has(edge)) return true;
     if (present.has(`vertex:${type}`)) return false;
     const graph = this.connection.graph;
@@ -313,7 +312,6 @@ class AgeStore implements GraphStore {
       () => this.sql(lease, { text: 'SELECT ag_catalog.create_elabel($1::cstring, $2::cstring)', values: [graph, type] }),
       async () => (await this.presentLabels(lease, [{ name: type, kind: 'edge' }])).has(edge),
     );
-    this.knownLabels.add(edge);
     return true;
   }
 
