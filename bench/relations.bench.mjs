@@ -26,6 +26,10 @@ import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend,
 
 const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// BENCH_ONLY=age or neo4j: that backend alone; BENCH_EVALUATE=0: the writes without rule evaluation (minutes on Neo4j)
+const ONLY = process.env.BENCH_ONLY;
+const EVALUATE = process.env.BENCH_EVALUATE !== '0';
+if (ONLY !== undefined && ONLY !== 'age' && ONLY !== 'neo4j') throw new Error(`BENCH_ONLY must be age or neo4j, not ${ONLY}`);
 
 // the shipped rules of examples/relations.workflow.yaml (read through the compact form's converter, with their word lists), and five more
 const exampleRules = exampleRulesOption();
@@ -164,10 +168,12 @@ async function measureBackend(backend, annotation) {
       documents.map((document, i) => ({ id: `d${i}`, body: { _annotation: document }, headers: {} })),
     );
     const writeCpu = backend.cpuSeconds() - cpuBefore;
-    const evaluate = await timed(
-      { ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, 'work', { rules: RULES }), resource: helper },
-      documents.map((document, i) => ({ id: `e${i}`, body: { node_id: document.docId }, headers: {} })),
-    );
+    const evaluate = EVALUATE
+      ? await timed(
+          { ...instance(COMPONENT_KINDS.RULE_BASED_RELATION_EXTRACTION, 'work', { rules: RULES }), resource: helper },
+          documents.map((document, i) => ({ id: `e${i}`, body: { node_id: document.docId }, headers: {} })),
+        )
+      : { seconds: Number.NaN, relations: 0 };
     const plain = await plainNodes(backend, round);
     const stored = {
       sentences: await count(backend, graph, 'MATCH (s:Sentence) RETURN count(s) AS c'),
@@ -244,7 +250,7 @@ const annotation = await annotationRate();
 console.log(
   `annotation skill (HTTP on loopback, one request at a time, the same documents' text): ${annotation.rate.toFixed(1)} sentences/s, ${annotation.perCpu.toFixed(1)} per CPU second (medians)`,
 );
-for (const open of [ageBackend, neo4jBackend]) {
+for (const open of [...(ONLY === 'neo4j' ? [] : [ageBackend]), ...(ONLY === 'age' ? [] : [neo4jBackend])]) {
   const backend = await open();
   try {
     await measureBackend(backend, annotation);
