@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RuleQuery } from '../src/components/relations/rule-cypher.js';
 import { evaluateRules } from '../src/components/relations/rule-evaluation.js';
 import { type FoundRelation } from '../src/components/relations/rule-relations.js';
-import { tokenGraphDocument } from '../src/components/relations/token-graph.js';
+import { tokenGraphDocument } from '../src/components/relations/token-graph-document.js';
 import { type GraphBackend, startGraphBackend } from './graph-backends.js';
 import { pairOf, queriesOf, shippedRules, writeAndEvaluate } from './relations/rule-set.js';
 

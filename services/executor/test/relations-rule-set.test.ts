@@ -6,7 +6,7 @@ import { type GraphStore } from '@loom/graph';
 import { NlpPipeline } from '@loom/nlp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FoundRelation } from '../src/components/relations/rule-relations.js';
-import { tokenGraphDocument } from '../src/components/relations/token-graph.js';
+import { tokenGraphDocument } from '../src/components/relations/token-graph-document.js';
 import { type GraphBackend, startGraphBackend } from './graph-backends.js';
 import { pairOf, queriesOf, shippedRules, writeAndEvaluate } from './relations/rule-set.js';
 

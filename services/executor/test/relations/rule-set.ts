@@ -3,7 +3,8 @@ import { parseRelationRules, type RelationRuleSet } from '@loom/domain';
 import { type GraphStore } from '@loom/graph';
 import { ruleQuery, type RuleQuery } from '../../src/components/relations/rule-cypher.js';
 import { evaluateRules, type RuleEvaluation } from '../../src/components/relations/rule-evaluation.js';
-import { type TokenGraphDocument, TOKEN_GRAPH_INDEXES, writeTokenGraph } from '../../src/components/relations/token-graph.js';
+import { type TokenGraphDocument } from '../../src/components/relations/token-graph-document.js';
+import { TOKEN_GRAPH_INDEXES, writeTokenGraph } from '../../src/components/relations/token-graph.js';
 
 /** The rule set the relations example ships (examples/relations/rules.json), as a file and parsed. */
 export const SHIPPED_RULES_FILE = new URL('../../../../examples/relations/rules.json', import.meta.url);

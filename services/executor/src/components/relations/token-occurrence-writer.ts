@@ -2,7 +2,8 @@ import { appendJsonPath, ValidationError } from '@loom/domain';
 import { type GraphStore, isTransientGraphError } from '@loom/graph';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../../runtime/component.js';
 import { type GraphStores } from '../graph-stores.js';
-import { TOKEN_GRAPH_INDEXES, type TokenGraphDocument, tokenGraphDocument, writeTokenGraph } from './token-graph.js';
+import { type TokenGraphDocument, tokenGraphDocument } from './token-graph-document.js';
+import { TOKEN_GRAPH_INDEXES, writeTokenGraph } from './token-graph.js';
 
 /** The body field that receives the AnnotatedText id. */
 export const NODE_ID_FIELD = 'node_id';
