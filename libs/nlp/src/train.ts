@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readEwt, EWT_DEV, EWT_TRAIN, jointTag, Vocabulary } from './ewt.js';
+import { GUM_ATTRIBUTION, readGumTreebank } from './gum.js';
 import { dataEntry, EWT_ATTRIBUTION, EWT_LICENCE, writeCard } from './model-card.js';
 import { readModelFile, writeModelFile } from './model-file.js';
 import { decodeTagger, encodeLemmatizerFile, encodeNer, encodeParser, encodeTagger, encodeTokenizer } from './models.js';
@@ -45,7 +46,8 @@ export const TAGGER_SETTINGS = { epochs: 10, bits: 22, prune: 0.0005, secondPass
  * 10,000 words per CPU second); the beam epochs start from the greedy ones' averaged weights. The model
  * is the mean of `members` parsers trained from consecutive seeds (see meanParser); its file keeps the
  * weights over `prune` of the largest, which scored as the unpruned mean on dev at two thirds of the size.
- * Training tags come from 10-fold jackknifing with taggers trained as the committed one.
+ * Training tags come from 10-fold jackknifing with taggers trained as the committed one. With `gum`, GUM's open
+ * documents are training sentences too (a single greedy parser gained 0.4 dev LAS from them: docs/decisions.md).
  */
 export const PARSER_SETTINGS = {
   members: 4,
@@ -58,6 +60,8 @@ export const PARSER_SETTINGS = {
   jackknifeFolds: 10,
   jackknifeEpochs: TAGGER_SETTINGS.epochs,
   prune: 0.004,
+  /** GUM's open genres (ner/gum, UD CoNLL-U) join EWT train, tagged by the committed tagger, which never saw them. */
+  gum: true,
 };
 
 function taggedSentences(sentences: readonly ConlluSentence[], tags: Vocabulary): TaggedSentence[] {
@@ -206,6 +210,8 @@ interface ParserRun {
   readonly tags: readonly string[];
   readonly trainingSentences: number;
   readonly devSentences: number;
+  /** GUM documents trained on (relative to the data directory); none without PARSER_SETTINGS.gum. */
+  readonly gumFiles: readonly string[];
   /** Date.now() when training started. */
   readonly started: number;
 }
@@ -214,12 +220,16 @@ interface ParserRun {
 function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: { uas: number; las: number }): void {
   const { ctx } = run;
   writeModel(ctx, 'parser', run.started, encodeParser(model, run.tags, PARSER_SETTINGS.prune), {
-    data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)')],
+    data: [
+      dataEntry(ctx.dataDir, EWT_TRAIN, 'training'),
+      ...run.gumFiles.map((file) => dataEntry(ctx.dataDir, file, 'training')),
+      dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)'),
+    ],
     settings: {
       ...PARSER_SETTINGS,
       system:
         'arc-hybrid, averaged perceptron, per-direction labelers; greedy dynamic-oracle epochs, then beam search with max-violation global updates; the weights are the mean of the members, trained from consecutive seeds',
-      tags: 'jackknifed predicted (train), tagger model (dev)',
+      tags: 'jackknifed predicted (EWT train), tagger model (GUM, dev)',
       // 1 when the epoch kept is a greedy one: its weights are decoded greedily, as they were trained
       decodingBeam: model.beam,
       trainingSentences: run.trainingSentences,
@@ -228,7 +238,7 @@ function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: 
     epochs: epoch,
     dev: { uas: round(scores.uas), las: round(scores.las) },
     licence: EWT_LICENCE,
-    attribution: [EWT_ATTRIBUTION],
+    attribution: run.gumFiles.length > 0 ? [EWT_ATTRIBUTION, GUM_ATTRIBUTION] : [EWT_ATTRIBUTION],
   });
 }
 
@@ -251,7 +261,8 @@ function parserMembers(ctx: TrainContext, examples: readonly ParserExample[], re
 
 /**
  * Trains the parser on EWT train with jackknifed predicted tags (each fold tagged by a tagger
- * trained on the other folds); dev is tagged by the committed tagger. The members train epoch by
+ * trained on the other folds) and, with PARSER_SETTINGS.gum, on GUM's open documents, tagged (as dev is)
+ * by the committed tagger. The members train epoch by
  * epoch side by side; after every epoch that improves their mean's dev LAS, the mean is written to
  * models/parser.bin with its card, so an interrupted run leaves its best. The mean is scored and
  * written as its weights decode best: greedily after a greedy epoch, with the beam after a beam epoch.
@@ -271,21 +282,23 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
     heads: sentence.words.map((word) => word.head),
     labels: sentence.words.map((word) => relations.add(word.deprel)),
   });
-  const examples = train.map((sentence, index) => toExample(sentence, itemAt(predicted, index, 'jackknifed tags')));
   ctx.beforeLoading?.('tagger');
   const tagger = loadTaggerFrom(ctx.modelsDir);
   if (tagger.labels.join('\n') !== tags.items.join('\n'))
     throw new ModelLoadError('tagger', 'its labels differ from those of the training data; retrain the tagger first');
-  const devExamples = dev.map((sentence) =>
+  const tagged = (sentence: ConlluSentence): ParserExample =>
     toExample(
       sentence,
       tagWords(
         tagger,
         sentence.words.map((word) => word.form),
       ),
-    ),
-  );
-  const run: ParserRun = { ctx, tags: tags.items, trainingSentences: train.length, devSentences: dev.length, started };
+    );
+  const gum = PARSER_SETTINGS.gum ? readGumTreebank(ctx.dataDir) : { sentences: [], files: [] };
+  const examples = train.map((sentence, index) => toExample(sentence, itemAt(predicted, index, 'jackknifed tags')));
+  examples.push(...slice(gum.sentences, ctx.limit).map(tagged));
+  const devExamples = dev.map(tagged);
+  const run: ParserRun = { ctx, tags: tags.items, trainingSentences: examples.length, devSentences: dev.length, gumFiles: gum.files, started };
   const greedyEpochs = ctx.epochs ?? PARSER_SETTINGS.epochs;
   const members = parserMembers(ctx, examples, relations.items);
   const epochs = itemAt(members, 0, 'parser members').epochs;
