@@ -1,13 +1,14 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readEwt, EWT_DEV, EWT_TRAIN, jointTag, Vocabulary } from './ewt.js';
+import { readEwt, EWT_DEV, EWT_TRAIN, Vocabulary } from './ewt.js';
 import { GUM_ATTRIBUTION, readGumTreebank } from './gum.js';
+import { gumTaggedSentences, jackknifeTags, slice, taggedSentences } from './train-tags.js';
 import { dataEntry, EWT_ATTRIBUTION, EWT_LICENCE, writeCard } from './model-card.js';
 import { readModelFile, writeModelFile } from './model-file.js';
 import { decodeTagger, encodeLemmatizerFile, encodeNer, encodeParser, encodeTagger, encodeTokenizer } from './models.js';
 import { parse, type ParserModel } from './parser.js';
 import { meanParser, ParserTraining, type ParserExample } from './parser-training.js';
-import { tagWords, trainTagger, type TaggedSentence, type TaggerModel } from './tagger.js';
+import { tagWords, trainTagger, type TaggerModel } from './tagger.js';
 import type { ConlluSentence } from './conllu.js';
 import { readCard, type ModelCard } from './model-card.js';
 import { learnLexicon, splitterExamples } from './tokenizer-training.js';
@@ -39,8 +40,12 @@ export interface TrainContext {
   readonly beforeLoading?: (model: string) => void;
 }
 
-/** Settings of the tagger; the second-pass margin was chosen on EWT dev (same accuracy, about 1.8 times the speed of running the second pass everywhere). */
-export const TAGGER_SETTINGS = { epochs: 10, bits: 22, prune: 0.0005, secondPassMargin: 20 };
+/**
+ * Settings of the tagger; the second-pass margin was chosen on EWT dev (same accuracy, about 1.8 times the speed of
+ * running the second pass everywhere). `gum`: GUM's open documents join EWT train (those of their sentences whose
+ * every UPOS+XPOS pair EWT train has; EWT dev UPOS 94.97 -> 95.15 with seed 1: docs/decisions.md).
+ */
+export const TAGGER_SETTINGS = { epochs: 10, bits: 22, prune: 0.0005, secondPassMargin: 20, gum: true };
 /**
  * Settings of the parser. A beam of 4 scored as well on EWT dev as one of 8 (which took the pipeline under
  * 10,000 words per CPU second); the beam epochs start from the greedy ones' averaged weights. The model
@@ -60,20 +65,9 @@ export const PARSER_SETTINGS = {
   jackknifeFolds: 10,
   jackknifeEpochs: TAGGER_SETTINGS.epochs,
   prune: 0.004,
-  /** GUM's open genres (ner/gum, UD CoNLL-U) join EWT train, tagged by the committed tagger, which never saw them. */
+  /** GUM's open documents (ner/gum, UD CoNLL-U) join EWT train, tagged by a tagger trained on all of EWT train. */
   gum: true,
 };
-
-function taggedSentences(sentences: readonly ConlluSentence[], tags: Vocabulary): TaggedSentence[] {
-  return sentences.map((sentence) => ({
-    words: sentence.words.map((word) => word.form),
-    labels: sentence.words.map((word) => tags.add(jointTag(word.upos, word.xpos))),
-  }));
-}
-
-function slice<T>(items: readonly T[], limit: number | undefined): readonly T[] {
-  return limit === undefined ? items : items.slice(0, limit);
-}
 
 /** UPOS and XPOS accuracy (%) of a tagger on sentences. */
 export function taggerAccuracy(model: TaggerModel, sentences: readonly ConlluSentence[]): { upos: number; xpos: number } {
@@ -96,13 +90,15 @@ export function taggerAccuracy(model: TaggerModel, sentences: readonly ConlluSen
   return { upos: (100 * upos) / count, xpos: (100 * xpos) / count };
 }
 
-/** Trains the tagger on EWT train and writes models/tagger.bin and its card. */
+/** Trains the tagger on EWT train (and GUM's open documents, see TAGGER_SETTINGS) and writes models/tagger.bin and its card. */
 export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: { upos: number; xpos: number } } {
   const started = Date.now();
   const train = slice(readEwt(ctx.dataDir, EWT_TRAIN), ctx.limit);
   const dev = slice(readEwt(ctx.dataDir, EWT_DEV), ctx.devLimit);
   const tags = new Vocabulary();
-  const examples = taggedSentences(train, tags);
+  const ewtExamples = taggedSentences(train, tags);
+  const gum = TAGGER_SETTINGS.gum ? gumTaggedSentences(ctx, tags) : { sentences: [], files: [] };
+  const examples = [...ewtExamples, ...gum.sentences];
   const model = trainTagger(examples, tags.items, {
     epochs: ctx.epochs ?? TAGGER_SETTINGS.epochs,
     bits: ctx.bits ?? TAGGER_SETTINGS.bits,
@@ -113,20 +109,24 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
   const devScores = taggerAccuracy(model, dev);
   ctx.log(`tagger dev UPOS ${devScores.upos.toFixed(2)} XPOS ${devScores.xpos.toFixed(2)}`);
   writeModel(ctx, 'tagger', started, encodeTagger(model, TAGGER_SETTINGS.prune), {
-    data: [dataEntry(ctx.dataDir, EWT_TRAIN, 'training'), dataEntry(ctx.dataDir, EWT_DEV, 'development scores')],
+    data: [
+      dataEntry(ctx.dataDir, EWT_TRAIN, 'training'),
+      ...gum.files.map((file) => dataEntry(ctx.dataDir, file, 'training')),
+      dataEntry(ctx.dataDir, EWT_DEV, 'development scores'),
+    ],
     settings: {
       ...TAGGER_SETTINGS,
       features:
         "word, lower-case word, suffixes 1-5, prefixes 1-3, shape, two previous tags, ±2 words and their pairs, affixes of w-1 and w+1, ambiguity classes of w0..w+2; verb seen in the clause (a verb or auxiliary tagged since the sentence start, punctuation, a conjunction or a wh-word) with the previous tag and the suffix, and with the previous tag and the ambiguity class of w0; second pass: the first pass's tags of w+1, w+2",
       passes: 'two greedy left-to-right passes; the second trained on first-pass tags jackknifed in 2 folds',
       labels: 'joint UPOS+XPOS',
-      trainingSentences: train.length,
+      trainingSentences: examples.length,
       devSentences: dev.length,
     },
     epochs: TAGGER_SETTINGS.epochs,
     dev: { upos: round(devScores.upos), xpos: round(devScores.xpos) },
     licence: EWT_LICENCE,
-    attribution: [EWT_ATTRIBUTION],
+    attribution: gum.files.length > 0 ? [EWT_ATTRIBUTION, GUM_ATTRIBUTION] : [EWT_ATTRIBUTION],
   });
   return { model, dev: devScores };
 }
@@ -176,34 +176,6 @@ export function loadTaggerFrom(modelsDir: string): TaggerModel {
   return decodeTagger('tagger', readModelFile('tagger', join(modelsDir, card.file), card.sha256));
 }
 
-/**
- * Tag codes of each training sentence as a tagger trained without it predicts them: sentence i is
- * tagged by a tagger trained on the other folds (i % folds); codes are indices into `tags`.
- */
-function jackknifeTags(ctx: TrainContext, train: readonly ConlluSentence[], tags: Vocabulary): number[][] {
-  const folds = PARSER_SETTINGS.jackknifeFolds;
-  const predicted: number[][] = new Array<number[]>(train.length);
-  for (let fold = 0; fold < folds; fold++) {
-    const rest = train.filter((_, index) => index % folds !== fold);
-    const foldTags = new Vocabulary(tags.items);
-    const foldTagger = trainTagger(taggedSentences(rest, foldTags), foldTags.items, {
-      epochs: ctx.epochs ?? PARSER_SETTINGS.jackknifeEpochs,
-      bits: ctx.bits ?? TAGGER_SETTINGS.bits,
-      secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
-      seed: (ctx.seed ?? 1) + fold,
-    });
-    for (const [index, sentence] of train.entries()) {
-      if (index % folds !== fold) continue;
-      predicted[index] = tagWords(
-        foldTagger,
-        sentence.words.map((word) => word.form),
-      ).map((label) => tags.add(itemAt(foldTags.items, label, 'fold tagger labels')));
-    }
-    ctx.log(`parser: jackknife fold ${fold + 1}/${folds} tagged`);
-  }
-  return predicted;
-}
-
 /** What a parser model's card says besides its scores. */
 interface ParserRun {
   readonly ctx: TrainContext;
@@ -229,7 +201,7 @@ function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: 
       ...PARSER_SETTINGS,
       system:
         'arc-hybrid, averaged perceptron, per-direction labelers; greedy dynamic-oracle epochs, then beam search with max-violation global updates; the weights are the mean of the members, trained from consecutive seeds',
-      tags: 'jackknifed predicted (EWT train), tagger model (GUM, dev)',
+      tags: 'jackknifed predicted (train), tagger model (dev)',
       // 1 when the epoch kept is a greedy one: its weights are decoded greedily, as they were trained
       decodingBeam: model.beam,
       trainingSentences: run.trainingSentences,
@@ -261,9 +233,10 @@ function parserMembers(ctx: TrainContext, examples: readonly ParserExample[], re
 
 /**
  * Trains the parser on EWT train with jackknifed predicted tags (each fold tagged by a tagger
- * trained on the other folds) and, with PARSER_SETTINGS.gum, on GUM's open documents, tagged (as dev is)
- * by the committed tagger. The members train epoch by
- * epoch side by side; after every epoch that improves their mean's dev LAS, the mean is written to
+ * trained on the other folds) and, with PARSER_SETTINGS.gum, on GUM's open documents, tagged by a tagger of
+ * all EWT train (the taggers of training never saw GUM, although the committed one did: their tags are, if
+ * anything, worse than those the parser gets at run time); dev is tagged by the committed tagger. The members
+ * train epoch by epoch side by side; after every epoch that improves their mean's dev LAS, the mean is written to
  * models/parser.bin with its card, so an interrupted run leaves its best. The mean is scored and
  * written as its weights decode best: greedily after a greedy epoch, with the beam after a beam epoch.
  */
@@ -275,7 +248,21 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
   const tags = new Vocabulary();
   taggedSentences(train, tags);
   const relations = new Vocabulary();
-  const predicted = jackknifeTags(ctx, train, tags);
+  const gum = PARSER_SETTINGS.gum ? readGumTreebank(ctx.dataDir) : { sentences: [], files: [] };
+  const others = slice(gum.sentences, ctx.limit);
+  const sentences = [...train, ...others];
+  const predicted = jackknifeTags(
+    ctx,
+    {
+      folds: PARSER_SETTINGS.jackknifeFolds,
+      epochs: PARSER_SETTINGS.jackknifeEpochs,
+      bits: TAGGER_SETTINGS.bits,
+      secondPassMargin: TAGGER_SETTINGS.secondPassMargin,
+    },
+    train,
+    others,
+    tags,
+  );
   const toExample = (sentence: ConlluSentence, tagCodes: readonly number[]): ParserExample => ({
     words: sentence.words.map((word) => word.form),
     tags: tagCodes,
@@ -286,18 +273,16 @@ export function trainParserModel(ctx: TrainContext): { uas: number; las: number 
   const tagger = loadTaggerFrom(ctx.modelsDir);
   if (tagger.labels.join('\n') !== tags.items.join('\n'))
     throw new ModelLoadError('tagger', 'its labels differ from those of the training data; retrain the tagger first');
-  const tagged = (sentence: ConlluSentence): ParserExample =>
+  const examples = sentences.map((sentence, index) => toExample(sentence, itemAt(predicted, index, 'jackknifed tags')));
+  const devExamples = dev.map((sentence) =>
     toExample(
       sentence,
       tagWords(
         tagger,
         sentence.words.map((word) => word.form),
       ),
-    );
-  const gum = PARSER_SETTINGS.gum ? readGumTreebank(ctx.dataDir) : { sentences: [], files: [] };
-  const examples = train.map((sentence, index) => toExample(sentence, itemAt(predicted, index, 'jackknifed tags')));
-  examples.push(...slice(gum.sentences, ctx.limit).map(tagged));
-  const devExamples = dev.map(tagged);
+    ),
+  );
   const run: ParserRun = { ctx, tags: tags.items, trainingSentences: examples.length, devSentences: dev.length, gumFiles: gum.files, started };
   const greedyEpochs = ctx.epochs ?? PARSER_SETTINGS.epochs;
   const members = parserMembers(ctx, examples, relations.items);
