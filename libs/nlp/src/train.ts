@@ -19,7 +19,7 @@ import { tagEntities, trainNer, type NerExample, type NerModel } from './ner.js'
 import { compromiseNameLexicon } from './name-lexicon.js';
 import { openNameLexicon, OPEN_NAME_LISTS_ATTRIBUTION, OPEN_NAME_LISTS_LICENCE, type OpenNameListOptions } from './open-name-lexicon.js';
 import { caseCopies, openNerExamples, unerSplit, UNER_DEV, type CaseCopyShares, type LabelledSentence, type OpenNerSet } from './ner-data.js';
-import { entityCardFigures, entityScores, formatEntityScores, type EntityScores } from './entity-scores.js';
+import { entityCardFigures, entityScores, formatEntityScores, tagsOfWordTypes, type EntityScores } from './entity-scores.js';
 import { ModelLoadError } from './errors.js';
 import { itemAt } from './checked.js';
 
@@ -393,9 +393,17 @@ export function trainLemmatizerModel(ctx: TrainContext): number {
   return accuracy;
 }
 
-/** Exact-span NER scores of a model on sentences. */
+/**
+ * Exact-span NER scores of a model on sentences, its spans read as the pipeline's per-word types give them (adjacent
+ * spans of one type merge), so that the card holds what `npm run eval -- nlp` measures.
+ */
 export function nerScores(model: NerModel, sentences: readonly NerExample[]): EntityScores {
-  return entityScores(sentences.map((sentence) => ({ gold: sentence.tags, predicted: tagEntities(model, sentence.tokens, sentence.pos) })));
+  return entityScores(
+    sentences.map((sentence) => ({
+      gold: sentence.tags,
+      predicted: tagsOfWordTypes(tagEntities(model, sentence.tokens, sentence.pos).map((tag) => (tag === 'O' ? 'O' : tag.slice(2)))),
+    })),
+  );
 }
 
 /**
