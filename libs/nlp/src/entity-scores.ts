@@ -25,6 +25,15 @@ function score(counts: Counts): SpanScore {
   };
 }
 
+/**
+ * IOB2 tags of per-word entity types ('O' for none), as an annotation that gives each word a type reads back: a run
+ * of words of one type is one span, so adjacent entities of one type become one (the pipeline's NER answer, which
+ * `npm run eval -- nlp` scores, has no span boundaries of its own).
+ */
+export function tagsOfWordTypes(types: readonly string[]): string[] {
+  return types.map((type, index) => (type === 'O' ? 'O' : `${types[index - 1] === type ? 'I' : 'B'}-${type}`));
+}
+
 /** Exact-span scores of predicted IOB2 tag sequences against gold ones (a span counts when start, end and type all match). */
 export function entityScores(sentences: Iterable<{ readonly gold: readonly string[]; readonly predicted: readonly string[] }>): EntityScores {
   const counts = new Map<string, Counts>();

@@ -2,7 +2,7 @@ import type { Annotation } from '@loom/domain';
 import { itemAt } from './checked.js';
 import type { ConlluSentence } from './conllu.js';
 import { readEwt, EWT_DEV } from './ewt.js';
-import { entityScores, type EntityScores } from './entity-scores.js';
+import { entityScores, tagsOfWordTypes, type EntityScores } from './entity-scores.js';
 import type { IobSentence } from './iob.js';
 import { unerSplit } from './ner-data.js';
 import type { NlpPipeline } from './pipeline.js';
@@ -168,8 +168,7 @@ function pipelineEntityScores(pipeline: NlpPipeline, sentences: readonly IobSent
   const typeOf: Record<string, string> = { PERSON: 'PER', ORGANIZATION: 'ORG', LOCATION: 'LOC' };
   return entityScores(
     sentences.map((sentence) => {
-      const types = pipeline.entities(sentence.tokens);
-      const predicted = types.map((type, index) => (type === 'O' ? 'O' : `${types[index - 1] === type ? 'I' : 'B'}-${typeOf[type] ?? type}`));
+      const predicted = tagsOfWordTypes(pipeline.entities(sentence.tokens).map((type) => typeOf[type] ?? type));
       return { gold: sentence.tags, predicted };
     }),
   );

@@ -1,7 +1,8 @@
 import { itemAt } from './checked.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseConllu, type ConlluSentence } from './conllu.js';
+import type { ConlluSentence } from './conllu.js';
+import { gumFiles, readGumFile } from './gum.js';
 import { hashString } from './hashing.js';
 import { entitySpans, normaliseTags, parseIob, type IobSentence } from './iob.js';
 /** A sentence with gold IOB2 tags (types PER, ORG, LOC). */
@@ -201,15 +202,9 @@ export type OpenNerSet = 'gum' | 'wikigold' | 'btc';
 export function openNerExamples(dataDir: string, sets: readonly OpenNerSet[] = ['gum', 'wikigold', 'btc']): { examples: LabelledSentence[]; files: string[] } {
   const examples: LabelledSentence[] = [];
   const files: string[] = [];
-  const gumDir = join(dataDir, 'ner', 'gum');
-  for (const file of sets.includes('gum')
-    ? readdirSync(gumDir)
-        .filter((name) => name.endsWith('.conllu'))
-        .sort()
-    : []) {
-    files.push(join('ner', 'gum', file));
-    for (const sentence of parseConllu(readFileSync(join(gumDir, file), 'utf8'), file))
-      examples.push({ tokens: sentence.words.map((word) => word.form), tags: gumEntities(sentence) });
+  for (const file of sets.includes('gum') ? gumFiles(dataDir) : []) {
+    files.push(file);
+    for (const sentence of readGumFile(dataDir, file)) examples.push({ tokens: sentence.words.map((word) => word.form), tags: gumEntities(sentence) });
   }
   if (sets.includes('wikigold')) {
     files.push(join('ner', 'wikigold', 'wikigold.conll'));

@@ -47,7 +47,10 @@ const MAX_FEATURES = 64;
  * verb-seen features 44 and 46) is still read and tagged with the features it was trained on.
  */
 export const TAGGER_FEATURES_VERSION = 2;
-/** A word's ambiguity class holds the labels of at least this share of its occurrences… */
+/**
+ * A word's ambiguity class holds the labels of at least this share of its occurrences… With GUM in training (see
+ * TAGGER_SETTINGS.gum) 0.03 kept "lives" (42 NNS, 2 VBZ, 1 NNPS) a possible verb, which 0.05 did not (docs/decisions.md).
+ */
 const AMBIGUITY_MIN_SHARE = 0.05;
 /** …and a word seen fewer times than this has none. */
 const AMBIGUITY_MIN_COUNT = 2;
