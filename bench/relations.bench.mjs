@@ -15,7 +15,8 @@
 // skill are also given in sentences per CPU second: the writer's of this process (executor, driver; on AGE the
 // embedded graph too) plus the Neo4j JVM's, all its threads; the skill's of this process (client and server).
 // Needs LOOM_NEO4J_LAUNCHER: `export $(node scripts/test-env/neo4j.mjs)` builds the launcher once.
-// BENCH_ONLY=age|neo4j measures one backend (against the same skill baseline); BENCH_SENTENCES and BENCH_ROUNDS size the run.
+// BENCH_ONLY=age|neo4j measures one backend (against the same skill baseline), BENCH_EVALUATE=0 the writes without rule
+// evaluation (minutes on Neo4j), BENCH_WARMUP passes warm the server first; BENCH_SENTENCES and BENCH_ROUNDS size the run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
@@ -27,7 +28,6 @@ import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend,
 
 const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-// BENCH_ONLY=age or neo4j: that backend alone; BENCH_EVALUATE=0: the writes without rule evaluation (minutes on Neo4j)
 const ONLY = process.env.BENCH_ONLY;
 const EVALUATE = process.env.BENCH_EVALUATE !== '0';
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
