@@ -115,11 +115,7 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
   const devScores = taggerAccuracy(model, dev);
   ctx.log(`tagger dev UPOS ${devScores.upos.toFixed(2)} XPOS ${devScores.xpos.toFixed(2)}`);
   writeModel(ctx, 'tagger', started, encodeTagger(model, TAGGER_SETTINGS.prune), {
-    data: [
-      dataEntry(ctx.dataDir, EWT_TRAIN, 'training'),
-      ...gum.files.map((file) => dataEntry(ctx.dataDir, file, 'training')),
-      dataEntry(ctx.dataDir, EWT_DEV, 'development scores'),
-    ],
+    data: treebankData(ctx, gum.files, 'development scores'),
     settings: {
       ...TAGGER_SETTINGS,
       features:
@@ -132,7 +128,7 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
     epochs: TAGGER_SETTINGS.epochs,
     dev: { upos: round(devScores.upos), xpos: round(devScores.xpos) },
     licence: EWT_LICENCE,
-    attribution: gum.files.length > 0 ? [EWT_ATTRIBUTION, GUM_ATTRIBUTION] : [EWT_ATTRIBUTION],
+    attribution: treebankAttribution(gum.files),
   });
   return { model, dev: devScores };
 }
@@ -182,6 +178,20 @@ export function loadTaggerFrom(modelsDir: string): TaggerModel {
   return decodeTagger('tagger', readModelFile('tagger', join(modelsDir, card.file), card.sha256));
 }
 
+/** The data of a card of a model trained on the treebanks: EWT train, the GUM documents trained on (none when GUM is off), EWT dev for `devUse`. */
+function treebankData(ctx: TrainContext, gumFiles: readonly string[], devUse: string): ModelCard['data'] {
+  return [
+    dataEntry(ctx.dataDir, EWT_TRAIN, 'training'),
+    ...gumFiles.map((file) => dataEntry(ctx.dataDir, file, 'training')),
+    dataEntry(ctx.dataDir, EWT_DEV, devUse),
+  ];
+}
+
+/** The attribution of a card of a model trained on the treebanks: EWT's, and GUM's when GUM documents were trained on. */
+function treebankAttribution(gumFiles: readonly string[]): string[] {
+  return gumFiles.length > 0 ? [EWT_ATTRIBUTION, GUM_ATTRIBUTION] : [EWT_ATTRIBUTION];
+}
+
 /** What a parser model's card says besides its scores. */
 interface ParserRun {
   readonly ctx: TrainContext;
@@ -198,11 +208,7 @@ interface ParserRun {
 function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: { uas: number; las: number }): void {
   const { ctx } = run;
   writeModel(ctx, 'parser', run.started, encodeParser(model, run.tags, PARSER_SETTINGS.prune), {
-    data: [
-      dataEntry(ctx.dataDir, EWT_TRAIN, 'training'),
-      ...run.gumFiles.map((file) => dataEntry(ctx.dataDir, file, 'training')),
-      dataEntry(ctx.dataDir, EWT_DEV, 'development scores (epoch choice)'),
-    ],
+    data: treebankData(ctx, run.gumFiles, 'development scores (epoch choice)'),
     settings: {
       ...PARSER_SETTINGS,
       system:
@@ -216,7 +222,7 @@ function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: 
     epochs: epoch,
     dev: { uas: round(scores.uas), las: round(scores.las) },
     licence: EWT_LICENCE,
-    attribution: run.gumFiles.length > 0 ? [EWT_ATTRIBUTION, GUM_ATTRIBUTION] : [EWT_ATTRIBUTION],
+    attribution: treebankAttribution(run.gumFiles),
   });
 }
 
