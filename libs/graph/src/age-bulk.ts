@@ -42,11 +42,17 @@ export function agePropertyKey(property: string, alias?: string): string {
   return `ag_catalog.agtype_access_operator(VARIADIC ARRAY[${properties}, '"${property}"'::ag_catalog.agtype])`;
 }
 
+/** A label table's key, `vertex:Name` or `edge:NAME`: node labels and relationship types may share a name. */
+export function ageLabelKey(label: AgeLabel): string {
+  return `${label.kind}:${label.name}`;
+}
+
 /** The label tables a checked bulk write inserts into. */
 export function ageBulkLabels(write: CheckedBulkCreate): AgeLabel[] {
   const labels = new Map<string, AgeLabel>();
-  for (const batch of write.nodes) labels.set(`vertex:${batch.label}`, { name: batch.label, kind: 'vertex' });
-  for (const batch of write.relationships) labels.set(`edge:${batch.type}`, { name: batch.type, kind: 'edge' });
+  const add = (label: AgeLabel): void => void labels.set(ageLabelKey(label), label);
+  for (const batch of write.nodes) add({ name: batch.label, kind: 'vertex' });
+  for (const batch of write.relationships) add({ name: batch.type, kind: 'edge' });
   return [...labels.values()];
 }
 

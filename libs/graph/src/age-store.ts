@@ -1,7 +1,7 @@
 import { createPool, type Database } from '@loom/postgres';
 import type pg from 'pg';
 import { abortable, throwIfAborted } from './abort.js';
-import { ageBulkInsert, ageBulkLabels, agePropertyKey, type AgeLabel, type AgeLabelTable } from './age-bulk.js';
+import { ageBulkInsert, ageBulkLabels, ageLabelKey, agePropertyKey, type AgeLabel, type AgeLabelTable } from './age-bulk.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
 import { ageTrailingCreateInsert } from './age-trailing-create.js';
 import { checkBulkCreate } from './bulk-create.js';
@@ -67,7 +67,7 @@ class AgeStore implements GraphStore {
   readonly readOnly: boolean;
   private readonly context: GraphErrorContext;
   private readonly prepared = new WeakSet<pg.PoolClient>();
-  /** Label tables known to exist (`vertex:Name`, `edge:NAME`), so a bulk write looks them up once per store. */
+  /** Label tables known to exist, by ageLabelKey, so a bulk write looks them up once per store. */
   private readonly knownLabels = new Map<string, AgeLabelTable>();
   private extensionReady: Promise<void> | undefined;
   private graphReady: Promise<void> | undefined;
@@ -216,18 +216,18 @@ class AgeStore implements GraphStore {
     const endpoints = checked.relationships.flatMap((batch) => [batch.from.label, batch.to.label]).map((name): AgeLabel => ({ name, kind: 'vertex' }));
     const tables = await this.presentLabels(lease, [...ageBulkLabels(checked), ...endpoints]);
     const written = new Set(checked.nodes.map((batch) => batch.label));
-    const found = (label: string): boolean => written.has(label) || tables.has(`vertex:${label}`);
+    const found = (label: string): boolean => written.has(label) || tables.has(ageLabelKey({ name: label, kind: 'vertex' }));
     const relationships = checked.relationships.filter((batch) => found(batch.from.label) && found(batch.to.label));
     const writable = { nodes: checked.nodes, relationships };
-    const missing = ageBulkLabels(writable).filter((label) => !tables.has(labelKey(label)));
+    const missing = ageBulkLabels(writable).filter((label) => !tables.has(ageLabelKey(label)));
     if (missing.length > 0) {
       await this.createLabels(lease, missing);
-      createdLabels.push(...missing.map(labelKey));
+      createdLabels.push(...missing.map(ageLabelKey));
       for (const [key, table] of await this.presentLabels(lease, missing)) tables.set(key, table);
     }
     if (writable.nodes.length === 0 && relationships.length === 0) return;
     const statement = ageBulkInsert(this.connection.graph, writable, (label) => {
-      const table = tables.get(labelKey(label));
+      const table = tables.get(ageLabelKey(label));
       if (table === undefined)
         throw new GraphQueryError('age', this.context.address, undefined, `the label table of ${label.kind} ${label.name} was not found after its creation`);
       return table;
@@ -240,9 +240,9 @@ class AgeStore implements GraphStore {
     const present = new Map<string, AgeLabelTable>();
     const unknown: AgeLabel[] = [];
     for (const label of labels) {
-      const known = this.knownLabels.get(labelKey(label));
+      const known = this.knownLabels.get(ageLabelKey(label));
       if (known === undefined) unknown.push(label);
-      else present.set(labelKey(label), known);
+      else present.set(ageLabelKey(label), known);
     }
     if (unknown.length === 0) return present;
     const found = await this.sql(lease, {
@@ -252,7 +252,7 @@ class AgeStore implements GraphStore {
       values: [this.connection.graph, unknown.map((label) => label.name)],
     });
     for (const row of found.rows as { name: string; kind: 'vertex' | 'edge'; id: number; sequence: string }[]) {
-      const key = labelKey(row);
+      const key = ageLabelKey(row);
       const table: AgeLabelTable = { id: row.id, sequence: row.sequence };
       present.set(key, table);
       this.knownLabels.set(key, table); // committed by whoever made it
@@ -292,7 +292,7 @@ class AgeStore implements GraphStore {
     } catch (error) {
       await this.sql(lease, 'ROLLBACK TO SAVEPOINT loom_label');
       const present = await this.presentLabels(lease, [label]);
-      if (!present.has(labelKey(label))) throw error;
+      if (!present.has(ageLabelKey(label))) throw error;
       return;
     }
     await this.sql(lease, 'RELEASE SAVEPOINT loom_label');
@@ -303,14 +303,14 @@ class AgeStore implements GraphStore {
    * make it) when missing; false when the name is a node label's.
    */
   private async edgeLabelReady(lease: Lease, type: string): Promise<boolean> {
-    const edge = `edge:${type}`;
-    const present = await this.presentLabels(lease, [{ name: type, kind: 'edge' }]); // asks the server only once
-    if (present.has(edge)) return true;
-    if (present.has(`vertex:${type}`)) return false;
+    const edge: AgeLabel = { name: type, kind: 'edge' };
+    const present = await this.presentLabels(lease, [edge]); // asks the server only once
+    if (present.has(ageLabelKey(edge))) return true;
+    if (present.has(ageLabelKey({ name: type, kind: 'vertex' }))) return false;
     const graph = this.connection.graph;
     await this.createUnlessMade(
       () => this.sql(lease, { text: 'SELECT ag_catalog.create_elabel($1::cstring, $2::cstring)', values: [graph, type] }),
-      async () => (await this.presentLabels(lease, [{ name: type, kind: 'edge' }])).has(edge),
+      async () => (await this.presentLabels(lease, [edge])).has(ageLabelKey(edge)),
     );
     return true;
   }
@@ -484,11 +484,6 @@ class AgeStore implements GraphStore {
       throw mapped;
     }
   }
-}
-
-/** A label's key in knownLabels: `vertex:Name`, `edge:NAME`. */
-function labelKey(label: { readonly name: string; readonly kind: string }): string {
-  return `${label.kind}:${label.name}`;
 }
 
 // the 'error' listener has to be one function to remove it again; it finds its lease through the client
