@@ -70,6 +70,13 @@ export interface TokenGraphDocument {
   readonly counts: { readonly sentences: number; readonly tokens: number; readonly dependencies: number };
 }
 
+/** The Tags of a batch of documents, by Tag id, each once (a Tag's value is its id's lemma, the same in every document). */
+export function batchTags(documents: readonly TokenGraphDocument[]): Map<string, string> {
+  const tags = new Map<string, string>();
+  for (const document of documents) for (const [id, value] of document.tags) if (!tags.has(id)) tags.set(id, value);
+  return tags;
+}
+
 /**
  * Checks an annotation (loom's CoreNLP-shaped JSON) and turns it into the rows of the token graph. `field` names the
  * annotation in errors (`body._annotation`); a ValidationError names the first bad field by JSON path. The document id

@@ -1,5 +1,5 @@
 import { type GraphTransaction } from '@loom/graph';
-import { TOKEN_PROPERTIES, type TokenGraphDocument } from './token-graph-document.js';
+import { batchTags, TOKEN_PROPERTIES, type TokenGraphDocument } from './token-graph-document.js';
 
 // On Neo4j the token graph of a batch is two statements of fixed text, sent together (one round trip), whatever the
 // batch's size, dependency types and entity types:
@@ -57,11 +57,8 @@ export async function createTokenGraphOnNeo4j(
   documents: readonly TokenGraphDocument[],
   options: { signal?: AbortSignal },
 ): Promise<void> {
-  const tags = new Map<string, [id: string, value: string, labels: Set<string>]>();
-  for (const document of documents) {
-    for (const [id, value] of document.tags) if (!tags.has(id)) tags.set(id, [id, value, new Set()]);
-    for (const [id, labels] of document.tagLabels) for (const label of labels) tags.get(id)?.[2].add(label);
-  }
+  const tags = new Map([...batchTags(documents)].map(([id, value]) => [id, [id, value, new Set<string>()] as const]));
+  for (const document of documents) for (const [id, labels] of document.tagLabels) for (const label of labels) tags.get(id)?.[2].add(label);
   const documentRows = documents.map((document) => [
     document.id,
     document.hash,

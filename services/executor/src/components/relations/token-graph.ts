@@ -1,5 +1,5 @@
 import { type GraphPropertyIndex, type GraphRelationshipRow, type GraphStore, type GraphTransaction } from '@loom/graph';
-import { type SentenceRow, TOKEN_PROPERTIES, type TokenGraphDocument } from './token-graph-document.js';
+import { batchTags, type SentenceRow, TOKEN_PROPERTIES, type TokenGraphDocument } from './token-graph-document.js';
 import { createTokenGraphOnNeo4j } from './token-graph-neo4j.js';
 
 // The token graph of GraphAware neo4j-nlp, written from loom's annotation JSON:
@@ -79,8 +79,7 @@ async function removeDocuments(tx: GraphTransaction, ids: readonly string[], opt
 async function createDocumentsInBulk(tx: GraphTransaction, documents: readonly TokenGraphDocument[], options: { signal?: AbortSignal }): Promise<void> {
   const sentences = documents.flatMap((document) => document.sentences.map((sentence) => ({ document, sentence })));
   const tokens = sentences.flatMap(({ sentence }) => sentence.tokens.map((token) => ({ sentence, token })));
-  const tags = new Map<string, string>();
-  for (const document of documents) for (const [id, value] of document.tags) tags.set(id, value);
+  const tags = batchTags(documents);
   const tokenId = (sentence: SentenceRow, position: number): string => sentence.tokens[position]!.properties['id'] as string;
   const byType = new Map<string, GraphRelationshipRow[]>();
   for (const { sentence } of sentences) {
