@@ -53,6 +53,18 @@ describe('GUM in EWT conventions', () => {
     ]);
   });
 
+  it("makes a bare title's apposition after it the head too, as EWT does", () => {
+    // GUM: "television presenter Sally Meen said", the name an apposition of the title, which has no determiner
+    const gum = words([
+      ['television', 'NOUN', 2, 'compound'],
+      ['presenter', 'NOUN', 5, 'nsubj'],
+      ['Sally', 'PROPN', 2, 'appos'],
+      ['Meen', 'PROPN', 3, 'flat'],
+      ['said', 'VERB', 0, 'root'],
+    ]);
+    expect(tree(titlesAsEwt(gum))).toEqual(['television<-compound:2', 'presenter<-nmod:desc:3', 'Sally<-nsubj:5', 'Meen<-flat:3', 'said<-root:0']);
+  });
+
   it('leaves other nouns before proper nouns as they are (an apposition)', () => {
     const gum = words([
       ['Her', 'PRON', 2, 'nmod:poss'],

@@ -4,6 +4,7 @@ import { hashString } from './hashing.js';
 import { Perceptron } from './perceptron.js';
 import type { ParserModel } from './parser.js';
 import { TAGGER_FEATURES_VERSION, type TaggerModel } from './tagger.js';
+import { wordClauseRoles } from './tagger-clauses.js';
 import type { TokenizerLexicon } from './tokenizer.js';
 import type { SplitterModel } from './sentences.js';
 import { decodeLemmatizer, encodeLemmatizer, type LemmatizerModel } from './lemmatizer.js';
@@ -11,7 +12,7 @@ import { NER_TAGS, type NerModel } from './ner.js';
 
 /** Sections and header of a tagger model file. */
 export function encodeTagger(
-  model: TaggerModel & { ambiguityText: ReadonlyMap<string, string> },
+  model: TaggerModel & { ambiguityText: ReadonlyMap<string, string>; verbal: ReadonlySet<string> },
   prune: number,
 ): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   return {
@@ -27,6 +28,7 @@ export function encodeTagger(
       ['second', encodeWeights(model.second.weights, prune)],
       ['ambiguity', encodeStrings([...model.ambiguityText].map(([w, t]) => `${w}\t${t}`))],
       ['unambiguous', encodeStrings([...model.unambiguous].map(([w, l]) => `${w}\t${l}`))],
+      ['verbal', encodeStrings([...model.verbal])],
     ]),
   };
 }
@@ -50,10 +52,10 @@ function checkKind(name: string, file: ModelFile, kind: string): void {
 export function decodeTagger(name: string, file: ModelFile): TaggerModel {
   checkKind(name, file, 'tagger');
   const featuresVersion = file.header['featuresVersion'] ?? 1;
-  if (featuresVersion !== 1 && featuresVersion !== TAGGER_FEATURES_VERSION)
+  if (typeof featuresVersion !== 'number' || !Number.isInteger(featuresVersion) || featuresVersion < 1 || featuresVersion > TAGGER_FEATURES_VERSION)
     throw new ModelLoadError(
       name,
-      `trained on features version ${JSON.stringify(featuresVersion)}, this code reads versions 1 and ${TAGGER_FEATURES_VERSION}: update the code or retrain the tagger`,
+      `trained on features version ${JSON.stringify(featuresVersion)}, this code reads versions 1 to ${TAGGER_FEATURES_VERSION}: update the code or retrain the tagger`,
     );
   const labels = stringArray(name, file.header['labels'], 'labels');
   const bits = integer(name, file.header['bits'], 'bits');
@@ -63,11 +65,12 @@ export function decodeTagger(name: string, file: ModelFile): TaggerModel {
   if (typeof secondPassMargin !== 'number') throw new ModelLoadError(name, 'header field secondPassMargin is not a number');
   const second = decodeWeights(name, section(name, file, 'second'));
   if (second.length !== 1 << bits) throw new ModelLoadError(name, 'second-pass weights size does not match bits');
-  const ambiguity = new Map<string, number>();
+  const ambiguityText = new Map<string, string>();
   for (const line of decodeStrings(section(name, file, 'ambiguity'))) {
     const tab = line.lastIndexOf('\t');
-    ambiguity.set(line.slice(0, tab), hashString(line.slice(tab + 1)));
+    ambiguityText.set(line.slice(0, tab), line.slice(tab + 1));
   }
+  const ambiguity = new Map([...ambiguityText].map(([word, text]) => [word, hashString(text)]));
   const unambiguous = new Map<string, number>();
   for (const line of decodeStrings(section(name, file, 'unambiguous'))) {
     const tab = line.lastIndexOf('\t');
@@ -81,6 +84,8 @@ export function decodeTagger(name: string, file: ModelFile): TaggerModel {
     ambiguity,
     unambiguous,
     featuresVersion,
+    // files of features version 1 and 2 have no verbal section and do not read the verb cues
+    wordRoles: wordClauseRoles(ambiguityText, labels, new Set(featuresVersion >= 3 ? decodeStrings(section(name, file, 'verbal')) : [])),
   };
 }
 

@@ -23,13 +23,18 @@ describe('tagger', () => {
     expect(tagWords(model, ['Eve', 'Kim', 'lives', 'in', 'Rome', '.'])).toEqual([PROPN, PROPN, VBZ, IN, PROPN, PUNCT]);
   });
 
-  it('keeps the features version in its file: version 1 (before the verb-seen features) still loads, an unknown one is refused', () => {
+  it('keeps the features version in its file: versions 1 and 2 (before the verb-seen and verb-cue features) still load, an unknown one is refused', () => {
     const encoded = encodeTagger(model, 0);
     const file = (header: Record<string, unknown>): ReturnType<typeof decodeModelFile> => decodeModelFile('tagger', encodeModelFile(header, encoded.sections));
     const decoded = decodeTagger('tagger', file(encoded.header));
     expect(decoded.featuresVersion).toBe(TAGGER_FEATURES_VERSION);
     expect(tagWords(decoded, SENTENCES[0]!.words)).toEqual(SENTENCES[0]!.labels);
     expect(decodeTagger('tagger', file({ ...encoded.header, featuresVersion: undefined })).featuresVersion).toBe(1);
+    // a file of version 2 has no list of verbal words (the verb cues are version 3's)
+    const withoutVerbal = new Map([...encoded.sections].filter(([name]) => name !== 'verbal'));
+    const version2 = decodeTagger('tagger', decodeModelFile('tagger', encodeModelFile({ ...encoded.header, featuresVersion: 2 }, withoutVerbal)));
+    expect(version2.featuresVersion).toBe(2);
+    expect(() => decodeTagger('tagger', decodeModelFile('tagger', encodeModelFile(encoded.header, withoutVerbal)))).toThrow("section 'verbal' missing");
     const newer = { ...encoded.header, featuresVersion: TAGGER_FEATURES_VERSION + 1 };
     expect(() => decodeTagger('tagger', file(newer))).toThrow(ModelLoadError);
     expect(() => decodeTagger('tagger', file(newer))).toThrow(`trained on features version ${TAGGER_FEATURES_VERSION + 1}`);

@@ -3,6 +3,18 @@ import { feature, random, shuffle } from './hashing.js';
 import { hashString } from './hashing.js';
 import { START, wordCodes, type WordCodes } from './features.js';
 import { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
+import {
+  ClauseRole,
+  clauseRoles,
+  firstPassVerbless,
+  NO_VERB_SEEN,
+  nextVerbSeen,
+  verbCues,
+  VERBAL_MIN_COUNT,
+  VERBAL_MIN_SHARE,
+  VerblessRepair,
+  wordClauseRoles,
+} from './tagger-clauses.js';
 
 /**
  * A trained part-of-speech tagger: joint UPOS+XPOS labels, an ambiguity-class lexicon and frequent
@@ -22,8 +34,10 @@ export interface TaggerModel {
   readonly ambiguity: ReadonlyMap<string, number>;
   /** Word form → the label it always takes (frequent and unambiguous in training). */
   readonly unambiguous: ReadonlyMap<string, number>;
-  /** The features the model was trained on: 1 without the verb-seen features, TAGGER_FEATURES_VERSION with them. */
+  /** The features the model was trained on: 1 without the verb-seen features, 2 without the verb-ahead ones, TAGGER_FEATURES_VERSION with both. */
   readonly featuresVersion: number;
+  /** Lower-cased word → its clause role when every label of its ambiguity class has that role (a sure verb or a sure clause boundary). */
+  readonly wordRoles: ReadonlyMap<string, number>;
 }
 
 /** A training sentence: word forms and their joint label indices. */
@@ -44,9 +58,10 @@ const MAX_FEATURES = 64;
 
 /**
  * The version of the features the tagger trains on, kept in its model file; a model of version 1 (before the
- * verb-seen features 44 and 46) is still read and tagged with the features it was trained on.
+ * verb-seen features 44 and 46) or 2 (before the verb-ahead features 47 and 48) is still read and tagged with the
+ * features it was trained on.
  */
-export const TAGGER_FEATURES_VERSION = 2;
+export const TAGGER_FEATURES_VERSION = 3;
 /**
  * A word's ambiguity class holds the labels of at least this share of its occurrences… With GUM in training (see
  * TAGGER_SETTINGS.gum) 0.03 kept "lives" (42 NNS, 2 VBZ, 1 NNPS) a possible verb, which 0.05 did not (docs/decisions.md).
@@ -72,42 +87,6 @@ function before(codes: Int32Array, position: number): number {
   return position < 0 ? START : codes[position]!;
 }
 
-/** What a label does to the clause state the features read: a verb or auxiliary marks a verb as seen, a clause boundary clears it. */
-const enum ClauseRole {
-  None = 0,
-  Verb = 1,
-  Boundary = 2,
-}
-
-/** Parts of speech that start a new clause for the verb-seen feature: punctuation, conjunctions, wh-words. */
-const BOUNDARY_UPOS = new Set(['PUNCT', 'CCONJ', 'SCONJ']);
-const BOUNDARY_XPOS = new Set(['WDT', 'WP', 'WRB']);
-
-const clauseRolesCache = new WeakMap<readonly string[], Int8Array>();
-
-/** The clause role of each joint label `UPOS\tXPOS`, computed once per label list. */
-function clauseRoles(labels: readonly string[]): Int8Array {
-  let roles = clauseRolesCache.get(labels);
-  if (roles) return roles;
-  roles = Int8Array.from(labels, (label) => {
-    const [upos = '', xpos = ''] = label.split('\t');
-    if (upos === 'VERB' || upos === 'AUX') return ClauseRole.Verb;
-    return BOUNDARY_UPOS.has(upos) || BOUNDARY_XPOS.has(xpos) ? ClauseRole.Boundary : ClauseRole.None;
-  });
-  clauseRolesCache.set(labels, roles);
-  return roles;
-}
-
-/** Verb-seen value of a model trained without the verb-seen features: extract writes none. */
-const NO_VERB_SEEN = -1;
-
-/** The verb-seen state after a word tagged `label`, from the state before it (1: a verb since the clause began; NO_VERB_SEEN stays). */
-function nextVerbSeen(roles: Int8Array, verbSeen: number, label: number): number {
-  if (verbSeen === NO_VERB_SEEN) return verbSeen;
-  const role = roles[label];
-  return role === ClauseRole.Verb ? 1 : role === ClauseRole.Boundary ? 0 : verbSeen;
-}
-
 /**
  * Features of the word at `position`. `verbSeen` (1 when a verb or auxiliary was tagged since the clause began) tells a
  * subject's noun from its verb: "Grace Hopper lives in Boston" has no verb before "lives", "their lives in Boston" has one.
@@ -119,6 +98,7 @@ function extract(
   previousTag: number,
   secondPreviousTag: number,
   verbSeen: number,
+  cues: Int8Array,
   out: Int32Array,
 ): number {
   let count = 0;
@@ -170,21 +150,29 @@ function extract(
     out[count++] = feature(44, verbSeen, previousTag, codes.suffix2[position]);
     out[count++] = feature(46, verbSeen, previousTag, classCodes[position]);
   }
+  const cue = cues[position]!;
+  if (cue !== NO_VERB_SEEN) {
+    out[count++] = feature(47, verbSeen, cue, previousTag, classCodes[position]);
+    out[count++] = feature(48, verbSeen, cue, classCodes[position]);
+    out[count++] = feature(49, verbSeen, cue, previousTag);
+  }
   return count;
 }
 
-/** Features of the second pass: those of the first plus the first pass's tags at i+1 and i+2. */
+/** Features of the second pass: those of the first plus the first pass's tags at i+1 and i+2 (and whether it tagged a verb at all). */
 function extractSecond(
   codes: WordCodes,
   classCodes: Int32Array,
   first: readonly number[],
+  verbless: number,
   position: number,
   previousTag: number,
   secondPreviousTag: number,
   verbSeen: number,
+  cues: Int8Array,
   out: Int32Array,
 ): number {
-  let count = extract(codes, classCodes, position, previousTag, secondPreviousTag, verbSeen, out);
+  let count = extract(codes, classCodes, position, previousTag, secondPreviousTag, verbSeen, cues, out);
   const nextTag = first[position + 1] ?? NO_TAG;
   const secondNextTag = first[position + 2] ?? NO_TAG;
   out[count++] = feature(60, nextTag);
@@ -194,6 +182,10 @@ function extractSecond(
   out[count++] = feature(64, codes.suffix3[position]!, nextTag);
   out[count++] = feature(65, classCodes[position]!, nextTag);
   out[count++] = feature(66, previousTag, nextTag, classCodes[position]);
+  if (verbless !== NO_VERB_SEEN) {
+    out[count++] = feature(67, verbless, classCodes[position]);
+    out[count++] = feature(68, verbless, previousTag, classCodes[position]);
+  }
   return count;
 }
 
@@ -208,6 +200,7 @@ function firstPass(
   words: readonly string[],
   codes: WordCodes,
   classCodes: Int32Array,
+  cues: Int8Array,
   margins?: Float32Array,
 ): number[] {
   const feats = new Int32Array(MAX_FEATURES);
@@ -218,15 +211,15 @@ function firstPass(
     const known = unambiguous.get(itemAt(words, position, 'words'));
     if (known !== undefined) {
       out.push(known);
-      verbSeen = nextVerbSeen(roles, verbSeen, known);
+      verbSeen = nextVerbSeen(roles, verbSeen, known, featuresVersion);
       if (margins) margins[position] = Infinity;
       continue;
     }
-    const count = extract(codes, classCodes, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, verbSeen, feats);
+    const count = extract(codes, classCodes, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, verbSeen, cues, feats);
     perceptron.score(feats, count, scores);
     const best = Perceptron.best(scores);
     out.push(best);
-    verbSeen = nextVerbSeen(roles, verbSeen, best);
+    verbSeen = nextVerbSeen(roles, verbSeen, best, featuresVersion);
     if (margins) {
       let next = -Infinity;
       for (let label = 0; label < scores.length; label++) if (label !== best && scores[label]! > next) next = scores[label]!;
@@ -241,30 +234,53 @@ export function tagWords(model: TaggerModel, words: readonly string[], codes: Wo
   const classCodes = ambiguityCodes(words, model.ambiguity);
   const margins = new Float32Array(words.length);
   const roles = clauseRoles(model.labels);
-  const first = firstPass(model.perceptron, roles, model.featuresVersion, model.unambiguous, words, codes, classCodes, margins);
+  const cues = verbCues(words, model.wordRoles, model.featuresVersion);
+  const first = firstPass(model.perceptron, roles, model.featuresVersion, model.unambiguous, words, codes, classCodes, cues, margins);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(model.labels.length);
   const out: number[] = [];
   let verbSeen = model.featuresVersion >= 2 ? 0 : NO_VERB_SEEN;
+  const verbless = firstPassVerbless(roles, first, model.featuresVersion);
+  const repair = new VerblessRepair(model.labels, roles, words, cues);
   for (let position = 0; position < words.length; position++) {
-    // A confident first-pass tag is kept: the second pass rarely changes it and costs as much again.
-    if (margins[position]! >= model.secondPassMargin) {
+    // A confident first-pass tag is kept: the second pass rarely changes it and costs as much again. In a sentence the
+    // first pass gave no verb, every word gets the second pass.
+    if (verbless !== 1 && margins[position]! >= model.secondPassMargin) {
       out.push(itemAt(first, position, 'first'));
     } else {
-      const count = extractSecond(codes, classCodes, first, position, out[position - 1] ?? NO_TAG, out[position - 2] ?? NO_TAG, verbSeen, feats);
+      const count = extractSecond(
+        codes,
+        classCodes,
+        first,
+        verbless,
+        position,
+        out[position - 1] ?? NO_TAG,
+        out[position - 2] ?? NO_TAG,
+        verbSeen,
+        cues,
+        feats,
+      );
       model.second.score(feats, count, scores);
-      out.push(Perceptron.best(scores));
+      const best = Perceptron.best(scores);
+      out.push(best);
+      repair.consider(position, scores, best, out[position - 1]);
     }
-    verbSeen = nextVerbSeen(roles, verbSeen, itemAt(out, position, 'out'));
+    verbSeen = nextVerbSeen(roles, verbSeen, itemAt(out, position, 'out'), model.featuresVersion);
   }
+  repair.apply(out);
   return out;
 }
 
 /** Builds the ambiguity-class and unambiguous-word lexicons from training sentences. */
-export function buildLexicons(sentences: readonly TaggedSentence[]): {
+export function buildLexicons(
+  sentences: readonly TaggedSentence[],
+  labels: readonly string[],
+): {
   ambiguity: Map<string, number>;
   unambiguous: Map<string, number>;
   ambiguityText: Map<string, string>;
+  verbal: Set<string>;
+  wordRoles: Map<string, number>;
 } {
   const byLower = new Map<string, Map<number, number>>();
   const byForm = new Map<string, Map<number, number>>();
@@ -279,12 +295,19 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): {
       count(byForm, word, itemAt(sentence.labels, index, 'sentence.labels'));
     });
   }
+  const roles = clauseRoles(labels);
   const ambiguityText = new Map<string, string>();
-  for (const [word, labels] of byLower) {
+  const verbal = new Set<string>();
+  for (const [word, wordLabels] of byLower) {
     let total = 0;
-    for (const occurrences of labels.values()) total += occurrences;
+    let verbs = 0;
+    for (const [label, occurrences] of wordLabels) {
+      total += occurrences;
+      if (roles[label] === ClauseRole.Verb) verbs += occurrences;
+    }
+    if (verbs >= VERBAL_MIN_COUNT && verbs / total >= VERBAL_MIN_SHARE) verbal.add(word);
     if (total < AMBIGUITY_MIN_COUNT) continue;
-    const kept = [...labels]
+    const kept = [...wordLabels]
       .filter(([, occurrences]) => occurrences / total >= AMBIGUITY_MIN_SHARE)
       .map(([label]) => label)
       .sort((left, right) => left - right);
@@ -305,12 +328,13 @@ export function buildLexicons(sentences: readonly TaggedSentence[]): {
     }
     if (total >= UNAMBIGUOUS_MIN_COUNT && bestCount / total >= UNAMBIGUOUS_MIN_SHARE) unambiguous.set(form, best);
   }
-  return { ambiguity, unambiguous, ambiguityText };
+  return { ambiguity, unambiguous, ambiguityText, verbal, wordRoles: wordClauseRoles(ambiguityText, labels, verbal) };
 }
 
 interface Prepared {
   readonly codes: WordCodes;
   readonly classCodes: Int32Array;
+  readonly cues: Int8Array;
 }
 
 /** One greedy pass trained over `epochs`; `rightTags` (per sentence) switches to second-pass features. */
@@ -336,6 +360,7 @@ function trainPass(
       const preparedSentence = itemAt(prepared, label, 'prepared');
       const history: number[] = [];
       let verbSeen = 0;
+      const verbless = rightTags ? firstPassVerbless(roles, itemAt(rightTags, label, 'rightTags'), TAGGER_FEATURES_VERSION) : NO_VERB_SEEN;
       for (let position = 0; position < sentence.words.length; position++) {
         const gold = itemAt(sentence.labels, position, 'sentence.labels');
         const previousTag = history[position - 1] ?? NO_TAG;
@@ -345,19 +370,21 @@ function trainPass(
               preparedSentence.codes,
               preparedSentence.classCodes,
               itemAt(rightTags, label, 'rightTags'),
+              verbless,
               position,
               previousTag,
               secondPreviousTag,
               verbSeen,
+              preparedSentence.cues,
               feats,
             )
-          : extract(preparedSentence.codes, preparedSentence.classCodes, position, previousTag, secondPreviousTag, verbSeen, feats);
+          : extract(preparedSentence.codes, preparedSentence.classCodes, position, previousTag, secondPreviousTag, verbSeen, preparedSentence.cues, feats);
         perceptron.tick();
         perceptron.score(feats, count, scores);
         const guess = Perceptron.best(scores);
         perceptron.update(feats, count, gold, guess);
         history.push(guess);
-        verbSeen = nextVerbSeen(roles, verbSeen, guess);
+        verbSeen = nextVerbSeen(roles, verbSeen, guess, TAGGER_FEATURES_VERSION);
         total++;
         if (guess === gold) right++;
       }
@@ -380,18 +407,26 @@ export function trainTagger(
   sentences: readonly TaggedSentence[],
   labels: readonly string[],
   options: TaggerTrainOptions,
-): TaggerModel & { ambiguityText: Map<string, string> } {
-  const { ambiguity, unambiguous, ambiguityText } = buildLexicons(sentences);
-  const prepared = sentences.map((sentence) => ({ codes: wordCodes(sentence.words), classCodes: ambiguityCodes(sentence.words, ambiguity) }));
+): TaggerModel & { ambiguityText: Map<string, string>; verbal: Set<string> } {
+  const { ambiguity, unambiguous, ambiguityText, verbal, wordRoles } = buildLexicons(sentences, labels);
+  const prepared = sentences.map((sentence) => ({
+    codes: wordCodes(sentence.words),
+    classCodes: ambiguityCodes(sentence.words, ambiguity),
+    cues: verbCues(sentence.words, wordRoles, TAGGER_FEATURES_VERSION),
+  }));
   const quiet = { ...options, onEpoch: undefined };
   const roles = clauseRoles(labels);
   const rightTags: number[][] = new Array<number[]>(sentences.length);
   for (let fold = 0; fold < FIRST_PASS_FOLDS; fold++) {
     const rest = sentences.map((_, index) => index).filter((index) => index % FIRST_PASS_FOLDS !== fold);
-    const foldLexicons = buildLexicons(rest.map((index) => itemAt(sentences, index, 'sentences')));
+    const foldLexicons = buildLexicons(
+      rest.map((index) => itemAt(sentences, index, 'sentences')),
+      labels,
+    );
     const foldPrepared = sentences.map((sentence, index) => ({
       codes: itemAt(prepared, index, 'prepared').codes,
       classCodes: ambiguityCodes(sentence.words, foldLexicons.ambiguity),
+      cues: verbCues(sentence.words, foldLexicons.wordRoles, TAGGER_FEATURES_VERSION),
     }));
     const foldTagger = trainPass(
       rest.map((index) => itemAt(sentences, index, 'sentences')),
@@ -409,6 +444,7 @@ export function trainTagger(
           sentence.words,
           itemAt(foldPrepared, index, 'foldPrepared').codes,
           itemAt(foldPrepared, index, 'foldPrepared').classCodes,
+          itemAt(foldPrepared, index, 'foldPrepared').cues,
         );
     });
   }
@@ -422,6 +458,8 @@ export function trainTagger(
     ambiguity,
     unambiguous,
     ambiguityText,
+    verbal,
+    wordRoles,
     featuresVersion: TAGGER_FEATURES_VERSION,
   };
 }

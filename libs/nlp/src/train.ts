@@ -119,7 +119,7 @@ export function trainTaggerModel(ctx: TrainContext): { model: TaggerModel; dev: 
     settings: {
       ...TAGGER_SETTINGS,
       features:
-        "word, lower-case word, suffixes 1-5, prefixes 1-3, shape, two previous tags, ±2 words and their pairs, affixes of w-1 and w+1, ambiguity classes of w0..w+2; verb seen in the clause (a verb or auxiliary tagged since the sentence start, punctuation, a conjunction or a wh-word) with the previous tag and the suffix, and with the previous tag and the ambiguity class of w0; second pass: the first pass's tags of w+1, w+2",
+        "word, lower-case word, suffixes 1-5, prefixes 1-3, shape, two previous tags, ±2 words and their pairs, affixes of w-1 and w+1, ambiguity classes of w0..w+2; verb seen in the clause (a verb or auxiliary tagged since the sentence start, punctuation or a wh-word; a conjunction before the clause's verb marks the clause coordinated, after it starts a new one) with the previous tag and the suffix, and with the previous tag and the ambiguity class of w0; verb cues (w0 may be a verb, a sure verb follows before the next boundary) with the verb-seen state and the previous tag and/or the ambiguity class of w0; second pass: the first pass's tags of w+1, w+2 and whether it tagged any verb; a full sentence tagged without a verb gets its likeliest verb back (VerblessRepair)",
       passes: 'two greedy left-to-right passes; the second trained on first-pass tags jackknifed in 2 folds',
       labels: 'joint UPOS+XPOS',
       trainingSentences: examples.length,
