@@ -74,8 +74,12 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
   const warnIdleFailure = (error: Error): void => {
     options.logger?.warn({ address: target.address, reason: redactPassword(error.message, target.password) }, 'database connection failed while idle');
   };
-  // without a listener, a connection that dies while idle in the pool would crash the process
-  pool.on('error', warnIdleFailure);
+  // Every connection has the listener for its whole life: without one, a connection that dies while nobody is using it
+  // (idle in the pool, checked out between queries, or in the moment between the pool handing it over and the caller's
+  // first query) would crash the process.
+  pool.on('connect', (client) => client.on('error', warnIdleFailure));
+  // pg-pool passes an idle connection's failure on here too, after the connection's own listener has told of it
+  pool.on('error', () => undefined);
 
   const connect = async (): Promise<{ client: pg.PoolClient; release: (destroy: boolean) => void }> => {
     let client: pg.PoolClient;
@@ -84,15 +88,7 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
     } catch (error) {
       throw unavailable(error);
     }
-    // a checked-out client that loses its connection between queries emits 'error' too
-    client.on('error', warnIdleFailure);
-    return {
-      client,
-      release(destroy) {
-        client.removeListener('error', warnIdleFailure);
-        client.release(destroy);
-      },
-    };
+    return { client, release: (destroy) => client.release(destroy) };
   };
   const mapError = (error: unknown): unknown => (isConnectionFailure(error) ? unavailable(error) : error);
 
