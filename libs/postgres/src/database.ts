@@ -1,14 +1,18 @@
 import { ValidationError } from '@loom/domain';
+import { Socket } from 'node:net';
 import pg from 'pg';
 import { parseDatabaseUrl, redactPassword } from './connection-url.js';
-import { isEmbeddedAddress } from './embedded-registry.js';
+import { embeddedConnect, isEmbeddedAddress } from './embedded-registry.js';
 import { DatabaseUnavailableError } from './errors.js';
 
 /** Options of createPool. */
 export interface PoolOptions {
   /** Most connections open at once; default 10. An embedded database takes one per pool (anything else is refused). */
   readonly max?: number;
-  /** The URL is an embedded PostgreSQL; default: true when this process serves that address. */
+  /**
+   * The URL is an embedded PostgreSQL; default: true when this process serves that address. A pool on an embedded server
+   * of this process connects to it in memory (no socket), to any other over TCP.
+   */
   readonly embedded?: boolean;
   /** `application_name` of the connections (shows in pg_stat_activity). */
   readonly applicationName?: string;
@@ -51,6 +55,8 @@ const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when tr
 /**
  * Opens a pool on a PostgreSQL URL (nothing connects until the first query). For an embedded database the pool has one
  * connection: PGlite has a single session, and queuing in the pool keeps concurrent work from waiting on the server.
+ * When this process serves that embedded database, the connection is in memory: the same wire protocol and turns on the
+ * session as over TCP, without a socket each way.
  */
 export function createPool(url: string, options: PoolOptions = {}): Database {
   const target = parseDatabaseUrl(url);
@@ -65,6 +71,9 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
     connectionTimeoutMillis: embedded ? 0 : CONNECT_TIMEOUT_MS,
     ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
     ...(options.statementTimeoutMs === undefined || embedded ? {} : { statement_timeout: options.statementTimeoutMs }),
+    // asked at each new connection, so a server started or stopped in this process after the pool is seen: in memory
+    // while this process serves the address, a TCP socket (what pg makes itself) otherwise
+    ...(embedded ? { stream: () => embeddedConnect(target.host, target.port)?.() ?? new Socket() } : {}),
   });
 
   const unavailable = (error: unknown): DatabaseUnavailableError => {
