@@ -160,7 +160,9 @@ export class InMemoryConnector {
     handler.addEventListener('error', forget);
     // attach is synchronous up to its end; pg listens for 'connect' only after `connect` returns
     void handler.attach(server as unknown as Parameters<PGLiteSocketHandler['attach']>[0]);
-    process.nextTick(() => client.emit('connect'));
+    process.nextTick(() => {
+      if (!client.destroyed) client.emit('connect');
+    });
   }
 
   private async closeHandlers(): Promise<void> {
