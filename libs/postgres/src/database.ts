@@ -1,14 +1,18 @@
 import { ValidationError } from '@loom/domain';
+import { Socket } from 'node:net';
 import pg from 'pg';
 import { parseDatabaseUrl, redactPassword } from './connection-url.js';
-import { isEmbeddedAddress } from './embedded-registry.js';
+import { embeddedConnect, isEmbeddedAddress } from './embedded-registry.js';
 import { DatabaseUnavailableError } from './errors.js';
 
 /** Options of createPool. */
 export interface PoolOptions {
   /** Most connections open at once; default 10. An embedded database takes one per pool (anything else is refused). */
   readonly max?: number;
-  /** The URL is an embedded PostgreSQL; default: true when this process serves that address. */
+  /**
+   * The URL is an embedded PostgreSQL; default: true when this process serves that address. A pool on an embedded server
+   * of this process connects to it in memory (no socket), to any other over TCP.
+   */
   readonly embedded?: boolean;
   /** `application_name` of the connections (shows in pg_stat_activity). */
   readonly applicationName?: string;
@@ -51,6 +55,8 @@ const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when tr
 /**
  * Opens a pool on a PostgreSQL URL (nothing connects until the first query). For an embedded database the pool has one
  * connection: PGlite has a single session, and queuing in the pool keeps concurrent work from waiting on the server.
+ * When this process serves that embedded database, the connection is in memory: the same wire protocol and turns on the
+ * session as over TCP, without a socket each way.
  */
 export function createPool(url: string, options: PoolOptions = {}): Database {
   const target = parseDatabaseUrl(url);
@@ -65,6 +71,9 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
     connectionTimeoutMillis: embedded ? 0 : CONNECT_TIMEOUT_MS,
     ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
     ...(options.statementTimeoutMs === undefined || embedded ? {} : { statement_timeout: options.statementTimeoutMs }),
+    // asked at each new connection, so a server started or stopped in this process after the pool is seen: in memory
+    // while this process serves the address, a TCP socket (what pg makes itself) otherwise
+    ...(embedded ? { stream: () => embeddedConnect(target.host, target.port)?.() ?? new Socket() } : {}),
   });
 
   const unavailable = (error: unknown): DatabaseUnavailableError => {
@@ -74,8 +83,12 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
   const warnIdleFailure = (error: Error): void => {
     options.logger?.warn({ address: target.address, reason: redactPassword(error.message, target.password) }, 'database connection failed while idle');
   };
-  // without a listener, a connection that dies while idle in the pool would crash the process
-  pool.on('error', warnIdleFailure);
+  // Every connection has the listener for its whole life: without one, a connection that dies while nobody is using it
+  // (idle in the pool, checked out between queries, or in the moment between the pool handing it over and the caller's
+  // first query) would crash the process.
+  pool.on('connect', (client) => client.on('error', warnIdleFailure));
+  // pg-pool passes an idle connection's failure on here too, after the connection's own listener has told of it
+  pool.on('error', () => undefined);
 
   const connect = async (): Promise<{ client: pg.PoolClient; release: (destroy: boolean) => void }> => {
     let client: pg.PoolClient;
@@ -84,15 +97,7 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
     } catch (error) {
       throw unavailable(error);
     }
-    // a checked-out client that loses its connection between queries emits 'error' too
-    client.on('error', warnIdleFailure);
-    return {
-      client,
-      release(destroy) {
-        client.removeListener('error', warnIdleFailure);
-        client.release(destroy);
-      },
-    };
+    return { client, release: (destroy) => client.release(destroy) };
   };
   const mapError = (error: unknown): unknown => (isConnectionFailure(error) ? unavailable(error) : error);
 

@@ -8,12 +8,14 @@ import { BUILT_TEMPLATE_DIR } from './built-template.js';
 import { LOCK_FILE_NAME, lockDataDir } from './data-dir-lock.js';
 import { registerEmbeddedAddress } from './embedded-registry.js';
 import { EmbeddedPostgresStartError, NonLoopbackHostError } from './errors.js';
+import { type EmbeddedConnectionCounts, InMemoryConnector } from './in-memory-connection.js';
 import { withSessionAffinity } from './session-affinity.js';
 
 /**
  * How many client connections the embedded server accepts at once. pglite-socket 0.2.17 accepts one by default
  * (a second concurrent one is reset); above one it multiplexes every connection onto PGlite's single session,
- * which withSessionAffinity makes safe per request and per transaction. Pools for it use one connection each.
+ * which withSessionAffinity makes safe per request and per transaction. Pools for it use one connection each; those of
+ * this process connect in memory and do not count here.
  */
 export const EMBEDDED_MAX_CONNECTIONS = 32;
 
@@ -77,6 +79,8 @@ export interface EmbeddedPostgres {
   readonly port: number;
   /** Absolute path of the data directory. */
   readonly dataDir: string;
+  /** How many connections it has taken over TCP and in memory (createPool's pools of this process connect in memory). */
+  connectionCounts(): EmbeddedConnectionCounts;
   /** Stops accepting connections, closes the open ones and closes PGlite (flushed to disk); safe to call twice. */
   close(): Promise<void>;
 }
@@ -101,7 +105,8 @@ export function isLoopbackHost(host: string): boolean {
  * Opens PGlite on `dataDir` and serves it with pglite-socket on a loopback port, so the same `pg` code (and
  * `psql -h 127.0.0.1 -p <port> -U postgres`) talks to it. PGlite has one session: connections take turns per request
  * and per transaction, session settings (SET, search_path) are shared by all, and a connection that sits idle in a
- * transaction holds up every other one. Use createPool, which gives each pool one connection to it.
+ * transaction holds up every other one. Use createPool, which gives each pool one connection to it; in this process that
+ * connection is in memory (no socket: the same wire protocol, the same turns on the session), over TCP from elsewhere.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const host = options.host ?? '127.0.0.1';
@@ -119,6 +124,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   let db: PGlite | undefined;
   let server: PGLiteSocketServer | undefined;
+  let connector: InMemoryConnector;
   let port: number;
   let seeded = false;
   try {
@@ -134,6 +140,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     } catch (error) {
       throw new EmbeddedPostgresStartError(dataDir, `cannot listen on ${host}:${options.port ?? 0}: ${errorText(error)}`, { cause: error });
     }
+    connector = new InMemoryConnector(server, dataDir);
     const connection = server.getServerConn();
     port = Number(connection.slice(connection.lastIndexOf(':') + 1));
   } catch (error) {
@@ -143,7 +150,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw error;
   }
 
-  const unregister = registerEmbeddedAddress(host, port);
+  const inMemory = connector;
+  const unregister = registerEmbeddedAddress(host, port, () => inMemory.open());
   const urlHost = isIPv6(host) ? `[${host}]` : host;
   const url = `postgresql://postgres@${urlHost}:${port}/postgres`;
   logger?.info({ dataDir, host, port, created: initialised ? false : seeded ? 'from template' : 'by initdb' }, 'embedded PostgreSQL started');
@@ -156,10 +164,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     host,
     port,
     dataDir,
+    connectionCounts: () => inMemory.counts(),
     close() {
       closing ??= (async () => {
         unregister();
         try {
+          await inMemory.close();
           await runningServer.stop();
           await runningDb.close();
         } finally {

@@ -8,6 +8,7 @@ export {
   type EmbeddedPostgresLogger,
 } from './embedded-postgres.js';
 export { acquireEmbeddedPostgres } from './shared-embedded.js';
+export { type EmbeddedConnectionCounts } from './in-memory-connection.js';
 export { builtTemplateDir, TEMPLATE_STAMP_FILE, templateRecipe } from './built-template.js';
 export { createPool, type Database, NETWORK_ERROR_CODES, type PoolOptions } from './database.js';
 export { migrate, MIGRATIONS_TABLE, type Migration, type MigrationResult } from './migrate.js';

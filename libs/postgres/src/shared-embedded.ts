@@ -49,6 +49,7 @@ export async function acquireEmbeddedPostgres(options: EmbeddedPostgresOptions):
     host: server.host,
     port: server.port,
     dataDir: server.dataDir,
+    connectionCounts: () => server.connectionCounts(),
     async close() {
       if (released) return;
       released = true;

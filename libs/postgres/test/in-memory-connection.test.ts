@@ -1,0 +1,137 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatabaseUnavailableError, createPool, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/index.js';
+import { useCleanup } from './harness.js';
+
+describe('connections in memory to an embedded server of this process', () => {
+  const cleanup = useCleanup();
+  let server: EmbeddedPostgres;
+  let removeDir: () => Promise<void>;
+
+  beforeAll(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'loom-postgres-'));
+    removeDir = () => rm(dir, { recursive: true, force: true });
+    server = await startEmbeddedPostgres({ dataDir: join(dir, 'pgdata') });
+    const setup = createPool(server.url);
+    await setup.query('CREATE TABLE public.item (id integer PRIMARY KEY)');
+    await setup.close();
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await removeDir();
+  });
+
+  it('serves a pool of this process without a TCP connection, and a pg client given the URL over TCP', async () => {
+    const before = server.connectionCounts();
+    const db = cleanup.add(createPool(server.url));
+    expect((await db.query('SELECT $1::int AS one', [1])).rows).toEqual([{ one: 1 }]);
+    expect(server.connectionCounts()).toMatchObject({ tcpAccepted: before.tcpAccepted, inMemoryOpened: before.inMemoryOpened + 1 });
+
+    const operator = new pg.Client({ connectionString: server.url });
+    await operator.connect();
+    cleanup.add({ close: () => operator.end() });
+    expect((await operator.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
+    expect(server.connectionCounts().tcpAccepted).toBe(before.tcpAccepted + 1);
+  });
+
+  it("holds another connection's statements until a transaction in memory commits", async () => {
+    const writer = cleanup.add(createPool(server.url));
+    const reader = cleanup.add(createPool(server.url));
+    const operator = new pg.Client({ connectionString: server.url });
+    await operator.connect();
+    cleanup.add({ close: () => operator.end() });
+    const events: string[] = [];
+    let reads: Promise<unknown>[] = [];
+
+    await writer.transaction(async (client) => {
+      await client.query('INSERT INTO public.item VALUES ($1)', [1]);
+      const count = (from: string, query: Promise<pg.QueryResult<{ n: number }>>) => query.then((result) => events.push(`${from} counts ${result.rows[0]!.n}`));
+      reads = [
+        count('pool', reader.query('SELECT count(*)::int AS n FROM public.item')),
+        count('tcp', operator.query<{ n: number }>('SELECT count(*)::int AS n FROM public.item')),
+      ];
+      // both reads are sent and waiting; give them every chance to run inside this transaction
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      await client.query('INSERT INTO public.item VALUES ($1)', [2]);
+      events.push('writer commits');
+    });
+    await Promise.all(reads);
+    await writer.query('DELETE FROM public.item');
+
+    expect(events[0]).toBe('writer commits');
+    expect(events.slice(1).sort()).toEqual(['pool counts 2', 'tcp counts 2']);
+  });
+
+  it('fails a statement with the server error, typed and coded, and keeps the connection', async () => {
+    const db = cleanup.add(createPool(server.url));
+    const error = await db.query('SELECT * FROM public.missing WHERE id = $1', [1]).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(pg.DatabaseError);
+    expect(error).toMatchObject({ code: '42P01', message: 'relation "public.missing" does not exist' });
+    const failed = await db.transaction((client) => client.query('SELECT 1/0')).catch((caught: unknown) => caught);
+    expect(failed).toMatchObject({ code: '22012' });
+    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('lets work that holds the connection while its pool closes finish, then closes the connection; close twice is once', async () => {
+    const db = createPool(server.url);
+    let began: () => void = () => undefined;
+    const begun = new Promise<void>((resolve) => (began = resolve));
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const work = db.transaction(async (client) => {
+      await client.query('INSERT INTO public.item VALUES ($1)', [10]);
+      began();
+      await held;
+      return (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM public.item')).rows;
+    });
+    await begun;
+    const closed = [db.close(), db.close()];
+    release();
+    expect(await work).toEqual([{ n: 1 }]);
+    await Promise.all(closed);
+    await db.close();
+    // the earlier tests' pools are closed too
+    await expect.poll(() => server.connectionCounts().inMemoryOpen).toBe(0);
+    const check = createPool(server.url);
+    expect((await check.query('DELETE FROM public.item RETURNING id')).rows).toEqual([{ id: 10 }]);
+    await check.close();
+  });
+});
+
+describe('closing an embedded server with connections in memory', () => {
+  const cleanup = useCleanup();
+
+  it('fails the running and the waiting statements with DatabaseUnavailableError and leaves no connection open', async () => {
+    const server = await startEmbeddedPostgres({ dataDir: join(await cleanup.tempDir(), 'pgdata') });
+    const holder = cleanup.add(createPool(server.url));
+    const waiter = cleanup.add(createPool(server.url));
+    await waiter.query('SELECT 1'); // connected: what follows waits on the session, not on connecting
+
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let began: () => void = () => undefined;
+    const begun = new Promise<void>((resolve) => (began = resolve));
+    const transaction = holder.transaction(async (client) => {
+      await client.query('SELECT 1');
+      began();
+      await held;
+      await client.query('SELECT 2');
+    });
+    await begun;
+    const waiting = waiter.query('SELECT 3');
+    await Promise.all([server.close(), server.close()]);
+    release();
+
+    const [transactionError, waitingError] = await Promise.all([transaction.catch((e: unknown) => e), waiting.catch((e: unknown) => e)]);
+    expect(transactionError).toBeInstanceOf(DatabaseUnavailableError);
+    expect(waitingError).toBeInstanceOf(DatabaseUnavailableError);
+    expect(waitingError).toMatchObject({ kind: 'unavailable', address: `127.0.0.1:${server.port}/postgres` });
+    expect(server.connectionCounts()).toMatchObject({ tcpAccepted: 0, inMemoryOpened: 2, inMemoryOpen: 0 });
+    // a new connection finds the server gone, as over TCP
+    expect(await waiter.query('SELECT 4').catch((e: unknown) => e)).toBeInstanceOf(DatabaseUnavailableError);
+  });
+});
