@@ -43,11 +43,9 @@ export interface TrainContext {
 /**
  * Settings of the tagger; the second-pass margin was chosen on EWT dev (same accuracy, about 1.8 times the speed of
  * running the second pass everywhere). `gum`: GUM's open documents join EWT train (those of their sentences whose
- * every UPOS+XPOS pair EWT train has). Off: with them EWT dev UPOS rose 94.97 -> 95.15 and raw-text LAS with the
- * parser 80.05 -> 80.20, but bare verbs after a coordinated subject ("Ada Lovelace and Grace Hopper work for Google.")
- * were tagged as nouns, which the shipped rule set's examples catch (docs/decisions.md).
+ * every UPOS+XPOS pair EWT train has): with features version 3, EWT dev UPOS 94.97 -> 95.15 (docs/decisions.md).
  */
-export const TAGGER_SETTINGS = { epochs: 10, bits: 22, prune: 0.0005, secondPassMargin: 20, gum: false };
+export const TAGGER_SETTINGS = { epochs: 10, bits: 22, prune: 0.0005, secondPassMargin: 20, gum: true };
 /**
  * Settings of the parser. A beam of 4 scored as well on EWT dev as one of 8 (which took the pipeline under
  * 10,000 words per CPU second); the beam epochs start from the greedy ones' averaged weights. The model
@@ -61,6 +59,11 @@ export const PARSER_SETTINGS = {
   epochs: 12,
   beamEpochs: 12,
   beam: 4,
+  /**
+   * The beam the written model decodes with after beam epochs (trained with `beam`, its epoch chosen with it): on EWT
+   * dev with GUM, raw-text LAS 80.50 with 4, 80.67 with 5, 80.65 with 6, 80.56 with 7, 80.63 with 8 (issue 37).
+   */
+  decodingBeam: 5,
   bits: 23,
   labelBits: 22,
   explore: 0.9,
@@ -69,10 +72,9 @@ export const PARSER_SETTINGS = {
   prune: 0.004,
   /**
    * GUM's open documents (ner/gum, UD CoNLL-U, its titles attached as EWT's) join EWT train, tagged by a tagger trained
-   * on all of EWT train. Off: raw-text LAS 80.05 -> 80.55 with GUM's tagger too (79.98 with today's), but titles before
-   * names parsed as GUM's subjects ("Boston lawyer Jane Doe"), which the shipped rule set's examples catch.
+   * on all of EWT train: raw-text LAS 80.05 -> 80.67 with the GUM tagger and a decoding beam of 5 (docs/decisions.md).
    */
-  gum: false,
+  gum: true,
 };
 
 /** UPOS and XPOS accuracy (%) of a tagger on sentences. */
@@ -205,8 +207,9 @@ interface ParserRun {
 }
 
 /** Writes models/parser.bin and its card. */
-function writeParser(run: ParserRun, model: ParserModel, epoch: number, scores: { uas: number; las: number }): void {
+function writeParser(run: ParserRun, trained: ParserModel, epoch: number, scores: { uas: number; las: number }): void {
   const { ctx } = run;
+  const model = trained.beam > 1 ? { ...trained, beam: PARSER_SETTINGS.decodingBeam } : trained;
   writeModel(ctx, 'parser', run.started, encodeParser(model, run.tags, PARSER_SETTINGS.prune), {
     data: treebankData(ctx, run.gumFiles, 'development scores (epoch choice)'),
     settings: {

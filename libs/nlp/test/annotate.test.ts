@@ -110,6 +110,11 @@ describe('an -s word after its subject (issue 37)', () => {
     ['Mark Turner teaches at Harvard.', 'teaches', 'VBZ', 'teach'],
     ['The storm changed their lives in Boston.', 'lives', 'NNS', 'life'],
     ['Acme hired two heads of department.', 'heads', 'NNS', 'head'],
+    // a bare verb after a coordinated subject (features version 3: the clause stays coordinated, the verb cues, and the
+    // repair of a sentence tagged without a verb); their nouns stay nouns
+    ['Ada Lovelace and Grace Hopper work for Google.', 'work', 'VBP', 'work'],
+    ['Alice Baker and Mark Turner teach at Harvard.', 'teach', 'VBP', 'teach'],
+    ['Their work for Google is done.', 'work', 'NN', 'work'],
   ];
 
   it.each(cases)('%s → %s %s %s', (sentence, word, tag, lemma) => {
