@@ -34,9 +34,9 @@ export interface TaggerModel {
   readonly ambiguity: ReadonlyMap<string, number>;
   /** Word form → the label it always takes (frequent and unambiguous in training). */
   readonly unambiguous: ReadonlyMap<string, number>;
-  /** The features the model was trained on: 1 without the verb-seen features, 2 without the verb-ahead ones, TAGGER_FEATURES_VERSION with both. */
+  /** The features the model was trained on: 1 without the verb-seen features, 2 without the verb cues, TAGGER_FEATURES_VERSION with both. */
   readonly featuresVersion: number;
-  /** Lower-cased word → its clause role when every label of its ambiguity class has that role (a sure verb or a sure clause boundary). */
+  /** Lower-cased word → what its ambiguity class says of its clause role (see wordClauseRoles): a sure verb, boundary or conjunction, or a possible verb. */
   readonly wordRoles: ReadonlyMap<string, number>;
 }
 
@@ -58,8 +58,8 @@ const MAX_FEATURES = 64;
 
 /**
  * The version of the features the tagger trains on, kept in its model file; a model of version 1 (before the
- * verb-seen features 44 and 46) or 2 (before the verb-ahead features 47 and 48) is still read and tagged with the
- * features it was trained on.
+ * verb-seen features 44 and 46) or 2 (before the verb cues 47 to 49, the second pass's 67 and 68 and the verbless
+ * repair) is still read and tagged with the features it was trained on.
  */
 export const TAGGER_FEATURES_VERSION = 3;
 /**
@@ -315,11 +315,11 @@ export function buildLexicons(
   }
   const ambiguity = new Map([...ambiguityText].map(([word, text]) => [word, hashString(text)]));
   const unambiguous = new Map<string, number>();
-  for (const [form, labels] of byForm) {
+  for (const [form, formLabels] of byForm) {
     let total = 0;
     let best = -1;
     let bestCount = 0;
-    for (const [label, occurrences] of labels) {
+    for (const [label, occurrences] of formLabels) {
       total += occurrences;
       if (occurrences > bestCount) {
         bestCount = occurrences;
