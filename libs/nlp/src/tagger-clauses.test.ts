@@ -48,15 +48,19 @@ describe('the clause state of the tagger', () => {
   });
 
   it('cues a possible verb (1) and a sure verb ahead before the next boundary (2)', () => {
-    expect([...verbCues(['Ada', 'and', 'Grace', 'work', 'for', 'Acme', '.'], WORD_ROLES, 3)]).toEqual([0, 0, 0, 1, 0, 0, 0]);
-    expect([...verbCues(['their', 'work', 'for', 'Acme', 'is', 'done', '.'], WORD_ROLES, 3)]).toEqual([2, 3, 2, 2, 1, 0, 0]);
+    expect([...verbCues(['ada', 'and', 'grace', 'work', 'for', 'acme', '.'], WORD_ROLES, 3)]).toEqual([0, 0, 0, 1, 0, 0, 0]);
+    expect([...verbCues(['their', 'work', 'for', 'acme', 'is', 'done', '.'], WORD_ROLES, 3)]).toEqual([2, 3, 2, 2, 1, 0, 0]);
     expect([...verbCues(['work', 'is', '.'], WORD_ROLES, 2)]).toEqual([NO_VERB_SEEN, NO_VERB_SEEN, NO_VERB_SEEN]);
   });
 });
 
 describe('the repair of a sentence tagged without a verb', () => {
   const words = ['Ada', 'and', 'Grace', 'work', 'for', 'Acme', '.'];
-  const cues = verbCues(words, WORD_ROLES, 3);
+  const cues = verbCues(
+    words.map((word) => word.toLowerCase()),
+    WORD_ROLES,
+    3,
+  );
   /** Second-pass scores with `best` on top and the verb label `gap` under it. */
   const scores = (best: number, gap: number): Float32Array => {
     const out = new Float32Array(LABELS.length);

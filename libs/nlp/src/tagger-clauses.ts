@@ -72,16 +72,16 @@ export const VERBAL_MIN_SHARE = 0.02;
 export const VERBAL_MIN_COUNT = 2;
 
 /**
- * The verb cues of each word (features version 3; all NO_VERB_SEEN before): 2 when a sure verb (see wordClauseRoles)
+ * The verb cues of each of a sentence's lower-cased words (features version 3; all NO_VERB_SEEN before): 2 when a sure verb (see wordClauseRoles)
  * follows it before the next sure clause boundary, plus 1 when the word itself may be a verb. A subject's bare verb
  * has no verb ahead ("Ada and Grace work for Google."), a subject noun usually has ("their work for Google is done").
  */
-export function verbCues(words: readonly string[], wordRoles: ReadonlyMap<string, number>, featuresVersion: number): Int8Array {
-  const cues = new Int8Array(words.length);
+export function verbCues(lower: readonly string[], wordRoles: ReadonlyMap<string, number>, featuresVersion: number): Int8Array {
+  const cues = new Int8Array(lower.length);
   if (featuresVersion < 3) return cues.fill(NO_VERB_SEEN);
   let ahead = 0;
-  for (let position = words.length - 1; position >= 0; position--) {
-    const role = wordRoles.get(itemAt(words, position, 'words').toLowerCase());
+  for (let position = lower.length - 1; position >= 0; position--) {
+    const role = wordRoles.get(itemAt(lower, position, 'lower'));
     cues[position] = ahead + (role === ClauseRole.Verb || role === ClauseRole.MayBeVerb ? 1 : 0);
     if (role === ClauseRole.Verb) ahead = 2;
     else if (role === ClauseRole.Boundary || role === ClauseRole.Conjunction) ahead = 0;

@@ -74,9 +74,10 @@ const UNAMBIGUOUS_MIN_COUNT = 20;
 /** …with one label at least this share of the time. */
 const UNAMBIGUOUS_MIN_SHARE = 0.995;
 
-function ambiguityCodes(words: readonly string[], ambiguity: ReadonlyMap<string, number>): Int32Array {
-  const codes = new Int32Array(words.length + 2).fill(hashString('<END>'));
-  for (let index = 0; index < words.length; index++) codes[index] = ambiguity.get(itemAt(words, index, 'words').toLowerCase()) ?? UNKNOWN_CLASS;
+/** The ambiguity class codes of a sentence's lower-cased words, with two end markers after them. */
+function ambiguityCodes(lower: readonly string[], ambiguity: ReadonlyMap<string, number>): Int32Array {
+  const codes = new Int32Array(lower.length + 2).fill(hashString('<END>'));
+  for (let index = 0; index < lower.length; index++) codes[index] = ambiguity.get(itemAt(lower, index, 'lower')) ?? UNKNOWN_CLASS;
   return codes;
 }
 
@@ -231,10 +232,11 @@ function firstPass(
 
 /** Tags one sentence; returns joint label indices. `codes` are the words' codes when the caller has them (`wordCodes`). */
 export function tagWords(model: TaggerModel, words: readonly string[], codes: WordCodes = wordCodes(words)): number[] {
-  const classCodes = ambiguityCodes(words, model.ambiguity);
+  const lower = words.map((word) => word.toLowerCase());
+  const classCodes = ambiguityCodes(lower, model.ambiguity);
   const margins = new Float32Array(words.length);
   const roles = clauseRoles(model.labels);
-  const cues = verbCues(words, model.wordRoles, model.featuresVersion);
+  const cues = verbCues(lower, model.wordRoles, model.featuresVersion);
   const first = firstPass(model.perceptron, roles, model.featuresVersion, model.unambiguous, words, codes, classCodes, cues, margins);
   const feats = new Int32Array(MAX_FEATURES);
   const scores = new Float32Array(model.labels.length);
@@ -409,10 +411,11 @@ export function trainTagger(
   options: TaggerTrainOptions,
 ): TaggerModel & { ambiguityText: Map<string, string>; verbal: Set<string> } {
   const { ambiguity, unambiguous, ambiguityText, verbal, wordRoles } = buildLexicons(sentences, labels);
-  const prepared = sentences.map((sentence) => ({
+  const lowerWords = sentences.map((sentence) => sentence.words.map((word) => word.toLowerCase()));
+  const prepared = sentences.map((sentence, index) => ({
     codes: wordCodes(sentence.words),
-    classCodes: ambiguityCodes(sentence.words, ambiguity),
-    cues: verbCues(sentence.words, wordRoles, TAGGER_FEATURES_VERSION),
+    classCodes: ambiguityCodes(itemAt(lowerWords, index, 'lowerWords'), ambiguity),
+    cues: verbCues(itemAt(lowerWords, index, 'lowerWords'), wordRoles, TAGGER_FEATURES_VERSION),
   }));
   const quiet = { ...options, onEpoch: undefined };
   const roles = clauseRoles(labels);
@@ -423,10 +426,10 @@ export function trainTagger(
       rest.map((index) => itemAt(sentences, index, 'sentences')),
       labels,
     );
-    const foldPrepared = sentences.map((sentence, index) => ({
+    const foldPrepared = sentences.map((_, index) => ({
       codes: itemAt(prepared, index, 'prepared').codes,
-      classCodes: ambiguityCodes(sentence.words, foldLexicons.ambiguity),
-      cues: verbCues(sentence.words, foldLexicons.wordRoles, TAGGER_FEATURES_VERSION),
+      classCodes: ambiguityCodes(itemAt(lowerWords, index, 'lowerWords'), foldLexicons.ambiguity),
+      cues: verbCues(itemAt(lowerWords, index, 'lowerWords'), foldLexicons.wordRoles, TAGGER_FEATURES_VERSION),
     }));
     const foldTagger = trainPass(
       rest.map((index) => itemAt(sentences, index, 'sentences')),
