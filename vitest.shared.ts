@@ -62,6 +62,9 @@ export function defineLoomTestConfig(overrides: UserConfig['test'] = {}): UserCo
       testTimeout: 90_000,
       // hooks start embedded databases (PGlite, PGlite with AGE): seconds alone, over 30 s on a machine shared by many builds
       hookTimeout: 120_000,
+      // expect.poll waits for an outcome, never measures one: its own default of 1 s failed on a CI machine busy with
+      // other projects' builds (a lease handed over, a stream's pending count), so it waits as long as a test may
+      expect: { poll: { timeout: 60_000, interval: 50 } },
       ...overrides,
     },
   });
