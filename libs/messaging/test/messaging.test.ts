@@ -162,7 +162,8 @@ describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
 
   it('never delivers a terminated message again, and counts it', async () => {
     const { counts, metrics } = countingMetrics();
-    const messaging = await open({ consumer: { ackWaitMs: 200 } }, metrics);
+    // an ack wait longer than the test: a stall before term() must not bring the message back by itself
+    const messaging = await open({ consumer: { ackWaitMs: 600_000 } }, metrics);
     await messaging.ensureWorkflowStream('poison', ['in']);
     await messaging.publish('poison', 'in', text('bad'), { messageId: 'bad' });
     const next = reader(await messaging.consume('poison', 'in'));
