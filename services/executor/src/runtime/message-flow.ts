@@ -65,7 +65,8 @@ export class MessageFlow {
       const traced = this.parts.tracing.emit(name, message);
       const sent = traced?.message ?? message;
       try {
-        await this.forward(node.downstream, sent, withdrawal, undefined);
+        const waiting = this.forward(node.downstream, sent, withdrawal, undefined);
+        if (waiting !== undefined) await waiting;
       } catch (error) {
         endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
         throw error;
@@ -153,31 +154,45 @@ export class MessageFlow {
 
   /**
    * Puts a message on every downstream queue, waiting while one is full; copies it for each extra branch, each copy
-   * holding the ticket. A put that fails (the run is closing) abandons the ticket.
+   * holding the ticket. A put that fails (the run is closing) abandons the ticket. Answers undefined when every copy
+   * was queued at once, so a batch's outputs all reach the next queue before its reader wakes (and it takes them as
+   * one batch instead of the first alone); a promise only when a queue was full.
    */
-  private async forward(
+  private forward(
     targets: readonly ProcessorNode[],
     message: LoomMessage,
     withdrawal: SignalSource | undefined,
     ticket: CompletionTicket | undefined,
-  ): Promise<void> {
-    // the withdrawal's signal and the combined one cost microseconds per message: read and made only when a queue is full
-    // and the put must wait
-    let abort: AbortSignal | undefined;
-    for (const [index, target] of targets.entries()) {
+    from = 0,
+  ): Promise<void> | undefined {
+    for (let index = from; index < targets.length; index++) {
       const copy: Queued = { message: index === 0 ? message : structuredClone(message), ticket };
       this.inFlight++;
       ticket?.hold();
-      if (target.queue.tryPut(copy)) continue;
-      abort ??= withdrawal === undefined ? this.parts.signal : AbortSignal.any([withdrawal.signal, this.parts.signal]);
-      try {
-        await target.queue.put(copy, abort);
-      } catch (error) {
-        this.settle(1);
-        ticket?.abandon();
-        throw error;
-      }
+      if (!(targets[index] as ProcessorNode).queue.tryPut(copy)) return this.putWaiting(targets, index, copy, message, withdrawal, ticket);
     }
+    return undefined;
+  }
+
+  /** `forward` from a copy a full queue did not take: waits for room, then goes on with the other targets. */
+  private async putWaiting(
+    targets: readonly ProcessorNode[],
+    index: number,
+    copy: Queued,
+    message: LoomMessage,
+    withdrawal: SignalSource | undefined,
+    ticket: CompletionTicket | undefined,
+  ): Promise<void> {
+    // the withdrawal's signal and the combined one cost microseconds per message: made only when a put must wait
+    const abort = withdrawal === undefined ? this.parts.signal : AbortSignal.any([withdrawal.signal, this.parts.signal]);
+    try {
+      await (targets[index] as ProcessorNode).queue.put(copy, abort);
+    } catch (error) {
+      this.settle(1);
+      ticket?.abandon();
+      throw error;
+    }
+    await this.forward(targets, message, withdrawal, ticket, index + 1);
   }
 
   private settle(count: number): void {
@@ -240,7 +255,9 @@ export class MessageFlow {
         for (const made of result.outputs) {
           const output = outputOf(made, span);
           this.parts.onOutput?.(node.instance.name, output);
-          await this.forward(node.downstream, output, undefined, ticket);
+          // queued at once unless a queue is full: the batch's outputs reach the next component together
+          const waiting = this.forward(node.downstream, output, undefined, ticket);
+          if (waiting !== undefined) await waiting;
         }
       } else if (result.unreachable === true) {
         // what the component writes to stayed unreachable past max_retry: later messages would fare no better

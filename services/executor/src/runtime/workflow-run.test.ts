@@ -117,6 +117,49 @@ describe('workflow run', () => {
     expect(run.counters()[1]).toMatchObject({ messagesIn: 2 });
   });
 
+  it("hands a batch's outputs to the next component as one batch, not the first alone and then the rest", async () => {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const firstBatches: number[] = [];
+    const secondBatches: number[] = [];
+    const first = processorKind(async (batch) => {
+      firstBatches.push(batch.length);
+      await gate;
+      return batch.map((item) => outcome.emit(item));
+    });
+    const second = processorKind((batch) => {
+      secondBatches.push(batch.length);
+      return Promise.resolve(batch.map(() => outcome.none()));
+    });
+    const run = await WorkflowRun.start(
+      workflow(
+        [instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'first'), instance(COMPONENT_KINDS.LOGGER, 'second')],
+        [
+          ['in', 'first'],
+          ['first', 'second'],
+        ],
+      ),
+      {
+        factories: new Map([
+          [COMPONENT_KINDS.INLET, inletFactory],
+          [COMPONENT_KINDS.MESSAGE_TRANSFORMER, first],
+          [COMPONENT_KINDS.LOGGER, second],
+        ]),
+        logger,
+        maxBatch: 32,
+      },
+    );
+    // m0 is taken alone; m1..m5 wait behind it and are taken together once it is done
+    await run.publish('in', message(0));
+    await expect.poll(() => firstBatches).toEqual([1]);
+    for (let n = 1; n <= 5; n++) await run.publish('in', message(n));
+    release();
+    expect(await run.stop(5000)).toBe(true);
+    expect(firstBatches).toEqual([1, 5]);
+    // the second component is waiting for work when each batch's outputs arrive: it takes them as they were made
+    expect(secondBatches).toEqual([1, 5]);
+  });
+
   it('retries transient failures max_retry times, then hands the message to the failure handler with error and original', async () => {
     const attempts = new Map<string, number>();
     const flaky = processorKind((batch) =>
