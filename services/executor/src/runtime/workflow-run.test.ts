@@ -150,9 +150,9 @@ describe('workflow run', () => {
       },
     );
     // m0 is taken alone; m1..m5 wait behind it and are taken together once it is done
-    await run.publish('in', message(0));
+    await run.publish('in', message(0), new AbortController());
     await expect.poll(() => firstBatches).toEqual([1]);
-    for (let n = 1; n <= 5; n++) await run.publish('in', message(n));
+    for (let n = 1; n <= 5; n++) await run.publish('in', message(n), new AbortController());
     release();
     expect(await run.stop(5000)).toBe(true);
     expect(firstBatches).toEqual([1, 5]);
