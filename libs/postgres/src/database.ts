@@ -28,7 +28,10 @@ export interface Database {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
   /** Runs fn between BEGIN and COMMIT on one connection, with ROLLBACK when it throws; the connection is always released. */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
-  /** Closes the pool once its checked-out connections are released. */
+  /**
+   * Closes the pool once its checked-out connections are released; statements still waiting for a connection, and any
+   * after, fail with DatabaseUnavailableError. A second call waits for the first.
+   */
   close(): Promise<void>;
   /** The underlying pg pool. */
   readonly pool: pg.Pool;
@@ -90,12 +93,16 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
   // pg-pool passes an idle connection's failure on here too, after the connection's own listener has told of it
   pool.on('error', () => undefined);
 
+  const closable = new ClosablePool(
+    pool,
+    () => new DatabaseUnavailableError(target.address, 'the pool was closed before a connection was free for the statement'),
+  );
   const connect = async (): Promise<{ client: pg.PoolClient; release: (destroy: boolean) => void }> => {
     let client: pg.PoolClient;
     try {
-      client = await pool.connect();
+      client = await closable.connect();
     } catch (error) {
-      throw unavailable(error);
+      throw error instanceof DatabaseUnavailableError ? error : unavailable(error);
     }
     return { client, release: (destroy) => client.release(destroy) };
   };
@@ -134,10 +141,52 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
         release(destroy);
       }
     },
-    async close() {
-      if (!pool.ended && !pool.ending) await pool.end();
+    close() {
+      return closable.close();
     },
   };
+}
+
+/**
+ * pg-pool's connect and end, with what end() leaves out: a request still waiting for a connection when the pool ends
+ * would wait for ever, so close() refuses those, and any connect after it, with `closedError`.
+ */
+class ClosablePool {
+  private readonly waiting = new Set<(error: Error) => void>();
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly closedError: () => Error,
+  ) {}
+
+  connect(): Promise<pg.PoolClient> {
+    if (this.closing !== undefined) return Promise.reject(this.closedError());
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      this.waiting.add(reject);
+      this.pool.connect().then(
+        (client) => {
+          // refused at close while it waited: the connection goes straight back
+          if (this.waiting.delete(reject)) resolve(client);
+          else client.release();
+        },
+        (error: unknown) => {
+          this.waiting.delete(reject);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  /** Refuses the waiting requests, then ends the pool once its checked-out connections are released; a second call waits for the first. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const refuse of this.waiting) refuse(this.closedError());
+      this.waiting.clear();
+      if (!this.pool.ended && !this.pool.ending) await this.pool.end();
+    })();
+    return this.closing;
+  }
 }
 
 /** True when an error means the connection or the server is gone, rather than a failed statement. */

@@ -100,6 +100,31 @@ describe('connections in memory to an embedded server of this process', () => {
     expect((await check.query('DELETE FROM public.item RETURNING id')).rows).toEqual([{ id: 10 }]);
     await check.close();
   });
+
+  it('fails a statement still waiting for the connection when its pool closes, instead of leaving it waiting for ever', async () => {
+    const db = createPool(server.url);
+    let began: () => void = () => undefined;
+    const begun = new Promise<void>((resolve) => (began = resolve));
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const work = db.transaction(async (client) => {
+      began();
+      await held;
+      return (await client.query<{ one: number }>('SELECT 1 AS one')).rows;
+    });
+    await begun;
+    // the pool's one connection is taken: this statement waits for it
+    const waiting = db.query('SELECT 2').catch((error: unknown) => error);
+    const closed = db.close();
+    const refused = await waiting;
+    expect(refused).toBeInstanceOf(DatabaseUnavailableError);
+    expect((refused as Error).message).toContain('closed');
+    // the work that holds the connection finishes, then the pool is closed
+    release();
+    expect(await work).toEqual([{ one: 1 }]);
+    await closed;
+    expect(await db.query('SELECT 3').catch((error: unknown) => error)).toBeInstanceOf(DatabaseUnavailableError);
+  });
 });
 
 describe('closing an embedded server with connections in memory', () => {
