@@ -1,9 +1,18 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+
+/** A scratch working directory for one `loom` process; removed once the process is gone (a `loom serve` leaves ~65 MB). */
+function scratchDirectory(): string {
+  return mkdtempSync(join(tmpdir(), 'loom-cli-'));
+}
+
+function removeScratch(directory: string): void {
+  rmSync(directory, { recursive: true, force: true });
+}
 
 /** The built entry point of the `loom` binary (the cli's test target builds it first). */
 export const loomMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -19,7 +28,7 @@ export interface LoomProcess {
 
 /** Starts `loom serve` with the given extra arguments and resolves once it logs 'loom listening'. */
 export async function startLoom(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<LoomProcess> {
-  const cwd = mkdtempSync(join(tmpdir(), 'loom-cli-'));
+  const cwd = scratchDirectory();
   const child = spawn(
     process.execPath,
     [
@@ -36,8 +45,12 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
     ],
     { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // its working directory goes with it: nothing outside this module knows the directory
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
+    child.on('exit', (code, signal) => {
+      removeScratch(cwd);
+      resolve({ code, signal });
+    }),
   );
   const logLines: string[] = [];
   const stderr: string[] = [];
@@ -55,13 +68,15 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
 
 /** Runs the `loom` binary to completion. */
 export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}, input?: string): { status: number | null; stdout: string; stderr: string } {
+  const cwd = scratchDirectory();
   const result = spawnSync(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
     ...(input === undefined ? {} : { input }),
-    cwd: mkdtempSync(join(tmpdir(), 'loom-cli-')),
+    cwd,
     env: { PATH: process.env.PATH, ...env },
     encoding: 'utf8',
     timeout: 30_000,
   });
+  removeScratch(cwd);
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -71,8 +86,9 @@ export async function runLoomAsync(
   input?: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const cwd = scratchDirectory();
   const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
-    cwd: mkdtempSync(join(tmpdir(), 'loom-cli-')),
+    cwd,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -82,6 +98,7 @@ export async function runLoomAsync(
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   child.stdin.end(input ?? '');
   const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  removeScratch(cwd);
   return { status, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') };
 }
 
