@@ -6,6 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, createPool, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/index.js';
 import { useCleanup } from './harness.js';
 
+/** A signal one side gives (`give`) and the other awaits (`given`). */
+function signal(): { give: () => void; given: Promise<void> } {
+  let give: () => void = () => undefined;
+  const given = new Promise<void>((resolve) => (give = resolve));
+  return { give, given };
+}
+
 describe('connections in memory to an embedded server of this process', () => {
   const cleanup = useCleanup();
   let server: EmbeddedPostgres;
@@ -78,10 +85,8 @@ describe('connections in memory to an embedded server of this process', () => {
 
   it('lets work that holds the connection while its pool closes finish, then closes the connection; close twice is once', async () => {
     const db = createPool(server.url);
-    let began: () => void = () => undefined;
-    const begun = new Promise<void>((resolve) => (began = resolve));
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
+    const { give: began, given: begun } = signal();
+    const { give: release, given: held } = signal();
     const work = db.transaction(async (client) => {
       await client.query('INSERT INTO public.item VALUES ($1)', [10]);
       began();
@@ -103,10 +108,8 @@ describe('connections in memory to an embedded server of this process', () => {
 
   it('fails a statement still waiting for the connection when its pool closes, instead of leaving it waiting for ever', async () => {
     const db = createPool(server.url);
-    let began: () => void = () => undefined;
-    const begun = new Promise<void>((resolve) => (began = resolve));
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
+    const { give: began, given: begun } = signal();
+    const { give: release, given: held } = signal();
     const work = db.transaction(async (client) => {
       began();
       await held;
@@ -136,10 +139,8 @@ describe('closing an embedded server with connections in memory', () => {
     const waiter = cleanup.add(createPool(server.url));
     await waiter.query('SELECT 1'); // connected: what follows waits on the session, not on connecting
 
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let began: () => void = () => undefined;
-    const begun = new Promise<void>((resolve) => (began = resolve));
+    const { give: began, given: begun } = signal();
+    const { give: release, given: held } = signal();
     const transaction = holder.transaction(async (client) => {
       await client.query('SELECT 1');
       began();
