@@ -95,7 +95,7 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
 
   const closable = new ClosablePool(
     pool,
-    () => new DatabaseUnavailableError(target.address, 'the pool was closed before a connection was free for the statement'),
+    () => new DatabaseUnavailableError(target.address, 'the pool is closed: the statement got no connection'),
   );
   const connect = async (): Promise<{ client: pg.PoolClient; release: (destroy: boolean) => void }> => {
     let client: pg.PoolClient;
