@@ -93,10 +93,7 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
   // pg-pool passes an idle connection's failure on here too, after the connection's own listener has told of it
   pool.on('error', () => undefined);
 
-  const closable = new ClosablePool(
-    pool,
-    () => new DatabaseUnavailableError(target.address, 'the pool is closed: the statement got no connection'),
-  );
+  const closable = new ClosablePool(pool, () => new DatabaseUnavailableError(target.address, 'the pool is closed: the statement got no connection'));
   const connect = async (): Promise<{ client: pg.PoolClient; release: (destroy: boolean) => void }> => {
     let client: pg.PoolClient;
     try {
