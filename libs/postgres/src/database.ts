@@ -1,4 +1,5 @@
 import { ValidationError } from '@loom/domain';
+import { ShutdownOnce } from '@loom/foundation';
 import { Socket } from 'node:net';
 import pg from 'pg';
 import { parseDatabaseUrl, redactPassword } from './connection-url.js';
@@ -150,7 +151,7 @@ export function createPool(url: string, options: PoolOptions = {}): Database {
  */
 class ClosablePool {
   private readonly waiting = new Set<(error: Error) => void>();
-  private closing: Promise<void> | undefined;
+  private readonly closing = new ShutdownOnce(() => this.shutdown());
 
   constructor(
     private readonly pool: pg.Pool,
@@ -158,7 +159,7 @@ class ClosablePool {
   ) {}
 
   connect(): Promise<pg.PoolClient> {
-    if (this.closing !== undefined) return Promise.reject(this.closedError());
+    if (this.closing.called) return Promise.reject(this.closedError());
     return new Promise<pg.PoolClient>((resolve, reject) => {
       this.waiting.add(reject);
       this.pool.connect().then(
@@ -177,12 +178,13 @@ class ClosablePool {
 
   /** Refuses the waiting requests, then ends the pool once its checked-out connections are released; a second call waits for the first. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      for (const refuse of this.waiting) refuse(this.closedError());
-      this.waiting.clear();
-      if (!this.pool.ended && !this.pool.ending) await this.pool.end();
-    })();
-    return this.closing;
+    return this.closing.call();
+  }
+
+  private async shutdown(): Promise<void> {
+    for (const refuse of this.waiting) refuse(this.closedError());
+    this.waiting.clear();
+    if (!this.pool.ended && !this.pool.ending) await this.pool.end();
   }
 }
 
