@@ -3,7 +3,7 @@ import { decodeStrings, decodeWeights, encodeStrings, encodeWeights, section, ty
 import { hashString } from './hashing.js';
 import { Perceptron } from './perceptron.js';
 import type { ParserModel } from './parser.js';
-import { TAGGER_FEATURES_VERSION, type TaggerModel } from './tagger.js';
+import { ambiguityClassCodes, TAGGER_FEATURES_VERSION, type TaggerModel } from './tagger.js';
 import { wordClauseRoles } from './tagger-clauses.js';
 import type { TokenizerLexicon } from './tokenizer.js';
 import type { SplitterModel } from './sentences.js';
@@ -70,7 +70,7 @@ export function decodeTagger(name: string, file: ModelFile): TaggerModel {
     const tab = line.lastIndexOf('\t');
     ambiguityText.set(line.slice(0, tab), line.slice(tab + 1));
   }
-  const ambiguity = new Map([...ambiguityText].map(([word, text]) => [word, hashString(text)]));
+  const ambiguity = ambiguityClassCodes(ambiguityText);
   const unambiguous = new Map<string, number>();
   for (const line of decodeStrings(section(name, file, 'unambiguous'))) {
     const tab = line.lastIndexOf('\t');

@@ -273,6 +273,11 @@ export function tagWords(model: TaggerModel, words: readonly string[], codes: Wo
   return out;
 }
 
+/** The feature code of each word's ambiguity class, from its text (the class's label indices joined by commas). */
+export function ambiguityClassCodes(ambiguityText: Iterable<readonly [string, string]>): Map<string, number> {
+  return new Map(Array.from(ambiguityText, ([word, text]) => [word, hashString(text)]));
+}
+
 /** Builds the ambiguity-class and unambiguous-word lexicons from training sentences. */
 export function buildLexicons(
   sentences: readonly TaggedSentence[],
@@ -315,7 +320,7 @@ export function buildLexicons(
       .sort((left, right) => left - right);
     ambiguityText.set(word, kept.join(','));
   }
-  const ambiguity = new Map([...ambiguityText].map(([word, text]) => [word, hashString(text)]));
+  const ambiguity = ambiguityClassCodes(ambiguityText);
   const unambiguous = new Map<string, number>();
   for (const [form, formLabels] of byForm) {
     let total = 0;
