@@ -17,10 +17,10 @@ interface Posted<Job> {
   readonly job: Job;
 }
 
-/** `serveWorkerJobs` was called on the main thread: a bug in the caller. */
+/** A worker module's serving function (`serveWorkerJobs`) was called on the main thread: a bug in the caller. */
 export class NotInWorkerError extends Error {
-  constructor() {
-    super('serveWorkerJobs runs in a worker thread (started by a WorkerPool)');
+  constructor(what = 'serveWorkerJobs', startedBy = 'a WorkerPool') {
+    super(`${what} runs in a worker thread (started by ${startedBy})`);
     this.name = 'NotInWorkerError';
   }
 }

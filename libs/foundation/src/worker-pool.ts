@@ -57,12 +57,12 @@ export type WorkerPoolState = 'open' | 'closing' | 'closed';
 const TRANSITIONS: TransitionTable<WorkerPoolState> = { open: ['closing'], closing: ['closed'], closed: [] };
 
 /**
- * The Node options of a worker: the process's (inherited), except where the process resolves packages with export
+ * The Node options of a worker thread (a pool's, or any other loom starts): the process's (inherited), except where the process resolves packages with export
  * conditions: a test runner resolves workspace packages to their TypeScript sources (`--conditions @loom/source`),
  * which a worker thread cannot load, so there workers start with no options and run the build. (An explicit list is
  * checked: the process-wide `--no-node-snapshot` in it would be refused.)
  */
-const WORKER_EXEC_ARGV: string[] | undefined = process.execArgv.some((argument) => /^(--conditions|-C)(=|$)/.test(argument)) ? [] : undefined;
+export const WORKER_EXEC_ARGV: readonly string[] | undefined = process.execArgv.some((argument) => /^(--conditions|-C)(=|$)/.test(argument)) ? [] : undefined;
 
 interface Slot {
   readonly worker: Worker;
@@ -218,7 +218,7 @@ export class WorkerPool<Job, Result> {
   private spawn(): Slot {
     const { workerMemoryMb, workerData } = this.options;
     const worker = new Worker(this.options.entry, {
-      ...(WORKER_EXEC_ARGV === undefined ? {} : { execArgv: WORKER_EXEC_ARGV }),
+      ...(WORKER_EXEC_ARGV === undefined ? {} : { execArgv: [...WORKER_EXEC_ARGV] }),
       ...(workerData === undefined ? {} : { workerData }),
       ...(workerMemoryMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: workerMemoryMb, stackSizeMb: 4 } }),
     });

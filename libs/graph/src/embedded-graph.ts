@@ -1,5 +1,7 @@
-import { age } from '@electric-sql/pglite-age';
-import { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresLogger } from '@loom/postgres';
+import { type EmbeddedPostgres, type EmbeddedPostgresLogger, startEmbeddedPostgresInWorker } from '@loom/postgres';
+
+// the worker runs the built module (dist), from src under the tests as from dist in a deployment
+const WORKER_ENTRY = new URL('../dist/embedded-graph-worker.js', import.meta.url);
 
 /** Options of startEmbeddedGraph. */
 export interface EmbeddedGraphOptions {
@@ -12,14 +14,16 @@ export interface EmbeddedGraphOptions {
 
 /**
  * Starts PGlite with Apache AGE (`@electric-sql/pglite-age`) served over the PostgreSQL wire protocol on loopback, for
- * an AGE resource with host 127.0.0.1, the returned port, user postgres and an empty password. PGlite has ONE session
- * shared by every connection, so the search_path the AGE adapter sets applies to all of them: fine for a graph-only
- * instance, but relational tables on the same instance must be schema-qualified.
+ * an AGE resource with host 127.0.0.1, the returned port, user postgres and an empty password. PGlite runs in a worker
+ * thread of its own (startEmbeddedPostgresInWorker): a graph statement runs synchronously in WebAssembly for as long as
+ * it takes, which on the main thread held up every gRPC call, skill call and timer of the process meanwhile. PGlite has
+ * ONE session shared by every connection, so the search_path the AGE adapter sets applies to all of them: fine for a
+ * graph-only instance, but relational tables on the same instance must be schema-qualified.
  */
 export function startEmbeddedGraph(options: EmbeddedGraphOptions): Promise<EmbeddedPostgres> {
-  return startEmbeddedPostgres({
+  return startEmbeddedPostgresInWorker({
+    entry: WORKER_ENTRY,
     dataDir: options.dataDir,
-    extensions: { age },
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { BlockList, isIPv6 } from 'node:net';
+import { type Duplex } from 'node:stream';
 import { join, resolve } from 'node:path';
 import { type Extensions, PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -109,17 +110,53 @@ export function isLoopbackHost(host: string): boolean {
  * connection is in memory (no socket: the same wire protocol, the same turns on the session), over TCP from elsewhere.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const { host, dataDir } = await prepareDataDir(options);
+  const lock = lockDataDir(dataDir);
+  try {
+    return await serveLockedDataDir({ ...options, host, dataDir }, { release: () => lock.release() });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/** Checks that the host is a loopback one and makes the data directory (mode 0700); answers both, the directory absolute. */
+export async function prepareDataDir(options: Pick<EmbeddedPostgresOptions, 'host' | 'dataDir'>): Promise<{ host: string; dataDir: string }> {
   const host = options.host ?? '127.0.0.1';
   if (!isLoopbackHost(host)) throw new NonLoopbackHostError(host);
   const dataDir = resolve(options.dataDir);
-  const logger = options.logger;
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     await chmod(dataDir, 0o700);
   } catch (error) {
     throw new EmbeddedPostgresStartError(dataDir, `cannot create the data directory: ${errorText(error)}`, { cause: error });
   }
-  const lock = lockDataDir(dataDir);
+  return { host, dataDir };
+}
+
+/** What serveLockedDataDir is told besides the options. */
+export interface ServeHooks {
+  /** Gives the data directory's lock up; called once the server has closed. */
+  readonly release: () => void;
+  /** Called for every TCP connection the server accepts. */
+  readonly onTcpAccepted?: () => void;
+}
+
+/** A server serveLockedDataDir started: an EmbeddedPostgres, and its connections in memory for the thread it runs on. */
+export interface ServedEmbeddedPostgres extends EmbeddedPostgres {
+  /** A new connection in memory's client end (InMemoryConnector.open). */
+  openInMemory(): Duplex;
+}
+
+/**
+ * Opens PGlite on a prepared data directory whose lock the caller holds, and serves it (startEmbeddedPostgres, and the
+ * worker thread of startEmbeddedPostgresInWorker, whose lock the main thread holds). On failure the lock stays the caller's.
+ */
+export async function serveLockedDataDir(
+  options: EmbeddedPostgresOptions & { readonly host: string; readonly dataDir: string },
+  hooks: ServeHooks,
+): Promise<ServedEmbeddedPostgres> {
+  const { host, dataDir, logger } = options;
   const initialised = existsSync(join(dataDir, 'PG_VERSION'));
 
   let db: PGlite | undefined;
@@ -135,6 +172,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     server.addEventListener('error', (event) => {
       logger?.warn({ err: (event as Event & { detail?: unknown }).detail, dataDir }, 'embedded PostgreSQL server error');
     });
+    const onTcpAccepted = hooks.onTcpAccepted;
+    if (onTcpAccepted !== undefined) server.addEventListener('connection', () => onTcpAccepted());
     try {
       await server.start();
     } catch (error) {
@@ -146,14 +185,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   } catch (error) {
     await server?.stop();
     await db?.close();
-    lock.release();
     throw error;
   }
 
   const inMemory = connector;
   const unregister = registerEmbeddedAddress(host, port, () => inMemory.open());
-  const urlHost = isIPv6(host) ? `[${host}]` : host;
-  const url = `postgresql://postgres@${urlHost}:${port}/postgres`;
+  const url = embeddedUrl(host, port);
   logger?.info({ dataDir, host, port, created: initialised ? false : seeded ? 'from template' : 'by initdb' }, 'embedded PostgreSQL started');
 
   const runningServer = server;
@@ -165,6 +202,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     port,
     dataDir,
     connectionCounts: () => inMemory.counts(),
+    openInMemory: () => inMemory.open(),
     close() {
       closing ??= (async () => {
         unregister();
@@ -173,13 +211,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
           await runningServer.stop();
           await runningDb.close();
         } finally {
-          lock.release();
+          hooks.release();
         }
         logger?.info({ dataDir }, 'embedded PostgreSQL stopped');
       })();
       return closing;
     },
   };
+}
+
+/** `postgresql://postgres@<host>:<port>/postgres`. */
+export function embeddedUrl(host: string, port: number): string {
+  return `postgresql://postgres@${isIPv6(host) ? `[${host}]` : host}:${port}/postgres`;
 }
 
 /**

@@ -41,7 +41,8 @@ export class EmbeddedPostgresStartError extends LoomError {
 
   constructor(
     readonly dataDir: string,
-    reason: string,
+    /** What went wrong, without the directory: `cannot listen on 127.0.0.1:5432: …`. */
+    readonly reason: string,
     options?: { cause?: unknown },
   ) {
     super(`embedded PostgreSQL on ${dataDir} could not start: ${reason}`, options);

@@ -7,6 +7,7 @@ export {
   type EmbeddedPostgresOptions,
   type EmbeddedPostgresLogger,
 } from './embedded-postgres.js';
+export { startEmbeddedPostgresInWorker, type EmbeddedWorkerOptions } from './embedded-in-worker.js';
 export { acquireEmbeddedPostgres } from './shared-embedded.js';
 export { type EmbeddedConnectionCounts } from './in-memory-connection.js';
 export { builtTemplateDir, TEMPLATE_STAMP_FILE, templateRecipe } from './built-template.js';

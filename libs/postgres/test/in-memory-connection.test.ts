@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseUnavailableError, createPool, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/index.js';
+import {
+  DatabaseUnavailableError,
+  DataDirectoryInUseError,
+  createPool,
+  EmbeddedPostgresStartError,
+  startEmbeddedPostgres,
+  startEmbeddedPostgresInWorker,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from '../src/index.js';
 import { useCleanup } from './harness.js';
 
 /** A signal one side gives (`give`) and the other awaits (`given`). */
@@ -13,7 +22,13 @@ function signal(): { give: () => void; given: Promise<void> } {
   return { give, given };
 }
 
-describe('connections in memory to an embedded server of this process', () => {
+/** The two ways to run the embedded server: PGlite on the caller's thread, or in a worker thread of its own. */
+const SERVERS: [string, (options: EmbeddedPostgresOptions) => Promise<EmbeddedPostgres>][] = [
+  ['PGlite in this thread', startEmbeddedPostgres],
+  ['PGlite in a worker thread', startEmbeddedPostgresInWorker],
+];
+
+describe.each(SERVERS)('connections in memory to an embedded server of this process (%s)', (_name, startServer) => {
   const cleanup = useCleanup();
   let server: EmbeddedPostgres;
   let removeDir: () => Promise<void>;
@@ -21,7 +36,7 @@ describe('connections in memory to an embedded server of this process', () => {
   beforeAll(async () => {
     const dir = await mkdtemp(join(tmpdir(), 'loom-postgres-'));
     removeDir = () => rm(dir, { recursive: true, force: true });
-    server = await startEmbeddedPostgres({ dataDir: join(dir, 'pgdata') });
+    server = await startServer({ dataDir: join(dir, 'pgdata') });
     const setup = createPool(server.url);
     await setup.query('CREATE TABLE public.item (id integer PRIMARY KEY)');
     await setup.close();
@@ -130,34 +145,87 @@ describe('connections in memory to an embedded server of this process', () => {
   });
 });
 
-describe('closing an embedded server with connections in memory', () => {
+describe.each(SERVERS)('closing an embedded server with connections in memory (%s)', (_name, startServer) => {
   const cleanup = useCleanup();
 
   it('fails the running and the waiting statements with DatabaseUnavailableError and leaves no connection open', async () => {
-    const server = await startEmbeddedPostgres({ dataDir: join(await cleanup.tempDir(), 'pgdata') });
+    const server = await startServer({ dataDir: join(await cleanup.tempDir(), 'pgdata') });
     const holder = cleanup.add(createPool(server.url));
     const waiter = cleanup.add(createPool(server.url));
     await waiter.query('SELECT 1'); // connected: what follows waits on the session, not on connecting
 
     const { give: began, given: begun } = signal();
     const { give: release, given: held } = signal();
-    const transaction = holder.transaction(async (client) => {
-      await client.query('SELECT 1');
-      began();
-      await held;
-      await client.query('SELECT 2');
-    });
+    const transaction = holder
+      .transaction(async (client) => {
+        await client.query('SELECT 1');
+        began();
+        await held;
+        await client.query('SELECT 2');
+      })
+      .catch((e: unknown) => e);
     await begun;
-    const waiting = waiter.query('SELECT 3');
+    // caught at once: it may fail while the server is still closing
+    const waiting = waiter.query('SELECT 3').catch((e: unknown) => e);
     await Promise.all([server.close(), server.close()]);
     release();
 
-    const [transactionError, waitingError] = await Promise.all([transaction.catch((e: unknown) => e), waiting.catch((e: unknown) => e)]);
+    const [transactionError, waitingError] = await Promise.all([transaction, waiting]);
     expect(transactionError).toBeInstanceOf(DatabaseUnavailableError);
     expect(waitingError).toBeInstanceOf(DatabaseUnavailableError);
     expect(waitingError).toMatchObject({ kind: 'unavailable', address: `127.0.0.1:${server.port}/postgres` });
     expect(server.connectionCounts()).toMatchObject({ tcpAccepted: 0, inMemoryOpened: 2, inMemoryOpen: 0 });
     // a new connection finds the server gone, as over TCP
     expect(await waiter.query('SELECT 4').catch((e: unknown) => e)).toBeInstanceOf(DatabaseUnavailableError);
+  });
+});
+
+describe('an embedded server in a worker thread', () => {
+  const cleanup = useCleanup();
+
+  it("runs a statement without holding up this thread's event loop, which PGlite in this thread does", async () => {
+    const order = async (startServer: (options: EmbeddedPostgresOptions) => Promise<EmbeddedPostgres>): Promise<string[]> => {
+      const server = await startServer({ dataDir: join(await cleanup.tempDir(), 'pgdata') });
+      const db = createPool(server.url);
+      try {
+        await db.query('SELECT 1');
+        const events: string[] = [];
+        // a statement of about a second in PostgreSQL; the timer is due long before it ends, if this thread is free
+        const statement = db.query('SELECT pg_sleep(1)').then(() => events.push('statement'));
+        await new Promise((resolve) => setTimeout(resolve, 20)).then(() => events.push('timer'));
+        await statement;
+        return events;
+      } finally {
+        await db.close();
+        await server.close();
+      }
+    };
+    expect(await order(startEmbeddedPostgresInWorker)).toEqual(['timer', 'statement']);
+    expect(await order(startEmbeddedPostgres)).toEqual(['statement', 'timer']);
+  });
+
+  it('holds its data directory: a second server on it, in a thread or in a worker, is refused until it closes', async () => {
+    const dataDir = join(await cleanup.tempDir(), 'pgdata');
+    const server = await startEmbeddedPostgresInWorker({ dataDir });
+    await expect(startEmbeddedPostgresInWorker({ dataDir })).rejects.toBeInstanceOf(DataDirectoryInUseError);
+    await expect(startEmbeddedPostgres({ dataDir })).rejects.toBeInstanceOf(DataDirectoryInUseError);
+    await Promise.all([server.close(), server.close()]);
+    const again = await startEmbeddedPostgresInWorker({ dataDir });
+    const db = createPool(again.url);
+    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await db.close();
+    await again.close();
+  });
+
+  it('fails to start with EmbeddedPostgresStartError naming the directory and the reason, and gives the directory up', async () => {
+    const first = await startEmbeddedPostgresInWorker({ dataDir: join(await cleanup.tempDir(), 'pgdata') });
+    cleanup.add(first);
+    const dataDir = join(await cleanup.tempDir(), 'pgdata');
+    const error = await startEmbeddedPostgresInWorker({ dataDir, port: first.port }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(EmbeddedPostgresStartError);
+    expect(error).toMatchObject({ dataDir, kind: 'unavailable' });
+    expect((error as EmbeddedPostgresStartError).reason).toContain(`cannot listen on 127.0.0.1:${first.port}`);
+    const second = await startEmbeddedPostgresInWorker({ dataDir });
+    await second.close();
   });
 });
