@@ -99,6 +99,8 @@ export class SkillServer {
   private readonly meterProvider: MeterProvider;
   private readonly prometheus: PrometheusExporter;
   private readonly requests = new WeakMap<FastifyRequest, RequestState>();
+  /** The text of each JSON body, as read, until its request is gone. */
+  private readonly bodyTexts = new WeakMap<FastifyRequest, string>();
   private inFlight = 0;
   private boundPort = 0;
   private readonly stopOnce = new ShutdownOnce(() => this.shutdown());
@@ -216,6 +218,13 @@ export class SkillServer {
     });
     // answers are plain JSON: the response schemas document, they do not filter
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    // fastify's own JSON parsing (with its prototype-poisoning checks), keeping the text as read for SkillRequest.text
+    const parseJson = app.getDefaultJsonParser('error', 'error');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+      this.bodyTexts.set(request, text as string);
+      void parseJson(request, text as string, done);
+    });
     app.addContentTypeParser(['application/pdf', 'application/octet-stream'], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     return app;
   }
@@ -366,7 +375,15 @@ export class SkillServer {
     };
     request.raw.socket.once('close', gone);
     try {
-      const work = route.handler({ body: request.body, mediaType: mediaTypeOf(request), signal: controller.signal, logger: request.log as Logger, span });
+      const text = this.bodyTexts.get(request);
+      const work = route.handler({
+        body: request.body,
+        ...(text === undefined ? {} : { text }),
+        mediaType: mediaTypeOf(request),
+        signal: controller.signal,
+        logger: request.log as Logger,
+        span,
+      });
       const aborted = new Promise<never>((_resolve, reject) => {
         controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
       });

@@ -39,7 +39,7 @@ function echoSkill(held = gate()): SkillDefinition {
           properties: {
             text: { type: 'string' },
             items: { type: 'array', items: { type: 'integer' } },
-            mode: { type: 'string', enum: ['plain', 'hold', 'fail', 'crash', 'missing', 'slow', 'written'] },
+            mode: { type: 'string', enum: ['plain', 'hold', 'fail', 'crash', 'missing', 'slow', 'written', 'text'] },
           },
         },
         response: { type: 'object', properties: { text: { type: 'string' } } },
@@ -56,6 +56,7 @@ function echoSkill(held = gate()): SkillDefinition {
           if (body.mode === 'missing') throw new NotFoundError('unknown_thing', 'no such thing', { field: 'text' });
           if (body.mode === 'crash') throw new TypeError('secret internal detail');
           if (body.mode === 'written') return new JsonText(`{"text":${JSON.stringify(body.text)},"written":true}`);
+          if (body.mode === 'text') return { text: request.text };
           return { text: body.text, traceId: trace.getActiveSpan()?.spanContext().traceId };
         },
       },
@@ -113,6 +114,17 @@ describe('SkillServer', () => {
     const answer = await post(server, { text: 'hi', mode: 'written' });
     expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await answer.text()).toBe('{"text":"hi","written":true}');
+  });
+
+  it("gives the handler a JSON body's text as it was read, after the same checks as the parsed body", async () => {
+    const server = await start(echoSkill());
+    const sent = '{ "mode": "text",\n  "text": "caf\u00e9" }';
+    const answer = await post(server, sent);
+    expect(await answer.json()).toEqual({ text: sent });
+
+    const poisoned = await post(server, '{"mode":"text","text":"x","__proto__":{"polluted":true}}');
+    expect(poisoned.status).toBe(400);
+    expect(await poisoned.json()).toMatchObject({ error: 'invalid_request' });
   });
 
   it('answers schema violations 400 naming the field', async () => {

@@ -103,7 +103,8 @@ export const keywordsSkill: SkillModule = {
             const body = request.body as ExtractRequest;
             // the request is checked here, so a bad one is answered without a worker
             const annotation = readAnnotation(body.annotatedText);
-            const keywords = await pool.run({ annotation, options: optionsOf(body) }, request.signal);
+            const options = optionsOf(body);
+            const keywords = await pool.run({ request: request.text === undefined ? { annotation } : { text: request.text }, options }, request.signal);
             request.span.setAttribute('loom.keywords.count', keywords.length);
             return keywords;
           },
