@@ -7,8 +7,12 @@
 //  - skills apart: `loom skills serve` in its own process, `loom serve` registering it.
 // Also the annotation skill's documents/s at 1 and 4 concurrent requests (its worker threads use every core), and
 // the CPU seconds each process spent from the publish to the last document (the workflow's start, which opens the
-// embedded graph, is before it and not counted). BENCH_DOCUMENTS changes the count; BENCH_CPU_PROF=<directory> writes a
-// --cpu-prof of each loom process there (the figures are then slower); BENCH_ONLY=concurrency|one|apart runs one part.
+// embedded graph, is before it and not counted). With the skills apart, also the job's floor: the CPU a document of the
+// keyword skill alone (the same annotations, 4 requests at a time) and of the two graph writers alone (a workflow of just
+// them on a fresh embedded graph, fed the rows they get in the job), and the ratio the job could reach if loom's own
+// transport (gRPC, HTTP, messages) cost nothing and the two cores were never idle: annotation / (annotation + keywords
+// + writers). BENCH_DOCUMENTS changes the count; BENCH_CPU_PROF=<directory> writes a --cpu-prof of each loom process
+// there (the figures are then slower); BENCH_ONLY=concurrency|one|apart runs one part.
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -16,7 +20,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { parse, stringify } from 'yaml';
 import { ExecutorClient } from '@loom/contracts';
+import { mergedEntitiesOf } from '@loom/domain';
 import { testDataDir } from '@loom/nlp/training';
 import { call, createClient } from '@loom/service-kit';
 import { cpuSecondsOf, loomMain, median, startLoomServe } from './loom-serve.mjs';
@@ -28,6 +34,7 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 /** One part only: `concurrency`, `one` (one process) or `apart` (skills apart); all when unset. */
 const ONLY = process.env.BENCH_ONLY;
 const WORKFLOW = 'Text to graph';
+const WRITERS_WORKFLOW = 'Graph writers alone';
 const LAST_WRITER = 'Write entities';
 const FAILURES = 'Failures';
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -91,11 +98,11 @@ async function startSkillsProcess(names, env) {
 }
 
 /** Waits until every document is written by the last writer or has reached the failure handler; answers the status then. */
-async function lastWriterDone(address, expected) {
+async function lastWriterDone(address, workflow, expected) {
   const executor = createClient(ExecutorClient, address, { retry: false });
   try {
     for (;;) {
-      const status = await call(executor, 'getWorkflowStatus', { name: WORKFLOW });
+      const status = await call(executor, 'getWorkflowStatus', { name: workflow });
       // a component's name in the status carries its instance id: `Write entities_<uuid>`
       const named = (name) => status.components.find((component) => component.name === name || component.name.startsWith(`${name}_`));
       const done = Number(named(LAST_WRITER)?.messagesOut ?? 0) + Number(named(FAILURES)?.messagesIn ?? 0);
@@ -111,18 +118,18 @@ async function lastWriterDone(address, expected) {
  * Pushes and starts the workflow, publishes the file, and answers the seconds until the last writer has every document
  * and the CPU seconds of each of `pids` in that time (the workflow's start, which opens the embedded graph, comes before).
  */
-async function textToGraph(address, file, expected, pids) {
-  await loom(address, 'workflow', 'push', workflowFile);
-  await loom(address, 'workflow', 'start', WORKFLOW);
+async function textToGraph(address, file, expected, pids, workflow = { file: workflowFile, name: WORKFLOW }) {
+  await loom(address, 'workflow', 'push', workflow.file);
+  await loom(address, 'workflow', 'start', workflow.name);
   const cpuBefore = pids.map((pid) => cpuSecondsOf(pid));
   const started = performance.now();
-  await loom(address, 'message', 'publish', WORKFLOW, '--inlet', 'Documents', '--file', file);
-  const status = await lastWriterDone(address, expected);
+  await loom(address, 'message', 'publish', workflow.name, '--inlet', 'Documents', '--file', file);
+  const status = await lastWriterDone(address, workflow.name, expected);
   const seconds = (performance.now() - started) / 1000;
   const cpu = pids.map((pid, index) => cpuSecondsOf(pid) - cpuBefore[index]);
   const failed = status.components.reduce((sum, component) => sum + Number(component.messagesFailed), 0);
   if (failed > 0) throw new Error(`${failed} messages failed: ${status.components.map((component) => component.lastError).find((error) => error !== '')}`);
-  await loom(address, 'workflow', 'stop', WORKFLOW).catch(() => undefined);
+  await loom(address, 'workflow', 'stop', workflow.name).catch(() => undefined);
   return { seconds, cpu };
 }
 
@@ -145,6 +152,78 @@ async function annotateAll(url, docs, concurrency) {
     }),
   );
   return (performance.now() - started) / 1000;
+}
+
+/** POSTs each JSON body to `url`, `concurrency` at a time; answers the answers, parsed, in order. */
+async function postAll(url, bodies, concurrency) {
+  const answers = new Array(bodies.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < bodies.length) {
+        const index = next++;
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[index] });
+        if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+        answers[index] = await response.json();
+      }
+    }),
+  );
+  return answers;
+}
+
+/**
+ * The job's floor with the skills apart (see the head of this file): CPU milliseconds a document of the keyword skill
+ * alone and of the graph writers alone, and the ratio to the NLP the job could reach with nothing else.
+ */
+async function floorOf(layout, docs, annotationCpuMs) {
+  const [loomPid, skillsPid] = layout.pids;
+  const annotations = await postAll(
+    `${layout.annotationUrl}/v2/annotate`,
+    docs.map((doc) => JSON.stringify({ text: doc.text, pipeline: 'technology' })),
+    4,
+  );
+  // as the keyword component sends them: the annotation in the body (the registered skill has no parameters)
+  const keywordBodies = annotations.map((annotation) => JSON.stringify({ annotatedText: annotation }));
+  await postAll(layout.keywordsUrl, keywordBodies.slice(0, 16), 4);
+  const keywordsCpu = cpuSecondsOf(skillsPid);
+  const keywords = await postAll(layout.keywordsUrl, keywordBodies, 4);
+  const keywordsCpuMs = ((cpuSecondsOf(skillsPid) - keywordsCpu) * 1000) / docs.length;
+
+  // the example's two writers and their failure handler, on a graph of their own, fed the rows the job gives them
+  const example = parse(readFileSync(workflowFile, 'utf8'));
+  const writers = {
+    name: WRITERS_WORKFLOW,
+    resources: {
+      'Knowledge graph': {
+        ...example.resources['Knowledge graph'],
+        parameters: { ...example.resources['Knowledge graph'].parameters, graph: 'writers_alone' },
+      },
+    },
+    components: Object.fromEntries(['Documents', 'Write keywords', 'Write entities', 'Failures'].map((name) => [name, example.components[name]])),
+    links: ['Documents -> Write keywords -> Write entities'],
+  };
+  const directory = mkdtempSync(join(tmpdir(), 'loom-bench-writers-'));
+  try {
+    const writersFile = join(directory, 'writers.workflow.yaml');
+    writeFileSync(writersFile, stringify(writers));
+    const rowsFile = join(directory, 'rows.jsonl');
+    const rows = docs.map((doc, index) => ({
+      id: doc.id,
+      title: doc.title,
+      _keywords: keywords[index],
+      _merged_entities: mergedEntitiesOf(annotations[index]),
+    }));
+    writeFileSync(rowsFile, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
+    const { cpu } = await textToGraph(layout.address, rowsFile, docs.length, [loomPid], { file: writersFile, name: WRITERS_WORKFLOW });
+    const writersCpuMs = (cpu[0] * 1000) / docs.length;
+    const ceiling = annotationCpuMs / (annotationCpuMs + keywordsCpuMs + writersCpuMs);
+    console.log(
+      `  floor: keyword skill alone ${fmt(keywordsCpuMs)} ms CPU a document (4 at a time), the two graph writers alone ${fmt(writersCpuMs)} ms ` +
+        `(loom, embedded graph); with nothing else the job could reach ${ceiling.toFixed(2)}x of the annotation alone (${fmt(annotationCpuMs)} ms)`,
+    );
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
 }
 
 /** Median documents/s of the annotation skill over ROUNDS rounds after a warm-up round. */
@@ -172,6 +251,7 @@ async function measureLayout(label, start, docs, file) {
         `(4 at a time): ${(rate / baseline).toFixed(2)}x; CPU a document ${fmt(cpuMs)} ms end to end ` +
         `(${cpu.map((value, index) => `${layout.names[index]} ${value.toFixed(1)} s`).join(', ')}) against ${fmt(baselineCpuMs)} ms for the annotation alone`,
     );
+    if (layout.keywordsUrl !== undefined) await floorOf(layout, docs, baselineCpuMs);
     return { rate, baseline };
   } finally {
     await layout.stop();
@@ -212,6 +292,8 @@ async function skillsApart() {
   return {
     address: loomServe.address,
     annotationUrl,
+    // the floor is measured where each process's CPU is its own
+    keywordsUrl: `${skills.urls.get('keywords')}/extractKeywords`,
     pids: [loomServe.child.pid, skills.child.pid],
     names: ['loom', 'skills'],
     async stop() {

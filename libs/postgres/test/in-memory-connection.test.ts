@@ -217,6 +217,39 @@ describe('an embedded server in a worker thread', () => {
     await again.close();
   });
 
+  it('ends its connections with DatabaseUnavailableError when its thread dies, refuses new ones, and still closes', async () => {
+    const dataDir = join(await cleanup.tempDir(), 'pgdata');
+    const warnings: string[] = [];
+    const logger = { info: () => undefined, warn: (_fields: object, message: string) => warnings.push(message) };
+    const entry = new URL('fixtures/dying-worker.mjs', import.meta.url);
+    const server = await startEmbeddedPostgresInWorker({ dataDir, entry, logger });
+    const first = cleanup.add(createPool(server.url));
+    const { give: began, given: begun } = signal();
+    const { give: release, given: held } = signal();
+    const transaction = first
+      .transaction(async (client) => {
+        await client.query('SELECT 1');
+        began();
+        await held;
+        await client.query('SELECT 2');
+      })
+      .catch((error: unknown) => error);
+    await begun;
+    // the second connection is the one the fixture's thread dies on
+    const second = cleanup.add(createPool(server.url));
+    expect(await second.query('SELECT 3').catch((error: unknown) => error)).toBeInstanceOf(DatabaseUnavailableError);
+    release();
+    expect(await transaction).toBeInstanceOf(DatabaseUnavailableError);
+    // the thread's exit is told after its ports have closed
+    await expect.poll(() => warnings).toContain('the embedded PostgreSQL worker thread ended while serving; its connections are closed');
+    const third = cleanup.add(createPool(server.url));
+    expect(await third.query('SELECT 4').catch((error: unknown) => error)).toBeInstanceOf(DatabaseUnavailableError);
+    await Promise.all([server.close(), server.close()]);
+    // the directory's lock went with the thread
+    const again = await startEmbeddedPostgresInWorker({ dataDir });
+    await again.close();
+  });
+
   it('fails to start with EmbeddedPostgresStartError naming the directory and the reason, and gives the directory up', async () => {
     const first = await startEmbeddedPostgresInWorker({ dataDir: join(await cleanup.tempDir(), 'pgdata') });
     cleanup.add(first);
