@@ -53,6 +53,8 @@ export function defineLoomTestConfig(overrides: UserConfig['test'] = {}): UserCo
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
       environment: 'node',
       reporters: ['default', wallTimeReporter()],
+      // the run's temporary files in a directory of its own, removed at the end (vitest.scratch-dir.ts)
+      globalSetup: [fileURLToPath(new URL('vitest.scratch-dir.ts', import.meta.url))],
       pool: 'forks',
       // vitest's default in a run is one fork less than the cores: one on these 2-core machines, so a project's files
       // ran one after another while most of their time is spent waiting on servers (JVMs, PGlite, the loom binary)
