@@ -97,6 +97,18 @@ async function startSkillsProcess(names, env) {
   };
 }
 
+/** The machine's CPU time so far, busy and in all, in clock ticks (/proc/stat's first line); undefined off Linux. */
+function machineTicks() {
+  try {
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const idle = ticks[3] + ticks[4]; // idle and iowait
+    const all = ticks.reduce((sum, value) => sum + value, 0);
+    return { busy: all - idle, all };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Waits until every document is written by the last writer or has reached the failure handler; answers the status then. */
 async function lastWriterDone(address, workflow, expected) {
   const executor = createClient(ExecutorClient, address, { retry: false });
@@ -122,15 +134,19 @@ async function textToGraph(address, file, expected, pids, workflow = { file: wor
   await loom(address, 'workflow', 'push', workflow.file);
   await loom(address, 'workflow', 'start', workflow.name);
   const cpuBefore = pids.map((pid) => cpuSecondsOf(pid));
+  const ticksBefore = machineTicks();
   const started = performance.now();
   await loom(address, 'message', 'publish', workflow.name, '--inlet', 'Documents', '--file', file);
   const status = await lastWriterDone(address, workflow.name, expected);
   const seconds = (performance.now() - started) / 1000;
   const cpu = pids.map((pid, index) => cpuSecondsOf(pid) - cpuBefore[index]);
+  const ticksAfter = machineTicks();
+  // the share of the machine's cores busy in the window (with this bench and the publish command, and anything else running)
+  const busy = ticksBefore === undefined || ticksAfter === undefined ? undefined : (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.all - ticksBefore.all);
   const failed = status.components.reduce((sum, component) => sum + Number(component.messagesFailed), 0);
   if (failed > 0) throw new Error(`${failed} messages failed: ${status.components.map((component) => component.lastError).find((error) => error !== '')}`);
   await loom(address, 'workflow', 'stop', workflow.name).catch(() => undefined);
-  return { seconds, cpu };
+  return { seconds, cpu, busy };
 }
 
 /** Posts every document's text to the annotation skill, `concurrency` at a time; answers the seconds taken. */
@@ -243,13 +259,14 @@ async function measureLayout(label, start, docs, file) {
     const baseline = await annotationRate(layout.annotationUrl, docs, 4);
     // the warm-up round and ROUNDS rounds: CPU milliseconds a document of the annotation alone
     const baselineCpuMs = ((cpuNow() - baselineCpu) * 1000) / (16 + ROUNDS * docs.length);
-    const { seconds, cpu } = await textToGraph(layout.address, file, docs.length, layout.pids);
+    const { seconds, cpu, busy } = await textToGraph(layout.address, file, docs.length, layout.pids);
     const cpuMs = (cpu.reduce((sum, value) => sum + value, 0) * 1000) / docs.length;
     const rate = docs.length / seconds;
     console.log(
       `${label}: ${fmt(rate)} documents/s end to end (${seconds.toFixed(2)} s for ${docs.length}); annotation skill alone ${fmt(baseline)} documents/s ` +
         `(4 at a time): ${(rate / baseline).toFixed(2)}x; CPU a document ${fmt(cpuMs)} ms end to end ` +
-        `(${cpu.map((value, index) => `${layout.names[index]} ${value.toFixed(1)} s`).join(', ')}) against ${fmt(baselineCpuMs)} ms for the annotation alone`,
+        `(${cpu.map((value, index) => `${layout.names[index]} ${value.toFixed(1)} s`).join(', ')}) against ${fmt(baselineCpuMs)} ms for the annotation alone` +
+        (busy === undefined ? '' : `; the cores ${Math.round(busy * 100)}% busy meanwhile`),
     );
     if (layout.keywordsUrl !== undefined) await floorOf(layout, docs, baselineCpuMs);
     return { rate, baseline };
