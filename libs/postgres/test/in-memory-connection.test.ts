@@ -7,6 +7,7 @@ import {
   DatabaseUnavailableError,
   DataDirectoryInUseError,
   createPool,
+  type Database,
   EmbeddedPostgresStartError,
   startEmbeddedPostgres,
   startEmbeddedPostgresInWorker,
@@ -20,6 +21,25 @@ function signal(): { give: () => void; given: Promise<void> } {
   let give: () => void = () => undefined;
   const given = new Promise<void>((resolve) => (give = resolve));
   return { give, given };
+}
+
+/**
+ * A transaction on `db` that runs a statement, then holds its connection until `release`; `transaction` settles with
+ * what it returned or the error it failed with (caught at once: it may fail while a server closes).
+ */
+async function heldTransaction(db: Database): Promise<{ transaction: Promise<unknown>; release: () => void }> {
+  const { give: began, given: begun } = signal();
+  const { give: release, given: held } = signal();
+  const transaction = db
+    .transaction(async (client) => {
+      await client.query('SELECT 1');
+      began();
+      await held;
+      await client.query('SELECT 2');
+    })
+    .catch((error: unknown) => error);
+  await begun;
+  return { transaction, release };
 }
 
 /** The two ways to run the embedded server: PGlite on the caller's thread, or in a worker thread of its own. */
@@ -154,17 +174,7 @@ describe.each(SERVERS)('closing an embedded server with connections in memory (%
     const waiter = cleanup.add(createPool(server.url));
     await waiter.query('SELECT 1'); // connected: what follows waits on the session, not on connecting
 
-    const { give: began, given: begun } = signal();
-    const { give: release, given: held } = signal();
-    const transaction = holder
-      .transaction(async (client) => {
-        await client.query('SELECT 1');
-        began();
-        await held;
-        await client.query('SELECT 2');
-      })
-      .catch((e: unknown) => e);
-    await begun;
+    const { transaction, release } = await heldTransaction(holder);
     // caught at once: it may fail while the server is still closing
     const waiting = waiter.query('SELECT 3').catch((e: unknown) => e);
     await Promise.all([server.close(), server.close()]);
@@ -224,17 +234,7 @@ describe('an embedded server in a worker thread', () => {
     const entry = new URL('fixtures/dying-worker.mjs', import.meta.url);
     const server = await startEmbeddedPostgresInWorker({ dataDir, entry, logger });
     const first = cleanup.add(createPool(server.url));
-    const { give: began, given: begun } = signal();
-    const { give: release, given: held } = signal();
-    const transaction = first
-      .transaction(async (client) => {
-        await client.query('SELECT 1');
-        began();
-        await held;
-        await client.query('SELECT 2');
-      })
-      .catch((error: unknown) => error);
-    await begun;
+    const { transaction, release } = await heldTransaction(first);
     // the second connection is the one the fixture's thread dies on
     const second = cleanup.add(createPool(server.url));
     expect(await second.query('SELECT 3').catch((error: unknown) => error)).toBeInstanceOf(DatabaseUnavailableError);
