@@ -57,10 +57,10 @@ export type WorkerPoolState = 'open' | 'closing' | 'closed';
 const TRANSITIONS: TransitionTable<WorkerPoolState> = { open: ['closing'], closing: ['closed'], closed: [] };
 
 /**
- * The Node options of a worker thread (a pool's, or any other loom starts): the process's (inherited), except where the process resolves packages with export
- * conditions: a test runner resolves workspace packages to their TypeScript sources (`--conditions @loom/source`),
- * which a worker thread cannot load, so there workers start with no options and run the build. (An explicit list is
- * checked: the process-wide `--no-node-snapshot` in it would be refused.)
+ * The Node options of a worker thread (a pool's, or any other loom starts): the process's (inherited), except where
+ * the process resolves packages with export conditions: a test runner resolves workspace packages to their TypeScript
+ * sources (`--conditions @loom/source`), which a worker thread cannot load, so there workers start with no options
+ * and run the build. (An explicit list is checked: the process-wide `--no-node-snapshot` in it would be refused.)
  */
 export const WORKER_EXEC_ARGV: readonly string[] | undefined = process.execArgv.some((argument) => /^(--conditions|-C)(=|$)/.test(argument)) ? [] : undefined;
 

@@ -10,8 +10,8 @@ export interface SkillRequest {
   readonly body: unknown;
   /**
    * A JSON body's text as it was read (it passed the same checks as `body`). For work handed to a worker thread: a
-   * string crosses threads as one copy, where a parsed body is cloned object by object (about 1 ms for an annotation
-   * of 8 sentences, more than parsing its text again).
+   * string crosses threads as one copy, where a parsed body is cloned object by object (a 24 KB annotation: 0.05 ms a
+   * post as text, 0.1 ms as a value).
    */
   readonly text?: string;
   /** Media type of the body, lower case, without parameters. */
