@@ -1,11 +1,12 @@
-import { Duplex } from 'node:stream';
+import { type Duplex } from 'node:stream';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { Lifecycle, type TransitionTable, WORKER_EXEC_ARGV } from '@loom/foundation';
 import { lockDataDir } from './data-dir-lock.js';
-import { type EmbeddedPostgres, type EmbeddedPostgresOptions, embeddedUrl, prepareDataDir } from './embedded-postgres.js';
+import { type EmbeddedPostgres, type EmbeddedPostgresOptions, embeddedUrl, errorText, prepareDataDir } from './embedded-postgres.js';
 import { registerEmbeddedAddress } from './embedded-registry.js';
 import { EmbeddedPostgresStartError } from './errors.js';
-import { type FromWorker, postChunk, TCP_ACCEPTED, type ToWorker, type WorkerStart } from './worker-server.js';
+import { SocketStandIn } from './in-memory-connection.js';
+import { type FromWorker, postChunk, receivedChunk, TCP_ACCEPTED, type ToWorker, type WorkerStart } from './worker-server.js';
 
 /** The package's own worker module: PGlite without extensions. */
 const PLAIN_ENTRY = new URL('../dist/embedded-worker-entry.js', import.meta.url);
@@ -191,29 +192,23 @@ class WorkerServer implements EmbeddedPostgres {
   }
 }
 
-/**
- * The main thread's end of a connection in memory to a worker's server: its bytes cross a MessagePort. It has the
- * socket methods pg's Connection calls, as the in-thread InMemorySocket has.
- */
-class WorkerSocket extends Duplex {
+/** The main thread's end of a connection in memory to a worker's server: its bytes cross a MessagePort. */
+class WorkerSocket extends SocketStandIn {
   private port: MessagePort | undefined;
 
   /** `open` answers the port of a new connection, or false when the server takes none. */
   constructor(private readonly open: (socket: WorkerSocket) => MessagePort | false) {
-    super({ allowHalfOpen: false });
+    super();
   }
 
   connect(): this {
     const port = this.open(this);
     if (port === false) {
-      const refused = Object.assign(new Error('connect ECONNREFUSED: the embedded PostgreSQL is stopping'), { code: 'ECONNREFUSED' });
-      process.nextTick(() => this.destroy(refused));
+      this.refuse();
       return this;
     }
     this.port = port;
-    port.on('message', (chunk: Uint8Array | null) => {
-      this.push(chunk === null ? null : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    });
+    port.on('message', (chunk: Uint8Array | null) => this.push(receivedChunk(chunk)));
     port.on('close', () => this.destroy());
     // messages on the port are queued until the worker takes it, so pg may write as soon as it hears this
     process.nextTick(() => {
@@ -222,26 +217,14 @@ class WorkerSocket extends Duplex {
     return this;
   }
 
-  setNoDelay(): this {
-    return this;
-  }
-
-  setKeepAlive(): this {
-    return this;
-  }
-
-  ref(): this {
+  override ref(): this {
     this.port?.ref();
     return this;
   }
 
-  unref(): this {
+  override unref(): this {
     this.port?.unref();
     return this;
-  }
-
-  override _read(): void {
-    // the worker's bytes are pushed as they arrive
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -258,8 +241,4 @@ class WorkerSocket extends Duplex {
     this.port?.close();
     callback(error);
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

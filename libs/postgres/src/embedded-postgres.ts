@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { BlockList, isIPv6 } from 'node:net';
-import { type Duplex } from 'node:stream';
 import { join, resolve } from 'node:path';
 import { type Extensions, PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -9,7 +8,7 @@ import { BUILT_TEMPLATE_DIR } from './built-template.js';
 import { LOCK_FILE_NAME, lockDataDir } from './data-dir-lock.js';
 import { registerEmbeddedAddress } from './embedded-registry.js';
 import { EmbeddedPostgresStartError, NonLoopbackHostError } from './errors.js';
-import { type EmbeddedConnectionCounts, InMemoryConnector } from './in-memory-connection.js';
+import { type EmbeddedConnectionCounts, InMemoryConnector, type SocketStandIn } from './in-memory-connection.js';
 import { withSessionAffinity } from './session-affinity.js';
 
 /**
@@ -145,7 +144,7 @@ export interface ServeHooks {
 /** A server serveLockedDataDir started: an EmbeddedPostgres, and its connections in memory for the thread it runs on. */
 export interface ServedEmbeddedPostgres extends EmbeddedPostgres {
   /** A new connection in memory's client end (InMemoryConnector.open). */
-  openInMemory(): Duplex;
+  openInMemory(): SocketStandIn;
 }
 
 /**
@@ -260,6 +259,7 @@ async function openPglite(dataDir: string, extensions: Extensions | undefined, s
   }
 }
 
-function errorText(error: unknown): string {
+/** An error's message, or what was thrown as text. */
+export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -4,30 +4,18 @@ import { Lifecycle, ShutdownOnce } from '@loom/foundation';
 import { EmbeddedPostgresStartError } from './errors.js';
 
 /**
- * One end of a connection inside the process: what is written to it arrives as the other end's 'data', ending it ends
- * the other end's reading, destroying it closes both. It has the socket methods `pg` (its Client's `stream` option) and
- * pglite-socket's handler call, so each sees the other as it would see a TCP peer.
+ * A connection that is not TCP, with the socket methods `pg` (its Client's `stream` option) and pglite-socket's
+ * handler call, so that each sees the other as it would see a TCP peer: this thread's InMemorySocket, and the
+ * main thread's end of a connection to an embedded server in a worker thread (embedded-in-worker.ts).
  */
-class InMemorySocket extends Duplex {
-  private peer: InMemorySocket | undefined;
-  private peerEnded = false;
-
-  constructor(private readonly onConnect: (socket: InMemorySocket) => void = () => undefined) {
+export abstract class SocketStandIn extends Duplex {
+  constructor() {
     // like a server's net.Socket: when the other end stops writing, this end finishes too and both close
     super({ allowHalfOpen: false });
   }
 
-  /** Joins two ends. */
-  static pair(client: InMemorySocket, server: InMemorySocket): void {
-    client.peer = server;
-    server.peer = client;
-  }
-
-  /** Called by pg's Connection (with the URL's port and host, which a connection in memory does not need). */
-  connect(): this {
-    this.onConnect(this);
-    return this;
-  }
+  /** Called by pg's Connection (with the URL's port and host, which a connection that is not TCP does not need). */
+  abstract connect(): this;
 
   setNoDelay(): this {
     return this; // nothing is buffered on the way
@@ -46,7 +34,37 @@ class InMemorySocket extends Duplex {
   }
 
   override _read(): void {
-    // the peer pushes whenever it is written to; there is nothing to fetch
+    // the other end's bytes are pushed as they arrive; there is nothing to fetch
+  }
+
+  /** Fails the connection as a TCP connection to a stopped server fails: ECONNREFUSED, after `connect` has returned. */
+  refuse(): void {
+    const refused = Object.assign(new Error('connect ECONNREFUSED: the embedded PostgreSQL is stopping'), { code: 'ECONNREFUSED' });
+    process.nextTick(() => this.destroy(refused));
+  }
+}
+
+/**
+ * One end of a connection inside the process: what is written to it arrives as the other end's 'data', ending it ends
+ * the other end's reading, destroying it closes both.
+ */
+class InMemorySocket extends SocketStandIn {
+  private peer: InMemorySocket | undefined;
+  private peerEnded = false;
+
+  constructor(private readonly onConnect: (socket: InMemorySocket) => void = () => undefined) {
+    super();
+  }
+
+  /** Joins two ends. */
+  static pair(client: InMemorySocket, server: InMemorySocket): void {
+    client.peer = server;
+    server.peer = client;
+  }
+
+  connect(): this {
+    this.onConnect(this);
+    return this;
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -133,7 +151,7 @@ export class InMemoryConnector {
    * A new connection's client end, for pg's `stream` option: it connects when pg calls `connect`. Once the connector
    * is closing, connecting fails with ECONNREFUSED, as a TCP connection to a stopped server does.
    */
-  open(): Duplex {
+  open(): SocketStandIn {
     return new InMemorySocket((client) => this.attach(client));
   }
 
@@ -144,8 +162,7 @@ export class InMemoryConnector {
 
   private attach(client: InMemorySocket): void {
     if (!this.lifecycle.is('serving')) {
-      const refused = Object.assign(new Error('connect ECONNREFUSED: the embedded PostgreSQL is stopping'), { code: 'ECONNREFUSED' });
-      process.nextTick(() => client.destroy(refused));
+      client.refuse();
       return;
     }
     const server = new InMemorySocket();

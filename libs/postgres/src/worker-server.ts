@@ -2,10 +2,10 @@
 // here, so its statements (WebAssembly, synchronous) take this thread's time and not the event loop of the process's
 // main thread. Call serveEmbeddedPostgresWorker once from the worker's module, with the extensions PGlite loads.
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { type Duplex } from 'node:stream';
 import { type Extensions } from '@electric-sql/pglite';
 import { NotInWorkerError } from '@loom/foundation/worker';
 import { type EmbeddedPostgresLogger, type ServedEmbeddedPostgres, serveLockedDataDir } from './embedded-postgres.js';
+import { type SocketStandIn } from './in-memory-connection.js';
 
 /** What the main thread gives the worker as its `workerData`: the prepared options, the directory already locked. */
 export interface WorkerStart {
@@ -43,13 +43,18 @@ export function postChunk(port: MessagePort, chunk: Uint8Array | null): void {
   port.postMessage(copy, [copy.buffer]);
 }
 
+/** A chunk as postChunk sent it: its bytes as a Buffer (no copy), or null for the end. */
+export function receivedChunk(chunk: Uint8Array | null): Buffer | null {
+  return chunk === null ? null : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
 /** A log entry's fields as they can cross threads: an error becomes its name and message. */
 function crossable(fields: object): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, value instanceof Error ? { name: value.name, message: value.message } : value]));
 }
 
 /** Joins a connection in memory to the port its bytes cross on; either end closing closes the other. */
-function bridge(socket: Duplex, port: MessagePort): void {
+function bridge(socket: SocketStandIn, port: MessagePort): void {
   let open = true;
   const end = (): void => {
     if (!open) return;
@@ -64,12 +69,13 @@ function bridge(socket: Duplex, port: MessagePort): void {
   socket.on('close', end);
   socket.on('error', end);
   port.on('message', (chunk: Uint8Array | null) => {
-    if (chunk === null) socket.end();
-    else socket.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    const bytes = receivedChunk(chunk);
+    if (bytes === null) socket.end();
+    else socket.write(bytes);
   });
   port.on('close', end);
   // pg's Connection (on the main thread) writes its startup message once it hears `connect`; the handler answers it
-  (socket as Duplex & { connect(): void }).connect();
+  socket.connect();
 }
 
 /** Serves the embedded PostgreSQL of the worker's workerData to the main thread; see startEmbeddedPostgresInWorker. */
