@@ -4,5 +4,6 @@ export * from './keyed-lock.js';
 export * from './lifecycle.js';
 export * from './shutdown-once.js';
 export * from './stream-channel.js';
+export * from './with-resolvers.js';
 export * from './worker-pool.js';
 export { type WorkerAnswer, type WorkerFailure } from './worker-jobs.js';

@@ -1,3 +1,5 @@
+import { withResolvers } from './with-resolvers.js';
+
 /** Runs tasks one after another per key; tasks of different keys run concurrently. */
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<void>>();
@@ -5,10 +7,7 @@ export class KeyedLock {
   /** Runs `task` once every earlier task of `key` has settled; its result or error is the caller's. */
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
-    let release: () => void = () => undefined;
-    const tail = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { promise: tail, resolve: release } = withResolvers();
     const chained = previous.then(() => tail);
     this.tails.set(key, chained);
     await previous;

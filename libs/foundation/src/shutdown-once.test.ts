@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ShutdownOnce } from './shutdown-once.js';
-
-/** A promise with its resolve and reject in hand. */
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
-  let resolve: () => void = () => undefined;
-  let reject: (error: Error) => void = () => undefined;
-  const promise = new Promise<void>((onResolve, onReject) => {
-    resolve = onResolve;
-    reject = onReject;
-  });
-  return { promise, resolve, reject };
-}
+import { withResolvers } from './with-resolvers.js';
 
 describe('ShutdownOnce', () => {
   it('runs the shutdown once and lets a second caller wait until the first has finished', async () => {
-    const gate = deferred();
+    const gate = withResolvers();
     let runs = 0;
     let finished = false;
     const once = new ShutdownOnce(async () => {
@@ -51,7 +41,7 @@ describe('ShutdownOnce', () => {
   });
 
   it('gives every caller the failure of the one shutdown', async () => {
-    const gate = deferred();
+    const gate = withResolvers();
     const once = new ShutdownOnce(() => gate.promise);
     const first = once.call();
     const second = once.call();

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withResolvers } from '@loom/foundation';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,20 +17,13 @@ import {
 } from '../src/index.js';
 import { useCleanup } from './harness.js';
 
-/** A signal one side gives (`give`) and the other awaits (`given`). */
-function signal(): { give: () => void; given: Promise<void> } {
-  let give: () => void = () => undefined;
-  const given = new Promise<void>((resolve) => (give = resolve));
-  return { give, given };
-}
-
 /**
  * A transaction on `db` that runs a statement, then holds its connection until `release`; `transaction` settles with
  * what it returned or the error it failed with (caught at once: it may fail while a server closes).
  */
 async function heldTransaction(db: Database): Promise<{ transaction: Promise<unknown>; release: () => void }> {
-  const { give: began, given: begun } = signal();
-  const { give: release, given: held } = signal();
+  const { resolve: began, promise: begun } = withResolvers();
+  const { resolve: release, promise: held } = withResolvers();
   const transaction = db
     .transaction(async (client) => {
       await client.query('SELECT 1');
@@ -120,8 +114,8 @@ describe.each(SERVERS)('connections in memory to an embedded server of this proc
 
   it('lets work that holds the connection while its pool closes finish, then closes the connection; close twice is once', async () => {
     const db = createPool(server.url);
-    const { give: began, given: begun } = signal();
-    const { give: release, given: held } = signal();
+    const { resolve: began, promise: begun } = withResolvers();
+    const { resolve: release, promise: held } = withResolvers();
     const work = db.transaction(async (client) => {
       await client.query('INSERT INTO public.item VALUES ($1)', [10]);
       began();
@@ -143,8 +137,8 @@ describe.each(SERVERS)('connections in memory to an embedded server of this proc
 
   it('fails a statement still waiting for the connection when its pool closes, instead of leaving it waiting for ever', async () => {
     const db = createPool(server.url);
-    const { give: began, given: begun } = signal();
-    const { give: release, given: held } = signal();
+    const { resolve: began, promise: begun } = withResolvers();
+    const { resolve: release, promise: held } = withResolvers();
     const work = db.transaction(async (client) => {
       began();
       await held;

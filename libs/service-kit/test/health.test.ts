@@ -1,6 +1,6 @@
 import { credentials, makeGenericClientConstructor, Metadata, type ClientReadableStream, type ServiceError, status, type StatusObject } from '@grpc/grpc-js';
 import { SecretsService } from '@loom/contracts';
-import { SlowConsumerError } from '@loom/foundation';
+import { SlowConsumerError, withResolvers } from '@loom/foundation';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Authenticator, HEALTH_WATCH_CAPACITY, healthDefinition, HealthService, LoomServer, toStatusObject, unimplemented } from '../src/index.js';
 import { capturedLogger } from '../src/testing.js';
@@ -65,8 +65,7 @@ describe('health', () => {
     const health = new HealthService();
     health.setStatus('loom.v1.Secrets', 'SERVING');
     const sent: string[] = [];
-    let release: () => void = () => undefined;
-    const transportFull = new Promise<void>((resolve) => (release = resolve));
+    const { promise: transportFull, resolve: release } = withResolvers();
     // a client that stopped reading: the first send never completes until released
     const send = async (response: { status: string }): Promise<void> => {
       sent.push(response.status);

@@ -1,6 +1,7 @@
 import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { SecretsClient, SecretsService, type ListVariablesResponse } from '@loom/contracts';
 import { ValidationError } from '@loom/domain';
+import { withResolvers } from '@loom/foundation';
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Authenticator, call, type CallContext, createClient, fieldViolationsOf, LoomServer, unimplemented } from '../src/index.js';
@@ -113,10 +114,8 @@ describe('error mapping', () => {
 
 describe('shutdown', () => {
   it('is once: a second shutdown waits for the first and resolves only after the server stopped', async () => {
-    let release = (): void => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let enter = (): void => undefined;
-    const entered = new Promise<void>((resolve) => (enter = resolve));
+    const { promise: held, resolve: release } = withResolvers();
+    const { promise: entered, resolve: enter } = withResolvers();
     const { server, address } = await serve({
       listVariables: async () => {
         enter();

@@ -1,7 +1,7 @@
 import { trace, type Tracer } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IllegalTransitionError } from '@loom/foundation';
+import { IllegalTransitionError, withResolvers } from '@loom/foundation';
 import { createLogger, startTelemetry } from '@loom/telemetry';
 import { JsonText, NotFoundError, type SkillDefinition, SkillServer, type SkillLimits, UnprocessableError } from '../src/index.js';
 
@@ -14,10 +14,8 @@ afterEach(async () => {
 
 /** Resolves the returned promise's `release` to let held requests finish. */
 function gate(): { wait: Promise<void>; release: () => void; entered: Promise<void>; enter: () => void } {
-  let release = (): void => undefined;
-  let enter = (): void => undefined;
-  const wait = new Promise<void>((resolve) => (release = resolve));
-  const entered = new Promise<void>((resolve) => (enter = resolve));
+  const { promise: wait, resolve: release } = withResolvers();
+  const { promise: entered, resolve: enter } = withResolvers();
   return { wait, release, entered, enter };
 }
 

@@ -1,7 +1,7 @@
 import { type FileHandle, mkdir, open, readdir, readFile, rename, truncate } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FailedPreconditionError, UnavailableError } from '@loom/domain';
-import { syncDirectory } from '@loom/foundation';
+import { syncDirectory, withResolvers } from '@loom/foundation';
 import { type AuditFacts, type AuditRecord, chainRecord, GENESIS_HASH, hashOf, parseLine } from './audit-record.js';
 
 /** Where the log lives and when it rotates. */
@@ -147,8 +147,8 @@ export class AuditLog {
 
   /** Renames the current file to `<name>.<its first sequence>` and starts a new one; the chain carries on. */
   private async rotate(): Promise<void> {
-    let done = (): void => undefined;
-    this.rotation = new Promise<void>((resolve) => (done = resolve));
+    const { promise: rotation, resolve: done } = withResolvers();
+    this.rotation = rotation;
     try {
       await this.rotateFile();
     } finally {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import { type WatchResponse } from '@loom/contracts';
-import { SlowConsumerError } from '@loom/foundation';
+import { SlowConsumerError, withResolvers } from '@loom/foundation';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../src/audit-log.js';
 import { type AuditFacts } from '../src/audit-record.js';
@@ -27,8 +27,7 @@ describe('Watch', () => {
     const implementation = auditImplementation(log, { watchCapacity: 2 });
 
     const sent: WatchResponse[] = [];
-    let release: () => void = () => undefined;
-    const transportFull = new Promise<void>((resolve) => (release = resolve));
+    const { promise: transportFull, resolve: release } = withResolvers();
     // a client that stopped reading: the first send completes only when released
     const send = async (response: WatchResponse): Promise<void> => {
       sent.push(response);

@@ -114,18 +114,15 @@ function addServeCommand(program: Command): void {
       const source = { ...(options.config === undefined ? {} : { configFile: options.config }), overrides: options.set };
       const modules = selectModules(options.services);
       if (options.withSkills === undefined) return serveProcess(modules, source);
-      const [{ besideLoomSettings, parsePorts, selectSkills, serveSkillModules, skillRegistrationOverrides }, { loadConfig }] = await Promise.all([
-        import('./commands/skills.js'),
-        import('@loom/config'),
-      ]);
+      const [{ besideLoomSettings, parsePorts, selectSkills, serveSkillModules, skillRegistrationOverrides }, { loadConfig }, { withResolvers }] =
+        await Promise.all([import('./commands/skills.js'), import('@loom/config'), import('@loom/foundation')]);
       // everything that can be refused is checked before anything starts
       const skills = selectSkills(options.withSkills === true ? undefined : options.withSkills);
       const ports = parsePorts(options.skillPort);
       const config = loadConfig({ ...source, env: process.env });
       const settings = besideLoomSettings(config.data.skillsDirectory);
       // the skills listen first, so that loom's skill gateway registers them where they really are
-      let listening: (running: RunningSkills) => void = () => undefined;
-      const skillsListening = new Promise<RunningSkills>((resolve) => (listening = resolve));
+      const { promise: skillsListening, resolve: listening } = withResolvers<RunningSkills>();
       const skillsDone = serveSkillModules(skills, {
         settings,
         startTelemetry: false,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import { WorkflowEventType, type WatchWorkflowsResponse } from '@loom/contracts';
 import { serializeWorkflowJson } from '@loom/domain';
-import { SlowConsumerError } from '@loom/foundation';
+import { SlowConsumerError, withResolvers } from '@loom/foundation';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configStoreImplementation } from '../src/config-store.service.js';
@@ -28,8 +28,7 @@ describe('WatchWorkflows', () => {
     const implementation = configStoreImplementation({ repository, secrets: unused, audit: unused, logger, watchCapacity: 2 });
 
     const sent: WatchWorkflowsResponse[] = [];
-    let release: () => void = () => undefined;
-    const transportFull = new Promise<void>((resolve) => (release = resolve));
+    const { promise: transportFull, resolve: release } = withResolvers();
     // a client that stopped reading: the first send (SNAPSHOT_COMPLETE of the empty store) completes only when released
     const send = async (response: WatchWorkflowsResponse): Promise<void> => {
       sent.push(response);

@@ -1,3 +1,4 @@
+import { withResolvers } from '@loom/foundation';
 import { type MessagingSettings, inletConsumerName, streamName } from '@loom/messaging';
 import { testMessagingSettings, type TestMessagingOverrides } from '@loom/messaging/testing';
 import { type NatsTestServer } from '@loom/testing';
@@ -83,8 +84,7 @@ export function recordingSinks(): { factory: ComponentFactory; written: string[]
       gate = undefined;
     },
     closeGate: () => {
-      let open: () => void = () => undefined;
-      const opened = new Promise<void>((resolve) => (open = resolve));
+      const { promise: opened, resolve: open } = withResolvers();
       gate = { opened, open };
     },
   };

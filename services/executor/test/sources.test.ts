@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS } from '@loom/domain';
+import { withResolvers } from '@loom/foundation';
 import { BearerCredentials } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
@@ -30,13 +31,6 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5_
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A promise plus its resolve function, to hold an emit open. */
-function gate() {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
 
 const running: Source[] = [];
 const directories: string[] = [];
@@ -91,7 +85,7 @@ describe('timer', () => {
     if (!('start' in source)) throw new Error('the timer is not a source');
     let inFlight = 0;
     let mostInFlight = 0;
-    const held = gate();
+    const held = withResolvers();
     const received: LoomMessage[] = [];
     await started(source, async (message) => {
       received.push(message);
@@ -109,7 +103,7 @@ describe('timer', () => {
     const stopping = source.stop().then(() => (stopped = true));
     await sleep(50);
     expect(stopped).toBe(false);
-    held.open();
+    held.resolve();
     await stopping;
     expect(inFlight).toBe(0);
     expect(mostInFlight).toBe(1);
@@ -156,7 +150,7 @@ describe('file reader', () => {
     await writeAt(join(inbox, 'b.json'), JSON.stringify([{ n: 2 }, { n: 3 }]), 10);
     await writeAt(join(inbox, 'a.json'), JSON.stringify({ n: 1 }), 20);
     await writeAt(join(inbox, 'notes.txt'), JSON.stringify({ n: 99 }), 30);
-    const held = gate();
+    const held = withResolvers();
     const { received } = await startedReader({ directory: inbox, processed_directory: processed }, async (message) => {
       // the last message of b.json is held: the workflow has not accepted it yet
       if (message.body.n === 3) await held.promise;
@@ -167,7 +161,7 @@ describe('file reader', () => {
     expect(existsSync(join(inbox, 'b.json'))).toBe(true);
     expect(existsSync(join(processed, 'b.json'))).toBe(false);
 
-    held.open();
+    held.resolve();
     await until(() => existsSync(join(processed, 'b.json')));
     expect(existsSync(join(inbox, 'b.json'))).toBe(false);
     expect(received.map((message) => message.body)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
@@ -264,7 +258,7 @@ describe('webhook', () => {
   it('answers 202 with the message id only once emit accepted the message', async () => {
     const { context } = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/hooks/in', authentication: 'none' });
     const received: LoomMessage[] = [];
-    const held = gate();
+    const held = withResolvers();
     const source = await started(await webhookFactory('127.0.0.1', OPEN).create(context), async (message) => {
       received.push(message);
       await held.promise;
@@ -289,7 +283,7 @@ describe('webhook', () => {
     await sleep(100);
     expect(answered).toBe(false);
 
-    held.open();
+    held.resolve();
     const answer = await response;
     expect(answer.status).toBe(202);
     expect(await answer.json()).toEqual({ id: received[0]!.id });

@@ -1,4 +1,5 @@
 import { FailedPreconditionError } from '@loom/domain';
+import { withResolvers } from '@loom/foundation';
 import { jetStreamToken, type KV, type KvEntry, type Messaging } from '@loom/messaging';
 
 /** The bucket of every workflow's desired state in a cluster of executors (one key per workflow). */
@@ -74,8 +75,7 @@ export class ClusterRunState {
    * the returned function is called; resolves once the current states were handed over.
    */
   async watch(onChange: (run: DesiredRun) => void): Promise<() => void> {
-    let initialised: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => (initialised = resolve));
+    const { promise: ready, resolve: initialised } = withResolvers();
     const changes = await this.bucket.watch({ initializedFn: () => initialised(), ignoreDeletes: true });
     void (async () => {
       // ends when stopped, or with the connection

@@ -8,7 +8,7 @@ import { type AddressInfo } from 'node:net';
 import { enricherFactory } from '../components/enricher.js';
 import { inletFactory } from '../components/inlet.js';
 import { instance, workflowOf } from '../../test/workflows.js';
-import { IllegalTransitionError, Lifecycle } from '@loom/foundation';
+import { IllegalTransitionError, Lifecycle, withResolvers } from '@loom/foundation';
 import { type ComponentFactory, ComponentFailedError, type LoomMessage, type Outcome, outcome } from './component.js';
 import { type RunOptions } from './options.js';
 import { RUN_TRANSITIONS, WorkflowRun } from './workflow-run.js';
@@ -83,8 +83,7 @@ describe('workflow run', () => {
   });
 
   it("reads a publisher's signal only when its message must wait for room, and a waiting message is withdrawn by it", async () => {
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { promise: gate, resolve: release } = withResolvers();
     let taken = 0;
     const held = processorKind(async (batch) => {
       taken += batch.length;
@@ -118,8 +117,7 @@ describe('workflow run', () => {
   });
 
   it("hands a batch's outputs to the next component as one batch, not the first alone and then the rest", async () => {
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { promise: gate, resolve: release } = withResolvers();
     const firstBatches: number[] = [];
     const secondBatches: number[] = [];
     const first = processorKind(async (batch) => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
-import { Lifecycle, type TransitionTable } from '@loom/foundation';
+import { Lifecycle, type TransitionTable, withResolvers } from '@loom/foundation';
 import { type InletConsumer } from '@loom/messaging';
 import { type ComponentContext, ComponentFailedError, type Emit, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
@@ -236,12 +236,7 @@ export class WorkflowRun {
    */
   async pause(): Promise<void> {
     if (!this.lifecycle.is('RUNNING')) return;
-    let open: () => void = () => undefined;
-    let refuse: (error: Error) => void = () => undefined;
-    const opened = new Promise<void>((resolve, reject) => {
-      open = resolve;
-      refuse = reject;
-    });
+    const { promise: opened, resolve: open, reject: refuse } = withResolvers();
     // a refusal nobody waits for is not an unhandled rejection
     opened.catch(() => undefined);
     this.pauseGate = { opened, open, refuse };
