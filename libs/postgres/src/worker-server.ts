@@ -5,6 +5,7 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { type Extensions } from '@electric-sql/pglite';
 import { NotInWorkerError } from '@loom/foundation/worker';
 import { type EmbeddedPostgresLogger, type ServedEmbeddedPostgres, serveLockedDataDir } from './embedded-postgres.js';
+import { EmbeddedPostgresStartError } from './errors.js';
 import { type SocketStandIn } from './in-memory-connection.js';
 
 /** What the main thread gives the worker as its `workerData`: the prepared options, the directory already locked. */
@@ -99,8 +100,12 @@ export function serveEmbeddedPostgresWorker(extensions?: Extensions): void {
       );
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));
-      const reason = (failure as { reason?: unknown }).reason;
-      post({ kind: 'failed', name: failure.name, message: failure.message, reason: typeof reason === 'string' ? reason : undefined });
+      post({
+        kind: 'failed',
+        name: failure.name,
+        message: failure.message,
+        reason: failure instanceof EmbeddedPostgresStartError ? failure.reason : undefined,
+      });
       main.close();
       return;
     }
