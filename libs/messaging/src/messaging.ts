@@ -17,6 +17,7 @@ import {
 } from 'nats';
 import { MessagingClosedError } from './errors.js';
 import { InletConsumer } from './inlet-consumer.js';
+import { publishToJetStream } from './jetstream-publish.js';
 import { type MessagingMetrics, noMessagingMetrics } from './metrics.js';
 import { inletConsumerName, inletSubject, streamName } from './names.js';
 import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
@@ -160,7 +161,8 @@ export class Messaging {
 
   /**
    * Publishes a message to an inlet of a workflow; resolves once JetStream has stored it. A full stream is a
-   * StreamFullError (resource-exhausted, retryable), an inlet without a stream StreamNotFoundError, no answer in time
+   * StreamFullError (resource-exhausted, retryable), an inlet without a stream StreamNotFoundError (once "no responders"
+   * has been tried again for about 2 s: see jetstream-publish.ts), no answer in time
    * MessagingUnavailableError (retry with the same message id: it is stored once).
    */
   async publish(workflow: string, inlet: string, payload: Uint8Array, options: PublishOptions = {}): Promise<PublishResult> {
@@ -168,10 +170,7 @@ export class Messaging {
     this.checkOpen(operation.what);
     try {
       const headers = messageHeaders(options.headers, options.context);
-      const ack = await this.client.publish(inletSubject(workflow, inlet), payload, {
-        headers,
-        ...(options.messageId === undefined ? {} : { msgID: options.messageId }),
-      });
+      const ack = await publishToJetStream(this.client, inletSubject(workflow, inlet), payload, headers, options.messageId);
       if (!ack.duplicate) this.metrics.stored(workflow, 1);
       return { sequence: ack.seq, duplicate: ack.duplicate };
     } catch (error) {

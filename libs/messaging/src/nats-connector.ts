@@ -6,7 +6,6 @@ import {
   connect,
   type ConsumerConfig,
   DeliverPolicy,
-  ErrorCode,
   type JetStreamClient,
   type JetStreamManager,
   nanos,
@@ -15,10 +14,11 @@ import {
 } from 'nats';
 import { MessagingClosedError } from './errors.js';
 import { InletConsumer } from './inlet-consumer.js';
+import { publishToJetStream } from './jetstream-publish.js';
 import { type PublishOptions, type PublishResult } from './messaging.js';
 import { noMessagingMetrics } from './metrics.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions, type NatsConnectionSettings } from './nats-connection.js';
-import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
+import { isNoResponders, JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
 import { SubjectSubscription } from './subject-subscription.js';
 import { messageHeaders } from './trace-context.js';
 
@@ -190,10 +190,7 @@ export class NatsConnector {
     this.checkOpen(operation.what);
     try {
       const { client } = await this.jetStreamOf();
-      const ack = await client.publish(subject, payload, {
-        headers: messageHeaders(options.headers, options.context),
-        ...(options.messageId === undefined ? {} : { msgID: options.messageId }),
-      });
+      const ack = await publishToJetStream(client, subject, payload, messageHeaders(options.headers, options.context), options.messageId);
       return { sequence: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
       throw messagingError(operation, error);
@@ -209,8 +206,7 @@ export class NatsConnector {
       return await manager.streams.find(subject);
     } catch (error) {
       // a server without JetStream has no responders; streams.find answers "no stream matches subject" as a plain Error
-      const noResponders: string = ErrorCode.NoResponders;
-      if (!(error instanceof NatsError) || error.code === noResponders) return undefined;
+      if (!(error instanceof NatsError) || isNoResponders(error)) return undefined;
       throw messagingError({ what }, error);
     }
   }

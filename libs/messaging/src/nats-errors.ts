@@ -45,6 +45,12 @@ const AUTHENTICATION = new Set<string>([
 const CLOSED = new Set<string>([ErrorCode.ConnectionClosed, ErrorCode.ConnectionDraining]);
 const FULL = /^maximum (bytes|messages|messages per subject) exceeded$/;
 
+/** Whether a failure is NATS' "no responders": nobody took the request or the publish. */
+export function isNoResponders(error: unknown): boolean {
+  const noResponders: string = ErrorCode.NoResponders;
+  return error instanceof NatsError && error.code === noResponders;
+}
+
 /** The JetStream error code of a NATS error, when JetStream gave one. */
 export function jetStreamCode(error: unknown): number | undefined {
   return error instanceof NatsError ? error.api_error?.err_code : undefined;
@@ -84,14 +90,13 @@ export function messagingError(operation: Operation, error: unknown): MessagingE
     return new JetStreamRequestError(operation.what, api.err_code, description, cause);
   }
   // a publish no stream listens to: JetStream has no subject for it (a request to JetStream's API: JetStream is off)
-  const noResponders: string = ErrorCode.NoResponders;
-  if (error.code === noResponders && operation.inlet !== undefined && operation.workflow !== undefined) {
+  if (isNoResponders(error) && operation.inlet !== undefined && operation.workflow !== undefined) {
     return new StreamNotFoundError(operation.workflow, operation.inlet, cause);
   }
-  if (error.code === noResponders && operation.subject !== undefined) {
+  if (isNoResponders(error) && operation.subject !== undefined) {
     return new JetStreamRequestError(operation.what, undefined, `no JetStream stream takes subject '${operation.subject}'`, cause);
   }
-  if (error.code === noResponders) return new JetStreamRequestError(operation.what, undefined, 'JetStream is not enabled on the server', cause);
+  if (isNoResponders(error)) return new JetStreamRequestError(operation.what, undefined, 'JetStream is not enabled on the server', cause);
   if (UNAVAILABLE.has(error.code)) return new MessagingUnavailableError(operation.what, error.code.toLowerCase(), cause);
   if (AUTHENTICATION.has(error.code)) return new MessagingAuthenticationError(error.code.toLowerCase(), cause);
   if (CLOSED.has(error.code)) return new MessagingClosedError(operation.what);

@@ -230,6 +230,17 @@ describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
     delivery.ack();
   });
 
+  it('stores a publish answered "no responders" once the stream is there (a server getting its streams back after a restart)', async () => {
+    const messaging = await open();
+    // the publish goes out first on the connection, so the server answers it before it makes the stream
+    const published = messaging.publish('arriving', 'in', text('x'), { messageId: 'arriving-1' });
+    await messaging.ensureWorkflowStream('arriving', ['in']);
+    await expect(published).resolves.toMatchObject({ sequence: 1, duplicate: false });
+    const delivery = await reader(await messaging.consume('arriving', 'in'))();
+    expect(delivery.deliveryCount).toBe(1);
+    delivery.ack();
+  });
+
   it('refuses a publish to an inlet without a stream, and any call once closed', async () => {
     const messaging = await open();
     await messaging.ensureWorkflowStream('known', ['in']);
