@@ -1,16 +1,18 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunnerTask } from 'vitest';
+import type { RunnerTask, RunnerTestFile } from 'vitest';
 import type { Reporter } from 'vitest/reporters';
 import { defineConfig, type UserConfig } from 'vitest/config';
 
+const ROOT = fileURLToPath(new URL('.', import.meta.url));
 /** Where each package's last test run records its wall time (read by `node scripts/test-times.mjs`). */
-const TEST_TIMES_DIR = join(fileURLToPath(new URL('.', import.meta.url)), '.loom', 'test-times');
+const TEST_TIMES_DIR = join(ROOT, '.loom', 'test-times');
 
 /**
  * Records the wall time of the package's whole test run, from vitest's start to its end (what vitest prints as
- * Duration), with the number of files and tests, so the slow suites are visible across the repository.
+ * Duration), with the number of files and tests, and each file's own time, so the slow suites and the slow files in
+ * them are visible across the repository.
  */
 function wallTimeReporter(): Reporter {
   let started = 0;
@@ -28,10 +30,20 @@ function wallTimeReporter(): Reporter {
         files: files.length,
         tests,
         date: new Date().toISOString(),
+        fileTimes: files.map(fileTime).sort((a, b) => b.seconds - a.seconds),
       };
       writeFileSync(join(TEST_TIMES_DIR, `${name.replace('/', '__')}.json`), `${JSON.stringify(record)}\n`);
     },
   };
+}
+
+/**
+ * A test file's time as vitest measured it: importing it (collect), its setup files and running its tests and hooks.
+ * Files of a project run side by side, so these add up to more than the project's wall time.
+ */
+function fileTime(file: RunnerTestFile): { file: string; seconds: number; tests: number } {
+  const milliseconds = (file.collectDuration ?? 0) + (file.setupDuration ?? 0) + (file.result?.duration ?? 0);
+  return { file: relative(ROOT, file.filepath), seconds: Math.round(milliseconds / 100) / 10, tests: countTests(file.tasks) };
 }
 
 function countTests(tasks: readonly RunnerTask[]): number {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Each project's test wall time from its last vitest run (recorded by vitest.shared.ts in .loom/test-times), slowest
-// first. `node scripts/test-times.mjs` prints the table; `-- --write` writes it into docs/test-times.md.
+// first, then the slowest test files across projects. `node scripts/test-times.mjs` prints the tables; `-- --write`
+// writes them into docs/test-times.md.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,15 +27,34 @@ export function timesTable(times) {
   return ['| project | wall time (s) | files | tests | run (UTC) |', '|---|---:|---:|---:|---|', ...rows].join('\n');
 }
 
+/** How many of the slowest test files are listed. */
+const SLOWEST_FILES = 15;
+
+/** The slowest test files across every project's last run (runs recorded before files were timed have none). */
+export function slowestFiles(times, count = SLOWEST_FILES) {
+  return times
+    .flatMap((time) => (time.fileTimes ?? []).map((file) => ({ ...file, package: time.package })))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, count);
+}
+
+/** The slowest files as Markdown. */
+export function filesTable(files) {
+  const rows = files.map((file) => `| \`${file.file}\` | \`${file.package}\` | ${file.seconds.toFixed(1)} | ${file.tests} |`);
+  return ['| test file | project | time (s) | tests |', '|---|---|---:|---:|', ...rows].join('\n');
+}
+
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const times = testTimes();
   if (times.length === 0) {
     console.error('no test run recorded yet: run npm test');
     process.exit(1);
   }
+  const files = slowestFiles(times);
   const table = timesTable(times);
+  const fileTable = filesTable(files);
   if (!process.argv.includes('--write')) {
-    console.log(table);
+    console.log(`${table}\n\nslowest ${files.length} test files:\n\n${fileTable}`);
   } else {
     const total = times.reduce((sum, time) => sum + time.seconds, 0);
     const page = `# Test wall times
@@ -45,6 +65,13 @@ whole of \`npm test\` takes less than their sum (${total.toFixed(0)} s here). Wr
 \`node scripts/test-times.mjs --write\` from \`.loom/test-times\`, which every vitest run fills.
 
 ${table}
+
+## The slowest test files
+
+The ${files.length} slowest test files across the projects, each as vitest timed it (importing it, its setup and its
+tests with their hooks). Files of one project run side by side, so a project takes less than the sum of its files.
+
+${fileTable}
 `;
     writeFileSync(join(root, 'docs', 'test-times.md'), page);
     console.log('wrote docs/test-times.md');
