@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 
+export * from './generated/loom/v1/failure.js';
 export * from './generated/loom/v1/workflow.js';
 export * from './generated/loom/v1/schedule.js';
 export * from './generated/loom/v1/config_store.js';
