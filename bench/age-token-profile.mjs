@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ageConnection, createAgeStore, startEmbeddedGraph } from '@loom/graph';
-import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
+import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp-training';
 import pg from 'pg';
 import { TOKEN_GRAPH_INDEXES, tokenGraphDocument, writeTokenGraph } from '../services/executor/dist/components/relations/token-graph.js';
 

@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
 import { NlpPipeline } from '@loom/nlp';
-import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
+import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp-training';
 import { createAnnotationSkill } from '@loom/skill-annotation';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
 import { ageBackend, countIn as count, exampleRulesOption, median, neo4jBackend, processCpuSeconds, runComponent } from './relations-run.mjs';

@@ -217,7 +217,7 @@ function printMissesAndFalseFinds(sentences, heldOut) {
 }
 
 function build() {
-  const built = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'executor,nlp,testing', '--output-style=stream'], {
+  const built = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '-p', 'executor,nlp,nlp-training,testing', '--output-style=stream'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     cwd: join(here, '..'),
   });
@@ -232,7 +232,7 @@ if (!ageOnly && process.env.LOOM_NEO4J_LAUNCHER === undefined) {
 }
 const { COMPONENT_KINDS, componentInstance: instance } = await import('@loom/domain');
 const { NlpPipeline } = await import('@loom/nlp');
-const { testDataDir, unerSplit } = await import('@loom/nlp/training');
+const { testDataDir, unerSplit } = await import('@loom/nlp-training');
 const { ageBackend, EXAMPLE_FILE, exampleRulesOption, median, neo4jBackend, runComponent } = await import('./relations-run.mjs');
 
 const marked = readFileSync(MARKS_FILE, 'utf8')

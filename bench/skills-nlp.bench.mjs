@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getDocumentProxy } from 'unpdf';
 import { NlpPipeline } from '@loom/nlp';
-import { testDataDir } from '@loom/nlp/training';
+import { testDataDir } from '@loom/nlp-training';
 import { startSkillForTest } from '@loom/skill-service-kit/testing';
 import { pdfSkill } from '@loom/skill-pdf';
 import { makePdf } from '@loom/skill-pdf/testing';

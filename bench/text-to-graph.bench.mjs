@@ -23,7 +23,7 @@ import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { ExecutorClient } from '@loom/contracts';
 import { mergedEntitiesOf } from '@loom/domain';
-import { testDataDir } from '@loom/nlp/training';
+import { testDataDir } from '@loom/nlp-training';
 import { call, createClient } from '@loom/service-kit';
 import { cpuSecondsOf, loomMain, median, startLoomServe } from './loom-serve.mjs';
 

@@ -9,7 +9,7 @@ export { LEFT, legal, NONE, NULL_LABEL, SHIFT, State } from './parser-state.js';
 /**
  * Arc-hybrid transition parser (Kuhlmann et al. 2011) with an averaged perceptron, trained with
  * the dynamic oracle of Goldberg & Nivre (2013) and Zhang & Nivre (2011) style rich features.
- * This file decodes; training is parser-training.ts, which the runtime entry never loads.
+ * This file decodes; training is parser-training.ts of @loom/nlp-training, which the runtime never loads.
  * Actions: 0 SHIFT, 1 LEFT-ARC (s0 ← b0), 2 RIGHT-ARC (s1 → s0); the relation of an arc is chosen
  * by a labeler per direction over the same features (a third of the scoring work of one joint
  * classifier over 1 + 2L actions). The root (0) sits at the bottom of the stack and takes exactly

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_RULE_PATHS, parseRelationRules, type RelationRuleSet } from '@loom/domain';
-import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
+import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp-training';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RuleQuery } from '../src/components/relations/rule-cypher.js';
 import { evaluateRules } from '../src/components/relations/rule-evaluation.js';

@@ -6,7 +6,7 @@ import { COMPONENT_KINDS, type ResourceInstance } from '@loom/domain';
 import { type GraphStore, type GraphTransaction } from '@loom/graph';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { readFileSync } from 'node:fs';
-import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp/training';
+import { annotationFromConllu, parseConllu, parseIob, testDataDir } from '@loom/nlp-training';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { testDataDir } from '@loom/nlp/training';
+import { testDataDir } from '@loom/nlp-training';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SkillServer } from '@loom/skill-service-kit';
 import { postJson, startSkillForTest } from '@loom/skill-service-kit/testing';

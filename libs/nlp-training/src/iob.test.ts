@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CorpusFormatError } from './errors.js';
-import { entitySpans, normaliseTags, parseIob } from './iob.js';
+import { CorpusFormatError, entitySpans } from '@loom/nlp';
+import { normaliseTags, parseIob } from './iob.js';
 
 describe('parseIob', () => {
   it('reads UNER files: sent_id, text, token and tag columns', () => {

@@ -1,7 +1,5 @@
-import { itemAt } from './checked.js';
+import { itemAt, type SplitterExample, type TokenizerLexicon } from '@loom/nlp';
 import { surfaceTokens, type ConlluSentence, type ConlluSurfaceToken } from './conllu.js';
-import type { SplitterExample } from './sentences.js';
-import type { TokenizerLexicon } from './tokenizer.js';
 
 /**
  * Learns the tokenizer lexicon from treebank sentences: abbreviations, whole hyphenated words, multi-word tokens, and

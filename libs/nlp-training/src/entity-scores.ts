@@ -1,4 +1,4 @@
-import { entitySpans } from './entity-spans.js';
+import { entitySpans } from '@loom/nlp';
 
 /** Exact-span precision, recall and F1 (%) of one entity type, or of all types together (`micro`). */
 export interface SpanScore {

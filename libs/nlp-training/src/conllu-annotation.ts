@@ -1,8 +1,7 @@
-import { entryOf, itemAt } from './checked.js';
+import { entryOf, itemAt, CorpusFormatError, entitySpans, type EntitySpan } from '@loom/nlp';
 import { type Annotation, type AnnotationEntityMention, type AnnotationSentence, type AnnotationToken, NO_ENTITY, ROOT_RELATION } from '@loom/domain';
 import { type ConlluSentence, surfaceTokens } from './conllu.js';
-import { CorpusFormatError } from './errors.js';
-import { type EntitySpan, entitySpans, type IobSentence } from './iob.js';
+import { type IobSentence } from './iob.js';
 
 /** UNER's entity types as CoreNLP (and so loom's annotation) names them; other types are kept, upper-cased. */
 const ENTITY_TYPES: Readonly<Record<string, string>> = { PER: 'PERSON', ORG: 'ORGANIZATION', LOC: 'LOCATION' };

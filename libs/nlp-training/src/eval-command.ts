@@ -2,8 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { findDataDir } from './data-dir.js';
 import { entityCardFigures, formatEntityScores } from './entity-scores.js';
 import { evaluate, type Evaluation } from './evaluate.js';
-import { cardPath, readCard } from './model-card.js';
-import { defaultModelsDir, NlpPipeline } from './pipeline.js';
+import { cardPath, readCard, defaultModelsDir, NlpPipeline } from '@loom/nlp';
 
 /** The committed models, in training order. */
 export const MODELS = ['tokenizer', 'tagger', 'lemmatizer', 'parser', 'ner'] as const;

@@ -3,10 +3,9 @@
  * `npm run train -- <tokenizer|tagger|lemmatizer|parser|ner|all>` and `npm run eval -- nlp [--sample N] [--record]`.
  * Training reads only the data directory (no network) and writes models/<name>.bin and its card.
  */
-import { entryOf } from './checked.js';
+import { entryOf, defaultModelsDir } from '@loom/nlp';
 import { findDataDir } from './data-dir.js';
 import { evalNlp, MODELS } from './eval-command.js';
-import { defaultModelsDir } from './pipeline.js';
 import { trainLemmatizerModel, trainNerModel, trainParserModel, trainTaggerModel, trainTokenizerModel, type TrainContext } from './train.js';
 
 function log(line: string): void {

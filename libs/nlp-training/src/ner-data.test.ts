@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConllu } from './conllu.js';
 import { caseCopies, gumEntities, withoutTitles } from './ner-data.js';
-import { entitySpans } from './iob.js';
-import { NER_TAGS, tagEntities, trainNer, type NerExample } from './ner.js';
-import { decodeNer, encodeNer } from './models.js';
-import { decodeModelFile, encodeModelFile } from './model-file.js';
+import { entitySpans, NER_TAGS, tagEntities, trainNer, type NerExample, decodeNer, encodeNer, decodeModelFile, encodeModelFile } from '@loom/nlp';
 
 // GUM marks whole mentions: "an Erasmus who writes", "Mr. Roberts 's"; UNER marks the name only.
 const GUM = `# sent_id = g1

@@ -1,27 +1,29 @@
-import { itemAt } from './checked.js';
-import { FailedPreconditionError } from '@loom/domain';
-import { entryOf } from './checked.js';
-import { random, shuffle } from './hashing.js';
-import { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 import {
-  Beam,
-  bestLabel,
-  codesOf,
-  extract,
-  FeatureWindow,
-  legal,
-  LEFT,
-  MAX_FEATURES,
-  NONE,
-  NULL_LABEL,
-  SHIFT,
-  State,
-  type Codes,
+  itemAt,
+  entryOf,
+  seededRandom as random,
+  shuffle,
+  Perceptron,
+  type PerceptronTrainOptions,
+  ParserBeam as Beam,
+  bestParserLabel as bestLabel,
+  parserCodes as codesOf,
+  extractParserFeatures as extract,
+  ParserFeatureWindow as FeatureWindow,
+  legalParserAction as legal,
+  PARSER_LEFT as LEFT,
+  PARSER_MAX_FEATURES as MAX_FEATURES,
+  PARSER_NONE as NONE,
+  PARSER_NULL_LABEL as NULL_LABEL,
+  PARSER_SHIFT as SHIFT,
+  ParserState as State,
+  type ParserCodes as Codes,
   type ParserInput,
   type ParserModel,
-} from './parser.js';
+} from '@loom/nlp';
+import { FailedPreconditionError } from '@loom/domain';
 
-// Training of the arc-hybrid parser of parser.ts: the dynamic oracle, greedy and beam epochs, averaging.
+// Training of @loom/nlp's arc-hybrid parser (its parser.ts): the dynamic oracle, greedy and beam epochs, averaging.
 
 /** A training sentence: input plus gold heads (0 = root) and label indices, 1-based positions at index i-1. */
 export interface ParserExample extends ParserInput {

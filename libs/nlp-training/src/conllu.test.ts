@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConllu, surfaceTokens } from './conllu.js';
-import { CorpusFormatError } from './errors.js';
+import { CorpusFormatError } from '@loom/nlp';
 
 const SAMPLE = [
   '# newdoc id = doc1',

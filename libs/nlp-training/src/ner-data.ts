@@ -1,10 +1,9 @@
-import { itemAt } from './checked.js';
+import { entitySpans, itemAt, hashString } from '@loom/nlp';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConlluSentence } from './conllu.js';
 import { gumFiles, readGumFile } from './gum.js';
-import { hashString } from './hashing.js';
-import { entitySpans, normaliseTags, parseIob, type IobSentence } from './iob.js';
+import { normaliseTags, parseIob, type IobSentence } from './iob.js';
 /** A sentence with gold IOB2 tags (types PER, ORG, LOC). */
 export interface LabelledSentence {
   readonly tokens: readonly string[];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testDataDir } from './data-dir.js';
 import { EWT_DEV, EWT_TRAIN, readEwt, Vocabulary } from './ewt.js';
-import { parse, type ParserModel } from './parser.js';
+import { parseDependencies as parse, type ParserModel } from '@loom/nlp';
 import { meanParser, ParserTraining, trainParser, type ParserExample } from './parser-training.js';
 
 // Gold XPOS tags keep these tests independent of the tagger; a small slice keeps them to seconds.

@@ -21,7 +21,7 @@ export function findDataDir(): string {
 }
 
 /**
- * The slices of the corpora that tests read, committed in libs/nlp/test-data with the layout of the
+ * The slices of the corpora that tests read, committed in libs/nlp-training/test-data with the layout of the
  * data directory (see its README).
  */
 export function testDataDir(): string {

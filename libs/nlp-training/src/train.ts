@@ -3,25 +3,44 @@ import { join } from 'node:path';
 import { readEwt, EWT_DEV, EWT_TRAIN, Vocabulary } from './ewt.js';
 import { GUM_ATTRIBUTION, readGumTreebank } from './gum.js';
 import { gumTaggedSentences, jackknifeTags, slice, taggedSentences } from './train-tags.js';
-import { dataEntry, EWT_ATTRIBUTION, EWT_LICENCE, writeCard } from './model-card.js';
-import { readModelFile, writeModelFile } from './model-file.js';
-import { decodeTagger, encodeLemmatizerFile, encodeNer, encodeParser, encodeTagger, encodeTokenizer } from './models.js';
-import { parse, type ParserModel } from './parser.js';
+import {
+  dataEntry,
+  EWT_ATTRIBUTION,
+  EWT_LICENCE,
+  writeCard,
+  readModelFile,
+  writeModelFile,
+  decodeTagger,
+  encodeLemmatizerFile,
+  encodeNer,
+  encodeParser,
+  encodeTagger,
+  encodeTokenizer,
+  parseDependencies as parse,
+  type ParserModel,
+  tagWords,
+  trainTagger,
+  type TaggerModel,
+  readCard,
+  type ModelCard,
+  trainSplitter,
+  lemmatize,
+  trainLemmatizer,
+  tagEntities,
+  trainNer,
+  type NerExample,
+  type NerModel,
+  ModelLoadError,
+  itemAt,
+} from '@loom/nlp';
 import { meanParser, ParserTraining, type ParserExample } from './parser-training.js';
-import { tagWords, trainTagger, type TaggerModel } from './tagger.js';
 import type { ConlluSentence } from './conllu.js';
-import { readCard, type ModelCard } from './model-card.js';
 import { learnLexicon, splitterExamples } from './tokenizer-training.js';
-import { trainSplitter } from './sentences.js';
 import { segmentationScores } from './evaluate.js';
-import { lemmatize, trainLemmatizer } from './lemmatizer.js';
-import { tagEntities, trainNer, type NerExample, type NerModel } from './ner.js';
 import { compromiseNameLexicon } from './name-lexicon.js';
 import { openNameLexicon, OPEN_NAME_LISTS_ATTRIBUTION, OPEN_NAME_LISTS_LICENCE, type OpenNameListOptions } from './open-name-lexicon.js';
 import { caseCopies, openNerExamples, unerSplit, UNER_DEV, type CaseCopyShares, type LabelledSentence, type OpenNerSet } from './ner-data.js';
 import { entityCardFigures, entityScores, formatEntityScores, tagsOfWordTypes, type EntityScores } from './entity-scores.js';
-import { ModelLoadError } from './errors.js';
-import { itemAt } from './checked.js';
 
 /** Where training reads data and writes models, and how it reports progress. */
 export interface TrainContext {

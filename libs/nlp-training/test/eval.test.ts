@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evalNlp, testDataDir } from '@loom/nlp/training';
+import { evalNlp, testDataDir } from '@loom/nlp-training';
 
 describe('npm run eval -- nlp', () => {
   it('scores the committed models on a dev sample no more than 1 point under their cards', () => {

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { annotationFromConllu } from './conllu-annotation.js';
 import { parseConllu } from './conllu.js';
 import { testDataDir } from './data-dir.js';
-import { entitySpans, parseIob } from './iob.js';
+import { entitySpans } from '@loom/nlp';
+import { parseIob } from './iob.js';
 
 const SAMPLE = `# sent_id = s1
 # text = Ada Lovelace didn't work for IBM.

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entitySpans } from '@loom/nlp';
 import {
   EWT_DEV,
   EWT_TRAIN,
-  entitySpans,
   NER_SETTINGS,
   openNerExamples,
   readEwt,
@@ -17,7 +17,7 @@ import {
   trainTokenizerModel,
   unerSplit,
   type TrainContext,
-} from '@loom/nlp/training';
+} from '@loom/nlp-training';
 
 // Each model is trained on a small slice of its training data and must beat a trivial baseline on a
 // dev slice: the training code stays tested without running full training here.

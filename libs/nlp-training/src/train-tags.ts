@@ -1,8 +1,7 @@
 import type { ConlluSentence } from './conllu.js';
-import { itemAt } from './checked.js';
+import { itemAt, tagWords, trainTagger, type TaggedSentence } from '@loom/nlp';
 import { jointTag, Vocabulary } from './ewt.js';
 import { readGumTreebank } from './gum.js';
-import { tagWords, trainTagger, type TaggedSentence } from './tagger.js';
 import type { TrainContext } from './train.js';
 
 /** How the parser's training tags are jackknifed: folds, and the fold taggers' settings. */

@@ -1,5 +1,4 @@
-import { itemAt } from './checked.js';
-import { CorpusFormatError } from './errors.js';
+import { itemAt, CorpusFormatError } from '@loom/nlp';
 
 /** One syntactic word of a CoNLL-U sentence (an integer ID line). */
 export interface ConlluWord {

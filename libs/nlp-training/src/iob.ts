@@ -1,7 +1,4 @@
-import { itemAt } from './checked.js';
-import { CorpusFormatError } from './errors.js';
-
-export { entitySpans, type EntitySpan } from './entity-spans.js';
+import { itemAt, CorpusFormatError } from '@loom/nlp';
 
 /** One sentence of a token-per-line NER file, tags normalised to IOB2 (`B-X`, `I-X`, `O`). */
 export interface IobSentence {

@@ -1,14 +1,11 @@
 import type { Annotation } from '@loom/domain';
-import { itemAt } from './checked.js';
+import { itemAt, type NlpPipeline, segmentText, type SplitterModel, type TokenizerLexicon, type Word } from '@loom/nlp';
 import type { ConlluSentence } from './conllu.js';
 import { readEwt, EWT_DEV } from './ewt.js';
 import { entityScores, tagsOfWordTypes, type EntityScores } from './entity-scores.js';
 import type { IobSentence } from './iob.js';
 import { unerSplit } from './ner-data.js';
-import type { NlpPipeline } from './pipeline.js';
-import { segmentText, type SplitterModel } from './sentences.js';
 import { rawText } from './tokenizer-training.js';
-import type { TokenizerLexicon, Word } from './tokenizer.js';
 
 /** A gold word of raw-text evaluation: its alignment key, sentence, head and relation. */
 interface GoldWord {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EWT_TRAIN, entitySpans, NER_SETTINGS, openNerExamples, parseConllu, parseIob, readEwt, surfaceTokens, testDataDir } from '@loom/nlp/training';
+import { entitySpans } from '@loom/nlp';
+import { EWT_TRAIN, NER_SETTINGS, openNerExamples, parseConllu, parseIob, readEwt, surfaceTokens, testDataDir } from '@loom/nlp-training';
 
 const data = testDataDir();
 
