@@ -46,20 +46,20 @@ export class MessagingAuthenticationError extends MessagingError {
   }
 }
 
-/** A workflow or inlet has no stream to take its messages: its stream was never created, or was deleted. */
+/** A workflow or one of its sources has no stream to take its messages: its stream was never created, or was deleted. */
 export class StreamNotFoundError extends MessagingError {
   readonly kind: ErrorKind = 'failed-precondition';
   readonly retryable = false;
 
   constructor(
     readonly workflow: string,
-    readonly inlet: string | undefined,
+    readonly source: string | undefined,
     options?: { cause?: unknown },
   ) {
     super(
-      inlet === undefined
+      source === undefined
         ? `workflow '${workflow}' has no message stream`
-        : `inlet '${inlet}' of workflow '${workflow}' has no message stream (the workflow's stream is missing or has no subject for it)`,
+        : `source '${source}' of workflow '${workflow}' has no message stream (the workflow's stream is missing or has no subject for it)`,
       options,
     );
   }

@@ -1,5 +1,5 @@
 export * from './errors.js';
-export { type Delivery, InletConsumer, MESSAGE_ID_HEADER } from './inlet-consumer.js';
+export { type Delivery, MESSAGE_ID_HEADER, type Settlement, SourceConsumer } from './source-consumer.js';
 export {
   type ConnectMessagingOptions,
   connectMessaging,
@@ -10,7 +10,7 @@ export {
   type PublishResult,
 } from './messaging.js';
 export { ATTR_WORKFLOW, createMessagingMetrics, type MessagingMetrics, noMessagingMetrics, type PendingSource } from './metrics.js';
-export { inletConsumerName, inletSubject, jetStreamToken, streamName } from './names.js';
+export { jetStreamToken, sourceConsumerName, sourceSubject, streamName } from './names.js';
 export { type ConsumerSettings, messagingSettings, type MessagingSettings, type StreamSettings } from './settings.js';
 export { extractTraceContext, injectTraceContext, messageHeaders } from './trace-context.js';
 export { type NatsConnectionSettings } from './nats-connection.js';

@@ -16,13 +16,13 @@ import {
   type StreamConfig,
 } from 'nats';
 import { MessagingClosedError } from './errors.js';
-import { InletConsumer } from './inlet-consumer.js';
 import { publishToJetStream } from './jetstream-publish.js';
 import { type MessagingMetrics, noMessagingMetrics } from './metrics.js';
-import { inletConsumerName, inletSubject, streamName } from './names.js';
+import { sourceConsumerName, sourceSubject, streamName } from './names.js';
 import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions } from './nats-connection.js';
 import { type MessagingSettings } from './settings.js';
+import { SourceConsumer } from './source-consumer.js';
 import { messageHeaders } from './trace-context.js';
 
 /** Options of a publish. */
@@ -92,13 +92,13 @@ export async function connectMessaging(settings: MessagingSettings, options: Con
 }
 
 /**
- * loom's messages on NATS JetStream: per workflow a stream (one subject per inlet, kept until processed), a publish
- * answered once JetStream stored the message, and per inlet one durable consumer every executor shares.
+ * loom's messages on NATS JetStream: per workflow a stream (one subject per source component, kept until processed), a
+ * publish answered once JetStream stored the message, and per source one durable consumer every executor shares.
  */
 export class Messaging {
   private readonly lifecycle = new Lifecycle<MessagingState>('the messaging connection', MESSAGING_TRANSITIONS, 'open');
   private readonly closing = new ShutdownOnce(() => this.shutdown());
-  private readonly consumers = new Set<InletConsumer>();
+  private readonly consumers = new Set<SourceConsumer>();
   /** Workflows whose stream this connection made sure of, for pendingByWorkflow. */
   private readonly workflows = new Set<string>();
 
@@ -117,13 +117,13 @@ export class Messaging {
   }
 
   /**
-   * Creates the workflow's stream, or updates it to these inlets and the current settings, and the durable consumer of
-   * each inlet; the same call again changes nothing. Several executors may call it at once.
+   * Creates the workflow's stream, or updates it to these sources and the current settings, and the durable consumer of
+   * each source; the same call again changes nothing. Several executors may call it at once.
    */
-  async ensureWorkflowStream(workflow: string, inlets: readonly string[]): Promise<void> {
+  async ensureWorkflowStream(workflow: string, sources: readonly string[]): Promise<void> {
     const operation = { what: `create the message stream of workflow '${workflow}'`, workflow };
     this.checkOpen(operation.what);
-    const config = this.streamConfig(workflow, inlets);
+    const config = this.streamConfig(workflow, sources);
     try {
       const exists = await this.manager.streams.info(config.name).then(
         () => true,
@@ -139,7 +139,7 @@ export class Messaging {
           await this.manager.streams.update(config.name, config);
         });
       } else await this.manager.streams.update(config.name, config);
-      for (const inlet of inlets) await this.ensureInletConsumer(workflow, inlet);
+      for (const source of sources) await this.ensureSourceConsumer(workflow, source);
       this.workflows.add(workflow);
     } catch (error) {
       throw messagingError(operation, error);
@@ -160,17 +160,17 @@ export class Messaging {
   }
 
   /**
-   * Publishes a message to an inlet of a workflow; resolves once JetStream has stored it. A full stream is a
-   * StreamFullError (resource-exhausted, retryable), an inlet without a stream StreamNotFoundError (once "no responders"
+   * Publishes a message of a source of a workflow; resolves once JetStream has stored it. A full stream is a
+   * StreamFullError (resource-exhausted, retryable), a source without a stream StreamNotFoundError (once "no responders"
    * has been tried again for about 2 s: see jetstream-publish.ts), no answer in time
    * MessagingUnavailableError (retry with the same message id: it is stored once).
    */
-  async publish(workflow: string, inlet: string, payload: Uint8Array, options: PublishOptions = {}): Promise<PublishResult> {
-    const operation: Operation = { what: `publish to inlet '${inlet}' of workflow '${workflow}'`, workflow, inlet };
+  async publish(workflow: string, source: string, payload: Uint8Array, options: PublishOptions = {}): Promise<PublishResult> {
+    const operation: Operation = { what: `publish to source '${source}' of workflow '${workflow}'`, workflow, source };
     this.checkOpen(operation.what);
     try {
       const headers = messageHeaders(options.headers, options.context);
-      const ack = await publishToJetStream(this.client, inletSubject(workflow, inlet), payload, headers, options.messageId);
+      const ack = await publishToJetStream(this.client, sourceSubject(workflow, source), payload, headers, options.messageId);
       if (!ack.duplicate) this.metrics.stored(workflow, 1);
       return { sequence: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
@@ -178,18 +178,18 @@ export class Messaging {
     }
   }
 
-  /** The deliveries of an inlet through its durable consumer (made when missing); stop() the consumer when done. */
-  async consume(workflow: string, inlet: string, options: ConsumeOptions = {}): Promise<InletConsumer> {
-    const operation: Operation = { what: `consume inlet '${inlet}' of workflow '${workflow}'`, workflow, inlet };
+  /** The deliveries of a source through its durable consumer (made when missing); stop() the consumer when done. */
+  async consume(workflow: string, source: string, options: ConsumeOptions = {}): Promise<SourceConsumer> {
+    const operation: Operation = { what: `consume source '${source}' of workflow '${workflow}'`, workflow, source };
     this.checkOpen(operation.what);
     const { maxAckPending, maxDeliver } = this.settings.consumer;
     try {
-      await this.ensureInletConsumer(workflow, inlet);
-      const consumer = await this.client.consumers.get(streamName(workflow), inletConsumerName(inlet));
+      await this.ensureSourceConsumer(workflow, source);
+      const consumer = await this.client.consumers.get(streamName(workflow), sourceConsumerName(source));
       const messages = await consumer.consume({ max_messages: Math.min(options.batch ?? DEFAULT_BATCH, maxAckPending) });
-      const inletConsumer = new InletConsumer(messages, workflow, inlet, maxDeliver, this.metrics);
-      this.consumers.add(inletConsumer);
-      return inletConsumer;
+      const sourceConsumer = new SourceConsumer(messages, workflow, source, maxDeliver, this.metrics);
+      this.consumers.add(sourceConsumer);
+      return sourceConsumer;
     } catch (error) {
       throw messagingError(operation, error);
     }
@@ -245,13 +245,13 @@ export class Messaging {
     if (!this.lifecycle.is('open')) throw new MessagingClosedError(operation);
   }
 
-  private streamConfig(workflow: string, inlets: readonly string[]): StreamConfig {
+  private streamConfig(workflow: string, sources: readonly string[]): StreamConfig {
     const { replicas, maxAgeMs, maxBytes, maxMessages, duplicateWindowMs } = this.settings.stream;
     // JetStream refuses a duplicate window longer than the stream's age limit
     const duplicateWindow = maxAgeMs > 0 ? Math.min(duplicateWindowMs, maxAgeMs) : duplicateWindowMs;
     return {
       name: streamName(workflow),
-      subjects: inlets.map((inlet) => inletSubject(workflow, inlet)),
+      subjects: sources.map((source) => sourceSubject(workflow, source)),
       // a message stays until a consumer acknowledges it; a full stream refuses new messages and drops none
       retention: RetentionPolicy.Workqueue,
       discard: DiscardPolicy.New,
@@ -264,11 +264,11 @@ export class Messaging {
     } as StreamConfig;
   }
 
-  private async ensureInletConsumer(workflow: string, inlet: string): Promise<void> {
+  private async ensureSourceConsumer(workflow: string, source: string): Promise<void> {
     const { ackWaitMs, maxDeliver, maxAckPending } = this.settings.consumer;
     const config: Partial<ConsumerConfig> = {
-      durable_name: inletConsumerName(inlet),
-      filter_subject: inletSubject(workflow, inlet),
+      durable_name: sourceConsumerName(source),
+      filter_subject: sourceSubject(workflow, source),
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(ackWaitMs),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * How workflows and inlets are named in JetStream. A stream, a durable consumer and a subject token take letters,
+ * How workflows and their sources are named in JetStream. A stream, a durable consumer and a subject token take letters,
  * digits, `_` and `-` only (no `.`, `*`, `>`, spaces or path separators), so other names are written with those
  * replaced by `_` and a hash of the original added, so two names never share a stream.
  */
@@ -22,12 +22,15 @@ export function streamName(workflow: string): string {
   return `LOOM_${jetStreamToken(workflow)}`;
 }
 
-/** The subject of one inlet of a workflow (`loom.workflow.<workflow>.inlet.<inlet>`). */
-export function inletSubject(workflow: string, inlet: string): string {
-  return `loom.workflow.${jetStreamToken(workflow)}.inlet.${jetStreamToken(inlet)}`;
+// The subject and consumer names below still say `inlet`, as they did when only inlets stored their messages: they
+// name what JetStream holds, and a stream whose subjects changed would no longer take the messages it stored under them.
+
+/** The subject of one source component of a workflow (`loom.workflow.<workflow>.inlet.<source>`). */
+export function sourceSubject(workflow: string, source: string): string {
+  return `loom.workflow.${jetStreamToken(workflow)}.inlet.${jetStreamToken(source)}`;
 }
 
-/** The durable consumer of one inlet, shared by every executor that runs the workflow. */
-export function inletConsumerName(inlet: string): string {
-  return `inlet_${jetStreamToken(inlet)}`;
+/** The durable consumer of one source component, shared by every executor that runs the workflow (`inlet_<source>`). */
+export function sourceConsumerName(source: string): string {
+  return `inlet_${jetStreamToken(source)}`;
 }

@@ -13,12 +13,12 @@ import {
   NatsError,
 } from 'nats';
 import { MessagingClosedError } from './errors.js';
-import { InletConsumer } from './inlet-consumer.js';
 import { publishToJetStream } from './jetstream-publish.js';
 import { type PublishOptions, type PublishResult } from './messaging.js';
 import { noMessagingMetrics } from './metrics.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions, type NatsConnectionSettings } from './nats-connection.js';
 import { isNoResponders, JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
+import { SourceConsumer } from './source-consumer.js';
 import { SubjectSubscription } from './subject-subscription.js';
 import { messageHeaders } from './trace-context.js';
 
@@ -133,7 +133,7 @@ export class NatsConnector {
   }
 
   /** The deliveries of a durable consumer of an existing stream (a missing stream: JetStreamRequestError, code 10059). */
-  async consumeStream(options: StreamConsumerOptions): Promise<InletConsumer> {
+  async consumeStream(options: StreamConsumerOptions): Promise<SourceConsumer> {
     const what = `consume stream '${options.stream}' through durable consumer '${options.durable}'`;
     this.checkOpen(what);
     const config: Partial<ConsumerConfig> = {
@@ -154,9 +154,9 @@ export class NatsConnector {
       });
       const consumer = await client.consumers.get(options.stream, options.durable);
       const messages = await consumer.consume({ max_messages: Math.min(CONSUMER_BATCH, options.maxAckPending) });
-      const inletConsumer = new InletConsumer(messages, options.owner, options.durable, options.maxDeliver, noMessagingMetrics);
-      this.stoppables.add(inletConsumer);
-      return inletConsumer;
+      const sourceConsumer = new SourceConsumer(messages, options.owner, options.durable, options.maxDeliver, noMessagingMetrics);
+      this.stoppables.add(sourceConsumer);
+      return sourceConsumer;
     } catch (error) {
       throw messagingError({ what }, error);
     }

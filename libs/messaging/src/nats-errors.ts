@@ -56,12 +56,12 @@ export function jetStreamCode(error: unknown): number | undefined {
   return error instanceof NatsError ? error.api_error?.err_code : undefined;
 }
 
-/** What the caller is doing, for the typed error: the operation's words and, where it has them, workflow and inlet. */
+/** What the caller is doing, for the typed error: the operation's words and, where it has them, workflow and source. */
 export interface Operation {
   readonly what: string;
   readonly workflow?: string;
-  readonly inlet?: string;
-  /** The subject a NATS connector publishes to (not one of loom's own inlets). */
+  readonly source?: string;
+  /** The subject a NATS connector publishes to (not one of loom's own sources). */
   readonly subject?: string;
 }
 
@@ -85,13 +85,13 @@ export function messagingError(operation: Operation, error: unknown): MessagingE
       return new SubjectStreamFullError(operation.subject, description, cause);
     }
     if (api.err_code === JetStreamCode.streamNotFound && operation.workflow !== undefined) {
-      return new StreamNotFoundError(operation.workflow, operation.inlet, cause);
+      return new StreamNotFoundError(operation.workflow, operation.source, cause);
     }
     return new JetStreamRequestError(operation.what, api.err_code, description, cause);
   }
   // a publish no stream listens to: JetStream has no subject for it (a request to JetStream's API: JetStream is off)
-  if (isNoResponders(error) && operation.inlet !== undefined && operation.workflow !== undefined) {
-    return new StreamNotFoundError(operation.workflow, operation.inlet, cause);
+  if (isNoResponders(error) && operation.source !== undefined && operation.workflow !== undefined) {
+    return new StreamNotFoundError(operation.workflow, operation.source, cause);
   }
   if (isNoResponders(error) && operation.subject !== undefined) {
     return new JetStreamRequestError(operation.what, undefined, `no JetStream stream takes subject '${operation.subject}'`, cause);

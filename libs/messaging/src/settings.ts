@@ -18,7 +18,7 @@ export interface StreamSettings {
   readonly duplicateWindowMs: number;
 }
 
-/** The settings of each inlet's durable consumer. */
+/** The settings of each source's durable consumer. */
 export interface ConsumerSettings {
   readonly ackWaitMs: number;
   readonly maxDeliver: number;

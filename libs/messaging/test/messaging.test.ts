@@ -6,11 +6,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectMessaging,
   type Delivery,
-  type InletConsumer,
   type Messaging,
   type MessagingMetrics,
   MessagingClosedError,
   type MessagingSettings,
+  type SourceConsumer,
   StreamFullError,
   StreamNotFoundError,
 } from '../src/index.js';
@@ -34,7 +34,7 @@ function countingMetrics() {
 }
 
 /** Reads deliveries one at a time. */
-function reader(consumer: InletConsumer): () => Promise<Delivery> {
+function reader(consumer: SourceConsumer): () => Promise<Delivery> {
   const iterator = consumer[Symbol.asyncIterator]();
   return async () => {
     const next = await iterator.next();
@@ -98,12 +98,12 @@ describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
     expect(consumer.state).toBe('stopped');
   });
 
-  it('makes sure of a stream again and again, from several connections at once, taking new inlets and settings', async () => {
+  it('makes sure of a stream again and again, from several connections at once, taking new sources and settings', async () => {
     const first = await open();
     const second = await open({ consumer: { ackWaitMs: 200 }, stream: { maxMessages: 100 } });
     await Promise.all([first.ensureWorkflowStream('shared', ['a']), second.ensureWorkflowStream('shared', ['a'])]);
     await expect(first.publish('shared', 'b', text('x'))).rejects.toBeInstanceOf(StreamNotFoundError);
-    // a new version of the workflow with another inlet, and a shorter ack wait: the stream and consumer are updated
+    // a new version of the workflow with another source, and a shorter ack wait: the stream and consumer are updated
     await second.ensureWorkflowStream('shared', ['a', 'b']);
     await expect(first.publish('shared', 'b', text('x'), { messageId: 'b-1' })).resolves.toMatchObject({ duplicate: false });
     const next = reader(await second.consume('shared', 'b'));
@@ -241,11 +241,11 @@ describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
     delivery.ack();
   });
 
-  it('refuses a publish to an inlet without a stream, and any call once closed', async () => {
+  it('refuses a publish to a source without a stream, and any call once closed', async () => {
     const messaging = await open();
     await messaging.ensureWorkflowStream('known', ['in']);
     await expect(messaging.publish('known', 'other', text('x'))).rejects.toBeInstanceOf(StreamNotFoundError);
-    await expect(messaging.publish('unknown', 'in', text('x'))).rejects.toMatchObject({ kind: 'failed-precondition', inlet: 'in' });
+    await expect(messaging.publish('unknown', 'in', text('x'))).rejects.toMatchObject({ kind: 'failed-precondition', source: 'in' });
     expect(await messaging.deleteWorkflowStream('known')).toBe(true);
     expect(await messaging.deleteWorkflowStream('known')).toBe(false);
     await Promise.all([messaging.close(), messaging.close()]);

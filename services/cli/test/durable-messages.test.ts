@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { type PublishStreamResponse } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance } from '@loom/domain';
 import { type GraphStore } from '@loom/graph';
-import { inletConsumerName, streamName } from '@loom/messaging';
+import { sourceConsumerName, streamName } from '@loom/messaging';
 import { call } from '@loom/service-kit';
 import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/testing';
 import { connect } from 'nats';
@@ -221,7 +221,7 @@ describe.skipIf(binary === undefined)('durable messages on NATS JetStream, the l
 
         // JetStream holds nothing of the inlet's any more: the poisoned message was terminated, not left to come back
         const jetStream = await connection.jetstreamManager();
-        const consumerInfo = () => jetStream.consumers.info(streamName(workflow.name), inletConsumerName(INLET));
+        const consumerInfo = () => jetStream.consumers.info(streamName(workflow.name), sourceConsumerName(INLET));
         await expect
           .poll(
             async () => {

@@ -1,5 +1,5 @@
 import { withResolvers } from '@loom/foundation';
-import { type MessagingSettings, inletConsumerName, streamName } from '@loom/messaging';
+import { type MessagingSettings, sourceConsumerName, streamName } from '@loom/messaging';
 import { testMessagingSettings, type TestMessagingOverrides } from '@loom/messaging/testing';
 import { type NatsTestServer } from '@loom/testing';
 import { connect } from 'nats';
@@ -29,7 +29,7 @@ export async function durableState(server: NatsTestServer, workflow: string, sou
   try {
     const manager = await connection.jetstreamManager();
     const stream = await manager.streams.info(streamName(workflow));
-    const consumer = await manager.consumers.info(streamName(workflow), inletConsumerName(source));
+    const consumer = await manager.consumers.info(streamName(workflow), sourceConsumerName(source));
     return {
       stored: stream.state.messages,
       ackPending: consumer.num_ack_pending,

@@ -5,11 +5,11 @@ import {
   connectNats,
   type DeliverPolicyName,
   type Delivery,
-  type InletConsumer,
   jetStreamToken,
   MESSAGE_ID_HEADER,
   type NatsConnectionSettings,
   type NatsConnector,
+  type SourceConsumer,
   type SubjectSubscription,
 } from '@loom/messaging';
 import { type ComponentContext, type ComponentFactory, type Emit, type LoomMessage, type SignalSource, type Source } from '../runtime/component.js';
@@ -115,7 +115,7 @@ export class NatsSubscriberSource implements Source {
   /** Aborted by stop(): withdraws a message still waiting for room downstream. */
   private readonly stopping = new AbortController();
   private connector: NatsConnector | undefined;
-  private reader: SubjectSubscription | InletConsumer | undefined;
+  private reader: SubjectSubscription | SourceConsumer | undefined;
   private reading: Promise<void> = Promise.resolve();
   private dropped = 0;
 
@@ -223,7 +223,7 @@ export class NatsSubscriberSource implements Source {
     }
   }
 
-  private async readStream(consumer: InletConsumer, emit: Emit): Promise<void> {
+  private async readStream(consumer: SourceConsumer, emit: Emit): Promise<void> {
     for await (const delivery of consumer) {
       const body = this.bodyOf(delivery.payload);
       if (!body.ok) {

@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { type Delivery, type InletConsumer, type Messaging } from '@loom/messaging';
+import { type Delivery, type Messaging, type SourceConsumer } from '@loom/messaging';
 import { type Logger } from '@loom/telemetry';
 import { type LoomMessage } from './component.js';
 import { type Settlement } from './completion.js';
@@ -67,7 +67,7 @@ export class DurableMode {
   }
 
   /** The stored messages of a source through its durable consumer; stop() the consumer when done. */
-  consume(source: string): Promise<InletConsumer> {
+  consume(source: string): Promise<SourceConsumer> {
     return this.messaging.consume(this.workflow, source, { batch: CONSUMER_BATCH });
   }
 

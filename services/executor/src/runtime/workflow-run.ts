@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable, withResolvers } from '@loom/foundation';
-import { type InletConsumer } from '@loom/messaging';
+import { type SourceConsumer } from '@loom/messaging';
 import { type ComponentContext, ComponentFailedError, type Emit, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
 import { MessageFlow } from './message-flow.js';
@@ -78,7 +78,7 @@ export class WorkflowRun {
   /** Per inlet: client-chosen ids accepted (true) or being published (their promise), oldest first (in-memory mode). */
   private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
   /** Durable mode: each source's durable consumer and the loop that takes its deliveries into the run. */
-  private readonly intakes: { readonly consumer: InletConsumer; readonly taking: Promise<void> }[] = [];
+  private readonly intakes: { readonly consumer: SourceConsumer; readonly taking: Promise<void> }[] = [];
   /** While paused: what the sources' messages wait for (released by resume, refused by the run's end). */
   private pauseGate: { readonly opened: Promise<void>; readonly open: () => void; readonly refuse: (error: Error) => void } | undefined;
   /** Durable mode: tells JetStream, every so often, that the deliveries in the run are still being worked on. */
@@ -412,7 +412,7 @@ export class WorkflowRun {
   }
 
   /** Takes a source's deliveries into the run until its consumer is stopped; a consumer that ends or breaks otherwise fails the run. */
-  private async take(node: SourceNode | InletNode, consumer: InletConsumer): Promise<void> {
+  private async take(node: SourceNode | InletNode, consumer: SourceConsumer): Promise<void> {
     let failure: unknown;
     try {
       for await (const delivery of consumer) await this.flow.enter(node, delivery);

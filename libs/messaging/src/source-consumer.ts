@@ -8,10 +8,27 @@ import { extractTraceContext } from './trace-context.js';
 /** The JetStream header carrying a message's id (its de-duplication key). */
 export const MESSAGE_ID_HEADER = 'Nats-Msg-Id';
 
-/** One delivery of a stored message to this consumer; settle it once with ack, nak or term. */
-export interface Delivery {
+/**
+ * How a delivery of a stored message is settled: the one spelling of JetStream's verbs, used by every consumer and by
+ * the executor's runtime (its completion tickets). Settle a delivery once with ack, nak or term; working() may come
+ * before, any number of times.
+ */
+export interface Settlement {
+  /** Processed: JetStream removes it (fire and forget; lost with the connection, it is delivered again). */
+  ack(): void;
+  /** Not processed: deliver it again, after `delayMs` when given. */
+  nak(delayMs?: number): void;
+  /** Never deliver it again (it failed past its retries); counted as terminated. `reason` goes to JetStream's advisories. */
+  term(reason?: string): void;
+  /** Still being processed: restarts its ack wait, so it is not delivered again meanwhile. */
+  working(): void;
+}
+
+/** One delivery of a stored message to this consumer; settle it once with ack, nak or term (see Settlement). */
+export interface Delivery extends Settlement {
   readonly workflow: string;
-  readonly inlet: string;
+  /** The source it was stored by: a source component of the workflow, or the durable consumer a connector reads. */
+  readonly source: string;
   readonly payload: Uint8Array;
   /** The id it was published with, when it had one. */
   readonly messageId: string | undefined;
@@ -25,16 +42,8 @@ export interface Delivery {
   readonly headers: Readonly<Record<string, string>>;
   /** The publisher's trace context (a span made with it as parent continues the publisher's trace). */
   traceContext(base?: Context): Context;
-  /** Processed: JetStream removes it (fire and forget; lost with the connection, it is delivered again). */
-  ack(): void;
   /** Processed, and resolves once JetStream confirmed it (MessagingUnavailableError when it did not answer). */
   ackConfirmed(): Promise<void>;
-  /** Not processed: deliver it again, after `delayMs` when given. */
-  nak(delayMs?: number): void;
-  /** Never deliver it again (it failed past its retries); counted as terminated. */
-  term(reason?: string): void;
-  /** Still being processed: restarts its ack wait, so it is not delivered again meanwhile. */
-  working(): void;
 }
 
 type ConsumerState = 'consuming' | 'stopping' | 'stopped';
@@ -46,24 +55,24 @@ const CONSUMER_TRANSITIONS = {
 } as const satisfies Record<ConsumerState, readonly ConsumerState[]>;
 
 /**
- * The deliveries of one inlet through its durable consumer, as an async iterable. The client holds at most `batch`
+ * The deliveries of one source through its durable consumer, as an async iterable. The client holds at most `batch`
  * messages it has not handed out, and JetStream delivers at most maxAckPending unacknowledged ones over all consumers
- * of the inlet: memory stays bounded however far the stream is ahead. stop() ends the iteration: the messages fetched
+ * of the source: memory stays bounded however far the stream is ahead. stop() ends the iteration: the messages fetched
  * and not yet handed out are given back (nak), so they are delivered again at once; deliveries handed out and never
  * settled are delivered again after their ack wait.
  */
-export class InletConsumer implements AsyncIterable<Delivery> {
+export class SourceConsumer implements AsyncIterable<Delivery> {
   private readonly lifecycle: Lifecycle<ConsumerState>;
   private readonly stopping = new ShutdownOnce(() => this.shutdown());
 
   constructor(
     private readonly messages: ConsumerMessages,
     readonly workflow: string,
-    readonly inlet: string,
+    readonly source: string,
     private readonly maxDeliver: number,
     private readonly metrics: MessagingMetrics,
   ) {
-    this.lifecycle = new Lifecycle(`consumer of inlet '${inlet}' of workflow '${workflow}'`, CONSUMER_TRANSITIONS, 'consuming');
+    this.lifecycle = new Lifecycle(`consumer of source '${source}' of workflow '${workflow}'`, CONSUMER_TRANSITIONS, 'consuming');
   }
 
   /** consuming, stopping or stopped. */
@@ -97,7 +106,7 @@ export class InletConsumer implements AsyncIterable<Delivery> {
   }
 
   private delivery(message: JsMsg): Delivery {
-    const { workflow, inlet, metrics } = this;
+    const { workflow, source, metrics } = this;
     const deliveryCount = message.info.deliveryCount;
     if (deliveryCount > 1) metrics.redelivered(workflow);
     const headers: Record<string, string> = {};
@@ -105,7 +114,7 @@ export class InletConsumer implements AsyncIterable<Delivery> {
     const messageId = headers[MESSAGE_ID_HEADER];
     return {
       workflow,
-      inlet,
+      source,
       payload: message.data,
       messageId,
       sequence: message.seq,
