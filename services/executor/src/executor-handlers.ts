@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { graphSsoSettings } from '@loom/config';
-import { type ComponentStatus, ExecutorService, type GetWorkflowStatusResponse, type WatchRunRequest, type WatchRunResponse } from '@loom/contracts';
+import {
+  type ComponentStatus,
+  ExecutorService,
+  type Failure,
+  type GetWorkflowStatusResponse,
+  type WatchRunRequest,
+  type WatchRunResponse,
+} from '@loom/contracts';
 import {
   catalogFor,
   componentDefinitionToProto,
@@ -21,6 +28,8 @@ import { DEFAULT_DRAIN_TIMEOUT_MS, Executor, MAX_PENDING_RUN_EVENTS } from './ex
 import { GraphSsoQuery } from './graph-sso-query.js';
 import { openMessaging } from './messaging-mode.js';
 import { checkBatchSize, publishBatch } from './publishing.js';
+import { redactedFailure } from './redacted-failure.js';
+import { type ComponentError } from './runtime/component-error.js';
 import { type RunEvent, type WorkflowRun } from './runtime/workflow-run.js';
 
 function drainTimeoutOf(seconds: number | undefined, nanos: number | undefined): number {
@@ -212,15 +221,17 @@ async function watchRun(
   const ended = (): boolean => run.state === 'STOPPED' || run.state === 'FAILED';
   const events = new StreamChannel<WatchRunResponse>({ capacity: MAX_PENDING_RUN_EVENTS, signal: context.signal });
   const executorId = cluster?.executorId ?? '';
+  // watchers see the texts redacted as the logs are
   const eventOf = (event: RunEvent): WatchRunResponse => ({
     time: event.time,
     runId: run.runId,
     state: STATES[event.state],
     component: event.component ?? '',
-    error: event.error ?? '',
+    error: executor.redactor.redact(event.error ?? ''),
     executorId,
     executors: [],
     components: [],
+    ...(event.failure === undefined ? {} : { failure: failureToProto(event.failure, executor) }),
   });
   const stop = run.subscribe((event) => {
     events.push(eventOf(event));
@@ -231,11 +242,18 @@ async function watchRun(
   if (ended()) events.close();
   try {
     // the current state first; a run that already failed says why, as its FAILED event did
-    await send(eventOf({ time: new Date(), state: run.state, ...(run.state === 'FAILED' ? { error: run.error } : {}) }));
+    const failed = run.state === 'FAILED' ? { error: run.error, ...(run.failure === undefined ? {} : { failure: run.failure }) } : {};
+    await send(eventOf({ time: new Date(), state: run.state, ...failed }));
     for await (const response of events) await send(response);
   } finally {
     stop();
     stopReports();
     events.close();
   }
+}
+
+/** A component failure as loom.v1.Failure, its texts redacted by the executor's redactor. */
+function failureToProto(failure: ComponentError, executor: Executor): Failure {
+  const { kind, retryable, message, cause } = redactedFailure(failure, executor.redactor);
+  return { kind, retryable, message, cause: cause ?? '' };
 }

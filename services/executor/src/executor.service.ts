@@ -24,6 +24,7 @@ import { Cluster, type ClusterMember } from './cluster/cluster.js';
 import { leasedFactories } from './cluster/leased-source.js';
 import { DurableMode, progressInterval } from './runtime/durable-mode.js';
 import { type ComponentFactory } from './runtime/component.js';
+import { redactedFailure } from './redacted-failure.js';
 import { type ComponentError } from './runtime/component-error.js';
 import { type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
@@ -89,6 +90,8 @@ export class Executor implements ClusterMember {
   private cluster: Cluster | undefined;
   /** This executor's name among the others (loom.executor.id). */
   readonly executorId: string;
+  /** Scrubs what this executor logs, audits and tells watchers: the decrypted values of each start are registered with it. */
+  readonly redactor: SecretRedactor;
   /** Fresh Python interpreters kept ready for script hosts (with `loom.experimental.enabled`, the only way scripts run). */
   private readonly warmInterpreters: WarmInterpreters | undefined;
 
@@ -113,6 +116,7 @@ export class Executor implements ClusterMember {
       });
     this.runFactories = this.factories;
     this.executorId = executorIdOf(config);
+    this.redactor = dependencies.redactor ?? processRedactor;
   }
 
   /**
@@ -289,25 +293,24 @@ export class Executor implements ClusterMember {
       slots: collected.slots,
       workflowName: workflow.name,
     });
-    const redactor = this.dependencies.redactor ?? processRedactor;
-    for (const slot of slots) redactor.add(slot.value);
+    for (const slot of slots) this.redactor.add(slot.value);
     collected.apply(slots, 'secrets service (DecryptResources)');
     return workflow;
   }
 
-  /** A script component's failed message is audited with its reason, and its kind, retryable flag and cause as attributes. */
+  /** A script component's failed message is audited with its reason, and its kind, retryable flag and cause as attributes, redacted. */
   private auditScriptFailure(workflow: WorkflowConfiguration, failure: ComponentError): void {
     const { component } = failure;
     const instance = workflow.components.find((candidate) => candidate.name === component);
     if (instance === undefined || !isScriptComponent(instance)) return;
-    const { kind, retryable, cause } = failure.record();
+    const { kind, retryable, message, cause } = redactedFailure(failure, this.redactor);
     this.appender
       .append({
         type: AuditEventType.AUDIT_EVENT_TYPE_PRIVILEGED_WORKFLOW_COMPONENT_FAILURE,
         workflowName: workflow.name,
         componentName: component,
         componentType: instance.component.type,
-        reason: failure.message.slice(0, MAX_AUDIT_TEXT),
+        reason: message.slice(0, MAX_AUDIT_TEXT),
         attributes: { kind, retryable: String(retryable), ...(cause === undefined ? {} : { cause: cause.slice(0, MAX_AUDIT_TEXT) }) },
       })
       .catch((error: unknown) => this.dependencies.logger.error({ workflow: workflow.name, component, error: String(error) }, 'audit event not written'));

@@ -80,14 +80,21 @@ describe('a run whose component dies outside a single message goes FAILED, with 
     const { ended: events } = await watch(harness, name);
     rmSync(inbox, { recursive: true });
 
-    const ended = runEvents(await events);
-    const reason = `component '${reader}' failed: ${reader}.options.directory: '${inbox}' is not an existing directory`;
+    const received = await events;
+    const ended = runEvents(received);
+    const message = `${reader}.options.directory: '${inbox}' is not an existing directory`;
+    const reason = `component '${reader}' failed: ${message}`;
     expect(ended.slice(-2)).toEqual([`STOPPING: ${reason}`, `FAILED: ${reason}`]);
+    // the component failure that ended the run, typed: the directory must exist again, and then a new run may succeed
+    const failure = { kind: 'failed-precondition', retryable: true, message, cause: `DirectoryNotFoundError: ${message}` };
+    expect(received.slice(-2).map((event) => event.failure)).toEqual([failure, failure]);
     const status = await call(harness.executor, 'getWorkflowStatus', { name });
     expect(status.state).toBe(WorkflowState.WORKFLOW_STATE_FAILED);
     expect(status.lastError).toBe(reason);
-    // a watcher that comes after the end is told the state and the reason at once
-    expect(runEvents(await (await watch(harness, name)).ended)).toEqual([`FAILED: ${reason}`]);
+    // a watcher that comes after the end is told the state, the reason and the failure at once
+    const late = await (await watch(harness, name)).ended;
+    expect(runEvents(late)).toEqual([`FAILED: ${reason}`]);
+    expect(late[0]?.failure).toEqual(failure);
   });
 
   it('a graph store that stays unreachable past max_retry: the graph writer', async () => {

@@ -35,7 +35,10 @@ export interface RunEvent {
   readonly time: Date;
   readonly state: RunState;
   readonly component?: string;
+  /** The failure's message: a component's error, or why the run stopped or failed. */
   readonly error?: string;
+  /** The typed failure behind `error` (kind, retryable, cause) when a component caused it; absent for a start that failed. */
+  readonly failure?: ComponentError;
 }
 
 /** What became of a published message. */
@@ -72,6 +75,7 @@ export class WorkflowRun {
   private readonly controller = new AbortController();
   private readonly listeners = new Set<(event: RunEvent) => void>();
   private lastError = '';
+  private lastFailure: ComponentError | undefined;
   private readonly tracing: RunTracing;
   private readonly flow: MessageFlow;
   private privateDir: string | undefined;
@@ -99,7 +103,7 @@ export class WorkflowRun {
       maxBatch: this.settings.maxBatch,
       onOutput: options.onOutput,
       onFailure: options.onFailure,
-      report: (error) => this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: error.component, error: error.message }),
+      report: (error) => this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: error.component, error: error.message, failure: error }),
       fail: (error) => this.fail(error),
       durable: options.durable,
     });
@@ -135,6 +139,11 @@ export class WorkflowRun {
 
   get error(): string {
     return this.lastError;
+  }
+
+  /** The component failure the run failed with, typed; undefined unless a component failed it. */
+  get failure(): ComponentError | undefined {
+    return this.lastFailure;
   }
 
   /** True in durable mode: its messages are stored in JetStream before they are answered. */
@@ -287,13 +296,13 @@ export class WorkflowRun {
       return;
     }
     this.options.logger.error(context, 'workflow run failed');
-    this.ending = this.end(0, reason);
+    this.ending = this.end(0, { reason, error });
   }
 
   /** The one ending of a running run: STOPPING, input stopped, a drain (none when failing), closed, then STOPPED or FAILED. */
-  private async end(drainTimeoutMs: number, failure: string | undefined): Promise<boolean> {
+  private async end(drainTimeoutMs: number, failure: { readonly reason: string; readonly error: ComponentError } | undefined): Promise<boolean> {
     // before the first await: a stop and a failure at the same moment find the run STOPPING
-    this.setState('STOPPING', undefined, failure);
+    this.setState('STOPPING', undefined, failure?.reason, failure?.error);
     // sources waiting in a pause give up their messages, so they can stop
     this.pauseGate?.refuse(new FailedPreconditionError(`workflow '${this.workflow.name}' is stopping`));
     this.pauseGate = undefined;
@@ -307,8 +316,8 @@ export class WorkflowRun {
     }
     await this.close();
     const final: RunState = failure === undefined ? 'STOPPED' : 'FAILED';
-    this.setState(final, undefined, failure);
-    this.tracing.end(final, failure ?? (drained ? undefined : 'messages were still in flight at the drain deadline'));
+    this.setState(final, undefined, failure?.reason, failure?.error);
+    this.tracing.end(final, failure?.reason ?? (drained ? undefined : 'messages were still in flight at the drain deadline'));
     return drained;
   }
 
@@ -358,10 +367,17 @@ export class WorkflowRun {
   }
 
   /** Moves the run along RUN_TRANSITIONS (IllegalTransitionError otherwise) and tells the watchers. */
-  private setState(state: RunState, component?: string, error?: string): void {
+  private setState(state: RunState, component?: string, error?: string, failure?: ComponentError): void {
     this.lifecycle.to(state);
     if (error !== undefined) this.lastError = error;
-    this.emitEvent({ time: new Date(), state, ...(component === undefined ? {} : { component }), ...(error === undefined ? {} : { error }) });
+    if (failure !== undefined) this.lastFailure = failure;
+    this.emitEvent({
+      time: new Date(),
+      state,
+      ...(component === undefined ? {} : { component }),
+      ...(error === undefined ? {} : { error }),
+      ...(failure === undefined ? {} : { failure }),
+    });
   }
 
   private emitEvent(event: RunEvent): void {
