@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import neo4j from 'neo4j-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Neo4jLauncherMissingError, startNeo4j, type Neo4jTestServer } from '../src/index.js';
 
@@ -42,8 +43,25 @@ describe('startNeo4j', () => {
   });
 
   it('clears the database on request, as often as asked', async () => {
-    await server.clear();
-    await Promise.all([server.clear(), server.clear()]);
+    const driver = neo4j.driver(server.uri, neo4j.auth.basic(server.user, server.password));
+    try {
+      const count = async (): Promise<number> => {
+        const result = await driver.executeQuery('MATCH (n) RETURN count(n) AS nodes');
+        return (result.records[0]?.get('nodes') as { toNumber(): number }).toNumber();
+      };
+      await driver.executeQuery('UNWIND range(1, 25) AS i CREATE (:Page {i: i})-[:LINKS]->(:Page {i: i + 100})');
+      expect(await count()).toBe(50);
+      await server.clear();
+      expect(await count()).toBe(0);
+      // two at once, then the database still takes writes and holds only them
+      await driver.executeQuery('CREATE (:Page {i: 1})');
+      await Promise.all([server.clear(), server.clear()]);
+      expect(await count()).toBe(0);
+      await driver.executeQuery('CREATE (:Page {i: 2})');
+      expect(await count()).toBe(1);
+    } finally {
+      await driver.close();
+    }
   });
 
   // the next two start a second JVM beside the first: their limits are for a loaded machine, not a measure
