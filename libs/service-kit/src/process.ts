@@ -3,7 +3,7 @@ import { ConfigError, loadConfig, type LoomConfig } from '@loom/config';
 import { createLogger, type Logger, redactor, startTelemetry } from '@loom/telemetry';
 import { EXIT_USAGE } from './exit-codes.js';
 import { describeStartupError } from './startup-error.js';
-import { startServices } from './run-services.js';
+import { type RunningServices, startServices } from './run-services.js';
 import { type ServiceModule } from './service-module.js';
 
 /** Where a serving process gets its configuration. */
@@ -15,14 +15,32 @@ export interface ServeProcessOptions {
   readonly logDestination?: NodeJS.WritableStream;
 }
 
+/** How `startServeProcess` starts, besides where its configuration comes from. */
+export interface StartServeProcessOptions extends ServeProcessOptions {
+  /**
+   * Register this process's OpenTelemetry providers globally (default true). A composition started inside another
+   * program (a test) passes false: the global providers can be registered once per process.
+   */
+  readonly registerTelemetry?: boolean;
+}
+
+/** Services serving in this process, with their logger and telemetry, until `stop`. */
+export interface ServingProcess {
+  /** The port the gRPC server listens on. */
+  readonly port: number;
+  /** Drains and stops the services, then the telemetry; logs why (`reason`, e.g. the signal) first. Idempotent. */
+  stop(reason?: Readonly<Record<string, unknown>>): Promise<void>;
+}
+
 /** The signals that begin a graceful shutdown. */
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
- * Serves the modules until SIGTERM or SIGINT, then drains and stops. Resolves once everything is
- * closed; throws ConfigError for bad configuration before anything starts.
+ * Starts the modules as `loom serve` composes them (configuration, logger, telemetry, services) and resolves once
+ * they listen, having logged 'loom listening'. Installs no signal handler: the caller decides when to stop. Throws
+ * ConfigError for bad configuration before anything starts.
  */
-export async function serveProcess(modules: readonly ServiceModule[], options: ServeProcessOptions = {}): Promise<void> {
+export async function startServeProcess(modules: readonly ServiceModule[], options: StartServeProcessOptions = {}): Promise<ServingProcess> {
   const config = loadConfig({
     ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
     ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
@@ -40,24 +58,56 @@ export async function serveProcess(modules: readonly ServiceModule[], options: S
     samplingRatio: config.telemetry.sampling.ratio,
     prometheusPort: config.telemetry.prometheus.port,
     redactor,
+    register: options.registerTelemetry ?? true,
     ...(config.telemetry.otlp.endpoint === undefined ? {} : { otlpEndpoint: config.telemetry.otlp.endpoint }),
   });
-  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+  let running: RunningServices;
+  try {
+    running = await startServices({ config, modules, logger, redactor });
+  } catch (error) {
+    await telemetry.shutdown();
+    throw error;
+  }
+  logger.info(
+    { port: running.port, host: config.server.host, services: modules.map((module) => module.fullName), prometheus: telemetry.prometheusUrl },
+    'loom listening',
+  );
+  let stopping: Promise<void> | undefined;
+  const stop = async (reason: Readonly<Record<string, unknown>>): Promise<void> => {
+    logger.info({ ...reason, deadlineMs: config.server.shutdown.deadlineMs }, 'shutting down');
+    try {
+      await running.stop();
+      logger.info('stopped');
+    } finally {
+      await telemetry.shutdown();
+    }
+  };
+  return {
+    port: running.port,
+    stop(reason = {}) {
+      stopping ??= stop(reason);
+      return stopping;
+    },
+  };
+}
+
+/** Resolves with the first of SHUTDOWN_SIGNALS this process receives; only a program's main should listen for them. */
+export function shutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
     for (const signal of SHUTDOWN_SIGNALS) process.once(signal, () => resolve(signal));
   });
-  try {
-    const running = await startServices({ config, modules, logger, redactor });
-    logger.info(
-      { port: running.port, host: config.server.host, services: modules.map((module) => module.fullName), prometheus: telemetry.prometheusUrl },
-      'loom listening',
-    );
-    const signal = await stopSignal;
-    logger.info({ signal, deadlineMs: config.server.shutdown.deadlineMs }, 'shutting down');
-    await running.stop();
-    logger.info('stopped');
-  } finally {
-    await telemetry.shutdown();
-  }
+}
+
+/**
+ * Serves the modules until SIGTERM or SIGINT, then drains and stops. Resolves once everything is
+ * closed; throws ConfigError for bad configuration before anything starts.
+ */
+export async function serveProcess(modules: readonly ServiceModule[], options: ServeProcessOptions = {}): Promise<void> {
+  // listening before the start, so that a signal during it still ends in a graceful stop
+  const stopSignal = shutdownSignal();
+  const serving = await startServeProcess(modules, options);
+  const signal = await stopSignal;
+  await serving.stop({ signal });
 }
 
 function logStartupDecisions(config: LoomConfig, logger: Logger): void {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { cliIo, type CliIo, processIo, setExitCode, withCliIo } from './cli-io.js';
 import { type GlobalOptions } from './global-options.js';
 import { type OutputFormat } from './output.js';
 import { UsageError } from './usage-error.js';
-import type { RunningSkills } from '@loom/skill-service-kit';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -16,7 +16,7 @@ const EXIT_USAGE = 2;
  * `loom --version` and `loom health` start quickly; `loom --help` and an unknown command load all.
  */
 export const commandGroups: readonly { readonly names: readonly string[]; readonly register: (program: Command) => void | Promise<void> }[] = [
-  { names: ['serve'], register: addServeCommand },
+  { names: ['serve'], register: async (program) => (await import('./commands/serve.js')).addServeCommand(program) },
   { names: ['health'], register: addHealthCommand },
   { names: ['variable', 'secrets'], register: async (program) => (await import('./commands/secrets.js')).addSecretsCommands(program) },
   {
@@ -71,10 +71,6 @@ export function groupsFor(argv: readonly string[]): typeof commandGroups {
   return commandGroups;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
 function parseOutput(value: string): OutputFormat {
   if (value !== 'json' && value !== 'text') throw new InvalidArgumentError("expected 'text' or 'json'.");
   return value;
@@ -89,13 +85,17 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('loom').description('loom: workflow processing for knowledge-graph pipelines');
   const word = argv === undefined ? undefined : commandWord(argv);
   // `loom help` lists it too
+  const io = cliIo();
+  // before any command is added: commands copy these settings from their parent when they are made
+  program.configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) }).exitOverride();
   if (word === undefined || word === 'help') program.version(version, '-V, --version', 'print the version');
+  // the environment's value as the default rather than commander's .env(), which reads process.env and not the run's
+  const { LOOM_ADDRESS: address, LOOM_TOKEN: token } = io.env;
   program
-    .addOption(new Option('--address <host:port>', 'address of a running loom').default('localhost:8100').env('LOOM_ADDRESS'))
+    .addOption(new Option('--address <host:port>', 'address of a running loom (env: LOOM_ADDRESS)').default(address ?? 'localhost:8100'))
     .addOption(new Option('--output <format>', 'output format: text or json').default('text').argParser(parseOutput))
-    .addOption(new Option('--token <token>', 'bearer token presented to loom').env('LOOM_TOKEN'))
-    .showSuggestionAfterError()
-    .exitOverride();
+    .addOption(new Option('--token <token>', 'bearer token presented to loom (env: LOOM_TOKEN)').default(token))
+    .showSuggestionAfterError();
   for (const group of argv === undefined ? commandGroups : groupsFor(argv)) await group.register(program);
   return program;
 }
@@ -130,6 +130,7 @@ function addServeCommand(program: Command): void {
         onListening: listening,
       });
       const running = await Promise.race([skillsListening, skillsDone.then(() => undefined)]);
+  const { stderr } = cliIo();
       if (running === undefined) return;
       const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.register[name] !== undefined);
       await Promise.all([serveProcess(modules, { ...source, overrides: [...overrides, ...source.overrides] }), skillsDone]);
@@ -143,19 +144,25 @@ function addHealthCommand(program: Command): void {
     .action(async (_options: object, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const { healthCommand } = await import('./commands/health.js');
-      process.exitCode = await healthCommand(globals);
+      setExitCode(await healthCommand(globals));
     });
 }
 
-/** Runs the command line and returns the process exit code; errors are printed as one line. */
-export async function run(argv: readonly string[]): Promise<number> {
-  try {
-    const program = await buildProgram(argv);
-    await program.parseAsync([...argv], { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (error) {
-    return reportError(error);
-  }
+/**
+ * Runs the command line with `io` (the process's own by default) and returns its exit code; errors are printed as one
+ * line. Nothing here ends the process: runs may share one (tests), each with its own IO.
+ */
+export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const { result: failed, exitCode } = await withCliIo(io, async () => {
+    try {
+      const program = await buildProgram(argv);
+      await program.parseAsync([...argv], { from: 'user' });
+      return undefined;
+    } catch (error) {
+      return reportError(error);
+    }
+  });
+  return failed ?? exitCode;
 }
 
 /** Prints a command's failure as one line and gives its exit code; the error classes load only now. */
@@ -165,7 +172,7 @@ async function reportError(error: unknown): Promise<number> {
     return error.exitCode === 0 ? 0 : EXIT_USAGE;
   }
   if (error instanceof UsageError) {
-    process.stderr.write(`loom: ${error.message}\n`);
+    stderr.write(`loom: ${error.message}\n`);
     return EXIT_USAGE;
   }
   const [{ describeStartupError, isServiceError, fieldViolationsOf }, { LoomError, ValidationError }, { ConfigError }] = await Promise.all([
@@ -176,21 +183,19 @@ async function reportError(error: unknown): Promise<number> {
   if (isServiceError(error)) {
     const fields = fieldViolationsOf(error).map((violation) => `${violation.field}: ${violation.description}`);
     const { status } = await import('@grpc/grpc-js');
-    process.stderr.write(`loom: ${status[error.code]}: ${fields.length > 0 ? fields.join('; ') : error.details}\n`);
+    stderr.write(`loom: ${status[error.code]}: ${fields.length > 0 ? fields.join('; ') : error.details}\n`);
     return 1;
   }
   if (error instanceof ValidationError) {
     // a file the command read itself, rejected before anything was sent
-    process.stderr.write(
-      `loom: INVALID_ARGUMENT: ${error.violations.map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`)).join('; ')}\n`,
-    );
+    stderr.write(`loom: INVALID_ARGUMENT: ${error.violations.map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`)).join('; ')}\n`);
     return 1;
   }
   if (error instanceof LoomError) {
     // work the command did itself (a graph query) and that failed: the error names what and why
-    process.stderr.write(`loom: ${error.message}\n`);
+    stderr.write(`loom: ${error.message}\n`);
     return 1;
   }
-  process.stderr.write(`loom: ${describeStartupError(error)}\n`);
+  stderr.write(`loom: ${describeStartupError(error)}\n`);
   return error instanceof ConfigError ? EXIT_USAGE : 1;
 }

@@ -1,10 +1,13 @@
+import { cliIo } from './cli-io.js';
+
 /** How a command prints its result. */
 export type OutputFormat = 'text' | 'json';
 
 /** Prints rows as an aligned text table or as a JSON document. */
 export function printTable(format: OutputFormat, rows: readonly Record<string, string | number | boolean>[], json: unknown = rows): void {
+  const { stdout } = cliIo();
   if (format === 'json') {
-    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     return;
   }
   const [first] = rows;
@@ -16,8 +19,8 @@ export function printTable(format: OutputFormat, rows: readonly Record<string, s
       .map((value, i) => value.padEnd(widths[i] ?? 0))
       .join('  ')
       .trimEnd();
-  process.stdout.write(`${line(columns.map((column) => column.toUpperCase()))}\n`);
-  for (const row of rows) process.stdout.write(`${line(columns.map((column) => String(row[column])))}\n`);
+  stdout.write(`${line(columns.map((column) => column.toUpperCase()))}\n`);
+  for (const row of rows) stdout.write(`${line(columns.map((column) => String(row[column])))}\n`);
 }
 
 /** Exit code when loom's output can no longer be written: 128 + SIGPIPE, as a shell reports a tool a closed pipe ended. */

@@ -6,6 +6,7 @@ import { type ExecutorClient, type PublishedMessage } from '@loom/contracts';
 import { parseJsonText } from '@loom/domain';
 import { call } from '@loom/service-kit/client';
 import { UsageError } from './usage-error.js';
+import { type CliOutput } from './cli-io.js';
 
 /** Messages per PublishMessages call (the executor takes at most 1,000). */
 export const FILE_BATCH_SIZE = 500;
@@ -24,7 +25,7 @@ export interface PublishFileOptions {
   readonly inlet: string;
   readonly file: string;
   /** Where a progress line is drawn (a terminal), or nothing. */
-  readonly progress?: NodeJS.WriteStream | undefined;
+  readonly progress?: CliOutput | undefined;
   readonly batchSize?: number;
 }
 

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cliIo } from './cli-io.js';
 
 /** A signed-in operator's access token as `loom login` keeps it for later commands. */
 export interface CachedToken {
@@ -11,10 +12,10 @@ export interface CachedToken {
 }
 
 /** Where the token is kept: `$LOOM_CREDENTIALS_FILE`, else `$XDG_CONFIG_HOME/loom/credentials.json` (`~/.config/...`). */
-export function tokenCachePath(env: NodeJS.ProcessEnv = process.env): string {
+export function tokenCachePath(env: NodeJS.ProcessEnv = cliIo().env): string {
   const explicit = env.LOOM_CREDENTIALS_FILE;
   if (explicit !== undefined && explicit !== '') return explicit;
-  const base = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  const base = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), '.config');
   return join(base, 'loom', 'credentials.json');
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readWorkflowText, type ReadWorkflow } from '@loom/domain';
 import { UsageError } from './usage-error.js';
+import { inputPath } from './cli-io.js';
 
 /**
  * Reads a workflow file in the full form (`.workflow.json`) or the compact one (YAML or JSON), told apart by its
@@ -9,7 +10,7 @@ import { UsageError } from './usage-error.js';
 export function readWorkflowFile(file: string): ReadWorkflow {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(inputPath(file), 'utf8');
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }

@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { pages } from '../paging.js';
 import { withClient } from '../service-client.js';
+import { cliIo, inThisRun, setExitCode } from '../cli-io.js';
 
 const PREFIX = 'AUDIT_EVENT_TYPE_';
 
@@ -27,7 +28,7 @@ function parseCount(value: string): number {
 /** One event per line: sequence, time, type, then the fields that are set. */
 function print(globals: GlobalOptions, event: AuditEvent): void {
   if (globals.output === 'json') {
-    process.stdout.write(`${JSON.stringify({ ...event, type: AuditEventType[event.type].slice(PREFIX.length) })}\n`);
+    cliIo().stdout.write(`${JSON.stringify({ ...event, type: AuditEventType[event.type].slice(PREFIX.length) })}\n`);
     return;
   }
   const fields = [
@@ -38,7 +39,7 @@ function print(globals: GlobalOptions, event: AuditEvent): void {
     ['actor', event.actor],
   ].filter(([, value]) => value !== '');
   const text = fields.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(' ');
-  process.stdout.write(`${event.sequence}  ${event.time?.toISOString() ?? ''}  ${AuditEventType[event.type].slice(PREFIX.length)}  ${text}\n`);
+  cliIo().stdout.write(`${event.sequence}  ${event.time?.toISOString() ?? ''}  ${AuditEventType[event.type].slice(PREFIX.length)}  ${text}\n`);
 }
 
 /** `loom audit tail` and `loom audit verify`. */
@@ -65,9 +66,12 @@ export function addAuditCommands(program: Command): void {
         const fromSequence = (last.at(-1)?.sequence ?? 0) + 1;
         const stream = client.watch({ types: options.type, workflowName: options.workflow, fromSequence });
         await new Promise<void>((resolve, reject) => {
-          stream.on('data', (response: WatchResponse) => {
-            if (response.event !== undefined) print(globals, response.event);
-          });
+          stream.on(
+            'data',
+            inThisRun((response: WatchResponse) => {
+              if (response.event !== undefined) print(globals, response.event);
+            }),
+          );
           stream.on('error', reject);
           stream.on('end', resolve);
           process.once('SIGINT', () => {
@@ -84,13 +88,13 @@ export function addAuditCommands(program: Command): void {
     .action((_options: object, command: Command) =>
       withClient(command, AuditClient, async (client, globals) => {
         const verdict = await call(client, 'verify', {});
-        if (globals.output === 'json') process.stdout.write(`${JSON.stringify(verdict, null, 2)}\n`);
-        else if (verdict.ok) process.stdout.write(`audit log intact: ${verdict.eventsChecked} events checked\n`);
+        if (globals.output === 'json') cliIo().stdout.write(`${JSON.stringify(verdict, null, 2)}\n`);
+        else if (verdict.ok) cliIo().stdout.write(`audit log intact: ${verdict.eventsChecked} events checked\n`);
         else
-          process.stdout.write(
+          cliIo().stdout.write(
             `audit log BROKEN at sequence ${verdict.firstBrokenSequence}: ${verdict.problem} (${verdict.eventsChecked} events before it are intact)\n`,
           );
-        if (!verdict.ok) process.exitCode = 1;
+        if (!verdict.ok) setExitCode(1);
       }),
     );
 }

@@ -8,6 +8,7 @@ import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { readWorkflowFile } from '../workflow-file.js';
 
+import { cliIo, inputPath, setExitCode } from '../cli-io.js';
 function withExecutor<T>(command: Command, use: (client: ExecutorClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, ExecutorClient, use);
 }
@@ -58,12 +59,12 @@ function printStatus(globals: GlobalOptions, status: GetWorkflowStatusResponse):
     printTable('json', [], { ...status, state: stateName(status.state), executors });
     return;
   }
-  process.stdout.write(`${status.name}  ${stateName(status.state)}  run ${status.runId}  since ${status.startedAt?.toISOString() ?? '-'}\n`);
-  if (status.lastError !== '') process.stdout.write(`last error: ${status.lastError}\n`);
-  if (status.executors.length > 0) process.stdout.write(`totals over ${status.executors.length} executors (answered by ${status.executorId}):\n`);
+  cliIo().stdout.write(`${status.name}  ${stateName(status.state)}  run ${status.runId}  since ${status.startedAt?.toISOString() ?? '-'}\n`);
+  if (status.lastError !== '') cliIo().stdout.write(`last error: ${status.lastError}\n`);
+  if (status.executors.length > 0) cliIo().stdout.write(`totals over ${status.executors.length} executors (answered by ${status.executorId}):\n`);
   printTable('text', componentRows(status.components));
   if (status.executors.length === 0) return;
-  process.stdout.write('\nexecutors:\n');
+  cliIo().stdout.write('\nexecutors:\n');
   printTable(
     'text',
     status.executors.map((part) => ({
@@ -74,7 +75,7 @@ function printStatus(globals: GlobalOptions, status: GetWorkflowStatusResponse):
       lastError: part.lastError === '' ? '-' : part.lastError,
     })),
   );
-  process.stdout.write('\n');
+  cliIo().stdout.write('\n');
   printTable(
     'text',
     status.executors.flatMap((part) => componentRows(part.components, { executor: part.executorId })),
@@ -198,12 +199,12 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
           const outcome = await publishFile(client, {
             workflowName,
             inlet: options.inlet,
-            file: options.file,
-            progress: process.stderr.isTTY ? process.stderr : undefined,
+            file: inputPath(options.file),
+            progress: cliIo().stderr.isTTY === true ? cliIo().stderr : undefined,
           });
           printTable(globals.output, [{ file: options.file, accepted: outcome.accepted, duplicate: outcome.duplicate, refused: outcome.refused.length }]);
-          for (const refusal of outcome.refused.slice(0, 10)) process.stderr.write(`loom: ${options.file}:${refusal.line}: ${refusal.message}\n`);
-          if (outcome.refused.length > 0) process.exitCode = 1;
+          for (const refusal of outcome.refused.slice(0, 10)) cliIo().stderr.write(`loom: ${options.file}:${refusal.line}: ${refusal.message}\n`);
+          if (outcome.refused.length > 0) setExitCode(1);
           return;
         }
         const published = await call(client, 'publishMessage', {

@@ -9,6 +9,7 @@ import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { loadToken } from '../token-cache.js';
+import { cliIo, inputPath } from '../cli-io.js';
 
 /** The host of an AGE resource served by `loom serve` itself, which the CLI cannot reach by that name. */
 const EMBEDDED_HOST = 'embedded';
@@ -17,7 +18,7 @@ const EMBEDDED_HOST = 'embedded';
 function readResource(file: string): GraphResource {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(inputPath(file), 'utf8');
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
@@ -37,9 +38,9 @@ function readResource(file: string): GraphResource {
 /** The password: from standard input when asked, else the file's own; a sealed value or a $$ reference cannot be opened here. */
 function withPassword(resource: GraphResource, passwordStdin: boolean): GraphResource {
   if (passwordStdin) {
-    if (process.stdin.isTTY) throw new UsageError('--password-stdin: pipe the password in on standard input');
-    // descriptor 0 rather than /dev/stdin: opening /dev/stdin fails with ENXIO when standard input is a socket
-    const password = readFileSync(0, 'utf8').replace(/\r?\n$/, '');
+    const { stdin } = cliIo();
+    if (stdin.isTTY) throw new UsageError('--password-stdin: pipe the password in on standard input');
+    const password = stdin.readText().replace(/\r?\n$/, '');
     return { ...resource, parameters: { ...resource.parameters, password } };
   }
   const password = resource.parameters.password;
@@ -89,7 +90,7 @@ async function ssoQuery(cypher: string, options: GraphQueryOptions, command: Com
     records.map((record) => Object.fromEntries(Object.entries(record).map(([column, value]) => [column, cell(value)]))),
     answer,
   );
-  if (globals.output === 'text') process.stderr.write(`${records.length} record${records.length === 1 ? '' : 's'} as ${answer.user}\n`);
+  if (globals.output === 'text') cliIo().stderr.write(`${records.length} record${records.length === 1 ? '' : 's'} as ${answer.user}\n`);
 }
 
 /** `loom graph query`: Cypher against a graph database resource, for operators. */
@@ -132,7 +133,7 @@ export function addGraphCommands(program: Command): void {
           records.map((record) => Object.fromEntries(Object.entries(record).map(([column, value]) => [column, cell(value)]))),
           records,
         );
-        if (globals.output === 'text') process.stderr.write(`${records.length} record${records.length === 1 ? '' : 's'}\n`);
+        if (globals.output === 'text') cliIo().stderr.write(`${records.length} record${records.length === 1 ? '' : 's'}\n`);
       } finally {
         await store.close();
       }

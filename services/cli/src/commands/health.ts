@@ -3,6 +3,7 @@ import { CircuitState, type DescribeStorageResponse, loomServiceNames, SecretsCl
 import { call, createClient } from '@loom/service-kit/client';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
+import { cliIo } from '../cli-io.js';
 
 interface HealthClient {
   Check(
@@ -138,7 +139,7 @@ async function checkSkills(globals: GlobalOptions): Promise<SkillHealthRow[] | u
     );
   } catch (error) {
     // the services' own rows above already say whether the gateway serves; a caller without the read permission sees no skills
-    process.stderr.write(`loom: skills not checked: ${error instanceof Error ? error.message : String(error)}\n`);
+    cliIo().stderr.write(`loom: skills not checked: ${error instanceof Error ? error.message : String(error)}\n`);
     return undefined;
   } finally {
     client.close();
@@ -162,7 +163,7 @@ export async function healthCommand(globals: GlobalOptions): Promise<number> {
     { address, services: rows, ...(storage === undefined ? {} : { storage }), ...(skills === undefined ? {} : { skills }) },
   );
   if (skills !== undefined && skills.length > 0 && output === 'text') {
-    process.stdout.write('\n');
+    cliIo().stdout.write('\n');
     printTable(
       'text',
       skills.map((row) => ({
@@ -176,7 +177,7 @@ export async function healthCommand(globals: GlobalOptions): Promise<number> {
   }
   if (storage !== undefined && output === 'text') {
     const [host, port] = storage.address.split(':');
-    process.stdout.write(
+    cliIo().stdout.write(
       storage.embedded
         ? `\nvariables: embedded PostgreSQL at ${storage.address} (psql -h ${host} -p ${port} -U postgres ${storage.database}), data in ${storage.dataDirectory}\n`
         : `\nvariables: PostgreSQL at ${storage.address}/${storage.database}\n`,

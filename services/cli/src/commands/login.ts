@@ -2,6 +2,7 @@ import { endpointsOf, type IdentityProviderConfig, IdentityProviderConfigError, 
 import { type Command, Option } from 'commander';
 import { UsageError } from '../usage-error.js';
 import { forgetToken, saveToken, tokenCachePath } from '../token-cache.js';
+import { cliIo } from '../cli-io.js';
 
 interface TokenAnswer {
   readonly access_token?: string;
@@ -50,7 +51,7 @@ async function deviceCode(provider: IdentityProviderConfig): Promise<TokenAnswer
     throw new UsageError(`the identity provider refused the device login: ${device.error_description ?? device.error ?? `HTTP ${status}`}`);
   }
   const where = typeof device.verification_uri_complete === 'string' ? device.verification_uri_complete : String(device.verification_uri);
-  process.stderr.write(`To sign in, open ${where} and enter the code ${String(device.user_code)}\n`);
+  cliIo().stderr.write(`To sign in, open ${where} and enter the code ${String(device.user_code)}\n`);
   let intervalMs = (typeof device.interval === 'number' ? device.interval : 5) * 1000;
   const deadline = Date.now() + (typeof device.expires_in === 'number' ? device.expires_in : 600) * 1000;
   while (Date.now() < deadline) {
@@ -85,7 +86,7 @@ export function addLoginCommands(program: Command): void {
       }
       const expiresAt = new Date(Date.now() + (answer.expires_in ?? 300) * 1000).toISOString();
       saveToken({ accessToken: answer.access_token, expiresAt, issuer: issuerOf(provider) });
-      process.stderr.write(`signed in to ${issuerOf(provider)}; the token is kept in ${tokenCachePath()} until ${expiresAt}\n`);
+      cliIo().stderr.write(`signed in to ${issuerOf(provider)}; the token is kept in ${tokenCachePath()} until ${expiresAt}\n`);
     });
 
   program

@@ -5,6 +5,7 @@ import { type Command } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
+import { cliIo, setExitCode } from '../cli-io.js';
 
 function withScheduler<T>(command: Command, use: (client: SchedulerClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, SchedulerClient, use);
@@ -55,7 +56,7 @@ function printStatuses(globals: GlobalOptions, statuses: ScheduleStatus[]): void
   }
   const holder = statuses[0]?.leaseHolder;
   printTable('text', statuses.map(statusRow));
-  if (holder !== undefined && holder !== '') process.stdout.write(`lease holder: ${holder}\n`);
+  if (holder !== undefined && holder !== '') cliIo().stdout.write(`lease holder: ${holder}\n`);
 }
 
 /** `loom schedule list|pause|resume|trigger`, beside `set` and `get` on the config store's schedule files. */
@@ -107,7 +108,7 @@ export function addScheduleCommands(schedule: Command): void {
             detail: fired.detail,
           },
         );
-        if (fired.outcome === FireOutcome.FIRE_OUTCOME_FAILED) process.exitCode = 1;
+        if (fired.outcome === FireOutcome.FIRE_OUTCOME_FAILED) setExitCode(1);
       }),
     );
 }

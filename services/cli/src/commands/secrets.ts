@@ -7,6 +7,7 @@ import { printTable } from '../output.js';
 import { pages } from '../paging.js';
 import { UsageError } from '../usage-error.js';
 import { withClient } from '../service-client.js';
+import { cliIo, inputPath } from '../cli-io.js';
 
 function withSecrets<T>(command: Command, use: (client: SecretsClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, SecretsClient, use);
@@ -26,9 +27,9 @@ function readValue(options: { value?: string; valueFile?: string }): string {
   if (options.value !== undefined && options.valueFile !== undefined) throw new UsageError('give --value or --value-file, not both');
   if (options.value !== undefined) return options.value;
   const fromStdin = options.valueFile === undefined || options.valueFile === '-';
-  if (fromStdin && process.stdin.isTTY) throw new UsageError('give the value with --value, --value-file FILE, or on standard input (a pipe)');
-  // descriptor 0 rather than /dev/stdin: opening /dev/stdin fails with ENXIO when standard input is a socket
-  return readFileSync(fromStdin ? 0 : (options.valueFile as string), 'utf8').replace(/\r?\n$/, '');
+  const { stdin } = cliIo();
+  if (fromStdin && stdin.isTTY) throw new UsageError('give the value with --value, --value-file FILE, or on standard input (a pipe)');
+  return (fromStdin ? stdin.readText() : readFileSync(inputPath(options.valueFile as string), 'utf8')).replace(/\r?\n$/, '');
 }
 
 /** `loom variable …` and `loom secrets …`. */
@@ -42,7 +43,7 @@ export function addSecretsCommands(program: Command): void {
     .option('--value <value>', 'the value (visible in shell history; prefer --value-file or stdin for secrets)')
     .option('--value-file <file>', 'read the value from a file (- for standard input)')
     .option('--encrypted', 'store the value encrypted (AES-256-GCM)', false)
-    .option('--user <uuid>', "the acting user's UUID", process.env.LOOM_USER_UUID ?? '')
+    .option('--user <uuid>', "the acting user's UUID", cliIo().env.LOOM_USER_UUID ?? '')
     .action((key: string, options: { value?: string; valueFile?: string; encrypted: boolean; user: string }, command: Command) =>
       withSecrets(command, async (client, globals) => {
         const { variable: created } = await call(client, 'createVariable', {
@@ -63,7 +64,7 @@ export function addSecretsCommands(program: Command): void {
     .option('--value-file <file>', 'read the new value from a file (- for standard input)')
     .option('--encrypted', 'store encrypted')
     .option('--no-encrypted', 'store in clear (needs a new value)')
-    .option('--user <uuid>', "the acting user's UUID", process.env.LOOM_USER_UUID ?? '')
+    .option('--user <uuid>', "the acting user's UUID", cliIo().env.LOOM_USER_UUID ?? '')
     .action((key: string, options: { value?: string; valueFile?: string; encrypted?: boolean; user: string }, command: Command) =>
       withSecrets(command, async (client, globals) => {
         const value = options.value === undefined && options.valueFile === undefined ? undefined : readValue(options);

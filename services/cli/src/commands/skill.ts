@@ -7,6 +7,7 @@ import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 
+import { cliIo, setExitCode, inputPath } from '../cli-io.js';
 function withGateway<T>(command: Command, use: (client: SkillGatewayClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, SkillGatewayClient, use);
 }
@@ -32,7 +33,7 @@ function capabilityOf(text: string, field: string): SkillCapabilityName {
 function readJson(file: string, what: string): unknown {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(inputPath(file), 'utf8');
   } catch (error) {
     throw ValidationError.of(what, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, 'UNREADABLE');
   }
@@ -117,7 +118,7 @@ export function addSkillCommands(program: Command): Command {
         const { skill: registered } = await call(client, 'registerSkill', { skill: oneSkill(given), replace: options.replace === true });
         const shown = registered === undefined ? given : skillJson(registered);
         if (globals.output === 'json') printTable('json', [], shown);
-        else process.stdout.write(`registered ${shown.capability ?? ''} skill '${shown.name}' at ${shown.url}\n`);
+        else cliIo().stdout.write(`registered ${shown.capability ?? ''} skill '${shown.name}' at ${shown.url}\n`);
       }),
     );
 
@@ -136,7 +137,7 @@ export function addSkillCommands(program: Command): Command {
           );
           return;
         }
-        if (entries.length === 0) process.stdout.write('no skills registered\n');
+        if (entries.length === 0) cliIo().stdout.write('no skills registered\n');
         printTable(
           'text',
           entries.map((entry) => ({
@@ -158,7 +159,7 @@ export function addSkillCommands(program: Command): Command {
     .action((name: string, _options: object, command: Command) =>
       withGateway(command, async (client) => {
         await call(client, 'deleteSkill', { name });
-        process.stdout.write(`deleted skill '${name}'\n`);
+        cliIo().stdout.write(`deleted skill '${name}'\n`);
       }),
     );
 
@@ -179,7 +180,7 @@ export function addSkillCommands(program: Command): Command {
           detail: checked.detail,
         };
         printTable(globals.output, [row], { ...checked, circuitState: circuitName(checked.circuitState) });
-        if (!checked.reachable) process.exitCode = 1;
+        if (!checked.reachable) setExitCode(1);
       }),
     );
 
@@ -211,7 +212,7 @@ export function addSkillCommands(program: Command): Command {
           nerRegexFiles: strings('nerRegexFiles'),
         };
         const { response } = await call(client, 'createPipeline', { skillName, pipeline });
-        process.stdout.write(`${JSON.stringify(response ?? {}, null, 2)}\n`);
+        cliIo().stdout.write(`${JSON.stringify(response ?? {}, null, 2)}\n`);
       }),
     );
 

@@ -4,6 +4,8 @@ import {
   type RunningSkills,
   runSkills,
   type RunSkillsOptions,
+  serveSkills,
+  type ServeSkillsOptions,
   type SkillModule,
   type SkillSettings,
   SkillSettingsError,
@@ -13,6 +15,7 @@ import { annotationSkill } from '@loom/skill-annotation';
 import { keywordsSkill } from '@loom/skill-keywords';
 import { pdfSkill } from '@loom/skill-pdf';
 import { webDataSkill } from '@loom/skill-web-data';
+import { cliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
 
 /** loom's own skill services, by name, in start order. */
@@ -66,8 +69,13 @@ export function addSkillsCommands(program: Command): void {
       const modules = selectSkills(options.only);
       const ports = parsePorts(options.port);
       // a skill alone (`--only annotation`, as in its container) listens on SERVER_PORT when set
-      await serveSkillModules(modules, { portOf: (module) => ports.get(module.name) });
+      await serveSkillModules(modules, { env: cliIo().env, portOf: (module) => ports.get(module.name) });
     });
+}
+
+/** A bad SKILL_* setting as the usage error it is on loom's command line; any other error as it is. */
+function asUsageError(error: unknown): unknown {
+  return error instanceof SkillSettingsError ? new UsageError(`invalid setting ${error.message}`) : error;
 }
 
 /** Runs skill modules until SIGTERM or SIGINT; a bad SKILL_* setting is a usage error. */
@@ -75,18 +83,25 @@ export async function serveSkillModules(modules: readonly SkillModule[], options
   try {
     await runSkills(modules, options);
   } catch (error) {
-    if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
-    throw error;
+    throw asUsageError(error);
+  }
+}
+
+/** Starts skill modules and resolves once each listens (they run until stopped); a bad SKILL_* setting is a usage error. */
+export async function startSkillModules(modules: readonly SkillModule[], options: ServeSkillsOptions): Promise<RunningSkills> {
+  try {
+    return await serveSkills(modules, options);
+  } catch (error) {
+    throw asUsageError(error);
   }
 }
 
 /** Settings of skills run beside `loom serve`: the environment's, with skill data in `<loom.data.directory>/skills`. */
-export function besideLoomSettings(skillsDirectory: string): SkillSettings {
+export function besideLoomSettings(skillsDirectory: string, env: NodeJS.ProcessEnv): SkillSettings {
   try {
-    return { ...skillSettingsFromEnv(process.env), dataDirectory: skillsDirectory };
+    return { ...skillSettingsFromEnv(env), dataDirectory: skillsDirectory };
   } catch (error) {
-    if (error instanceof SkillSettingsError) throw new UsageError(`invalid setting ${error.message}`);
-    throw error;
+    throw asUsageError(error);
   }
 }
 

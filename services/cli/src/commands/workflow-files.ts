@@ -10,7 +10,6 @@ import {
   serializeCompactWorkflow,
   serializeWorkflowJson,
   shortKindName,
-  workflowFromProto,
 } from '@loom/domain';
 import { call } from '@loom/service-kit/client';
 import { type Command, Option } from 'commander';
@@ -19,6 +18,7 @@ import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { UsageError } from '../usage-error.js';
 
+import { cliIo, inputPath } from '../cli-io.js';
 /** The `$id` of the compact form's JSON Schema (libs/domain/schema/compact-workflow.schema.json); a scaffold's editor comment names it unless --schema says otherwise. */
 const COMPACT_SCHEMA_URL = 'https://loom.dev/schema/compact-workflow.schema.json';
 
@@ -28,8 +28,8 @@ function collect(value: string, previous: string[]): string[] {
 
 /** Writes a new file, refusing to replace one unless `force`. */
 function writeNew(file: string, text: string, force: boolean): void {
-  if (!force && existsSync(file)) throw new UsageError(`${file} exists; give --force to replace it`);
-  writeFileSync(file, text);
+  if (!force && existsSync(inputPath(file))) throw new UsageError(`${file} exists; give --force to replace it`);
+  writeFileSync(inputPath(file), text);
 }
 
 /** The workflow name a file name suggests: `etl.workflow.yaml` → `etl`. */
@@ -68,7 +68,7 @@ export function addWorkflowFileCommands(workflow: Command): void {
         const configuration = workflowFromProto(stored);
         const format = options.format ?? (options.out?.toLowerCase().endsWith('.json') === true ? 'json' : 'yaml');
         const text = options.compact ? serializeCompactWorkflow(configuration, format) : serializeWorkflowJson(configuration);
-        if (options.out === undefined) process.stdout.write(text);
+        if (options.out === undefined) cliIo().stdout.write(text);
         else writeNew(options.out, text, options.force);
       }),
     );
@@ -108,7 +108,7 @@ export function addComponentShowCommand(component: Command): void {
       }
       const resource = definition.resource === null ? '' : `; resource ${definition.resource}`;
       const experimental = definition.experimental === true ? '; experimental (available with loom.experimental.enabled)' : '';
-      process.stdout.write(
+      cliIo().stdout.write(
         `${shortKindName(definition.qualifiedName)} (${definition.qualifiedName}): ${definition.name}, ${definition.type}; ` +
           `${definition.inputType} → ${definition.outputType}${resource}${experimental}\n\n`,
       );
@@ -127,6 +127,6 @@ export function addComponentShowCommand(component: Command): void {
       const kinds = definition.type === 'SOURCE' ? [definition.qualifiedName] : [COMPONENT_KINDS.INLET, definition.qualifiedName];
       const snippet = scaffoldCompactWorkflow({ name: `${definition.name} example`, kinds });
       const components = kinds.map((qualifiedName) => `--component ${shortKindName(qualifiedName)}`).join(' ');
-      process.stdout.write(`\n# a compact workflow with it (loom workflow new FILE ${components}):\n${snippet}`);
+      cliIo().stdout.write(`\n# a compact workflow with it (loom workflow new FILE ${components}):\n${snippet}`);
     });
 }

@@ -5,13 +5,9 @@ import {
   type CatchUpPolicyName,
   OVERLAP_POLICIES,
   type OverlapPolicyName,
-  scheduleFromProto,
-  scheduleToProto,
   serializeScheduleJson,
   serializeWorkflowJson,
-  workflowFromProto,
   type WorkflowConfiguration,
-  workflowToProto,
 } from '@loom/domain';
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -24,6 +20,7 @@ import { type ComponentCounts, type PictureFormat, workflowPicture } from '../wo
 import { readWorkflowFile } from '../workflow-file.js';
 import { UsageError } from '../usage-error.js';
 
+import { cliIo, inputPath } from '../cli-io.js';
 function withStore<T>(command: Command, use: (client: WorkflowStoreClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, WorkflowStoreClient, use);
 }
@@ -78,8 +75,8 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
         const { workflow: stored, metadata } = await call(client, 'getWorkflow', { name });
         if (stored === undefined) return;
         const text = serializeWorkflowJson(workflowFromProto(stored));
-        if (globals.output === 'json') process.stdout.write(`${JSON.stringify({ metadata, workflow: JSON.parse(text) as unknown }, null, 2)}\n`);
-        else process.stdout.write(text);
+        if (globals.output === 'json') cliIo().stdout.write(`${JSON.stringify({ metadata, workflow: JSON.parse(text) as unknown }, null, 2)}\n`);
+        else cliIo().stdout.write(text);
       }),
     );
 
@@ -138,7 +135,7 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
     .action((name: string, _options: object, command: Command) =>
       withStore(command, async (client) => {
         const { schedule: stored } = await call(client, 'getSchedule', { workflowName: name });
-        if (stored !== undefined) process.stdout.write(serializeScheduleJson(scheduleFromProto(stored)));
+        if (stored !== undefined) cliIo().stdout.write(serializeScheduleJson(scheduleFromProto(stored)));
       }),
     );
   return { workflow, schedule };
@@ -147,7 +144,7 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
 /** Whether a command-line argument names a file (rather than a stored workflow). */
 function isFile(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    return statSync(inputPath(path)).isFile();
   } catch {
     return false;
   }
@@ -180,8 +177,8 @@ function addShowCommand(workflow: Command): void {
       const counts = options.status === true ? await runCounts(command, shown) : undefined;
       const text = workflowPicture(shown, options.format === 'svg' ? 'dot' : options.format, counts);
       const picture = options.format === 'svg' ? await renderSvg(text) : text;
-      if (options.out === undefined) process.stdout.write(picture);
-      else writeFileSync(options.out, picture);
+      if (options.out === undefined) cliIo().stdout.write(picture);
+      else writeFileSync(inputPath(options.out), picture);
     });
 }
 

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { run } from '../src/cli.js';
+import { Command } from 'commander';
+import { addServeCommand, type RunningLoom, type ServeOptions, startServe } from '../src/commands/serve.js';
+
+/** What a run of the CLI printed and the exit code it ended with. */
+export interface CliResult {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a `loom` command line in this process, as the binary would run it: its own standard output and error, `input`
+ * as its standard input (a pipe), `env` (with PATH) as its whole environment and a scratch working directory. Runs
+ * may overlap; each sees only its own IO.
+ */
+export async function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const cwd = mkdtempSync(join(tmpdir(), 'loom-cli-'));
+  try {
+    const status = await run(args, {
+      stdout: { write: (text: string) => stdout.push(text) },
+      stderr: { write: (text: string) => stderr.push(text) },
+      stdin: { isTTY: false, readText: () => options.input ?? '' },
+      env: { PATH: process.env.PATH, ...options.env },
+      cwd,
+    });
+    return { status, stdout: stdout.join(''), stderr: stderr.join('') };
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+/** `loom serve` composed in this process on a free port, its state in a scratch directory. */
+export interface InProcessLoom {
+  readonly port: number;
+  readonly address: string;
+  /** Its JSON log lines (loom's and its skills'), as they are written. */
+  readonly logLines: string[];
+  /** The directory that holds its state (`loom.data.directory`), removed by `stop`. */
+  readonly dataDirectory: string;
+  /** Drains and stops it, then removes its state. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what `loom serve <args>` starts, in this process: a free gRPC port, no Prometheus port, generated keys and
+ * its state in a scratch directory (arguments given later win), logging into `logLines`. `--services`, `--set`,
+ * `--config`, `--with-skills` and `--skill-port` are read as the command reads them.
+ */
+export async function startLoom(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<InProcessLoom> {
+  const dataDirectory = mkdtempSync(join(tmpdir(), 'loom-serve-'));
+  const logLines: string[] = [];
+  const log = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      logLines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
+      callback();
+    },
+  });
+  const defaults = ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.secrets.generateKeys=true', `loom.data.directory=${dataDirectory}`];
+  const options = await serveOptions(args);
+  let running: RunningLoom;
+  try {
+    running = await startServe(
+      { ...options, set: [...defaults, ...options.set] },
+      { env: { PATH: process.env.PATH, ...env }, logDestination: log, registerTelemetry: false },
+    );
+  } catch (error) {
+    rmSync(dataDirectory, { recursive: true, force: true });
+    throw error;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    port: running.port,
+    address: `127.0.0.1:${running.port}`,
+    logLines,
+    dataDirectory,
+    stop() {
+      stopping ??= running.stop().finally(() => rmSync(dataDirectory, { recursive: true, force: true }));
+      return stopping;
+    },
+  };
+}
+
+/** The options `loom serve <args>` reads from its command line, parsed by the command itself. */
+async function serveOptions(args: readonly string[]): Promise<ServeOptions> {
+  let parsed: ServeOptions | undefined;
+  const program = new Command('loom').exitOverride();
+  addServeCommand(program, (options) => {
+    parsed = options;
+    return Promise.resolve();
+  });
+  await program.parseAsync(['serve', ...args], { from: 'user' });
+  if (parsed === undefined) throw new TypeError(`loom serve ${args.join(' ')} ran no serve action`);
+  return parsed;
+}
