@@ -13,7 +13,8 @@
 import { createServer } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { ExecutorClient, WorkflowState, WorkflowStoreClient } from '@loom/contracts';
-import { COMPONENT_KINDS, componentInstance as instance, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call, createClient } from '@loom/service-kit';
 import { CLUSTER_CONTROL_ARGUMENTS, clusterExecutorArguments, startNatsServer } from '@loom/testing';
 import { ensureNats } from '../scripts/test-env/nats.mjs';

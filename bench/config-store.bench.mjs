@@ -12,8 +12,8 @@ import {
   findResourceDefinition,
   RESOURCE_KINDS,
   serializeWorkflowJson,
-  workflowToProto,
 } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { writeFilesAtomic } from '@loom/foundation';
 import { call, createClient } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';

@@ -8,7 +8,8 @@
 // time published into an inlet → graph writer workflow on the embedded graph, timed from the send until a query finds
 // its node (p50, p99). BENCH_SCALE scales the message counts (default 1).
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
-import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { openGraphStore } from '@loom/graph';
 import { call, createClient } from '@loom/service-kit';
 import { EXECUTOR_STACK_ARGUMENTS, startNatsServer } from '@loom/testing';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ValidationError } from '@loom/foundation';
 import { type Annotation } from './annotation.js';
 import { ANNOTATION_JSON_SCHEMA, ANNOTATION_SCHEMA, COMPLETE_ANNOTATION_SCHEMA } from './annotation-schema.js';
-import { ValidationError } from './errors.js';
 import { parseWithSchema } from './zod-violations.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/ewt-dev.annotation.json', import.meta.url), 'utf8')) as { annotation: Annotation };

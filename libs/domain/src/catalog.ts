@@ -3,8 +3,8 @@
 // nobody trusts (see validate-workflow.ts). The data below is frozen; every exported function
 // hands out copies, so a caller can change what it gets without touching the catalog.
 
+import { NotFoundError } from '@loom/foundation';
 import { concurrencyOption, constraintOf, deepFreeze, failureHandlingOptions, option, type OptionSpec, type ValueConstraint } from './catalog-options.js';
-import { NotFoundError } from './errors.js';
 import { natsPublisherOptions, natsSubscriberOptions } from './nats-catalog.js';
 import { MESSAGE_FIELDS, MESSAGE_TYPES, type MessageFieldFlow } from './message-types.js';
 import type {

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
+import { ValidationError } from '@loom/foundation';
 import { frozenComponentDefinition } from './catalog.js';
 import { type CompactComponent, type CompactResource, type CompactWorkflow, LINK_ARROW, RESOURCE_NAME_OPTIONS, shortKindName } from './compact-workflow.js';
 import { plainInstanceName } from './derived-name.js';
-import { ValidationError } from './errors.js';
 import type { ComponentInstance, Link, ResourceInstance, Skill, WorkflowConfiguration } from './workflow.js';
 
 /**

@@ -1,8 +1,7 @@
 import { stringify } from 'yaml';
+import { appendJsonPath, ValidationError } from '@loom/foundation';
 import { findComponentDefinition, optionConstraint, RESOURCE_KINDS, SKILL_CAPABILITY_QUALIFIED_NAMES } from './catalog.js';
 import { componentKindName, LINK_ARROW, shortKindName } from './compact-workflow.js';
-import { ValidationError } from './errors.js';
-import { appendJsonPath } from './json-path.js';
 import type { ComponentDefinition, OptionDefinition, SkillCapabilityName } from './workflow.js';
 
 /** The skill loom's own skill services register for each capability (`loom serve --with-skills`, `npm start`). */

@@ -1,9 +1,7 @@
 import { Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, visit } from 'yaml';
+import { formatJsonPath, parseJsonText, ValidationError } from '@loom/foundation';
 import { workflowToCompact } from './compact-from-full.js';
 import { type CompactWorkflow, workflowFromCompact } from './compact-workflow.js';
-import { ValidationError } from './errors.js';
-import { formatJsonPath } from './json-path.js';
-import { parseJsonText } from './json-text.js';
 import type { WorkflowConfiguration } from './workflow.js';
 import { parseWorkflow } from './workflow-json.js';
 

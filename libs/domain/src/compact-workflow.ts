@@ -5,10 +5,9 @@
 // writes the text.
 
 import { z } from 'zod';
+import { appendJsonPath, type FieldViolation, formatJsonPath, ValidationError } from '@loom/foundation';
 import { COMPONENT_KINDS, findComponentDefinition, findResourceDefinition, resourceCatalog, componentCatalog } from './catalog.js';
 import { derivedInstanceName } from './derived-name.js';
-import { type FieldViolation, ValidationError } from './errors.js';
-import { appendJsonPath, formatJsonPath } from './json-path.js';
 import { validateWorkflow } from './validate-workflow.js';
 import type { ComponentInstance, Link, ResourceInstance, Skill, WorkflowConfiguration } from './workflow.js';
 import { jsonObject, jsonValue, skillSchema } from './workflow-schema.js';

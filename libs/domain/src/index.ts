@@ -1,9 +1,28 @@
-export * from './errors.js';
+// the error base and the JSON helpers live in @loom/foundation; they are re-exported so the domain's importers keep one import
+export {
+  type ErrorKind,
+  type LoomErrorOptions,
+  LoomError,
+  type FieldViolation,
+  ValidationError,
+  NotFoundError,
+  AlreadyExistsError,
+  FailedPreconditionError,
+  ConflictError,
+  PermissionDeniedError,
+  UnauthenticatedError,
+  NotImplementedError,
+  UnavailableError,
+  ResourceExhaustedError,
+  formatJsonPath,
+  appendJsonPath,
+  parseJsonText,
+  findJsonSyntaxProblem,
+  type JsonSyntaxProblem,
+} from '@loom/foundation';
 export * from './workflow.js';
 export { type StoredName, parseStoredName, formatStoredName, newStoredName, workflowBaseName, resolveStoredName, checkWorkflowName } from './stored-name.js';
-export { formatJsonPath, appendJsonPath } from './json-path.js';
 export { parseWithSchema } from './zod-violations.js';
-export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
 export { parseWorkflowJson, parseWorkflow, serializeWorkflowJson, parseScheduleJson, parseSchedule, serializeScheduleJson } from './workflow-json.js';
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
 export { DERIVED_NAME_NAMESPACE, type DerivedNameKind, uuidV5, derivedUuid, derivedInstanceName, plainInstanceName, instanceNamed } from './derived-name.js';
@@ -25,15 +44,6 @@ export { workflowToCompact } from './compact-from-full.js';
 export { compactWorkflowJsonSchema } from './compact-schema.js';
 export { DEFAULT_SKILL_NAMES, SCAFFOLD_GRAPH_RESOURCE, type ScaffoldRequest, scaffoldCompactWorkflow } from './compact-scaffold.js';
 export { type WorkflowForm, type ReadWorkflow, readWorkflowText, parseCompactWorkflowText, serializeCompactWorkflow, compactText } from './compact-text.js';
-export {
-  workflowToProto,
-  workflowFromProto,
-  scheduleToProto,
-  scheduleFromProto,
-  componentDefinitionToProto,
-  componentDefinitionsFromProto,
-  resourceDefinitionToProto,
-} from './workflow-proto.js';
 export {
   SEALED_PREFIX,
   VARIABLE_NAME,

@@ -1,8 +1,8 @@
 // The checks of a NATS connector's options that span several options or need a secret's form (validate-workflow.ts
 // reports them at push); each names the JSON path of the option it is about.
 
+import { appendJsonPath } from '@loom/foundation';
 import { COMPONENT_KINDS } from './catalog.js';
-import { appendJsonPath } from './json-path.js';
 import { NATS_SECRET_OPTIONS } from './nats-catalog.js';
 import { isSealed, secretReference } from './secret-values.js';
 import type { ComponentInstance } from './workflow.js';

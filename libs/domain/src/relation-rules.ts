@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type FieldViolation, ValidationError } from './errors.js';
+import { type FieldViolation, ValidationError } from '@loom/foundation';
 import { doc, publishJsonSchema } from './workflow-schema.js';
 import { listReferences, rulePathsSize } from './relation-rule-paths.js';
 import { violationsOf } from './zod-violations.js';

@@ -1,8 +1,6 @@
+import { appendJsonPath, findJsonSyntaxProblem, UnavailableError, ValidationError } from '@loom/foundation';
 import { COMPONENT_KINDS } from './catalog.js';
 import { NATS_SECRET_OPTIONS } from './nats-catalog.js';
-import { UnavailableError, ValidationError } from './errors.js';
-import { appendJsonPath } from './json-path.js';
-import { findJsonSyntaxProblem } from './json-text.js';
 import type { ResourceInstance, WorkflowConfiguration } from './workflow.js';
 
 /** Prefix of a sealed (encrypted) resource parameter value: `###AES-<encrypted value>`. */

@@ -1,8 +1,7 @@
 // The rules of a skill's configuration fields (the specification's "Skill registration"), per
 // capability. The skill gateway applies them to registrations, the config store to the `skill`
 // of a workflow's components; both report each broken rule with the JSON path of its field.
-import { type FieldViolation } from './errors.js';
-import { appendJsonPath } from './json-path.js';
+import { appendJsonPath, type FieldViolation } from '@loom/foundation';
 import { type Skill, type SkillCapabilityName } from './workflow.js';
 
 /** A skill name: letters, digits, spaces and `_ . -`, starting with a letter or digit, at most 128 characters. */

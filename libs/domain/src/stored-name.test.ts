@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from './errors.js';
+import { ValidationError } from '@loom/foundation';
 import { checkWorkflowName, formatStoredName, newStoredName, parseStoredName, resolveStoredName, workflowBaseName } from './stored-name.js';
 
 const UUID = '0f8e7d6c-5b4a-4392-8a1b-2c3d4e5f6a7b';

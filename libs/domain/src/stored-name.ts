@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ValidationError } from './errors.js';
+import { ValidationError } from '@loom/foundation';
 
 /** `<workflow_name>_<uuid>`: the name a workflow is stored, scheduled and run under. */
 export interface StoredName {

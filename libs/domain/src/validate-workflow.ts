@@ -1,3 +1,4 @@
+import { appendJsonPath, type FieldViolation, ValidationError } from '@loom/foundation';
 import {
   COMPONENT_KINDS,
   frozenComponentDefinition,
@@ -11,8 +12,6 @@ import {
   WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS,
 } from './catalog.js';
 import { type ValueConstraint } from './catalog-options.js';
-import { type FieldViolation, ValidationError } from './errors.js';
-import { appendJsonPath } from './json-path.js';
 import { natsOptionViolations } from './nats-option-checks.js';
 import { relationRulesViolations } from './relation-rules.js';
 import { isSealed, readSecretBearingOption, SECRET_BEARING_OPTIONS, secretReference } from './secret-values.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ValidationError } from '@loom/foundation';
 import { sampleWorkflow } from '../test/sample-workflow.js';
 import { fieldsThrownBy, type LooseJson, violationLinesThrownBy, violationsThrownBy } from '../test/violations.js';
-import { ValidationError } from './errors.js';
 import type { Schedule } from './workflow.js';
 import { MAX_VALUE_DEPTH } from './workflow-schema.js';
 import { parseSchedule, parseScheduleJson, parseWorkflow, parseWorkflowJson, serializeScheduleJson, serializeWorkflowJson } from './workflow-json.js';

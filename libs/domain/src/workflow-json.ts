@@ -1,5 +1,5 @@
-import { parseJsonText } from './json-text.js';
 import type { z } from 'zod';
+import { parseJsonText } from '@loom/foundation';
 import type { Schedule, WorkflowConfiguration } from './workflow.js';
 import { scheduleSchema, workflowSchema } from './workflow-schema.js';
 import { parseWithSchema } from './zod-violations.js';

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ValidationError } from '@loom/foundation';
 import { instance, neo4j, workflowOf } from '../test/catalog-workflows.js';
 import { violationsThrownBy } from '../test/violations.js';
 import { COMPONENT_KINDS } from './catalog.js';
-import { ValidationError } from './errors.js';
 import { validateWorkflow } from './validate-workflow.js';
 import type { ComponentInstance, WorkflowConfiguration } from './workflow.js';
 import { readWorkflowText } from './compact-text.js';

@@ -2,9 +2,8 @@
 // reach a component. Everything a rule compares comes from the catalog (message types, the fields
 // a kind adds or needs), never from the definitions copied into the workflow file.
 
+import { appendJsonPath, type FieldViolation } from '@loom/foundation';
 import { componentCatalog, componentMessageFields } from './catalog.js';
-import type { FieldViolation } from './errors.js';
-import { appendJsonPath } from './json-path.js';
 import { MESSAGE_TYPES, messageTypeAccepts } from './message-types.js';
 import type { ComponentDefinition, Link, WorkflowConfiguration } from './workflow.js';
 

@@ -1,3 +1,6 @@
+// The loom.v1 conversion, apart from the main entry as @loom/domain/proto: the generated contracts load @grpc/grpc-js
+// (and http2), which a package that only reads or validates workflows (a skill, the foundation) must not pay for.
+
 import {
   CatchUpPolicy,
   type ComponentDefinition as ComponentDefinitionMessage,
@@ -15,8 +18,7 @@ import {
   SkillCapability,
   type Workflow as WorkflowMessage,
 } from '@loom/contracts';
-import { type FieldViolation, ValidationError } from './errors.js';
-import { appendJsonPath } from './json-path.js';
+import { appendJsonPath, type FieldViolation, ValidationError } from '@loom/foundation';
 import { workflowSchema } from './workflow-schema.js';
 import { parseWithSchema } from './zod-violations.js';
 import type {

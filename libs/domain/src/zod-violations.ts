@@ -1,6 +1,5 @@
 import { type z } from 'zod';
-import { type FieldViolation, ValidationError } from './errors.js';
-import { appendJsonPath, formatJsonPath } from './json-path.js';
+import { appendJsonPath, type FieldViolation, formatJsonPath, ValidationError } from '@loom/foundation';
 
 /**
  * Validates a value with a zod schema; a mismatch is a ValidationError listing every violation,

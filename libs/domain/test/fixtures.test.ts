@@ -8,17 +8,14 @@ import {
   RESOURCE_KINDS,
   parseScheduleJson,
   parseWorkflowJson,
-  scheduleFromProto,
   scheduleJsonSchema,
-  scheduleToProto,
   secretReference,
   serializeScheduleJson,
   serializeWorkflowJson,
-  workflowFromProto,
   workflowJsonSchema,
   validateWorkflow,
-  workflowToProto,
 } from '../src/index.js';
+import { scheduleFromProto, scheduleToProto, workflowFromProto, workflowToProto } from '../src/workflow-proto.js';
 import { checkAgainstSchema } from './json-schema-check.js';
 import { fieldsThrownBy, type LooseJson } from './violations.js';
 

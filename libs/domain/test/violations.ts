@@ -1,4 +1,4 @@
-import { type FieldViolation, ValidationError } from '../src/errors.js';
+import { type FieldViolation, ValidationError } from '@loom/foundation';
 
 /** Runs `action`, expects a ValidationError and returns its violations. */
 export function violationsThrownBy(action: () => unknown): readonly FieldViolation[] {

@@ -1,7 +1,8 @@
 import { Workflow as WorkflowMessage } from '@loom/contracts';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { parseWorkflow, parseWorkflowJson, serializeWorkflowJson, workflowFromProto, workflowJsonSchema, workflowToProto } from '../src/index.js';
+import { parseWorkflow, parseWorkflowJson, serializeWorkflowJson, workflowJsonSchema } from '../src/index.js';
+import { workflowFromProto, workflowToProto } from '../src/workflow-proto.js';
 import { workflowSchema } from '../src/workflow-schema.js';
 import { checkAgainstSchema } from './json-schema-check.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { ValidationError } from '@loom/domain';
+import { ValidationError } from './errors.js';
 
 /** One file of writeFilesAtomic. */
 export interface AtomicFileEntry {

@@ -1,5 +1,8 @@
 export * from './atomic-file.js';
 export * from './backoff.js';
+export * from './errors.js';
+export { formatJsonPath, appendJsonPath } from './json-path.js';
+export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
 export * from './keyed-lock.js';
 export * from './lifecycle.js';
 export * from './shutdown-once.js';

@@ -1,5 +1,5 @@
-import { ResourceExhaustedError } from '@loom/domain';
 import { describe, expect, it } from 'vitest';
+import { ResourceExhaustedError } from './errors.js';
 import { SlowConsumerError, StreamChannel } from './stream-channel.js';
 
 /** Reads the channel to its end: the items, and the error it ended with (undefined when it ended cleanly). */

@@ -1,4 +1,4 @@
-import { ResourceExhaustedError } from '@loom/domain';
+import { ResourceExhaustedError } from './errors.js';
 import { Lifecycle, type TransitionTable } from './lifecycle.js';
 
 /**

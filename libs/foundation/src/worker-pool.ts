@@ -1,10 +1,11 @@
 import { type TransferListItem, Worker } from 'node:worker_threads';
+import { type ErrorKind, LoomError } from './errors.js';
 import { Lifecycle, type TransitionTable } from './lifecycle.js';
 import { ShutdownOnce } from './shutdown-once.js';
 import { isReady, type WorkerAnswer, type WorkerFailure } from './worker-jobs.js';
 
 /** Why a job of a worker pool failed. */
-export type WorkerJobFailureKind =
+export type WorkerJobFailureReason =
   /** The job's own code threw in the worker; `errorName` and `details` say what it threw. */
   | 'failed'
   /** The worker died during the job (a crash, its heap exhausted). */
@@ -14,22 +15,31 @@ export type WorkerJobFailureKind =
   /** The pool is closing or closed. */
   | 'closed';
 
-/** A job of a worker pool failed; `kind` says how. Only `closed` is worth another try elsewhere. */
-export class WorkerJobError extends Error {
-  readonly retryable: boolean;
+// the caller's kind of each reason; a crash is most often a heap the job exhausted, and would exhaust a fresh worker
+// again, so it is not retryable though its kind is
+const FAILURE_KINDS: Readonly<Record<WorkerJobFailureReason, { kind: ErrorKind; retryable?: boolean }>> = {
+  failed: { kind: 'invalid-argument' },
+  crashed: { kind: 'resource-exhausted', retryable: false },
+  timed_out: { kind: 'deadline-exceeded' },
+  closed: { kind: 'unavailable' },
+};
+
+/** A job of a worker pool failed; `reason` says how. Only `closed` is worth another try elsewhere. */
+export class WorkerJobError extends LoomError {
+  readonly kind: ErrorKind;
   /** The name of what the job threw in the worker (`failed` only), e.g. `PasswordException`. */
   readonly errorName: string | undefined;
   /** The primitive fields of what the job threw (`code`, `field`, …), `failed` only. */
   readonly details: Readonly<Record<string, string | number | boolean>>;
 
   constructor(
-    readonly kind: WorkerJobFailureKind,
+    readonly reason: WorkerJobFailureReason,
     message: string,
     options: { cause?: unknown; failure?: WorkerFailure } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'WorkerJobError';
-    this.retryable = kind === 'closed';
+    const { kind, retryable } = FAILURE_KINDS[reason];
+    super(message, options.cause === undefined ? { retryable } : { cause: options.cause, retryable });
+    this.kind = kind;
     this.errorName = options.failure?.name;
     this.details = options.failure?.details ?? {};
   }
@@ -167,7 +177,7 @@ export class WorkerPool<Job, Result> {
     });
   }
 
-  /** Ends every worker; jobs under way and waiting fail with WorkerJobError `closed`. A second call waits for the first. */
+  /** Ends every worker; jobs under way and waiting fail with WorkerJobError, reason `closed`. A second call waits for the first. */
   close(): Promise<void> {
     return this.closeOnce.call();
   }

@@ -43,7 +43,7 @@ describe('WorkerPool', () => {
     const workers = pool(1);
     const first = await workers.run({ op: 'echo', value: 1 }, never);
     const error = await failureOf(workers.run({ op: 'throw', message: 'no text' }, never));
-    expect(error).toMatchObject({ kind: 'failed', retryable: false, errorName: 'JobRefusedError', message: 'no text', details: { field: 'text' } });
+    expect(error).toMatchObject({ reason: 'failed', kind: 'invalid-argument', retryable: false, errorName: 'JobRefusedError', message: 'no text', details: { field: 'text' } });
     const after = await workers.run({ op: 'echo', value: 2 }, never);
     expect(after).toEqual({ value: 2, threadId: first.threadId });
   });
@@ -53,7 +53,7 @@ describe('WorkerPool', () => {
     const first = await workers.run({ op: 'echo', value: 1 }, never);
     const crashed = workers.run({ op: 'crash' }, never);
     const queued = workers.run({ op: 'echo', value: 2 }, never);
-    expect(await failureOf(crashed)).toMatchObject({ kind: 'crashed', retryable: false });
+    expect(await failureOf(crashed)).toMatchObject({ reason: 'crashed', kind: 'resource-exhausted', retryable: false });
     const after = await queued;
     expect(after.value).toBe(2);
     expect(after.threadId).not.toBe(first.threadId);
@@ -62,7 +62,7 @@ describe('WorkerPool', () => {
 
   it('ends a job past its time, and a job its caller aborts, on a fresh worker each', async () => {
     const workers = pool(1, 100);
-    expect(await failureOf(workers.run({ op: 'hang' }, never))).toMatchObject({ kind: 'timed_out' });
+    expect(await failureOf(workers.run({ op: 'hang' }, never))).toMatchObject({ reason: 'timed_out', kind: 'deadline-exceeded', retryable: false });
     const controller = new AbortController();
     const aborted = workers.run({ op: 'hang' }, controller.signal);
     const reason = new Error('caller gone');
@@ -79,9 +79,9 @@ describe('WorkerPool', () => {
     const second = workers.close();
     await Promise.all([first, second]);
     expect(workers.state).toBe('closed');
-    expect(await running).toMatchObject({ kind: 'closed', retryable: true });
-    expect(await waiting).toMatchObject({ kind: 'closed' });
-    expect(await failureOf(workers.run({ op: 'echo', value: 2 }, never))).toMatchObject({ kind: 'closed' });
+    expect(await running).toMatchObject({ reason: 'closed', kind: 'unavailable', retryable: true });
+    expect(await waiting).toMatchObject({ reason: 'closed' });
+    expect(await failureOf(workers.run({ op: 'echo', value: 2 }, never))).toMatchObject({ reason: 'closed' });
     expect(workers.workers).toBe(0);
   });
 

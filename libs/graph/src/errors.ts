@@ -6,7 +6,8 @@ import { type GraphStoreKind } from './graph-store.js';
 
 /**
  * The base of the graph store errors of one kind: which store, its address and the store's own code; each subclass
- * says whether it is retryable and words the message (`describe`).
+ * words the message (`describe`). Whether it is retryable is its kind's (LoomError): unavailable ones are, failed
+ * preconditions are not.
  */
 // a function of the domain error class, not one class, because a class has one parent and every graph error stays an
 // instance of the domain class of its kind (FailedPreconditionError, UnavailableError), as callers catch them
@@ -14,9 +15,6 @@ function graphStoreError<Kind extends ErrorKind>(
   DomainError: abstract new (message: string, options?: { cause?: unknown }) => LoomError & { readonly kind: Kind },
 ) {
   abstract class GraphStoreError extends DomainError {
-    /** True when the same statement may succeed if sent again later. */
-    abstract readonly retryable: boolean;
-
     constructor(
       readonly store: GraphStoreKind,
       readonly address: string,
@@ -41,8 +39,6 @@ const GraphUnavailabilityError = graphStoreError(UnavailableError);
 
 /** The store refused the statement (syntax, constraint, unknown graph) or it cannot be sent as written; retrying will not help. */
 export class GraphQueryError extends GraphPreconditionError {
-  readonly retryable = false;
-
   static override describe(store: GraphStoreKind, address: string, reason: string): string {
     return `query failed on ${store} ${address}: ${reason}`;
   }
@@ -50,8 +46,6 @@ export class GraphQueryError extends GraphPreconditionError {
 
 /** The store cannot be reached or dropped the connection (refused, reset, timed out, shutting down); transient. */
 export class GraphUnavailableError extends GraphUnavailabilityError {
-  readonly retryable = true;
-
   static override describe(store: GraphStoreKind, address: string, reason: string): string {
     return `${store} ${address} is unavailable: ${reason}`;
   }
@@ -59,8 +53,6 @@ export class GraphUnavailableError extends GraphUnavailabilityError {
 
 /** The statement lost a race the store reports as retryable (deadlock, serialization failure, leader switch); transient. */
 export class GraphTransientError extends GraphUnavailabilityError {
-  readonly retryable = true;
-
   static override describe(store: GraphStoreKind, address: string, reason: string): string {
     return `transient failure on ${store} ${address} (retrying may succeed): ${reason}`;
   }
@@ -68,8 +60,6 @@ export class GraphTransientError extends GraphUnavailabilityError {
 
 /** A read_only resource refused a write: before sending it (`clause` names the writing clause) or, as a second fence, the store did. */
 export class GraphReadOnlyError extends GraphPreconditionError {
-  readonly retryable = false;
-
   constructor(
     store: GraphStoreKind,
     address: string,
@@ -93,8 +83,6 @@ export class GraphReadOnlyError extends GraphPreconditionError {
 
 /** The store was closed; a programming error in the caller, not a property of the database. */
 export class GraphStoreClosedError extends GraphPreconditionError {
-  readonly retryable = false;
-
   constructor(store: GraphStoreKind, address: string) {
     super(store, address, undefined, 'closed');
   }

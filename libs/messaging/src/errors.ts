@@ -1,15 +1,15 @@
 import { type ErrorKind, LoomError } from '@loom/domain';
 
-/** Base of the messaging failures: the kind the service kit maps to a gRPC status, and whether a retry may succeed. */
-export abstract class MessagingError extends LoomError {
-  /** True when the same call may succeed if made again later (with the same message id, a publish is stored once). */
-  abstract readonly retryable: boolean;
-}
+/**
+ * Base of the messaging failures: the kind the service kit maps to a gRPC status. Whether a retry may succeed is the
+ * kind's (LoomError.retryable): a full stream or NATS away is worth another try (with the same message id, a publish
+ * is stored once), a refusal is not.
+ */
+export abstract class MessagingError extends LoomError {}
 
 /** A workflow's stream holds all it may (loom.messaging.stream.maxBytes): the publish was refused, nothing stored or dropped. */
 export class StreamFullError extends MessagingError {
   readonly kind: ErrorKind = 'resource-exhausted';
-  readonly retryable = true;
 
   constructor(
     readonly workflow: string,
@@ -24,7 +24,6 @@ export class StreamFullError extends MessagingError {
 /** The NATS servers cannot be reached, or did not answer in time; the message may or may not have been stored. */
 export class MessagingUnavailableError extends MessagingError {
   readonly kind: ErrorKind = 'unavailable';
-  readonly retryable = true;
 
   constructor(
     /** What was being done (`publish to workflow 'etl'`). */
@@ -39,7 +38,6 @@ export class MessagingUnavailableError extends MessagingError {
 /** The NATS servers refused loom's credentials (token, .creds or client certificate): a configuration problem. */
 export class MessagingAuthenticationError extends MessagingError {
   readonly kind: ErrorKind = 'failed-precondition';
-  readonly retryable = false;
 
   constructor(reason: string, options?: { cause?: unknown }) {
     super(`NATS refused loom's credentials (${reason}): check loom.messaging.nats.token, .credentials and .tls.*`, options);
@@ -49,7 +47,6 @@ export class MessagingAuthenticationError extends MessagingError {
 /** A workflow or one of its sources has no stream to take its messages: its stream was never created, or was deleted. */
 export class StreamNotFoundError extends MessagingError {
   readonly kind: ErrorKind = 'failed-precondition';
-  readonly retryable = false;
 
   constructor(
     readonly workflow: string,
@@ -68,7 +65,6 @@ export class StreamNotFoundError extends MessagingError {
 /** JetStream refused a request for a reason a retry does not change (a conflicting stream configuration, a limit). */
 export class JetStreamRequestError extends MessagingError {
   readonly kind: ErrorKind = 'failed-precondition';
-  readonly retryable = false;
 
   constructor(
     readonly operation: string,
@@ -84,7 +80,6 @@ export class JetStreamRequestError extends MessagingError {
 /** The messaging connection (or a consumer) was closed; a programming error in the caller. */
 export class MessagingClosedError extends MessagingError {
   readonly kind: ErrorKind = 'failed-precondition';
-  readonly retryable = false;
 
   constructor(readonly operation: string) {
     super(`${operation}: the messaging connection is closed`);
@@ -94,7 +89,6 @@ export class MessagingClosedError extends MessagingError {
 /** The JetStream stream that takes a subject a NATS connector publishes to holds all it may: refused, nothing stored. */
 export class SubjectStreamFullError extends MessagingError {
   readonly kind: ErrorKind = 'resource-exhausted';
-  readonly retryable = true;
 
   constructor(
     readonly subject: string,

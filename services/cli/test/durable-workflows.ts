@@ -1,14 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExecutorClient, type PublishResult, WorkflowState, WorkflowStoreClient } from '@loom/contracts';
-import {
-  COMPONENT_KINDS,
-  type ComponentInstance,
-  componentInstance,
-  findResourceDefinition,
-  RESOURCE_KINDS,
-  type WorkflowConfiguration,
-  workflowToProto,
-} from '@loom/domain';
+import { COMPONENT_KINDS, type ComponentInstance, componentInstance, findResourceDefinition, RESOURCE_KINDS, type WorkflowConfiguration } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { type GraphStore, openGraphStore } from '@loom/graph';
 import pg from 'pg';
 import { call, createClient, isServiceError } from '@loom/service-kit';

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { ExecutorClient, SecretsClient, WorkflowStoreClient } from '@loom/contracts';
-import { COMPONENT_KINDS, componentInstance, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call, createClient } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoomProcess, startLoom } from './loom-process.js';

@@ -13,8 +13,6 @@ import {
   MAX_WORKFLOW_BYTES,
   NotFoundError,
   parseStoredName,
-  scheduleFromProto,
-  scheduleToProto,
   collectSecretSlots,
   isSealed,
   needsSealing,
@@ -22,9 +20,8 @@ import {
   validateWorkflow,
   ValidationError,
   type WorkflowConfiguration,
-  workflowFromProto,
-  workflowToProto,
 } from '@loom/domain';
+import { scheduleFromProto, scheduleToProto, workflowFromProto, workflowToProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { appendRequired, AuditAppender, type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';

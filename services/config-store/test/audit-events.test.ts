@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditEventType, WorkflowStoreClient } from '@loom/contracts';
-import { scheduleToProto, workflowToProto } from '@loom/domain';
+import { scheduleToProto, workflowToProto } from '@loom/domain/proto';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

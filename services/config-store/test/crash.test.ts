@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowStoreClient } from '@loom/contracts';
-import { workflowFromProto, workflowToProto } from '@loom/domain';
+import { workflowFromProto, workflowToProto } from '@loom/domain/proto';
 import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest, type ServiceProcess, startServiceProcess } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,14 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  COMPONENT_KINDS,
-  componentInstance,
-  findResourceDefinition,
-  RESOURCE_KINDS,
-  type ResourceInstance,
-  type WorkflowConfiguration,
-  workflowToProto,
-} from '@loom/domain';
+import { COMPONENT_KINDS, componentInstance, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, type WorkflowConfiguration } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';

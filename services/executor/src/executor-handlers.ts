@@ -8,16 +8,8 @@ import {
   type WatchRunRequest,
   type WatchRunResponse,
 } from '@loom/contracts';
-import {
-  catalogFor,
-  componentDefinitionToProto,
-  FailedPreconditionError,
-  NotFoundError,
-  resourceCatalog,
-  resourceDefinitionToProto,
-  ValidationError,
-  workflowFromProto,
-} from '@loom/domain';
+import { catalogFor, FailedPreconditionError, NotFoundError, resourceCatalog, ValidationError } from '@loom/domain';
+import { componentDefinitionToProto, resourceDefinitionToProto, workflowFromProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Cluster } from './cluster/cluster.js';

@@ -11,8 +11,8 @@ import {
   resolveStoredName,
   ValidationError,
   type WorkflowConfiguration,
-  workflowFromProto,
 } from '@loom/domain';
+import { workflowFromProto } from '@loom/domain/proto';
 import { appendRequired, AuditAppender, call, isServiceError, type ServiceClients } from '@loom/service-kit';
 import { type Messaging } from '@loom/messaging';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';

@@ -1,4 +1,5 @@
-import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { componentFailureEvents, type ExecutorHarness, instance, startExecutor, workflowOf } from './harness.js';

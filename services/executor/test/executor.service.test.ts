@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { AuditEventType, ComponentState, WorkflowState } from '@loom/contracts';
-import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit';
 import { failure } from '@loom/service-kit/testing';
 import { afterEach, describe, expect, it } from 'vitest';

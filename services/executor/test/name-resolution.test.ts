@@ -1,6 +1,7 @@
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { WorkflowState } from '@loom/contracts';
-import { parseStoredName, workflowToProto } from '@loom/domain';
+import { parseStoredName } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ExecutorHarness, pipelineWorkflow, startExecutor } from './harness.js';

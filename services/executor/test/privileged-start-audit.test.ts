@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { workflowToProto } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call, type RunningServices } from '@loom/service-kit';
 import { failure, serveForTest } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,8 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { type AddressInfo } from 'node:net';
 import { Metadata, Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData, type ServiceError } from '@grpc/grpc-js';
 import { type DecryptResourcesRequest, type SealConfigurationRequest, SecretsClient, SecretsService } from '@loom/contracts';
-import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call, createClient } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { componentNames } from './component-names.js';

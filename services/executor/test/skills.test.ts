@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import { type DryRunComponentOutput, SkillCapability } from '@loom/contracts';
-import { type Annotation, COMPONENT_KINDS, type ComponentInstance, type Skill, workflowToProto } from '@loom/domain';
+import { type Annotation, COMPONENT_KINDS, type ComponentInstance, type Skill } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call, fieldViolationsOf } from '@loom/service-kit';
 import { failure, type FakeSkill, startFakeSkill } from '@loom/service-kit/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

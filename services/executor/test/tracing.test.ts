@@ -1,4 +1,5 @@
-import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';

@@ -1,6 +1,7 @@
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
-import { COMPONENT_KINDS, workflowToProto } from '@loom/domain';
+import { COMPONENT_KINDS } from '@loom/domain';
+import { workflowToProto } from '@loom/domain/proto';
 import { SlowConsumerError } from '@loom/foundation';
 import { call } from '@loom/service-kit';
 import { REDACTED, redactor } from '@loom/telemetry';

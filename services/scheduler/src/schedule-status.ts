@@ -1,5 +1,6 @@
 import { FireOutcome, type ScheduleStatus } from '@loom/contracts';
-import { type Schedule, scheduleToProto } from '@loom/domain';
+import { type Schedule } from '@loom/domain';
+import { scheduleToProto } from '@loom/domain/proto';
 import { type CronSchedule } from './cron-schedule.js';
 import { type FireResult } from './fire-runner.js';
 import { type RunView } from './run-supervisor.js';

@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { type WatchWorkflowsResponse, type Workflow, WorkflowEventType, type WorkflowStoreClient } from '@loom/contracts';
-import { COMPONENT_KINDS, type Schedule, scheduleFromProto } from '@loom/domain';
+import { COMPONENT_KINDS, type Schedule } from '@loom/domain';
+import { scheduleFromProto } from '@loom/domain/proto';
 import { KeyedLock, restartDelayMs } from '@loom/foundation';
 import { call, isServiceError } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';

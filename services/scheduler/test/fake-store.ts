@@ -1,5 +1,6 @@
 import { type Schedule as ScheduleMessage, type WatchWorkflowsResponse, type Workflow, WorkflowEventType, WorkflowStoreService } from '@loom/contracts';
-import { COMPONENT_KINDS, componentDefinitionToProto, findComponentDefinition, NotFoundError, type Schedule, scheduleToProto } from '@loom/domain';
+import { COMPONENT_KINDS, findComponentDefinition, NotFoundError, type Schedule } from '@loom/domain';
+import { componentDefinitionToProto, scheduleToProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ServiceInstance, type ServiceModule, unimplemented } from '@loom/service-kit';
 

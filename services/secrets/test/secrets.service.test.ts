@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { workflowFromProto } from '@loom/domain';
+import { workflowFromProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';

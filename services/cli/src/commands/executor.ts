@@ -1,5 +1,6 @@
 import { ComponentState, type ComponentStatus, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
-import { componentDefinitionsFromProto, parseJsonText, workflowToProto } from '@loom/domain';
+import { parseJsonText } from '@loom/domain';
+import { componentDefinitionsFromProto, workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type GlobalOptions } from '../global-options.js';

@@ -1,5 +1,5 @@
 import { FireOutcome, SchedulerClient, type ScheduleStatus, WorkflowState } from '@loom/contracts';
-import { scheduleFromProto } from '@loom/domain';
+import { scheduleFromProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
 import { type Command } from 'commander';
 import { type GlobalOptions } from '../global-options.js';

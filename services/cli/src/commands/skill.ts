@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { CircuitState, SkillGatewayClient } from '@loom/contracts';
-import { type Skill, SKILL_CAPABILITIES, type SkillCapabilityName, ValidationError, workflowFromProto, workflowToProto } from '@loom/domain';
+import { type Skill, SKILL_CAPABILITIES, type SkillCapabilityName, ValidationError } from '@loom/domain';
+import { workflowFromProto, workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
 import { type Command, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';

@@ -11,6 +11,7 @@ import {
   serializeWorkflowJson,
   shortKindName,
 } from '@loom/domain';
+import { workflowFromProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
 import { type Command, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';

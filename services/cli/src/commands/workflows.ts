@@ -9,6 +9,7 @@ import {
   serializeWorkflowJson,
   type WorkflowConfiguration,
 } from '@loom/domain';
+import { scheduleFromProto, scheduleToProto, workflowFromProto, workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';

@@ -11,9 +11,8 @@ import {
   skillViolations,
   ValidationError,
   type WorkflowConfiguration,
-  workflowFromProto,
-  workflowToProto,
 } from '@loom/domain';
+import { workflowFromProto, workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';

@@ -23,10 +23,10 @@ export class ComponentError extends LoomError {
     readonly component: string,
     message: string,
     /** True when the same message may succeed later (a transient failure, a component that died). */
-    readonly retryable: boolean,
+    retryable: boolean,
     options: { readonly kind?: ErrorKind; readonly cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(message, options.cause === undefined ? { retryable } : { cause: options.cause, retryable });
     this.kind = options.kind ?? kindOf(options.cause, retryable);
   }
 

@@ -71,7 +71,7 @@ export class PdfWorkerPool {
   }
 
   private parseErrorOf(error: WorkerJobError): PdfParseError {
-    switch (error.kind) {
+    switch (error.reason) {
       case 'closed':
         return new PdfParseError('closed', 'the PDF service is stopping', { cause: error });
       case 'timed_out':

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { violationsThrownBy } from '../test/violations.js';
+import { type FieldViolation, ValidationError } from './errors.js';
 import { findJsonSyntaxProblem, parseJsonText } from './json-text.js';
+
+/** The violations of the ValidationError that parsing `text` throws. */
+function violationsOfParsing(text: string): readonly FieldViolation[] {
+  try {
+    parseJsonText(text);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return (error as ValidationError).violations;
+  }
+  throw new Error(`expected a ValidationError for ${JSON.stringify(text)}, nothing was thrown`);
+}
 
 describe('parseJsonText', () => {
   it('parses JSON and ignores a byte order mark', () => {
@@ -8,7 +19,7 @@ describe('parseJsonText', () => {
   });
 
   it('reports malformed JSON for field "" with line, column and position', () => {
-    const [violation, ...rest] = violationsThrownBy(() => parseJsonText('{\n  "a": 1,\n  "b": }'));
+    const [violation, ...rest] = violationsOfParsing('{\n  "a": 1,\n  "b": }');
     expect(rest).toEqual([]);
     expect(violation).toEqual({
       field: '',
@@ -18,7 +29,7 @@ describe('parseJsonText', () => {
   });
 
   it('never quotes the text around the error (it may hold a password)', () => {
-    const [violation] = violationsThrownBy(() => parseJsonText('{"password": "s3cret-value" x}'));
+    const [violation] = violationsOfParsing('{"password": "s3cret-value" x}');
     expect(violation?.description).not.toContain('s3cret');
     expect(violation?.description).toContain('position 28');
   });

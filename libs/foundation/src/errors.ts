@@ -12,13 +12,33 @@ export type ErrorKind =
   | 'deadline-exceeded'
   | 'unimplemented';
 
+/** The kinds whose failures are transient: the same call may succeed later (a dependency back, room again, a race lost). */
+const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>(['unavailable', 'resource-exhausted', 'aborted']);
+
+/** How a LoomError is made: the error behind it, and whether a retry may succeed when its kind's default is wrong for it. */
+export interface LoomErrorOptions {
+  readonly cause?: unknown;
+  /** Overrides the kind's default (`unavailable`, `resource-exhausted` and `aborted` are retryable, the rest not). */
+  readonly retryable?: boolean;
+}
+
 /** Base of every error loom reports to a caller; its message is safe to show them. */
 export abstract class LoomError extends Error {
   abstract readonly kind: ErrorKind;
+  // a private field, not an own enumerable property: errors compared or serialised field by field stay as they were
+  readonly #retryable: boolean | undefined;
 
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: LoomErrorOptions) {
+    // Error reads only `cause` from the options, and makes the property only when it is given
     super(message, options);
     this.name = new.target.name;
+    this.#retryable = options?.retryable;
+  }
+
+  /** True when the same call may succeed if made again later: the kind's default unless the error was made with its own answer. */
+  get retryable(): boolean {
+    // a getter, because `kind` is a field of the subclass and is not set yet while this constructor runs
+    return this.#retryable ?? RETRYABLE_KINDS.has(this.kind);
   }
 }
 
@@ -35,7 +55,7 @@ export class ValidationError extends LoomError {
 
   constructor(
     readonly violations: readonly FieldViolation[],
-    options?: { cause?: unknown },
+    options?: LoomErrorOptions,
   ) {
     super(ValidationError.summarise(violations), options);
   }
