@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import globals from 'globals';
 import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import tseslint from 'typescript-eslint';
 
 const root = dirname(fileURLToPath(import.meta.url));
@@ -88,6 +89,27 @@ const serviceBoundaries = servicePackages()
     };
   });
 
+/**
+ * How import-x finds the file behind an import, so that import-x/no-cycle follows real edges, across packages too.
+ * A workspace package resolves to its TypeScript sources through the export condition "@loom/source" (as tsc and
+ * vitest do), a `.js` specifier inside a package to its `.ts` file (NodeNext style); the `.ts` extensions and the
+ * TypeScript parser are needed too, or import-x treats the resolved file as unparsable and follows nothing.
+ */
+const IMPORT_RESOLUTION = {
+  'import-x/resolver-next': [
+    createTypeScriptImportResolver({
+      project: join(root, 'tsconfig.base.json'),
+      conditionNames: ['@loom/source', 'types', 'import', 'node', 'default'],
+    }),
+  ],
+  'import-x/extensions': ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'],
+  'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts', '.cts'] },
+  'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+  // a workspace package is ours, though it lies outside the importing package: no-cycle's ignoreExternal skips the
+  // rest, which keeps it cheap (33 s -> 4 s of the executor's lint) and cannot hide a cycle of ours
+  'import-x/internal-regex': '^@loom/',
+};
+
 export default tseslint.config(
   {
     ignores: ['**/dist/**', '**/node_modules/**', '**/src/generated/**', '**/descriptor/**', '.nx/**'],
@@ -99,12 +121,12 @@ export default tseslint.config(
       parserOptions: { projectService: true },
     },
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [] },
+    settings: IMPORT_RESOLUTION,
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'import-x/no-cycle': 'error',
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'no-restricted-imports': ['error', { paths: [FOUNDATION_THROUGH_THE_KIT], patterns: [PACKAGE_BY_INDEX] }],
       'no-restricted-syntax': [
         'error',

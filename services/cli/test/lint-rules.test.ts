@@ -1,10 +1,10 @@
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { ESLint } from 'eslint';
 import * as prettier from 'prettier';
 import tseslint from 'typescript-eslint';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -76,5 +76,75 @@ describe('the lint rules', () => {
     const options = { ...(await prettier.resolveConfig(filepath)), filepath };
     expect(await prettier.check('export const probe = { a: 1,b:2 }\n', options)).toBe(false);
     expect(await prettier.check(await prettier.format('export const probe = { a: 1,b:2 }\n', options), options)).toBe(true);
+  });
+});
+
+/** Writes `files` (path relative to `dir` → contents) under `dir`, making their folders. */
+function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+}
+
+/** A workspace package of the fixture: its sources reached through the export condition "@loom/source", as ours are. */
+function fixturePackage(name: string): string {
+  return `${JSON.stringify({ name, type: 'module', exports: { '.': { '@loom/source': './src/index.ts', default: './dist/index.js' } } })}\n`;
+}
+
+describe('the import-cycle lint', () => {
+  // the fixtures are files on disk (no-cycle reads the imported files), inside the repository so that its config applies,
+  // under .loom/ (ignored by git, walked by no package's lint)
+  let fixtures = '';
+
+  beforeAll(() => {
+    mkdirSync(join(root, '.loom'), { recursive: true });
+    fixtures = mkdtempSync(join(root, '.loom', 'lint-fixture-'));
+    writeFiles(fixtures, {
+      'cycle/package.json': fixturePackage('@loom/lint-fixture-cycle'),
+      'cycle/src/a.ts': "import { b } from './b.js';\nexport const a = (): number => b() + 1;\n",
+      'cycle/src/b.ts': "import { a } from './a.js';\nexport const b = (): number => (Math.random() > 2 ? a() : 0);\n",
+      'acyclic/package.json': fixturePackage('@loom/lint-fixture-acyclic'),
+      'acyclic/src/c.ts': "import { d } from './d.js';\nexport const c = (): number => d() + 1;\n",
+      'acyclic/src/d.ts': "import { type C } from './types.js';\nexport const d = (): number => 1;\nexport type D = C;\n",
+      // a type-only import erases at compile time: no cycle at run time
+      'acyclic/src/types.ts': "import { type c } from './c.js';\nexport type C = typeof c;\n",
+      'upper/package.json': fixturePackage('@loom/lint-fixture-upper'),
+      'upper/src/index.ts': "import { lower } from '@loom/lint-fixture-lower';\nexport const upper = (): number => lower() + 1;\n",
+      'lower/package.json': fixturePackage('@loom/lint-fixture-lower'),
+      'lower/src/index.ts': "import { upper } from '@loom/lint-fixture-upper';\nexport const lower = (): number => (Math.random() > 2 ? upper() : 0);\n",
+    });
+    // npm's workspaces link each package into node_modules; so do these
+    mkdirSync(join(fixtures, 'node_modules', '@loom'), { recursive: true });
+    for (const name of ['upper', 'lower']) symlinkSync(join('..', '..', name), join(fixtures, 'node_modules', '@loom', `lint-fixture-${name}`));
+  });
+
+  afterAll(() => {
+    if (fixtures !== '') rmSync(fixtures, { recursive: true, force: true });
+  });
+
+  /** Lints the fixture's folder `folder` with the repository's config (without type information): each file's import-x/no-cycle messages. */
+  async function cycles(folder: string): Promise<Record<string, string[]>> {
+    const eslint = new ESLint({ cwd: root, overrideConfig: [tseslint.configs.disableTypeChecked] });
+    const results = await eslint.lintFiles([join(fixtures, folder)]);
+    return Object.fromEntries(
+      results.map((result) => [relative(fixtures, result.filePath), result.messages.map((message) => `${message.ruleId ?? 'parse'}: ${message.message}`)]),
+    );
+  }
+
+  it('refuses two files of one package that import each other', async () => {
+    expect(await cycles('cycle')).toEqual({
+      'cycle/src/a.ts': ['import-x/no-cycle: Dependency cycle detected'],
+      'cycle/src/b.ts': ['import-x/no-cycle: Dependency cycle detected'],
+    });
+  });
+
+  it('refuses two workspace packages that import each other by name, through their sources', async () => {
+    expect(await cycles('upper')).toEqual({ 'upper/src/index.ts': ['import-x/no-cycle: Dependency cycle detected'] });
+    expect(await cycles('lower')).toEqual({ 'lower/src/index.ts': ['import-x/no-cycle: Dependency cycle detected'] });
+  });
+
+  it('lets imports that go one way through, and a type-only import back', async () => {
+    expect(await cycles('acyclic')).toEqual({ 'acyclic/src/c.ts': [], 'acyclic/src/d.ts': [], 'acyclic/src/types.ts': [] });
   });
 });
