@@ -22,10 +22,10 @@ import { WarmInterpreters } from './scripts/warm-interpreters.js';
 import { dryRun } from './dry-run.js';
 import { Cluster, type ClusterMember } from './cluster/cluster.js';
 import { leasedFactories } from './cluster/leased-source.js';
-import { DurableMode, progressInterval } from './runtime/durable-mode.js';
 import { type ComponentFactory } from './runtime/component.js';
 import { redactedFailure } from './redacted-failure.js';
 import { type ComponentError } from './runtime/component-error.js';
+import { jetStreamIntake, progressInterval } from './runtime/jetstream-intake.js';
 import { type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
@@ -196,9 +196,10 @@ export class Executor implements ClusterMember {
         messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
         onFailure: (failure) => this.auditScriptFailure(plain, failure),
+        // with NATS configured every run keeps its messages in JetStream; without, in memory (the default intake)
         ...(this.dependencies.messaging === undefined
           ? {}
-          : { durable: new DurableMode(this.dependencies.messaging, workflow.name, logger, progressInterval(config.messaging.consumer.ackWaitMs)) }),
+          : { intake: jetStreamIntake(this.dependencies.messaging, progressInterval(config.messaging.consumer.ackWaitMs)) }),
       });
       this.runs.set(workflow.name, run);
       return run;

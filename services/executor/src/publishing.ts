@@ -17,11 +17,11 @@ export function checkBatchSize(messages: readonly PublishedMessage[], field: str
 
 /**
  * Publishes a batch to an inlet in order, each message acknowledged only once the workflow accepted it: in memory, one
- * after the other, each waiting while its queue is full; in durable mode, all sent to JetStream at once (in order, on
- * one connection) and each answered once stored. A message that is refused (no body, the workflow stopping, a full
- * stream) gets its own error; the others go on. Once `signal` aborts (the caller cancelled or its deadline passed),
- * the messages not yet sent are refused as CANCELLED without being published. `field` names the list in errors
- * (`messages`).
+ * after the other, each waiting while its queue is full; stored in JetStream, all sent at once (in order, on one
+ * connection) and each answered once stored (the run's concurrentPublishes). A message that is refused (no body, the
+ * workflow stopping, a full stream) gets its own error; the others go on. Once `signal` aborts (the caller cancelled or
+ * its deadline passed), the messages not yet sent are refused as CANCELLED without being published. `field` names the
+ * list in errors (`messages`).
  */
 export async function publishBatch(
   run: WorkflowRun,
@@ -52,7 +52,7 @@ export async function publishBatch(
       },
     );
     // in memory the next message waits for this one's room; JetStream takes a batch's publishes one after the other as sent
-    if (!run.durable) await result;
+    if (!run.concurrentPublishes) await result;
     results.push(result);
   }
   return Promise.all(results);

@@ -10,7 +10,7 @@ import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/te
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphStores } from '../src/components/graph-stores.js';
 import { componentFactories } from '../src/components/registry.js';
-import { DurableMode } from '../src/runtime/durable-mode.js';
+import { jetStreamIntake } from '../src/runtime/jetstream-intake.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { durableSettings, durableState } from './durable.js';
 import { type GraphBackend, startGraphBackend } from './graph-backends.js';
@@ -64,7 +64,7 @@ describe.skipIf(binary === undefined)('a batching graph writer in durable mode, 
     const run = await WorkflowRun.start(workflow, {
       factories: componentFactories(config, { graphStores: stores }),
       logger,
-      durable: new DurableMode(messaging, WORKFLOW, logger),
+      intake: jetStreamIntake(messaging),
     });
     const publish = (id: number, messageId = `item-${id}`) =>
       run.publish(INLET, { id: messageId, body: { id, title: `item ${id}` }, headers: {} }, new AbortController(), true);

@@ -1,13 +1,12 @@
 import { COMPONENT_KINDS, type WorkflowConfiguration } from '@loom/domain';
-import { connectMessaging, type Delivery, type Messaging, type MessagingMetrics, StreamFullError } from '@loom/messaging';
+import { connectMessaging, type Messaging, type MessagingMetrics, StreamFullError } from '@loom/messaging';
 import { capturedLogger } from '@loom/service-kit/testing';
 import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inletFactory } from '../src/components/inlet.js';
 import { publishBatch } from '../src/publishing.js';
 import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
-import { type Settlement } from '../src/runtime/completion.js';
-import { DurableMode } from '../src/runtime/durable-mode.js';
+import { JetStreamIntake, jetStreamIntake } from '../src/runtime/jetstream-intake.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { durableSettings, durableState, processorOf, recordingSinks } from './durable.js';
 import { captureSink, instance, workflowOf } from './workflows.js';
@@ -27,19 +26,14 @@ function countingMetrics(): { counts: { stored: number; redelivered: number; ter
   };
 }
 
-/** Durable mode that counts the progress reports it sends JetStream. */
-class ProgressCounting extends DurableMode {
+/** A JetStream intake that counts the progress reports it sends JetStream (one per unfinished delivery each time). */
+class ProgressCounting extends JetStreamIntake {
   reports = 0;
 
-  override settlementOf(delivery: Delivery, source: string): Settlement {
-    const settlement = super.settlementOf(delivery, source);
-    return {
-      ...settlement,
-      working: () => {
-        this.reports++;
-        settlement.working();
-      },
-    };
+  protected override touchUnfinished(): number {
+    const touched = super.touchUnfinished();
+    this.reports += touched;
+    return touched;
   }
 }
 
@@ -98,7 +92,7 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
   }
 
   async function start(workflow: WorkflowConfiguration, factories: Map<string, ComponentFactory>, messaging: Messaging): Promise<WorkflowRun> {
-    const run = await WorkflowRun.start(workflow, { factories, logger, durable: new DurableMode(messaging, workflow.name, logger) });
+    const run = await WorkflowRun.start(workflow, { factories, logger, intake: jetStreamIntake(messaging) });
     runs.push(run);
     return run;
   }
@@ -226,12 +220,16 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
     sinks.closeGate();
     const messaging = await open({ consumer: { ackWaitMs: 200 } });
     const workflow = workflowOf('slow', [instance(COMPONENT_KINDS.INLET, 'in'), instance(COMPONENT_KINDS.LOGGER, 'written')], [['in', 'written']]);
-    const durable = new ProgressCounting(messaging, workflow.name, logger, 40);
-    const run = await WorkflowRun.start(workflow, { factories: pipelineFactories(sinks.factory), logger, durable });
+    let counting: ProgressCounting | undefined;
+    const run = await WorkflowRun.start(workflow, {
+      factories: pipelineFactories(sinks.factory),
+      logger,
+      intake: (parts) => (counting = new ProgressCounting(messaging, parts, 40)),
+    });
     runs.push(run);
     await run.publish('in', message(1), withdrawal, true);
     // held through many ack waits (each progress report restarts it): the one delivery stays the only one
-    await expect.poll(() => durable.reports).toBeGreaterThanOrEqual(15);
+    await expect.poll(() => counting?.reports ?? 0).toBeGreaterThanOrEqual(15);
     expect(await durableState(server, 'slow', 'in')).toMatchObject({ ackPending: 1, redelivered: 0, delivered: 1 });
     sinks.open();
     await expect.poll(() => durableState(server, 'slow', 'in')).toMatchObject({ stored: 0, ackPending: 0, redelivered: 0, delivered: 1 });

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fileReaderFactory, PROCESSED_SUFFIX } from '../src/components/file-reader.js';
 import { timerFactory } from '../src/components/timer.js';
 import { type ComponentFactory } from '../src/runtime/component.js';
-import { DurableMode } from '../src/runtime/durable-mode.js';
+import { jetStreamIntake } from '../src/runtime/jetstream-intake.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { durableSettings, durableState, recordingSinks } from './durable.js';
 import { instance, workflowOf } from './workflows.js';
@@ -36,7 +36,7 @@ describe.skipIf(binary === undefined)('sources in durable mode, on a real nats-s
       [COMPONENT_KINDS.FILE_READER, source],
       [COMPONENT_KINDS.LOGGER, sink],
     ]);
-    const run = await WorkflowRun.start(workflow, { factories, logger, durable: new DurableMode(messaging, workflow.name, logger) });
+    const run = await WorkflowRun.start(workflow, { factories, logger, intake: jetStreamIntake(messaging) });
     runs.push(run);
     return run;
   }

@@ -1,21 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { Completions, type Settlement } from './completion.js';
+import { type Settlement } from '@loom/messaging';
+import { type CompletionTicket, Completions } from './completion.js';
 
-/** A settlement that writes down how each delivery was settled. */
-function recorded(journal: string[], name: string): Settlement {
-  return {
+/** A ticket whose delivery writes down how it was settled (terminated with the run's reason). */
+function recorded(completions: Completions, journal: string[], name: string): CompletionTicket {
+  const settlement: Settlement = {
     ack: () => journal.push(`ack ${name}`),
     term: (reason) => journal.push(`term ${name}: ${reason}`),
     nak: () => journal.push(`nak ${name}`),
     working: () => journal.push(`working ${name}`),
   };
+  return completions.ticket(settlement, (reason) => settlement.term(reason));
 }
 
 describe('completion tickets', () => {
   it('acknowledges a fanned-out delivery only once every copy was written', () => {
     const journal: string[] = [];
     const completions = new Completions();
-    const ticket = completions.ticket(recorded(journal, 'm1'));
+    const ticket = recorded(completions, journal, 'm1');
     // forwarded to two sinks, then the delivery's own hold is released
     ticket.hold();
     ticket.hold();
@@ -32,12 +34,12 @@ describe('completion tickets', () => {
   it('acknowledges a delivery filtered out, and one whose processor emitted several outputs once each is written', () => {
     const journal: string[] = [];
     const completions = new Completions();
-    const filtered = completions.ticket(recorded(journal, 'filtered'));
+    const filtered = recorded(completions, journal, 'filtered');
     filtered.hold();
     filtered.release();
     // the filter emits nothing: its copy is released
     filtered.release();
-    const split = completions.ticket(recorded(journal, 'split'));
+    const split = recorded(completions, journal, 'split');
     split.hold();
     split.release();
     // the script emits two outputs (each queued, each held), then its own copy is released
@@ -53,7 +55,7 @@ describe('completion tickets', () => {
 
   it('acknowledges a delivery handed to the failure handler once the handler is done with it', () => {
     const journal: string[] = [];
-    const ticket = new Completions().ticket(recorded(journal, 'm'));
+    const ticket = recorded(new Completions(), journal, 'm');
     ticket.hold();
     ticket.release();
     // the processor failed past max_retry: the failure handler's message holds the ticket, the failed copy is released
@@ -66,7 +68,7 @@ describe('completion tickets', () => {
 
   it('terminates a delivery a branch failed past its retries with no failure handler, once the other branches are done', () => {
     const journal: string[] = [];
-    const ticket = new Completions().ticket(recorded(journal, 'm'));
+    const ticket = recorded(new Completions(), journal, 'm');
     ticket.hold();
     ticket.hold();
     ticket.release();
@@ -81,23 +83,23 @@ describe('completion tickets', () => {
   it('tells JetStream the open deliveries are still being worked on, and says nothing of settled ones', () => {
     const journal: string[] = [];
     const completions = new Completions();
-    completions.ticket(recorded(journal, 'done')).release();
-    const waiting = completions.ticket(recorded(journal, 'waiting'));
-    completions.touchAll();
+    recorded(completions, journal, 'done').release();
+    const waiting = recorded(completions, journal, 'waiting');
+    expect(completions.touchAll()).toBe(1);
     waiting.release();
-    completions.touchAll();
+    expect(completions.touchAll()).toBe(0);
     expect(journal).toEqual(['ack done', 'working waiting', 'ack waiting']);
   });
 
   it('abandons the deliveries still open when the run stops: each is nak’d once, and later releases change nothing', () => {
     const journal: string[] = [];
     const completions = new Completions();
-    const done = completions.ticket(recorded(journal, 'done'));
+    const done = recorded(completions, journal, 'done');
     done.release();
-    const waiting = completions.ticket(recorded(journal, 'waiting'));
+    const waiting = recorded(completions, journal, 'waiting');
     waiting.hold();
     waiting.release();
-    const entering = completions.ticket(recorded(journal, 'entering'));
+    const entering = recorded(completions, journal, 'entering');
     expect(completions.size).toBe(2);
     expect(completions.abandonAll()).toBe(2);
     waiting.release();

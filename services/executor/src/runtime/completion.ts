@@ -1,7 +1,8 @@
+import { type Settlement } from '@loom/messaging';
 import { type LoomMessage } from './component.js';
 
 /**
- * Completion tracking of durable messages (issue 34): a message delivered from JetStream enters the run with a ticket,
+ * Completion tracking of stored messages (issue 34): a message delivered from JetStream enters the run with a ticket,
  * and is acknowledged only once everything it led to is finished. The ticket counts holds: one for the delivery itself
  * while it is being forwarded, one for each queued copy of it or of anything made from it (fan-out, each output of a
  * processor, the message handed to a failure handler). A copy's hold is released when its component is done with it:
@@ -10,22 +11,19 @@ import { type LoomMessage } from './component.js';
  * no failure handler. A run that ends (or a component that dies) first abandons it: JetStream delivers it again.
  */
 
-/** How a delivery is settled with JetStream once the run is done with it. */
-export interface Settlement {
-  /** Everything the message led to is finished. */
-  ack(): void;
-  /** A branch failed past its retries with no failure handler: never deliver it again. */
-  term(reason: string): void;
-  /** The run ended (or a component died) before it was finished: deliver it again. */
-  nak(): void;
-  /** Still being worked on (waiting in a queue, or being processed): not to be delivered again meanwhile. */
-  working(): void;
-}
+/**
+ * Terminates a delivery a branch failed past its retries with no failure handler, given the run's reason (a component's
+ * error, for the log): its owner decides what the store itself is told.
+ */
+export type Terminate = (reason: string) => void;
 
 /** What became of a ticket: still open, or settled one of three ways. */
 export type TicketState = 'open' | 'acknowledged' | 'terminated' | 'abandoned';
 
-/** The count of unfinished work one delivery led to; see the top of this file. */
+/**
+ * The count of unfinished work one delivery led to; see the top of this file. At zero holds the delivery is acknowledged
+ * (Settlement.ack) or terminated (`terminate`); abandoned, it is nak'd; touched, JetStream hears it is still `working`.
+ */
 export class CompletionTicket {
   /** The delivery's own hold, released by whoever brought it in once its copies are queued. */
   private holds = 1;
@@ -34,6 +32,7 @@ export class CompletionTicket {
 
   constructor(
     private readonly settlement: Settlement,
+    private readonly terminate: Terminate,
     private readonly onSettled: (ticket: CompletionTicket) => void,
   ) {}
 
@@ -57,7 +56,7 @@ export class CompletionTicket {
       this.settlement.ack();
     } else {
       this.settle('terminated');
-      this.settlement.term(this.failure);
+      this.terminate(this.failure);
     }
   }
 
@@ -100,18 +99,19 @@ export class Completions {
   }
 
   /** A ticket for a delivery that enters the run now. */
-  ticket(settlement: Settlement): CompletionTicket {
-    const ticket = new CompletionTicket(settlement, (settled) => this.open.delete(settled));
+  ticket(settlement: Settlement, terminate: Terminate): CompletionTicket {
+    const ticket = new CompletionTicket(settlement, terminate, (settled) => this.open.delete(settled));
     this.open.add(ticket);
     return ticket;
   }
 
   /**
    * Tells JetStream every open delivery is still being worked on: a message waiting behind a slow component is not
-   * delivered a second time while the first is still on its way.
+   * delivered a second time while the first is still on its way. Answers how many were told.
    */
-  touchAll(): void {
+  touchAll(): number {
     for (const ticket of this.open) ticket.touch();
+    return this.open.size;
   }
 
   /** Abandons every open ticket (the run ended before they were finished); answers how many. */

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FailedPreconditionError } from '@loom/domain';
-import { type Delivery } from '@loom/messaging';
 import { type Logger } from '@loom/telemetry';
-import { type Emit, ComponentFailedError, type LoomMessage, type Outcome, type SignalSource } from './component.js';
+import { ComponentFailedError, type LoomMessage, type Outcome, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
-import { type CompletionTicket, Completions, type Queued } from './completion.js';
-import { type DurableMode, messageOf } from './durable-mode.js';
+import { type CompletionTicket, type Queued } from './completion.js';
+import { type RunInput } from './intake.js';
 import { type RunOptions } from './options.js';
 import { type InletNode, type ProcessorNode, type RunNode, type SourceNode } from './run-graph.js';
 import { type BatchSpans, endMessageSpan, outputOf, type RunTracing } from './tracing.js';
@@ -26,8 +24,6 @@ export interface FlowParts {
   readonly report: (error: ComponentError) => void;
   /** A component died outside a single message: the run fails with it. */
   readonly fail: (error: ComponentError) => void;
-  /** Durable mode: sources store their messages in JetStream, which delivers them back with a completion ticket. */
-  readonly durable: DurableMode | undefined;
 }
 
 /** A failed outcome. */
@@ -40,15 +36,15 @@ type Failed = Extract<Outcome, { ok: false }>;
  * message goes downstream, is filtered out by its component, goes to the failure handler, or is counted as failed,
  * logged and reported.
  *
- * In durable mode (issue 34) a source's `emit` stores the message in JetStream (`store`), and each delivery of it
- * enters here (`enter`) with a completion ticket (completion.ts): `forward` holds it for every queued copy, outputs
- * and the failure handler's message inherit it in `work`, and each copy releases it once its component is done with
- * it; a batching writer's outcomes arrive per message, so each is released when its batch outcome arrives.
+ * Messages come in through the run's intake (intake.ts): straight from a source (`emit`), or stored first
+ * (`emitStored`) and delivered back (`enter`) with a completion ticket (completion.ts): `forward` holds it for every
+ * queued copy, outputs and the failure handler's message inherit it in `work`, and each copy releases it once its
+ * component is done with it; a batching writer's outcomes arrive per message, so each is released when its batch
+ * outcome arrives.
  */
-export class MessageFlow {
+export class MessageFlow implements RunInput {
   private inFlight = 0;
   private idle: (() => void) | undefined;
-  private readonly completions = new Completions();
 
   constructor(private readonly parts: FlowParts) {}
 
@@ -57,40 +53,34 @@ export class MessageFlow {
     return this.inFlight;
   }
 
-  /** The `emit` a source is started with: its messages traced, forwarded downstream (stored, in durable mode) and counted. */
-  emitter(node: SourceNode | InletNode): Emit {
-    if (this.parts.durable !== undefined) return async (message) => void (await this.store(node, message));
+  /** A source's message straight into the run: traced, forwarded downstream (waiting while a queue is full), counted. */
+  async emit(node: SourceNode | InletNode, message: LoomMessage, withdrawal?: SignalSource): Promise<void> {
     const name = node.instance.name;
-    return async (message, withdrawal) => {
-      const traced = this.parts.tracing.emit(name, message);
-      const sent = traced?.message ?? message;
-      try {
-        const waiting = this.forward(node.downstream, sent, withdrawal, undefined);
-        if (waiting !== undefined) await waiting;
-      } catch (error) {
-        endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
-        throw error;
-      }
-      endMessageSpan(traced?.span, undefined, 0);
-      node.counters.messagesOut++;
-      this.parts.onOutput?.(name, sent);
-    };
+    const traced = this.parts.tracing.emit(name, message);
+    const sent = traced?.message ?? message;
+    try {
+      const waiting = this.forward(node.downstream, sent, withdrawal, undefined);
+      if (waiting !== undefined) await waiting;
+    } catch (error) {
+      endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
+      throw error;
+    }
+    endMessageSpan(traced?.span, undefined, 0);
+    node.counters.messagesOut++;
+    this.parts.onOutput?.(name, sent);
   }
 
   /**
-   * Durable mode: stores a source's message in the workflow's stream, traced; resolves once JetStream stored it, true
-   * when it was a duplicate (a message with its id was stored within the duplicate window).
+   * A source's message kept outside the run first: traced, handed to `store`; resolves once it is kept, true when it
+   * was a duplicate (not kept again, not counted).
    */
-  async store(node: SourceNode | InletNode, message: LoomMessage): Promise<boolean> {
-    const durable = this.parts.durable;
-    if (durable === undefined)
-      throw new FailedPreconditionError(`workflow '${this.parts.workflowName}' does not store its messages (no loom.messaging.nats.servers)`);
+  async emitStored(node: SourceNode | InletNode, message: LoomMessage, store: (sent: LoomMessage) => Promise<boolean>): Promise<boolean> {
     const name = node.instance.name;
     const traced = this.parts.tracing.emit(name, message);
     const sent = traced?.message ?? message;
     let duplicate: boolean;
     try {
-      ({ duplicate } = await durable.store(name, sent));
+      duplicate = await store(sent);
     } catch (error) {
       endMessageSpan(traced?.span, String(error instanceof Error ? error.message : error), 0);
       throw error;
@@ -103,21 +93,8 @@ export class MessageFlow {
     return duplicate;
   }
 
-  /**
-   * Durable mode: a delivery of a source's stored message enters the run with a completion ticket, forwarded
-   * downstream (waiting while a queue is full). A payload that is no message is terminated at once.
-   */
-  async enter(node: SourceNode | InletNode, delivery: Delivery): Promise<void> {
-    const durable = this.parts.durable;
-    if (durable === undefined)
-      throw new FailedPreconditionError(`workflow '${this.parts.workflowName}' takes no stored messages (no loom.messaging.nats.servers)`);
-    const settlement = durable.settlementOf(delivery, node.instance.name);
-    const message = messageOf(delivery);
-    if (typeof message === 'string') {
-      settlement.term(`message ${delivery.sequence} of source '${node.instance.name}': ${message}`);
-      return;
-    }
-    const ticket = this.completions.ticket(settlement);
+  /** A source's stored message delivered back into the run with its completion ticket, forwarded downstream (waiting while a queue is full). */
+  async enter(node: SourceNode | InletNode, message: LoomMessage, ticket: CompletionTicket): Promise<void> {
     try {
       await this.forward(node.downstream, message, undefined, ticket);
     } catch {
@@ -125,16 +102,6 @@ export class MessageFlow {
       return;
     }
     ticket.release();
-  }
-
-  /** Durable mode: tells JetStream the deliveries entered and not finished are still being worked on. */
-  touchUnfinished(): void {
-    this.completions.touchAll();
-  }
-
-  /** Durable mode: the deliveries entered and not finished are nak'd (delivered again); answers how many. */
-  abandonUnfinished(): number {
-    return this.completions.abandonAll();
   }
 
   /** Starts the workers of a processor, `concurrency` of them. */
@@ -217,7 +184,7 @@ export class MessageFlow {
       try {
         await this.processBatch(node, batch, taken, traced?.spans);
       } catch (error) {
-        // the run cannot finish these: in durable mode JetStream delivers them again
+        // the run cannot finish these: those delivered from a store are delivered again
         for (const queued of taken) queued.ticket?.abandon();
         if (error instanceof ComponentFailedError) {
           const failure = new ComponentError(node.instance.name, error.message, true, { cause: error });

@@ -2,7 +2,7 @@ import { type ComponentInstance, findComponentDefinition, ValidationError } from
 import { type Logger } from '@loom/telemetry';
 import { type ComponentFactory, type LoomMessage, type Options } from './component.js';
 import { type ComponentError } from './component-error.js';
-import { type DurableMode } from './durable-mode.js';
+import { type IntakeFactory } from './intake.js';
 
 /** Messages each component's input queue holds before upstream waits, unless the run says otherwise. */
 export const DEFAULT_QUEUE_CAPACITY = 1024;
@@ -31,11 +31,11 @@ export interface RunOptions {
   /** Share of the messages a source makes that get a span per component, 0 to 1 (see tracing.ts); default 0. */
   readonly messageSamplingRatio?: number;
   /**
-   * Durable mode (issue 34): every source's messages are stored in the workflow's JetStream stream before they are
-   * answered, and enter the run from its durable consumers, each acknowledged once all it led to is finished. Absent:
-   * messages are held in the run's memory (in-memory mode).
+   * How the run takes its sources' messages (intake.ts): jetStreamIntake stores each in the workflow's JetStream stream
+   * before it is answered and brings it in from the source's consumer, acknowledged once all it led to is finished.
+   * Default memoryIntake: messages are held in the run's memory.
    */
-  readonly durable?: DurableMode;
+  readonly intake?: IntakeFactory;
 }
 
 /** The sizes of a run, its defaults filled in. */

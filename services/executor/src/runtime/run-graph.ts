@@ -42,7 +42,7 @@ export interface InletNode extends NodeBase {
 export interface ProcessorNode extends NodeBase {
   readonly kind: 'processor';
   readonly processor: Processor;
-  /** Its input: each message with its delivery's completion ticket in durable mode. */
+  /** Its input: each message with, when it was delivered from a store (JetStreamIntake), its delivery's completion ticket. */
   readonly queue: BoundedQueue<Queued>;
   readonly workers: Promise<void>[];
 }

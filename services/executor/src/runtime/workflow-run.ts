@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable, withResolvers } from '@loom/foundation';
-import { type SourceConsumer } from '@loom/messaging';
 import { type ComponentContext, ComponentFailedError, type Emit, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
+import { type Intake, type PublishOutcome } from './intake.js';
+import { memoryIntake } from './memory-intake.js';
 import { MessageFlow } from './message-flow.js';
 import { type RunOptions, runSettings, type RunSettings } from './options.js';
-import { buildGraph, type ComponentCounters, type InletNode, type RunNode, type SourceNode } from './run-graph.js';
+import { buildGraph, type ComponentCounters, type InletNode, type RunNode } from './run-graph.js';
 import { RunTracing } from './tracing.js';
 
 /** Life cycle of a run, as in loom.v1.WorkflowState. */
@@ -41,12 +42,6 @@ export interface RunEvent {
   readonly failure?: ComponentError;
 }
 
-/** What became of a published message. */
-export type PublishOutcome = 'accepted' | 'duplicate';
-
-/** How many client-chosen message ids each inlet remembers for de-duplication (per run). */
-export const DEDUP_WINDOW = 65_536;
-
 /**
  * One run of a workflow: components joined by bounded queues (run-graph.ts), messages moved through them by its
  * MessageFlow (message-flow.ts), counters, and an end. The ending verbs, each doing one thing, each idempotent:
@@ -54,10 +49,9 @@ export const DEDUP_WINDOW = 65_536;
  * - `fail(error)`: a component died; stop taking input, close without a drain; ends FAILED with the error.
  * - `stopInput()`: stops every source, once; later calls answer the same promise.
  * - `close()`: releases what the run holds (aborts the work in flight, closes the queues, waits for the workers,
- *   hands the unfinished durable deliveries back to JetStream, closes every processor, removes the private
- *   directory), once.
- * In durable mode (`RunOptions.durable`) the sources' messages are stored in JetStream and come back through one
- * durable consumer per source (`startIntakes`); stopping input stops the sources, then the consumers.
+ *   has the intake hand back what it did not finish, closes every processor, removes the private directory), once.
+ * Messages come in through its intake (intake.ts), chosen once from RunOptions.intake: held in memory, or stored in
+ * JetStream and brought back by a consumer per source; stopping input stops the sources, then the intake.
  * So each source is stopped and each processor closed exactly once, however the run ends.
  */
 export class WorkflowRun {
@@ -79,14 +73,10 @@ export class WorkflowRun {
   private readonly tracing: RunTracing;
   private readonly flow: MessageFlow;
   private privateDir: string | undefined;
-  /** Per inlet: client-chosen ids accepted (true) or being published (their promise), oldest first (in-memory mode). */
-  private readonly recentIds = new Map<string, Map<string, Promise<void> | true>>();
-  /** Durable mode: each source's durable consumer and the loop that takes its deliveries into the run. */
-  private readonly intakes: { readonly consumer: SourceConsumer; readonly taking: Promise<void> }[] = [];
+  /** How its sources' messages come in: in memory, or stored in JetStream. */
+  private readonly intake: Intake;
   /** While paused: what the sources' messages wait for (released by resume, refused by the run's end). */
   private pauseGate: { readonly opened: Promise<void>; readonly open: () => void; readonly refuse: (error: Error) => void } | undefined;
-  /** Durable mode: tells JetStream, every so often, that the deliveries in the run are still being worked on. */
-  private progress: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly workflow: WorkflowConfiguration,
@@ -105,7 +95,19 @@ export class WorkflowRun {
       onFailure: options.onFailure,
       report: (error) => this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: error.component, error: error.message, failure: error }),
       fail: (error) => this.fail(error),
-      durable: options.durable,
+    });
+    this.intake = (options.intake ?? memoryIntake)({
+      workflowName: workflow.name,
+      runId: this.runId,
+      logger: options.logger,
+      input: this.flow,
+      sources: () => [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node])),
+      checkTaking: (whilePaused) => {
+        if (!this.lifecycle.is('RUNNING') && !(whilePaused && this.lifecycle.is('PAUSED'))) {
+          throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
+        }
+      },
+      fail: (error) => this.fail(error),
     });
   }
 
@@ -119,7 +121,7 @@ export class WorkflowRun {
         run.nodes,
       );
       for (const node of run.nodes.values()) if (node.kind === 'processor') run.flow.startWorkers(node);
-      await run.startIntakes();
+      await run.intake.start();
       await run.startSources();
       if (run.startFailure !== undefined) throw run.startFailure.error;
     } catch (error) {
@@ -146,9 +148,9 @@ export class WorkflowRun {
     return this.lastFailure;
   }
 
-  /** True in durable mode: its messages are stored in JetStream before they are answered. */
-  get durable(): boolean {
-    return this.options.durable !== undefined;
+  /** Whether a batch's publishes may all be sent before the first is answered (see Intake.concurrentPublishes). */
+  get concurrentPublishes(): boolean {
+    return this.intake.concurrentPublishes;
   }
 
   /** Counters of every component, in the workflow's order. */
@@ -163,59 +165,15 @@ export class WorkflowRun {
   }
 
   /**
-   * Hands a message to an inlet source; resolves once its first queue accepted it (waits while
-   * full). With `clientId`, the message's id was chosen by the caller and de-duplicates: an id the
-   * inlet accepted among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a
-   * publish of an id still in progress waits for that one's outcome. In durable mode it resolves
-   * once JetStream stored the message instead, the message id being its JetStream message id: a
-   * retry within the stream's duplicate window is answered 'duplicate'.
+   * Hands a message to an inlet source, as the run's intake takes it: in memory, resolves once its first queue accepted
+   * it (waits while full), and with `clientId` (the message's id was chosen by the caller) an id the inlet accepted
+   * among its last DEDUP_WINDOW is answered 'duplicate' and not published again; a paused run refuses it. Stored in
+   * JetStream, resolves once stored, the message id being its JetStream message id: a retry within the stream's
+   * duplicate window is answered 'duplicate'; a paused run still stores it. Either way a run that is not running is
+   * a FailedPreconditionError, an inlet it does not have NOT_FOUND.
    */
   async publish(givenName: string, message: LoomMessage, withdrawal: SignalSource, clientId = false): Promise<PublishOutcome> {
-    const inletName = this.inletName(givenName);
-    const node = this.inletNode(inletName);
-    const inlet = node.source;
-    // a paused durable run still stores what is published: its stream holds it until the run resumes
-    const open = this.lifecycle.is('RUNNING') || (this.lifecycle.is('PAUSED') && this.options.durable !== undefined);
-    if (!open) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
-    // durable mode: answered once JetStream stored it, and JetStream de-duplicates by the message id
-    if (this.options.durable !== undefined) return (await this.flow.store(node, message)) ? 'duplicate' : 'accepted';
-    if (!clientId) {
-      await inlet.publish(message, withdrawal);
-      return 'accepted';
-    }
-    let recent = this.recentIds.get(inletName);
-    if (recent === undefined) {
-      recent = new Map();
-      this.recentIds.set(inletName, recent);
-    }
-    const earlier = recent.get(message.id);
-    if (earlier === true) return 'duplicate';
-    if (earlier !== undefined) {
-      // the same id is being published right now: it is a duplicate once that one is accepted, and tried again if it is not
-      return earlier.then(
-        () => 'duplicate',
-        () => this.publish(inletName, message, withdrawal, clientId),
-      );
-    }
-    const pending = inlet.publish(message, withdrawal);
-    recent.set(message.id, pending);
-    try {
-      await pending;
-    } catch (error) {
-      recent.delete(message.id);
-      throw error;
-    }
-    recent.set(message.id, true);
-    if (recent.size > DEDUP_WINDOW) {
-      // Maps iterate in insertion order: the first key is the oldest id
-      for (const [oldest, state] of recent) {
-        if (state === true) {
-          recent.delete(oldest);
-          break;
-        }
-      }
-    }
-    return 'accepted';
+    return this.intake.publish(this.inletNode(givenName), message, withdrawal, clientId);
   }
 
   /** The instance name of an inlet given by it or by its plain name (`Documents`, as a compact file names it): see instanceNamed. */
@@ -238,10 +196,10 @@ export class WorkflowRun {
   }
 
   /**
-   * Pauses a running run: its sources' messages wait (a timer's tick, a file's next message) and, in durable mode,
-   * its consumers stop taking stored messages (those fetched and not yet taken go back to JetStream); what is in
-   * flight finishes. A publish to an inlet is refused in memory and stored in durable mode. Resolves once the
-   * consumers stopped; a run that is not RUNNING is left as it is.
+   * Pauses a running run: its sources' messages wait (a timer's tick, a file's next message) and its intake stops
+   * bringing stored messages in (JetStream's consumers stop; those fetched and not yet taken go back to JetStream); what
+   * is in flight finishes. A publish to an inlet is refused in memory and stored in JetStream. Resolves once the
+   * intake paused; a run that is not RUNNING is left as it is.
    */
   async pause(): Promise<void> {
     if (!this.lifecycle.is('RUNNING')) return;
@@ -250,15 +208,13 @@ export class WorkflowRun {
     opened.catch(() => undefined);
     this.pauseGate = { opened, open, refuse };
     this.setState('PAUSED');
-    const paused = this.intakes.splice(0);
-    await Promise.allSettled(paused.map(({ consumer }) => consumer.stop()));
-    await Promise.allSettled(paused.map(({ taking }) => taking));
+    await this.intake.pause();
   }
 
-  /** Resumes a paused run: its consumers take stored messages again and its sources' waiting messages go on. */
+  /** Resumes a paused run: its intake brings stored messages in again and its sources' waiting messages go on. */
   async resume(): Promise<void> {
     if (!this.lifecycle.is('PAUSED')) return;
-    await this.consumeSources();
+    await this.intake.resume();
     const gate = this.pauseGate;
     this.pauseGate = undefined;
     this.setState('RUNNING');
@@ -321,18 +277,18 @@ export class WorkflowRun {
     return drained;
   }
 
-  /** Stops every source, then (durable mode) every consumer, once: nothing more enters the run. */
+  /** Stops every source, then the intake, once: nothing more enters the run. */
   private stopInput(): Promise<void> {
-    this.inputStopped ??= Promise.allSettled([...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node.source.stop()]))).then(
-      async () => {
-        await Promise.allSettled(this.intakes.map(({ consumer }) => consumer.stop()));
-        await Promise.allSettled(this.intakes.map(({ taking }) => taking));
-      },
+    this.inputStopped ??= Promise.allSettled([...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node.source.stop()]))).then(() =>
+      this.intake.stopInput(),
     );
     return this.inputStopped;
   }
 
-  /** Releases what the run holds, once: aborts what is in flight, closes the queues, waits for the workers, closes the processors, removes the private directory. */
+  /**
+   * Releases what the run holds, once: aborts what is in flight, closes the queues, waits for the workers, has the
+   * intake hand back what was not finished, closes the processors, removes the private directory.
+   */
   private close(): Promise<void> {
     this.closed ??= this.release();
     return this.closed;
@@ -343,14 +299,7 @@ export class WorkflowRun {
     const processors = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [node] : []));
     for (const node of processors) node.queue.close();
     await Promise.allSettled(processors.flatMap((node) => node.workers));
-    clearInterval(this.progress);
-    const abandoned = this.flow.abandonUnfinished();
-    if (abandoned > 0) {
-      this.options.logger.info(
-        { workflow: this.workflow.name, runId: this.runId, messages: abandoned },
-        'unfinished stored messages left to be delivered again',
-      );
-    }
+    this.intake.close();
     for (const node of processors) {
       await node.processor
         .close()
@@ -402,47 +351,9 @@ export class WorkflowRun {
     };
   }
 
-  /**
-   * Durable mode: makes sure of the workflow's stream (a subject per source) and takes each source's stored messages
-   * into the run through its durable consumer, until the run stops input. A consumer that breaks fails the run.
-   */
-  private async startIntakes(): Promise<void> {
-    const durable = this.options.durable;
-    if (durable === undefined) return;
-    const sources = [...this.nodes.values()].flatMap((node) => (node.kind === 'processor' ? [] : [node]));
-    await durable.prepare(sources.map((node) => node.instance.name));
-    this.progress = setInterval(() => this.flow.touchUnfinished(), durable.progressEveryMs);
-    this.progress.unref();
-    await this.consumeSources();
-  }
-
-  /** Durable mode: takes each source's stored messages into the run through a consumer of its durable consumer. */
-  private async consumeSources(): Promise<void> {
-    const durable = this.options.durable;
-    if (durable === undefined) return;
-    for (const node of this.nodes.values()) {
-      if (node.kind === 'processor') continue;
-      const consumer = await durable.consume(node.instance.name);
-      this.intakes.push({ consumer, taking: this.take(node, consumer) });
-    }
-  }
-
-  /** Takes a source's deliveries into the run until its consumer is stopped; a consumer that ends or breaks otherwise fails the run. */
-  private async take(node: SourceNode | InletNode, consumer: SourceConsumer): Promise<void> {
-    let failure: unknown;
-    try {
-      for await (const delivery of consumer) await this.flow.enter(node, delivery);
-    } catch (error) {
-      failure = error;
-    }
-    if (consumer.state !== 'consuming') return;
-    const reason = failure === undefined ? 'its stored messages are no longer delivered' : `its stored messages could not be consumed: ${errorText(failure)}`;
-    this.fail(new ComponentError(node.instance.name, reason, true, failure === undefined ? {} : { cause: failure }));
-  }
-
   private async startSources(): Promise<void> {
     for (const node of this.nodes.values()) {
-      if (node.kind !== 'processor') await node.source.start(this.gated(this.flow.emitter(node)));
+      if (node.kind !== 'processor') await node.source.start(this.gated(this.intake.emitter(node)));
     }
   }
 }
