@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { type Socket } from 'node:net';
-import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS } from '@loom/domain';
 import { withResolvers } from '@loom/foundation';
 import { BearerCredentials } from '@loom/service-kit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
 import { timerFactory } from '../src/components/timer.js';
 import { componentFactories } from '../src/components/registry.js';
@@ -46,6 +46,15 @@ async function started<T extends Source>(source: T, emit: (message: LoomMessage)
 }
 
 describe('timer', () => {
+  // the timer runs on the test's clock (setTimeout and Date faked), moved by hand: what happens in a span of time is
+  // exact, and a silence is proved by moving the clock, not by waiting on the machine's
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('emits numbered ticks at its period after the initial delay, and nothing once stopped', async () => {
     const { context } = contextFor(COMPONENT_KINDS.TIMER, { period: 100, initial_delay: 250 });
     const ticks: { message: LoomMessage; at: number }[] = [];
@@ -56,27 +65,23 @@ describe('timer', () => {
       ticks.push({ message, at: Date.now() - begun });
       return Promise.resolve();
     });
-    await until(() => ticks.length >= 4);
+    await vi.advanceTimersByTimeAsync(249);
+    expect(ticks).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1 + 3 * 100);
+    expect(ticks.map(({ at }) => at)).toEqual([250, 350, 450, 550]);
     await source.stop();
-    const count = ticks.length;
 
-    expect(ticks[0]!.at).toBeGreaterThanOrEqual(240);
-    expect(ticks.map(({ message }) => message.body.tick)).toEqual(Array.from({ length: count }, (_, index) => index + 1));
-    for (let index = 1; index < 4; index++) {
-      const gap = ticks[index]!.at - ticks[index - 1]!.at;
-      expect(gap).toBeGreaterThanOrEqual(80);
-      // a loaded machine runs a timer late, never early: the upper bound only catches a wrong unit or a doubled period
-      expect(gap).toBeLessThan(1_000);
-    }
+    expect(ticks.map(({ message }) => message.body.tick)).toEqual([1, 2, 3, 4]);
     for (const { message } of ticks) {
       expect(Number.isNaN(Date.parse(message.body.time as string))).toBe(false);
       expect(message.body.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(message.id).toMatch(/^[0-9a-f-]{36}$/);
     }
-    expect(new Set(ticks.map(({ message }) => message.id)).size).toBe(count);
-    // a stopped timer stays silent
-    await sleep(300);
-    expect(ticks).toHaveLength(count);
+    expect(new Set(ticks.map(({ message }) => message.id)).size).toBe(4);
+    // a stopped timer stays silent, however long
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(ticks).toHaveLength(4);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('waits for each emit before the next tick, and stop resolves only once the pending emit did', async () => {
@@ -94,20 +99,22 @@ describe('timer', () => {
       await held.promise;
       inFlight -= 1;
     });
-    await until(() => received.length === 1);
-    // ten periods pass while the first emit is held: no tick piles up behind it
-    await sleep(200);
+    await vi.advanceTimersByTimeAsync(0);
     expect(received).toHaveLength(1);
+    // ten periods pass while the first emit is held: no tick piles up behind it, none is even scheduled
+    await vi.advanceTimersByTimeAsync(200);
+    expect(received).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(0);
 
     let stopped = false;
     const stopping = source.stop().then(() => (stopped = true));
-    await sleep(50);
+    await vi.advanceTimersByTimeAsync(50);
     expect(stopped).toBe(false);
     held.resolve();
     await stopping;
     expect(inFlight).toBe(0);
     expect(mostInFlight).toBe(1);
-    await sleep(100);
+    await vi.advanceTimersByTimeAsync(1_000);
     expect(received).toHaveLength(1);
   });
 });
@@ -217,10 +224,12 @@ describe('file reader', () => {
       message.body.n === 2 ? Promise.reject(new Error('queue closed')) : Promise.resolve(),
     );
     await until(() => received.length === 2);
-    // two poll intervals: the file is neither moved nor read again
-    await sleep(1_200);
-    expect(received).toHaveLength(2);
-    expect(await readdir(inbox)).toEqual(['a.json']);
+    // a file put in later is read by a later poll, which passed a.json over: neither moved nor read again
+    await writeFile(join(inbox, 'b.part'), JSON.stringify({ n: 5 }));
+    await rename(join(inbox, 'b.part'), join(inbox, 'b.json'));
+    await until(() => received.length === 3);
+    expect(received.map((message) => message.body.n)).toEqual([1, 2, 5]);
+    expect(await readdir(inbox)).toContain('a.json');
     expect(lines.some((line) => line.level === 'warn' && line.file === join(inbox, 'a.json'))).toBe(true);
   });
 
@@ -280,7 +289,9 @@ describe('webhook', () => {
       return answer;
     });
     await until(() => received.length === 1);
-    await sleep(100);
+    // a round trip through the same server after the emit began: an answer sent without waiting for the emit would
+    // have been written before this one's
+    expect((await fetch(`http://127.0.0.1:${source.port}/elsewhere`, { method: 'POST', body: '{}' })).status).toBe(404);
     expect(answered).toBe(false);
 
     held.resolve();
