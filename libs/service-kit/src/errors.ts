@@ -21,6 +21,11 @@ const statusByKind: Record<ErrorKind, status> = {
   unimplemented: status.UNIMPLEMENTED,
 };
 
+/** True when the text is one of loom's error kinds (as a loom.v1.Failure's `kind` names it). */
+export function isErrorKind(text: string): text is ErrorKind {
+  return Object.hasOwn(statusByKind, text);
+}
+
 /** Where the mapper reports errors it hides from the caller. */
 export interface ErrorSink {
   error(fields: Record<string, unknown>, message: string): void;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
-import { type DryRunComponentOutput, SkillCapability } from '@loom/contracts';
+import { type DryRunComponentOutput, SkillCapability, type WatchRunResponse } from '@loom/contracts';
 import { type Annotation, COMPONENT_KINDS, type ComponentInstance, type Skill } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
 import { call, fieldViolationsOf } from '@loom/service-kit';
@@ -121,6 +121,55 @@ describe('entity extraction component', () => {
       expect.stringMatching(/^m0: the message has no field 'text'/),
       expect.stringMatching(/^m1: skill 'nlp' refused the request: HTTP 400: text is too long \(field text\)/),
     ]);
+  });
+
+  it('fails a message with the kind and retryable flag the skill gateway gave its failure: a refusal for good, a 5xx retried', async () => {
+    fake.answerWith((request) => {
+      const { text } = JSON.parse(request.body.toString()) as { text: string };
+      return text === 'refuse me'
+        ? { status: 400, body: { error: 'BAD_REQUEST', message: 'text is too long' } }
+        : { status: 503, body: { error: 'overloaded' } };
+    });
+    const workflow = workflowOf(
+      'Typed skill failures_4a0e5d6c-7f8b-4c9d-8e3f-4a5b6c7d8e9f',
+      [
+        instance(COMPONENT_KINDS.INLET, INLET),
+        { ...instance(COMPONENT_KINDS.ENTITY_EXTRACTION, SKILL, { max_retry: 1, delay: 0 }), skill: { name: 'nlp', url: '' } },
+      ],
+      [[INLET, SKILL]],
+    );
+    const put = await call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow) });
+    const name = put.summary?.name ?? '';
+    await call(harness.executor, 'startWorkflow', { name });
+    const stream = harness.executor.watchRun({ name });
+    const failures: WatchRunResponse['failure'][] = [];
+    stream.on('data', (event: WatchRunResponse) => {
+      if (event.component === SKILL) failures.push(event.failure);
+    });
+    const ended = new Promise((resolve, reject) => stream.on('end', resolve).on('error', reject));
+    // one at a time, so the failures come in this order
+    for (const [index, text] of ['refuse me', 'busy'].entries()) {
+      await call(harness.executor, 'publishMessage', { workflowName: name, inlet: INLET, body: { text }, headers: {}, messageId: `m${index}` });
+      await expect.poll(() => failures.length, { timeout: 30_000 }).toBe(index + 1);
+    }
+    await call(harness.executor, 'stopWorkflow', { name });
+    await ended;
+    expect(failures).toEqual([
+      {
+        kind: 'invalid-argument',
+        retryable: false,
+        message: "skill 'nlp' refused the request: HTTP 400: text is too long",
+        cause: 'SkillCallError: HTTP 400: text is too long',
+      },
+      {
+        kind: 'unavailable',
+        retryable: true,
+        message: "skill 'nlp' is unavailable after 1 attempt: HTTP 503: overloaded",
+        cause: 'SkillCallError: HTTP 503: overloaded',
+      },
+    ]);
+    // the refusal was sent once; the unavailable message once more by the component's max_retry
+    expect(fake.requests.filter((request) => request.method === 'POST')).toHaveLength(3);
   });
 });
 

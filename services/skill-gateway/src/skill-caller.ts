@@ -32,6 +32,8 @@ export interface SkillCallResult {
   readonly httpStatus: number;
   readonly attempts: number;
   readonly latencyMs: number;
+  /** What the last attempt got (`HTTP 400: <the skill's message>`, `connection failed (ECONNREFUSED)`, `timed out`); empty on OK or when none was made. */
+  readonly cause: string;
 }
 
 /** How the gateway calls skills, from `loom.skills.*`. */
@@ -141,6 +143,7 @@ export class SkillCaller {
     const state = this.stateOf(skill);
     const url = request.path === undefined || request.path === '' ? skill.url : joinPath(skill.url, request.path);
     const parent = request.traceHeaders === undefined ? otelContext.active() : propagation.extract(otelContext.active(), request.traceHeaders);
+    let last: Attempt | undefined;
     const done = (code: status, message: string, attempts: number, answer?: Extract<Attempt, { kind: 'answer' }>): SkillCallResult => ({
       code,
       message,
@@ -149,9 +152,9 @@ export class SkillCaller {
       httpStatus: answer?.httpStatus ?? 0,
       attempts,
       latencyMs: performance.now() - started,
+      cause: code === status.OK || last === undefined ? '' : describeAttempt(last),
     });
 
-    let last: Attempt | undefined;
     for (let attempt = 0; attempt <= this.policy.retries; attempt++) {
       if (attempt > 0) {
         const retryAfter = last?.kind === 'answer' ? last.retryAfterMs : undefined;

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { status } from '@grpc/grpc-js';
-import { CircuitState, type SkillResult, SkillGatewayService } from '@loom/contracts';
+import { CircuitState, type Failure, type SkillResult, SkillGatewayService } from '@loom/contracts';
 import { type Skill as SkillMessage } from '@loom/contracts';
 import { LoomError, NotFoundError, type Skill, skillViolations, UnavailableError, ValidationError } from '@loom/domain';
 import { workflowFromProto, workflowToProto } from '@loom/domain/proto';
@@ -47,24 +47,39 @@ export class SkillRefusedError extends LoomError {
   readonly kind = 'invalid-argument';
 }
 
-/** A skill did not answer within its time-out, retries included: DEADLINE_EXCEEDED. */
+/** A skill did not answer within its time-out, retries included: DEADLINE_EXCEEDED, retryable (a later call may be answered in time). */
 export class SkillTimeoutError extends LoomError {
   readonly kind = 'deadline-exceeded';
+
+  constructor(message: string) {
+    super(message, { retryable: true });
+  }
 }
 
-/** Turns a failed call into the error the caller sees (a skill's 4xx is INVALID_ARGUMENT with its message). */
-function throwIfFailed(result: SkillCallResult): void {
+/** The error a failed call is to the caller (a skill's 4xx is INVALID_ARGUMENT with its message); undefined on OK. */
+function errorOf(result: SkillCallResult): LoomError | undefined {
   switch (result.code) {
     case status.OK:
-      return;
+      return undefined;
     case status.INVALID_ARGUMENT:
-      throw new SkillRefusedError(result.message);
+      return new SkillRefusedError(result.message);
     case status.DEADLINE_EXCEEDED:
-      throw new SkillTimeoutError(result.message);
+      return new SkillTimeoutError(result.message);
     default:
       // unavailable, an open circuit, or a call the caller cancelled (it no longer waits for the answer)
-      throw new UnavailableError(result.message);
+      return new UnavailableError(result.message);
   }
+}
+
+/** Throws the error of a failed call. */
+function throwIfFailed(result: SkillCallResult): void {
+  const error = errorOf(result);
+  if (error !== undefined) throw error;
+}
+
+/** A failed call as loom.v1.Failure: its error's kind and retryable flag, its message, and what the last attempt got. */
+function failureOf(result: SkillCallResult, error: LoomError): Failure {
+  return { kind: error.kind, retryable: error.retryable, message: result.message, cause: result.cause };
 }
 
 /** The loom.v1.SkillGateway handlers. */
@@ -119,6 +134,7 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
             { body: call.body, contentType: call.contentType, traceHeaders: call.traceHeaders, path: call.path },
             context.signal,
           );
+          const error = errorOf(result);
           return {
             code: result.code,
             message: result.message,
@@ -126,6 +142,7 @@ export function skillGatewayImplementation(deps: SkillGatewayDependencies): Asyn
             contentType: result.contentType,
             httpStatus: result.httpStatus,
             attempts: result.attempts,
+            ...(error === undefined ? {} : { failure: failureOf(result, error) }),
           };
         }),
       );

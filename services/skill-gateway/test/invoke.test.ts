@@ -151,6 +151,30 @@ describe('InvokeSkillBatch', () => {
     expect((await call(gateway.client, 'checkSkill', { name: 'capped' })).maxConcurrency).toBe(3);
   });
 
+  it('types each failed result: a refusal (4xx) is invalid-argument for good, a 5xx past the retries unavailable and retryable', async () => {
+    await call(gateway.client, 'registerSkill', { skill: entities(fake.origin, 'typed'), replace: false });
+    fake.answerWith((request) => {
+      const { n } = JSON.parse(request.body.toString()) as { n: number };
+      if (n === 0) return { status: 400, body: { error: 'INVALID_ARGUMENT', message: 'text is empty' } };
+      return n === 1 ? { status: 503, body: { error: 'overloaded' } } : { status: 200, body: { n } };
+    });
+    const requests = [0, 1, 2].map((n) => ({ body: json({ n }), contentType: '', traceHeaders: {}, path: '' }));
+    const { results } = await call(gateway.client, 'invokeSkillBatch', { skillName: 'typed', requests });
+    expect(results.map((result) => [result.code, result.failure])).toEqual([
+      [
+        status.INVALID_ARGUMENT,
+        { kind: 'invalid-argument', retryable: false, message: "skill 'typed' refused the request: HTTP 400: text is empty", cause: 'HTTP 400: text is empty' },
+      ],
+      [
+        status.UNAVAILABLE,
+        { kind: 'unavailable', retryable: true, message: "skill 'typed' is unavailable after 3 attempts: HTTP 503: overloaded", cause: 'HTTP 503: overloaded' },
+      ],
+      [status.OK, undefined],
+    ]);
+    // each failure's message is the result's own
+    expect(results.map((result) => result.failure?.message ?? '')).toEqual(results.map((result) => result.message));
+  });
+
   it('calls a skill given in full without registering it, and refuses one given by an unknown name', async () => {
     fake.answerWith(() => ({ status: 200, body: { given: true } }));
     const { results } = await call(gateway.client, 'invokeSkillBatch', {

@@ -1,10 +1,12 @@
 import { status } from '@grpc/grpc-js';
-import { type Skill as SkillMessage, type SkillGatewayClient, type SkillRequest, type SkillResult } from '@loom/contracts';
+import { type Failure, type Skill as SkillMessage, type SkillGatewayClient, type SkillRequest, type SkillResult } from '@loom/contracts';
 import {
   annotationEndpoint,
   entitiesOf,
+  type ErrorKind,
   FailedPreconditionError,
   isAnnotation,
+  LoomError,
   mergedEntitiesOf,
   type Skill,
   type SkillCapabilityName,
@@ -13,7 +15,7 @@ import {
   type WorkflowConfiguration,
 } from '@loom/domain';
 import { workflowFromProto, workflowToProto } from '@loom/domain/proto';
-import { call } from '@loom/service-kit';
+import { call, isErrorKind } from '@loom/service-kit';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';
 
@@ -229,8 +231,36 @@ const ADAPTERS: Record<SkillCapabilityName, (context: ComponentContext, skill: S
  */
 export const SKILL_BATCH_SIZE = 32;
 
-/** gRPC codes of a skill result that are worth another try (the runtime's max_retry). */
-const TRANSIENT_CODES = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.CANCELLED, status.ABORTED]);
+/** A skill call that failed, as the skill gateway typed it (loom.v1.Failure): its kind and retryable flag, and what the last attempt got. */
+export class SkillCallError extends LoomError {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    retryable: boolean,
+  ) {
+    super(message, { retryable });
+  }
+}
+
+/**
+ * The outcome of a failed skill result: the gateway's message, retried when its failure is retryable, and the typed error
+ * behind it (its kind reaches the failure handler, the audit log and WatchRun). A kind this executor does not know is
+ * left out, so the failure's kind follows from its retryable flag.
+ */
+function failedOutcome(failure: Failure): Outcome {
+  const said = failure.cause === '' ? failure.message : failure.cause;
+  return outcome.fail(failure.message, failure.retryable, isErrorKind(failure.kind) ? new SkillCallError(failure.kind, said, failure.retryable) : undefined);
+}
+
+/** A result that failed without its typed failure (not one a gateway of this version sends): unavailable, and tried again. */
+function untypedFailure(result: SkillResult): Failure {
+  return {
+    kind: 'unavailable',
+    retryable: true,
+    message: result.message === '' ? `the skill gateway answered code ${result.code}` : result.message,
+    cause: '',
+  };
+}
 
 /**
  * A skill component: takes a batch of messages (at most SKILL_BATCH_SIZE), sends the skill one request per message in one InvokeSkillBatch
@@ -268,7 +298,7 @@ class SkillProcessor implements Processor {
         ));
       } catch (error) {
         const reason = error instanceof Error && 'details' in error ? String((error as { details: unknown }).details) : String(error);
-        for (const { index } of sent) outcomes[index] = outcome.fail(`skill gateway call failed: ${reason}`, true);
+        for (const { index } of sent) outcomes[index] = outcome.fail(`skill gateway call failed: ${reason}`, true, error);
         return outcomes as Outcome[];
       }
       sent.forEach(({ index }, position) => {
@@ -284,7 +314,7 @@ class SkillProcessor implements Processor {
 
   private outcomeOf(message: LoomMessage, result: SkillResult | undefined): Outcome {
     if (result === undefined) return outcome.fail(`the skill gateway answered no result for message ${message.id}`, true);
-    if (result.code !== Number(status.OK)) return outcome.fail(result.message, TRANSIENT_CODES.has(result.code));
+    if (result.code !== Number(status.OK)) return failedOutcome(result.failure ?? untypedFailure(result));
     let answer: unknown = null;
     const text = result.body.toString('utf8');
     if (text.trim() !== '') {
