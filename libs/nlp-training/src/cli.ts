@@ -6,7 +6,8 @@
 import { entryOf, defaultModelsDir } from '@loom/nlp';
 import { findDataDir } from './data-dir.js';
 import { evalNlp, MODELS } from './eval-command.js';
-import { trainLemmatizerModel, trainNerModel, trainParserModel, trainTaggerModel, trainTokenizerModel, type TrainContext } from './train.js';
+import { trainLemmatizerModel, trainParserModel, trainTaggerModel, trainTokenizerModel, type TrainContext } from './train.js';
+import { trainNerModel } from './train-ner.js';
 
 function log(line: string): void {
   process.stdout.write(`${new Date().toISOString()} ${line}\n`);
