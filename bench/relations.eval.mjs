@@ -248,7 +248,7 @@ const documents = marked.map((sentence, index) => ({
   docId: `relations-eval-${index}`,
   annotation: pipeline.annotate(sentence.text, { docId: `relations-eval-${index}` }),
 }));
-// UNER dev is partly the NER model's training data: a quarter of its documents are held out (libs/nlp ner-data.ts)
+// UNER dev is partly the NER model's training data: a quarter of its documents are held out (libs/nlp-training ner-data.ts)
 const heldOut = new Set(unerSplit(testDataDir()).heldOut.map((sentence) => sentence.sentId));
 
 /** Writes the documents' token graphs into a fresh graph and evaluates the rules on it; answers the seconds and the relations found per document. */
