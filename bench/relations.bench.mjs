@@ -1,6 +1,6 @@
 // Sentences per second through the relation components on both graph backends: the embedded graph (PGlite with
 // Apache AGE on loopback, in this process) and Neo4j 5 (the tests' launcher: Community Edition, its own JVM, Bolt on
-// loopback). EWT dev sentences joined with their UNER entities (libs/nlp annotationFromConllu), grouped into
+// loopback). EWT dev sentences joined with their UNER entities (libs/nlp-training annotationFromConllu), grouped into
 // documents at the treebank's `# newdoc` marks:
 //   write:    inlet → Token Occurrence Writer → counting sink (the token graph of every sentence), all documents
 //             published at once (the writer takes them in batches), and again one document per batch (each published

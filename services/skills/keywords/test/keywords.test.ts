@@ -7,7 +7,7 @@ import { postJson, startSkillForTest } from '@loom/skill-service-kit/testing';
 import { DEFAULT_TEXTRANK_OPTIONS, type Keyword, keywordsSkill, pageRank, textRank } from '../src/index.js';
 import { constructedAnnotation } from './constructed-annotation.js';
 
-// the fixture text committed with libs/nlp's test data
+// the fixture text committed with libs/nlp-training's test data
 const NASA = readFileSync(join(testDataDir(), 'textrank', 'nasa-lesson-164448.txt'), 'utf8');
 /** The keywords neo4j-nlp's own TextRank test expects on this text. */
 const NEO4J_NLP_EXPECTED = [
