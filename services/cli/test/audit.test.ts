@@ -1,10 +1,10 @@
 import { AuditClient, AuditEventType } from '@loom/contracts';
 import { appendRequired, createClient } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 
 const executorToken = 'executor-token-for-the-cli-test-01';
-let loom: LoomProcess;
+let loom: InProcessLoom;
 beforeAll(async () => {
   loom = await startLoom(['--services', 'audit', '--set', 'loom.auth.allowAnonymous=true', '--set', `loom.auth.tokens.executor=${executorToken}`]);
   const audit = createClient(AuditClient, loom.address, { token: executorToken });
@@ -20,21 +20,20 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  loom.child.kill('SIGTERM');
-  await loom.exited;
+  await loom.stop();
 });
 
 describe('loom audit', () => {
-  it('tails the log with a type filter', () => {
-    const tail = runLoom(['--address', loom.address, 'audit', 'tail', '--type', 'WORKFLOW_PRIVILEGED_ACTION_EVENT']);
+  it('tails the log with a type filter', async () => {
+    const tail = await runCli(['--address', loom.address, 'audit', 'tail', '--type', 'WORKFLOW_PRIVILEGED_ACTION_EVENT']);
     expect(tail.stderr).toBe('');
     expect(tail.stdout).toMatch(
       /^2 {2}\S+Z {2}WORKFLOW_PRIVILEGED_ACTION_EVENT {2}workflow="Nightly load" reason="a workflow with the script engine started" actor="executor"\n$/,
     );
   });
 
-  it('verifies the chain', () => {
-    const verify = runLoom(['--address', loom.address, 'audit', 'verify']);
+  it('verifies the chain', async () => {
+    const verify = await runCli(['--address', loom.address, 'audit', 'verify']);
     expect(verify.status).toBe(0);
     expect(verify.stdout).toBe('audit log intact: 2 events checked\n');
   });

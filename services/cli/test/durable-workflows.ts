@@ -7,7 +7,7 @@ import pg from 'pg';
 import { call, createClient, isServiceError } from '@loom/service-kit';
 import { status } from '@grpc/grpc-js';
 import { expect } from 'vitest';
-import { type LoomProcess, startLoom } from './loom-process.js';
+import { type LoomProcess, startLoomProcess } from './loom-process.js';
 import { uuid } from './scheduled-workflows.js';
 import { EXECUTOR_STACK_ARGUMENTS } from '@loom/testing';
 
@@ -31,7 +31,7 @@ export const MERGE_QUERY = `MERGE (m:${LABEL} {id: $id}) SET m.name = $name, m.d
 
 /** Starts `loom serve` on the NATS server at `natsUrl`, its state in `dataDirectory` (the same one again after a crash). */
 export function startDurableLoom(dataDirectory: string, natsUrl: string, settings: readonly string[] = []): Promise<LoomProcess> {
-  return startLoom([
+  return startLoomProcess([
     ...EXECUTOR_STACK_ARGUMENTS,
     '--set',
     `loom.data.directory=${dataDirectory}`,

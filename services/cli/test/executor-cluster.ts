@@ -4,7 +4,7 @@ import { type GraphStore, openGraphStore } from '@loom/graph';
 import { call, createClient } from '@loom/service-kit';
 import { CLUSTER_CONTROL_ARGUMENTS, clusterExecutorArguments, neo4jResourceParameters, type Neo4jTestServer } from '@loom/testing';
 import { type GraphResource, LABEL, WRITER } from './durable-workflows.js';
-import { type LoomProcess, startLoom, stopLoom } from './loom-process.js';
+import { type LoomProcess, startLoomProcess, stopLoom } from './loom-process.js';
 import { uuid } from './scheduled-workflows.js';
 
 /**
@@ -28,10 +28,10 @@ export interface ExecutorCluster {
 
 /** Starts the control process and `count` executors on the NATS server at `natsUrl`, each with `settings` (`key=value`). */
 export async function startExecutorCluster(natsUrl: string, count: number, settings: readonly string[] = []): Promise<ExecutorCluster> {
-  const control = await startLoom(CLUSTER_CONTROL_ARGUMENTS);
+  const control = await startLoomProcess(CLUSTER_CONTROL_ARGUMENTS);
   const executors: LoomProcess[] = [];
   const addExecutor = async (): Promise<LoomProcess> => {
-    const executor = await startLoom([
+    const executor = await startLoomProcess([
       ...clusterExecutorArguments(control.address, natsUrl),
       ...[`loom.executor.id=${executorId(executors.length)}`, ...settings].flatMap((setting) => ['--set', setting]),
     ]);

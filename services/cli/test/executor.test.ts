@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { derivedInstanceName } from '@loom/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoom, runLoomAsync, startLoom } from './loom-process.js';
+import { type CliResult, type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 import { EXECUTOR_STACK_ARGUMENTS } from '@loom/testing';
 
 const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.yaml', import.meta.url));
@@ -15,18 +15,15 @@ const INLET = derivedInstanceName(NAME, 'component', 'Articles');
 const FILTER = derivedInstanceName(NAME, 'component', 'Long enough');
 const SINK = derivedInstanceName(NAME, 'component', 'Log');
 
-let loom: LoomProcess;
+let loom: InProcessLoom;
 beforeAll(async () => {
   loom = await startLoom([...EXECUTOR_STACK_ARGUMENTS]);
 });
 afterAll(async () => {
-  loom.child.kill('SIGTERM');
-  await loom.exited;
+  await loom.stop();
 });
 
-const loomAt = (...args: string[]): ReturnType<typeof runLoom> => runLoom(['--address', loom.address, ...args]);
-// for commands that make the server log much (its Log sink): a blocking run would stop this process reading the server's output
-const loomAtAsync = (...args: string[]): ReturnType<typeof runLoomAsync> => runLoomAsync(['--address', loom.address, ...args]);
+const loomAt = (...args: string[]): Promise<CliResult> => runCli(['--address', loom.address, ...args]);
 
 interface StatusJson {
   state: string;
@@ -34,11 +31,14 @@ interface StatusJson {
 }
 
 describe('loom component, workflow start|status|dry-run|stop and message publish', () => {
-  it('lists the catalog as a table and, with --output json, as the specification writes definitions', () => {
-    const table = loomAt('component', 'list');
+  it('lists the catalog as a table and, with --output json, as the specification writes definitions', async () => {
+    const table = await loomAt('component', 'list');
     expect(table.status).toBe(0);
     expect(table.stdout).toMatch(/loom\.components\.processor\.MessageTransformer\s+Message Transformer\s+AVAILABLE\s+yes/);
-    const json = JSON.parse(loomAt('component', 'list', '--output', 'json').stdout) as { qualifiedName: string; options: { name: string; group: string }[] }[];
+    const json = JSON.parse((await loomAt('component', 'list', '--output', 'json')).stdout) as {
+      qualifiedName: string;
+      options: { name: string; group: string }[];
+    }[];
     const writer = json.find((definition) => definition.qualifiedName === 'loom.components.persistence.GraphDatabaseWriter');
     expect(writer?.options.map((option) => option.name).slice(0, 9)).toEqual([
       'stream_records',
@@ -54,12 +54,12 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
   });
 
   it('runs the example: start, publish, status, dry-run, stop', async () => {
-    expect(loomAt('workflow', 'push', example).status).toBe(0);
-    const started = loomAt('workflow', 'start', 'Article pipeline');
+    expect((await loomAt('workflow', 'push', example)).status).toBe(0);
+    const started = await loomAt('workflow', 'start', 'Article pipeline');
     expect(started.stderr).toBe('');
     expect(started.stdout).toMatch(/Article pipeline\s+[0-9a-f-]{36}\s+RUNNING/);
 
-    const published = loomAt(
+    const published = await loomAt(
       'message',
       'publish',
       'Article pipeline',
@@ -71,41 +71,42 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
       'cli-1',
     );
     expect(published.stdout).toMatch(/cli-1/);
-    const short = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '{"title":"x","text":"too short"}');
+    const short = await loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '{"title":"x","text":"too short"}');
     expect(short.status).toBe(0);
 
     await expect
       .poll(
-        () =>
-          (JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson).components.find((c) => c.name === SINK)
-            ?.messagesIn,
+        async () =>
+          (JSON.parse((await loomAt('workflow', 'status', 'Article pipeline', '--output', 'json')).stdout) as StatusJson).components.find(
+            (c) => c.name === SINK,
+          )?.messagesIn,
         {
           timeout: 10_000,
         },
       )
       .toBe(1);
-    const status = JSON.parse(loomAt('workflow', 'status', 'Article pipeline', '--output', 'json').stdout) as StatusJson;
+    const status = JSON.parse((await loomAt('workflow', 'status', 'Article pipeline', '--output', 'json')).stdout) as StatusJson;
     expect(status.state).toBe('RUNNING');
     expect(status.components.find((component) => component.name === INLET)?.messagesOut).toBe(2);
-    const table = loomAt('workflow', 'status', 'Article pipeline').stdout;
+    const table = (await loomAt('workflow', 'status', 'Article pipeline')).stdout;
     expect(table).toMatch(new RegExp(`^${NAME}_[0-9a-f-]{36}\\s+RUNNING`));
     expect(table).toMatch(/COMPONENT\s+IN\s+OUT\s+FAILED\s+RETRIED\s+QUEUED\s+LAST ?ERROR/i);
 
     // the running workflow drawn with its counters; the file drawn as DOT (issue 36)
-    const picture = loomAt('workflow', 'show', 'Article pipeline', '--status');
+    const picture = await loomAt('workflow', 'show', 'Article pipeline', '--status');
     expect(picture.stderr).toBe('');
     expect(picture.stdout).toMatch(/^flowchart LR\n {2}c0\(\["Articles<br\/>Inlet<br\/>in \d+ · out 2 · failed 0"\]\)$/m);
     expect(picture.stdout).toMatch(/ {2}c3\[\["Log<br\/>Logger<br\/>in 1 · out \d+ · failed 0"\]\]/);
-    const drawn = loomAt('workflow', 'show', example, '--format', 'dot');
+    const drawn = await loomAt('workflow', 'show', example, '--format', 'dot');
     expect(drawn.stdout).toMatch(/^digraph "Article pipeline" \{\n/);
     expect(drawn.stdout).toContain('  c0 -> c1;\n');
 
-    const dry = loomAt('workflow', 'dry-run', example, '--message', '{"title":"x","text":"one two three four"}', '--output', 'json');
+    const dry = await loomAt('workflow', 'dry-run', example, '--message', '{"title":"x","text":"one two three four"}', '--output', 'json');
     expect(dry.status).toBe(0);
     const outputs = JSON.parse(dry.stdout) as { component: string; messages: { body: Record<string, unknown> }[] }[];
     expect(outputs.find((output) => output.component === FILTER)?.messages[0]?.body).toMatchObject({ title: 'X', words: 4 });
 
-    const stopped = loomAt('workflow', 'stop', 'Article pipeline', '--drain', '5');
+    const stopped = await loomAt('workflow', 'stop', 'Article pipeline', '--drain', '5');
     expect(stopped.stdout).toMatch(/Article pipeline\s+STOPPED/);
   });
 
@@ -114,36 +115,35 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     const file = join(dir, 'articles.jsonl');
     const lines = Array.from({ length: 1_200 }, (_, index) => JSON.stringify({ title: `article ${index}`, text: `a long enough article number ${index}` }));
     writeFileSync(file, `${lines.join('\n')}\n\n`);
-    expect((await loomAtAsync('workflow', 'start', 'Article pipeline')).status).toBe(0);
+    expect((await loomAt('workflow', 'start', 'Article pipeline')).status).toBe(0);
     const inletOut = async () =>
-      (JSON.parse((await loomAtAsync('workflow', 'status', 'Article pipeline', '--output', 'json')).stdout) as StatusJson).components.find(
-        (c) => c.name === INLET,
-      )?.messagesOut;
+      (JSON.parse((await loomAt('workflow', 'status', 'Article pipeline', '--output', 'json')).stdout) as StatusJson).components.find((c) => c.name === INLET)
+        ?.messagesOut;
 
-    const first = await loomAtAsync('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
+    const first = await loomAt('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
     expect(first.stderr).toBe('');
     expect(JSON.parse(first.stdout)).toEqual([{ file, accepted: 1_200, duplicate: 0, refused: 0 }]);
     await expect.poll(inletOut, { timeout: 20_000 }).toBe(1_200);
 
-    const again = await loomAtAsync('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
+    const again = await loomAt('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
     expect(JSON.parse(again.stdout)).toEqual([{ file, accepted: 0, duplicate: 1_200, refused: 0 }]);
 
     const broken = join(dir, 'broken.jsonl');
     writeFileSync(broken, `${lines[0]}\n[1, 2]\n${lines[1]}\n`);
-    const refused = await loomAtAsync('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', broken);
+    const refused = await loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', broken);
     expect(refused.status).toBe(2);
     expect(refused.stderr.trim()).toBe(`loom: ${broken}:2: a message body must be a JSON object`);
-    const both = await loomAtAsync('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file, '--body', '{}');
+    const both = await loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file, '--body', '{}');
     expect(both.stderr.trim()).toBe('loom: give exactly one of --body and --file');
     expect(await inletOut()).toBe(1_200);
-    expect((await loomAtAsync('workflow', 'stop', 'Article pipeline')).status).toBe(0);
+    expect((await loomAt('workflow', 'stop', 'Article pipeline')).status).toBe(0);
   });
 
-  it('reports a publish to an unknown inlet and a start of an unknown workflow as one line with the status', () => {
-    const unknown = loomAt('workflow', 'start', 'No such workflow');
+  it('reports a publish to an unknown inlet and a start of an unknown workflow as one line with the status', async () => {
+    const unknown = await loomAt('workflow', 'start', 'No such workflow');
     expect(unknown.status).not.toBe(0);
     expect(unknown.stderr.trim()).toMatch(/^loom: NOT_FOUND: /);
-    const badBody = loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '[1,2]');
+    const badBody = await loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '[1,2]');
     expect(badBody.status).not.toBe(0);
     expect(badBody.stderr).toMatch(/--body/);
   });

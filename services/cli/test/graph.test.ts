@@ -6,7 +6,8 @@ import { RESOURCE_KINDS } from '@loom/domain';
 import { startEmbeddedGraph } from '@loom/graph';
 import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loomMain, runLoomAsync } from './loom-process.js';
+import { runCli } from './loom-in-process.js';
+import { loomMain } from './loom-process.js';
 import { neo4jResourceFile } from './neo4j-workflow.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'loom-cli-graph-'));
@@ -33,7 +34,7 @@ function resourceFile(parameters: Record<string, unknown> = {}): string {
 
 /** Creates a node through `loom graph query` with parameters, then reads it back as a table and as JSON. */
 async function expectQueryRoundTrip(file: string): Promise<void> {
-  const created = await runLoomAsync([
+  const created = await runCli([
     'graph',
     'query',
     '--resource',
@@ -47,7 +48,7 @@ async function expectQueryRoundTrip(file: string): Promise<void> {
   expect(created.stderr).toBe('1 record\n');
   expect(created.stdout).toBe('ID  NAME\n7   widget\n');
 
-  const json = await runLoomAsync(['--output', 'json', 'graph', 'query', '--resource', file, 'MATCH (n:Part) RETURN n']);
+  const json = await runCli(['--output', 'json', 'graph', 'query', '--resource', file, 'MATCH (n:Part) RETURN n']);
   expect(json.status).toBe(0);
   expect(JSON.parse(json.stdout)).toEqual([{ n: expect.objectContaining({ labels: ['Part'], properties: { id: 7, name: 'widget' } }) }]);
 }
@@ -58,28 +59,27 @@ describe('loom graph query', () => {
   });
 
   it('reports a statement the graph refuses in one line, exit code 1', async () => {
-    const refused = await runLoomAsync(['graph', 'query', '--resource', resourceFile(), 'MATCH (n RETURN n']);
+    const refused = await runCli(['graph', 'query', '--resource', resourceFile(), 'MATCH (n RETURN n']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/^loom: query failed on age 127\.0\.0\.1:\d+\/postgres graph cli_graph: syntax error at or near "RETURN"\n$/);
   });
 
   it('refuses writes through a read_only resource before sending them', async () => {
-    const refused = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ read_only: true }), 'CREATE (n:Part {id: 8})']);
+    const refused = await runCli(['graph', 'query', '--resource', resourceFile({ read_only: true }), 'CREATE (n:Part {id: 8})']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/read_only.*CREATE/);
   });
 
   it('asks for the password on standard input when the file holds a sealed one, and cannot reach `embedded`', async () => {
-    const sealed = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), 'RETURN 1 AS one']);
+    const sealed = await runCli(['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), 'RETURN 1 AS one']);
     expect(sealed.status).toBe(2);
     expect(sealed.stderr).toMatch(/--password-stdin/);
-    const piped = await runLoomAsync(
-      ['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), '--password-stdin', 'RETURN 1 AS one'],
-      'any\n',
-    );
+    const piped = await runCli(['graph', 'query', '--resource', resourceFile({ password: '###AES-AAAA' }), '--password-stdin', 'RETURN 1 AS one'], {
+      input: 'any\n',
+    });
     expect(piped.stdout).toBe('ONE\n1\n');
 
-    const embedded = await runLoomAsync(['graph', 'query', '--resource', resourceFile({ host: 'embedded' }), 'RETURN 1 AS one']);
+    const embedded = await runCli(['graph', 'query', '--resource', resourceFile({ host: 'embedded' }), 'RETURN 1 AS one']);
     expect(embedded.status).toBe(2);
     expect(embedded.stderr).toMatch(/loom serve/);
   });
@@ -105,7 +105,9 @@ process.stdin.once('readable', () => {
 });
 `;
 
-/** Runs `loom` with its standard output piped into a reader (another process); answers loom's exit code and standard error and what the reader echoed. */
+/**
+ * Runs the `loom` binary (its own process: the pipe and the exit code are the point) with its standard output piped
+ * into a reader (another process); answers loom's exit code and standard error and what the reader echoed. */
 async function throughReader(reader: string, args: readonly string[]): Promise<{ status: number | null; stderr: string; received: string }> {
   const readerProcess = spawn(process.execPath, ['-e', reader], { stdio: ['pipe', 'pipe', 'inherit'] });
   const received: Buffer[] = [];
@@ -174,7 +176,7 @@ describe('loom graph query on Neo4j', () => {
   });
 
   it('reports a statement Neo4j refuses in one line, exit code 1', async () => {
-    const refused = await runLoomAsync(['graph', 'query', '--resource', neo4jResourceFile(neo4j), 'MATCH (n RETURN n']);
+    const refused = await runCli(['graph', 'query', '--resource', neo4jResourceFile(neo4j), 'MATCH (n RETURN n']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/^loom: query failed on neo4j bolt:\/\/127\.0\.0\.1:\d+: Invalid input[^\n]*\n$/);
   });

@@ -7,7 +7,7 @@ import { COMPONENT_KINDS, componentInstance } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
 import { call, createClient } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LoomProcess, startLoom } from './loom-process.js';
+import { type InProcessLoom, startLoom } from './loom-in-process.js';
 import { uuid } from './scheduled-workflows.js';
 
 const OLD = randomBytes(32).toString('base64');
@@ -43,7 +43,7 @@ function enricherWorkflow(index: number, headers: Record<string, string>) {
 describe('RotateKey re-seals the stored workflows', () => {
   const data = mkdtempSync(join(tmpdir(), 'loom-rotation-'));
   const workflows = join(data, 'workflows');
-  let loom: LoomProcess | undefined;
+  let loom: InProcessLoom | undefined;
 
   async function serve(
     keys: Record<string, string>,
@@ -68,13 +68,11 @@ describe('RotateKey re-seals the stored workflows', () => {
   }
   async function stop(clients: Record<string, { close(): void }>): Promise<void> {
     for (const client of Object.values(clients)) client.close();
-    loom?.child.kill('SIGTERM');
-    await loom?.exited;
+    await loom?.stop();
     loom = undefined;
   }
   afterEach(async () => {
-    loom?.child.kill('SIGKILL');
-    await loom?.exited;
+    await loom?.stop();
   });
 
   it(

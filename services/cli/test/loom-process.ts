@@ -1,3 +1,6 @@
+// The `loom` binary as a child process, for the tests that need a process of its own: killed (SIGKILL) or stopped by
+// a signal, restarted, or whose exit code and output pipe are the point. Every other test runs the CLI and `loom
+// serve` in its own process (loom-in-process.ts): a Node start per command costs more than most commands.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,8 +29,8 @@ export interface LoomProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `loom serve` with the given extra arguments and resolves once it logs 'loom listening'. */
-export async function startLoom(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<LoomProcess> {
+/** Starts `loom serve` as a child process with the given extra arguments and resolves once it logs 'loom listening'. */
+export async function startLoomProcess(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<LoomProcess> {
   const cwd = scratchDirectory();
   const child = spawn(
     process.execPath,
@@ -67,7 +70,7 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
 }
 
 /** Runs the `loom` binary to completion. */
-export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}, input?: string): { status: number | null; stdout: string; stderr: string } {
+export function runLoomBinary(args: readonly string[], env: NodeJS.ProcessEnv = {}, input?: string): { status: number | null; stdout: string; stderr: string } {
   const cwd = scratchDirectory();
   const result = spawnSync(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
     ...(input === undefined ? {} : { input }),
@@ -80,30 +83,8 @@ export function runLoom(args: readonly string[], env: NodeJS.ProcessEnv = {}, in
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Runs the `loom` binary to completion without blocking this process (which may be serving what it talks to). */
-export async function runLoomAsync(
-  args: readonly string[],
-  input?: string,
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const cwd = scratchDirectory();
-  const child = spawn(process.execPath, ['--no-node-snapshot', loomMain, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const stdout: Buffer[] = [];
-  const stderr: Buffer[] = [];
-  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-  child.stdin.end(input ?? '');
-  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  removeScratch(cwd);
-  return { status, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') };
-}
-
-/** A resource file for `loom graph query` naming an AGE graph of the loom process's embedded graph, at the port its log gives. */
-export function embeddedGraphResource(loom: LoomProcess, graph: string): string {
+/** A resource file for `loom graph query` naming an AGE graph of a loom's embedded graph, at the port its log gives. */
+export function embeddedGraphResource(loom: { readonly logLines: readonly string[] }, graph: string): string {
   const started = loom.logLines.map((line) => JSON.parse(line) as { msg: string; port?: number }).find((entry) => entry.msg.startsWith('embedded graph'));
   if (started?.port === undefined) throw new Error('loom logged no embedded graph port');
   const file = join(mkdtempSync(join(tmpdir(), 'loom-graph-')), 'graph.json');

@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 
 const viewerToken = 'viewer-token-for-the-cli-test-0001';
 const adminToken = 'admin-token-for-the-cli-test-00001';
 const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.yaml', import.meta.url));
 
-let loom: LoomProcess;
+let loom: InProcessLoom;
 beforeAll(async () => {
   loom = await startLoom([
     '--services',
@@ -26,20 +26,19 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  loom.child.kill('SIGTERM');
-  await loom.exited;
+  await loom.stop();
 });
 
 describe('permissions through loom serve', () => {
   it('refuses a viewer the push with PERMISSION_DENIED, writes nothing, and audits the refusal', async () => {
-    const refused = await runLoomAsync(['--address', loom.address, '--token', viewerToken, 'workflow', 'push', example]);
+    const refused = await runCli(['--address', loom.address, '--token', viewerToken, 'workflow', 'push', example]);
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain('PERMISSION_DENIED');
-    const listed = await runLoomAsync(['--address', loom.address, '--token', viewerToken, 'workflow', 'list', '--output', 'json']);
+    const listed = await runCli(['--address', loom.address, '--token', viewerToken, 'workflow', 'list', '--output', 'json']);
     expect(listed.status).toBe(0);
     expect(listed.stdout).not.toContain('article');
 
-    const tail = await runLoomAsync(['--address', loom.address, '--token', adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED']);
+    const tail = await runCli(['--address', loom.address, '--token', adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED']);
     expect(tail.stderr).toBe('');
     expect(tail.stdout).toContain('PERMISSION_DENIED');
     expect(tail.stdout).toContain('actor="dana"');
@@ -47,7 +46,7 @@ describe('permissions through loom serve', () => {
   });
 
   it('lets the admin push what the viewer could not', async () => {
-    const pushed = await runLoomAsync(['--address', loom.address, '--token', adminToken, 'workflow', 'push', example]);
+    const pushed = await runCli(['--address', loom.address, '--token', adminToken, 'workflow', 'push', example]);
     expect(pushed.stderr).toBe('');
     expect(pushed.status).toBe(0);
   });

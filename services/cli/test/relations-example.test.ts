@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { graphQueryArguments, startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
+import { embeddedGraphResource } from './loom-process.js';
 import { neo4jResourceFile, workflowOnNeo4j } from './neo4j-workflow.js';
 
 /**
@@ -18,7 +19,7 @@ const INLET = 'Articles';
 // in the second, and nothing across them
 const TEXT = 'John Smith works for Google in London. Grace Hopper leads the Navy Lab.';
 
-let loom: LoomProcess;
+let loom: InProcessLoom;
 let neo4j: Awaited<ReturnType<typeof startNeo4j>>;
 beforeAll(async () => {
   [loom, neo4j] = await Promise.all([
@@ -27,11 +28,10 @@ beforeAll(async () => {
   ]);
 }, 180_000);
 afterAll(async () => {
-  loom?.child.kill('SIGTERM');
-  await Promise.all([loom?.exited, neo4j?.close()]);
+  await Promise.all([loom?.stop(), neo4j?.close()]);
 });
 
-const loomAt = (...args: string[]) => runLoomAsync(['--address', loom.address, ...args]);
+const loomAt = (...args: string[]) => runCli(['--address', loom.address, ...args]);
 
 describe('examples/relations.workflow.yaml through loom serve --with-skills', () => {
   /**

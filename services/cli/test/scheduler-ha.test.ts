@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase, queryOnce as sql, type ScratchDatabase } from '@loom/postgres/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, startLoom } from './loom-process.js';
+import { type LoomProcess, startLoomProcess } from './loom-process.js';
 import { writeWorkflow } from './scheduled-workflows.js';
 import { testDatabaseUrl } from '@loom/testing';
 
@@ -39,7 +39,7 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
       autoStart: true,
       schedule: { enabled: true, cron: '* * * * * *', timezone: 'UTC', overlap: 'ALLOW', catchUp: 'ALL' },
     });
-    services = await startLoom([
+    services = await startLoomProcess([
       '--services',
       'secrets,config-store,audit,executor',
       '--set',
@@ -61,7 +61,7 @@ describe.runIf(adminUrl !== undefined)('two scheduler processes over PostgreSQL,
   });
 
   const scheduler = (): Promise<LoomProcess> =>
-    startLoom([
+    startLoomProcess([
       '--services',
       'scheduler',
       '--set',

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { type CliResult, type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 import { writeWorkflow } from './scheduled-workflows.js';
 
 const root = join(mkdtempSync(join(tmpdir(), 'loom-cli-schedules-')), 'workflows');
@@ -14,7 +14,7 @@ const MANUAL = writeWorkflow(root, 'Only by hand', 2, { autoStart: false });
 let blocker: Server;
 let blockedPort: number;
 let HOOK: string;
-let loom: LoomProcess;
+let loom: InProcessLoom;
 
 beforeAll(async () => {
   // a webhook workflow whose port is taken throws at every start until the port is free
@@ -35,11 +35,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   blocker.close();
-  loom.child.kill('SIGTERM');
-  await loom.exited;
+  await loom.stop();
 });
 
-const loomAt = (...args: string[]): ReturnType<typeof runLoomAsync> => runLoomAsync(['--address', loom.address, ...args]);
+const loomAt = (...args: string[]): Promise<CliResult> => runCli(['--address', loom.address, ...args]);
 
 async function state(name: string): Promise<string> {
   const status = await loomAt('workflow', 'status', name, '--output', 'json');

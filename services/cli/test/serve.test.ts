@@ -7,11 +7,14 @@ import { healthDefinition } from '@loom/service-kit';
 import { makeGenericClientConstructor } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkHealth } from '../src/index.js';
-import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
+import { type LoomProcess, runLoomBinary, startLoomProcess } from './loom-process.js';
 
-const running: LoomProcess[] = [];
+const running: InProcessLoom[] = [];
+const processes: LoomProcess[] = [];
 afterEach(async () => {
-  for (const loom of running.splice(0)) {
+  for (const loom of running.splice(0)) await loom.stop();
+  for (const loom of processes.splice(0)) {
     if (loom.child.exitCode === null && loom.child.signalCode === null) {
       loom.child.kill('SIGKILL');
       await loom.exited;
@@ -19,7 +22,7 @@ afterEach(async () => {
   }
 });
 
-async function serve(args: string[] = []): Promise<LoomProcess> {
+async function serve(args: string[] = []): Promise<InProcessLoom> {
   const loom = await startLoom(args);
   running.push(loom);
   return loom;
@@ -77,15 +80,17 @@ describe('loom serve', () => {
 
   it('serves a subset with --services, and `loom health` says which are hosted', async () => {
     const loom = await serve(['--services', 'secrets,audit']);
-    const result = runLoom(['health', '--address', loom.address, '--output', 'json']);
+    const result = await runCli(['health', '--address', loom.address, '--output', 'json']);
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout) as { services: { service: string; status: string }[] };
     const byName = Object.fromEntries(report.services.map((row) => [row.service, row.status]));
     expect(byName).toMatchObject({ 'loom.v1.Secrets': 'SERVING', 'loom.v1.Audit': 'SERVING', 'loom.v1.Executor': 'NOT_HOSTED' });
   });
 
+  // the binary, in a process of its own: SIGTERM and the exit code are the point
   it('ends an open stream cleanly on SIGTERM and exits 0', async () => {
-    const loom = await serve();
+    const loom = await startLoomProcess();
+    processes.push(loom);
     const Health = makeGenericClientConstructor(healthDefinition, 'Health') as unknown as new (
       address: string,
       creds: ReturnType<typeof credentials.createInsecure>,
@@ -109,22 +114,32 @@ describe('loom serve', () => {
 });
 
 describe('loom command line', () => {
-  it('prints its version', () => {
-    const result = runLoom(['--version']);
+  it('prints its version', async () => {
+    const result = await runCli(['--version']);
     expect(result.status).toBe(0);
     expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
+  // `loom serve` refusals on the binary: its exit code, and a refusal that failed to refuse would serve in this process
   it.each([
     [['serve', '--bogus'], /unknown option '--bogus'/],
     [['serve', '--config', '/nonexistent/loom.yaml'], /\/nonexistent\/loom\.yaml/],
     [['serve', '--set', 'server.port=abc'], /server\.port/],
     [['serve', '--set', 'loom.security.audit.enabled=yes'], /loom\.security\.audit\.enabled/],
     [['serve', '--services', 'secrets,frobnicator'], /unknown service 'frobnicator'/],
+  ])('refuses %j with one clear line and a non-zero exit', (args, message) => {
+    const result = runLoomBinary(args);
+    expect(result.status).not.toBe(0);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(message);
+  });
+
+  it.each([
     [['--output', 'yaml', 'health'], /--output/],
     [['frobnicate'], /unknown command 'frobnicate'/],
-  ])('refuses %j with one clear line and a non-zero exit', (args, message) => {
-    const result = runLoom(args);
+  ])('refuses %j with one clear line and a non-zero exit, in process', async (args, message) => {
+    const result = await runCli(args);
     expect(result.status).not.toBe(0);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -132,13 +147,13 @@ describe('loom command line', () => {
   });
 
   it('refuses a bad environment value naming the key', () => {
-    const result = runLoom(['serve'], { SERVER_PORT: 'eighty' });
+    const result = runLoomBinary(['serve'], { SERVER_PORT: 'eighty' });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/server\.port.*SERVER_PORT/);
   });
 
-  it('reports an unreachable loom from `loom health` with exit code 1', () => {
-    const result = runLoom(['health', '--address', '127.0.0.1:1']);
+  it('reports an unreachable loom from `loom health` with exit code 1', async () => {
+    const result = await runCli(['health', '--address', '127.0.0.1:1']);
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(/UNREACHABLE/);
   });

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { loomMain, runLoom, startLoom } from './loom-process.js';
+import { runCli, startLoom } from './loom-in-process.js';
+import { loomMain } from './loom-process.js';
 
 const registrationPaths: Record<string, string> = { annotation: '/v2/annotate', keywords: '/extractKeywords', 'web-data': '/extract', pdf: '/parse' };
 
 describe('loom skills serve', () => {
+  // the binary, in a process of its own: stopping on SIGTERM with exit code 0 is the point
   it('runs the skill services in one process, each healthy on its own port, and stops on SIGTERM', async () => {
     const child = spawn(
       process.execPath,
@@ -50,33 +52,36 @@ describe('loom skills serve', () => {
       'web-data=0',
     ]);
     try {
-      let listening: Array<{ skill: string; url: string }> = [];
-      for (let attempt = 0; attempt < 100 && listening.length < 2; attempt += 1) {
-        listening = loom.logLines
+      const listening = (): Array<{ skill: string; url: string }> =>
+        loom.logLines
           .map((line) => JSON.parse(line) as { msg?: string; skill: string; url: string })
           .filter((entry) => entry.msg === 'skill service listening');
-        if (listening.length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(listening.map((entry) => entry.skill).sort()).toEqual(['keywords', 'web-data']);
-      for (const entry of listening) expect((await fetch(`${entry.url}/health`)).status).toBe(200);
+      await expect
+        .poll(() =>
+          listening()
+            .map((entry) => entry.skill)
+            .sort(),
+        )
+        .toEqual(['keywords', 'web-data']);
+      for (const entry of listening()) expect((await fetch(`${entry.url}/health`)).status).toBe(200);
       // loom health asks each skill where it publishes its health: web data, registered at /extract, at /health (issue 36)
-      const health = runLoom(['health', '--address', loom.address, '--output', 'json']);
+      const health = await runCli(['health', '--address', loom.address, '--output', 'json']);
       const skills = (JSON.parse(health.stdout) as { skills: { skill: string; reachable: boolean; detail: string }[] }).skills;
       expect(skills.map(({ skill, reachable, detail }) => [skill, reachable, detail])).toEqual([
         ['keywords', true, 'GET /health answered 200'],
         ['web-data', true, 'GET /health answered 200'],
       ]);
     } finally {
-      loom.child.kill('SIGTERM');
+      // stops cleanly, loom and its skills: what exit code 0 after SIGTERM told of the binary
+      await loom.stop();
     }
-    expect((await loom.exited).code).toBe(0);
   });
 
-  it('refuses an unknown skill and a bad setting with exit code 2', () => {
-    const unknown = runLoom(['skills', 'serve', '--only', 'annotation-x']);
+  it('refuses an unknown skill and a bad setting with exit code 2', async () => {
+    const unknown = await runCli(['skills', 'serve', '--only', 'annotation-x']);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain("unknown skill 'annotation-x'");
-    const bad = runLoom(['skills', 'serve', '--only', 'keywords'], { SKILL_LIMITS_CONCURRENCY: 'lots' });
+    const bad = await runCli(['skills', 'serve', '--only', 'keywords'], { env: { SKILL_LIMITS_CONCURRENCY: 'lots' } });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('SKILL_LIMITS_CONCURRENCY');
   });

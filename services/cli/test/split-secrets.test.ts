@@ -5,7 +5,7 @@ import { COMPONENT_KINDS, componentInstance } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
 import { call, createClient } from '@loom/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, startLoom } from './loom-process.js';
+import { type LoomProcess, startLoomProcess } from './loom-process.js';
 import { uuid } from './scheduled-workflows.js';
 
 const TOKEN = 'Bearer split-process-secret-7e41c09b';
@@ -14,6 +14,7 @@ const INLET = `Orders_${uuid(800)}`;
 const ENRICHER = `Echo_${uuid(801)}`;
 const SINK = `Log_${uuid(802)}`;
 
+// two `loom serve` processes, not compositions in this one: that each process redacts with its own redactor is the point
 describe('secrets and executor in two processes', () => {
   let services: LoomProcess;
   let executor: LoomProcess;
@@ -38,8 +39,8 @@ describe('secrets and executor in two processes', () => {
       '--set',
       'loom.scripts.python.warmInterpreters=0',
     ];
-    services = await startLoom(['--services', 'secrets,config-store,audit', ...common]);
-    executor = await startLoom([
+    services = await startLoomProcess(['--services', 'secrets,config-store,audit', ...common]);
+    executor = await startLoomProcess([
       '--services',
       'executor',
       ...common,

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedGraphResource, type LoomProcess, runLoomAsync, startLoom } from './loom-process.js';
+import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
+import { embeddedGraphResource } from './loom-process.js';
 import { neo4jResourceFile, workflowOnNeo4j } from './neo4j-workflow.js';
 
 /**
@@ -22,7 +23,7 @@ const TEXT =
   'The speed brake actuator failed during the test, and engineers at Boeing replaced the actuator. ' +
   'A flight failure of the speed brake would have put the space shuttle at risk.';
 
-let loom: LoomProcess;
+let loom: InProcessLoom;
 let neo4j: Awaited<ReturnType<typeof startNeo4j>>;
 const dataDirectory = mkdtempSync(join(tmpdir(), 'loom-t2g-data-'));
 beforeAll(async () => {
@@ -41,11 +42,10 @@ beforeAll(async () => {
   [loom, neo4j] = await Promise.all([started, startNeo4j()]);
 }, 180_000);
 afterAll(async () => {
-  loom?.child.kill('SIGTERM');
-  await Promise.all([loom?.exited, neo4j?.close()]);
+  await Promise.all([loom?.stop(), neo4j?.close()]);
 });
 
-const loomAt = (...args: string[]) => runLoomAsync(['--address', loom.address, ...args]);
+const loomAt = (...args: string[]) => runCli(['--address', loom.address, ...args]);
 
 describe('examples/text-to-graph.workflow.yaml through loom serve --with-skills', () => {
   it('registered the skills running beside it with the skill gateway, and loom health shows them', async () => {

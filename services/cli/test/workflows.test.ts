@@ -4,23 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoomProcess, runLoom, startLoom } from './loom-process.js';
+import { type CliResult, type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 
 const fixture = fileURLToPath(new URL('../../../libs/domain/test/fixtures/graph-writer.workflow.json', import.meta.url));
 
-let loom: LoomProcess;
+let loom: InProcessLoom;
 beforeAll(async () => {
   loom = await startLoom(['--services', 'secrets,config-store,audit', '--set', 'loom.auth.allowAnonymous=true']);
   // the fixture's graph database password is $$NEO4J_PASSWORD
-  const created = runLoom(['--address', loom.address, 'variable', 'create', 'NEO4J_PASSWORD', '--encrypted'], {}, 'fixture-password\n');
+  const created = await runCli(['--address', loom.address, 'variable', 'create', 'NEO4J_PASSWORD', '--encrypted'], { input: 'fixture-password\n' });
   if (created.status !== 0) throw new Error(created.stderr);
 });
 afterAll(async () => {
-  loom.child.kill('SIGTERM');
-  await loom.exited;
+  await loom.stop();
 });
 
-const loomAt = (...args: string[]): ReturnType<typeof runLoom> => runLoom(['--address', loom.address, ...args]);
+const loomAt = (...args: string[]): Promise<CliResult> => runCli(['--address', loom.address, ...args]);
 
 /** The fixture under a name of its own (`<base>_<new uuid>`), written to a file; each test pushes its own workflow. */
 function fixtureCopy(base: string): { name: string; file: string } {
@@ -32,65 +31,65 @@ function fixtureCopy(base: string): { name: string; file: string } {
 }
 
 /** Pushes a fixture copy `times` times; answers its name. */
-function pushedCopy(base: string, times = 1): string {
+async function pushedCopy(base: string, times = 1): Promise<string> {
   const { name, file } = fixtureCopy(base);
-  for (let i = 0; i < times; i++) expect(loomAt('workflow', 'push', file).status).toBe(0);
+  for (let i = 0; i < times; i++) expect((await loomAt('workflow', 'push', file)).status).toBe(0);
   return name;
 }
 
 describe('loom workflow and loom schedule', () => {
-  it('pushes a workflow file and prints its name, uuid and version', () => {
+  it('pushes a workflow file and prints its name, uuid and version', async () => {
     const { name, file } = fixtureCopy('Pushed article');
-    const pushed = loomAt('workflow', 'push', file);
+    const pushed = await loomAt('workflow', 'push', file);
     expect(pushed.stderr).toBe('');
     expect(pushed.stdout).toMatch(new RegExp(`^NAME\\s+UUID\\s+VERSION\\n${name}\\s+${name.slice(-36)}\\s+1\\n$`));
-    expect(loomAt('workflow', 'push', file).stdout).toMatch(/\s2\n$/);
+    expect((await loomAt('workflow', 'push', file)).stdout).toMatch(/\s2\n$/);
   });
 
-  it('lists and prints it by its bare name; the printed file pushes again as it is', () => {
-    const name = pushedCopy('Listed article', 2);
-    expect(loomAt('workflow', 'list').stdout).toMatch(new RegExp(`${name}\\s+2\\s+true\\s+yes`));
-    const printed = loomAt('workflow', 'get', 'Listed article');
+  it('lists and prints it by its bare name; the printed file pushes again as it is', async () => {
+    const name = await pushedCopy('Listed article', 2);
+    expect((await loomAt('workflow', 'list')).stdout).toMatch(new RegExp(`${name}\\s+2\\s+true\\s+yes`));
+    const printed = await loomAt('workflow', 'get', 'Listed article');
     expect(printed.status).toBe(0);
     expect(JSON.parse(printed.stdout)).toMatchObject({ name });
     const copy = join(mkdtempSync(join(tmpdir(), 'loom-cli-')), 'copy.workflow.json');
     writeFileSync(copy, printed.stdout);
-    expect(loomAt('workflow', 'push', copy, '--expected-version', '2').status).toBe(0);
-    expect(loomAt('workflow', 'push', copy, '--expected-version', '2').stderr.trim()).toMatch(
+    expect((await loomAt('workflow', 'push', copy, '--expected-version', '2')).status).toBe(0);
+    expect((await loomAt('workflow', 'push', copy, '--expected-version', '2')).stderr.trim()).toMatch(
       /^loom: ABORTED: workflow .* is at version 3, not the expected 2/,
     );
   });
 
-  it('sets a schedule and refuses a bad one with the field', () => {
-    const name = pushedCopy('Scheduled article');
-    const set = loomAt('schedule', 'set', name, '--cron', '0 */5 * * * *', '--timezone', 'Europe/Berlin', '--catch-up', 'LATEST');
+  it('sets a schedule and refuses a bad one with the field', async () => {
+    const name = await pushedCopy('Scheduled article');
+    const set = await loomAt('schedule', 'set', name, '--cron', '0 */5 * * * *', '--timezone', 'Europe/Berlin', '--catch-up', 'LATEST');
     expect(set.stderr).toBe('');
-    expect(JSON.parse(loomAt('schedule', 'get', name).stdout)).toEqual({
+    expect(JSON.parse((await loomAt('schedule', 'get', name)).stdout)).toEqual({
       enabled: true,
       cron: '0 */5 * * * *',
       timezone: 'Europe/Berlin',
       overlap: 'SKIP',
       catchUp: 'LATEST',
     });
-    const bad = loomAt('schedule', 'set', name, '--cron', '* * * * *', '--timezone', 'Europe/Berlin');
+    const bad = await loomAt('schedule', 'set', name, '--cron', '* * * * *', '--timezone', 'Europe/Berlin');
     expect(bad.status).toBe(1);
     expect(bad.stderr.trim()).toMatch(/^loom: INVALID_ARGUMENT: schedule\.cron: needs six fields/);
   });
 
-  it('reports a malformed file with its position before sending anything', () => {
+  it('reports a malformed file with its position before sending anything', async () => {
     const broken = join(mkdtempSync(join(tmpdir(), 'loom-cli-')), 'broken.workflow.json');
     writeFileSync(broken, readFileSync(fixture, 'utf8').slice(0, 200));
-    const pushed = loomAt('workflow', 'push', broken);
+    const pushed = await loomAt('workflow', 'push', broken);
     expect(pushed.status).toBe(1);
     expect(pushed.stderr.trim()).toMatch(/^loom: INVALID_ARGUMENT: .*line \d+/);
   });
 
-  it('refuses a link into a source at push, naming the link and the rule, and what it leaves unreached', () => {
+  it('refuses a link into a source at push, naming the link and the rule, and what it leaves unreached', async () => {
     const { name, file } = fixtureCopy('Reversed article');
     const workflow = JSON.parse(readFileSync(file, 'utf8')) as { links: { from: string; to: string }[] };
     workflow.links = workflow.links.map(({ from, to }) => ({ from: to, to: from }));
     writeFileSync(file, JSON.stringify(workflow));
-    const pushed = loomAt('workflow', 'push', file);
+    const pushed = await loomAt('workflow', 'push', file);
     expect(pushed.status).toBe(1);
     const inlet = 'Article inlet_5b2f9c1e-7a34-4d8b-b0e6-2c91a4f7d360';
     const writer = 'Graph writer_9e47d2b8-3f15-4c6a-8d90-7ab1e5c4f203';
@@ -98,12 +97,12 @@ describe('loom workflow and loom schedule', () => {
       `loom: INVALID_ARGUMENT: links[0]: (${writer} -> ${inlet}) links into ${inlet}, an Inlet: a source takes no messages from links; ` +
         `components[1]: ${writer} is reached from no source: link it downstream of a source, or name it as a failure handler of a component that is\n`,
     );
-    expect(loomAt('workflow', 'get', name).stderr).toMatch(/NOT_FOUND/);
+    expect((await loomAt('workflow', 'get', name)).stderr).toMatch(/NOT_FOUND/);
   });
 
-  it('deletes the workflow with its files', () => {
-    const name = pushedCopy('Deleted article');
-    expect(loomAt('workflow', 'delete', name).status).toBe(0);
-    expect(loomAt('workflow', 'get', name).stderr.trim()).toBe(`loom: NOT_FOUND: workflow '${name}' not found`);
+  it('deletes the workflow with its files', async () => {
+    const name = await pushedCopy('Deleted article');
+    expect((await loomAt('workflow', 'delete', name)).status).toBe(0);
+    expect((await loomAt('workflow', 'get', name)).stderr.trim()).toBe(`loom: NOT_FOUND: workflow '${name}' not found`);
   });
 });
