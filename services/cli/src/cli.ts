@@ -100,43 +100,6 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   return program;
 }
 
-function addServeCommand(program: Command): void {
-  program
-    .command('serve')
-    .description('run loom services in this process (all six by default)')
-    .option('--services <list>', 'comma-separated services to run: config-store,scheduler,executor,secrets,skill-gateway,audit')
-    .option('--config <file>', 'configuration file (.yaml, .yml or .properties)')
-    .option('--set <key=value>', 'override a configuration key (repeatable)', collect, [])
-    .option('--with-skills [list]', "also run loom's skill services in this process (all, or a comma-separated list), on their published ports")
-    .option('--skill-port <skill=port>', 'with --with-skills: port of one skill (repeatable; 0 picks a free one)', collect, [])
-    .action(async (options: { services?: string; config?: string; set: string[]; withSkills?: string | true; skillPort: string[] }) => {
-      const [{ selectModules }, { serveProcess }] = await Promise.all([import('./modules.js'), import('@loom/service-kit')]);
-      const source = { ...(options.config === undefined ? {} : { configFile: options.config }), overrides: options.set };
-      const modules = selectModules(options.services);
-      if (options.withSkills === undefined) return serveProcess(modules, source);
-      const [{ besideLoomSettings, parsePorts, selectSkills, serveSkillModules, skillRegistrationOverrides }, { loadConfig }, { withResolvers }] =
-        await Promise.all([import('./commands/skills.js'), import('@loom/config'), import('@loom/foundation')]);
-      // everything that can be refused is checked before anything starts
-      const skills = selectSkills(options.withSkills === true ? undefined : options.withSkills);
-      const ports = parsePorts(options.skillPort);
-      const config = loadConfig({ ...source, env: process.env });
-      const settings = besideLoomSettings(config.data.skillsDirectory);
-      // the skills listen first, so that loom's skill gateway registers them where they really are
-      const { promise: skillsListening, resolve: listening } = withResolvers<RunningSkills>();
-      const skillsDone = serveSkillModules(skills, {
-        settings,
-        startTelemetry: false,
-        portOf: (module) => ports.get(module.name) ?? module.hostPort,
-        onListening: listening,
-      });
-      const running = await Promise.race([skillsListening, skillsDone.then(() => undefined)]);
-  const { stderr } = cliIo();
-      if (running === undefined) return;
-      const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.register[name] !== undefined);
-      await Promise.all([serveProcess(modules, { ...source, overrides: [...overrides, ...source.overrides] }), skillsDone]);
-    });
-}
-
 function addHealthCommand(program: Command): void {
   program
     .command('health')
@@ -167,6 +130,7 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
 
 /** Prints a command's failure as one line and gives its exit code; the error classes load only now. */
 async function reportError(error: unknown): Promise<number> {
+  const { stderr } = cliIo();
   if (error instanceof CommanderError) {
     // Commander has printed its one-line message (or the help/version text) already.
     return error.exitCode === 0 ? 0 : EXIT_USAGE;

@@ -7,8 +7,8 @@ import { type Command, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
-
 import { cliIo, setExitCode, inputPath } from '../cli-io.js';
+
 function withGateway<T>(command: Command, use: (client: SkillGatewayClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, SkillGatewayClient, use);
 }

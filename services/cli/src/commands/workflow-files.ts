@@ -18,8 +18,8 @@ import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { UsageError } from '../usage-error.js';
-
 import { cliIo, inputPath } from '../cli-io.js';
+
 /** The `$id` of the compact form's JSON Schema (libs/domain/schema/compact-workflow.schema.json); a scaffold's editor comment names it unless --schema says otherwise. */
 const COMPACT_SCHEMA_URL = 'https://loom.dev/schema/compact-workflow.schema.json';
 

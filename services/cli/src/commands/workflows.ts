@@ -20,8 +20,8 @@ import { renderSvg } from '../graphviz.js';
 import { type ComponentCounts, type PictureFormat, workflowPicture } from '../workflow-picture.js';
 import { readWorkflowFile } from '../workflow-file.js';
 import { UsageError } from '../usage-error.js';
-
 import { cliIo, inputPath } from '../cli-io.js';
+
 function withStore<T>(command: Command, use: (client: WorkflowStoreClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, WorkflowStoreClient, use);
 }
