@@ -1,4 +1,4 @@
-import { ComponentState, type ComponentStatus, ExecutorClient, type GetWorkflowStatusResponse, WorkflowState } from '@loom/contracts';
+import { ComponentState, type ComponentStatus, ExecutorClient, type GetWorkflowStatusResponse, type WatchRunResponse, WorkflowState } from '@loom/contracts';
 import { parseJsonText } from '@loom/domain';
 import { componentDefinitionsFromProto, workflowToProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
@@ -8,8 +8,8 @@ import { UsageError } from '../usage-error.js';
 import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { readWorkflowFile } from '../workflow-file.js';
+import { cliIo, inputPath, inThisRun, setExitCode } from '../cli-io.js';
 
-import { cliIo, inputPath, setExitCode } from '../cli-io.js';
 function withExecutor<T>(command: Command, use: (client: ExecutorClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, ExecutorClient, use);
 }
@@ -83,7 +83,28 @@ function printStatus(globals: GlobalOptions, status: GetWorkflowStatusResponse):
   );
 }
 
-/** `loom component list`, `loom workflow start|stop|pause|resume|status|dry-run` and `loom message publish`; returns the `component` command. */
+/**
+ * One WatchRun event a line: time, state, then the fields that are set; a failure with its kind, whether it is
+ * retryable, and its cause. With `--output json`, the event as a JSON line (state by name).
+ */
+function printRunEvent(globals: GlobalOptions, event: WatchRunResponse): void {
+  if (globals.output === 'json') {
+    cliIo().stdout.write(`${JSON.stringify({ ...event, state: stateName(event.state) })}\n`);
+    return;
+  }
+  const { failure } = event;
+  // names and kinds as they are, free texts quoted
+  const fields = [
+    event.executorId === '' ? '' : `executor=${event.executorId}`,
+    event.component === '' ? '' : `component=${event.component}`,
+    event.error === '' ? '' : `error=${JSON.stringify(event.error)}`,
+    failure === undefined ? '' : `kind=${failure.kind}  retryable=${failure.retryable}`,
+    failure === undefined || failure.cause === '' ? '' : `cause=${JSON.stringify(failure.cause)}`,
+  ].filter((field) => field !== '');
+  cliIo().stdout.write(`${[event.time?.toISOString() ?? '', stateName(event.state), ...fields].join('  ')}\n`);
+}
+
+/** `loom component list`, `loom workflow start|stop|pause|resume|status|watch|dry-run` and `loom message publish`; returns the `component` command. */
 export function addExecutorCommands(program: Command, workflow: Command): { component: Command } {
   const component = program.command('component').description('the component catalog of the executor');
   component
@@ -152,6 +173,39 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
     .argument('<name>', 'stored name, or the workflow name when only one has it')
     .action((name: string, _options: object, command: Command) =>
       withExecutor(command, async (client, globals) => printStatus(globals, await call(client, 'getWorkflowStatus', { name }))),
+    );
+
+  workflow
+    .command('watch')
+    .description("print a workflow run's state changes and component errors (kind, retryable, cause) as they happen, until the run ends; exit 1 if it failed")
+    .argument('<name>', 'stored name, or the workflow name when only one has it')
+    .action((name: string, _options: object, command: Command) =>
+      withExecutor(command, async (client, globals) => {
+        const stream = client.watchRun({ name });
+        let last: WatchRunResponse | undefined;
+        let interrupt = (): void => undefined;
+        try {
+          await new Promise<void>((resolve, reject) => {
+            interrupt = () => {
+              stream.cancel();
+              resolve();
+            };
+            process.once('SIGINT', interrupt);
+            stream.on(
+              'data',
+              inThisRun((event: WatchRunResponse) => {
+                last = event;
+                printRunEvent(globals, event);
+              }),
+            );
+            stream.on('error', reject);
+            stream.on('end', resolve);
+          });
+        } finally {
+          process.off('SIGINT', interrupt);
+        }
+        if (last?.state === WorkflowState.WORKFLOW_STATE_FAILED) setExitCode(1);
+      }),
     );
 
   workflow
