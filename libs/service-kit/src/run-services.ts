@@ -2,14 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { type LoomConfig, type ServiceName, serviceNames, type TlsConfig, tlsFiles } from '@loom/config';
-import {
-  clientTracingInterceptor,
-  type Logger,
-  type SecretRedactor,
-  redactor as defaultRedactor,
-  rpcMetricsInterceptor,
-  serverTracingInterceptor,
-} from '@loom/telemetry';
+import { type Logger, type SecretRedactor, redactor as defaultRedactor } from '@loom/telemetry';
+import { clientTracingInterceptor, rpcMetricsInterceptor, serverTracingInterceptor } from '@loom/telemetry/grpc';
 import { metrics } from '@opentelemetry/api';
 import { Authenticator, type Refusal } from './auth.js';
 import { signInOf } from './credentials.js';

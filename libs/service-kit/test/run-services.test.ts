@@ -1,6 +1,7 @@
 import { AuditClient, AuditService, SecretsService } from '@loom/contracts';
 import { loadConfig } from '@loom/config';
-import { clientTracingInterceptor, startTelemetry, type Telemetry } from '@loom/telemetry';
+import { startTelemetry, type Telemetry } from '@loom/telemetry';
+import { clientTracingInterceptor } from '@loom/telemetry/grpc';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -16,7 +16,6 @@ import {
   ATTR_RPC_GRPC_STATUS_CODE,
   parseMethodPath,
   rpcAttributes,
-  statusName,
   TELEMETRY_SCOPE,
 } from './rpc-conventions.js';
 
@@ -130,4 +129,9 @@ function endRpcSpan(span: Span, code: GrpcStatus, details: string): void {
     span.setStatus({ code: SpanStatusCode.ERROR, message: details === '' ? statusName(code) : `${statusName(code)}: ${details}` });
   }
   span.end();
+}
+
+/** The name of a gRPC status code, e.g. `NOT_FOUND` for 5. */
+function statusName(code: number): string {
+  return (GrpcStatus as Record<number, string | undefined>)[code] ?? `CODE_${code}`;
 }

@@ -1,5 +1,4 @@
 export { PrometheusStartError, TelemetryAlreadyRegisteredError, TelemetryConfigError } from './errors.js';
-export { clientTracingInterceptor, metadataGetter, metadataSetter, serverTracingInterceptor } from './grpc-tracing.js';
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
 export { RedactingSpanProcessor } from './redacting-span-processor.js';
 export {
@@ -14,6 +13,5 @@ export {
   type RpcMethod,
   TELEMETRY_SCOPE,
 } from './rpc-conventions.js';
-export { createRpcMetrics, METRIC_RPC_SERVER_DURATION, METRIC_RPC_SERVER_REQUESTS, type RpcMetrics, rpcMetricsInterceptor } from './rpc-metrics.js';
 export { REDACTED, redactor, SecretRedactor } from './secret-redactor.js';
 export { startTelemetry, type Telemetry, type TelemetryOptions } from './telemetry.js';

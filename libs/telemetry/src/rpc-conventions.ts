@@ -1,5 +1,3 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
-
 // Copied from @opentelemetry/semantic-conventions/incubating (1.40.0), as its README advises for
 // incubating names: the entry point may change them in a minor release.
 /** `rpc.system`: the remoting system; always `grpc` here. */
@@ -39,9 +37,4 @@ export function parseMethodPath(path: string): RpcMethod {
 /** The attributes every RPC span and metric carries. */
 export function rpcAttributes(rpc: RpcMethod): Record<string, string> {
   return { [ATTR_RPC_SYSTEM]: RPC_SYSTEM_VALUE_GRPC, [ATTR_RPC_SERVICE]: rpc.service, [ATTR_RPC_METHOD]: rpc.method };
-}
-
-/** The name of a gRPC status code, e.g. `NOT_FOUND` for 5. */
-export function statusName(code: number): string {
-  return (GrpcStatus as Record<number, string | undefined>)[code] ?? `CODE_${code}`;
 }

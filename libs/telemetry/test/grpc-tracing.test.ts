@@ -2,7 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import { context, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clientTracingInterceptor, createLogger, type Logger, SecretRedactor, serverTracingInterceptor, startTelemetry, type Telemetry } from '../src/index.js';
+import { clientTracingInterceptor, serverTracingInterceptor } from '../src/grpc.js';
+import { createLogger, type Logger, SecretRedactor, startTelemetry, type Telemetry } from '../src/index.js';
 import { captureStream, clientFor, executorService, secretsService, startServer, stopServer, unary } from './helpers.js';
 
 type Handler = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => void;

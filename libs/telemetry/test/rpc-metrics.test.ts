@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcMetricsInterceptor, serverTracingInterceptor, startTelemetry, type Telemetry } from '../src/index.js';
+import { rpcMetricsInterceptor, serverTracingInterceptor } from '../src/grpc.js';
+import { startTelemetry, type Telemetry } from '../src/index.js';
 import { clientFor, freePort, secretsService, startServer, stopServer, unary } from './helpers.js';
 
 let telemetry: Telemetry | undefined;
