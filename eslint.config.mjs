@@ -9,34 +9,7 @@ import tseslint from 'typescript-eslint';
 
 const root = dirname(fileURLToPath(import.meta.url));
 
-/** Every service package (a folder of services/ or services/skills/ with a package.json): its folder and name. */
-function servicePackages() {
-  const folders = ['services', 'services/skills'].flatMap((parent) =>
-    readdirSync(join(root, parent), { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && existsSync(join(root, parent, entry.name, 'package.json')))
-      .map((entry) => `${parent}/${entry.name}`),
-  );
-  return folders.map((folder) => ({ folder, name: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')).name }));
-}
-
 const PACKAGE_BY_INDEX = { group: ['@loom/*/src/*', '**/libs/*/src/*', '**/services/*/src/*'], message: 'Import a package by its name and its index.' };
-
-/**
- * A service depends on libs and contracts, never on another service's code (DESIGN.md). Code that
- * composes services on purpose is exempt: the CLI (it runs them all) and each service's declared
- * test helper, test/harness.ts, through which its tests start the services they need.
- */
-const COMPOSERS = ['services/cli/**', 'services/*/test/harness.ts', 'services/skills/*/test/harness.ts'];
-
-/**
- * The HTTP skills and their kit build on @loom/foundation, never on the gRPC service kit (grpc-js, auth, identity):
- * a skill is a small HTTP service and loads none of that.
- */
-const NOT_THE_GRPC_KIT = {
-  group: ['@loom/service-kit', '@loom/service-kit/*'],
-  message:
-    'HTTP skills and @loom/skill-service-kit do not import the gRPC service kit: take lifecycles, atomic files, locks and backoff from @loom/foundation.',
-};
 
 /**
  * Every name libs/foundation/src/index.ts exports (`export * from './x.js'` of declarations in x.ts), read from its sources
@@ -60,34 +33,144 @@ const FOUNDATION_THROUGH_THE_KIT = {
   importNames: foundationExports(),
   message: 'Import it from @loom/foundation: the gRPC service kit does not re-export lifecycles, atomic files, locks, backoff or the stream channel.',
 };
-const HTTP_SKILL_FILES = ['services/skills/**/*.ts', 'services/skills/**/*.mjs', 'libs/skill-service-kit/**/*.ts', 'libs/skill-service-kit/**/*.mjs'];
-const serviceBoundaries = servicePackages()
-  .filter(({ folder }) => folder !== 'services/cli')
-  .map(({ folder, name }) => {
-    const others = servicePackages()
-      .filter((other) => other.name !== name)
-      .map((other) => other.name);
-    return {
-      files: [`${folder}/**/*.ts`, `${folder}/**/*.mjs`],
-      ignores: COMPOSERS,
-      rules: {
-        'no-restricted-imports': [
-          'error',
+/** Every workspace package (a folder of libs/, services/ or services/skills/ with a package.json, and deploy/): its folder and name. */
+export function workspacePackages() {
+  const folders = ['libs', 'services', 'services/skills'].flatMap((parent) =>
+    readdirSync(join(root, parent), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(root, parent, entry.name, 'package.json')))
+      .map((entry) => `${parent}/${entry.name}`),
+  );
+  return [...folders, 'deploy'].map((folder) => ({ folder, name: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')).name }));
+}
+
+/**
+ * The floors of the house, the ground first. A package imports packages of lower floors only, never one of its own
+ * floor or above (itself by its own name excepted); the services, all on one floor, meet only in a composer (below).
+ * docs/architecture.md draws this table; services/cli/test/lint-rules.test.ts holds it, the picture and every
+ * package.json to it.
+ */
+export const FLOORS = [
+  { name: 'ground', packages: ['@loom/foundation'] },
+  { name: 'leaves', packages: ['@loom/config', '@loom/contracts', '@loom/testing'] },
+  { name: 'domain', packages: ['@loom/domain', '@loom/telemetry'] },
+  { name: 'adapters', packages: ['@loom/identity', '@loom/messaging', '@loom/nlp', '@loom/postgres'] },
+  { name: 'kits', packages: ['@loom/graph', '@loom/nlp-training', '@loom/service-kit', '@loom/skill-service-kit'] },
+  {
+    name: 'services',
+    packages: [
+      '@loom/audit',
+      '@loom/config-store',
+      '@loom/executor',
+      '@loom/scheduler',
+      '@loom/secrets',
+      '@loom/skill-gateway',
+      '@loom/skill-annotation',
+      '@loom/skill-keywords',
+      '@loom/skill-pdf',
+      '@loom/skill-web-data',
+    ],
+  },
+  { name: 'binary', packages: ['@loom/cli'] },
+  { name: 'deployment', packages: ['@loom/deploy'] },
+];
+
+/**
+ * A service depends on libraries, never on another service's code (DESIGN.md). Code that composes services on purpose
+ * is exempt: the CLI (it runs them all) and each service's declared test helper, test/harness.ts, through which its
+ * tests start the services they need.
+ */
+const COMPOSERS = ['services/cli/**', 'services/*/test/harness.ts', 'services/skills/*/test/harness.ts'];
+
+/**
+ * The HTTP skills and their kit build on @loom/foundation, never on the gRPC service kit (grpc-js, auth, identity):
+ * a skill is a small HTTP service and loads none of that.
+ */
+const NOT_THE_GRPC_KIT = {
+  group: ['@loom/service-kit', '@loom/service-kit/*'],
+  message:
+    'HTTP skills and @loom/skill-service-kit do not import the gRPC service kit: take lifecycles, atomic files, locks and backoff from @loom/foundation.',
+};
+const HTTP_SKILL_PACKAGES = ['@loom/skill-service-kit', '@loom/skill-annotation', '@loom/skill-keywords', '@loom/skill-pdf', '@loom/skill-web-data'];
+
+/** What loads gRPC: grpc-js, http2, the generated contracts, the domain's proto conversion, the gRPC interceptors. */
+const LOADS_GRPC = ['@grpc/*', 'http2', 'node:http2', '@loom/contracts', '@loom/contracts/*', '@loom/domain/proto', '@loom/telemetry/grpc'];
+
+/**
+ * The packages that load no gRPC, and their files that may: the ground floor, the domain's main entry (its proto
+ * conversion, @loom/domain/proto, and the tests apart), the HTTP skills and their kit.
+ */
+const GRPC_FREE = {
+  '@loom/foundation': [],
+  '@loom/domain': ['libs/domain/src/workflow-proto.ts', 'libs/domain/src/workflow-proto.test.ts', 'libs/domain/test/**'],
+  ...Object.fromEntries(HTTP_SKILL_PACKAGES.map((name) => [name, []])),
+};
+
+/**
+ * The one no-restricted-imports of a package's files: by its index, never the gRPC kit from an HTTP skill, no gRPC
+ * where none loads, no other service outside a composer, nothing of its own floor or above. A specifier is reported
+ * once, by the first group that names it.
+ */
+function importRule({ name }, { composer, grpcFree }) {
+  const floor = FLOORS.findIndex((candidate) => candidate.packages.includes(name));
+  const services = FLOORS.find((candidate) => candidate.name === 'services').packages;
+  const groups = [
+    ...(HTTP_SKILL_PACKAGES.includes(name) ? [NOT_THE_GRPC_KIT] : []),
+    ...(grpcFree
+      ? [{ group: LOADS_GRPC, message: `${name} loads no gRPC: not grpc-js, http2, the contracts, @loom/domain/proto or @loom/telemetry/grpc.` }]
+      : []),
+    ...(services.includes(name) && !composer
+      ? [
           {
-            paths: [FOUNDATION_THROUGH_THE_KIT],
-            patterns: [
-              PACKAGE_BY_INDEX,
-              {
-                group: others.flatMap((other) => [other, `${other}/*`]),
-                message: `${name} is a service: it may not import another service's code. Call it over gRPC, or compose services in test/harness.ts.`,
-              },
-              ...(folder.startsWith('services/skills/') ? [NOT_THE_GRPC_KIT] : []),
-            ],
+            group: services.filter((other) => other !== name).flatMap((other) => [other, `${other}/*`]),
+            message: `${name} is a service: it may not import another service's code. Call it over gRPC, or compose services in test/harness.ts.`,
           },
-        ],
-      },
-    };
-  });
+        ]
+      : []),
+    ...(floor === -1
+      ? []
+      : [
+          {
+            group: FLOORS.slice(floor)
+              .flatMap((above) => above.packages)
+              .filter((other) => other !== name && !(services.includes(name) && services.includes(other)))
+              .flatMap((other) => [other, `${other}/*`]),
+            message: `${name} stands on floor ${floor} (${FLOORS[floor].name}): it imports packages of lower floors only (docs/architecture.md).`,
+          },
+        ]),
+  ];
+  // a specifier is matched by one group only: a group's entry already named by an earlier group is left out, and so is
+  // a subpath (`@loom/domain/proto`) of a package another group refuses whole (its name alone matches its subpaths too)
+  const wholePackages = new Set(groups.flatMap(({ group }) => group).filter((entry) => /^@loom\/[\w-]+$/.test(entry)));
+  const named = new Set();
+  const patterns = groups
+    .map(({ group, message }) => ({
+      group: group.filter((entry) => {
+        const owner = entry.split('/').slice(0, 2).join('/');
+        if (named.has(entry) || (entry !== owner && !entry.endsWith('/*') && wholePackages.has(owner))) return false;
+        named.add(entry);
+        return true;
+      }),
+      message,
+    }))
+    .filter(({ group }) => group.length > 0);
+  return { 'no-restricted-imports': ['error', { paths: [FOUNDATION_THROUGH_THE_KIT], patterns: [PACKAGE_BY_INDEX, ...patterns] }] };
+}
+
+/**
+ * The import rule of each package, in the blocks that give each file its variant: all its files, then those that load
+ * no gRPC, its composers, and its composers that load no gRPC (a later block overrides an earlier one).
+ */
+const packageBoundaries = workspacePackages().flatMap((pkg) => {
+  const files = [`${pkg.folder}/**/*.ts`, `${pkg.folder}/**/*.mjs`, `${pkg.folder}/**/*.js`];
+  const composerFiles = files.flatMap((file) => COMPOSERS.map((composer) => [file, composer]));
+  const mayLoadGrpc = GRPC_FREE[pkg.name];
+  return [
+    { files, rules: importRule(pkg, { composer: false, grpcFree: false }) },
+    ...(mayLoadGrpc ? [{ files, ignores: mayLoadGrpc, rules: importRule(pkg, { composer: false, grpcFree: true }) }] : []),
+    { files: composerFiles, rules: importRule(pkg, { composer: true, grpcFree: false }) },
+    ...(mayLoadGrpc ? [{ files: composerFiles, ignores: mayLoadGrpc, rules: importRule(pkg, { composer: true, grpcFree: true }) }] : []),
+  ];
+});
 
 /**
  * How import-x finds the file behind an import, so that import-x/no-cycle follows real edges, across packages too.
@@ -160,11 +243,6 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
-    // the skill kit, and the skills' test harnesses (exempt from the service boundaries above)
-    files: HTTP_SKILL_FILES,
-    rules: { 'no-restricted-imports': ['error', { patterns: [PACKAGE_BY_INDEX, NOT_THE_GRPC_KIT] }] },
-  },
-  {
     // one way to read the code: no file over 500 lines, no function over 80 (blank lines and comments not counted);
     // tests are tables of cases and are left out
     files: ['**/*.ts', '**/*.mjs'],
@@ -184,5 +262,5 @@ export default tseslint.config(
     files: ['services/*/src/*.service.ts', 'services/cli/src/commands/*.ts'],
     rules: { 'max-lines-per-function': 'off' },
   },
-  ...serviceBoundaries,
+  ...packageBoundaries,
 );

@@ -1,5 +1,5 @@
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { ESLint } from 'eslint';
 import * as prettier from 'prettier';
@@ -51,7 +51,7 @@ describe('the lint rules', () => {
       'services/executor/src/probe.ts',
       'services/scheduler/test/probe.test.ts',
       'services/cli/src/probe.ts',
-      'libs/postgres/src/probe.ts',
+      'deploy/test/probe.test.ts',
       'bench/probe.mjs',
     ]) {
       for (const name of ['Lifecycle', 'ShutdownOnce', 'KeyedLock', 'restartDelayMs', 'writeFileAtomic']) {
@@ -146,5 +146,121 @@ describe('the import-cycle lint', () => {
 
   it('lets imports that go one way through, and a type-only import back', async () => {
     expect(await cycles('acyclic')).toEqual({ 'acyclic/src/c.ts': [], 'acyclic/src/d.ts': [], 'acyclic/src/types.ts': [] });
+  });
+});
+
+/** A floor of the lint's table (eslint.config.mjs, FLOORS). */
+interface Floor {
+  name: string;
+  packages: string[];
+}
+
+/** The floors and the workspace packages, as the lint reads them. */
+async function lintTables(): Promise<{ floors: Floor[]; packages: { folder: string; name: string }[] }> {
+  const config = (await import(pathToFileURL(join(root, 'eslint.config.mjs')).href)) as {
+    FLOORS: Floor[];
+    workspacePackages(): { folder: string; name: string }[];
+  };
+  return { floors: config.FLOORS, packages: config.workspacePackages() };
+}
+
+describe('the floors', () => {
+  it('hold every workspace package, each on one floor', async () => {
+    const { floors, packages } = await lintTables();
+    const placed = floors.flatMap((floor) => floor.packages);
+    expect([...placed].sort()).toEqual(packages.map(({ name }) => name).sort());
+    expect(new Set(placed).size).toBe(placed.length);
+  });
+
+  it('hold every package.json: a package depends on lower floors only, a service on another service only to compose it in its tests', async () => {
+    const { floors, packages } = await lintTables();
+    const floorOf = (name: string): number => floors.findIndex((floor) => floor.packages.includes(name));
+    const services = floors.find((floor) => floor.name === 'services')!.packages;
+    const upward: string[] = [];
+    for (const { folder, name } of packages) {
+      const manifest = JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+      for (const field of ['dependencies', 'devDependencies']) {
+        for (const dependency of Object.keys(manifest[field] ?? {}).filter((key) => key.startsWith('@loom/'))) {
+          const composed = field === 'devDependencies' && services.includes(name) && services.includes(dependency);
+          if (floorOf(dependency) >= floorOf(name) && !composed) upward.push(`${name} (${field}) -> ${dependency}`);
+        }
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('are drawn in docs/architecture.md as the lint has them', async () => {
+    const { floors } = await lintTables();
+    const page = readFileSync(join(root, 'docs', 'architecture.md'), 'utf8');
+    const rows = [...page.matchAll(/^\| (\d+) ([\w-]+) \| ([^|]+) \|/gm)].map((row) => ({
+      floor: Number(row[1]),
+      name: row[2],
+      packages: [...row[3]!.matchAll(/`(@loom\/[\w-]+)`/g)].map((name) => name[1]),
+    }));
+    expect(rows).toEqual(floors.map((floor, index) => ({ floor: index, name: floor.name, packages: floor.packages })));
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('(docs/architecture.md)');
+  });
+
+  it('refuse an import of the own floor or above, in sources and tests, and let one of a lower floor through', async () => {
+    const refused = [
+      ['libs/foundation/src/probe.ts', '@loom/domain'],
+      ['libs/foundation/test/probe.test.ts', '@loom/testing'],
+      ['libs/domain/src/probe.ts', '@loom/telemetry'],
+      ['libs/domain/src/probe.ts', '@loom/postgres'],
+      ['libs/nlp/src/probe.ts', '@loom/nlp-training'],
+      ['libs/postgres/test/probe.test.ts', '@loom/graph/testing'],
+      ['libs/postgres/src/probe.ts', '@loom/service-kit'],
+      ['libs/service-kit/src/probe.ts', '@loom/executor'],
+      ['libs/testing/src/probe.ts', '@loom/cli'],
+      ['services/executor/test/harness.ts', '@loom/cli'],
+      ['services/cli/src/probe.ts', '@loom/deploy'],
+    ];
+    for (const [path, specifier] of refused) {
+      expect(await lint(path!, `import { probe as imported } from '${specifier}';\nexport const probe = imported;\n`), `${path} ${specifier}`).toEqual([
+        expect.stringMatching(/^no-restricted-imports: .*stands on floor \d \(\w+\): it imports packages of lower floors only/),
+      ]);
+    }
+    const allowed = [
+      ['libs/domain/src/probe.ts', '@loom/foundation'],
+      ['libs/telemetry/src/probe.test.ts', '@loom/testing'],
+      ['libs/graph/src/probe.ts', '@loom/postgres'],
+      ['libs/nlp-training/src/probe.ts', '@loom/nlp'],
+      ['libs/nlp/test/probe.test.ts', '@loom/nlp'],
+      ['services/skills/annotation/src/probe.ts', '@loom/nlp'],
+      ['services/cli/src/probe.ts', '@loom/executor'],
+      ['deploy/test/probe.test.ts', '@loom/cli'],
+    ];
+    for (const [path, specifier] of allowed) {
+      expect(await lint(path!, `import { probe as imported } from '${specifier}';\nexport const probe = imported;\n`), `${path} ${specifier}`).toEqual([]);
+    }
+  });
+
+  it('refuse gRPC in the ground floor, the domain main entry, the HTTP skills and their kit; the proto conversion and the gRPC services may load it', async () => {
+    const grpcFree = [
+      'libs/foundation/src/probe.ts',
+      'libs/domain/src/probe.ts',
+      'libs/skill-service-kit/src/probe.ts',
+      'services/skills/keywords/src/probe.ts',
+      'services/skills/pdf/test/harness.ts',
+      'services/skills/web-data/test/probe.test.ts',
+    ];
+    for (const path of grpcFree) {
+      for (const specifier of ['@grpc/grpc-js', 'node:http2', '@loom/contracts', '@loom/domain/proto', '@loom/telemetry/grpc']) {
+        const messages = await lint(path, `import { probe as imported } from '${specifier}';\nexport const probe = imported;\n`);
+        expect(messages, `${path} ${specifier}`).toEqual([expect.stringMatching(/^no-restricted-imports: .*@loom\/[\w-]+ (loads no gRPC|stands on floor \d)/)]);
+      }
+    }
+    const code = "import { probe as imported } from '@loom/contracts';\nexport const probe = imported;\n";
+    for (const path of [
+      'libs/domain/src/workflow-proto.ts',
+      'libs/domain/test/probe.test.ts',
+      'services/executor/src/probe.ts',
+      'services/skill-gateway/src/probe.ts',
+    ]) {
+      expect(await lint(path, code), path).toEqual([]);
+    }
+    expect(await lint('services/executor/src/probe.ts', "import { probe as imported } from '@loom/domain/proto';\nexport const probe = imported;\n")).toEqual(
+      [],
+    );
   });
 });
