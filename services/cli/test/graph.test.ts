@@ -107,7 +107,8 @@ process.stdin.once('readable', () => {
 
 /**
  * Runs the `loom` binary (its own process: the pipe and the exit code are the point) with its standard output piped
- * into a reader (another process); answers loom's exit code and standard error and what the reader echoed. */
+ * into a reader (another process); answers loom's exit code and standard error and what the reader echoed.
+ */
 async function throughReader(reader: string, args: readonly string[]): Promise<{ status: number | null; stderr: string; received: string }> {
   const readerProcess = spawn(process.execPath, ['-e', reader], { stdio: ['pipe', 'pipe', 'inherit'] });
   const received: Buffer[] = [];
