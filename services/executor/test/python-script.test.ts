@@ -128,8 +128,12 @@ describe('Python transformer and filter', () => {
   });
 
   it('turns memory bombs into MemoryError and deep recursion into RecursionError, and keeps running', async () => {
+    // the limit of interest is memory: the time limit is far off, so a machine slowed by other work still sees
+    // MemoryError (seen at load 17 with 2 s: the list bomb ran into the time limit first)
     const processor = await processorFor(
       "kind = body['kind']\nif kind == 'bytes':\n    return {'n': len(bytearray(2_000_000_000))}\nif kind == 'list':\n    x = []\n    while True:\n        x.append('y' * 1_000_000)\nif kind == 'recursion':\n    import sys\n    sys.setrecursionlimit(10**6)\n    def f(n):\n        return f(n + 1)\n    return {'n': f(0)}\nreturn body",
+      'transformer',
+      { ...LIMITS, timeoutMs: 60_000 },
     );
     const outcomes = await run(processor, { kind: 'bytes' }, { kind: 'list' }, { kind: 'recursion' }, { kind: 'fine' });
     expect(outcomes.slice(0, 3)).toEqual([failed(/^MemoryError/), failed(/^MemoryError/), failed(/^RecursionError/)]);
