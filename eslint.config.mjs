@@ -33,6 +33,7 @@ const FOUNDATION_THROUGH_THE_KIT = {
   importNames: foundationExports(),
   message: 'Import it from @loom/foundation: the gRPC service kit does not re-export lifecycles, atomic files, locks, backoff or the stream channel.',
 };
+
 /** Every workspace package (a folder of libs/, services/ or services/skills/ with a package.json, and deploy/): its folder and name. */
 export function workspacePackages() {
   const folders = ['libs', 'services', 'services/skills'].flatMap((parent) =>
@@ -96,10 +97,10 @@ const HTTP_SKILL_PACKAGES = ['@loom/skill-service-kit', '@loom/skill-annotation'
 const LOADS_GRPC = ['@grpc/*', 'http2', 'node:http2', '@loom/contracts', '@loom/contracts/*', '@loom/domain/proto', '@loom/telemetry/grpc'];
 
 /**
- * The packages that load no gRPC, and their files that may: the ground floor, the domain's main entry (its proto
+ * The packages that load no gRPC, each with its files that may: the ground floor, the domain's main entry (its proto
  * conversion, @loom/domain/proto, and the tests apart), the HTTP skills and their kit.
  */
-const GRPC_FREE = {
+const GRPC_FREE_EXCEPT = {
   '@loom/foundation': [],
   '@loom/domain': ['libs/domain/src/workflow-proto.ts', 'libs/domain/src/workflow-proto.test.ts', 'libs/domain/test/**'],
   ...Object.fromEntries(HTTP_SKILL_PACKAGES.map((name) => [name, []])),
@@ -108,7 +109,7 @@ const GRPC_FREE = {
 /**
  * The one no-restricted-imports of a package's files: by its index, never the gRPC kit from an HTTP skill, no gRPC
  * where none loads, no other service outside a composer, nothing of its own floor or above. A specifier is reported
- * once, by the first group that names it.
+ * once, by one group.
  */
 function importRule({ name }, { composer, grpcFree }) {
   const floor = FLOORS.findIndex((candidate) => candidate.packages.includes(name));
@@ -163,12 +164,12 @@ function importRule({ name }, { composer, grpcFree }) {
 const packageBoundaries = workspacePackages().flatMap((pkg) => {
   const files = [`${pkg.folder}/**/*.ts`, `${pkg.folder}/**/*.mjs`, `${pkg.folder}/**/*.js`];
   const composerFiles = files.flatMap((file) => COMPOSERS.map((composer) => [file, composer]));
-  const mayLoadGrpc = GRPC_FREE[pkg.name];
+  const grpcExceptions = GRPC_FREE_EXCEPT[pkg.name]; // undefined where the whole package may load gRPC
   return [
     { files, rules: importRule(pkg, { composer: false, grpcFree: false }) },
-    ...(mayLoadGrpc ? [{ files, ignores: mayLoadGrpc, rules: importRule(pkg, { composer: false, grpcFree: true }) }] : []),
+    ...(grpcExceptions ? [{ files, ignores: grpcExceptions, rules: importRule(pkg, { composer: false, grpcFree: true }) }] : []),
     { files: composerFiles, rules: importRule(pkg, { composer: true, grpcFree: false }) },
-    ...(mayLoadGrpc ? [{ files: composerFiles, ignores: mayLoadGrpc, rules: importRule(pkg, { composer: true, grpcFree: true }) }] : []),
+    ...(grpcExceptions ? [{ files: composerFiles, ignores: grpcExceptions, rules: importRule(pkg, { composer: true, grpcFree: true }) }] : []),
   ];
 });
 
@@ -188,8 +189,9 @@ const IMPORT_RESOLUTION = {
   'import-x/extensions': ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'],
   'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts', '.cts'] },
   'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
-  // a workspace package is ours, though it lies outside the importing package: no-cycle's ignoreExternal skips the
-  // rest, which keeps it cheap (33 s -> 4 s of the executor's lint) and cannot hide a cycle of ours
+  // a workspace package is ours, though it lies outside the importing package: no-cycle follows it, and with
+  // ignoreExternal skips the rest, which cannot close a cycle of ours (following node_modules too, no-cycle alone took
+  // 33 s of the executor's lint; so the lint takes 26.5 s, against 20.6 s with nothing resolved)
   'import-x/internal-regex': '^@loom/',
 };
 

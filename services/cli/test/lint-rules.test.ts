@@ -198,7 +198,6 @@ describe('the floors', () => {
       packages: [...row[3]!.matchAll(/`(@loom\/[\w-]+)`/g)].map((name) => name[1]),
     }));
     expect(rows).toEqual(floors.map((floor, index) => ({ floor: index, name: floor.name, packages: floor.packages })));
-    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('(docs/architecture.md)');
   });
 
   it('refuse an import of the own floor or above, in sources and tests, and let one of a lower floor through', async () => {
