@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { run } from '../src/cli.js';
 import { Command } from 'commander';
+import { captureStream } from '@loom/testing';
 import { addServeCommand, type RunningLoom, type ServeOptions, startServe } from '../src/commands/serve.js';
 
 /** What a run of the CLI printed and the exit code it ended with. */
@@ -55,25 +55,14 @@ export interface InProcessLoom {
  */
 export async function startLoom(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<InProcessLoom> {
   const dataDirectory = mkdtempSync(join(tmpdir(), 'loom-serve-'));
-  const logLines: string[] = [];
-  const log = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      logLines.push(
-        ...chunk
-          .toString()
-          .split('\n')
-          .filter((line) => line !== ''),
-      );
-      callback();
-    },
-  });
+  const log = captureStream();
   const defaults = ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.secrets.generateKeys=true', `loom.data.directory=${dataDirectory}`];
   const options = await serveOptions(args);
   let running: RunningLoom;
   try {
     running = await startServe(
       { ...options, set: [...defaults, ...options.set] },
-      { env: { PATH: process.env.PATH, ...env }, logDestination: log, registerTelemetry: false },
+      { env: { PATH: process.env.PATH, ...env }, logDestination: log.stream, registerTelemetry: false },
     );
   } catch (error) {
     rmSync(dataDirectory, { recursive: true, force: true });
@@ -83,7 +72,12 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
   return {
     port: running.port,
     address: `127.0.0.1:${running.port}`,
-    logLines,
+    get logLines() {
+      return log
+        .text()
+        .split('\n')
+        .filter((line) => line !== '');
+    },
     dataDirectory,
     stop() {
       stopping ??= running.stop().finally(() => rmSync(dataDirectory, { recursive: true, force: true }));
