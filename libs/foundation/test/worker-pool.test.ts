@@ -43,7 +43,14 @@ describe('WorkerPool', () => {
     const workers = pool(1);
     const first = await workers.run({ op: 'echo', value: 1 }, never);
     const error = await failureOf(workers.run({ op: 'throw', message: 'no text' }, never));
-    expect(error).toMatchObject({ reason: 'failed', kind: 'invalid-argument', retryable: false, errorName: 'JobRefusedError', message: 'no text', details: { field: 'text' } });
+    expect(error).toMatchObject({
+      reason: 'failed',
+      kind: 'invalid-argument',
+      retryable: false,
+      errorName: 'JobRefusedError',
+      message: 'no text',
+      details: { field: 'text' },
+    });
     const after = await workers.run({ op: 'echo', value: 2 }, never);
     expect(after).toEqual({ value: 2, threadId: first.threadId });
   });
