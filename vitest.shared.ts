@@ -66,7 +66,8 @@ export function defineLoomTestConfig(overrides: UserConfig['test'] = {}): UserCo
       environment: 'node',
       reporters: ['default', wallTimeReporter()],
       // the run's temporary files in a directory of its own, removed at the end (vitest.scratch-dir.ts)
-      globalSetup: [fileURLToPath(new URL('vitest.scratch-dir.ts', import.meta.url))],
+      // and one pool of Neo4j servers the run's files borrow from, started on the first file that asks (vitest.neo4j-pool.ts)
+      globalSetup: [fileURLToPath(new URL('vitest.scratch-dir.ts', import.meta.url)), fileURLToPath(new URL('vitest.neo4j-pool.ts', import.meta.url))],
       pool: 'forks',
       // vitest's default in a run is one fork less than the cores: one on these 2-core machines, so a project's files
       // ran one after another while most of their time is spent waiting on servers (JVMs, PGlite, the loom binary)

@@ -47,6 +47,7 @@ export function captureStream(): CapturedStream {
 }
 
 export {
+  NEO4J_POOL_ENV,
   Neo4jLauncherMissingError,
   neo4jResourceParameters,
   Neo4jStartError,
@@ -56,6 +57,7 @@ export {
   type Neo4jTestServer,
   type StartNeo4jOptions,
 } from './neo4j.js';
+export { type Neo4jPool, startNeo4jPool } from './neo4j-pool.js';
 export { embeddedGraphPort, graphQueryArguments, writeEmbeddedGraphResource } from './embedded-graph.js';
 export { TEST_DATABASE_ENV, TestDatabaseMissingError, testDatabaseUrl } from './test-database.js';
 export { type TestCertificate, type TestCertificates, testCertificates } from './test-certificates.js';

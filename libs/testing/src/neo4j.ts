@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -18,9 +19,15 @@ export interface Neo4jTestServer {
   readonly pid: number;
   /** Empties the database: every node and relationship, every index and constraint. */
   clear(): Promise<void>;
-  /** Stops the JVM and removes its directory; a second call waits for the first. */
+  /**
+   * Stops the JVM and removes its directory; a server lent by the run's pool goes back to it instead, emptied. A
+   * second call waits for the first.
+   */
   close(): Promise<void>;
 }
+
+/** Where the test run's pool of Neo4j servers lends them (`host:port`), set by the run's global setup. */
+export const NEO4J_POOL_ENV = 'LOOM_NEO4J_POOL';
 
 /** The parameters of a loom Neo4j resource on the server (a type, not an interface: it is a resource's parameter map). */
 export type Neo4jResourceParameters = {
@@ -51,6 +58,11 @@ export interface StartNeo4jOptions {
    * collector), as a deployed Neo4j runs, for benchmarks that measure the server's speed.
    */
   readonly jvm?: Neo4jJvmTuning;
+  /**
+   * A server of this caller's own, started for it and stopped by its close(), even when the test run has a pool of
+   * servers (LOOM_NEO4J_POOL). Without it, and with the default heap and tuning, a run's pool lends one instead.
+   */
+  readonly own?: boolean;
 }
 
 /** How startNeo4j tunes the server's JVM (StartNeo4jOptions.jvm). */
@@ -91,10 +103,16 @@ const STOP_DEADLINE_MS = 30_000;
 /**
  * Starts an embedded Neo4j Community server (the launcher that `scripts/test-env/neo4j.mjs` builds, found through
  * LOOM_NEO4J_LAUNCHER) on a fresh temporary directory, Bolt on a free loopback port, user `neo4j` with a random
- * password. One per test file (in beforeAll) is the model; `clear()` gives each test an empty database.
+ * password. One per test file (in beforeAll) is the model; `clear()` gives each test an empty database. In a test run
+ * with a pool of servers (LOOM_NEO4J_POOL, vitest.neo4j-pool.ts) it borrows one of the pool's instead, empty, for as
+ * long as the file holds it: the run starts as many JVMs as files used Neo4j at once, not one a file.
  */
 export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4jTestServer> {
   const tuning = jvmFlags(options.jvm);
+  const pool = process.env[NEO4J_POOL_ENV];
+  if (pool !== undefined && pool !== '' && options.own !== true && options.jvm === undefined && options.maxHeap === undefined) {
+    return borrowNeo4j(pool, options.readyTimeoutMs ?? 180_000);
+  }
   const launcher = process.env['LOOM_NEO4J_LAUNCHER'];
   if (launcher === undefined || launcher === '') throw new Neo4jLauncherMissingError('LOOM_NEO4J_LAUNCHER is not set');
   const jar = join(launcher, 'neo4j-launcher.jar');
@@ -147,59 +165,41 @@ function jvmFlags(tuning: Neo4jJvmTuning | undefined): readonly string[] {
   return flags;
 }
 
-/** The launcher's JVM: its stdout read as lines (answers), its stderr's tail kept for errors. */
-class LauncherProcess {
+/** Runs what it is given one after another, in the order given, whether or not the one before failed. */
+function oneAtATime(): (run: () => Promise<void>) => Promise<void> {
+  let queue: Promise<void> = Promise.resolve();
+  return (run) => {
+    const result = queue.then(run);
+    queue = result.catch(() => undefined);
+    return result;
+  };
+}
+
+/** Lines as they arrive, taken one at a time: `next` waits for the next one, and fails once none can come or time ran out. */
+class LineQueue {
   private readonly lines: string[] = [];
-  private readonly stderr: string[] = [];
   private waiting: (() => void) | undefined;
-  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  private spawnError: Error | undefined;
-  private readonly exited: Promise<void>;
-  private queue: Promise<void> = Promise.resolve();
+  private ended = false;
 
-  constructor(private readonly child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      this.lines.push(line);
-      this.waiting?.();
-    });
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      this.stderr.push(line);
-      if (this.stderr.length > STDERR_LINES_KEPT) this.stderr.shift();
-    });
-    // the JVM stops by itself when stdin closes; a write after that must not crash the test process
-    child.stdin!.on('error', () => undefined);
-    this.exited = new Promise((resolve) => {
-      child.once('error', (error) => {
-        this.spawnError = error;
-        resolve();
-        this.waiting?.();
-      });
-      child.once('close', (code, signal) => {
-        this.exit = { code, signal };
-        resolve();
-        this.waiting?.();
-      });
-    });
+  push(line: string): void {
+    this.lines.push(line);
+    this.waiting?.();
   }
 
-  stderrTail(): string {
-    return this.stderr.join('\n');
+  /** No more lines will come: a `next` waiting, or called later with none left, fails. */
+  end(): void {
+    this.ended = true;
+    this.waiting?.();
   }
 
-  /** The next line the launcher prints, or a Neo4jStartError when it exits or `timeoutMs` passes first. */
-  async nextLine(timeoutMs: number, what: string): Promise<string> {
+  async next(timeoutMs: number, failure: (why: 'ended' | 'timed-out') => Error): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const line = this.lines.shift();
       if (line !== undefined) return line;
-      if (this.spawnError !== undefined) throw new Neo4jStartError(`cannot run java for Neo4j: ${this.spawnError.message}`, '');
-      if (this.exit !== undefined) {
-        const how = this.exit.signal === null ? `exit code ${this.exit.code}` : `signal ${this.exit.signal}`;
-        throw new Neo4jStartError(`the Neo4j JVM ended (${how}) while waiting for it ${what}`, this.stderrTail());
-      }
+      if (this.ended) throw failure('ended');
       const remaining = deadline - Date.now();
-      if (remaining <= 0)
-        throw new Neo4jStartError(`the Neo4j JVM did not answer within ${timeoutMs / 1000} s while waiting for it ${what}`, this.stderrTail());
+      if (remaining <= 0) throw failure('timed-out');
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, remaining);
         this.waiting = () => {
@@ -210,17 +210,62 @@ class LauncherProcess {
       this.waiting = undefined;
     }
   }
+}
+
+/** The launcher's JVM: its stdout read as lines (answers), its stderr's tail kept for errors. */
+class LauncherProcess {
+  private readonly lines = new LineQueue();
+  private readonly stderr: string[] = [];
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private spawnError: Error | undefined;
+  private readonly exited: Promise<void>;
+  private readonly inTurn = oneAtATime();
+
+  constructor(private readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (line) => this.lines.push(line));
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      this.stderr.push(line);
+      if (this.stderr.length > STDERR_LINES_KEPT) this.stderr.shift();
+    });
+    // the JVM stops by itself when stdin closes; a write after that must not crash the test process
+    child.stdin!.on('error', () => undefined);
+    this.exited = new Promise((resolve) => {
+      child.once('error', (error) => {
+        this.spawnError = error;
+        resolve();
+        this.lines.end();
+      });
+      child.once('close', (code, signal) => {
+        this.exit = { code, signal };
+        resolve();
+        this.lines.end();
+      });
+    });
+  }
+
+  stderrTail(): string {
+    return this.stderr.join('\n');
+  }
+
+  /** The next line the launcher prints, or a Neo4jStartError when it exits or `timeoutMs` passes first. */
+  nextLine(timeoutMs: number, what: string): Promise<string> {
+    return this.lines.next(timeoutMs, (why) => {
+      if (why === 'timed-out')
+        return new Neo4jStartError(`the Neo4j JVM did not answer within ${timeoutMs / 1000} s while waiting for it ${what}`, this.stderrTail());
+      if (this.spawnError !== undefined) return new Neo4jStartError(`cannot run java for Neo4j: ${this.spawnError.message}`, '');
+      const signal = this.exit?.signal ?? null;
+      const how = signal === null ? `exit code ${this.exit?.code ?? null}` : `signal ${signal}`;
+      return new Neo4jStartError(`the Neo4j JVM ended (${how}) while waiting for it ${what}`, this.stderrTail());
+    });
+  }
 
   /** Sends one command line and expects `answer`; commands run one at a time. */
   command(command: string, answer: string): Promise<void> {
-    const run = async (): Promise<void> => {
+    return this.inTurn(async () => {
       this.child.stdin!.write(`${command}\n`);
       const line = await this.nextLine(60_000, `to ${command}`);
       if (line !== answer) throw new Neo4jStartError(`the Neo4j launcher answered ${command} with '${line}'`, this.stderrTail());
-    };
-    const result = this.queue.then(run);
-    this.queue = result.catch(() => undefined);
-    return result;
+    });
   }
 
   /** Closes stdin (the launcher then shuts Neo4j down) and waits for the exit; kills the JVM after a deadline. */
@@ -232,4 +277,55 @@ class LauncherProcess {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * Borrows a server from the test run's pool at `address` (vitest.neo4j-pool.ts, startNeo4jPool): the pool answers the
+ * connection with the server's coordinates and keeps it for this caller while the connection stays open; `clear()` asks
+ * the pool to empty it, `close()` ends the connection and the pool takes it back (also when this process dies).
+ */
+async function borrowNeo4j(address: string, readyTimeoutMs: number): Promise<Neo4jTestServer> {
+  const { hostname, port } = new URL(`tcp://${address}`);
+  const socket = connect(Number(port), hostname);
+  socket.setNoDelay(true);
+  const answers = new LineQueue();
+  // a pool that went away fails the next answer awaited, not the process (readline passes the socket's errors on)
+  socket.on('error', () => undefined);
+  createInterface({ input: socket })
+    .on('line', (line) => answers.push(line))
+    .on('error', () => undefined);
+  socket.once('close', () => answers.end());
+  const next = (what: string, timeoutMs: number): Promise<string> =>
+    answers.next(timeoutMs, (why) =>
+      why === 'ended'
+        ? new Neo4jStartError(`the test run's Neo4j pool closed the connection while waiting ${what}`, '')
+        : new Neo4jStartError(`the test run's Neo4j pool did not answer within ${timeoutMs / 1000} s while waiting ${what}`, ''),
+    );
+  const first = await next('for a server', readyTimeoutMs).catch((error: unknown) => {
+    socket.destroy();
+    throw error;
+  });
+  if (!first.startsWith('{')) {
+    socket.destroy();
+    throw new Neo4jStartError(`the test run's Neo4j pool could not lend a server: ${first.replace(/^FAILED /, '')}`, '');
+  }
+  const lent = JSON.parse(first) as Pick<Neo4jTestServer, 'uri' | 'user' | 'password' | 'home' | 'pid'>;
+  const inTurn = oneAtATime();
+  let closing: Promise<void> | undefined;
+  return {
+    ...lent,
+    clear: () =>
+      inTurn(async () => {
+        socket.write('CLEAR\n');
+        const answer = await next('to clear its server', 60_000);
+        if (answer !== 'CLEARED') throw new Neo4jStartError(`the test run's Neo4j pool answered CLEAR with '${answer}'`, '');
+      }),
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        if (socket.destroyed) resolve();
+        else socket.once('close', () => resolve()).end();
+      });
+      return closing;
+    },
+  };
 }

@@ -66,7 +66,7 @@ describe('startNeo4j', () => {
 
   // the next two start a second JVM beside the first: their limits are for a loaded machine, not a measure
   it('close stops the JVM, removes its directory, and may be called twice', async () => {
-    const other = await startNeo4j();
+    const other = await startNeo4j({ own: true });
     const url = new URL(other.uri);
     expect(existsSync(other.home)).toBe(true);
     await Promise.all([other.close(), other.close()]);
@@ -103,7 +103,7 @@ describe('startNeo4j', () => {
     const saved = process.env['LOOM_NEO4J_LAUNCHER'];
     delete process.env['LOOM_NEO4J_LAUNCHER'];
     try {
-      const error = await startNeo4j().catch((caught: unknown) => caught);
+      const error = await startNeo4j({ own: true }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(Neo4jLauncherMissingError);
       expect((error as Error).message).toMatch(/npm test.*scripts\/test-env\/neo4j\.mjs/s);
     } finally {
