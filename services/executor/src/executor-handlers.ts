@@ -12,6 +12,7 @@ import { catalogFor, FailedPreconditionError, NotFoundError, resourceCatalog, Va
 import { componentDefinitionToProto, resourceDefinitionToProto, workflowFromProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type SecretRedactor } from '@loom/telemetry';
 import { type Cluster } from './cluster/cluster.js';
 import { type ExecutorRunStatus } from './cluster/executor-status.js';
 import { clusterState, componentTotals, executorRunToProto, WORKFLOW_STATES as STATES, workflowStatusOf } from './cluster/totals.js';
@@ -56,8 +57,8 @@ export function executorImplementation(
     pauseWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'PAUSED')] }),
     resumeWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'RUNNING')] }),
 
-    getWorkflowStatus(request) {
-      return workflowStatus(executor, request.name);
+    async getWorkflowStatus(request) {
+      return redactedStatus(await workflowStatus(executor, request.name), executor.redactor);
     },
 
     async publishMessage(request, context) {
@@ -176,6 +177,22 @@ async function watchReports(cluster: Cluster, run: WorkflowRun, push: (response:
       components: componentTotals(rows),
     });
   });
+}
+
+/**
+ * The status with every error text redacted as the logs are: a component's last error quotes what it saw, which may be
+ * a value the workflow's start decrypted (in a cluster the other executors' texts too, which this one's start decrypted
+ * alike).
+ */
+function redactedStatus(status: GetWorkflowStatusResponse, redactor: SecretRedactor): GetWorkflowStatusResponse {
+  const components = (list: readonly ComponentStatus[]): ComponentStatus[] =>
+    list.map((component) => ({ ...component, lastError: redactor.redact(component.lastError) }));
+  return {
+    ...status,
+    lastError: redactor.redact(status.lastError),
+    components: components(status.components),
+    executors: status.executors.map((part) => ({ ...part, lastError: redactor.redact(part.lastError), components: components(part.components) })),
+  };
 }
 
 /** GetWorkflowStatus: in a cluster the totals and each executor's part, else this executor's run. */

@@ -50,6 +50,10 @@ describe('WatchRun', () => {
       error: message,
       failure: { kind: 'invalid-argument', retryable: false, message, cause: `ScriptError: ${message}` },
     });
+    // the status's last error of the component says the same, redacted alike
+    const status = await call(harness.executor, 'getWorkflowStatus', { name });
+    expect(status.components.find((component) => component.name === script)?.lastError).toContain(`token ${REDACTED} is not valid`);
+    expect(JSON.stringify(status)).not.toContain(secret);
     await call(harness.executor, 'stopWorkflow', { name });
     await ended;
     // state changes report no failure: the run was stopped, no component failed it
