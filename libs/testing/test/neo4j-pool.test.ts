@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import neo4j from 'neo4j-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,15 +87,6 @@ describe('the Neo4j pool of a test run', () => {
     for (const server of afterDeath) expect(await nodes(server)).toBe(0);
     await Promise.all(afterDeath.map((server) => server.close()));
   }, 300_000);
-
-  it('a server of its own (own: true) is not the pool’s: its close stops it', async () => {
-    const own = await startNeo4j({ own: true });
-    const started = pool.started;
-    await own.close();
-    expect(pool.started).toBe(started);
-    expect(await listening(own)).toBe(false);
-    expect(existsSync(own.home)).toBe(false);
-  }, 180_000);
 
   it('close stops every server it started and refuses new loans', async () => {
     const borrowed = await startNeo4j();
