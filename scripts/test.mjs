@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// `npm test`: installs (when missing) and starts what the tests need, then runs the format check and
-// every project's lint, typecheck and test targets with the servers' and tools' locations in the
-// environment. Nothing needs doing by hand first, on a fresh machine or a second time.
+// `npm test`: installs (when missing) and starts what the tests need, then runs the format check, the lint and the
+// typecheck of the whole repository, every project's build and every project's test target, with the servers' and
+// tools' locations in the environment. Nothing needs doing by hand first, on a fresh machine or a second time.
 import { spawnSync } from 'node:child_process';
 import { ensureDeployTools } from './test-env/helm.mjs';
 import { ensureNats } from './test-env/nats.mjs';
@@ -37,6 +37,14 @@ for (const [name, value] of Object.entries(prepared)) log(`${name}=${value}`);
 const env = { ...process.env, ...prepared };
 const extra = process.argv.slice(2);
 step('npm', ['run', 'format:check'], env);
-step('npx', ['nx', 'run-many', '-t', 'lint', 'typecheck', 'test', '--output-style=stream-without-prefixes', ...extra], env);
+// The whole repository's lint and typecheck each in one process, not one a project: a project's lint or typecheck
+// spent most of its time starting and reading the shared declarations (lint 271 s and typecheck 120 s of task time for
+// 26 projects, against 59 s and 14 s whole). The lint runs before any test, as eslint walks the folders the executor's
+// tests write loom's state in.
+step('npm', ['run', 'lint'], env);
+step('npx', ['nx', 'run-many', '-t', 'build', '--output-style=stream-without-prefixes'], env);
+step('npx', ['tsc', '-p', 'tsconfig.typecheck.json'], env);
+// the builds and code generation the tests depend on are done: nx runs the test targets alone
+step('npx', ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes', ...extra], env);
 // the slow suites, visible in every run (a project whose tests nx took from its cache shows its last real run)
 log(`test wall time of each project, slowest first:\n${timesTable(testTimes())}`);
