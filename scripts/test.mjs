@@ -40,9 +40,9 @@ step('npm', ['run', 'format:check'], env);
 // The whole repository's lint and typecheck each in one process, not one a project: a project's lint or typecheck
 // spent most of its time starting and reading the shared declarations (lint 271 s and typecheck 120 s of task time for
 // 26 projects, against 59 s and 14 s whole). The lint runs before any test, as eslint walks the folders the executor's
-// tests write loom's state in.
-step('npm', ['run', 'lint'], env);
+// tests write loom's state in. Both read the generated contracts, and the typecheck the builds' declarations.
 step('npx', ['nx', 'run-many', '-t', 'build', '--output-style=stream-without-prefixes'], env);
+step('npm', ['run', 'lint'], env);
 step('npx', ['tsc', '-p', 'tsconfig.typecheck.json'], env);
 // the builds and code generation the tests depend on are done: nx runs the test targets alone
 step('npx', ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes', ...extra], env);
