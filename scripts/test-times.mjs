@@ -2,7 +2,7 @@
 // Each project's test wall time from its last vitest run (recorded by vitest.shared.ts in .loom/test-times), slowest
 // first, then the slowest test files across projects. `node scripts/test-times.mjs` prints the tables; `-- --write`
 // writes them into docs/test-times.md.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,32 @@ export function timesTable(times) {
     (time) => `| \`${time.package}\` | ${time.seconds.toFixed(1)} | ${time.files} | ${time.tests} | ${time.date.slice(0, 16).replace('T', ' ')} |`,
   );
   return ['| project | wall time (s) | files | tests | run (UTC) |', '|---|---:|---:|---:|---|', ...rows].join('\n');
+}
+
+/** The record of the last whole `npm test`: its wall time and each step's (written by scripts/test.mjs). */
+const RUN_FILE = join(root, '.loom', 'test-run.json');
+
+/** Records the whole run (scripts/test.mjs, at its end). */
+export function writeTestRun(run) {
+  mkdirSync(dirname(RUN_FILE), { recursive: true });
+  writeFileSync(RUN_FILE, `${JSON.stringify(run)}\n`);
+}
+
+/** The whole run's record as Markdown, or nothing when no whole run was recorded. */
+function runSection() {
+  if (!existsSync(RUN_FILE)) return '';
+  const run = JSON.parse(readFileSync(RUN_FILE, 'utf8'));
+  const steps = run.phases.map(({ phase, seconds }) => `| ${phase} | ${seconds.toFixed(1)} |`);
+  return `## The whole run
+
+The last \`npm test\` (${run.date.slice(0, 16).replace('T', ' ')} UTC) took **${run.seconds.toFixed(0)} s** from its start to
+the last test${run.projects ? '' : ' (some projects only)'} (a new machine builds its tools first: see the README's Tests):
+
+| step | wall time (s) |
+|---|---:|
+${steps.join('\n')}
+
+`;
 }
 
 /** How many of the slowest test files are listed. */
@@ -63,6 +89,8 @@ Each project's test run as vitest timed it (its Duration: start to end, files ru
 from the last \`npm test\` on a ${cpus().length}-core machine, slowest first. nx runs two projects at a time, so the
 whole of \`npm test\` takes less than their sum (${total.toFixed(0)} s here). Written by
 \`node scripts/test-times.mjs --write\` from \`.loom/test-times\`, which every vitest run fills.
+
+${runSection()}## Each project
 
 ${table}
 
