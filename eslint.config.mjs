@@ -203,7 +203,9 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true },
+      // typescript-eslint guesses a "single run" from CI=true and then takes twice the time with the project service
+      // (the whole repository's lint: 127 s with CI=true against 68 s without, on 2 cores): no guessing
+      parserOptions: { projectService: true, disallowAutomaticSingleRunInference: true },
     },
     plugins: { 'import-x': importX },
     settings: IMPORT_RESOLUTION,
