@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Lifecycle, ShutdownOnce } from '@loom/foundation';
+import { Wakeup } from './wakeup.js';
 
 /** The environment variable naming the nats-server binary the tests run (`npm test` builds one and sets it). */
 export const NATS_SERVER_ENV = 'LOOM_NATS_SERVER';
@@ -230,7 +231,7 @@ class ServerProcess {
   private readonly log: string[] = [];
   private port: number | undefined;
   private isReady = false;
-  private wake: (() => void) | undefined;
+  private readonly wakeup = new Wakeup();
   private ended: string | undefined;
   private readonly exited: Promise<void>;
 
@@ -241,18 +242,18 @@ class ServerProcess {
       const listening = LISTENING.exec(line);
       if (listening !== null) this.port = Number(listening[1]);
       if (line.endsWith('Server is ready')) this.isReady = true;
-      this.wake?.();
+      this.wakeup.wake();
     });
     this.exited = new Promise((resolve) => {
       child.once('error', (error) => {
         this.ended = `cannot run setpriv and nats-server: ${error.message}`;
         resolve();
-        this.wake?.();
+        this.wakeup.wake();
       });
       child.once('close', (code, signal) => {
         this.ended = `nats-server ended (${signal === null ? `exit code ${code}` : `signal ${signal}`})`;
         resolve();
-        this.wake?.();
+        this.wakeup.wake();
       });
     });
   }
@@ -265,14 +266,7 @@ class ServerProcess {
       if (this.ended !== undefined) throw new NatsServerStartError(`${this.ended} while starting`, this.log.join('\n'));
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new NatsServerStartError(`nats-server was not ready within ${timeoutMs / 1000} s`, this.log.join('\n'));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      await this.wakeup.wait(remaining);
     }
   }
 

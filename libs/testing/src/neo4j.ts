@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Wakeup } from './wakeup.js';
 
 /** A Neo4j server of the tests' own, on loopback, with an empty database `neo4j`. */
 export interface Neo4jTestServer {
@@ -178,18 +179,18 @@ function oneAtATime(): (run: () => Promise<void>) => Promise<void> {
 /** Lines as they arrive, taken one at a time: `next` waits for the next one, and fails once none can come or time ran out. */
 class LineQueue {
   private readonly lines: string[] = [];
-  private waiting: (() => void) | undefined;
+  private readonly wakeup = new Wakeup();
   private ended = false;
 
   push(line: string): void {
     this.lines.push(line);
-    this.waiting?.();
+    this.wakeup.wake();
   }
 
   /** No more lines will come: a `next` waiting, or called later with none left, fails. */
   end(): void {
     this.ended = true;
-    this.waiting?.();
+    this.wakeup.wake();
   }
 
   async next(timeoutMs: number, failure: (why: 'ended' | 'timed-out') => Error): Promise<string> {
@@ -200,14 +201,7 @@ class LineQueue {
       if (this.ended) throw failure('ended');
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw failure('timed-out');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.waiting = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.waiting = undefined;
+      await this.wakeup.wait(remaining);
     }
   }
 }
