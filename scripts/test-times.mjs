@@ -86,8 +86,8 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     const page = `# Test wall times
 
 Each project's test run as vitest timed it (its Duration: start to end, files run in parallel within the project),
-from the last \`npm test\` on a ${cpus().length}-core machine, slowest first. nx runs two projects at a time, so the
-whole of \`npm test\` takes less than their sum (${total.toFixed(0)} s here). Written by
+from the last \`npm test\` on a ${cpus().length}-core machine, slowest first. nx runs two projects at a time, so their sum
+(${total.toFixed(0)} s here) is not the run's time: that is under "The whole run". Written by
 \`node scripts/test-times.mjs --write\` from \`.loom/test-times\`, which every vitest run fills.
 
 ${runSection()}## Each project
