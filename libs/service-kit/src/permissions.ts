@@ -9,6 +9,7 @@ export const PERMISSIONS = [
   'invoke-skill',
   'administer',
   'query-graph',
+  'read-graph',
   'seal',
   'decrypt',
   'append-audit',
@@ -52,6 +53,8 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.Executor/PublishStream': 'operate',
   '/loom.v1.Executor/DryRun': 'operate',
   '/loom.v1.Executor/QueryGraph': 'query-graph',
+  '/loom.v1.Executor/ReadGraph': 'read-graph',
+  '/loom.v1.Executor/DescribeGraph': 'read',
 
   '/loom.v1.Secrets/DescribeStorage': 'read',
   '/loom.v1.Secrets/GetVariable': 'read-variables',
@@ -80,10 +83,10 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
 
 /** What each role of a person may do. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
-  viewer: ['read', 'query-graph'],
-  editor: ['read', 'query-graph', 'edit', 'read-variables'],
-  operator: ['read', 'query-graph', 'operate', 'invoke-skill'],
-  admin: ['read', 'query-graph', 'edit', 'read-variables', 'operate', 'invoke-skill', 'administer', 'reseal'],
+  viewer: ['read', 'query-graph', 'read-graph'],
+  editor: ['read', 'query-graph', 'read-graph', 'edit', 'read-variables'],
+  operator: ['read', 'query-graph', 'read-graph', 'operate', 'invoke-skill'],
+  admin: ['read', 'query-graph', 'read-graph', 'edit', 'read-variables', 'operate', 'invoke-skill', 'administer', 'reseal'],
 };
 
 /** The narrow rights of each service's own identity: what it calls on the others, nothing more. */

@@ -8,7 +8,7 @@ import {
   type WatchRunRequest,
   type WatchRunResponse,
 } from '@loom/contracts';
-import { catalogFor, FailedPreconditionError, NotFoundError, resourceCatalog, ValidationError } from '@loom/domain';
+import { catalogFor, FailedPreconditionError, NotFoundError, NotImplementedError, resourceCatalog, ValidationError } from '@loom/domain';
 import { componentDefinitionToProto, resourceDefinitionToProto, workflowFromProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
@@ -118,6 +118,10 @@ export function executorImplementation(
       }
       return graphSso.handle(request);
     },
+
+    // the handlers come with the next commit: this one fixes the contract for the clients being written against it
+    readGraph: () => Promise.reject(new NotImplementedError('ReadGraph')),
+    describeGraph: () => Promise.reject(new NotImplementedError('DescribeGraph')),
 
     listComponentDefinitions() {
       return Promise.resolve({

@@ -125,6 +125,8 @@ export class FakeExecutor {
       watchRun: '',
       listComponentDefinitions: 'not faked',
       queryGraph: 'not faked',
+      readGraph: 'not faked',
+      describeGraph: 'not faked',
     });
     return {
       ...refuse,
