@@ -1,16 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import {
-  type handleBidiStreamingCall,
-  Server,
-  ServerCredentials,
-  type ServerDuplexStream,
-  type ServerInterceptor,
-  type ServiceDefinition,
-  status,
-} from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
 import { descriptorSetPath } from '@loom/contracts';
 import { Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type Authenticator } from './auth.js';
@@ -18,6 +6,7 @@ import { MAX_MESSAGE_BYTES } from './client.js';
 import { type ErrorSink } from './errors.js';
 import { adaptImplementation, type AsyncImplementation, type ServiceDefinitionLike } from './handlers.js';
 import { healthDefinition, HealthService } from './health.js';
+import { HEALTH_SERVICE, REFLECTION_SERVICES, reflectionDefinitions, reflectionHandler } from './reflection.js';
 
 /** Life cycle of a server; a stopped server cannot be restarted. */
 export type ServerState = 'starting' | 'running' | 'stopping' | 'stopped';
@@ -114,7 +103,9 @@ export class LoomServer {
   /** Binds the port (0 picks a free one), starts reflection and reports every service SERVING. */
   async listen(host: string, port: number): Promise<number> {
     if (!this.lifecycle.is('starting')) throw new ServerStateError(`cannot listen in state ${this.lifecycle.state}`);
-    addLazyReflection(this.server, [...this.serviceNames]);
+    const listed = [...this.serviceNames, HEALTH_SERVICE, ...REFLECTION_SERVICES];
+    const reflection = reflectionHandler(descriptorSetPath, listed, this.options.logger);
+    for (const { definition } of reflectionDefinitions()) this.server.addService(definition, this.adapt(definition, { ServerReflectionInfo: reflection }));
     const credentials = this.options.credentials ?? ServerCredentials.createInsecure();
     this.boundPort = await new Promise<number>((resolve, reject) => {
       this.server.bindAsync(`${host}:${port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
@@ -158,64 +149,5 @@ export class ServerStateError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ServerStateError';
-  }
-}
-
-/** The reflection services' files in @grpc/reflection (v1, and v1alpha for older clients). */
-const REFLECTION_PROTOS = ['grpc/reflection/v1/reflection.proto', 'grpc/reflection/v1alpha/reflection.proto'];
-// the options @grpc/reflection loads these files with (its PROTO_LOADER_OPTS): the messages must
-// have the shape its handlers expect
-const REFLECTION_LOADER_OPTIONS = { longs: String, enums: String, bytes: Array, defaults: true, oneofs: true };
-
-/**
- * Serves grpc.reflection for `services`, with @grpc/reflection's own handlers built on the first
- * reflection call: indexing loom's descriptor set takes about 150 ms (and loading the package
- * 75 ms more), which every start paid while few servers are ever asked.
- */
-function addLazyReflection(server: Server, services: readonly string[]): void {
-  const protoRoot = join(dirname(createRequire(import.meta.url).resolve('@grpc/reflection')), '..', 'proto');
-  let handlers: Promise<Map<string, handleBidiStreamingCall<unknown, unknown>>> | undefined;
-  const build = async (): Promise<Map<string, handleBidiStreamingCall<unknown, unknown>>> => {
-    const [{ ReflectionService }, { loadFileDescriptorSetFromBuffer }] = await Promise.all([import('@grpc/reflection'), import('@grpc/proto-loader')]);
-    const captured = new Map<string, handleBidiStreamingCall<unknown, unknown>>();
-    // addToServer hands its services to whatever server it is given: this one keeps their handlers by path
-    const capturing = {
-      addService(definition: ServiceDefinition, implementation: Record<string, handleBidiStreamingCall<unknown, unknown>>): void {
-        for (const [name, method] of Object.entries(definition)) {
-          const handler = implementation[name];
-          if (handler !== undefined) captured.set(method.path, handler);
-        }
-      },
-    };
-    new ReflectionService(loadFileDescriptorSetFromBuffer(readFileSync(descriptorSetPath)), { services: [...services] }).addToServer(capturing);
-    return captured;
-  };
-  for (const proto of REFLECTION_PROTOS) {
-    const definitions = loadSync(proto, { ...REFLECTION_LOADER_OPTIONS, includeDirs: [protoRoot] });
-    for (const definition of Object.values(definitions)) {
-      if (!('ServerReflectionInfo' in definition)) continue;
-      const service = definition as unknown as ServiceDefinition;
-      const path = (service.ServerReflectionInfo as { path: string }).path;
-      server.addService(service, {
-        ServerReflectionInfo: (stream: ServerDuplexStream<unknown, unknown>) => {
-          handlers ??= build();
-          handlers.then(
-            (built) => {
-              const handler = built.get(path);
-              if (handler === undefined) stream.emit('error', { code: status.UNIMPLEMENTED, details: `no reflection handler for ${path}` });
-              else handler(stream);
-            },
-            (error: unknown) => {
-              // a failed build is not kept: the next reflection call tries again
-              handlers = undefined;
-              stream.emit('error', {
-                code: status.INTERNAL,
-                details: `server reflection is unavailable: ${error instanceof Error ? error.message : String(error)}`,
-              });
-            },
-          );
-        },
-      });
-    }
   }
 }
