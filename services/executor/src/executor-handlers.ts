@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { graphSsoSettings } from '@loom/config';
 import {
   type ComponentStatus,
@@ -8,7 +7,7 @@ import {
   type WatchRunRequest,
   type WatchRunResponse,
 } from '@loom/contracts';
-import { catalogFor, FailedPreconditionError, NotFoundError, NotImplementedError, resourceCatalog, ValidationError } from '@loom/domain';
+import { catalogFor, FailedPreconditionError, NotFoundError, resourceCatalog, ValidationError } from '@loom/domain';
 import { componentDefinitionToProto, resourceDefinitionToProto, workflowFromProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
@@ -19,8 +18,9 @@ import { clusterState, componentTotals, executorRunToProto, WORKFLOW_STATES as S
 import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, Executor, MAX_PENDING_RUN_EVENTS } from './executor.service.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
+import { GraphReads } from './graph-reads.js';
 import { openMessaging } from './messaging-mode.js';
-import { checkBatchSize, publishBatch } from './publishing.js';
+import { publishHandlers } from './publish-handlers.js';
 import { redactedFailure } from './redacted-failure.js';
 import { type ComponentError } from './runtime/component-error.js';
 import { type RunEvent, type WorkflowRun } from './runtime/workflow-run.js';
@@ -43,6 +43,7 @@ export function executorImplementation(
   logger: ErrorSink,
   graphSso?: GraphSsoQuery,
 ): AsyncImplementation<typeof ExecutorService> {
+  const graphReads = new GraphReads({ stores: executor.graphs, graphResource: (workflow, resource) => executor.graphResource(workflow, resource) });
   return {
     async startWorkflow(request) {
       const run = await executor.start(request.name);
@@ -61,45 +62,7 @@ export function executorImplementation(
       return redactedStatus(await workflowStatus(executor, request.name), executor.redactor);
     },
 
-    async publishMessage(request, context) {
-      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
-      if (request.body === undefined) throw ValidationError.of('body', 'is required: a JSON object', 'MISSING_FIELD');
-      const run = executor.run(request.workflowName);
-      const clientId = request.messageId !== '';
-      const messageId = clientId ? request.messageId : randomUUID();
-      // the context itself: its signal (an AbortController) is made only if the message must wait for room
-      const outcome = await run.publish(request.inlet, { id: messageId, body: request.body, headers: { ...request.headers } }, context, clientId);
-      return { messageId, duplicate: outcome === 'duplicate' };
-    },
-
-    async publishMessages(request, context) {
-      if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
-      checkBatchSize(request.messages, 'messages');
-      const run = executor.run(request.workflowName);
-      run.checkInlet(request.inlet);
-      return { results: await publishBatch(run, request.inlet, request.messages, context.signal, 'messages', logger) };
-    },
-
-    async publishStream(requests, send, context) {
-      let run: WorkflowRun | undefined;
-      let inlet = '';
-      let index = 0;
-      // one request at a time: the next is read only once this one's messages were accepted, so a
-      // full workflow stops the reads and HTTP/2 flow control slows the sender down
-      for await (const request of requests) {
-        const field = `requests[${index}]`;
-        if (run === undefined || (request.workflowName !== '' && request.workflowName !== run.workflow.name)) {
-          if (request.workflowName === '') throw ValidationError.of(`${field}.workflow_name`, 'is required in the first request', 'MISSING_FIELD');
-          run = executor.run(request.workflowName);
-        }
-        if (request.inlet !== '') inlet = request.inlet;
-        if (inlet === '') throw ValidationError.of(`${field}.inlet`, 'is required in the first request', 'MISSING_FIELD');
-        run.checkInlet(inlet);
-        checkBatchSize(request.messages, `${field}.messages`);
-        await send({ results: await publishBatch(run, inlet, request.messages, context.signal, `${field}.messages`, logger) });
-        index++;
-      }
-    },
+    ...publishHandlers(executor, logger),
 
     async dryRun(request) {
       if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
@@ -119,9 +82,8 @@ export function executorImplementation(
       return graphSso.handle(request);
     },
 
-    // the handlers come with the next commit: this one fixes the contract for the clients being written against it
-    readGraph: () => Promise.reject(new NotImplementedError('ReadGraph')),
-    describeGraph: () => Promise.reject(new NotImplementedError('DescribeGraph')),
+    readGraph: (request, context) => graphReads.read(request, context.signal),
+    describeGraph: () => graphReads.describe(),
 
     listComponentDefinitions() {
       return Promise.resolve({

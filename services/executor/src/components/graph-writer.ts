@@ -14,7 +14,7 @@ import {
 import { type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { TELEMETRY_SCOPE } from '@loom/telemetry';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
-import { spanContextOf } from '../runtime/tracing.js';
+import { spanContextOf, spanNameOf } from '../runtime/tracing.js';
 import { type GraphStores } from './graph-stores.js';
 
 /** The body field that receives a statement's records when `stream_records` is off. */
@@ -127,7 +127,7 @@ class GraphWriter implements Processor {
       const linked = spanContextOf(message);
       return linked === undefined ? [] : [{ context: linked }];
     });
-    const span = this.tracer.startSpan(`graph batch ${this.context.name}`, {
+    const span = this.tracer.startSpan(`graph batch ${spanNameOf(this.context.name)}`, {
       kind: SpanKind.CLIENT,
       links,
       attributes: { 'loom.workflow.name': this.context.workflowName, 'loom.component.name': this.context.name, 'loom.batch.size': batch.length },

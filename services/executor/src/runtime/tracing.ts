@@ -13,6 +13,7 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
+import { parseStoredName } from '@loom/domain';
 import { TELEMETRY_SCOPE } from '@loom/telemetry';
 import { type LoomMessage } from './component.js';
 
@@ -28,6 +29,14 @@ export const ATTR_RUN_ID = 'loom.run.id';
 export const ATTR_COMPONENT_NAME = 'loom.component.name';
 export const ATTR_MESSAGE_ID = 'loom.message.id';
 export const ATTR_MESSAGE_RETRIES = 'loom.message.retries';
+
+/**
+ * What a span is named after for an instance name `<name>_<uuid>` (a workflow's, a component's): the plain name a
+ * person wrote, so that a trace reads `process Clean up`; the full name, uuid and all, stays in the span's attributes.
+ */
+export function spanNameOf(instanceName: string): string {
+  return parseStoredName(instanceName)?.base ?? instanceName;
+}
 
 const headerGetter: TextMapGetter<Readonly<Record<string, string>>> = {
   keys: (carrier) => Object.keys(carrier),
@@ -73,12 +82,14 @@ export interface BatchSpans {
  * (and past the workflow, through the enricher's HTTP calls). A message that arrives with a sampled
  * `traceparent` (webhook request, PublishMessage headers) continues the caller's trace and links to
  * the run; one a source makes itself is traced with probability `messageSamplingRatio`, as a child
- * of the run span, and only when the run itself is sampled.
+ * of the run span, and only when the run itself is sampled. Spans are named after the plain names
+ * (`workflow Article pipeline`, `process Clean up`); their attributes keep the names with the uuid.
  */
 export class RunTracing {
   private readonly runSpan: Span;
   private readonly runContext: Context;
   private readonly runLink: Link;
+  private readonly spanNames = new Map<string, string>();
 
   constructor(
     private readonly workflowName: string,
@@ -87,7 +98,7 @@ export class RunTracing {
     private readonly tracer: Tracer = trace.getTracer(TELEMETRY_SCOPE),
   ) {
     const starter = trace.getSpanContext(context.active());
-    this.runSpan = tracer.startSpan(`workflow ${workflowName}`, {
+    this.runSpan = tracer.startSpan(`workflow ${spanNameOf(workflowName)}`, {
       root: true,
       kind: SpanKind.INTERNAL,
       attributes: { [ATTR_WORKFLOW_NAME]: workflowName, [ATTR_RUN_ID]: runId },
@@ -120,7 +131,7 @@ export class RunTracing {
       parent = this.runContext;
     }
     const span = this.tracer.startSpan(
-      `emit ${component}`,
+      `emit ${this.spanName(component)}`,
       { kind: SpanKind.PRODUCER, attributes: this.attributes(component, message), ...(links === undefined ? {} : { links }) },
       parent,
     );
@@ -133,9 +144,19 @@ export class RunTracing {
     const spans = batch.map((message) => {
       if (!isTraced(message)) return undefined;
       const parent = propagation.extract(ROOT_CONTEXT, message.headers, headerGetter);
-      return this.tracer.startSpan(`process ${component}`, { kind: SpanKind.CONSUMER, attributes: this.attributes(component, message) }, parent);
+      return this.tracer.startSpan(`process ${this.spanName(component)}`, { kind: SpanKind.CONSUMER, attributes: this.attributes(component, message) }, parent);
     });
     return { batch: batch.map((message, index) => (spans[index] === undefined ? message : carrying(message, spans[index]))), spans };
+  }
+
+  /** A component's span name part, worked out once per component. */
+  private spanName(component: string): string {
+    let name = this.spanNames.get(component);
+    if (name === undefined) {
+      name = spanNameOf(component);
+      this.spanNames.set(component, name);
+    }
+    return name;
   }
 
   private attributes(component: string, message: LoomMessage): Record<string, string> {
