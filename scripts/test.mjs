@@ -3,6 +3,7 @@
 // typecheck of the whole repository, every project's build and every project's test target, with the servers' and
 // tools' locations in the environment. Nothing needs doing by hand first, on a fresh machine or a second time.
 import { spawn } from 'node:child_process';
+import { ensureGrpcTools } from './test-env/grpcurl.mjs';
 import { ensureDeployTools } from './test-env/helm.mjs';
 import { ensureNats } from './test-env/nats.mjs';
 import { ensureNeo4j } from './test-env/neo4j.mjs';
@@ -14,6 +15,7 @@ async function prepare() {
   const env = {};
   Object.assign(env, await ensurePostgres());
   Object.assign(env, await ensureDeployTools());
+  Object.assign(env, await ensureGrpcTools());
   Object.assign(env, await ensureNeo4j());
   Object.assign(env, await ensureNats());
   return env;
