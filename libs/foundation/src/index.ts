@@ -1,10 +1,12 @@
 export * from './atomic-file.js';
 export * from './backoff.js';
 export * from './errors.js';
+export { closestName, editDistance } from './closest-name.js';
 export { formatJsonPath, appendJsonPath } from './json-path.js';
 export { parseJsonText, findJsonSyntaxProblem, type JsonSyntaxProblem } from './json-text.js';
 export * from './keyed-lock.js';
 export * from './lifecycle.js';
+export { type ListenAddress, ListenError } from './listen-error.js';
 export * from './shutdown-once.js';
 export * from './stream-channel.js';
 export * from './with-resolvers.js';

@@ -1,6 +1,8 @@
-import { parseArgs } from 'node:util';
+import { format, parseArgs } from 'node:util';
+import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
 import { ConfigError, loadConfig, type LoomConfig } from '@loom/config';
-import { createLogger, type Logger, redactor, startTelemetry } from '@loom/telemetry';
+import { ListenError } from '@loom/foundation';
+import { createLogger, type Logger, PrometheusStartError, redactor, startTelemetry, type Telemetry } from '@loom/telemetry';
 import { EXIT_USAGE } from './exit-codes.js';
 import { describeStartupError } from './startup-error.js';
 import { type RunningServices, startServices } from './run-services.js';
@@ -53,16 +55,20 @@ export async function startServeProcess(modules: readonly ServiceModule[], optio
     ...(options.logDestination === undefined ? {} : { destination: options.logDestination }),
   });
   logStartupDecisions(config, logger);
+  const register = options.registerTelemetry ?? true;
+  // a process of its own: grpc-js's console lines (a bind failure's among them) join its log, not its standard error
+  if (register) setGrpcLogger(grpcLogger(logger));
   const telemetry = startTelemetry({
     serviceName: config.telemetry.serviceName,
     samplingRatio: config.telemetry.sampling.ratio,
     prometheusPort: config.telemetry.prometheus.port,
     redactor,
-    register: options.registerTelemetry ?? true,
+    register,
     ...(config.telemetry.otlp.endpoint === undefined ? {} : { otlpEndpoint: config.telemetry.otlp.endpoint }),
   });
   let running: RunningServices;
   try {
+    await prometheusListening(telemetry, config);
     running = await startServices({ config, modules, logger, redactor });
   } catch (error) {
     await telemetry.shutdown();
@@ -91,6 +97,19 @@ export async function startServeProcess(modules: readonly ServiceModule[], optio
   };
 }
 
+/**
+ * Resolves once the Prometheus endpoint listens (at once when it is off); throws ListenError naming
+ * loom.telemetry.prometheus.port when it cannot, so that a start never logs a scrape URL nothing serves.
+ */
+async function prometheusListening(telemetry: Telemetry, config: LoomConfig): Promise<void> {
+  try {
+    await telemetry.ready;
+  } catch (error) {
+    if (!(error instanceof PrometheusStartError)) throw error;
+    throw new ListenError({ host: error.host, port: config.telemetry.prometheus.port, portSetting: 'loom.telemetry.prometheus.port' }, error.cause);
+  }
+}
+
 /** Resolves with the first of SHUTDOWN_SIGNALS this process receives; only a program's main should listen for them. */
 export function shutdownSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -108,6 +127,16 @@ export async function serveProcess(modules: readonly ServiceModule[], options: S
   const serving = await startServeProcess(modules, options);
   const signal = await stopSignal;
   await serving.stop({ signal });
+}
+
+/** grpc-js's logger as lines of `logger` (grpc-js writes `E …` to standard error by default). */
+function grpcLogger(logger: Logger): Partial<Console> {
+  const grpc = logger.child({ component: 'grpc-js' });
+  return {
+    error: (...args: unknown[]) => grpc.error(format(...args)),
+    info: (...args: unknown[]) => grpc.info(format(...args)),
+    debug: (...args: unknown[]) => grpc.debug(format(...args)),
+  };
 }
 
 function logStartupDecisions(config: LoomConfig, logger: Logger): void {

@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { type LoomConfig, type ServiceName, serviceNames, type TlsConfig, tlsFiles } from '@loom/config';
+import { ListenError } from '@loom/foundation';
 import { type Logger, type SecretRedactor, redactor as defaultRedactor } from '@loom/telemetry';
 import { clientTracingInterceptor, rpcMetricsInterceptor, serverTracingInterceptor } from '@loom/telemetry/grpc';
 import { metrics } from '@opentelemetry/api';
 import { Authenticator, type Refusal } from './auth.js';
 import { signInOf } from './credentials.js';
 import { refusalAudit } from './refusal-audit.js';
-import { LoomServer } from './server.js';
+import { LoomServer, ServerStateError } from './server.js';
 import { ServiceClients } from './service-clients.js';
 import { configSlice, type ServiceInstance, type ServiceModule } from './service-module.js';
 
@@ -72,7 +73,11 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
       instances.push(instance);
       instance.addToServer(server);
     }
-    const port = await server.listen(config.server.host, config.server.port);
+    const { host, port: requested } = config.server;
+    const port = await server.listen(host, requested).catch((error: unknown) => {
+      if (error instanceof ServerStateError) throw error;
+      throw new ListenError({ host, port: requested, portSetting: 'server.port', hostSetting: 'server.host' }, error);
+    });
     return {
       port,
       server,

@@ -25,6 +25,8 @@ export class PrometheusStartError extends Error {
 
   constructor(
     readonly url: string,
+    /** The host it was to listen on. */
+    readonly host: string,
     options: { cause: unknown },
   ) {
     super(`Prometheus endpoint ${url} could not start`, options);

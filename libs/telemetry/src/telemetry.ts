@@ -90,7 +90,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     prometheusUrl = url;
     // the exporter starts listening in its constructor; startServer() returns that same attempt
     ready = prometheus.startServer().catch((error: unknown) => {
-      throw new PrometheusStartError(url, { cause: error });
+      throw new PrometheusStartError(url, host, { cause: error });
     });
     // the failure stays observable through `ready`, but must not crash a process that never awaits it
     ready.catch(() => undefined);

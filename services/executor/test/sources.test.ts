@@ -412,10 +412,23 @@ describe('webhook', () => {
     const second = await webhookFactory('127.0.0.1', OPEN).create(context);
     const failure = second.start(() => Promise.resolve());
     await expect(failure).rejects.toBeInstanceOf(WebhookListenError);
-    await expect(failure).rejects.toThrow(`hook_2.options.port: port ${source.port} is already in use`);
-    await expect(failure).rejects.toMatchObject({ kind: 'failed-precondition', port: source.port, code: 'EADDRINUSE' });
+    await expect(failure).rejects.toThrow(`hook_2.options.port ${source.port} is in use (EADDRINUSE): set hook_2.options.port to a free port`);
+    await expect(failure).rejects.toMatchObject({ kind: 'failed-precondition', port: source.port, code: 'EADDRINUSE', setting: 'hook_2.options.port' });
     // the first one still serves
     expect((await fetch(`http://127.0.0.1:${source.port}/hooks/in`, { method: 'POST', body: '{}' })).status).toBe(202);
+  });
+
+  it('fails to start on an address this machine does not have, naming its host option, or server.host without one', async () => {
+    // 192.0.2.0/24 is TEST-NET-1: never an address of this machine
+    const onOption = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/', host: '192.0.2.1', authentication: 'none' }, 'hook_far').context;
+    const failure = (await webhookFactory('127.0.0.1', OPEN).create(onOption)).start(() => Promise.resolve());
+    await expect(failure).rejects.toThrow(
+      /^hook_far\.options\.host: 192\.0\.2\.1 is not an address of this machine \(EADDRNOTAVAIL\): set hook_far\.options\.host to/,
+    );
+
+    const inherited = contextFor(COMPONENT_KINDS.WEBHOOK, { port: 0, path: '/', authentication: 'none' }, 'hook_inherited').context;
+    const fromServer = (await webhookFactory('192.0.2.1', OPEN).create(inherited)).start(() => Promise.resolve());
+    await expect(fromServer).rejects.toMatchObject({ setting: 'server.host', code: 'EADDRNOTAVAIL' });
   });
 
   it('stops promptly despite a kept-alive connection, and then refuses connections', async () => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { FailedPreconditionError, LoomError, ValidationError } from '@loom/domain';
-import { IllegalTransitionError, Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
+import { LoomError, ValidationError } from '@loom/domain';
+import { IllegalTransitionError, type ListenAddress, ListenError, Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type ComponentContext, type ComponentFactory, type Emit, type Source } from '../runtime/component.js';
 import { TRACE_HEADERS } from '../runtime/tracing.js';
 import {
@@ -33,17 +33,17 @@ const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application
 /** Request headers with this prefix become message headers (lower-cased, prefix kept). */
 export const WEBHOOK_HEADER_PREFIX = 'x-loom-';
 
-/** A webhook could not listen on its port. */
-export class WebhookListenError extends FailedPreconditionError {
-  constructor(
-    /** `<instance>.options.port`. */
-    readonly option: string,
-    readonly port: number,
-    readonly code: string,
-    readonly host: string,
-    options?: { cause?: unknown },
-  ) {
-    super(code === 'EADDRINUSE' ? `${option}: port ${port} is already in use` : `${option}: cannot listen on ${host}:${port} (${code})`, options);
+/**
+ * A webhook could not listen on its port: `hook.options.port 8101 is in use (EADDRINUSE): set hook.options.port to a
+ * free port` (its host option, or `server.host` when it has none, for an address this machine does not have).
+ */
+export class WebhookListenError extends ListenError {
+  /** `<instance>.options.port`. */
+  readonly option: string;
+
+  constructor(address: ListenAddress, cause: unknown) {
+    super(address, cause);
+    this.option = address.portSetting;
   }
 }
 
@@ -73,7 +73,8 @@ function webhookSource(context: ComponentContext, serverHost: string, security: 
   const host = context.options.optionalString('host')?.trim();
   if (host === '') throw ValidationError.of(`${context.name}.options.host`, 'must be an address to listen on, or left out', 'INVALID_VALUE');
   const authentication = webhookAuthentication(context, security);
-  return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`, host ?? serverHost, authentication, webhookTls(security));
+  const [listenHost, hostSetting] = host === undefined ? [serverHost, 'server.host'] : [host, `${context.name}.options.host`];
+  return new WebhookSource(context, port, path.startsWith('/') ? path : `/${path}`, listenHost, hostSetting, authentication, webhookTls(security));
 }
 
 /** Life cycle of a webhook: listening once started; a stopped webhook does not start again. */
@@ -100,6 +101,8 @@ export class WebhookSource implements Source {
     private readonly path: string,
     /** The address it listens on. */
     readonly host: string,
+    /** The setting that chose `host`: its host option, or `server.host`. */
+    private readonly hostSetting: string,
     private readonly authentication: WebhookAuthentication,
     /** The certificate and key of HTTPS; plain HTTP without them. */
     private readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined,
@@ -125,8 +128,8 @@ export class WebhookSource implements Source {
     server.on('checkContinue', handle);
     await new Promise<void>((resolve, reject) => {
       const failed = (error: NodeJS.ErrnoException): void => {
-        const option = `${this.context.name}.options.port`;
-        reject(new WebhookListenError(option, this.requestedPort, error.code ?? error.message, this.host, { cause: error }));
+        const settings = { portSetting: `${this.context.name}.options.port`, hostSetting: this.hostSetting };
+        reject(new WebhookListenError({ ...settings, host: this.host, port: this.requestedPort }, error));
       };
       server.once('error', failed);
       server.listen({ port: this.requestedPort, host: this.host }, () => {
