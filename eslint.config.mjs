@@ -41,7 +41,7 @@ export function workspacePackages() {
       .filter((entry) => entry.isDirectory() && existsSync(join(root, parent, entry.name, 'package.json')))
       .map((entry) => `${parent}/${entry.name}`),
   );
-  return [...folders, 'deploy'].map((folder) => ({ folder, name: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')).name }));
+  return [...folders, 'deploy', 'clients'].map((folder) => ({ folder, name: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')).name }));
 }
 
 /**
@@ -73,6 +73,7 @@ export const FLOORS = [
   },
   { name: 'binary', packages: ['@loom/cli'] },
   { name: 'deployment', packages: ['@loom/deploy'] },
+  { name: 'clients', packages: ['@loom/clients'] },
 ];
 
 /**

@@ -3,6 +3,7 @@
 // typecheck of the whole repository, every project's build and every project's test target, with the servers' and
 // tools' locations in the environment. Nothing needs doing by hand first, on a fresh machine or a second time.
 import { spawn } from 'node:child_process';
+import { ensureClients } from './test-env/clients.mjs';
 import { ensureGrpcTools } from './test-env/grpcurl.mjs';
 import { ensureDeployTools } from './test-env/helm.mjs';
 import { ensureNats } from './test-env/nats.mjs';
@@ -18,6 +19,7 @@ async function prepare() {
   Object.assign(env, await ensureGrpcTools());
   Object.assign(env, await ensureNeo4j());
   Object.assign(env, await ensureNats());
+  Object.assign(env, await ensureClients());
   return env;
 }
 
