@@ -1,9 +1,10 @@
+import { ListenError } from '@loom/foundation';
 import { createLogger, type Logger, startTelemetry } from '@loom/telemetry';
 import { type Tracer } from '@opentelemetry/api';
 import { SkillSettingsError } from './errors.js';
 import { type SkillModule } from './skill-module.js';
 import { SkillServer } from './skill-server.js';
-import { type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';
+import { SKILL_SETTING_VARIABLES, type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';
 
 /** What `serveSkills` runs and how. */
 export interface ServeSkillsOptions {
@@ -11,6 +12,8 @@ export interface ServeSkillsOptions {
   readonly logger: Logger;
   /** The port of each module; undefined: `settings.port` (SERVER_PORT) when it serves one module alone, else the module's host port. */
   readonly portOf?: (module: SkillModule) => number | undefined;
+  /** The setting that chose a module's port, named when it cannot listen there; default SERVER_PORT. */
+  readonly portSettingOf?: (module: SkillModule) => string;
   readonly tracer?: Tracer;
 }
 
@@ -33,16 +36,22 @@ export async function serveSkills(modules: readonly SkillModule[], options: Serv
     for (const module of modules) {
       const moduleLogger = logger.child({ skill: module.name });
       const definition = await module.create({ settings, logger: moduleLogger });
+      const port = options.portOf?.(module) ?? (modules.length === 1 ? settings.port : undefined) ?? module.hostPort;
       const server = new SkillServer(definition, {
         host: settings.host,
-        port: options.portOf?.(module) ?? (modules.length === 1 ? settings.port : undefined) ?? module.hostPort,
+        port,
         limits: settings.limits,
         shutdownDeadlineMs: settings.shutdownDeadlineMs,
         logger: moduleLogger,
         ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
       });
+      // a server that fails to start has released what it held, and is not stopped again with the others
+      await server.start().catch((error: unknown) => {
+        if (!isListenFailure(error)) throw error;
+        const portSetting = options.portSettingOf?.(module) ?? SKILL_SETTING_VARIABLES.port;
+        throw new ListenError({ host: settings.host, port, portSetting, hostSetting: SKILL_SETTING_VARIABLES.host }, error);
+      });
       servers.set(module.name, server);
-      await server.start();
     }
   } catch (error) {
     await stopAll();
@@ -56,6 +65,11 @@ export async function serveSkills(modules: readonly SkillModule[], options: Serv
       return stopping;
     },
   };
+}
+
+/** True for an error of the operating system's listen (`listen EADDRINUSE: …`, with its code). */
+function isListenFailure(error: unknown): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).syscall === 'listen';
 }
 
 /** Waits for SIGTERM or SIGINT. */
@@ -84,6 +98,7 @@ export async function runSkills(modules: readonly SkillModule[], options: RunSki
       logger,
       ...(telemetry === undefined ? {} : { tracer: telemetry.tracer }),
       ...(options.portOf === undefined ? {} : { portOf: options.portOf }),
+      ...(options.portSettingOf === undefined ? {} : { portSettingOf: options.portSettingOf }),
     });
     options.onListening?.(running);
     const signal = await shutdownSignal();
@@ -100,6 +115,8 @@ export interface RunSkillsOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly settings?: SkillSettings;
   readonly portOf?: (module: SkillModule) => number | undefined;
+  /** The setting that chose a module's port (ServeSkillsOptions.portSettingOf). */
+  readonly portSettingOf?: (module: SkillModule) => string;
   /** Start this process's telemetry (default true); false when another part of the process has. */
   readonly startTelemetry?: boolean;
   /** Called once every server listens, with the skills running. */

@@ -52,6 +52,14 @@ describe('a port loom cannot bind', () => {
     await expect(failure).rejects.toMatchObject({ name: 'ListenError', kind: 'failed-precondition', setting: 'server.port', port: taken });
   });
 
+  it('stops `loom serve --with-skills` and `loom skills serve` when a skill port is taken, naming the flag', async () => {
+    const beside = startLoom(['--services', 'audit', '--with-skills', 'web-data', '--skill-port', `web-data=${taken}`]);
+    await expect(beside).rejects.toThrow(`--skill-port web-data ${taken} is in use (EADDRINUSE): set --skill-port web-data to a free port`);
+
+    const alone = await runCli(['skills', 'serve', '--only', 'web-data,pdf', '--port', `web-data=${taken}`, '--port', 'pdf=0']);
+    expect(alone).toMatchObject({ status: 1, stderr: `loom: --port web-data ${taken} is in use (EADDRINUSE): set --port web-data to a free port\n` });
+  });
+
   it("fails a workflow's start when its webhook's port is taken, naming the component's port option", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'loom-listen-')), 'hook.workflow.yaml');
     writeFileSync(

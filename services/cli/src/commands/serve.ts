@@ -65,7 +65,12 @@ export async function startServe(options: ServeOptions, environment: ServeEnviro
     ...(environment.logDestination === undefined ? {} : { destination: environment.logDestination }),
   });
   // the skills use loom's tracer: the process's telemetry is loom's
-  const running = await startSkillModules(skills, { settings, logger, portOf: (module) => ports.get(module.name) ?? module.hostPort });
+  const running = await startSkillModules(skills, {
+    settings,
+    logger,
+    portOf: (module) => ports.get(module.name) ?? module.hostPort,
+    portSettingOf: (module) => `--skill-port ${module.name}`,
+  });
   const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.register[name] !== undefined);
   let loom;
   try {

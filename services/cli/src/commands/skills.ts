@@ -69,7 +69,11 @@ export function addSkillsCommands(program: Command): void {
       const modules = selectSkills(options.only);
       const ports = parsePorts(options.port);
       // a skill alone (`--only annotation`, as in its container) listens on SERVER_PORT when set
-      await serveSkillModules(modules, { env: cliIo().env, portOf: (module) => ports.get(module.name) });
+      await serveSkillModules(modules, {
+        env: cliIo().env,
+        portOf: (module) => ports.get(module.name),
+        portSettingOf: (module) => (modules.length === 1 && !ports.has(module.name) ? 'SERVER_PORT' : `--port ${module.name}`),
+      });
     });
 }
 
