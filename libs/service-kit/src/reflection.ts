@@ -35,8 +35,14 @@ export interface ReflectionResponse {
 }
 
 /**
+ * The files of the error details loom's statuses carry (a google.rpc.Status in `grpc-status-details-bin` holding
+ * google.rpc.BadRequest): served with the services' files, so that a client resolves the details' Any types.
+ */
+export const ERROR_DETAIL_FILES = ['google/rpc/status.proto', 'google/rpc/error_details.proto'] as const;
+
+/**
  * The files of a descriptor set that describe `services` (each service's file and everything it imports,
- * transitively), indexed by file name, by every symbol they declare and by extension, each file kept serialized
+ * transitively) and ERROR_DETAIL_FILES, indexed by file name, by every symbol they declare and by extension, each file kept serialized
  * as the reflection protocol sends it.
  */
 export class DescriptorIndex {
@@ -53,7 +59,7 @@ export class DescriptorIndex {
     const byName = new Map(all.map((file) => [file.name, file]));
     const declaring = new Map<string, FileDescriptorProto>();
     for (const file of all) for (const service of file.service) declaring.set(qualify(file.package, service.name), file);
-    const pending = services.flatMap((service) => declaring.get(service) ?? []);
+    const pending = [...services.flatMap((service) => declaring.get(service) ?? []), ...ERROR_DETAIL_FILES.flatMap((name) => byName.get(name) ?? [])];
     for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
       if (this.files.has(file.name)) continue;
       this.files.set(file.name, { proto: file, bytes: serialize(file) });

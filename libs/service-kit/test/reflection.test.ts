@@ -103,7 +103,7 @@ describe('server reflection', () => {
     expect(files(await ask({ file_by_filename: 'google/protobuf/struct.proto' })).map(({ name }) => name)).toEqual(['google/protobuf/struct.proto']);
   });
 
-  it('finds methods, fields, nested types and enum values by their full names, and the health service', async () => {
+  it('finds methods, fields, nested types and enum values by their full names, the health service and the error details', async () => {
     const { ask } = reflectionStream(await serveSecrets(), 'v1');
     const fileOf = async (symbol: string): Promise<string | undefined> => files(await ask({ file_containing_symbol: symbol }))[0]?.name;
     expect(await fileOf('loom.v1.Secrets.CreateVariable')).toBe('loom/v1/secrets.proto');
@@ -112,6 +112,8 @@ describe('server reflection', () => {
     expect(await fileOf('google.protobuf.NULL_VALUE')).toBe('google/protobuf/struct.proto');
     expect(await fileOf('grpc.health.v1.Health')).toBe('grpc/health/v1/health.proto');
     expect(await fileOf('grpc.reflection.v1.ServerReflection')).toBe('grpc/reflection/v1/reflection.proto');
+    // the error details every status may carry, though no served file imports them
+    expect(await fileOf('google.rpc.BadRequest.FieldViolation')).toBe('google/rpc/error_details.proto');
   });
 
   it('answers NOT_FOUND for an unknown symbol or file, and for a service this server does not run', async () => {

@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loomServiceNames } from '@loom/contracts';
 import { derivedInstanceName } from '@loom/domain';
@@ -7,7 +10,8 @@ import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 
 // grpcurl as another team's service meets loom: built from its Go module (scripts/test-env/grpcurl.mjs), it knows no
 // loom type but what server reflection tells it (no -protoset, no -proto)
-const TOKEN = 'integrator-token-for-the-grpcurl-test';
+// the identity and role the compose stack gives its operator token (deploy/compose/docker-compose.yml)
+const TOKEN = 'operator-token-for-the-grpcurl-test';
 const example = fileURLToPath(new URL('../../../examples/article-pipeline.workflow.yaml', import.meta.url));
 const NAME = 'Article pipeline';
 const INLET = derivedInstanceName(NAME, 'component', 'Articles');
@@ -37,9 +41,9 @@ beforeAll(async () => {
   if (!process.env.LOOM_GRPCURL) throw new MissingGrpcurlError();
   loom = await startLoom([
     '--set',
-    `loom.auth.tokens.integrator=${TOKEN}`,
+    `loom.auth.tokens.operator=${TOKEN}`,
     '--set',
-    'loom.auth.roles.integrator=editor,operator',
+    'loom.auth.roles.operator=admin',
     '--set',
     'loom.experimental.enabled=true',
     '--set',
@@ -126,5 +130,37 @@ describe('grpcurl through server reflection only', () => {
     // without the token the same call is refused: reflection and health are open, the API is not
     const anonymous = await grpcurl(['loom.v1.Executor/PublishMessage'], { token: false, data: { workflowName: NAME, inlet: INLET, body: {} } });
     expect(anonymous.stderr).toContain('Code: Unauthenticated');
+
+    // a refusal's google.rpc.BadRequest details, decoded by grpcurl through reflection too
+    const refused = await grpcurl(['loom.v1.Executor/PublishMessage'], { data: { workflowName: NAME, inlet: INLET } });
+    expect(refused.stderr).toContain('Code: InvalidArgument');
+    expect(refused.stderr).toContain('"@type": "type.googleapis.com/google.rpc.BadRequest"');
+  });
+
+  it("runs docs/operations.md's grpcurl block as it is written", async () => {
+    const operations = readFileSync(fileURLToPath(new URL('../../../docs/operations.md', import.meta.url)), 'utf8');
+    const block = /Server reflection is on, so grpcurl works[^]*?```sh\n([^]*?)```/.exec(operations)?.[1];
+    expect(block).toContain('grpcurl');
+    const scratch = mkdtempSync(join(tmpdir(), 'loom-grpcurl-docs-'));
+    try {
+      mkdirSync(join(scratch, 'secrets'));
+      writeFileSync(join(scratch, 'secrets/token-operator'), TOKEN);
+      // the compose stack's skill gateway is 127.0.0.1:8106; this loom runs every service on one port. --norc: bash
+      // reads /etc/bash.bashrc when its standard input is a socket, as node's pipes are
+      const script = (block ?? '').replaceAll('127.0.0.1:8106', loom.address);
+      const result = await new Promise<GrpcurlResult>((resolve) => {
+        const env = { PATH: `${dirname(process.env.LOOM_GRPCURL ?? '')}:${process.env.PATH ?? ''}` };
+        execFile('bash', ['--norc', '--noprofile', '-euo', 'pipefail', '-c', script], { cwd: scratch, env, timeout: 60_000 }, (error, stdout, stderr) => {
+          resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+        });
+      });
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toContain('loom.v1.SkillGateway is a service:');
+      expect(result.stdout).toContain('"status": "SERVING"');
+      expect(result.stdout).toContain('"name": "entities"');
+      expect(result.stdout).toContain('"name": "keywords"');
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
