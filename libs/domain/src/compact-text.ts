@@ -21,7 +21,8 @@ const MAX_ALIAS_COUNT = 100;
  * Reads a workflow file in either form. `.yaml` and `.yml` files, and any text that is not a JSON object, are YAML;
  * the rest is JSON. A file whose `components` (or resources) is a list is the full form (read as parseWorkflowJson
  * reads it); one whose `components` is a map by name is the compact form, converted and checked against the catalog, every
- * violation naming the compact file's field and its line. ValidationError.
+ * violation naming the compact file's field and its line (`(line 7)`, or `(line 7 of etl.yaml)` with a file name).
+ * ValidationError.
  */
 export function readWorkflowText(text: string, fileName = ''): ReadWorkflow {
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
@@ -31,7 +32,7 @@ export function readWorkflowText(text: string, fileName = ''): ReadWorkflow {
   if (value !== undefined && isFullForm(value)) return { workflow: parseWorkflow(value), form: 'full' };
   const { value: parsed, lines } = parseYamlWithLines(body);
   if (isFullForm(parsed)) return { workflow: parseWorkflow(parsed), form: 'full' };
-  return { workflow: withLines(lines, () => workflowFromCompact(parsed)), form: 'compact' };
+  return { workflow: withLines(lines, () => workflowFromCompact(parsed), fileName), form: 'compact' };
 }
 
 /** Reads the text of a compact workflow file (YAML, or JSON, which YAML includes) into the full form; see readWorkflowText. */
@@ -123,8 +124,8 @@ function indexLines(node: Node | null, path: PropertyKey[], lines: Map<string, n
   }
 }
 
-/** Runs a conversion; the violations it throws get the line of their field (or of the nearest field above it). */
-function withLines<T>(lines: LineIndex, convert: () => T): T {
+/** Runs a conversion; the violations it throws get the line of their field (or of the nearest field above it), in `fileName` when given. */
+function withLines<T>(lines: LineIndex, convert: () => T, fileName = ''): T {
   try {
     return convert();
   } catch (error) {
@@ -132,7 +133,8 @@ function withLines<T>(lines: LineIndex, convert: () => T): T {
     throw new ValidationError(
       error.violations.map((violation) => {
         const line = lineOf(lines, violation.field);
-        return line === undefined ? violation : { ...violation, description: `${violation.description} (line ${line})` };
+        if (line === undefined) return violation;
+        return { ...violation, description: `${violation.description} (line ${line}${fileName === '' ? '' : ` of ${fileName}`})` };
       }),
       { cause: error },
     );

@@ -6,6 +6,7 @@
 
 import { z } from 'zod';
 import { appendJsonPath, type FieldViolation, formatJsonPath, ValidationError } from '@loom/foundation';
+import { unknownKindDescription } from './catalog-definitions.js';
 import { COMPONENT_KINDS, findComponentDefinition, findResourceDefinition, resourceCatalog, componentCatalog } from './catalog.js';
 import { derivedInstanceName } from './derived-name.js';
 import { validateWorkflow } from './validate-workflow.js';
@@ -157,7 +158,7 @@ class Conversion {
       const known = resourceCatalog().map((kind) => shortKindName(kind.qualifiedName));
       this.violations.push({
         field: formatJsonPath([...path, 'kind']),
-        description: `unknown resource kind; one of ${known.join(', ')}`,
+        description: unknownKindDescription('resource', entry.kind, known),
         reason: 'UNKNOWN_RESOURCE',
       });
       return undefined;
@@ -177,7 +178,7 @@ class Conversion {
       const known = componentCatalog().map((kind) => shortKindName(kind.qualifiedName));
       this.violations.push({
         field: formatJsonPath([...path, 'kind']),
-        description: `unknown component kind; one of ${known.join(', ')}`,
+        description: unknownKindDescription('component', entry.kind, known),
         reason: 'UNKNOWN_COMPONENT',
       });
     }

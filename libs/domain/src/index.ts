@@ -87,6 +87,7 @@ export {
   componentMessageFields,
 } from './catalog.js';
 export { type ValueConstraint } from './catalog-options.js';
+export { unknownKindDescription, withCatalogDefinitions } from './catalog-definitions.js';
 export { NATS_DELIVER_POLICIES, NATS_NON_JSON_HANDLING, NATS_SECRET_OPTIONS } from './nats-catalog.js';
 export {
   type ComponentCatalog,

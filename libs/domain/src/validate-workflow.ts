@@ -11,6 +11,13 @@ import {
   SKILL_CAPABILITY_QUALIFIED_NAMES,
   WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS,
 } from './catalog.js';
+import {
+  componentDefinitionViolations,
+  componentKindNames,
+  resourceDefinitionViolations,
+  resourceKindNames,
+  unknownKindDescription,
+} from './catalog-definitions.js';
 import { type ValueConstraint } from './catalog-options.js';
 import { natsOptionViolations } from './nats-option-checks.js';
 import { relationRulesViolations } from './relation-rules.js';
@@ -53,13 +60,16 @@ export type WorkflowViolationReason =
   | 'WRONG_SKILL_CAPABILITY'
   | 'UNREADABLE_SECRET_OPTION'
   | 'INVALID_SKILL'
+  | 'DEFINITION_MISMATCH'
   | LinkViolationReason;
 
 /**
  * Checks a workflow against the catalog: component kinds, options and their types, links and
  * what they join (workflow-links.ts), failure handlers, resources and their parameters, skills. Throws one ValidationError with
  * every violation (field: JSON path, reason: a WorkflowViolationReason); descriptions name
- * fields, never values. The definitions copied into the workflow are ignored: the catalog decides.
+ * fields, never values (but a kind's name, repeated with a suggestion when it is unknown). The definitions copied into
+ * the workflow decide nothing, the catalog does: a copy may leave fields empty, but one that contradicts the catalog
+ * (another type, name or resource) is a DEFINITION_MISMATCH (catalog-definitions.ts).
  */
 export function validateWorkflow(workflow: WorkflowConfiguration, options: ValidateWorkflowOptions = {}): void {
   const definitionOf = options.componentDefinition ?? frozenComponentDefinition;
@@ -124,10 +134,12 @@ class Check {
     this.seenComponentNames.add(component.name);
     const definition = this.componentDefinition(component.component.qualifiedName);
     if (definition === undefined) {
-      this.report(appendJsonPath(appendJsonPath(path, 'component'), 'qualifiedName'), 'is not a component kind of the catalog', 'UNKNOWN_COMPONENT');
+      const description = unknownKindDescription('component', component.component.qualifiedName, componentKindNames());
+      this.report(appendJsonPath(appendJsonPath(path, 'component'), 'qualifiedName'), description, 'UNKNOWN_COMPONENT');
       if (component.resource != null) this.resource(component.resource, appendJsonPath(path, 'resource'));
       return;
     }
+    for (const violation of componentDefinitionViolations(component, definition, path)) this.violations.push(violation);
     this.options(component, definition, path);
     if (definition.qualifiedName === COMPONENT_KINDS.WEBHOOK) this.webhookAuthentication(component, appendJsonPath(path, 'options'));
     for (const violation of natsOptionViolations(component, appendJsonPath(path, 'options')))
@@ -291,9 +303,10 @@ class Check {
     }
     const definition = frozenResourceDefinition(resource.resource.qualifiedName);
     if (definition === undefined) {
-      this.report(kindPath, 'is not a resource kind of the catalog', 'UNKNOWN_RESOURCE');
+      this.report(kindPath, unknownKindDescription('resource', resource.resource.qualifiedName, resourceKindNames()), 'UNKNOWN_RESOURCE');
       return undefined;
     }
+    for (const violation of resourceDefinitionViolations(resource, definition, path)) this.violations.push(violation);
     this.parameters(resource.parameters, definition, appendJsonPath(path, 'parameters'));
     return definition;
   }

@@ -183,9 +183,31 @@ describe('reading a compact file', () => {
 
   it('names the compact field and its line in every violation', () => {
     const text = `${header}  In: source.Inlet\n  parse:\n    kind: processor.HttpEnricher\n    options:\n      url: http://example.org\n      max_retry: three\n  Out: sink.Loger\nlinks:\n  - In -> parse -> Out\n`;
-    expect(refusal(text)).toEqual([expect.stringMatching(/^components\.Out\.kind: unknown component kind; one of source\.Timer, .* \(line 9\)$/)]);
+    expect(refusal(text)).toEqual(["components.Out.kind: unknown component type 'sink.Loger': did you mean sink.Logger? (line 9)"]);
     expect(refusal(text.replace('sink.Loger', 'sink.Logger'))).toEqual([
       expect.stringMatching(/^components\.parse\.options\.max_retry: .*INTEGER.* \(line 8\)$/),
+    ]);
+  });
+
+  it('repeats an unknown kind with the closest known one, or lists the known ones when none is close', () => {
+    expect(refusal(`${header}  In: Inlte\n`)).toEqual(["components.In.kind: unknown component type 'Inlte': did you mean source.Inlet? (line 3)"]);
+    expect(refusal(`${header}  In: loom.components.source.Inelt\n`)).toEqual([
+      "components.In.kind: unknown component type 'loom.components.source.Inelt': did you mean source.Inlet? (line 3)",
+    ]);
+    expect(refusal(`${header}  In: frobnicator\n`)).toEqual([
+      expect.stringMatching(/^components\.In\.kind: unknown component type 'frobnicator'; one of source\.Timer, .*sink\.Logger.* \(line 3\)$/),
+    ]);
+    expect(refusal(`name: x\nresources:\n  G: {kind: graph.Neo4jDatabse}\ncomponents: {In: source.Inlet}\n`)).toEqual([
+      "resources.G.kind: unknown resource type 'graph.Neo4jDatabse': did you mean graph.Neo4jDatabase? (line 3)",
+    ]);
+  });
+
+  it('lists every violation, each with its line', () => {
+    const text = `${header}  In: source.Inlte\n  Log: sink.Loger\n  Out: sink.NatsPublisehr\nlinks: [In -> Log]\n`;
+    expect(refusal(text)).toEqual([
+      "components.In.kind: unknown component type 'source.Inlte': did you mean source.Inlet? (line 3)",
+      "components.Log.kind: unknown component type 'sink.Loger': did you mean sink.Logger? (line 4)",
+      "components.Out.kind: unknown component type 'sink.NatsPublisehr': did you mean sink.NatsPublisher? (line 5)",
     ]);
   });
 

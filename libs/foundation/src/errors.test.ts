@@ -4,6 +4,7 @@ import {
   type ErrorKind,
   FailedPreconditionError,
   LoomError,
+  MAX_VIOLATIONS_IN_MESSAGE,
   type LoomErrorOptions,
   NotFoundError,
   ResourceExhaustedError,
@@ -46,5 +47,21 @@ describe('LoomError', () => {
 
   it('keeps retryable out of its own enumerable properties, so errors compared field by field are unchanged', () => {
     expect(Object.keys(new KindError('unavailable', { retryable: false }))).toEqual(['name', 'kind']);
+  });
+});
+
+describe('ValidationError', () => {
+  it('lists every violation in its message, up to MAX_VIOLATIONS_IN_MESSAGE, and keeps them all', () => {
+    expect(
+      new ValidationError([
+        { field: 'a', description: 'is wrong' },
+        { field: '', description: 'the file is empty' },
+      ]).message,
+    ).toBe('a: is wrong; the file is empty');
+    const many = Array.from({ length: MAX_VIOLATIONS_IN_MESSAGE + 3 }, (_, n) => ({ field: `f${n}`, description: 'is wrong' }));
+    const error = new ValidationError(many);
+    expect(error.message.split('; ')).toHaveLength(MAX_VIOLATIONS_IN_MESSAGE);
+    expect(error.message).toMatch(/^f0: is wrong; f1: is wrong; .* f19: is wrong \(and 3 more, every one in the error's field violations\)$/);
+    expect(error.violations).toHaveLength(MAX_VIOLATIONS_IN_MESSAGE + 3);
   });
 });

@@ -49,7 +49,10 @@ export interface FieldViolation {
   readonly reason?: string;
 }
 
-/** A request or document is invalid; carries one violation per wrong field. */
+/** Most violations a ValidationError's message lists; the error (and a status's google.rpc.BadRequest) keeps them all. */
+export const MAX_VIOLATIONS_IN_MESSAGE = 20;
+
+/** A request or document is invalid; carries one violation per wrong field, its message listing them (the first MAX_VIOLATIONS_IN_MESSAGE). */
 export class ValidationError extends LoomError {
   readonly kind = 'invalid-argument';
 
@@ -66,10 +69,10 @@ export class ValidationError extends LoomError {
   }
 
   private static summarise(violations: readonly FieldViolation[]): string {
-    const [first, ...rest] = violations;
-    if (first === undefined) return 'invalid request';
-    const head = first.field === '' ? first.description : `${first.field}: ${first.description}`;
-    return rest.length === 0 ? head : `${head} (and ${rest.length} more)`;
+    if (violations.length === 0) return 'invalid request';
+    const shown = violations.slice(0, MAX_VIOLATIONS_IN_MESSAGE).map((v) => (v.field === '' ? v.description : `${v.field}: ${v.description}`));
+    const more = violations.length - shown.length;
+    return shown.join('; ') + (more > 0 ? ` (and ${more} more, every one in the error's field violations)` : '');
   }
 }
 

@@ -109,7 +109,7 @@ async function serve(options: { signIn?: TokenValidator; allowAnonymous?: boolea
   });
   server.addService('loom.v1.WorkflowStore', WorkflowStoreService, {
     ...unimplemented(WorkflowStoreService, {} as never),
-    putWorkflow: answer({}),
+    putWorkflow: answer({ summary: undefined, metadata: undefined, unchanged: false }),
     listWorkflows: answer({ workflows: [], nextPageToken: '' }),
   });
   const port = await server.listen('127.0.0.1', 0);

@@ -1,6 +1,7 @@
 import {
   AuditEventType,
   type SecretsClient,
+  type PutWorkflowRequest,
   WorkflowEventType,
   type WatchWorkflowsResponse,
   type WorkflowMetadata,
@@ -13,12 +14,14 @@ import {
   MAX_WORKFLOW_BYTES,
   NotFoundError,
   parseStoredName,
+  readWorkflowText,
   collectSecretSlots,
   isSealed,
   needsSealing,
   serializeWorkflowJson,
   validateWorkflow,
   ValidationError,
+  withCatalogDefinitions,
   type WorkflowConfiguration,
 } from '@loom/domain';
 import { scheduleFromProto, scheduleToProto, workflowFromProto, workflowToProto } from '@loom/domain/proto';
@@ -87,6 +90,37 @@ async function sealSecretSlots(workflow: WorkflowConfiguration, client: SecretsC
   return workflow;
 }
 
+/**
+ * The workflow a PutWorkflow request carries: the full form (`workflow`) or the compact text (`compact`, read as `loom
+ * workflow push` reads a file, its violations naming the compact file's fields and lines); exactly one. ValidationError.
+ */
+function pushedWorkflow(request: PutWorkflowRequest): WorkflowConfiguration {
+  const { workflow, compact } = request;
+  if (workflow !== undefined && compact !== undefined) {
+    throw ValidationError.of('compact', 'is given with workflow: send one form, the full workflow or the compact text', 'CONFLICTING_FIELDS');
+  }
+  if (compact === undefined) {
+    if (workflow === undefined) throw ValidationError.of('workflow', 'is required: the full form in workflow, or the compact text in compact', 'MISSING_FIELD');
+    return workflowFromProto(workflow);
+  }
+  const sourceName = checkSourceName(request.sourceName ?? '');
+  const bytes = Buffer.byteLength(compact);
+  if (bytes > MAX_WORKFLOW_BYTES) throw ValidationError.of('compact', `is ${bytes} bytes; at most ${MAX_WORKFLOW_BYTES} (4 MiB)`, 'TOO_LARGE');
+  if (compact.trim() === '') throw ValidationError.of('compact', 'is empty: a compact workflow in YAML or JSON', 'MISSING_FIELD');
+  return readWorkflowText(compact, sourceName).workflow;
+}
+
+/** Most characters of a PutWorkflow source_name, which error texts repeat. */
+const MAX_SOURCE_NAME = 255;
+
+function checkSourceName(sourceName: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (sourceName.length > MAX_SOURCE_NAME || /[\u0000-\u001f\u007f]/.test(sourceName)) {
+    throw ValidationError.of('source_name', `must be a file name of at most ${MAX_SOURCE_NAME} characters, without control characters`, 'INVALID_VALUE');
+  }
+  return sourceName;
+}
+
 function configurationOf(workflow: StoredWorkflow): WorkflowConfiguration {
   if (workflow.configuration === undefined) {
     throw new FailedPreconditionError(`workflow '${workflow.name.full}' is stored but invalid: ${workflow.invalidReason}`);
@@ -147,24 +181,25 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
 
   return {
     async putWorkflow(request, context) {
-      if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
-      const pushed = workflowFromProto(request.workflow);
+      const pushed = pushedWorkflow(request);
       checkWorkflowName(pushed.name);
       fileTextOf(pushed); // refused before sealing when already too large
-      const stored = await repository.exclusive(lockKey(pushed.name), async () => {
+      const { workflow: stored, unchanged } = await repository.exclusive(lockKey(pushed.name), async () => {
         const name = repository.storedNameFor(pushed.name);
         const named: WorkflowConfiguration = { ...pushed, name: name.full };
         validateWorkflow(named);
-        // nothing is written unless every $$ reference resolves and every password is sealed
-        const configuration = await sealSecretSlots(named, secrets(), context.signal);
+        // stored with the catalog's definitions, never a copy that leaves fields out; nothing is written unless every
+        // $$ reference resolves and every password is sealed
+        const configuration = await sealSecretSlots(withCatalogDefinitions(named), secrets(), context.signal);
         return repository.put(name, configuration, fileTextOf(configuration), {
           expectedVersion: request.expectedVersion,
           pushedBy: context.identity ?? '',
           beforeWrite: auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED, name.full, context.identity),
         });
       });
-      logger.info({ workflow: stored.name.full, version: stored.metadata.version, pushedBy: stored.metadata.pushedBy }, 'workflow stored');
-      return { summary: summaryOf(stored), metadata: metadataOf(stored) };
+      const fields = { workflow: stored.name.full, version: stored.metadata.version, pushedBy: context.identity ?? '' };
+      logger.info(fields, unchanged ? 'workflow pushed unchanged: identical to the stored version, nothing written' : 'workflow stored');
+      return { summary: summaryOf(stored), metadata: metadataOf(stored), unchanged };
     },
 
     getWorkflow(request) {

@@ -144,23 +144,27 @@ export class WorkflowRepository {
 
   /**
    * Writes a new version of a workflow (call inside exclusive), `text` being its `.workflow.json` form. `expectedVersion` 0 means it must not exist yet; a
-   * stale one is a ConflictError (ABORTED). `beforeWrite` sees the new metadata once every check passed and may refuse
-   * the write by throwing (the audit record goes first). The files are durable before this resolves.
+   * stale one is a ConflictError (ABORTED). A text identical to the stored version's (a valid one) is not written: the
+   * stored workflow is answered `unchanged`, no watcher told, `beforeWrite` not called. `beforeWrite` sees the new
+   * metadata once every check passed and may refuse the write by throwing (the audit record goes first). The files are
+   * durable before this resolves.
    */
   async put(
     name: StoredName,
     configuration: WorkflowConfiguration,
     text: string,
     options: { expectedVersion: number | undefined; pushedBy: string; beforeWrite?: BeforeChange },
-  ): Promise<StoredWorkflow> {
+  ): Promise<{ workflow: StoredWorkflow; unchanged: boolean }> {
     const current = this.byName.get(name.full);
     const currentVersion = current?.metadata.version ?? 0;
     if (options.expectedVersion !== undefined && options.expectedVersion !== currentVersion) {
       throw new ConflictError(`workflow '${name.full}' is at version ${currentVersion}, not the expected ${options.expectedVersion}; read it again and retry`);
     }
+    const sha256 = sha256Of(text);
+    if (current?.configuration !== undefined && current.metadata.sha256 === sha256) return { workflow: current, unchanged: true };
     const metadata: WorkflowMetadataFile = {
       version: currentVersion + 1,
-      sha256: sha256Of(text),
+      sha256,
       updatedAt: new Date().toISOString(),
       pushedBy: options.pushedBy,
     };
@@ -179,7 +183,7 @@ export class WorkflowRepository {
     };
     this.byName.set(name.full, stored);
     this.emit({ type: 'put', workflow: stored });
-    return stored;
+    return { workflow: stored, unchanged: false };
   }
 
   /**

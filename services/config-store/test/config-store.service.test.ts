@@ -2,19 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WorkflowEventType, type WatchWorkflowsResponse } from '@loom/contracts';
-import { type WorkflowConfiguration, serializeWorkflowJson } from '@loom/domain';
+import { AuditEventType, WorkflowEventType, type WatchWorkflowsResponse } from '@loom/contracts';
+import { COMPONENT_KINDS, findComponentDefinition, parseWorkflowJson, serializeWorkflowJson, type WorkflowConfiguration } from '@loom/domain';
 import { workflowFromProto, workflowToProto, scheduleToProto } from '@loom/domain/proto';
 import { call, fieldViolationsOf } from '@loom/service-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configStoreModule } from '../src/index.js';
-import { failure, graphWorkflow, type Scratch, scratch, startStore, status, type StoreHarness } from './harness.js';
+import { auditedEvents, failure, graphWorkflow, type Scratch, scratch, startStore, status, type StoreHarness } from './harness.js';
 
 const PLAIN = 'graph-password-5e1d7c3a-never-on-disk';
 
 function push(harness: StoreHarness, workflow: WorkflowConfiguration, expectedVersion?: number) {
   return call(harness.store, 'putWorkflow', { workflow: workflowToProto(workflow), expectedVersion });
+}
+
+function pushCompact(harness: StoreHarness, compact: string, sourceName?: string) {
+  return call(harness.store, 'putWorkflow', { compact, sourceName });
 }
 
 function filesIn(directory: string): string[] {
@@ -75,7 +79,8 @@ describe('config store with the secrets service', () => {
     expect(JSON.stringify(workflow)).not.toContain(PLAIN);
     expect(metadata?.version).toBe(1);
 
-    const second = await push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'), 1);
+    const changed = graphWorkflow(NAME, '$$NEO4J_PASSWORD');
+    const second = await push(harness, { ...changed, autoStart: !changed.autoStart }, 1);
     expect(second.summary?.version).toBe(2);
     const stale = await failure(push(harness, graphWorkflow(NAME, '$$NEO4J_PASSWORD'), 1));
     expect(stale.code).toBe(status.ABORTED);
@@ -175,6 +180,8 @@ describe('config store with the secrets service', () => {
 
     const live = 'Watched_1b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d';
     await push(harness, graphWorkflow(live, '$$NEO4J_PASSWORD'));
+    // identical (its password an encrypted variable, sealed the same each time): no new version, so no event
+    expect(await push(harness, graphWorkflow(live, '$$NEO4J_PASSWORD'))).toMatchObject({ unchanged: true, summary: { version: 1 } });
     await call(harness.store, 'deleteWorkflow', { name: live });
     await seen((event) => event.type === WorkflowEventType.WORKFLOW_EVENT_TYPE_DELETE && event.summary?.name === live);
     const after = events.slice(events.findIndex((event) => event.type === WorkflowEventType.WORKFLOW_EVENT_TYPE_SNAPSHOT_COMPLETE) + 1);
@@ -184,6 +191,78 @@ describe('config store with the secrets service', () => {
     ]);
     stream.cancel();
     expect(filesIn(dirs.workflows).filter((file) => file.startsWith('Watched'))).toEqual([]);
+  });
+
+  it('stores a compact push in the full form with the catalog definitions, and answers an identical push unchanged', async () => {
+    const name = `Compact etl_${randomUUID()}`;
+    const text = `name: ${name}\ncomponents:\n  In: source.Inlet\n  Log: {kind: sink.Logger, options: {level: debug}}\nlinks:\n  - In -> Log\n`;
+    const first = await pushCompact(harness, text, 'etl.workflow.yaml');
+    expect(first).toMatchObject({ unchanged: false, summary: { name, version: 1, valid: true } });
+    const stored = await call(harness.store, 'getWorkflow', { name });
+    const full = workflowFromProto(stored.workflow ?? workflowToProto(graphWorkflow('x', 'x')));
+    expect(full.components.map((instance) => instance.component)).toEqual([
+      findComponentDefinition(COMPONENT_KINDS.INLET),
+      findComponentDefinition(COMPONENT_KINDS.LOGGER),
+    ]);
+
+    // the same text, the same workflow as JSON, and the stored full form back: nothing written, no audit event
+    const again = await pushCompact(harness, text);
+    expect(again).toMatchObject({ unchanged: true, summary: { version: 1 }, metadata: { updatedAt: first.metadata?.updatedAt } });
+    const asJson = JSON.stringify({
+      name,
+      components: { In: 'source.Inlet', Log: { kind: 'sink.Logger', options: { level: 'debug' } } },
+      links: ['In -> Log'],
+    });
+    expect((await pushCompact(harness, asJson)).unchanged).toBe(true);
+    expect((await push(harness, full)).unchanged).toBe(true);
+    const pushes = await auditedEvents(harness.audit, [AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED]);
+    expect(pushes.filter((event) => event.workflowName === name)).toHaveLength(1);
+
+    const changed = await pushCompact(harness, text.replace('level: debug', 'level: info'));
+    expect(changed).toMatchObject({ unchanged: false, summary: { version: 2 } });
+  });
+
+  it('refuses a compact push listing every violation with its line and the source name, in the text and the details', async () => {
+    const text =
+      'name: Broken\ncomponents:\n  In: source.Inlte\n  Log: sink.Loger\n  Parse: {kind: processor.HttpEnricher, options: {url: http://example.org, max_retry: three}}\nlinks: [In -> Parse -> Log]\n';
+    const refused = await failure(pushCompact(harness, text, 'broken.workflow.yaml'));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    const expected = [
+      "components.In.kind: unknown component type 'source.Inlte': did you mean source.Inlet? (line 3 of broken.workflow.yaml)",
+      "components.Log.kind: unknown component type 'sink.Loger': did you mean sink.Logger? (line 4 of broken.workflow.yaml)",
+    ];
+    expect(fieldViolationsOf(refused).map((violation) => `${violation.field}: ${violation.description}`)).toEqual(expected);
+    expect(refused.details).toBe(expected.join('; '));
+
+    // the kinds right, the option's type wrong: the catalog's checks, named by the compact file's field
+    const typed = await failure(pushCompact(harness, text.replace('source.Inlte', 'source.Inlet').replace('sink.Loger', 'sink.Logger')));
+    expect(fieldViolationsOf(typed)).toEqual([expect.objectContaining({ field: 'components.Parse.options.max_retry', reason: 'WRONG_TYPE' })]);
+    expect(typed.details).toMatch(/^components\.Parse\.options\.max_retry: .*INTEGER.* \(line 5\)$/);
+
+    const both = await failure(call(harness.store, 'putWorkflow', { workflow: workflowToProto(graphWorkflow(NAME, '$$NEO4J_PASSWORD')), compact: text }));
+    expect(fieldViolationsOf(both)).toEqual([expect.objectContaining({ field: 'compact', reason: 'CONFLICTING_FIELDS' })]);
+    const neither = await failure(call(harness.store, 'putWorkflow', {}));
+    expect(fieldViolationsOf(neither)).toEqual([expect.objectContaining({ field: 'workflow', reason: 'MISSING_FIELD' })]);
+    const badSource = await failure(pushCompact(harness, text, 'evil\nname'));
+    expect(fieldViolationsOf(badSource)).toEqual([expect.objectContaining({ field: 'source_name', reason: 'INVALID_VALUE' })]);
+    expect(filesIn(dirs.workflows).filter((file) => file.startsWith('Broken'))).toEqual([]);
+  });
+
+  it('fills a hollow full-form definition from the catalog, and refuses one that contradicts it', async () => {
+    const hollow = graphWorkflow(NAME, '$$NEO4J_PASSWORD');
+    for (const instance of hollow.components) instance.component = { ...instance.component, name: '', inputType: '', outputType: '', options: [] };
+    await push(harness, hollow);
+    const stored = readFileSync(join(dirs.workflows, `${NAME}.workflow.json`), 'utf8');
+    const definitions = parseWorkflowJson(stored).components.map((instance) => instance.component);
+    expect(definitions).toEqual(hollow.components.map((instance) => findComponentDefinition(instance.component.qualifiedName)));
+
+    const contradicting = graphWorkflow(`Contradicting_${randomUUID()}`, '$$NEO4J_PASSWORD');
+    const [first] = contradicting.components;
+    if (first === undefined) throw new Error('the fixture has components');
+    first.component = { ...first.component, type: first.component.type === 'SINK' ? 'SOURCE' : 'SINK' };
+    const refused = await failure(push(harness, contradicting));
+    expect(fieldViolationsOf(refused)).toContainEqual(expect.objectContaining({ field: 'components[0].component.type', reason: 'DEFINITION_MISMATCH' }));
+    expect(filesIn(dirs.workflows).filter((file) => file.startsWith('Contradicting'))).toEqual([]);
   });
 
   it('answers UNAVAILABLE and writes nothing while the secrets service is down', async () => {

@@ -47,7 +47,7 @@ export function executorImplementation(
   return {
     async startWorkflow(request) {
       const run = await executor.start(request.name);
-      return { runId: run.runId, state: STATES[run.state] };
+      return { runId: run.runId, state: STATES[run.state], alreadyRunning: false };
     },
 
     async stopWorkflow(request) {

@@ -156,7 +156,7 @@ export class FakeExecutor {
         };
         this.runs.push(run);
         if (behaviour.runMs !== undefined) run.timer = setTimeout(() => this.end(run, WorkflowState.WORKFLOW_STATE_STOPPED), behaviour.runMs);
-        return Promise.resolve({ runId: run.runId, state: run.state });
+        return Promise.resolve({ runId: run.runId, state: run.state, alreadyRunning: false });
       },
       stopWorkflow: (request) => {
         const run = this.running(request.name);
