@@ -71,3 +71,4 @@ export {
   type StartNatsServerOptions,
 } from './nats.js';
 export { CLUSTER_CONTROL_ARGUMENTS, clusterExecutorArguments, EXECUTOR_STACK_ARGUMENTS } from './loom-serve-arguments.js';
+export { OTLP_SPAN_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.js';

@@ -48,21 +48,30 @@ export interface InProcessLoom {
   stop(): Promise<void>;
 }
 
+/** How an in-process loom is started, besides its arguments and environment. */
+export interface InProcessOptions {
+  /**
+   * Register its OpenTelemetry providers globally, as the binary does (default false): its spans are recorded and
+   * exported (to `loom.telemetry.otlp.endpoint`) only then. One registered loom a test file.
+   */
+  readonly registerTelemetry?: boolean;
+}
+
 /**
  * Starts what `loom serve <args>` starts, in this process: a free gRPC port, no Prometheus port, generated keys and
  * its state in a scratch directory (arguments given later win), logging into `logLines`. `--services`, `--set`,
  * `--config`, `--with-skills` and `--skill-port` are read as the command reads them.
  */
-export async function startLoom(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<InProcessLoom> {
+export async function startLoom(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}, options: InProcessOptions = {}): Promise<InProcessLoom> {
   const dataDirectory = mkdtempSync(join(tmpdir(), 'loom-serve-'));
   const log = captureStream();
   const defaults = ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.secrets.generateKeys=true', `loom.data.directory=${dataDirectory}`];
-  const options = await serveOptions(args);
+  const serve = await serveOptions(args);
   let running: RunningLoom;
   try {
     running = await startServe(
-      { ...options, set: [...defaults, ...options.set] },
-      { env: { PATH: process.env.PATH, ...env }, logDestination: log.stream, registerTelemetry: false },
+      { ...serve, set: [...defaults, ...serve.set] },
+      { env: { PATH: process.env.PATH, ...env }, logDestination: log.stream, registerTelemetry: options.registerTelemetry ?? false },
     );
   } catch (error) {
     rmSync(dataDirectory, { recursive: true, force: true });
