@@ -1,7 +1,8 @@
 // The load generator of bench/publish.bench.mjs, run as its own process (as a user's publisher is): feeds the article
 // pipeline of a running `loom serve` one way, waits until its sink has every message that passes the filter, and prints
 // one JSON line: { messages, seconds, perSecond, p50Ms, p99Ms, feederCpuUs } (latencies per call or request).
-// Usage: node publish-feeder.mjs '<json settings>' with { address, mode, messages, callers, batch, workflow, inlet, sink, webhookUrl, webhookToken }.
+// Usage: node publish-feeder.mjs '<json settings>' with { address, mode, messages, callers, batch, workflow, inlet, sink, webhookUrl, webhookToken,
+// token } (token: a bearer token sent on every gRPC call; none when absent).
 // With sink '' there is no workflow to wait for (bench/noop-executor-server.mjs): the run ends with the last answer.
 import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
@@ -12,7 +13,7 @@ import { samplePayload } from './node-red-baseline.mjs';
 
 const settings = JSON.parse(process.argv[2]);
 const { address, mode, messages, callers, batch, workflow, inlet, sink } = settings;
-const client = createClient(ExecutorClient, address, { retry: false, deadlineMs: 120_000 });
+const client = createClient(ExecutorClient, address, { retry: false, deadlineMs: 120_000, ...(settings.token === undefined ? {} : { token: settings.token }) });
 const latencies = [];
 
 async function sinkCount() {
