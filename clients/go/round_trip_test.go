@@ -66,6 +66,16 @@ func TestRefusesACallWithoutTheToken(t *testing.T) {
 	}
 }
 
+func TestRefusesAWrongKindNamingIt(t *testing.T) {
+	client := connect(t, os.Getenv("LOOM_TOKEN"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := client.PushWorkflow(ctx, "name: Go typo\ncomponents:\n  In: source.Inlet\n  Log: sink.Loger\nlinks:\n  - In -> Log\n", "typo.workflow.yaml")
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "did you mean sink.Logger?") {
+		t.Fatalf("PushWorkflow with sink.Loger: want INVALID_ARGUMENT suggesting sink.Logger, got %v", err)
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	client := connect(t, os.Getenv("LOOM_TOKEN"))
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -97,14 +107,19 @@ func TestRoundTrip(t *testing.T) {
 	if first, err := events.Recv(); err != nil || first.GetState() != loomv1.WorkflowState_WORKFLOW_STATE_RUNNING {
 		t.Fatalf("WatchRun's first event: want RUNNING, got %v (%v)", first, err)
 	}
+	// the same file again changes nothing: no new version, and the run goes on (the watch sees no restart below)
+	again, err := client.PushWorkflow(ctx, workflow, "go-round-trip.workflow.yaml")
+	if err != nil || !again.GetUnchanged() || again.GetMetadata().GetVersion() != pushed.GetMetadata().GetVersion() {
+		t.Fatalf("PushWorkflow of the same file: want unchanged at version %d, got %v (%v)", pushed.GetMetadata().GetVersion(), again, err)
+	}
 
 	accepted, err := client.Publish(ctx, name, "Orders", map[string]any{"id": "go-1", "quantity": 3, "price": 2.5}, "go-1")
 	if err != nil || accepted.GetMessageId() != "go-1" || accepted.GetDuplicate() {
 		t.Fatalf("Publish: want go-1 accepted once, got %v (%v)", accepted, err)
 	}
-	again, err := client.Publish(ctx, name, "Orders", map[string]any{"id": "go-1", "quantity": 3, "price": 2.5}, "go-1")
-	if err != nil || !again.GetDuplicate() {
-		t.Fatalf("Publish of go-1 again: want duplicate, got %v (%v)", again, err)
+	duplicate, err := client.Publish(ctx, name, "Orders", map[string]any{"id": "go-1", "quantity": 3, "price": 2.5}, "go-1")
+	if err != nil || !duplicate.GetDuplicate() {
+		t.Fatalf("Publish of go-1 again: want duplicate, got %v (%v)", duplicate, err)
 	}
 	// the watch sees the next message fail in the script, by name and typed
 	if _, err := client.Publish(ctx, name, "Orders", map[string]any{"id": "go-2", "quantity": "three", "price": 2.5}, "go-2"); err != nil {
@@ -116,6 +131,9 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("WatchRun ended before the component error: %v", err)
 		}
 		if event.GetComponent() == "" {
+			if event.GetState() != loomv1.WorkflowState_WORKFLOW_STATE_RUNNING {
+				t.Fatalf("WatchRun: the run left RUNNING before the component error: %v", event)
+			}
 			continue
 		}
 		if !strings.HasPrefix(event.GetComponent(), "Price_") || !strings.Contains(event.GetError(), "quantity is not a number") ||

@@ -67,19 +67,21 @@ function clientEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 describe('the clients against loom serve', () => {
-  it('Python: pytest passes the round trip and the refused call', async () => {
+  it('Python: pytest passes the round trip, the refused call and the refused file', async () => {
     const run = await runToEnd(python, ['-m', 'pytest', '-rA', '-p', 'no:cacheprovider', 'tests'], pythonClient, clientEnv({ PYTHONDONTWRITEBYTECODE: '1' }));
     expect(run.code, run.output).toBe(0);
     expect(run.output).toMatch(/PASSED tests\/test_round_trip\.py::test_round_trip\b/);
     expect(run.output).toMatch(/PASSED tests\/test_round_trip\.py::test_refuses_a_call_without_the_token\b/);
+    expect(run.output).toMatch(/PASSED tests\/test_round_trip\.py::test_refuses_a_wrong_kind_naming_it\b/);
     expect(run.output).not.toMatch(/SKIPPED|FAILED|ERROR/);
   });
 
-  it('Go: go test passes the round trip and the refused call', async () => {
+  it('Go: go test passes the round trip, the refused call and the refused file', async () => {
     const run = await runToEnd(go, ['test', '-count=1', '-v', './...'], goClient, clientEnv());
     expect(run.code, run.output).toBe(0);
     expect(run.output).toMatch(/--- PASS: TestRoundTrip\b/);
     expect(run.output).toMatch(/--- PASS: TestRefusesACallWithoutTheToken\b/);
+    expect(run.output).toMatch(/--- PASS: TestRefusesAWrongKindNamingIt\b/);
     expect(run.output).not.toMatch(/--- (SKIP|FAIL)/);
   });
 });

@@ -52,6 +52,14 @@ def test_refuses_a_call_without_the_token() -> None:
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
+def test_refuses_a_wrong_kind_naming_it(client: LoomClient) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        client.push_workflow("name: Typo\ncomponents:\n  In: source.Inlet\n  Log: sink.Loger\nlinks:\n  - In -> Log\n", source_name="typo.workflow.yaml")
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "did you mean sink.Logger?" in refused.value.details()
+    assert "Typo" not in [summary.name.rsplit("_", 1)[0] for summary in client.list_workflows()]
+
+
 def test_round_trip(client: LoomClient) -> None:
     pushed = client.push_workflow(WORKFLOW, source_name="python-round-trip.workflow.yaml")
     assert pushed.summary.valid
@@ -62,13 +70,21 @@ def test_round_trip(client: LoomClient) -> None:
     assert started.state == executor_pb2.WORKFLOW_STATE_RUNNING
     events = client.watch_run(NAME, timeout=120)
     assert next(events).state == executor_pb2.WORKFLOW_STATE_RUNNING
+    # the same file again changes nothing: no new version, and the run goes on (the watch sees no restart below)
+    again = client.push_workflow(WORKFLOW, source_name="python-round-trip.workflow.yaml")
+    assert (again.unchanged, again.metadata.version) == (True, pushed.metadata.version)
 
     accepted = client.publish(NAME, "Orders", {"id": "py-1", "quantity": 3, "price": 2.5}, message_id="py-1")
     assert (accepted.message_id, accepted.duplicate) == ("py-1", False)
     assert client.publish(NAME, "Orders", {"id": "py-1", "quantity": 3, "price": 2.5}, message_id="py-1").duplicate
     # the watch sees the next message fail in the script, by name and typed
     client.publish(NAME, "Orders", {"id": "py-2", "quantity": "three", "price": 2.5}, message_id="py-2")
-    failed = next(event for event in events if event.component != "")
+    between = []
+    for failed in events:
+        if failed.component != "":
+            break
+        between.append(failed.state)
+    assert all(state == executor_pb2.WORKFLOW_STATE_RUNNING for state in between)
     assert failed.component.startswith("Price_")
     assert "quantity is not a number" in failed.error
     assert (failed.failure.kind, failed.failure.retryable) == ("invalid-argument", False)
