@@ -42,8 +42,8 @@ export const ERROR_DETAIL_FILES = ['google/rpc/status.proto', 'google/rpc/error_
 
 /**
  * The files of a descriptor set that describe `services` (each service's file and everything it imports,
- * transitively) and ERROR_DETAIL_FILES, indexed by file name, by every symbol they declare and by extension, each file kept serialized
- * as the reflection protocol sends it.
+ * transitively) and ERROR_DETAIL_FILES, indexed by file name, by every symbol they declare and by extension, each
+ * file kept serialized as the reflection protocol sends it.
  */
 export class DescriptorIndex {
   private readonly files = new Map<string, { readonly proto: FileDescriptorProto; readonly bytes: Uint8Array }>();
