@@ -43,8 +43,9 @@ export function publishTrace(call: CallContext): PublishTrace {
     published(workflowName, messages) {
       if (span === undefined) return;
       span.setAttribute(ATTR_WORKFLOW_NAME, workflowName);
-      if (messages.length === 1) {
-        span.setAttribute(ATTR_MESSAGE_ID, (messages[0] as { readonly messageId: string }).messageId);
+      const [first] = messages;
+      if (messages.length === 1 && first !== undefined) {
+        span.setAttribute(ATTR_MESSAGE_ID, first.messageId);
       } else {
         const ids = messages.map(({ messageId }) => messageId);
         span.setAttribute(ATTR_MESSAGE_IDS, ids);
