@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { type ReflectionRequest, type ReflectionResponse, ReflectionUnavailableError, reflectionHandler } from './reflection.js';
 
 /** Requests a test pushes; the iteration waits for the next as a client stream would. */
-function requestQueue(): { requests: AsyncIterable<ReflectionRequest>; push(request: ReflectionRequest): void } {
+function requestQueue(): { requests: AsyncIterable<ReflectionRequest>; push: (request: ReflectionRequest) => void } {
   const pushed: ReflectionRequest[] = [];
   const waiting: ((request: ReflectionRequest) => void)[] = [];
   return {
