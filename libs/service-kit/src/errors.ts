@@ -53,6 +53,16 @@ export function toStatusObject(error: unknown, sink: ErrorSink): Partial<StatusO
   return { code: status.INTERNAL, details: `internal error (reference ${reference})`, metadata: new Metadata() };
 }
 
+/**
+ * A status error a handler throws to answer with this code and text, and google.rpc.BadRequest field violations when
+ * given: for an outcome no one loom error kind stands for (PublishMessages answering the first refusal's code).
+ */
+export function statusError(code: status, message: string, violations: readonly FieldViolation[] = []): ServiceError {
+  const metadata = new Metadata();
+  if (violations.length > 0) metadata.set(STATUS_DETAILS_KEY, encodeBadRequest(code, message, violations));
+  return Object.assign(new Error(`${code} ${status[code]}: ${message}`), { code, details: message, metadata });
+}
+
 /** Returns true if the value is a status error from a grpc-js call. */
 export function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'number' && 'metadata' in error;

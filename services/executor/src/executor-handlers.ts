@@ -16,7 +16,7 @@ import { type Cluster } from './cluster/cluster.js';
 import { type ExecutorRunStatus } from './cluster/executor-status.js';
 import { clusterState, componentTotals, executorRunToProto, WORKFLOW_STATES as STATES, workflowStatusOf } from './cluster/totals.js';
 import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config.js';
-import { DEFAULT_DRAIN_TIMEOUT_MS, Executor, MAX_PENDING_RUN_EVENTS } from './executor.service.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS, Executor, MAX_PENDING_RUN_EVENTS, WorkflowAlreadyRunningError } from './executor.service.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
 import { GraphReads } from './graph-reads.js';
 import { openMessaging } from './messaging-mode.js';
@@ -46,8 +46,14 @@ export function executorImplementation(
   const graphReads = new GraphReads({ stores: executor.graphs, graphResource: (workflow, resource) => executor.graphResource(workflow, resource) });
   return {
     async startWorkflow(request) {
-      const run = await executor.start(request.name);
-      return { runId: run.runId, state: STATES[run.state], alreadyRunning: false };
+      try {
+        const run = await executor.start(request.name);
+        return { runId: run.runId, state: STATES[run.state], alreadyRunning: false };
+      } catch (error) {
+        // idempotent: a workflow running (or paused) already is answered with its run, not refused
+        if (!(error instanceof WorkflowAlreadyRunningError) || error.run === undefined) throw error;
+        return { runId: error.run.runId, state: STATES[error.run.state], alreadyRunning: true };
+      }
     },
 
     async stopWorkflow(request) {
@@ -171,7 +177,7 @@ async function workflowStatus(executor: Executor, name: string): Promise<GetWork
     if (rows.length === 0 && desired === undefined) throw new NotFoundError('run in the cluster of workflow', name);
     return workflowStatusOf(workflow, rows, desired?.state, executor.localRun(workflow), cluster.executorId);
   }
-  const run = executor.run(name);
+  const run = await executor.requireRun(name);
   return {
     name: run.workflow.name,
     runId: run.runId,
@@ -191,7 +197,7 @@ async function watchRun(
   send: (response: WatchRunResponse) => Promise<void>,
   context: { readonly signal: AbortSignal },
 ): Promise<void> {
-  const run = executor.run(request.name);
+  const run = await executor.requireRun(request.name);
   const cluster = executor.clusterMember;
   const ended = (): boolean => run.state === 'STOPPED' || run.state === 'FAILED';
   const events = new StreamChannel<WatchRunResponse>({ capacity: MAX_PENDING_RUN_EVENTS, signal: context.signal });

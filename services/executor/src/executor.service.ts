@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
 import { type ExecutorConfig } from './executor-config.js';
 import { status } from '@grpc/grpc-js';
-import { AuditEventType, type DryRunComponentOutput, type Message } from '@loom/contracts';
+import { AuditEventType, type DryRunComponentOutput, type GetWorkflowResponse, type Message } from '@loom/contracts';
 import {
   FailedPreconditionError,
   findComponentDefinition,
+  LoomError,
   collectSecretSlots,
   isSealed,
   NotFoundError,
@@ -34,14 +35,50 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 /** Most run events one WatchRun stream holds for a client that reads slower than they come; past it the stream ends RESOURCE_EXHAUSTED (StreamChannel). */
 export const MAX_PENDING_RUN_EVENTS = 1_000;
 
+/** How long a miss waits for the config store to say whether the workflow is stored at all. */
+const STORED_CHECK_DEADLINE_MS = 2_000;
+
 /** Most characters of a component failure's reason and cause kept in its audit event. */
 const MAX_AUDIT_TEXT = 500;
 
 /** Why the executor audits a script component's start (the specification's wording). */
 export const SCRIPT_ENGINE_REASON = 'a workflow with the script engine started';
 
-/** The workflow is running or starting already. */
-export class WorkflowAlreadyRunningError extends FailedPreconditionError {}
+/** The workflow is running or starting already; `run` is the run when it is RUNNING or PAUSED (StartWorkflow answers it). */
+export class WorkflowAlreadyRunningError extends FailedPreconditionError {
+  constructor(
+    message: string,
+    readonly run?: WorkflowRun,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * This executor has no run of a workflow, told as the case is: stored but not running (start it), not stored at all,
+ * or (the config store not answering) not known which.
+ */
+export class WorkflowNotRunningError extends LoomError {
+  readonly kind = 'not-found';
+
+  constructor(
+    readonly workflow: string,
+    readonly stored: boolean | undefined,
+  ) {
+    super(
+      stored === undefined
+        ? `workflow '${workflow}' is not running on this executor`
+        : stored
+          ? `workflow '${workflow}' is stored but not running: start it (loom workflow start ${shellWord(workflow)})`
+          : `no workflow named '${workflow}'`,
+    );
+  }
+}
+
+/** A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w.@%+=:,/-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
 
 /** A workflow uses a component kind that is DISABLED here. */
 export class ComponentDisabledError extends FailedPreconditionError {}
@@ -166,7 +203,13 @@ export class Executor implements ClusterMember {
   }
 
   private async load(name: string): Promise<WorkflowConfiguration> {
-    const stored = await call(this.dependencies.clients.get('config-store'), 'getWorkflow', { name });
+    let stored: GetWorkflowResponse;
+    try {
+      stored = await call(this.dependencies.clients.get('config-store'), 'getWorkflow', { name });
+    } catch (error) {
+      if (isServiceError(error) && error.code === status.NOT_FOUND) throw new WorkflowNotRunningError(name, false);
+      throw error;
+    }
     if (stored.workflow === undefined) throw new NotFoundError('workflow configuration', name);
     return workflowFromProto(stored.workflow);
   }
@@ -175,8 +218,12 @@ export class Executor implements ClusterMember {
   private async launchLoaded(workflow: WorkflowConfiguration): Promise<WorkflowRun> {
     const { config, logger } = this.dependencies;
     const current = this.runs.get(workflow.name);
-    if (this.starting.has(workflow.name) || current?.state === 'RUNNING' || current?.state === 'PAUSED' || current?.state === 'STOPPING') {
-      throw new WorkflowAlreadyRunningError(`workflow '${workflow.name}' is already ${this.starting.has(workflow.name) ? 'STARTING' : current?.state}`);
+    if (this.starting.has(workflow.name)) throw new WorkflowAlreadyRunningError(`workflow '${workflow.name}' is already STARTING`);
+    if (current?.state === 'RUNNING' || current?.state === 'PAUSED') {
+      throw new WorkflowAlreadyRunningError(`workflow '${workflow.name}' is already ${current.state}`, current);
+    }
+    if (current?.state === 'STOPPING') {
+      throw new WorkflowAlreadyRunningError(`workflow '${workflow.name}' is STOPPING: start it again once it is STOPPED`);
     }
     this.starting.add(workflow.name);
     try {
@@ -218,7 +265,7 @@ export class Executor implements ClusterMember {
       this.dependencies.logger.info({ workflow, runId }, 'workflow stopped on every executor');
       return state;
     }
-    const run = this.run(name);
+    const run = await this.requireRun(name);
     const drained = await run.stop(drainTimeoutMs);
     this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, run.workflow.name, { runId: run.runId, drained: String(drained) });
     this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId, drained }, 'workflow stopped');
@@ -238,7 +285,7 @@ export class Executor implements ClusterMember {
       this.dependencies.logger.info({ workflow, executorId: this.executorId }, `workflow ${verb} on every executor`);
       return reached;
     }
-    const run = this.run(name);
+    const run = await this.requireRun(name);
     if (run.state !== 'RUNNING' && run.state !== 'PAUSED') {
       throw new FailedPreconditionError(`workflow '${run.workflow.name}' is ${run.state}, not RUNNING or PAUSED`);
     }
@@ -247,12 +294,37 @@ export class Executor implements ClusterMember {
     return run.state;
   }
 
-  /** The latest run of a workflow, by stored name, or by workflow name when only one has it. */
+  /** The latest run of a workflow, by stored name, or by workflow name when only one has it; WorkflowNotRunningError when none. */
   run(name: string): WorkflowRun {
     const stored = resolveStoredName(name, this.runs.keys());
     const run = stored === undefined ? undefined : this.runs.get(stored);
-    if (run === undefined) throw new NotFoundError('run on this executor of workflow', name);
+    if (run === undefined) throw new WorkflowNotRunningError(name, undefined);
     return run;
+  }
+
+  /**
+   * The latest run of a workflow, as `run`; when there is none, the WorkflowNotRunningError says whether the workflow
+   * is stored (asking the config store, so only a miss costs a call): start it, or no workflow has that name. `field`
+   * names the request's field in the error for an empty name.
+   */
+  async requireRun(name: string, field = 'name'): Promise<WorkflowRun> {
+    if (name === '') throw ValidationError.of(field, 'is required', 'MISSING_FIELD');
+    try {
+      return this.run(name);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotRunningError)) throw error;
+      throw new WorkflowNotRunningError(name, await this.isStored(name));
+    }
+  }
+
+  /** Whether the config store has a workflow of this name; undefined when it does not answer. */
+  private async isStored(name: string): Promise<boolean | undefined> {
+    try {
+      await call(this.dependencies.clients.get('config-store'), 'getWorkflow', { name }, { deadlineMs: STORED_CHECK_DEADLINE_MS });
+      return true;
+    } catch (error) {
+      return isServiceError(error) && error.code === status.NOT_FOUND ? false : undefined;
+    }
   }
 
   /** Runs sample messages through a configuration without side effects (see dry-run.ts). */

@@ -4,7 +4,7 @@ import { ValidationError } from '@loom/domain';
 import { type AsyncImplementation, type ErrorSink } from '@loom/service-kit';
 import { type Executor } from './executor.service.js';
 import { publishTrace } from './publish-trace.js';
-import { checkBatchSize, publishBatch } from './publishing.js';
+import { checkBatchSize, publishBatch, throwIfNoneAccepted } from './publishing.js';
 import { type WorkflowRun } from './runtime/workflow-run.js';
 
 /** The loom.v1.Executor handlers that publish messages into a running workflow: PublishMessage, PublishMessages, PublishStream. */
@@ -17,7 +17,7 @@ export function publishHandlers(
       const traced = publishTrace(context);
       if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
       if (request.body === undefined) throw ValidationError.of('body', 'is required: a JSON object', 'MISSING_FIELD');
-      const run = executor.run(request.workflowName);
+      const run = await executor.requireRun(request.workflowName, 'workflow_name');
       const clientId = request.messageId !== '';
       const messageId = clientId ? request.messageId : randomUUID();
       traced.published(run.workflow.name, [{ messageId }]);
@@ -30,10 +30,11 @@ export function publishHandlers(
       const traced = publishTrace(context);
       if (request.inlet === '') throw ValidationError.of('inlet', 'is required', 'MISSING_FIELD');
       checkBatchSize(request.messages, 'messages');
-      const run = executor.run(request.workflowName);
+      const run = await executor.requireRun(request.workflowName, 'workflow_name');
       run.checkInlet(request.inlet);
       const results = await publishBatch(run, request.inlet, traced.withTrace(request.messages), context.signal, 'messages', logger);
       traced.published(run.workflow.name, results);
+      throwIfNoneAccepted(results, 'messages');
       return { results };
     },
 
@@ -48,7 +49,7 @@ export function publishHandlers(
         const field = `requests[${index}]`;
         if (run === undefined || (request.workflowName !== '' && request.workflowName !== run.workflow.name)) {
           if (request.workflowName === '') throw ValidationError.of(`${field}.workflow_name`, 'is required in the first request', 'MISSING_FIELD');
-          run = executor.run(request.workflowName);
+          run = await executor.requireRun(request.workflowName, `${field}.workflow_name`);
         }
         if (request.inlet !== '') inlet = request.inlet;
         if (inlet === '') throw ValidationError.of(`${field}.inlet`, 'is required in the first request', 'MISSING_FIELD');

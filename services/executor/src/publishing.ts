@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { type PublishedMessage, type PublishResult } from '@loom/contracts';
-import { ValidationError } from '@loom/domain';
-import { type ErrorSink, toStatusObject } from '@loom/service-kit';
+import { type FieldViolation, ValidationError } from '@loom/domain';
+import { MAX_VIOLATIONS_IN_MESSAGE } from '@loom/foundation';
+import { type ErrorSink, statusError, toStatusObject } from '@loom/service-kit';
 import { type WorkflowRun } from './runtime/workflow-run.js';
 
 /** Most messages one PublishMessages call or one PublishStream request may carry. */
@@ -56,6 +57,24 @@ export async function publishBatch(
     results.push(result);
   }
   return Promise.all(results);
+}
+
+/**
+ * PublishMessages' rule: a non-empty batch of which no message was accepted fails with the first refusal's status code,
+ * its text naming the refusals (the first MAX_VIOLATIONS_IN_MESSAGE) and its google.rpc.BadRequest details one
+ * violation per message (its field, or `messages[i]`). A batch with one message accepted (a duplicate counts) is OK.
+ */
+export function throwIfNoneAccepted(results: readonly PublishResult[], field: string): void {
+  if (results.length === 0 || results.some((result) => result.accepted)) return;
+  const violations = results.map((result, index): FieldViolation => {
+    const at = result.error?.field || `${field}[${index}]`;
+    const text = result.error?.message ?? 'not accepted';
+    return { field: at, description: text.startsWith(`${at}: `) ? text.slice(at.length + 2) : text, reason: status[result.error?.code ?? status.UNKNOWN] };
+  });
+  const shown = violations.slice(0, MAX_VIOLATIONS_IN_MESSAGE).map((violation) => `${violation.field}: ${violation.description}`);
+  const more = violations.length - shown.length;
+  const message = `no message of the ${results.length} was accepted: ${shown.join('; ')}${more > 0 ? ` (and ${more} more)` : ''}`;
+  throw statusError(results[0]?.error?.code ?? status.UNKNOWN, message, violations);
 }
 
 function refused(messageId: string, code: status, message: string, field: string): PublishResult {

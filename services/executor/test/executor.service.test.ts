@@ -28,7 +28,9 @@ describe('executor', () => {
     const harness = await start();
     const name = await push(harness);
     const started = await call(harness.executor, 'startWorkflow', { name });
-    expect(started.state).toBe(WorkflowState.WORKFLOW_STATE_RUNNING);
+    expect(started).toMatchObject({ state: WorkflowState.WORKFLOW_STATE_RUNNING, alreadyRunning: false });
+    // idempotent: a second start answers the running run, starts nothing (one WORKFLOW_START audited below)
+    expect(await call(harness.executor, 'startWorkflow', { name })).toEqual({ runId: started.runId, state: started.state, alreadyRunning: true });
 
     const published: string[] = [];
     for (let chunk = 0; chunk < 1000; chunk += 50) {
@@ -85,7 +87,7 @@ describe('executor', () => {
     expect(refused.code).toBe(status.FAILED_PRECONDITION);
   });
 
-  it('with experiments off lists script components as DISABLED and refuses to start a workflow using one, naming the flag', async () => {
+  it('with experiments off lists script components as DISABLED and refuses to start a workflow using one, naming the flag; tells stored from unknown', async () => {
     const harness = await start(['loom.experimental.enabled=false']);
     const catalog = await call(harness.executor, 'listComponentDefinitions', {});
     const transformer = catalog.definitions.find((definition) => definition.qualifiedName === COMPONENT_KINDS.MESSAGE_TRANSFORMER);
@@ -97,6 +99,20 @@ describe('executor', () => {
     expect(refused.details).toContain('loom.experimental.enabled');
     expect(refused.details).toContain(PIPELINE.transformer);
     expect((await failure(call(harness.executor, 'getWorkflowStatus', { name }))).code).toBe(status.NOT_FOUND);
+
+    // a workflow stored but not running, told from one not stored, naming the command that starts it
+    const publish = (workflowName: string) =>
+      failure(call(harness.executor, 'publishMessage', { workflowName, inlet: PIPELINE.inlet, body: { n: 1 }, headers: {}, messageId: '' }));
+    expect(await publish(name)).toMatchObject({
+      code: status.NOT_FOUND,
+      details: `workflow '${name}' is stored but not running: start it (loom workflow start '${name}')`,
+    });
+    expect(await publish('etl')).toMatchObject({ code: status.NOT_FOUND, details: "no workflow named 'etl'" });
+    expect(await failure(call(harness.executor, 'getWorkflowStatus', { name: 'etl' }))).toMatchObject({ details: "no workflow named 'etl'" });
+    expect(await failure(call(harness.executor, 'startWorkflow', { name: 'etl' }))).toMatchObject({
+      code: status.NOT_FOUND,
+      details: "no workflow named 'etl'",
+    });
   });
 
   it('dry-runs sample messages and answers what each component emitted', async () => {

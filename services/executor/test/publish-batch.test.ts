@@ -164,6 +164,26 @@ describe('batch publishing', () => {
       ['a', true, true],
       ['d', true, false],
     ]);
+    // none accepted: the call fails with the first refusal's code, every refusal in the text and the details
+    const noneAccepted = await failure(
+      call(harness.executor, 'publishMessages', {
+        workflowName: workflowName,
+        inlet: INLET,
+        messages: [
+          { body: undefined, headers: {}, messageId: 'e' },
+          { body: undefined, headers: {}, messageId: 'f' },
+        ],
+      }),
+    );
+    expect(noneAccepted.code).toBe(status.INVALID_ARGUMENT);
+    expect(noneAccepted.details).toBe(
+      'no message of the 2 was accepted: messages[0].body: is required: a JSON object; messages[1].body: is required: a JSON object',
+    );
+    expect(fieldViolationsOf(noneAccepted)).toEqual([
+      { field: 'messages[0].body', description: 'is required: a JSON object', reason: 'INVALID_ARGUMENT' },
+      { field: 'messages[1].body', description: 'is required: a JSON object', reason: 'INVALID_ARGUMENT' },
+    ]);
+    expect((await call(harness.executor, 'publishMessages', { workflowName: workflowName, inlet: INLET, messages: [] })).results).toEqual([]);
     const single = await call(harness.executor, 'publishMessage', { workflowName: workflowName, inlet: INLET, body: { n: 4 }, headers: {}, messageId: 'd' });
     expect(single).toEqual({ messageId: 'd', duplicate: true });
     await expect.poll(() => [...service.received].sort()).toEqual([1, 3, 4]);

@@ -16,6 +16,8 @@ export interface RunInfo {
   readonly state: WorkflowState;
   readonly startedAt?: Date;
   readonly lastError: string;
+  /** From a start: the workflow was running (or paused) already, this is that run, nothing was started. */
+  readonly alreadyRunning?: boolean;
 }
 
 /** True while a run has not ended: STARTING, RUNNING, PAUSED or STOPPING (a run ends as STOPPED or FAILED). */
@@ -61,7 +63,7 @@ export class ExecutorPort {
       metadata.set(FIRE_KIND_HEADER, fire.kind);
     }
     const response = await call(this.client(), 'startWorkflow', { name }, { deadlineMs: START_DEADLINE_MS, metadata });
-    return { runId: response.runId, state: response.state, lastError: '' };
+    return { runId: response.runId, state: response.state, lastError: '', alreadyRunning: response.alreadyRunning };
   }
 
   /** The workflow's latest run, or undefined when the executor has none (never started there, or restarted since). */

@@ -189,6 +189,11 @@ export class RunSupervisor {
     if (current !== undefined && isGoing(current.state)) return { kind: 'running', run: current };
     try {
       const run = await this.options.executor.start(name, fire);
+      if (run.alreadyRunning === true) {
+        // someone started it between the status and the start; the executor answers that run
+        this.observe(track, run);
+        return { kind: 'running', run };
+      }
       this.started(track, run, `${fire.kind} fire of ${fire.scheduledAt.toISOString()}`);
       return { kind: 'started', runId: run.runId };
     } catch (error) {

@@ -134,7 +134,8 @@ export class FakeExecutor {
         const behaviour = this.behaviours.get(request.name) ?? {};
         const current = this.current(request.name);
         if (current !== undefined && current.endedAt === undefined) {
-          return Promise.reject(new FailedPreconditionError(`workflow '${request.name}' is already RUNNING`));
+          // as the executor answers a start of a running workflow: OK with that run
+          return Promise.resolve({ runId: current.runId, state: current.state, alreadyRunning: true });
         }
         if ((behaviour.failStarts ?? 0) > 0) {
           behaviour.failStarts = (behaviour.failStarts ?? 0) - 1;
