@@ -2,10 +2,12 @@
 // built once with Maven (Neo4j Community from Maven Central) into the tools cache, in a directory named after a hash
 // of its sources, so a second run builds nothing. Run directly, it prints the line to export:
 //   export $(node scripts/test-env/neo4j.mjs)
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ensurePackages } from './apt.mjs';
 import { toolsCacheDir } from './cache.mjs';
@@ -90,11 +92,74 @@ function build(target) {
   log(`Neo4j: launcher built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/** What `java -version` says in full: a class archive serves only the JVM that wrote it. */
+function javaVersionText() {
+  return spawnSync('java', ['-version'], { encoding: 'utf8' }).stderr.trim();
+}
+
+/** How long the archive's training run may take to start and stop Neo4j (seconds on an idle machine). */
+const TRAINING_DEADLINE_MS = 300_000;
+
+/**
+ * The launcher's class-data-sharing archive (`neo4j-quick-start.jsa`, the name libs/testing/src/neo4j.ts looks for):
+ * the classes a Neo4j server loads to start and clear its database, parsed and verified once, so that each test
+ * server maps them instead (measured here: a start takes about 6 CPU-seconds from the archive, 10 without). Written
+ * by one training run of the launcher, with the flags and class path startNeo4j gives it, and written again when
+ * `java -version` changes; without it, servers start as before.
+ */
+async function ensureClassArchive(launcher) {
+  const archive = join(launcher, 'neo4j-quick-start.jsa');
+  const stamp = `${archive}.java-version`;
+  const java = javaVersionText();
+  if (existsSync(archive) && existsSync(stamp) && readFileSync(stamp, 'utf8') === java) return;
+  log('Neo4j: writing the class archive test servers start from (once, about half a minute)');
+  const home = mkdtempSync(join(tmpdir(), 'loom-neo4j-archive-'));
+  const staging = `${archive}.writing-${process.pid}`;
+  const child = spawn(
+    'java',
+    [
+      '-Xmx512m',
+      // startNeo4j's quick-start flags and class path: an archive serves the class path it was written with
+      ...['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', `-XX:ArchiveClassesAtExit=${staging}`],
+      ...['-cp', [join(launcher, 'neo4j-launcher.jar'), join(launcher, 'lib', '*')].join(delimiter)],
+      ...['loom.testing.Neo4jLauncher', home, '0', '--delete-home-on-exit'],
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  const stderr = [];
+  createInterface({ input: child.stderr }).on('line', (line) => stderr.push(line));
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  const timer = setTimeout(() => child.kill('SIGKILL'), TRAINING_DEADLINE_MS);
+  try {
+    child.stdin.write('archive-training\n');
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const ready = (await lines.next()).value;
+    if (!/^READY bolt:/.test(ready ?? '')) throw new TestEnvError(`the Neo4j launcher answered '${ready}' instead of READY`);
+    child.stdin.write('CLEAR\n');
+    const cleared = (await lines.next()).value;
+    if (cleared !== 'CLEARED') throw new TestEnvError(`the Neo4j launcher answered '${cleared}' to CLEAR`);
+    child.stdin.end(); // the launcher stops Neo4j; the JVM writes the archive as it exits
+    const code = await exited;
+    if (code !== 0 || !existsSync(staging)) throw new TestEnvError(`the Neo4j launcher exited with ${code} without writing ${staging}`);
+    renameSync(staging, archive);
+    writeFileSync(stamp, java);
+  } catch (error) {
+    // no archive: test servers start without one, slower; the next run tries again
+    child.kill('SIGKILL');
+    log(`Neo4j: no class archive (${error instanceof Error ? error.message : String(error)}): ${stderr.slice(-5).join(' | ')}`);
+  } finally {
+    clearTimeout(timer);
+    rmSync(staging, { force: true });
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 /** Environment for the tests: LOOM_NEO4J_LAUNCHER, the directory with the launcher's jar and its lib/*.jar. */
 export async function ensureNeo4j() {
   const target = join(toolsCacheDir(), `neo4j-launcher-${NEO4J_VERSION}-${sourceHash()}`);
   if (!existsSync(join(target, 'neo4j-launcher.jar'))) build(target);
   else if (javaMajorVersion() === undefined) ensureJavaAndMaven(); // a cached build still needs a java to run on
+  await ensureClassArchive(target);
   return { LOOM_NEO4J_LAUNCHER: target };
 }
 

@@ -126,6 +126,7 @@ export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4j
     [
       `-Xmx${options.maxHeap ?? '512m'}`,
       ...tuning,
+      ...classArchiveFlags(launcher, options.jvm),
       ...['-cp', [jar, join(launcher, 'lib', '*')].join(delimiter)],
       'loom.testing.Neo4jLauncher',
       home,
@@ -158,6 +159,18 @@ export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4j
     await rm(home, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * The flags that start a quick-start server from the launcher's class archive, when scripts/test-env/neo4j.mjs wrote
+ * one (`neo4j-quick-start.jsa`): its classes mapped rather than loaded and verified again. The JVM's warnings go to
+ * stderr, not to stdout where the launcher answers (an archive of another JVM is refused with a warning, and the
+ * server starts without it).
+ */
+function classArchiveFlags(launcher: string, tuning: Neo4jJvmTuning | undefined): readonly string[] {
+  const archive = join(launcher, 'neo4j-quick-start.jsa');
+  if ((tuning ?? 'quick-start') !== 'quick-start' || !existsSync(archive)) return [];
+  return [`-XX:SharedArchiveFile=${archive}`, '-Xlog:disable', '-Xlog:all=warning:stderr'];
 }
 
 function jvmFlags(tuning: Neo4jJvmTuning | undefined): readonly string[] {
