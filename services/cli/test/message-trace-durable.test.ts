@@ -6,7 +6,7 @@ import { call } from '@loom/service-kit';
 import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/testing';
 import { connect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOneTrace, INLET, publishTraced, startTracedLoom, type TracedLoom, WORKFLOW } from './message-trace.js';
+import { expectOneTrace, INLET, publishBatchTraced, publishTraced, startTracedLoom, type TracedLoom, WORKFLOW } from './message-trace.js';
 
 /**
  * Issue 49: one published message is one trace when loom keeps its messages in NATS JetStream: the trace context the
@@ -44,12 +44,22 @@ describe.skipIf(binary === undefined)('one trace per message, durable (NATS JetS
       expect(traceparent).toMatch(new RegExp(`^00-${span.spanContext().traceId}-[0-9a-f]{16}-01$`));
 
       await call(executor, 'resumeWorkflow', { name: traced.workflowName });
-      const path = await expectOneTrace(traced, span, messageId);
+      const [path] = await expectOneTrace(traced, span, [messageId]);
       // the stored traceparent names the message's first span in loom (emit Articles), which the consumer's spans follow
-      expect(traceparent.split('-')[2]).toBe(path[0]?.spanId);
+      expect(traceparent.split('-')[2]).toBe(path?.[0]?.spanId);
     } finally {
       executor.close();
       await connection.close();
     }
+  });
+
+  it('joins each message of a traced PublishMessages call to the call, stored and taken back in one trace', async () => {
+    const body = (n: number) => ({ title: `batch ${n}`, text: 'a long enough article stored in a batch' });
+    const { span, messageIds } = await publishBatchTraced(traced, [
+      { messageId: 'traced-batch-1', body: body(1), headers: {} },
+      { messageId: 'traced-batch-2', body: body(2), headers: { 'x-source': 'batch' } },
+    ]);
+    expect(messageIds).toEqual(['traced-batch-1', 'traced-batch-2']);
+    await expectOneTrace(traced, span, messageIds, 'PublishMessages');
   });
 });

@@ -21,12 +21,12 @@ describe('one trace per message, in memory', () => {
       headers: {},
     });
     expect(messageId).toBe('traced-in-memory');
-    await expectOneTrace(traced, span, messageId);
+    await expectOneTrace(traced, span, [messageId]);
   });
 
   it('gives loom an id for a message without one and names it on the publish span', async () => {
     const { span, messageId } = await publishTraced(traced, { messageId: '', body: { title: 'ids', text: 'an article whose id loom gives it' }, headers: {} });
     expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
-    await expectOneTrace(traced, span, messageId);
+    await expectOneTrace(traced, span, [messageId]);
   });
 });

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { credentials, Metadata } from '@grpc/grpc-js';
-import { ExecutorClient, type PublishMessageRequest } from '@loom/contracts';
+import { ExecutorClient, type PublishMessageRequest, type PublishMessagesRequest } from '@loom/contracts';
 import { call } from '@loom/service-kit';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { EXECUTOR_STACK_ARGUMENTS, OTLP_SPAN_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '@loom/testing';
@@ -80,31 +80,50 @@ const metadataSetter: TextMapSetter<Metadata> = {
 };
 
 /**
- * Calls PublishMessage as a traced client does: a CLIENT span (RPC conventions) around the call, its context injected
- * into the call's metadata by the W3C propagator; the message's own headers carry no `traceparent`. Answers the client
- * span, ended and flushed to the receiver, and the message id loom answered.
+ * Makes a call as a traced client does: a CLIENT span (RPC conventions) around it, its context injected into the call's
+ * metadata by the W3C propagator. Answers what `send` answered and the client span, ended and flushed to the receiver.
  */
-export async function publishTraced(
+async function callTraced<T>(
   traced: TracedLoom,
-  request: Omit<PublishMessageRequest, 'workflowName' | 'inlet'>,
-): Promise<{ span: Span; messageId: string }> {
+  method: string,
+  send: (client: ExecutorClient, metadata: Metadata) => Promise<T>,
+): Promise<{ span: Span; answer: T }> {
   const client = new ExecutorClient(traced.loom.address, credentials.createInsecure());
-  const span = traced.caller.tracer.startSpan('loom.v1.Executor/PublishMessage', {
+  const span = traced.caller.tracer.startSpan(`loom.v1.Executor/${method}`, {
     kind: SpanKind.CLIENT,
-    attributes: { 'rpc.system': 'grpc', 'rpc.service': 'loom.v1.Executor', 'rpc.method': 'PublishMessage' },
+    attributes: { 'rpc.system': 'grpc', 'rpc.service': 'loom.v1.Executor', 'rpc.method': method },
   });
   try {
     const metadata = new Metadata();
     // the process's propagator is W3C trace context (loom registered it here; a client's own SDK registers the same)
     propagation.inject(trace.setSpan(ROOT_CONTEXT, span), metadata, metadataSetter);
     expect(metadata.get('traceparent')).toHaveLength(1);
-    const answer = await call(client, 'publishMessage', { workflowName: WORKFLOW, inlet: INLET, ...request }, { metadata });
-    return { span, messageId: answer.messageId };
+    return { span, answer: await send(client, metadata) };
   } finally {
     span.end();
     client.close();
     await traced.caller.tracerProvider.forceFlush();
   }
+}
+
+/** PublishMessage from a traced client, the message's own headers without `traceparent`; answers the client span and the message id. */
+export async function publishTraced(
+  traced: TracedLoom,
+  request: Omit<PublishMessageRequest, 'workflowName' | 'inlet'>,
+): Promise<{ span: Span; messageId: string }> {
+  const { span, answer } = await callTraced(traced, 'PublishMessage', (client, metadata) =>
+    call(client, 'publishMessage', { workflowName: WORKFLOW, inlet: INLET, ...request }, { metadata }),
+  );
+  return { span, messageId: answer.messageId };
+}
+
+/** PublishMessages from a traced client; answers the client span and the message ids. */
+export async function publishBatchTraced(traced: TracedLoom, messages: PublishMessagesRequest['messages']): Promise<{ span: Span; messageIds: string[] }> {
+  const { span, answer } = await callTraced(traced, 'PublishMessages', (client, metadata) =>
+    call(client, 'publishMessages', { workflowName: WORKFLOW, inlet: INLET, messages }, { metadata }),
+  );
+  expect(answer.results.every((result) => result.accepted)).toBe(true);
+  return { span, messageIds: answer.results.map((result) => result.messageId) };
 }
 
 /** The spans of a trace the receiver got. */
@@ -113,39 +132,44 @@ export function traceOf(receiver: OtlpReceiver, traceId: string): ReceivedSpan[]
 }
 
 /**
- * Waits until the receiver holds the message's whole path in the client span's trace, then asserts what an engineer
- * sees in their backend: one trace from the caller's span through loom's PublishMessage span (carrying the message id and
- * the workflow) to each component's span, each the child of the one before, named after the components.
+ * Waits until the receiver holds the path of each message in the client span's trace, then asserts what an engineer
+ * sees in their backend: one trace from the caller's span through loom's span of the call (PublishMessage: carrying the
+ * message id; PublishMessages: the ids; both the workflow) to each component's span, each the child of the one before,
+ * named after the components. Answers each message's path.
  */
-export async function expectOneTrace(traced: TracedLoom, client: Span, messageId: string): Promise<ReceivedSpan[]> {
+export async function expectOneTrace(traced: TracedLoom, client: Span, messageIds: readonly string[], method = 'PublishMessage'): Promise<ReceivedSpan[][]> {
   const { traceId, spanId } = client.spanContext();
-  await expect.poll(() => traceOf(traced.receiver, traceId).filter((span) => span.name === 'process Log').length, { timeout: 20_000 }).toBe(1);
+  await expect.poll(() => traceOf(traced.receiver, traceId).filter((span) => span.name === 'process Log').length, { timeout: 20_000 }).toBe(messageIds.length);
   const spans = traceOf(traced.receiver, traceId);
   expect(traced.receiver.refused).toEqual([]);
 
   const callerSpan = spans.find((span) => span.spanId === spanId);
   expect(callerSpan, 'the client span, exported by the caller').toMatchObject({ service: 'caller', kind: OTLP_SPAN_KIND.CLIENT });
-  const publish = spans.find((span) => span.name === 'loom.v1.Executor/PublishMessage' && span.kind === OTLP_SPAN_KIND.SERVER);
-  expect(publish, "loom's PublishMessage span").toMatchObject({
+  const publish = spans.find((span) => span.name === `loom.v1.Executor/${method}` && span.kind === OTLP_SPAN_KIND.SERVER);
+  const named = messageIds.length === 1 ? { 'loom.message.id': messageIds[0] } : { 'loom.message.ids': messageIds, 'loom.message.count': messageIds.length };
+  expect(publish, `loom's ${method} span`).toMatchObject({
     service: 'loom',
     parentSpanId: spanId,
-    attributes: expect.objectContaining({ 'loom.message.id': messageId, 'loom.workflow.name': traced.workflowName }) as unknown,
+    attributes: expect.objectContaining({ ...named, 'loom.workflow.name': traced.workflowName }) as unknown,
   });
 
-  // the message's spans, source to sink: each the child of the one before, the first the child of the publish span
-  const path: ReceivedSpan[] = [];
-  let parent = publish?.spanId;
-  for (const name of MESSAGE_SPANS) {
-    const next = spans.find((span) => span.name === name && span.parentSpanId === parent);
-    expect(next, `${name}, child of ${path.at(-1)?.name ?? 'the PublishMessage span'}`).toBeDefined();
-    expect(next?.attributes).toMatchObject({ 'loom.message.id': messageId, 'loom.workflow.name': traced.workflowName });
-    path.push(next as ReceivedSpan);
-    parent = next?.spanId;
-  }
-  // the names a person wrote in the span names; the instance names (with their uuids) in the attributes
-  expect(path.map((span) => span.attributes['loom.component.name'])).toEqual(
-    ['Articles', 'Clean up', 'Long enough', 'Log'].map((name) => expect.stringMatching(new RegExp(`^${name}_[0-9a-f-]{36}$`)) as unknown),
-  );
+  const paths = messageIds.map((messageId) => {
+    // the message's spans, source to sink: each the child of the one before, the first the child of the publish span
+    const path: ReceivedSpan[] = [];
+    let parent = publish?.spanId;
+    for (const name of MESSAGE_SPANS) {
+      const next = spans.find((span) => span.name === name && span.parentSpanId === parent && span.attributes['loom.message.id'] === messageId);
+      expect(next, `${messageId}: ${name}, child of ${path.at(-1)?.name ?? `the ${method} span`}`).toBeDefined();
+      expect(next?.attributes).toMatchObject({ 'loom.workflow.name': traced.workflowName });
+      path.push(next as ReceivedSpan);
+      parent = next?.spanId;
+    }
+    // the names a person wrote in the span names; the instance names (with their uuids) in the attributes
+    expect(path.map((span) => span.attributes['loom.component.name'])).toEqual(
+      ['Articles', 'Clean up', 'Long enough', 'Log'].map((name) => expect.stringMatching(new RegExp(`^${name}_[0-9a-f-]{36}$`)) as unknown),
+    );
+    return path;
+  });
   for (const span of spans) expect(span.name, 'a span name without a uuid').not.toMatch(UUID);
-  return path;
+  return paths;
 }
