@@ -55,6 +55,8 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.Executor/QueryGraph': 'query-graph',
   '/loom.v1.Executor/ReadGraph': 'read-graph',
   '/loom.v1.Executor/DescribeGraph': 'read',
+  // replay of kept processed messages (issue 50)
+  '/loom.v1.Executor/ReplayMessages': 'operate',
 
   '/loom.v1.Secrets/DescribeStorage': 'read',
   '/loom.v1.Secrets/GetVariable': 'read-variables',
