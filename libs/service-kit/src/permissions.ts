@@ -57,6 +57,8 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.Executor/DescribeGraph': 'read',
   // replay of kept processed messages (issue 50)
   '/loom.v1.Executor/ReplayMessages': 'operate',
+  // what happened to one message (issue 50): metadata only, no bodies
+  '/loom.v1.Executor/TraceMessage': 'read',
 
   '/loom.v1.Secrets/DescribeStorage': 'read',
   '/loom.v1.Secrets/GetVariable': 'read-variables',
