@@ -259,7 +259,8 @@ export const fixedKeys = named({
     expected: 'a directory path',
   }),
   'loom.embedded.graph.port': spec({
-    description: 'loopback port of the embedded graph (0: any free port, logged when it starts)',
+    description:
+      'loopback port of the embedded graph (0: the port of its last start on this data directory, kept there, or any free port the first time or when that one is taken; shown by `loom health`)',
     default: 0,
     schema: integer(0, 65535),
     expected: PORT,

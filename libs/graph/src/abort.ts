@@ -23,3 +23,32 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefine
   });
   return Promise.race([promise, aborted]).finally(stop);
 }
+
+/** A signal for work under a time limit, and whether the limit (not the caller's own signal) ended it. */
+export interface TimeLimit {
+  readonly signal: AbortSignal;
+  /** The time limit ran out. */
+  expired(): boolean;
+  /** Stops the timer; call it once the work settled. */
+  clear(): void;
+}
+
+/** Aborts when `signal` does or once `timeoutMs` have passed, whichever comes first. */
+export function timeLimit(timeoutMs: number, signal: AbortSignal | undefined): TimeLimit {
+  const controller = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort(new Error(`the time limit of ${timeoutMs} ms ran out`));
+  }, timeoutMs);
+  const stopListening = whenAborted(signal, () => controller.abort(signal?.reason));
+  if (signal?.aborted === true) controller.abort(signal.reason);
+  return {
+    signal: controller.signal,
+    expired: () => expired,
+    clear() {
+      clearTimeout(timer);
+      stopListening();
+    },
+  };
+}

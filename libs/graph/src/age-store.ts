@@ -6,13 +6,17 @@ import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
 import { ageTrailingCreateInsert } from './age-trailing-create.js';
 import { checkBulkCreate } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
+import { ensureAgeExtension, ensureAgeGraph } from './age-graphs.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, GraphUnavailableError, graphErrorFromPg, type GraphErrorContext } from './errors.js';
+import { timeLimitedRead } from './graph-read.js';
 import type {
   GraphBulkCreate,
   GraphNodeKey,
   GraphParameters,
   GraphPropertyIndex,
   GraphQueryOptions,
+  GraphReadOptions,
+  GraphReadResult,
   GraphRecord,
   GraphStore,
   GraphTransaction,
@@ -94,6 +98,19 @@ class AgeStore implements GraphStore {
       const begin = `${this.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'}${keyed ? KEYED_LOOKUPS : ''}`;
       return this.inTransaction(lease, begin, () => this.execute(lease, written, options.signal));
     });
+  }
+
+  async read(query: string, parameters: GraphParameters, options: GraphReadOptions): Promise<GraphReadResult> {
+    this.checkUsable(options.signal);
+    const statement = ageStatement(this.connection.graph, query, parameters, options.columns, this.context.address);
+    // one row past the limit tells whether there were more; the rest are never read
+    const limited = { ...statement, sql: `SELECT * FROM (${statement.sql}) AS loom_read LIMIT ${options.maxRows + 1}` };
+    // READ ONLY: PostgreSQL refuses any write in it, AGE's CREATE, SET, DELETE and MERGE included; statement_timeout has
+    // the server cancel the statement (PGlite has no timer for it: there the time limit's signal ends the wait alone)
+    const begin = (timeoutMs: number): string => `BEGIN READ ONLY; SET LOCAL statement_timeout = ${timeoutMs}`;
+    const fetch = (signal: AbortSignal, timeoutMs: number): Promise<GraphRecord[]> =>
+      this.withLease(signal, (lease) => this.inTransaction(lease, begin(timeoutMs), () => this.execute(lease, limited, signal)));
+    return timeLimitedRead(this.context, options, fetch);
   }
 
   async *stream(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): AsyncGenerator<GraphRecord> {
@@ -348,7 +365,9 @@ class AgeStore implements GraphStore {
     try {
       result = await work();
     } catch (error) {
-      await this.rollback(lease);
+      // a broken connection (an aborted statement, a lost server) is destroyed on release, which ends the transaction;
+      // a ROLLBACK on it would wait behind the statement it was abandoned for
+      if (!lease.broken) await this.rollback(lease);
       throw error;
     }
     const committed = await this.sql(lease, 'COMMIT');
@@ -416,7 +435,7 @@ class AgeStore implements GraphStore {
 
   private async prepareSession(lease: Lease): Promise<void> {
     if (!this.readOnly) {
-      this.extensionReady ??= this.ensureExtension(lease).catch((error: unknown) => {
+      this.extensionReady ??= ensureAgeExtension((query) => this.sql(lease, query)).catch((error: unknown) => {
         this.extensionReady = undefined; // the next connection tries again
         throw error;
       });
@@ -436,30 +455,13 @@ class AgeStore implements GraphStore {
     // values by containment, so what a pattern finds is the same.)
     await this.sql(lease, 'SET search_path = ag_catalog, "$user", public');
     await this.sql(lease, 'SET age.enable_containment = off');
-    this.graphReady ??= this.ensureGraph(lease).catch((error: unknown) => {
-      this.graphReady = undefined;
-      throw error;
-    });
+    this.graphReady ??= ensureAgeGraph((query) => this.sql(lease, query), this.connection.graph, this.readOnly, this.context.address).catch(
+      (error: unknown) => {
+        this.graphReady = undefined;
+        throw error;
+      },
+    );
     await this.graphReady;
-  }
-
-  private async ensureExtension(lease: Lease): Promise<void> {
-    const installed = async (): Promise<boolean> => (await this.sql(lease, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'age'")).rowCount === 1;
-    if (await installed()) return;
-    try {
-      await this.sql(lease, 'CREATE EXTENSION IF NOT EXISTS age');
-    } catch (error) {
-      if (!(await installed())) throw error; // another process may have won the race
-    }
-  }
-
-  private async ensureGraph(lease: Lease): Promise<void> {
-    const graph = this.connection.graph;
-    const exists = (): Promise<boolean> => this.rowExists(lease, 'SELECT 1 FROM ag_catalog.ag_graph WHERE name = $1', [graph]);
-    if (await exists()) return;
-    if (this.readOnly)
-      throw new GraphQueryError('age', this.context.address, '3F000', `graph '${graph}' does not exist, and a read_only resource does not create it`);
-    await this.createUnlessMade(() => this.sql(lease, { text: 'SELECT ag_catalog.create_graph($1::name)', values: [graph] }), exists);
   }
 
   /** One pg call with abort and error mapping: a failed connection or an aborted call is not reused. */

@@ -1,4 +1,4 @@
-import { type EmbeddedPostgres, type EmbeddedPostgresLogger, startEmbeddedPostgresInWorker } from '@loom/postgres';
+import { type EmbeddedPostgres, type EmbeddedPostgresLogger, rememberedPort, startEmbeddedPostgresInWorker } from '@loom/postgres';
 
 // the worker runs the built module (dist), from src under the tests as from dist in a deployment
 const WORKER_ENTRY = new URL('../dist/embedded-graph-worker.js', import.meta.url);
@@ -10,6 +10,8 @@ export interface EmbeddedGraphOptions {
   /** Loopback port; default 0, any free port (read it back from `port`). */
   readonly port?: number;
   readonly logger?: EmbeddedPostgresLogger;
+  /** Listen on the port of the last start again (EmbeddedPostgresOptions.rememberPort), so the address stays the same. */
+  readonly rememberPort?: { readonly setting: string };
 }
 
 /**
@@ -26,5 +28,11 @@ export function startEmbeddedGraph(options: EmbeddedGraphOptions): Promise<Embed
     dataDir: options.dataDir,
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.rememberPort === undefined ? {} : { rememberPort: options.rememberPort }),
   });
+}
+
+/** The port the embedded graph of a data directory listened on at its last start (kept with rememberPort), if any. */
+export function lastEmbeddedGraphPort(dataDir: string): Promise<number | undefined> {
+  return rememberedPort(dataDir);
 }

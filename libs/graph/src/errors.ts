@@ -34,8 +34,14 @@ function graphStoreError<Kind extends ErrorKind>(
   return GraphStoreError;
 }
 
+/** A time limit ran out; a domain class of its kind for graphStoreError, as the others are. */
+abstract class DeadlineError extends LoomError {
+  readonly kind = 'deadline-exceeded';
+}
+
 const GraphPreconditionError = graphStoreError(FailedPreconditionError);
 const GraphUnavailabilityError = graphStoreError(UnavailableError);
+const GraphDeadlineError = graphStoreError(DeadlineError);
 
 /** The store refused the statement (syntax, constraint, unknown graph) or it cannot be sent as written; retrying will not help. */
 export class GraphQueryError extends GraphPreconditionError {
@@ -81,6 +87,13 @@ export class GraphReadOnlyError extends GraphPreconditionError {
   }
 }
 
+/** A read ran past its time limit (GraphStore.read): the store cancelled it (statement_timeout, Neo4j's transaction timeout) or loom stopped waiting. */
+export class GraphTimeoutError extends GraphDeadlineError {
+  static override describe(store: GraphStoreKind, address: string, reason: string): string {
+    return `query on ${store} ${address} ran past its time limit: ${reason}`;
+  }
+}
+
 /** The store was closed; a programming error in the caller, not a property of the database. */
 export class GraphStoreClosedError extends GraphPreconditionError {
   constructor(store: GraphStoreKind, address: string) {
@@ -110,6 +123,8 @@ export interface GraphErrorContext {
   readonly address: string;
   readonly password: string;
   readonly readOnly: boolean;
+  /** The statement runs under a time limit of GraphStore.read (Neo4j): the server ending it for that is a GraphTimeoutError. */
+  readonly timeLimited?: boolean;
 }
 
 // SQLSTATE: serialization failure, deadlock, lock not available
@@ -120,6 +135,10 @@ const READ_ONLY_TRANSACTION = '25006';
 // what pg says (without a code) when the socket went away under a query or a connect
 const CONNECTION_LOST_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not queryable|Client has encountered a connection error/i;
 const NEO4J_ACCESS_MODE = 'Neo.ClientError.Statement.AccessMode';
+// Neo.ClientError.Transaction.TransactionTimedOut, …TransactionTimedOutClientConfiguration (the client's own timeout),
+// and the transient code older servers gave it
+const NEO4J_TIMED_OUT = /\.Transaction\.TransactionTimedOut/;
+const QUERY_CANCELED = '57014';
 const NEO4J_UNAVAILABLE_CODES = new Set(['ServiceUnavailable', 'SessionExpired']);
 
 /** True for an error of neo4j-driver (which, when the driver was never loaded, none can be). */
@@ -144,6 +163,23 @@ export function graphErrorFromPg(error: unknown, context: GraphErrorContext): Er
   return new GraphQueryError(store, address, code, reason, { cause: error });
 }
 
+/**
+ * A failure of GraphStore.read on AGE as the store meant it: a write its READ ONLY transaction refused (25006) is a
+ * GraphReadOnlyError, a statement its statement_timeout cancelled (57014) a GraphTimeoutError; others pass unchanged.
+ */
+export function ageReadFailure(error: unknown, context: GraphErrorContext): unknown {
+  if (!(error instanceof GraphQueryError) || !(error.cause instanceof Error)) return error;
+  const reason = redactPassword(error.cause.message, context.password);
+  if (error.code === READ_ONLY_TRANSACTION) {
+    return new GraphReadOnlyError(context.store, context.address, undefined, `the store refused a write in a read-only transaction: ${reason}`, {
+      cause: error.cause,
+    });
+  }
+  if (error.code === QUERY_CANCELED)
+    return new GraphTimeoutError(context.store, context.address, error.code, `the store cancelled it: ${reason}`, { cause: error.cause });
+  return error;
+}
+
 /** Turns an error from neo4j-driver into the matching graph error, using the driver's own retryability. */
 export function graphErrorFromNeo4j(error: unknown, context: GraphErrorContext): Error {
   if (!(error instanceof Error)) return new GraphQueryError(context.store, context.address, undefined, String(error));
@@ -155,6 +191,8 @@ export function graphErrorFromNeo4j(error: unknown, context: GraphErrorContext):
   const reason = redactPassword(isNeo4jError(error) ? firstLine(error.message) : error.message, context.password);
   if (isNeo4jError(error)) {
     if (NEO4J_UNAVAILABLE_CODES.has(error.code)) return new GraphUnavailableError(store, address, code, reason, { cause: error });
+    if (NEO4J_TIMED_OUT.test(error.code) && context.timeLimited)
+      return new GraphTimeoutError(store, address, code, `the store ended it: ${reason}`, { cause: error });
     if (neo4jDriverIfLoaded()?.isRetryableError(error) === true) return new GraphTransientError(store, address, code, reason, { cause: error });
     if (error.code === NEO4J_ACCESS_MODE && context.readOnly)
       return new GraphReadOnlyError(store, address, undefined, `the store refused a write in read access mode: ${reason}`, { cause: error });

@@ -62,6 +62,29 @@ export interface GraphQueryOptions {
   readonly insertTrailingRelationship?: boolean;
 }
 
+/** Options of GraphStore.read. */
+export interface GraphReadOptions {
+  /** The return columns, as GraphQueryOptions.columns. */
+  readonly columns?: readonly string[];
+  /** Most records answered (at least 1); past it the rest are not read and the result says `truncated`. */
+  readonly maxRows: number;
+  /**
+   * Longest the statement may run, in ms: the store's own limit (Neo4j's transaction timeout, PostgreSQL's
+   * statement_timeout) and the wait here, so a store without one (PGlite) still answers in time with a GraphTimeoutError.
+   */
+  readonly timeoutMs: number;
+  /** Aborts the read as GraphQueryOptions.signal does. */
+  readonly signal?: AbortSignal;
+}
+
+/** What GraphStore.read answers. */
+export interface GraphReadResult {
+  /** At most maxRows records, in the order the store gave them. */
+  readonly records: GraphRecord[];
+  /** The statement had more records than maxRows. */
+  readonly truncated: boolean;
+}
+
 /** Runs statements inside one transaction opened by GraphStore.writeTransaction. */
 export interface GraphTransaction {
   /** Runs one statement in the transaction and returns all its records. */
@@ -154,6 +177,12 @@ export interface GraphStore {
   readonly readOnly: boolean;
   /** Runs one statement in its own transaction and returns all its records. */
   run(query: string, parameters?: GraphParameters, options?: GraphQueryOptions): Promise<GraphRecord[]>;
+  /**
+   * Runs one statement that must not write, whatever the resource's read_only: the store keeps it from writing (a Neo4j
+   * session in READ access mode, a PostgreSQL transaction READ ONLY), not a reading of its text, and a write is a
+   * GraphReadOnlyError. At most `maxRows` records, within `timeoutMs` (else GraphTimeoutError).
+   */
+  read(query: string, parameters: GraphParameters, options: GraphReadOptions): Promise<GraphReadResult>;
   /** Runs one statement and yields its records as they are read; leaving the loop early ends the statement. */
   stream(query: string, parameters?: GraphParameters, options?: GraphQueryOptions): AsyncIterable<GraphRecord>;
   /** Runs `work` in one write transaction: committed when it resolves, rolled back when it throws. */

@@ -9,6 +9,8 @@ export {
   type GraphPath,
   type GraphParameters,
   type GraphQueryOptions,
+  type GraphReadOptions,
+  type GraphReadResult,
   type GraphPropertyIndex,
   type GraphNodeKey,
   type GraphBulkCreate,
@@ -18,7 +20,15 @@ export {
   type GraphProperties,
   type GraphPropertyValue,
 } from './graph-store.js';
-export { GraphQueryError, GraphUnavailableError, GraphTransientError, GraphReadOnlyError, GraphStoreClosedError, isTransientGraphError } from './errors.js';
+export {
+  GraphQueryError,
+  GraphUnavailableError,
+  GraphTransientError,
+  GraphReadOnlyError,
+  GraphStoreClosedError,
+  GraphTimeoutError,
+  isTransientGraphError,
+} from './errors.js';
 export { openGraphStore, type GraphResource, type OpenGraphStoreOptions } from './open-graph-store.js';
 export {
   createNeo4jStore,
@@ -32,7 +42,8 @@ export {
   type Neo4jRecordLike,
 } from './neo4j-store.js';
 export { createAgeStore, type AgeStoreOptions } from './age-store.js';
-export { startEmbeddedGraph, type EmbeddedGraphOptions } from './embedded-graph.js';
+export { listAgeGraphs } from './age-graphs.js';
+export { lastEmbeddedGraphPort, startEmbeddedGraph, type EmbeddedGraphOptions } from './embedded-graph.js';
 export { neo4jConnection, ageConnection, type Neo4jConnection, type AgeConnection } from './parameters.js';
 export { findWritingClause, deriveReturnColumns, fieldsRead, toBatchQuery, mergeKeys, type DerivedColumns } from './cypher-text.js';
 export { parseAgtype, AgtypeSyntaxError } from './agtype.js';

@@ -4,7 +4,18 @@ import { abortable, throwIfAborted } from './abort.js';
 import { checkBulkCreate, neo4jBulkStatements } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
 import { GraphQueryError, GraphReadOnlyError, GraphStoreClosedError, graphErrorFromNeo4j, type GraphErrorContext } from './errors.js';
-import type { GraphNodeKey, GraphParameters, GraphPropertyIndex, GraphQueryOptions, GraphRecord, GraphStore, GraphTransaction } from './graph-store.js';
+import { timeLimitedRead } from './graph-read.js';
+import type {
+  GraphNodeKey,
+  GraphParameters,
+  GraphPropertyIndex,
+  GraphQueryOptions,
+  GraphReadOptions,
+  GraphReadResult,
+  GraphRecord,
+  GraphStore,
+  GraphTransaction,
+} from './graph-store.js';
 import { nodeKeysOf } from './node-keys.js';
 import { fromNeo4j, toNeo4jParameters } from './neo4j-values.js';
 import { type Neo4jConnection } from './parameters.js';
@@ -24,7 +35,8 @@ export interface Neo4jTransactionLike {
 
 /** The part of a neo4j-driver Session the adapter uses. */
 export interface Neo4jSessionLike {
-  run(query: string, parameters: Record<string, unknown>): AsyncIterable<Neo4jRecordLike>;
+  /** `config.timeout`: the server ends the transaction after this many ms (neo4j-driver's TransactionConfig). */
+  run(query: string, parameters: Record<string, unknown>, config?: { timeout?: number }): AsyncIterable<Neo4jRecordLike>;
   beginTransaction(): Neo4jTransactionLike;
   close(): Promise<void>;
 }
@@ -98,6 +110,30 @@ class Neo4jStore implements GraphStore {
     const records: GraphRecord[] = [];
     for await (const record of this.stream(query, parameters, options)) records.push(record);
     return records;
+  }
+
+  async read(query: string, parameters: GraphParameters, options: GraphReadOptions): Promise<GraphReadResult> {
+    if (this.closing !== undefined) throw this.closedError();
+    throwIfAborted(options.signal);
+    checkColumns(options.columns, this.context.address);
+    const context: GraphErrorContext = { ...this.context, readOnly: true, timeLimited: true };
+    const columns = options.columns === undefined ? {} : { columns: options.columns };
+    return timeLimitedRead(context, options, async (signal, timeoutMs) => {
+      // READ access mode: the server refuses any write in the session (Neo.ClientError.Statement.AccessMode); the
+      // transaction's timeout has the server end a statement that runs too long
+      const session = this.driver.session({ database: this.connection.database, defaultAccessMode: 'READ' });
+      const records: GraphRecord[] = [];
+      try {
+        const started = (): AsyncIterable<Neo4jRecordLike> => session.run(query, toNeo4jParameters(parameters), { timeout: timeoutMs });
+        for await (const record of this.records(started, { signal, ...columns }, context)) {
+          records.push(record);
+          if (records.length > options.maxRows) break; // the session's close discards the rest on the server
+        }
+      } finally {
+        await this.closeSession(session, signal);
+      }
+      return records;
+    });
   }
 
   async *stream(query: string, parameters: GraphParameters = {}, options: GraphQueryOptions = {}): AsyncGenerator<GraphRecord> {
@@ -181,7 +217,7 @@ class Neo4jStore implements GraphStore {
     }
   }
 
-  private async *records(start: () => AsyncIterable<Neo4jRecordLike>, options: GraphQueryOptions): AsyncGenerator<GraphRecord> {
+  private async *records(start: () => AsyncIterable<Neo4jRecordLike>, options: GraphQueryOptions, context = this.context): AsyncGenerator<GraphRecord> {
     const { signal, columns } = options;
     try {
       const iterator = start()[Symbol.asyncIterator]();
@@ -192,7 +228,7 @@ class Neo4jStore implements GraphStore {
       }
     } catch (error) {
       if (signal?.aborted === true) throw signal.reason;
-      throw graphErrorFromNeo4j(error, this.context);
+      throw graphErrorFromNeo4j(error, context);
     }
   }
 

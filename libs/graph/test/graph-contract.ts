@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   GraphQueryError,
   GraphReadOnlyError,
+  GraphTimeoutError,
   isTransientGraphError,
   toBatchQuery,
   type GraphNode,
@@ -338,6 +339,45 @@ export function describeGraphStoreContract(name: string, target: () => ContractT
       }
       await expect(readOnly.writeTransaction(() => Promise.resolve())).rejects.toBeInstanceOf(GraphReadOnlyError);
       expect(await count('Person')).toBe(before);
+    });
+
+    it('read answers at most maxRows records and says when there were more; whole numbers are integers (LIMIT $n)', async () => {
+      await store.run(`UNWIND range(1, 4) AS i CREATE (:${L('Row')} {i: i, kind: 'read'})`);
+      const query = `MATCH (n:${L('Row')}) WHERE n.kind = $kind RETURN n.i AS i ORDER BY i LIMIT $n`;
+      // a JSON double that is whole, as google.protobuf.Struct gives every number
+      expect(await store.read(query, { kind: 'read', n: 3.0 }, { maxRows: 2, timeoutMs: 30_000 })).toEqual({ records: [{ i: 1 }, { i: 2 }], truncated: true });
+      expect(await store.read(query, { kind: 'read', n: 3 }, { maxRows: 3, timeoutMs: 30_000 })).toEqual({
+        records: [{ i: 1 }, { i: 2 }, { i: 3 }],
+        truncated: false,
+      });
+    });
+
+    it('read keeps a write from writing by the store itself, on a writable resource too (the text is not parsed for it)', async () => {
+      await store.run(`CREATE (:${L('Person')} {name: 'Read'})`); // something for SET and DELETE to change
+      const before = await count('Person');
+      for (const reader of [store, readOnly]) {
+        for (const query of [
+          `CREATE (:${L('Person')} {name: 'Eve'})`,
+          `MATCH (n:${L('Person')}) SET n.age = 1`,
+          `MATCH (n:${L('Person')}) DETACH DELETE n`,
+          `MERGE (:${L('Person')} {name: 'Eve'})`,
+        ]) {
+          const error = await reader.read(query, {}, { maxRows: 10, timeoutMs: 30_000 }).catch((caught: unknown) => caught);
+          expect(error, query).toBeInstanceOf(GraphReadOnlyError);
+          // undefined: the store refused it, not loom's reading of the text
+          expect(error, query).toMatchObject({ clause: undefined, kind: 'failed-precondition' });
+        }
+      }
+      expect(await count('Person')).toBe(before);
+      expect(await store.run(`MATCH (n:${L('Person')}) WHERE n.age = 1 RETURN count(n) AS c`)).toEqual([{ c: 0 }]);
+    });
+
+    it('read ends a query that runs past its time limit with GraphTimeoutError, and the store goes on answering', async () => {
+      const long = 'UNWIND range(1, 1000) AS a UNWIND range(1, 1000) AS b RETURN count(*) AS c';
+      const error = await store.read(long, {}, { maxRows: 1, timeoutMs: 1 }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(GraphTimeoutError);
+      expect(error).toMatchObject({ kind: 'deadline-exceeded', retryable: false });
+      expect(await store.read('RETURN 1 AS one', {}, { maxRows: 1, timeoutMs: 60_000 })).toEqual({ records: [{ one: 1 }], truncated: false });
     });
   });
 }

@@ -47,6 +47,7 @@ export async function startEmbeddedPostgresInWorker(options: EmbeddedWorkerOptio
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.sharedBuffers === undefined ? {} : { sharedBuffers: options.sharedBuffers }),
     ...(options.templateDir === undefined ? {} : { templateDir: options.templateDir }),
+    ...(options.rememberPort === undefined ? {} : { rememberPort: options.rememberPort }),
   };
   let worker: Worker;
   try {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { BlockList, isIPv6 } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type Extensions, PGlite } from '@electric-sql/pglite';
@@ -47,6 +47,12 @@ export interface EmbeddedPostgresOptions {
    * when its stamp is current: builtTemplateDir). When it does not exist, initdb runs.
    */
   readonly templateDir?: string;
+  /**
+   * Keep the port in the data directory (file loom-port) and listen on it again at the next start with port 0, so the
+   * address stays the same across restarts. When that port is taken by then, it listens on another and warns in one
+   * line naming `setting`, the key that fixes a port.
+   */
+  readonly rememberPort?: { readonly setting: string };
 }
 
 /**
@@ -167,20 +173,25 @@ export async function serveLockedDataDir(
     if (!initialised) seeded = await seedFromTemplate(dataDir, options.templateDir ?? BUILT_TEMPLATE_DIR);
     db = await openPglite(dataDir, options.extensions, options.sharedBuffers);
     const served = withSessionAffinity(db, (error) => logger?.warn({ err: error, dataDir }, 'embedded PostgreSQL could not roll back a closed connection'));
-    server = new PGLiteSocketServer({ db: served, host, port: options.port ?? 0, maxConnections: EMBEDDED_MAX_CONNECTIONS });
-    server.addEventListener('error', (event) => {
-      logger?.warn({ err: (event as Event & { detail?: unknown }).detail, dataDir }, 'embedded PostgreSQL server error');
-    });
-    const onTcpAccepted = hooks.onTcpAccepted;
-    if (onTcpAccepted !== undefined) server.addEventListener('connection', () => onTcpAccepted());
-    try {
-      await server.start();
-    } catch (error) {
-      throw new EmbeddedPostgresStartError(dataDir, `cannot listen on ${host}:${options.port ?? 0}: ${errorText(error)}`, { cause: error });
-    }
+    const listen = async (on: number): Promise<PGLiteSocketServer> => {
+      const socketServer = new PGLiteSocketServer({ db: served, host, port: on, maxConnections: EMBEDDED_MAX_CONNECTIONS });
+      try {
+        await socketServer.start();
+      } catch (error) {
+        await socketServer.stop().catch(() => undefined);
+        throw new EmbeddedPostgresStartError(dataDir, `cannot listen on ${host}:${on}: ${errorText(error)}`, { cause: error });
+      }
+      // listened for once it serves: a port that is taken is the error above, told once
+      socketServer.addEventListener('error', (event) => {
+        logger?.warn({ err: (event as Event & { detail?: unknown }).detail, dataDir }, 'embedded PostgreSQL server error');
+      });
+      const onTcpAccepted = hooks.onTcpAccepted;
+      if (onTcpAccepted !== undefined) socketServer.addEventListener('connection', () => onTcpAccepted());
+      return socketServer;
+    };
+    server = await listenKeepingPort(listen, options);
     connector = new InMemoryConnector(server, dataDir);
-    const connection = server.getServerConn();
-    port = Number(connection.slice(connection.lastIndexOf(':') + 1));
+    port = portOf(server);
   } catch (error) {
     await server?.stop();
     await db?.close();
@@ -219,6 +230,68 @@ export async function serveLockedDataDir(
   };
 }
 
+/**
+ * Listens on the configured port; with rememberPort and port 0, on the port of the last start again (another when that
+ * one is taken, said in one line), and keeps the port for the next start.
+ */
+async function listenKeepingPort(
+  listen: (port: number) => Promise<PGLiteSocketServer>,
+  options: EmbeddedPostgresOptions & { readonly dataDir: string },
+): Promise<PGLiteSocketServer> {
+  const { dataDir, logger, rememberPort: keep } = options;
+  const remembered = keep === undefined || (options.port ?? 0) !== 0 ? undefined : await rememberedPort(dataDir);
+  let server: PGLiteSocketServer;
+  if (keep === undefined || remembered === undefined) {
+    server = await listen(options.port ?? 0);
+  } else {
+    try {
+      server = await listen(remembered);
+    } catch (error) {
+      if (!(error instanceof EmbeddedPostgresStartError) || !isAddressInUse(error.cause)) throw error;
+      server = await listen(0);
+      logger?.warn(
+        { dataDir, port: remembered, now: portOf(server) },
+        `the port ${remembered} it listened on before is taken, so it listens on ${portOf(server)} now: set ${keep.setting} to a free port to keep one`,
+      );
+    }
+  }
+  if (keep !== undefined && portOf(server) !== remembered) await rememberPort(dataDir, portOf(server), logger);
+  return server;
+}
+
+/** The file in a data directory that keeps the port its server last listened on (EmbeddedPostgresOptions.rememberPort). */
+export const PORT_FILE_NAME = 'loom-port';
+
+/** The port a data directory's server last listened on, when it kept one (EmbeddedPostgresOptions.rememberPort). */
+export async function rememberedPort(dataDir: string): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(dataDir, PORT_FILE_NAME), 'utf8');
+  } catch {
+    return undefined; // never kept one (or unreadable): any free port, as on the first start
+  }
+  const port = Number(text.trim());
+  return Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+}
+
+/** Keeps the port in the data directory; a failure costs only the next start's stable address, so it is logged, not thrown. */
+async function rememberPort(dataDir: string, port: number, logger: EmbeddedPostgresLogger | undefined): Promise<void> {
+  try {
+    await writeFile(join(dataDir, PORT_FILE_NAME), `${port}\n`, { mode: 0o600 });
+  } catch (error) {
+    logger?.warn({ dataDir, port, err: errorText(error) }, 'the embedded PostgreSQL could not keep its port for the next start');
+  }
+}
+
+function portOf(server: PGLiteSocketServer): number {
+  const connection = server.getServerConn();
+  return Number(connection.slice(connection.lastIndexOf(':') + 1));
+}
+
+function isAddressInUse(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'EADDRINUSE';
+}
+
 /** `postgresql://postgres@<host>:<port>/postgres`. */
 export function embeddedUrl(host: string, port: number): string {
   return `postgresql://postgres@${isIPv6(host) ? `[${host}]` : host}:${port}/postgres`;
@@ -233,7 +306,7 @@ async function seedFromTemplate(dataDir: string, templateDir: string): Promise<b
   if (!existsSync(join(templateDir, 'PG_VERSION'))) return false;
   const marker = join(dataDir, SEEDING_MARKER);
   const resuming = existsSync(marker);
-  const foreign = (await readdir(dataDir)).filter((name) => name !== LOCK_FILE_NAME && name !== SEEDING_MARKER);
+  const foreign = (await readdir(dataDir)).filter((name) => name !== LOCK_FILE_NAME && name !== SEEDING_MARKER && name !== PORT_FILE_NAME);
   if (foreign.length > 0 && !resuming) return false;
   try {
     await writeFile(marker, '');

@@ -3,6 +3,8 @@ export {
   makeTemplateDataDir,
   isLoopbackHost,
   EMBEDDED_MAX_CONNECTIONS,
+  PORT_FILE_NAME,
+  rememberedPort,
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,
   type EmbeddedPostgresLogger,

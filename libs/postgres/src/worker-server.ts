@@ -15,6 +15,7 @@ export interface WorkerStart {
   readonly port?: number;
   readonly sharedBuffers?: string;
   readonly templateDir?: string;
+  readonly rememberPort?: { readonly setting: string };
   /** Counters the worker writes and the main thread reads: [0] TCP connections accepted. */
   readonly counters: SharedArrayBuffer;
 }

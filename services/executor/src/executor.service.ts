@@ -7,9 +7,13 @@ import {
   findComponentDefinition,
   LoomError,
   collectSecretSlots,
+  instanceNamed,
   isSealed,
   NotFoundError,
+  parseStoredName,
+  RESOURCE_KINDS,
   resolveStoredName,
+  type ResourceInstance,
   ValidationError,
   type WorkflowConfiguration,
 } from '@loom/domain';
@@ -108,6 +112,36 @@ export function checkComponentsEnabled(workflow: WorkflowConfiguration, experime
       );
     }
   });
+}
+
+/** The graph database resource kinds ReadGraph reads. */
+const GRAPH_RESOURCE_KINDS: ReadonlySet<string> = new Set([RESOURCE_KINDS.AGE_DATABASE, RESOURCE_KINDS.NEO4J_DATABASE]);
+
+/** The graph database resource of a workflow that `name` names (see Executor.graphResource). */
+function graphResourceNamed(workflow: WorkflowConfiguration, name: string): ResourceInstance {
+  const graphs = new Map<string, ResourceInstance>();
+  for (const instance of [...workflow.resources, ...workflow.components.flatMap((component) => (component.resource == null ? [] : [component.resource]))]) {
+    if (GRAPH_RESOURCE_KINDS.has(instance.resource.qualifiedName) && !graphs.has(instance.name)) graphs.set(instance.name, instance);
+  }
+  const plain = (instance: string): string => parseStoredName(instance)?.base ?? instance;
+  if (name === '') {
+    const [only, ...others] = graphs.values();
+    if (only !== undefined && others.length === 0) return only;
+    throw ValidationError.of(
+      'resource',
+      only === undefined
+        ? `workflow '${workflow.name}' has no graph database resource (Neo4j or PostgreSQL with AGE)`
+        : `workflow '${workflow.name}' has ${graphs.size} graph database resources (${[...graphs.keys()].map(plain).join(', ')}): name one`,
+      only === undefined ? 'NOT_A_GRAPH' : 'AMBIGUOUS_NAME',
+    );
+  }
+  const found = instanceNamed(name, graphs.keys());
+  if (found !== undefined) return graphs.get(found)!;
+  const other = [...workflow.resources].find((instance) => instanceNamed(name, [instance.name]) !== undefined);
+  if (other !== undefined) {
+    throw ValidationError.of('resource', `'${name}' of workflow '${workflow.name}' is a ${other.resource.qualifiedName}, not a graph database`, 'NOT_A_GRAPH');
+  }
+  throw new NotFoundError(`graph database resource of workflow '${workflow.name}'`, name);
 }
 
 /** This executor's name among the others: loom.executor.id, else the host name and process id. */
@@ -325,6 +359,23 @@ export class Executor implements ClusterMember {
     } catch (error) {
       return isServiceError(error) && error.code === status.NOT_FOUND ? false : undefined;
     }
+  }
+
+  /**
+   * A graph database resource of a stored workflow with its sealed values opened, for ReadGraph: `resource` is its
+   * name in the workflow (with or without its `_<uuid>`), or empty when the workflow has exactly one graph database
+   * resource. Only that resource's values are decrypted.
+   */
+  async graphResource(workflowName: string, resource: string): Promise<ResourceInstance> {
+    const workflow = await this.load(workflowName);
+    const instance = graphResourceNamed(workflow, resource);
+    const opened = await this.openSecretSlots({ ...workflow, resources: [instance], workflowResources: [], components: [] });
+    return opened.resources[0] ?? instance;
+  }
+
+  /** The graph stores of this executor's components (and the embedded graph). */
+  get graphs(): GraphStores {
+    return this.graphStores;
   }
 
   /** Runs sample messages through a configuration without side effects (see dry-run.ts). */

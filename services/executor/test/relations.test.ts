@@ -124,6 +124,7 @@ function countingStore(store: GraphStore): { store: GraphStore; calls: string[] 
     kind: store.kind,
     readOnly: store.readOnly,
     run: (query, parameters, options) => store.run(query, parameters, options),
+    read: (query, parameters, options) => store.read(query, parameters, options),
     stream: (query, parameters, options) => store.stream(query, parameters, options),
     writeTransaction: (work) => store.writeTransaction((tx) => work(counted(tx))),
     ensurePropertyIndexes: (indexes) => store.ensurePropertyIndexes(indexes),

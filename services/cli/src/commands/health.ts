@@ -1,5 +1,13 @@
 import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { CircuitState, type DescribeStorageResponse, loomServiceNames, SecretsClient, SkillGatewayClient } from '@loom/contracts';
+import {
+  CircuitState,
+  type DescribeGraphResponse,
+  type DescribeStorageResponse,
+  ExecutorClient,
+  loomServiceNames,
+  SecretsClient,
+  SkillGatewayClient,
+} from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit/client';
 import { type GlobalOptions } from '../global-options.js';
 import { printTable } from '../output.js';
@@ -107,6 +115,22 @@ async function describeStorage(globals: GlobalOptions): Promise<DescribeStorageR
   }
 }
 
+/** Where the executor's embedded graph listens, when the executor is hosted and answers. */
+async function describeGraph(globals: GlobalOptions): Promise<DescribeGraphResponse | undefined> {
+  const client = createClient(ExecutorClient, globals.address, {
+    retry: false,
+    deadlineMs: 5000,
+    ...(globals.token === undefined ? {} : { token: globals.token }),
+  });
+  try {
+    return await call(client, 'describeGraph', {});
+  } catch {
+    return undefined;
+  } finally {
+    client.close();
+  }
+}
+
 /** One registered skill as its gateway sees it. */
 export interface SkillHealthRow {
   readonly skill: string;
@@ -156,11 +180,22 @@ export async function healthCommand(globals: GlobalOptions): Promise<number> {
   const rows = await checkHealth(address);
   const secretsServing = rows.some((row) => row.service === 'loom.v1.Secrets' && row.status === 'SERVING');
   const gatewayServing = rows.some((row) => row.service === 'loom.v1.SkillGateway' && row.status === 'SERVING');
-  const [storage, skills] = await Promise.all([secretsServing ? describeStorage(globals) : undefined, gatewayServing ? checkSkills(globals) : undefined]);
+  const executorServing = rows.some((row) => row.service === 'loom.v1.Executor' && row.status === 'SERVING');
+  const [storage, skills, graph] = await Promise.all([
+    secretsServing ? describeStorage(globals) : undefined,
+    gatewayServing ? checkSkills(globals) : undefined,
+    executorServing ? describeGraph(globals) : undefined,
+  ]);
   printTable(
     output,
     rows.map((row) => ({ ...row })),
-    { address, services: rows, ...(storage === undefined ? {} : { storage }), ...(skills === undefined ? {} : { skills }) },
+    {
+      address,
+      services: rows,
+      ...(storage === undefined ? {} : { storage }),
+      ...(skills === undefined ? {} : { skills }),
+      ...(graph === undefined ? {} : { graph }),
+    },
   );
   if (skills !== undefined && skills.length > 0 && output === 'text') {
     cliIo().stdout.write('\n');
@@ -182,6 +217,11 @@ export async function healthCommand(globals: GlobalOptions): Promise<number> {
         ? `\nvariables: embedded PostgreSQL at ${storage.address} (psql -h ${host} -p ${port} -U postgres ${storage.database}), data in ${storage.dataDirectory}\n`
         : `\nvariables: PostgreSQL at ${storage.address}/${storage.database}\n`,
     );
+  }
+  if (graph !== undefined && output === 'text') {
+    const state = graph.running ? `running, graphs: ${graph.graphs.length === 0 ? 'none yet' : graph.graphs.join(', ')}` : 'not started yet (at first use)';
+    const where = graph.address === '' ? 'on a port chosen at its first start' : `at ${graph.address}`;
+    cliIo().stdout.write(`\ngraph: embedded graph ${where} (${state}), data in ${graph.dataDirectory}\n`);
   }
   const server = rows[0];
   const healthy = server?.status === 'SERVING' && rows.every((row) => row.status === 'SERVING' || row.status === 'NOT_HOSTED');

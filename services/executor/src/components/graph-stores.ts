@@ -1,13 +1,34 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type ExecutorConfig } from '../executor-config.js';
 import { RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
-import { type GraphStore, type GraphTransaction, type OpenGraphStoreOptions, openGraphStore, startEmbeddedGraph } from '@loom/graph';
+import {
+  type GraphStore,
+  type GraphTransaction,
+  lastEmbeddedGraphPort,
+  listAgeGraphs,
+  type OpenGraphStoreOptions,
+  openGraphStore,
+  startEmbeddedGraph,
+} from '@loom/graph';
 import { type Logger } from '@loom/telemetry';
 
 type EmbeddedGraph = Awaited<ReturnType<typeof startEmbeddedGraph>>;
 
 /** The `host` of an AGE resource that means the executor's own embedded graph. */
 export const EMBEDDED_GRAPH_HOST = 'embedded';
+
+/** The host the embedded graph listens on (startEmbeddedGraph's default). */
+const EMBEDDED_GRAPH_LOOPBACK = '127.0.0.1';
+
+/** Where the embedded graph listens, or will at its next start (GraphStores.embeddedGraphStatus). */
+export interface EmbeddedGraphStatus {
+  /** host:port; empty when it never ran on this data directory and no port is configured. */
+  readonly address: string;
+  readonly running: boolean;
+  readonly dataDirectory: string;
+  /** Its AGE graphs, when it runs. */
+  readonly graphs: readonly string[];
+}
 
 /**
  * Opens graph stores for components. An AGE resource whose host is `embedded` is served by the
@@ -67,6 +88,22 @@ export class GraphStores {
     return new ScratchStore(openGraphStore(resource, { ...this.options, age: { ...this.options.age, embedded: true } }), release);
   }
 
+  /**
+   * Where the embedded graph listens: its address while it runs (with its AGE graphs), else the address it will take
+   * again at its next start (kept in its data directory), or none when it never ran there.
+   */
+  async embeddedGraphStatus(): Promise<EmbeddedGraphStatus> {
+    const dataDirectory = resolve(this.config.embedded.graph.dataDir);
+    const running = this.embedded === undefined ? undefined : await this.embedded.catch(() => undefined);
+    if (running === undefined) {
+      const configured = this.config.embedded.graph.port;
+      const port = configured !== 0 ? configured : await lastEmbeddedGraphPort(dataDirectory);
+      return { address: port === undefined ? '' : `${EMBEDDED_GRAPH_LOOPBACK}:${port}`, running: false, dataDirectory, graphs: [] };
+    }
+    const graphs = await listAgeGraphs({ host: running.host, port: running.port, user: 'postgres', password: '', database: 'postgres' }, { embedded: true });
+    return { address: `${running.host}:${running.port}`, running: true, dataDirectory: running.dataDir, graphs };
+  }
+
   /** Stops the embedded graph, if it was started. */
   async close(): Promise<void> {
     const embedded = this.embedded;
@@ -75,12 +112,16 @@ export class GraphStores {
   }
 
   private embeddedGraph(): Promise<EmbeddedGraph> {
-    this.embedded ??= startEmbeddedGraph({ dataDir: this.config.embedded.graph.dataDir, port: this.config.embedded.graph.port, logger: this.logger }).then(
-      (graph) => {
-        this.logger.info({ host: graph.host, port: graph.port, dataDir: graph.dataDir }, 'embedded graph (PGlite with Apache AGE) started');
-        return graph;
-      },
-    );
+    this.embedded ??= startEmbeddedGraph({
+      dataDir: this.config.embedded.graph.dataDir,
+      port: this.config.embedded.graph.port,
+      logger: this.logger,
+      // the same address at every start of the same data directory, for psql and loom graph query
+      rememberPort: { setting: 'loom.embedded.graph.port' },
+    }).then((graph) => {
+      this.logger.info({ host: graph.host, port: graph.port, dataDir: graph.dataDir }, 'embedded graph (PGlite with Apache AGE) started');
+      return graph;
+    });
     // a failed start is tried again at the next use
     this.embedded.catch(() => (this.embedded = undefined));
     return this.embedded;
@@ -103,6 +144,10 @@ class ScratchStore implements GraphStore {
 
   run(...args: Parameters<GraphStore['run']>): ReturnType<GraphStore['run']> {
     return this.store.run(...args);
+  }
+
+  read(...args: Parameters<GraphStore['read']>): ReturnType<GraphStore['read']> {
+    return this.store.read(...args);
   }
 
   stream(...args: Parameters<GraphStore['stream']>): ReturnType<GraphStore['stream']> {
