@@ -10,7 +10,7 @@ import {
 } from '@grpc/grpc-js';
 import { type LoomRole, loomRoles } from '@loom/config';
 import { AUTHORIZATION } from './bearer-token.js';
-import { CALLER_IDENTITY_KEY } from './call-context.js';
+import { CALLER_IDENTITY_KEY, CALLER_PERMISSIONS_KEY } from './call-context.js';
 import { BearerCredentials, type BearerCredentialOptions, type CredentialRefusal, isCredentialRefusal, type Principal } from './credentials.js';
 import { permissionOf, permissionsOfRoles } from './permissions.js';
 
@@ -44,7 +44,7 @@ export interface AuthOptions extends BearerCredentialOptions {
 
 /** Outcome of checking a call's credentials. */
 export type Authentication =
-  | { readonly ok: true; readonly identity: string | undefined }
+  | { readonly ok: true; readonly identity: string | undefined; readonly permissions?: ReadonlySet<string> }
   | { readonly ok: false; readonly code: status; readonly reason: string; readonly identity?: string; readonly clientMessage?: string };
 
 /** Services every caller may reach: health checks and reflection must work for probes and grpcurl. */
@@ -102,7 +102,7 @@ export class Authenticator {
         ? { ok: false, code: status.UNAUTHENTICATED, reason: `${path} requires credentials` }
         : { ok: false, code: status.PERMISSION_DENIED, identity, reason: `${who} may not call ${path}` };
     }
-    return { ok: true, identity };
+    return { ok: true, identity, permissions };
   }
 
   private presentedPrincipal(metadata: Metadata, authContext: AuthContext | null): Principal | Authentication | Promise<Principal | Authentication> {
@@ -125,6 +125,7 @@ export class Authenticator {
         .withOnReceiveMetadata((metadata, next) => {
           // Whatever the client sent under the identity key is dropped: only this interceptor sets it.
           metadata.remove(CALLER_IDENTITY_KEY);
+          metadata.remove(CALLER_PERMISSIONS_KEY);
           const settle = (result: Authentication): void => {
             if (!result.ok) {
               this.options.onRefused?.({ path: methodDescriptor.path, code: result.code, identity: result.identity, reason: result.reason });
@@ -132,6 +133,7 @@ export class Authenticator {
               return;
             }
             if (result.identity !== undefined) metadata.set(CALLER_IDENTITY_KEY, result.identity);
+            if (result.permissions !== undefined) metadata.set(CALLER_PERMISSIONS_KEY, [...result.permissions].join(','));
             metadata.remove(AUTHORIZATION);
             next(metadata);
           };

@@ -3,6 +3,9 @@ import { type Metadata } from '@grpc/grpc-js';
 /** Metadata key under which the auth interceptor passes the verified caller identity on. */
 export const CALLER_IDENTITY_KEY = 'x-loom-verified-identity';
 
+/** Metadata key under which the auth interceptor passes the verified caller's permissions on, comma-separated. */
+export const CALLER_PERMISSIONS_KEY = 'x-loom-verified-permissions';
+
 /** What a handler knows about the call it serves. */
 export interface CallContext {
   /** Verified identity of the caller, or undefined for an anonymous call. */
@@ -16,4 +19,10 @@ export interface CallContext {
 export function callerIdentity(metadata: Metadata): string | undefined {
   const [value] = metadata.get(CALLER_IDENTITY_KEY);
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Whether the verified caller holds a permission beyond the one its RPC needed (set by the auth interceptor only). */
+export function callerMay(metadata: Metadata, permission: string): boolean {
+  const [value] = metadata.get(CALLER_PERMISSIONS_KEY);
+  return typeof value === 'string' && value.split(',').includes(permission);
 }

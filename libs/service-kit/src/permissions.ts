@@ -14,6 +14,8 @@ export const PERMISSIONS = [
   'decrypt',
   'append-audit',
   'reseal',
+  // the bodies and headers of failed messages (issue 50): operator and admin, never viewer
+  'read-message-content',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -55,6 +57,11 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.Executor/QueryGraph': 'query-graph',
   '/loom.v1.Executor/ReadGraph': 'read-graph',
   '/loom.v1.Executor/DescribeGraph': 'read',
+  // the failure store (issue 50): listing needs read, content also read-message-content (checked by the handler)
+  '/loom.v1.Executor/ListFailedMessages': 'read',
+  '/loom.v1.Executor/GetFailedMessage': 'read',
+  '/loom.v1.Executor/RetryFailedMessages': 'operate',
+  '/loom.v1.Executor/DiscardFailedMessages': 'operate',
   // replay of kept processed messages (issue 50)
   '/loom.v1.Executor/ReplayMessages': 'operate',
   // what happened to one message (issue 50): metadata only, no bodies
@@ -89,8 +96,8 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer: ['read', 'query-graph', 'read-graph'],
   editor: ['read', 'query-graph', 'read-graph', 'edit', 'read-variables'],
-  operator: ['read', 'query-graph', 'read-graph', 'operate', 'invoke-skill'],
-  admin: ['read', 'query-graph', 'read-graph', 'edit', 'read-variables', 'operate', 'invoke-skill', 'administer', 'reseal'],
+  operator: ['read', 'query-graph', 'read-graph', 'operate', 'invoke-skill', 'read-message-content'],
+  admin: ['read', 'query-graph', 'read-graph', 'edit', 'read-variables', 'operate', 'invoke-skill', 'administer', 'reseal', 'read-message-content'],
 };
 
 /** The narrow rights of each service's own identity: what it calls on the others, nothing more. */
