@@ -28,6 +28,8 @@ export interface OtlpReceiver {
   readonly url: string;
   /** Every span received so far, in the order received. */
   spans(): ReceivedSpan[];
+  /** The name of every metric received so far (`/v1/metrics`), with its resource's `service.name`. */
+  metrics(): { readonly service: string; readonly name: string }[];
   /** What it refused (a body that is not OTLP/JSON): empty unless an exporter sent something it cannot read. */
   readonly refused: readonly string[];
   close(): Promise<void>;
@@ -57,14 +59,18 @@ interface OtlpSpan {
 interface ExportTraceServiceRequest {
   resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
 }
+interface ExportMetricsServiceRequest {
+  resourceMetrics?: { resource?: { attributes?: KeyValue[] }; scopeMetrics?: { metrics?: { name: string }[] }[] }[];
+}
 
 /**
  * Starts an OTLP/HTTP receiver on 127.0.0.1 and a free port. It decodes OTLP/JSON export requests (the encoding of
- * OpenTelemetry JS's `exporter-trace-otlp-http`) into spans, answers metrics exports without keeping them, and refuses
- * (415, kept in `refused`) any other encoding, so a test never passes on data it could not read.
+ * OpenTelemetry JS's OTLP/HTTP exporters) into spans and metric names, and refuses (415, kept in `refused`) any other
+ * encoding, so a test never passes on data it could not read.
  */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const received: ReceivedSpan[] = [];
+  const metrics: { service: string; name: string }[] = [];
   const refused: string[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -83,14 +89,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       response.writeHead(415).end();
       return;
     }
-    if (path === '/v1/traces') {
-      try {
-        received.push(...spansOf(JSON.parse(body.toString('utf8')) as ExportTraceServiceRequest));
-      } catch (error) {
-        refused.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
-        response.writeHead(400).end();
-        return;
-      }
+    try {
+      const request = JSON.parse(body.toString('utf8')) as unknown;
+      if (path === '/v1/traces') received.push(...spansOf(request as ExportTraceServiceRequest));
+      else metrics.push(...metricsOf(request as ExportMetricsServiceRequest));
+    } catch (error) {
+      refused.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+      response.writeHead(400).end();
+      return;
     }
     response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   };
@@ -99,6 +105,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans: () => [...received],
+    metrics: () => [...metrics],
     refused,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -127,6 +134,15 @@ function spansOf(request: ExportTraceServiceRequest): ReceivedSpan[] {
     }
   }
   return spans;
+}
+
+function metricsOf(request: ExportMetricsServiceRequest): { service: string; name: string }[] {
+  return (request.resourceMetrics ?? []).flatMap((resourceMetrics) => {
+    const service = attributesOf(resourceMetrics.resource?.attributes)['service.name'];
+    return (resourceMetrics.scopeMetrics ?? []).flatMap((scope) =>
+      (scope.metrics ?? []).map((metric) => ({ service: typeof service === 'string' ? service : '', name: metric.name })),
+    );
+  });
 }
 
 function attributesOf(attributes: readonly KeyValue[] | undefined): Record<string, unknown> {

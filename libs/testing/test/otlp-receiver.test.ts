@@ -66,11 +66,34 @@ describe('startOtlpReceiver', () => {
     expect(receiver.refused).toEqual([]);
   });
 
-  it('refuses what it cannot read (protobuf, broken JSON) and says so; takes metrics without keeping them', async () => {
+  it('keeps the names of the metrics it gets, with their service', async () => {
+    receiver = await startOtlpReceiver();
+    const request = {
+      resourceMetrics: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'loom' } }] },
+          scopeMetrics: [
+            {
+              metrics: [
+                { name: 'rpc.server.duration', histogram: {} },
+                { name: 'loom.test.events', sum: {} },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    expect((await post('/v1/metrics', 'application/json', JSON.stringify(request))).status).toBe(200);
+    expect(receiver.metrics()).toEqual([
+      { service: 'loom', name: 'rpc.server.duration' },
+      { service: 'loom', name: 'loom.test.events' },
+    ]);
+  });
+
+  it('refuses what it cannot read (protobuf, broken JSON) and says so', async () => {
     receiver = await startOtlpReceiver();
     expect((await post('/v1/traces', 'application/x-protobuf', 'binary')).status).toBe(415);
     expect((await post('/v1/traces', 'application/json', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"no ids"}]}]}]}')).status).toBe(400);
-    expect((await post('/v1/metrics', 'application/json', '{}')).status).toBe(200);
     expect(receiver.refused).toEqual([
       '/v1/traces: content-type application/x-protobuf',
       expect.stringContaining('/v1/traces: a span without hex trace and span ids'),
