@@ -14,6 +14,8 @@ export const AUDIT_EVENT_TYPES = [
   'DECRYPT_DENIED',
   'KEY_ROTATED',
   'SCHEDULE_CHANGED',
+  'FAILED_MESSAGES_RETRIED',
+  'FAILED_MESSAGES_DISCARDED',
   'PERMISSION_DENIED',
 ] as const;
 export type AuditEventTypeName = (typeof AUDIT_EVENT_TYPES)[number];
