@@ -8,11 +8,14 @@ import { inputPath } from './cli-io.js';
  * extension and content; a malformed or wrong file is a ValidationError naming the field (and, compact, its line).
  */
 export function readWorkflowFile(file: string): ReadWorkflow {
-  let text: string;
+  return readWorkflowText(readWorkflowFileText(file), file);
+}
+
+/** The text of a workflow file, unread; a file that cannot be read is a UsageError naming it and why. */
+export function readWorkflowFileText(file: string): string {
   try {
-    text = readFileSync(inputPath(file), 'utf8');
+    return readFileSync(inputPath(file), 'utf8');
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-  return readWorkflowText(text, file);
 }

@@ -24,15 +24,15 @@ const loomAt = (...args: string[]): Promise<CliResult> => runCli(['--address', l
 const scratch = (): string => mkdtempSync(join(tmpdir(), 'loom-compact-'));
 
 describe('compact workflow files through loom', () => {
-  it.each(COMPACT_EXAMPLES)('pushes %s as it is, twice under the same names, and stores the full form', async (file) => {
+  it.each(COMPACT_EXAMPLES)('pushes %s as it is, twice under the same names (the second unchanged), and stores the full form', async (file) => {
     const text = readFileSync(example(file), 'utf8');
     const { workflow } = readWorkflowText(text, file);
     const first = await loomAt('--output', 'json', 'workflow', 'push', example(file));
     expect(first.stderr).toBe('');
     const { summary } = JSON.parse(first.stdout) as { summary: { name: string; version: number } };
     expect(summary.name).toMatch(new RegExp(`^${workflow.name}_[0-9a-f-]{36}$`));
-    const again = JSON.parse((await loomAt('--output', 'json', 'workflow', 'push', example(file))).stdout) as { summary: { name: string; version: number } };
-    expect(again.summary).toMatchObject({ name: summary.name, version: summary.version + 1 });
+    const again = JSON.parse((await loomAt('--output', 'json', 'workflow', 'push', example(file))).stdout) as { summary: unknown; unchanged: boolean };
+    expect(again).toMatchObject({ summary: { name: summary.name, version: summary.version }, unchanged: true });
     const stored = parseWorkflowJson((await loomAt('workflow', 'get', summary.name)).stdout);
     expect(stored.components.map((component) => component.name)).toEqual(workflow.components.map((component) => component.name));
     expect(serializeWorkflowJson({ ...stored, name: workflow.name })).toBe(serializeWorkflowJson(workflow));
@@ -52,15 +52,21 @@ describe('compact workflow files through loom', () => {
     expect(full.components[0]?.name).toBe(derivedInstanceName('Article pipeline', 'component', 'Articles'));
   });
 
-  it('refuses a wrong compact file before sending it, naming the compact field and its line', async () => {
+  it('refuses a wrong compact file, naming the wrong field with its line in the file, and a close kind for a mistyped one', async () => {
     const file = join(scratch(), 'wrong.workflow.yaml');
     writeFileSync(
       file,
-      'name: Wrong\ncomponents:\n  In: source.Inlet\n  parse:\n    kind: sink.Logger\n    options:\n      max_retry: three\nlinks: [In -> parse]\n',
+      'name: Wrong\ncomponents:\n  In: source.Inlet\n  parse:\n    kind: sink.Logger\n    options:\n      max_retry: three\n  Out: sink.Loger\nlinks: [In -> parse]\n',
     );
     const pushed = await loomAt('workflow', 'push', file);
     expect(pushed.status).not.toBe(0);
-    expect(pushed.stderr).toMatch(/^loom: INVALID_ARGUMENT: components\.parse\.options\.max_retry: .*INTEGER.* \(line 7\)\n$/);
+    expect(pushed.stderr).toBe(
+      "loom: INVALID_ARGUMENT: components.Out.kind: unknown component type 'sink.Loger': did you mean sink.Logger? (line 8 of wrong.workflow.yaml)\n",
+    );
+    writeFileSync(file, readFileSync(file, 'utf8').replace('sink.Loger', 'sink.Logger'));
+    expect((await loomAt('workflow', 'push', file)).stderr).toMatch(
+      /^loom: INVALID_ARGUMENT: components\.parse\.options\.max_retry: .*INTEGER.* \(line 7 of wrong\.workflow\.yaml\); components\.Out: .* is reached from no source: .* \(line 8 of wrong\.workflow\.yaml\)\n$/,
+    );
   });
 
   it('scaffolds a file with `workflow new` that pushes as it is', async () => {

@@ -1,4 +1,5 @@
 import { statSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { ExecutorClient, WorkflowStoreClient, type WorkflowSummary } from '@loom/contracts';
 import {
   CATCH_UP_POLICIES,
@@ -9,7 +10,7 @@ import {
   serializeWorkflowJson,
   type WorkflowConfiguration,
 } from '@loom/domain';
-import { scheduleFromProto, scheduleToProto, workflowFromProto, workflowToProto } from '@loom/domain/proto';
+import { scheduleFromProto, scheduleToProto, workflowFromProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type GlobalOptions } from '../global-options.js';
@@ -18,7 +19,7 @@ import { pages } from '../paging.js';
 import { withClient } from '../service-client.js';
 import { renderSvg } from '../graphviz.js';
 import { type ComponentCounts, type PictureFormat, workflowPicture } from '../workflow-picture.js';
-import { readWorkflowFile } from '../workflow-file.js';
+import { readWorkflowFile, readWorkflowFileText } from '../workflow-file.js';
 import { UsageError } from '../usage-error.js';
 import { cliIo, inputPath } from '../cli-io.js';
 
@@ -42,17 +43,20 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
 
   workflow
     .command('push')
-    .description('validate, seal and store a workflow file (full .workflow.json or compact YAML/JSON); prints its stored name, uuid and version')
+    .description(
+      'validate, seal and store a workflow file (full .workflow.json or compact YAML/JSON); prints its stored name, uuid, version, and whether it was stored or unchanged',
+    )
     .argument('<file>', 'a .workflow.json file, or a compact .workflow.yaml (or .json) file')
     .option('--expected-version <n>', 'store only if the stored version is this one (0: only if new)', parseVersion)
     .action((file: string, options: { expectedVersion?: number }, command: Command) =>
       withStore(command, async (client, globals) => {
-        // parsed here too, so a malformed file is reported with its line and column before anything is sent; a compact
-        // file is converted here (and checked, so its errors name its own fields), the store keeps the full form
-        const configuration = readWorkflowFile(file).workflow;
-        const { summary, metadata } = await call(client, 'putWorkflow', { workflow: workflowToProto(configuration), expectedVersion: options.expectedVersion });
+        // the text as it is: the config store reads either form and checks it as for any other caller (one home for the
+        // rules), its errors naming the file's fields and lines; a file identical to the stored version is not stored again
+        const request = { compact: readWorkflowFileText(file), sourceName: basename(file), expectedVersion: options.expectedVersion };
+        const { summary, metadata, unchanged } = await call(client, 'putWorkflow', request);
         if (summary === undefined) return;
-        printTable(globals.output, [{ name: summary.name, uuid: summary.uuid, version: summary.version }], { summary, metadata });
+        const row = { name: summary.name, uuid: summary.uuid, version: summary.version, status: unchanged ? 'unchanged' : 'stored' };
+        printTable(globals.output, [row], { summary, metadata, unchanged });
       }),
     );
 
