@@ -33,7 +33,7 @@ function hasType(type: OptionTypeName, value: unknown): boolean {
 }
 
 describe('the graph database writer', () => {
-  it("has the specification's options in its order, with its types, groups, required flags and defaults, then the query", () => {
+  it("has the specification's options in its order, with its types, groups, required flags and defaults, then the query and provenance", () => {
     const writer = findComponentDefinition(COMPONENT_KINDS.GRAPH_DATABASE_WRITER);
     expect(writer?.type).toBe('PERSISTENCE');
     expect(writer?.state).toBe('AVAILABLE');
@@ -50,6 +50,7 @@ describe('the graph database writer', () => {
       ['store_message_content', 'BOOLEAN', 'Main', true, true],
       ['failure_handler', 'COMPONENT_SELECTION_FAILURE_HANDLER', 'Failure Handling', false, null],
       ['query', 'TEXT', 'Main', true, null],
+      ['provenance', 'BOOLEAN', 'Advanced', false, false],
     ]);
   });
 });
@@ -227,7 +228,7 @@ describe('copies', () => {
     resourceCatalog()[0]!.parameters.length = 0;
 
     const again = findComponentDefinition(COMPONENT_KINDS.GRAPH_DATABASE_WRITER)!;
-    expect(again.options).toHaveLength(10);
+    expect(again.options).toHaveLength(11);
     expect(again.options[0]!.defaultValue).toBe(false);
     expect(componentCatalog()[0]!.name).toBe('Timer');
     expect(findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE)!.parameters[0]!.required).toBe(true);

@@ -294,6 +294,8 @@ const components: ReadonlyMap<string, ComponentEntry> = deepFreeze(
           option('Advanced', 'aggregation_timeout', 'INTEGER', 'Aggregation timeout', false, 300),
           ...failureHandlingOptions(),
           option('Main', 'query', 'TEXT', 'Cypher query', true, null),
+          // issue 50: lineage properties (loom_message_id, loom_source, ...) on every node the query writes
+          option('Advanced', 'provenance', 'BOOLEAN', 'Provenance (lineage properties on written nodes)', false, false),
         ],
         resource: GRAPH_DATABASE_RESOURCE,
         dryRunSupported: false,

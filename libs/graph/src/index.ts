@@ -46,5 +46,6 @@ export { listAgeGraphs } from './age-graphs.js';
 export { lastEmbeddedGraphPort, startEmbeddedGraph, type EmbeddedGraphOptions } from './embedded-graph.js';
 export { neo4jConnection, ageConnection, type Neo4jConnection, type AgeConnection } from './parameters.js';
 export { findWritingClause, deriveReturnColumns, fieldsRead, toBatchQuery, mergeKeys, type DerivedColumns } from './cypher-text.js';
+export { withProvenance, ProvenanceRewriteError, PROVENANCE_PREFIX, PROVENANCE_PROPERTIES, type ProvenanceProperty } from './provenance.js';
 export { parseAgtype, AgtypeSyntaxError } from './agtype.js';
 export { SsoGraphQueries, GraphPermissionDeniedError, GraphSsoModeUnsupportedError, type SsoGraphConnection, type SsoCaller } from './sso-queries.js';
