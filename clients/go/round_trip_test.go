@@ -107,10 +107,15 @@ func TestRoundTrip(t *testing.T) {
 	if first, err := events.Recv(); err != nil || first.GetState() != loomv1.WorkflowState_WORKFLOW_STATE_RUNNING {
 		t.Fatalf("WatchRun's first event: want RUNNING, got %v (%v)", first, err)
 	}
-	// the same file again changes nothing: no new version, and the run goes on (the watch sees no restart below)
+	// the same file again changes nothing: no new version, and the run goes on (the watch sees no restart below); a
+	// start of the running workflow answers its run
 	again, err := client.PushWorkflow(ctx, workflow, "go-round-trip.workflow.yaml")
 	if err != nil || !again.GetUnchanged() || again.GetMetadata().GetVersion() != pushed.GetMetadata().GetVersion() {
 		t.Fatalf("PushWorkflow of the same file: want unchanged at version %d, got %v (%v)", pushed.GetMetadata().GetVersion(), again, err)
+	}
+	restarted, err := client.StartWorkflow(ctx, name)
+	if err != nil || !restarted.GetAlreadyRunning() || restarted.GetRunId() != started.GetRunId() || restarted.GetState() != loomv1.WorkflowState_WORKFLOW_STATE_RUNNING {
+		t.Fatalf("StartWorkflow on the running workflow: want OK, already running, run %s, got %v (%v)", started.GetRunId(), restarted, err)
 	}
 
 	accepted, err := client.Publish(ctx, name, "Orders", map[string]any{"id": "go-1", "quantity": 3, "price": 2.5}, "go-1")

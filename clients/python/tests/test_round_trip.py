@@ -70,9 +70,12 @@ def test_round_trip(client: LoomClient) -> None:
     assert started.state == executor_pb2.WORKFLOW_STATE_RUNNING
     events = client.watch_run(NAME, timeout=120)
     assert next(events).state == executor_pb2.WORKFLOW_STATE_RUNNING
-    # the same file again changes nothing: no new version, and the run goes on (the watch sees no restart below)
+    # the same file again changes nothing: no new version, and the run goes on (the watch sees no restart below);
+    # a start of the running workflow answers its run
     again = client.push_workflow(WORKFLOW, source_name="python-round-trip.workflow.yaml")
     assert (again.unchanged, again.metadata.version) == (True, pushed.metadata.version)
+    restarted = client.start_workflow(NAME)
+    assert (restarted.already_running, restarted.run_id, restarted.state) == (True, started.run_id, executor_pb2.WORKFLOW_STATE_RUNNING)
 
     accepted = client.publish(NAME, "Orders", {"id": "py-1", "quantity": 3, "price": 2.5}, message_id="py-1")
     assert (accepted.message_id, accepted.duplicate) == ("py-1", False)
