@@ -45,7 +45,7 @@ function findPython() {
 /**
  * The Python of a venv in the tools cache holding clients/python/requirements.txt, made when missing. The venv is
  * named after a hash of the requirements, so a changed pin makes a new one; a venv whose install was cut short (no
- * marker file) is made again.
+ * marker file) or whose Python is gone (the machine's python3 replaced) is made again.
  */
 function ensurePythonVenv() {
   const requirements = join(PYTHON_CLIENT, 'requirements.txt');
@@ -53,7 +53,7 @@ function ensurePythonVenv() {
   const venv = join(toolsCacheDir(), `python-client-${hash}`);
   const python = join(venv, 'bin', 'python');
   const done = join(venv, '.installed');
-  if (existsSync(done)) {
+  if (existsSync(done) && spawnSync(python, ['-c', 'import grpc, grpc_tools, pytest'], { stdio: 'ignore' }).status === 0) {
     log(`python client: ${venv}`);
     return python;
   }
