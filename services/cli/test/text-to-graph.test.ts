@@ -5,8 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { startNeo4j } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
-import { embeddedGraphResource } from './loom-process.js';
-import { neo4jResourceFile, workflowOnNeo4j } from './neo4j-workflow.js';
+import { workflowOnNeo4j } from './neo4j-workflow.js';
 
 /**
  * examples/text-to-graph.workflow.yaml (the compact form) as a newcomer runs it after `npm start`: loom with its
@@ -72,10 +71,10 @@ describe('examples/text-to-graph.workflow.yaml through loom serve --with-skills'
   });
 
   /**
-   * Pushes and starts the workflow file, publishes the text, and checks the document, keywords and entities in the graph
-   * (`graph` gives its resource file once the workflow runs: the embedded graph starts with it).
+   * Pushes and starts the workflow file, publishes the text, and checks the document, keywords and entities in the graph,
+   * read as the README does: `loom graph query` through loom's ReadGraph, `target` naming the graph (`--graph`, `--workflow`).
    */
-  async function textToGraph(file: string, workflow: string, graph: () => string): Promise<void> {
+  async function textToGraph(file: string, workflow: string, target: readonly string[]): Promise<void> {
     const pushed = await loomAt('workflow', 'push', file);
     expect(pushed.stderr, pushed.stderr).toBe('');
     const started = await loomAt('workflow', 'start', workflow);
@@ -91,11 +90,10 @@ describe('examples/text-to-graph.workflow.yaml through loom serve --with-skills'
     );
     expect(published.stderr).toBe('');
 
-    const resource = graph();
     const query = async (cypher: string): Promise<Record<string, unknown>[]> => {
-      const answer = await loomAt('graph', 'query', '--resource', resource, '--output', 'json', cypher);
+      const answer = await loomAt('graph', 'query', ...target, '--output', 'json', cypher);
       expect(answer.stderr).toBe('');
-      return JSON.parse(answer.stdout) as Record<string, unknown>[];
+      return (JSON.parse(answer.stdout) as { rows: Record<string, unknown>[] }).rows;
     };
     await expect
       .poll(async () => (await query('MATCH (:Document {id: "doc-1"})-[:MENTIONS]->(e:Entity) RETURN count(e) AS n'))[0]?.n, { timeout: 60_000, interval: 500 })
@@ -115,12 +113,12 @@ describe('examples/text-to-graph.workflow.yaml through loom serve --with-skills'
   }
 
   it('turns a published text into a document with its entities and keywords in the graph', async () => {
-    await textToGraph(example, WORKFLOW, () => embeddedGraphResource(loom, 'knowledge_graph'));
+    await textToGraph(example, WORKFLOW, ['--graph', 'knowledge_graph']);
   }, 120_000);
 
   it('does the same with the graph on a Neo4j server', async () => {
     const onNeo4j = workflowOnNeo4j(example, neo4j, 'Text to graph on Neo4j_1e2f3a4b-5c6d-4e7f-9a8b-0c1d2e3f4a5b');
-    await textToGraph(onNeo4j, 'Text to graph on Neo4j', () => neo4jResourceFile(neo4j));
+    await textToGraph(onNeo4j, 'Text to graph on Neo4j', ['--workflow', 'Text to graph on Neo4j']);
   }, 120_000);
 
   it('loom skill register, check, pipeline create and delete work against the running skills', async () => {
