@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,6 +138,11 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     expect(both.stderr.trim()).toBe('loom: give exactly one of --body and --file');
     expect(await inletOut()).toBe(1_200);
     expect((await loomAt('workflow', 'stop', 'Article pipeline')).status).toBe(0);
+
+    // a stopped workflow accepts none of a batch: each PublishMessages call fails naming every message, counted as refused
+    const stopped = await loomAt('--output', 'json', 'message', 'publish', 'Article pipeline', '--inlet', INLET, '--file', file);
+    expect(stopped.status).toBe(1);
+    expect(JSON.parse(stopped.stdout)).toEqual([{ file, accepted: 0, duplicate: 0, refused: 1_200 }]);
   });
 
   it('reports a publish to an unknown inlet and a start of an unknown workflow as one line with the status', async () => {
@@ -146,5 +152,28 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     const badBody = await loomAt('message', 'publish', 'Article pipeline', '--inlet', INLET, '--body', '[1,2]');
     expect(badBody.status).not.toBe(0);
     expect(badBody.stderr).toMatch(/--body/);
+  });
+
+  it("fails a workflow's start when its webhook's port is taken, naming the component's port option", async () => {
+    // issue 49 (loud failures): a real listener holds the port the webhook asks for
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as { port: number }).port;
+    try {
+      const file = join(mkdtempSync(join(tmpdir(), 'loom-listen-')), 'hook.workflow.yaml');
+      const options = `{ port: ${taken}, path: /in, authentication: none }`;
+      writeFileSync(
+        file,
+        `name: Taken hook\ncomponents:\n  Intake:\n    kind: source.Webhook\n    options: ${options}\n  Log: sink.Logger\nlinks: [Intake -> Log]\n`,
+      );
+      expect((await loomAt('workflow', 'push', file)).stderr).toBe('');
+      const started = await loomAt('workflow', 'start', 'Taken hook');
+      expect(started.status).toBe(1);
+      const option = `${derivedInstanceName('Taken hook', 'component', 'Intake')}.options.port`;
+      expect(started.stderr).toBe(`loom: FAILED_PRECONDITION: ${option} ${taken} is in use (EADDRINUSE): set ${option} to a free port\n`);
+      expect((await loomAt('workflow', 'status', 'Taken hook')).stderr).toMatch(/stored but not running/);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 });

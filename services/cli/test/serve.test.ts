@@ -1,11 +1,12 @@
 import { createRequire } from 'node:module';
+import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { credentials, loadPackageDefinition, Metadata, type ClientDuplexStream, type ClientReadableStream, type StatusObject } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { loomServiceNames } from '@loom/contracts';
 import { healthDefinition } from '@loom/service-kit';
 import { makeGenericClientConstructor } from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkHealth } from '../src/index.js';
 import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 import { type LoomProcess, runLoomBinary, startLoomProcess } from './loom-process.js';
@@ -156,5 +157,54 @@ describe('loom command line', () => {
     const result = await runCli(['health', '--address', '127.0.0.1:1']);
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(/UNREACHABLE/);
+  });
+});
+
+// Issue 49 (loud failures): a port loom cannot bind stops what was starting with one line naming the setting to change.
+// One real listener holds a port that every case asks for. A webhook's taken port (a workflow's start) is in
+// executor.test.ts, beside its running loom.
+describe('a port loom cannot bind', () => {
+  let blocker: Server;
+  let taken: number;
+  beforeAll(async () => {
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    taken = (blocker.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => blocker.close(resolve));
+  });
+
+  // the binary, in a process of its own: its exit code and its standard error are the point
+  it.each(['loom.telemetry.prometheus.port', 'server.port'])('stops `loom serve` when %s is taken: one line naming it, exit code 1', (setting) => {
+    const result = runLoomBinary([
+      'serve',
+      '--services',
+      'audit',
+      '--set',
+      'server.port=0',
+      '--set',
+      'loom.telemetry.prometheus.port=0',
+      '--set',
+      `${setting}=${taken}`,
+    ]);
+    expect(result.stderr).toBe(`loom: ${setting} ${taken} is in use (EADDRINUSE): set ${setting} to a free port\n`);
+    expect(result.status).toBe(1);
+    // nothing serves: the log never says it listens, nor names a scrape URL
+    expect(result.stdout).not.toMatch(/loom listening/);
+  });
+
+  it('stops the start when the gRPC port is taken, naming server.port', async () => {
+    const failure = startLoom(['--services', 'audit', '--set', `server.port=${taken}`]);
+    await expect(failure).rejects.toThrow(`server.port ${taken} is in use (EADDRINUSE): set server.port to a free port`);
+    await expect(failure).rejects.toMatchObject({ name: 'ListenError', kind: 'failed-precondition', setting: 'server.port', port: taken });
+  });
+
+  it('stops `loom serve --with-skills` and `loom skills serve` when a skill port is taken, naming the flag', async () => {
+    const beside = startLoom(['--services', 'audit', '--with-skills', 'web-data', '--skill-port', `web-data=${taken}`]);
+    await expect(beside).rejects.toThrow(`--skill-port web-data ${taken} is in use (EADDRINUSE): set --skill-port web-data to a free port`);
+
+    const alone = await runCli(['skills', 'serve', '--only', 'web-data,pdf', '--port', `web-data=${taken}`, '--port', 'pdf=0']);
+    expect(alone).toMatchObject({ status: 1, stderr: `loom: --port web-data ${taken} is in use (EADDRINUSE): set --port web-data to a free port\n` });
   });
 });
