@@ -68,10 +68,25 @@ export function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'number' && 'metadata' in error;
 }
 
+/**
+ * Most bytes of field violations a status's google.rpc.BadRequest carries (the first violations that fit, in order). A
+ * trailer past Node's HTTP/2 limit on a header list (64 KiB) never reaches the client, whose call then waits for its
+ * deadline; 16 KiB of violations (about a hundred) leave room for the rest of the trailers.
+ */
+export const MAX_BAD_REQUEST_BYTES = 16 * 1024;
+
+/** google.rpc.BadRequest with the first violations that fit in MAX_BAD_REQUEST_BYTES (at least one). */
 function encodeBadRequest(code: status, message: string, violations: readonly FieldViolation[]): Buffer {
-  const badRequest = BadRequest.encode({
-    fieldViolations: violations.map((v) => ({ field: v.field, description: v.description, reason: v.reason ?? '' })),
-  }).finish();
+  const fieldViolations: { field: string; description: string; reason: string }[] = [];
+  let bytes = 0;
+  for (const v of violations) {
+    const violation = { field: v.field, description: v.description, reason: v.reason ?? '' };
+    // a repeated field's encoding is its entries' encodings one after the other
+    bytes += BadRequest.encode({ fieldViolations: [violation] }).finish().length;
+    if (bytes > MAX_BAD_REQUEST_BYTES && fieldViolations.length > 0) break;
+    fieldViolations.push(violation);
+  }
+  const badRequest = BadRequest.encode({ fieldViolations }).finish();
   const rpcStatus = RpcStatus.encode({
     code,
     message,

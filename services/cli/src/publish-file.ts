@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { status } from '@grpc/grpc-js';
-import { type ExecutorClient, type PublishedMessage } from '@loom/contracts';
+import { type ExecutorClient, type PublishedMessage, type PublishMessagesRequest, type PublishResult } from '@loom/contracts';
 import { parseJsonText } from '@loom/domain';
 import { call } from '@loom/service-kit/client';
 import { UsageError } from './usage-error.js';
@@ -56,6 +56,33 @@ function bodyOf(file: string, line: number, text: string): Record<string, unknow
 }
 
 /**
+ * One PublishMessages call's results. A batch of which no message was accepted fails the call (the executor's rule),
+ * its google.rpc.BadRequest details naming the messages (`messages[3]`, `messages[3].body`, the first hundred or so)
+ * with their status code as the reason: those are the results then, every message refused. A failure that names no
+ * message is thrown.
+ */
+async function publishedOrRefused(client: ExecutorClient, request: PublishMessagesRequest): Promise<PublishResult[]> {
+  try {
+    return (await call(client, 'publishMessages', request)).results;
+  } catch (error) {
+    const { isServiceError, fieldViolationsOf } = await import('@loom/service-kit/errors');
+    if (!isServiceError(error)) throw error;
+    const results: PublishResult[] = request.messages.map((message) => ({ messageId: message.messageId, accepted: false, duplicate: false, error: undefined }));
+    for (const violation of fieldViolationsOf(error)) {
+      const index = /^messages\[(\d+)\]/.exec(violation.field)?.[1];
+      const result = index === undefined ? undefined : results[Number(index)];
+      if (result === undefined) continue;
+      const code = (status as unknown as Record<string, number | undefined>)[violation.reason ?? ''] ?? error.code;
+      result.error = { code, message: violation.description, field: violation.field };
+    }
+    if (results.every((result) => result.error === undefined)) throw error;
+    // the details name the first refusals only (they are bounded); the rest were refused as well
+    const rest = { code: error.code, message: 'not accepted: the executor accepted no message of its batch', field: '' };
+    return results.map((result) => (result.error === undefined ? { ...result, error: rest } : result));
+  }
+}
+
+/**
  * Publishes a JSON Lines file to a workflow's inlet with PublishMessages, in batches. Every line
  * is checked before the first is sent, so a malformed file publishes nothing. Each message's id
  * is derived from the file's content and the line number, so publishing the same file again
@@ -81,7 +108,7 @@ export async function publishFile(client: ExecutorClient, options: PublishFileOp
     if (batch.length === 0) return;
     const sent = batch;
     batch = [];
-    const { results } = await call(client, 'publishMessages', {
+    const results = await publishedOrRefused(client, {
       workflowName: options.workflowName,
       inlet: options.inlet,
       messages: sent.map((entry) => entry.message),

@@ -111,7 +111,7 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     expect(stopped.stdout).toMatch(/Article pipeline\s+STOPPED/);
   });
 
-  it('publishes a JSON Lines file in batches, and the same file again publishes nothing twice; a bad line publishes nothing', async () => {
+  it('publishes a JSON Lines file in batches, and the same file again publishes nothing twice; a bad line publishes nothing; a stopped workflow refuses every line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'loom-publish-file-'));
     const file = join(dir, 'articles.jsonl');
     const lines = Array.from({ length: 1_200 }, (_, index) => JSON.stringify({ title: `article ${index}`, text: `a long enough article number ${index}` }));
