@@ -1,8 +1,9 @@
 import { LoomError, ValidationError } from '@loom/domain';
+import { ListenError } from '@loom/foundation';
 import { type DatabaseTarget, parseDatabaseUrl, redactPassword } from './connection-url.js';
 import { createPool, type Database, type PoolOptions } from './database.js';
 import { type EmbeddedPostgres, type EmbeddedPostgresLogger, type EmbeddedPostgresOptions } from './embedded-postgres.js';
-import { DatabaseOpenError } from './errors.js';
+import { DatabaseOpenError, EmbeddedPostgresStartError } from './errors.js';
 import { migrate, type Migration } from './migrate.js';
 import { acquireEmbeddedPostgres } from './shared-embedded.js';
 
@@ -12,6 +13,8 @@ export interface OpenDatabaseOptions extends Omit<PoolOptions, 'embedded' | 'log
   readonly url?: string | undefined;
   /** The process's shared embedded PostgreSQL (acquireEmbeddedPostgres), used when there is no `url`. */
   readonly embedded?: Omit<EmbeddedPostgresOptions, 'logger'>;
+  /** The setting that chose the embedded server's port (`loom.embedded.postgres.port`), named when it cannot be bound. */
+  readonly embeddedPortSetting?: string;
   /** Component whose migrations these are (their key in public.loom_schema_migrations). */
   readonly component: string;
   readonly migrations: readonly Migration[];
@@ -38,13 +41,15 @@ export interface OpenedDatabase {
  * anything else as DatabaseOpenError.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenedDatabase> {
-  const { url, embedded: embeddedOptions, component, migrations, schemaName = component, logger, ...poolOptions } = options;
+  const { url, embedded: embeddedOptions, embeddedPortSetting, component, migrations, schemaName = component, logger, ...poolOptions } = options;
   let embedded: EmbeddedPostgres | undefined;
   let connectionUrl: string;
   if (url !== undefined) {
     connectionUrl = url;
   } else if (embeddedOptions !== undefined) {
-    embedded = await acquireEmbeddedPostgres({ ...embeddedOptions, logger });
+    embedded = await acquireEmbeddedPostgres({ ...embeddedOptions, logger }).catch((error: unknown) => {
+      throw asListenError(error, embeddedOptions, embeddedPortSetting);
+    });
     connectionUrl = embedded.url;
   } else {
     throw ValidationError.of('url', `the database of '${component}' needs a URL or an embedded data directory`);
@@ -81,4 +86,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
     const reason = redactPassword(error instanceof Error ? error.message : String(error), target.password);
     throw new DatabaseOpenError(component, target.address, reason, { cause: error });
   }
+}
+
+/** The embedded server's failure to listen as the ListenError naming `portSetting`; any other error as it is. */
+function asListenError(error: unknown, embedded: Omit<EmbeddedPostgresOptions, 'logger'>, portSetting: string | undefined): unknown {
+  const cause = error instanceof EmbeddedPostgresStartError ? (error.cause as NodeJS.ErrnoException | undefined) : undefined;
+  if (portSetting === undefined || cause?.syscall !== 'listen') return error;
+  return new ListenError({ host: embedded.host ?? '127.0.0.1', port: embedded.port ?? 0, portSetting }, cause);
 }

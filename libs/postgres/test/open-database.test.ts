@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { ListenError } from '@loom/foundation';
 import { testDatabaseUrl } from '@loom/testing';
 import { describe, expect, it } from 'vitest';
 import { DatabaseOpenError, DatabaseUnavailableError, LOCK_FILE_NAME, MigrationFailedError, openDatabase, type Migration } from '../src/index.js';
@@ -59,6 +61,25 @@ describe('openDatabase on the embedded PostgreSQL', () => {
     expect((await reopened.db.query<{ name: string }>("SELECT name FROM public.loom_schema_migrations WHERE component = 'open-broken'")).rows).toEqual([
       { name: 'create' },
     ]);
+  }, 120_000);
+
+  it('names the port setting when the embedded server cannot listen, and releases the data directory', async () => {
+    // issue 49 (loud failures): a real listener holds the port
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as { port: number }).port;
+    cleanup.add({ close: () => new Promise<void>((resolve) => blocker.close(() => resolve())) });
+    const dataDir = join(await cleanup.tempDir(), 'pgdata');
+    const failure = openDatabase({
+      embedded: { dataDir, port: taken },
+      embeddedPortSetting: 'loom.embedded.postgres.port',
+      component: 'open-taken',
+      migrations: [],
+      logger: recordingLogger(),
+    });
+    await expect(failure).rejects.toBeInstanceOf(ListenError);
+    await expect(failure).rejects.toThrow(`loom.embedded.postgres.port ${taken} is in use (EADDRINUSE): set loom.embedded.postgres.port to a free port`);
+    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
   }, 120_000);
 });
 

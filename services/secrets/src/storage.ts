@@ -8,6 +8,7 @@ export async function openSecretsStorage(config: Pick<LoomConfig, 'secrets' | 'e
   const opened = await openDatabase({
     url: config.secrets.database.url,
     embedded: config.embedded.postgres,
+    embeddedPortSetting: 'loom.embedded.postgres.port',
     component: 'secrets',
     migrations: secretsMigrations,
     applicationName: 'loom-secrets',

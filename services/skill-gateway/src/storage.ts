@@ -11,6 +11,7 @@ export function openSkillStorage(config: Pick<LoomConfig, 'skills' | 'embedded'>
   return openDatabase({
     url: config.skills.database.url,
     embedded: config.embedded.postgres,
+    embeddedPortSetting: 'loom.embedded.postgres.port',
     component: 'skill-gateway',
     schemaName: 'skill registry',
     migrations: skillGatewayMigrations,
