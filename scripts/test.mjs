@@ -66,12 +66,14 @@ for (const [name, value] of Object.entries(prepared)) log(`${name}=${value}`);
 Object.assign(process.env, prepared);
 const env = { ...process.env };
 const extra = process.argv.slice(2);
-await step('npm', ['run', 'format:check'], env, 'format check');
+// the format check (one core) beside the build (the other)
+await Promise.all([step('npm', ['run', 'format:check'], env, 'format check'), step('node', ['scripts/transpile.mjs'], env, 'build')]);
 // The whole repository's lint and typecheck each in one process, not one a project: a project's lint or typecheck
 // spent most of its time starting and reading the shared declarations (lint 271 s and typecheck 120 s of task time for
 // 26 projects, against 59 s and 14 s whole). The lint runs before any test, as eslint walks the folders the executor's
-// tests write loom's state in. Both read the generated contracts, and the typecheck the builds' declarations.
-await step('npx', ['nx', 'run-many', '-t', 'build', '--output-style=stream-without-prefixes'], env, 'build');
+// tests write loom's state in. Both read the generated contracts and the packages' sources. The build above is
+// scripts/transpile.mjs: tsc's JavaScript for every package's dist (what the loom binary and the services the tests
+// start as processes run), without checking types a second time or writing declarations nothing here reads.
 await step('npm', ['run', 'lint'], env, 'lint');
 // One pool of Neo4j servers for every package's tests (their vitest global setup takes it from LOOM_NEO4J_POOL,
 // vitest.neo4j-pool.ts): the run starts as many JVMs as test files used Neo4j at once, across the packages.

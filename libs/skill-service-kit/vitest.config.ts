@@ -1,3 +1,3 @@
-import { defineLoomTestConfig } from '../../vitest.shared.js';
+import { defineLoomTestConfig, SHARED_MODULES } from '../../vitest.shared.js';
 
-export default defineLoomTestConfig();
+export default defineLoomTestConfig(SHARED_MODULES);
