@@ -22,37 +22,39 @@ function occupy(port: number): Promise<Server> {
   });
 }
 
-describe('the embedded graph keeps its address across restarts of the same data directory', () => {
-  it('listens on the port of its last start again, and on another, saying so in one line, when that one is taken', { timeout: 120_000 }, async () => {
-    const dataDir = join(dir, 'graphdata');
-    const warnings: string[] = [];
-    const logger = { info: () => undefined, warn: (_fields: object, message: string) => warnings.push(message) };
-    const rememberPort = { setting: 'loom.embedded.graph.port' };
+describe('the embedded graph keeps its port in its data directory', () => {
+  it(
+    'keeps the port it listened on, and when that one is taken by the next start listens on another, saying so in one line',
+    { timeout: 120_000 },
+    async () => {
+      const dataDir = join(dir, 'graphdata');
+      const warnings: string[] = [];
+      const logger = { info: () => undefined, warn: (_fields: object, message: string) => warnings.push(message) };
+      const rememberPort = { setting: 'loom.embedded.graph.port' };
 
-    const first = await startEmbeddedGraph({ dataDir, rememberPort, logger });
-    const port = first.port;
-    await first.close();
-    expect(await lastEmbeddedGraphPort(dataDir)).toBe(port);
+      const first = await startEmbeddedGraph({ dataDir, rememberPort, logger });
+      const port = first.port;
+      await first.close();
+      expect(await lastEmbeddedGraphPort(dataDir)).toBe(port);
 
-    const second = await startEmbeddedGraph({ dataDir, rememberPort, logger });
-    expect(second.port).toBe(port);
-    await second.close();
-    expect(warnings).toEqual([]);
+      expect(warnings).toEqual([]);
+      // the same port again at the next start: services/executor/test/embedded-graph-address.test.ts, through the executor
 
-    const squatter = await occupy(port);
-    let moved: number;
-    try {
-      const third = await startEmbeddedGraph({ dataDir, rememberPort, logger });
-      moved = third.port;
-      await third.close();
-    } finally {
-      await new Promise((resolve) => squatter.close(resolve));
-    }
-    expect(moved).not.toBe(port);
-    expect(warnings).toEqual([
-      `the port ${port} it listened on before is taken, so it listens on ${moved} now: set loom.embedded.graph.port to a free port to keep one`,
-    ]);
-    // the new port is the one kept for the next start
-    expect(await lastEmbeddedGraphPort(dataDir)).toBe(moved);
-  });
+      const squatter = await occupy(port);
+      let moved: number;
+      try {
+        const third = await startEmbeddedGraph({ dataDir, rememberPort, logger });
+        moved = third.port;
+        await third.close();
+      } finally {
+        await new Promise((resolve) => squatter.close(resolve));
+      }
+      expect(moved).not.toBe(port);
+      expect(warnings).toEqual([
+        `the port ${port} it listened on before is taken, so it listens on ${moved} now: set loom.embedded.graph.port to a free port to keep one`,
+      ]);
+      // the new port is the one kept for the next start
+      expect(await lastEmbeddedGraphPort(dataDir)).toBe(moved);
+    },
+  );
 });

@@ -139,6 +139,25 @@ describe('loom graph query through ReadGraph', () => {
     }
     const cli = await as(strangerToken, 'graph', 'query', '--graph', 'people', 'RETURN 1 AS one');
     expect(cli.stderr).toContain('PERMISSION_DENIED');
+    // audited as every refused call is
+    const tail = await as(adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED');
+    expect(tail.stdout).toContain('actor="stranger"');
+    expect(tail.stdout).toContain('/loom.v1.Executor/ReadGraph');
+  });
+
+  it('names the wrong field of a request: max_rows past 10,000, graph beside workflow; an unknown workflow is NOT_FOUND', async () => {
+    const client = createClient(ExecutorClient, loom.address, { token: readerToken, retry: false });
+    const request = { query: 'RETURN 1 AS one', parameters: {}, graph: 'people', workflow: '', resource: '', maxRows: 0, timeout: undefined, columns: [] };
+    try {
+      await expect(call(client, 'readGraph', { ...request, maxRows: 10_001 })).rejects.toMatchObject({ code: 3, details: expect.stringContaining('max_rows') });
+      await expect(call(client, 'readGraph', { ...request, workflow: 'People graph' })).rejects.toMatchObject({
+        code: 3,
+        details: expect.stringContaining('graph'),
+      });
+      await expect(call(client, 'readGraph', { ...request, graph: '', workflow: 'Nowhere' })).rejects.toMatchObject({ code: 5 }); // NOT_FOUND
+    } finally {
+      client.close();
+    }
   });
 
   it("reads a stored workflow's graph resource by the workflow's name", async () => {

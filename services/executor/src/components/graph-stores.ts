@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import { type ExecutorConfig } from '../executor-config.js';
 import { RESOURCE_KINDS, type ResourceInstance } from '@loom/domain';
+import { ListenError } from '@loom/foundation';
 import {
   type GraphStore,
   type GraphTransaction,
@@ -19,6 +20,9 @@ export const EMBEDDED_GRAPH_HOST = 'embedded';
 
 /** The host the embedded graph listens on (startEmbeddedGraph's default). */
 const EMBEDDED_GRAPH_LOOPBACK = '127.0.0.1';
+
+/** The configuration key of the embedded graph's port. */
+const EMBEDDED_GRAPH_PORT_KEY = 'loom.embedded.graph.port';
 
 /** Where the embedded graph listens, or will at its next start (GraphStores.embeddedGraphStatus). */
 export interface EmbeddedGraphStatus {
@@ -112,16 +116,26 @@ export class GraphStores {
   }
 
   private embeddedGraph(): Promise<EmbeddedGraph> {
+    const { dataDir, port } = this.config.embedded.graph;
     this.embedded ??= startEmbeddedGraph({
-      dataDir: this.config.embedded.graph.dataDir,
-      port: this.config.embedded.graph.port,
+      dataDir,
+      port,
       logger: this.logger,
       // the same address at every start of the same data directory, for psql and loom graph query
-      rememberPort: { setting: 'loom.embedded.graph.port' },
-    }).then((graph) => {
-      this.logger.info({ host: graph.host, port: graph.port, dataDir: graph.dataDir }, 'embedded graph (PGlite with Apache AGE) started');
-      return graph;
-    });
+      rememberPort: { setting: EMBEDDED_GRAPH_PORT_KEY },
+    }).then(
+      (graph) => {
+        this.logger.info({ host: graph.host, port: graph.port, dataDir: graph.dataDir }, 'embedded graph (PGlite with Apache AGE) started');
+        return graph;
+      },
+      (error: unknown) => {
+        // a configured port that cannot be bound is told as every listener's is: one line naming the key
+        if (port !== 0 && error instanceof Error && error.message.includes(`cannot listen on ${EMBEDDED_GRAPH_LOOPBACK}:${port}`)) {
+          throw new ListenError({ host: EMBEDDED_GRAPH_LOOPBACK, port, portSetting: EMBEDDED_GRAPH_PORT_KEY }, error);
+        }
+        throw error;
+      },
+    );
     // a failed start is tried again at the next use
     this.embedded.catch(() => (this.embedded = undefined));
     return this.embedded;
