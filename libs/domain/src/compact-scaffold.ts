@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import { appendJsonPath, ValidationError } from '@loom/foundation';
-import { findComponentDefinition, optionConstraint, RESOURCE_KINDS, SKILL_CAPABILITY_QUALIFIED_NAMES } from './catalog.js';
+import { unknownKindDescription } from './catalog-definitions.js';
+import { componentCatalog, findComponentDefinition, optionConstraint, RESOURCE_KINDS, SKILL_CAPABILITY_QUALIFIED_NAMES } from './catalog.js';
 import { componentKindName, LINK_ARROW, shortKindName } from './compact-workflow.js';
 import type { ComponentDefinition, OptionDefinition, SkillCapabilityName } from './workflow.js';
 
@@ -33,7 +34,10 @@ export interface ScaffoldRequest {
 export function scaffoldCompactWorkflow(request: ScaffoldRequest): string {
   const definitions = request.kinds.map((kind, index) => {
     const definition = findComponentDefinition(componentKindName(kind));
-    if (definition === undefined) throw ValidationError.of(appendJsonPath('kinds', index), `unknown component kind '${kind}'`, 'UNKNOWN_COMPONENT');
+    if (definition === undefined) {
+      const known = componentCatalog().map((catalogKind) => shortKindName(catalogKind.qualifiedName));
+      throw ValidationError.of(appendJsonPath('kinds', index), unknownKindDescription('component', kind, known), 'UNKNOWN_COMPONENT');
+    }
     return definition;
   });
   const names = uniqueNames(definitions);

@@ -74,19 +74,24 @@ export interface ConvertedWorkflow {
   readonly workflow: WorkflowConfiguration;
   /** A field of the full form (`components[2].options[0].value`) as the compact file's path, for errors. */
   readonly compactField: (fullField: string) => string;
+  /** A text with each instance name the conversion made (`Out_<uuid>`) written as the compact file's plain name. */
+  readonly plainNames: (text: string) => string;
 }
 
 /**
  * Turns a compact workflow (as parsed from YAML or JSON) into the full form and validates it against the catalog.
- * Every violation names the field of the compact file (`components.parse.options.max_retry`); ValidationError.
+ * Every violation names the field of the compact file (`components.parse.options.max_retry`) and its components and
+ * resources by the plain names the file gives them (`Out`, not `Out_<uuid>`); ValidationError.
  */
 export function workflowFromCompact(value: unknown): WorkflowConfiguration {
-  const { workflow, compactField } = convertCompact(parseWithSchema(compactWorkflowSchema, value));
+  const { workflow, compactField, plainNames } = convertCompact(parseWithSchema(compactWorkflowSchema, value));
   try {
     validateWorkflow(workflow);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    throw new ValidationError(error.violations.map((violation) => ({ ...violation, field: compactField(violation.field) })));
+    throw new ValidationError(
+      error.violations.map((violation) => ({ ...violation, field: compactField(violation.field), description: plainNames(violation.description) })),
+    );
   }
   return workflow;
 }
@@ -104,7 +109,13 @@ export function convertCompact(compact: CompactWorkflow): ConvertedWorkflow {
     workflowResources: conversion.workflowResources.map(({ instance }) => instance),
   };
   if (conversion.violations.length > 0) throw new ValidationError(conversion.violations);
-  return { workflow, compactField: (field) => conversion.compactField(field) };
+  const plain = new Map<string, string>();
+  for (const [name, instance] of conversion.componentInstanceNames()) plain.set(instance, name);
+  for (const { plain: name, instance } of [...conversion.resources, ...conversion.workflowResources]) plain.set(instance.name, name);
+  // longest first, so a name that is the start of another is not replaced inside it
+  const instances = [...plain.keys()].filter((instance) => instance !== plain.get(instance)).sort((one, other) => other.length - one.length);
+  const plainNames = (text: string): string => instances.reduce((result, instance) => result.replaceAll(instance, plain.get(instance) as string), text);
+  return { workflow, compactField: (field) => conversion.compactField(field), plainNames };
 }
 
 interface NamedResource {
@@ -126,6 +137,11 @@ class Conversion {
     for (const name of Object.keys(compact.components)) this.componentNames.set(name, derivedInstanceName(compact.name, 'component', name));
     this.resources = this.resourceList('resources', compact.resources ?? {});
     this.workflowResources = this.resourceList('workflowResources', compact.workflowResources ?? {});
+  }
+
+  /** Each component's plain name and the instance name it was given. */
+  componentInstanceNames(): ReadonlyMap<string, string> {
+    return this.componentNames;
   }
 
   compactField(fullField: string): string {

@@ -202,6 +202,14 @@ describe('reading a compact file', () => {
     ]);
   });
 
+  it('names components by their plain names in what the catalog checks say', () => {
+    expect(refusal(`${header}  In: source.Inlet\n  Out: sink.Logger\nlinks: [Out -> In]\n`)).toEqual([
+      'links[0]: (Out -> In) links into In, an Inlet: a source takes no messages from links (line 5)',
+      'links[0]: (Out -> In) links out of Out, a Logger: a sink sends no messages on (line 5)',
+      'components.Out: Out is reached from no source: link it downstream of a source, or name it as a failure handler of a component that is (line 4)',
+    ]);
+  });
+
   it('lists every violation, each with its line', () => {
     const text = `${header}  In: source.Inlte\n  Log: sink.Loger\n  Out: sink.NatsPublisehr\nlinks: [In -> Log]\n`;
     expect(refusal(text)).toEqual([

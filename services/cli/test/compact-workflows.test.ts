@@ -91,7 +91,12 @@ describe('compact workflow files through loom', () => {
     const pushed = await loomAt('--output', 'json', 'workflow', 'push', file);
     expect(pushed.stderr).toBe('');
     expect(JSON.parse(pushed.stdout)).toMatchObject({ summary: { name: expect.stringMatching(/^scaffolded_/) as unknown } });
-    expect((await loomAt('workflow', 'new', file, '--component', 'source.Nothing', '--force')).stderr).toMatch(/unknown component kind 'source.Nothing'/);
+    expect((await loomAt('workflow', 'new', file, '--component', 'source.Nothing', '--force')).stderr).toMatch(
+      /unknown component type 'source.Nothing'; one of source\.Timer, /,
+    );
+    expect((await loomAt('workflow', 'new', file, '--component', 'sink.Loger', '--force')).stderr).toBe(
+      "loom: unknown component type 'sink.Loger': did you mean sink.Logger?\n",
+    );
     expect((await loomAt('workflow', 'new', file, '--force')).stderr).toMatch(/give at least one --component KIND/);
     expect(readFileSync(file, 'utf8')).toBe(text);
   });

@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { WorkflowStoreClient } from '@loom/contracts';
 import {
   COMPONENT_KINDS,
+  componentCatalog,
   componentKindName,
   findComponentDefinition,
   optionConstraint,
@@ -10,6 +11,7 @@ import {
   serializeCompactWorkflow,
   serializeWorkflowJson,
   shortKindName,
+  unknownKindDescription,
 } from '@loom/domain';
 import { workflowFromProto } from '@loom/domain/proto';
 import { call } from '@loom/service-kit/client';
@@ -41,7 +43,15 @@ function nameFromFile(file: string): string {
 /** The catalog's definition of a kind written short or in full; a usage error naming the kind otherwise. */
 function definitionOf(kind: string): NonNullable<ReturnType<typeof findComponentDefinition>> {
   const definition = findComponentDefinition(componentKindName(kind));
-  if (definition === undefined) throw new UsageError(`unknown component kind '${kind}'; loom component list shows them`);
+  if (definition === undefined) {
+    throw new UsageError(
+      unknownKindDescription(
+        'component',
+        kind,
+        componentCatalog().map((known) => shortKindName(known.qualifiedName)),
+      ),
+    );
+  }
   return definition;
 }
 
