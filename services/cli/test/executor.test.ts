@@ -58,7 +58,8 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     expect((await loomAt('workflow', 'push', example)).status).toBe(0);
     const started = await loomAt('workflow', 'start', 'Article pipeline');
     expect(started.stderr).toBe('');
-    expect(started.stdout).toMatch(/Article pipeline\s+[0-9a-f-]{36}\s+RUNNING/);
+    expect(started.stdout).toMatch(/Article pipeline\s+[0-9a-f-]{36}\s+RUNNING\s+yes\n$/);
+    expect((await loomAt('workflow', 'start', 'Article pipeline')).stdout).toMatch(/Article pipeline\s+[0-9a-f-]{36}\s+RUNNING\s+no, already running\n$/);
 
     const published = await loomAt(
       'message',

@@ -134,7 +134,9 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
     .action((name: string, _options: object, command: Command) =>
       withExecutor(command, async (client, globals) => {
         const started = await call(client, 'startWorkflow', { name });
-        printTable(globals.output, [{ workflow: name, runId: started.runId, state: stateName(started.state) }]);
+        // idempotent: a running workflow is answered with its run, nothing started
+        const note = started.alreadyRunning ? 'no, already running' : 'yes';
+        printTable(globals.output, [{ workflow: name, runId: started.runId, state: stateName(started.state), started: note }]);
       }),
     );
 
