@@ -7,11 +7,8 @@ import {
   findComponentDefinition,
   LoomError,
   collectSecretSlots,
-  instanceNamed,
   isSealed,
   NotFoundError,
-  parseStoredName,
-  RESOURCE_KINDS,
   resolveStoredName,
   type ResourceInstance,
   ValidationError,
@@ -22,6 +19,7 @@ import { appendRequired, AuditAppender, call, isServiceError, type ServiceClient
 import { type Messaging } from '@loom/messaging';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
+import { graphResourceNamed } from './graph-reads.js';
 import { componentFactories, isScriptComponent, pythonSandboxOf } from './components/registry.js';
 import { WarmInterpreters } from './scripts/warm-interpreters.js';
 import { dryRun } from './dry-run.js';
@@ -112,36 +110,6 @@ export function checkComponentsEnabled(workflow: WorkflowConfiguration, experime
       );
     }
   });
-}
-
-/** The graph database resource kinds ReadGraph reads. */
-const GRAPH_RESOURCE_KINDS: ReadonlySet<string> = new Set([RESOURCE_KINDS.AGE_DATABASE, RESOURCE_KINDS.NEO4J_DATABASE]);
-
-/** The graph database resource of a workflow that `name` names (see Executor.graphResource). */
-function graphResourceNamed(workflow: WorkflowConfiguration, name: string): ResourceInstance {
-  const graphs = new Map<string, ResourceInstance>();
-  for (const instance of [...workflow.resources, ...workflow.components.flatMap((component) => (component.resource == null ? [] : [component.resource]))]) {
-    if (GRAPH_RESOURCE_KINDS.has(instance.resource.qualifiedName) && !graphs.has(instance.name)) graphs.set(instance.name, instance);
-  }
-  const plain = (instance: string): string => parseStoredName(instance)?.base ?? instance;
-  if (name === '') {
-    const [only, ...others] = graphs.values();
-    if (only !== undefined && others.length === 0) return only;
-    throw ValidationError.of(
-      'resource',
-      only === undefined
-        ? `workflow '${workflow.name}' has no graph database resource (Neo4j or PostgreSQL with AGE)`
-        : `workflow '${workflow.name}' has ${graphs.size} graph database resources (${[...graphs.keys()].map(plain).join(', ')}): name one`,
-      only === undefined ? 'NOT_A_GRAPH' : 'AMBIGUOUS_NAME',
-    );
-  }
-  const found = instanceNamed(name, graphs.keys());
-  if (found !== undefined) return graphs.get(found)!;
-  const other = [...workflow.resources].find((instance) => instanceNamed(name, [instance.name]) !== undefined);
-  if (other !== undefined) {
-    throw ValidationError.of('resource', `'${name}' of workflow '${workflow.name}' is a ${other.resource.qualifiedName}, not a graph database`, 'NOT_A_GRAPH');
-  }
-  throw new NotFoundError(`graph database resource of workflow '${workflow.name}'`, name);
 }
 
 /** This executor's name among the others: loom.executor.id, else the host name and process id. */

@@ -1,5 +1,15 @@
 import { type DescribeGraphResponse, type ReadGraphRequest, type ReadGraphResponse } from '@loom/contracts';
-import { FailedPreconditionError, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, ValidationError } from '@loom/domain';
+import {
+  FailedPreconditionError,
+  findResourceDefinition,
+  instanceNamed,
+  NotFoundError,
+  parseStoredName,
+  RESOURCE_KINDS,
+  type ResourceInstance,
+  ValidationError,
+  type WorkflowConfiguration,
+} from '@loom/domain';
 import { type GraphRecord } from '@loom/graph';
 import { EMBEDDED_GRAPH_HOST, type GraphStores } from './components/graph-stores.js';
 
@@ -90,4 +100,34 @@ function timeoutOf(timeout: ReadGraphRequest['timeout']): number {
 
 function columnsOf(records: readonly GraphRecord[]): string[] {
   return records[0] === undefined ? [] : Object.keys(records[0]);
+}
+
+/** The graph database resource kinds ReadGraph reads. */
+const GRAPH_RESOURCE_KINDS: ReadonlySet<string> = new Set([RESOURCE_KINDS.AGE_DATABASE, RESOURCE_KINDS.NEO4J_DATABASE]);
+
+/** The graph database resource of a workflow that `name` names (see Executor.graphResource). */
+export function graphResourceNamed(workflow: WorkflowConfiguration, name: string): ResourceInstance {
+  const graphs = new Map<string, ResourceInstance>();
+  for (const instance of [...workflow.resources, ...workflow.components.flatMap((component) => (component.resource == null ? [] : [component.resource]))]) {
+    if (GRAPH_RESOURCE_KINDS.has(instance.resource.qualifiedName) && !graphs.has(instance.name)) graphs.set(instance.name, instance);
+  }
+  const plain = (instance: string): string => parseStoredName(instance)?.base ?? instance;
+  if (name === '') {
+    const [only, ...others] = graphs.values();
+    if (only !== undefined && others.length === 0) return only;
+    throw ValidationError.of(
+      'resource',
+      only === undefined
+        ? `workflow '${workflow.name}' has no graph database resource (Neo4j or PostgreSQL with AGE)`
+        : `workflow '${workflow.name}' has ${graphs.size} graph database resources (${[...graphs.keys()].map(plain).join(', ')}): name one`,
+      only === undefined ? 'NOT_A_GRAPH' : 'AMBIGUOUS_NAME',
+    );
+  }
+  const found = instanceNamed(name, graphs.keys());
+  if (found !== undefined) return graphs.get(found)!;
+  const other = [...workflow.resources].find((instance) => instanceNamed(name, [instance.name]) !== undefined);
+  if (other !== undefined) {
+    throw ValidationError.of('resource', `'${name}' of workflow '${workflow.name}' is a ${other.resource.qualifiedName}, not a graph database`, 'NOT_A_GRAPH');
+  }
+  throw new NotFoundError(`graph database resource of workflow '${workflow.name}'`, name);
 }
