@@ -56,6 +56,14 @@ describe('ListenError', () => {
     expect(error.message).toMatch(/^server\.host: 192\.0\.2\.1 is not an address of this machine \(EADDRNOTAVAIL\): set server\.host to/);
   });
 
+  it('names the host setting of a host name that does not resolve', () => {
+    const error = new ListenError(
+      { host: 'nowhere.invalid', port: 8100, portSetting: 'server.port', hostSetting: 'server.host' },
+      new Error('getaddrinfo ENOTFOUND nowhere.invalid'),
+    );
+    expect(error.message).toBe('server.host: nowhere.invalid does not resolve (ENOTFOUND): set server.host to an address of this machine');
+  });
+
   it('says which setting to check for a failure it has no advice for, in one line', () => {
     const error = new ListenError({ host: '127.0.0.1', port: 9, portSetting: 'intake.options.port' }, new Error('socket closed'));
     expect(error.message).toBe('intake.options.port 9 cannot be bound on 127.0.0.1 (socket closed): check intake.options.port');

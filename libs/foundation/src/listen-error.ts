@@ -55,12 +55,13 @@ function explain(address: ListenAddress, code: string | undefined, cause: unknow
     case 'EPERM':
       return { setting: portSetting, text: `${portSetting} ${port} may not be bound by this user (${code}): set ${portSetting} to a port above 1023` };
     case 'EADDRNOTAVAIL':
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
       return {
         setting: hostSetting,
         text: `${hostSetting}: ${host} is not an address of this machine (${code}): set ${hostSetting} to one of its addresses, e.g. 127.0.0.1 or 0.0.0.0`,
       };
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return { setting: hostSetting, text: `${hostSetting}: ${host} does not resolve (${code}): set ${hostSetting} to an address of this machine` };
     default: {
       const reason = code ?? (cause instanceof Error ? cause.message : String(cause));
       return { setting: portSetting, text: `${portSetting} ${port} cannot be bound on ${host} (${reason}): check ${portSetting}` };
