@@ -7,7 +7,7 @@ import {
   type WatchRunRequest,
   type WatchRunResponse,
 } from '@loom/contracts';
-import { catalogFor, FailedPreconditionError, NotFoundError, resourceCatalog, ValidationError } from '@loom/domain';
+import { catalogFor, FailedPreconditionError, resourceCatalog, ValidationError } from '@loom/domain';
 import { componentDefinitionToProto, resourceDefinitionToProto, workflowFromProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
@@ -174,7 +174,7 @@ async function workflowStatus(executor: Executor, name: string): Promise<GetWork
     const workflow = cluster.resolve(name) ?? name;
     const rows = await cluster.status(workflow);
     const desired = cluster.desiredState(workflow);
-    if (rows.length === 0 && desired === undefined) throw new NotFoundError('run in the cluster of workflow', name);
+    if (rows.length === 0 && desired === undefined) throw await executor.notRunning(name);
     return workflowStatusOf(workflow, rows, desired?.state, executor.localRun(workflow), cluster.executorId);
   }
   const run = await executor.requireRun(name);

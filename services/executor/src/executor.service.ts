@@ -315,8 +315,13 @@ export class Executor implements ClusterMember {
       return this.run(name);
     } catch (error) {
       if (!(error instanceof WorkflowNotRunningError)) throw error;
-      throw new WorkflowNotRunningError(name, await this.isStored(name));
+      throw await this.notRunning(name);
     }
+  }
+
+  /** Why there is no run of a workflow here (or in the cluster): stored but not running, or not stored at all. */
+  async notRunning(name: string): Promise<WorkflowNotRunningError> {
+    return new WorkflowNotRunningError(name, await this.isStored(name));
   }
 
   /** Whether the config store has a workflow of this name; undefined when it does not answer. */

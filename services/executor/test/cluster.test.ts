@@ -110,6 +110,8 @@ describe.skipIf(binary === undefined)('executors sharing workflows through one n
     for (const seen of [b, c, d]) await expect.poll(() => states(seen, name), AGREE).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING });
     // a second start anywhere starts nothing: the cluster runs it already, and that run is answered
     expect(await call(c.client, 'startWorkflow', { name })).toMatchObject({ state: RUNNING, alreadyRunning: true });
+    // a workflow the cluster does not run is told as it is: not stored at all
+    await expect(call(c.client, 'getWorkflowStatus', { name: 'etl' })).rejects.toMatchObject({ details: "no workflow named 'etl'" });
 
     const e = await member('e');
     await expect.poll(() => states(e, name), AGREE).toEqual({ b: RUNNING, c: RUNNING, d: RUNNING, e: RUNNING });
