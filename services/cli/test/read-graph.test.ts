@@ -60,7 +60,9 @@ afterAll(async () => {
 describe('loom graph query through ReadGraph', () => {
   it('loom health shows where the embedded graph listens, before its first use and once it runs', async () => {
     const before = await as(readerToken, 'health');
-    expect(before.stdout).toMatch(/graph: embedded graph on a port chosen at its first start \(not started yet \(at first use\)\), data in .*graphdata/);
+    expect(before.stdout).toMatch(
+      /graph: embedded graph on a port chosen at its first start \(not started yet: it starts at its first use\), data in .*graphdata/,
+    );
 
     // a read of a graph that does not exist yet starts the embedded graph, and says what is missing
     const missing = await as(readerToken, 'graph', 'query', '--graph', 'people', 'MATCH (p:Person) RETURN p.name AS name');

@@ -219,7 +219,9 @@ export async function healthCommand(globals: GlobalOptions): Promise<number> {
     );
   }
   if (graph !== undefined && output === 'text') {
-    const state = graph.running ? `running, graphs: ${graph.graphs.length === 0 ? 'none yet' : graph.graphs.join(', ')}` : 'not started yet (at first use)';
+    const state = graph.running
+      ? `running, graphs: ${graph.graphs.length === 0 ? 'none yet' : graph.graphs.join(', ')}`
+      : 'not started yet: it starts at its first use';
     const where = graph.address === '' ? 'on a port chosen at its first start' : `at ${graph.address}`;
     cliIo().stdout.write(`\ngraph: embedded graph ${where} (${state}), data in ${graph.dataDirectory}\n`);
   }
