@@ -76,6 +76,13 @@ export const messagingKeys = {
     schema: integer(100, 86_400_000),
     expected: 'an integer from 100 to 86400000',
   },
+  'loom.messaging.stream.keepProcessedMs': {
+    description:
+      "how long a workflow's processed messages are kept for `loom workflow replay`, in ms: each acknowledged message is copied to the workflow's kept stream (LOOM-KEPT_<workflow>), which drops it after this time (0: nothing is kept, replay is refused)",
+    default: 0,
+    schema: integer(0, 31_536_000_000),
+    expected: 'an integer from 0 to 31536000000 (milliseconds, at most a year)',
+  },
   'loom.messaging.consumer.ackWaitMs': {
     description: 'how long a delivered message may go unacknowledged (with no sign of progress) before JetStream delivers it again, in ms',
     default: 30_000,

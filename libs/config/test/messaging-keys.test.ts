@@ -24,7 +24,7 @@ describe('loom.messaging keys', () => {
   it('default to the in-memory mode, with sound stream and consumer settings', () => {
     const { messaging } = loadConfig({ env: {} });
     expect(messaging.nats.servers).toBeUndefined();
-    expect(messaging.stream).toEqual({ replicas: 1, maxAgeMs: 0, maxBytes: 1024 ** 3, duplicateWindowMs: 120_000 });
+    expect(messaging.stream).toEqual({ replicas: 1, maxAgeMs: 0, maxBytes: 1024 ** 3, duplicateWindowMs: 120_000, keepProcessedMs: 0 });
     expect(messaging.consumer).toEqual({ ackWaitMs: 30_000, maxDeliver: 10, maxAckPending: 1000 });
   });
 
@@ -73,6 +73,7 @@ describe('loom.messaging keys', () => {
   it.each([
     ['LOOM_MESSAGING_STREAM_REPLICAS', '6', 'loom.messaging.stream.replicas'],
     ['LOOM_MESSAGING_STREAM_MAXBYTES', '0', 'loom.messaging.stream.maxBytes'],
+    ['LOOM_MESSAGING_STREAM_KEEPPROCESSEDMS', '-1', 'loom.messaging.stream.keepProcessedMs'],
     ['LOOM_MESSAGING_CONSUMER_ACKWAITMS', '50', 'loom.messaging.consumer.ackWaitMs'],
     ['LOOM_MESSAGING_CONSUMER_MAXACKPENDING', '0', 'loom.messaging.consumer.maxAckPending'],
   ])('refuse %s=%s', (variable, value, key) => {

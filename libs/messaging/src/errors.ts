@@ -99,3 +99,27 @@ export class SubjectStreamFullError extends MessagingError {
     super(`the JetStream stream of subject '${subject}' is full (${reason}): try again once its consumers have caught up`, options);
   }
 }
+
+/** A replay was asked of a workflow whose processed messages are not kept (loom.messaging.stream.keepProcessedMs is 0, or never was set where it ran). */
+export class NothingKeptError extends MessagingError {
+  readonly kind: ErrorKind = 'failed-precondition';
+
+  constructor(
+    readonly workflow: string,
+    reason: string,
+  ) {
+    super(`workflow '${workflow}' keeps no processed messages to replay: ${reason}`);
+  }
+}
+
+/** A replay would start before the oldest message still kept (past loom.messaging.stream.keepProcessedMs), or after the last. */
+export class ReplayOutOfRangeError extends MessagingError {
+  readonly kind: ErrorKind = 'failed-precondition';
+
+  constructor(
+    readonly workflow: string,
+    reason: string,
+  ) {
+    super(`workflow '${workflow}': ${reason}; nothing was replayed`);
+  }
+}

@@ -10,7 +10,8 @@ export {
   type PublishResult,
 } from './messaging.js';
 export { ATTR_WORKFLOW, createMessagingMetrics, type MessagingMetrics, noMessagingMetrics, type PendingSource } from './metrics.js';
-export { jetStreamToken, sourceConsumerName, sourceSubject, streamName } from './names.js';
+export { jetStreamToken, keptStreamName, sourceConsumerName, sourceSubject, streamName } from './names.js';
+export { keptStreamConfig, REPLAYED_FROM_HEADER, type ReplayResult, type ReplayStart } from './kept-messages.js';
 export { type ConsumerSettings, messagingSettings, type MessagingSettings, type StreamSettings } from './settings.js';
 export { extractTraceContext, injectTraceContext, messageHeaders } from './trace-context.js';
 export { type NatsConnectionSettings } from './nats-connection.js';

@@ -8,6 +8,7 @@ import {
   DiscardPolicy,
   type JetStreamClient,
   type JetStreamManager,
+  type JsMsg,
   type KV,
   nanos,
   type NatsConnection,
@@ -15,10 +16,11 @@ import {
   StorageType,
   type StreamConfig,
 } from 'nats';
-import { MessagingClosedError } from './errors.js';
+import { MessagingClosedError, NothingKeptError, ReplayOutOfRangeError } from './errors.js';
 import { publishToJetStream } from './jetstream-publish.js';
+import { ensureKeptStream, REPLAYED_FROM_HEADER, replayKept, type ReplayResult, type ReplayStart } from './kept-messages.js';
 import { type MessagingMetrics, noMessagingMetrics } from './metrics.js';
-import { sourceConsumerName, sourceSubject, streamName } from './names.js';
+import { keptStreamName, keptSubjectOf, sourceConsumerName, sourceSubject, streamName } from './names.js';
 import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions } from './nats-connection.js';
 import { type MessagingSettings } from './settings.js';
@@ -53,6 +55,8 @@ export interface ConsumeOptions {
 export interface KeyValueOptions {
   /** How long each value lives unless written again, in ms (the bucket's max_age); default: for ever. */
   readonly ttlMs?: number;
+  /** Most bytes the bucket holds (its stream's max_bytes): a put past it is refused (discard new); default: no limit. */
+  readonly maxBytes?: number;
 }
 
 /** Options of connectMessaging. */
@@ -140,6 +144,7 @@ export class Messaging {
         });
       } else await this.manager.streams.update(config.name, config);
       for (const source of sources) await this.ensureSourceConsumer(workflow, source);
+      if (this.keepProcessedMs > 0) await ensureKeptStream(this.manager, workflow, this.keepProcessedMs, this.settings.stream);
       this.workflows.add(workflow);
     } catch (error) {
       throw messagingError(operation, error);
@@ -152,6 +157,10 @@ export class Messaging {
     this.checkOpen(operation.what);
     this.workflows.delete(workflow);
     try {
+      // its kept messages go with it: there is nothing to replay them into
+      await this.manager.streams.delete(keptStreamName(workflow)).catch((error: unknown) => {
+        if (jetStreamCode(error) !== JetStreamCode.streamNotFound) throw error;
+      });
       return await this.manager.streams.delete(streamName(workflow));
     } catch (error) {
       if (jetStreamCode(error) === JetStreamCode.streamNotFound) return false;
@@ -187,9 +196,41 @@ export class Messaging {
       await this.ensureSourceConsumer(workflow, source);
       const consumer = await this.client.consumers.get(streamName(workflow), sourceConsumerName(source));
       const messages = await consumer.consume({ max_messages: Math.min(options.batch ?? DEFAULT_BATCH, maxAckPending) });
-      const sourceConsumer = new SourceConsumer(messages, workflow, source, maxDeliver, this.metrics);
+      const keep = this.keepProcessedMs > 0 ? (message: JsMsg) => this.keepProcessed(message) : undefined;
+      const sourceConsumer = new SourceConsumer(messages, workflow, source, maxDeliver, this.metrics, keep);
       this.consumers.add(sourceConsumer);
       return sourceConsumer;
+    } catch (error) {
+      throw messagingError(operation, error);
+    }
+  }
+
+  /** How long processed messages are kept for replay (loom.messaging.stream.keepProcessedMs); 0: none are. */
+  get keepProcessedMs(): number {
+    return this.settings.stream.keepProcessedMs ?? 0;
+  }
+
+  /**
+   * Publishes the workflow's kept processed messages (see kept-messages.ts) from `start` up to the last one kept now
+   * into its stream again, each under its source's subject; the run takes them as any other message. Refused, nothing
+   * sent, with NothingKeptError when this connection keeps none (naming the setting) and ReplayOutOfRangeError for a
+   * start past what is kept.
+   */
+  async replay(workflow: string, start: ReplayStart): Promise<ReplayResult> {
+    const operation = { what: `replay the kept messages of workflow '${workflow}'`, workflow };
+    this.checkOpen(operation.what);
+    const keep = this.keepProcessedMs;
+    if (keep === 0) throw new NothingKeptError(workflow, 'loom.messaging.stream.keepProcessedMs is 0 (set it, in ms, to keep processed messages for a replay)');
+    if ('sinceMs' in start && start.sinceMs > keep) {
+      throw new ReplayOutOfRangeError(
+        workflow,
+        `${start.sinceMs} ms reaches past what is kept: processed messages are kept ${keep} ms (loom.messaging.stream.keepProcessedMs)`,
+      );
+    }
+    try {
+      const result = await replayKept(this.manager, this.client, workflow, start);
+      this.metrics.stored(workflow, result.replayed);
+      return result;
     } catch (error) {
       throw messagingError(operation, error);
     }
@@ -207,6 +248,7 @@ export class Messaging {
         history: 1,
         replicas: this.settings.stream.replicas,
         ...(options.ttlMs === undefined ? {} : { ttl: options.ttlMs }),
+        ...(options.maxBytes === undefined ? {} : { max_bytes: options.maxBytes }),
         timeout: this.settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       });
     } catch (error) {
@@ -238,6 +280,17 @@ export class Messaging {
       await this.connection.drain().catch(() => this.connection.close());
     } finally {
       this.lifecycle.to('closed');
+    }
+  }
+
+  /** Copies an acknowledged delivery to the workflow's kept stream: a core publish, nothing awaited (a copy lost with NATS is not replayable). */
+  private keepProcessed(message: JsMsg): void {
+    // a replayed message is not kept again: its original is, and a second replay (after a second fix) sends that
+    if (message.headers?.has(REPLAYED_FROM_HEADER) === true) return;
+    try {
+      this.connection.publish(keptSubjectOf(message.subject), message.data, message.headers === undefined ? {} : { headers: message.headers });
+    } catch {
+      // a closed connection: the copy is lost, the acknowledgement stands
     }
   }
 

@@ -34,3 +34,29 @@ export function sourceSubject(workflow: string, source: string): string {
 export function sourceConsumerName(source: string): string {
   return `inlet_${jetStreamToken(source)}`;
 }
+
+/**
+ * The stream a workflow's processed messages are copied into when loom.messaging.stream.keepProcessedMs is set
+ * (`LOOM-KEPT_<workflow>`): the `-` keeps it apart from every workflow's `LOOM_` stream.
+ */
+export function keptStreamName(workflow: string): string {
+  return `LOOM-KEPT_${jetStreamToken(workflow)}`;
+}
+
+const SOURCE_PREFIX = 'loom.workflow.';
+const KEPT_PREFIX = 'loom.kept.';
+
+/** The subjects of a workflow's kept stream: a processed message of a source is kept under `loom.kept.<workflow>.inlet.<source>`. */
+export function keptSubjects(workflow: string): string {
+  return `${KEPT_PREFIX}${jetStreamToken(workflow)}.inlet.>`;
+}
+
+/** The kept subject of a source's subject, and back: the same tokens under the other prefix. */
+export function keptSubjectOf(subject: string): string {
+  return subject.startsWith(SOURCE_PREFIX) ? KEPT_PREFIX + subject.slice(SOURCE_PREFIX.length) : subject;
+}
+
+/** The source subject a kept message came from. */
+export function sourceSubjectOfKept(subject: string): string {
+  return subject.startsWith(KEPT_PREFIX) ? SOURCE_PREFIX + subject.slice(KEPT_PREFIX.length) : subject;
+}

@@ -16,6 +16,8 @@ export interface StreamSettings {
   /** A limit on the number of messages too (tests make tiny streams with it); default none. */
   readonly maxMessages?: number;
   readonly duplicateWindowMs: number;
+  /** How long processed messages are kept for replay in the workflow's kept stream, in ms; 0 or absent: none are. */
+  readonly keepProcessedMs?: number;
 }
 
 /** The settings of each source's durable consumer. */

@@ -71,6 +71,8 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
     readonly source: string,
     private readonly maxDeliver: number,
     private readonly metrics: MessagingMetrics,
+    /** Called with each delivery acknowledged: copies it to the workflow's kept stream when processed messages are kept. */
+    private readonly keep?: (message: JsMsg) => void,
   ) {
     this.lifecycle = new Lifecycle(`consumer of source '${source}' of workflow '${workflow}'`, CONSUMER_TRANSITIONS, 'consuming');
   }
@@ -106,7 +108,7 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
   }
 
   private delivery(message: JsMsg): Delivery {
-    const { workflow, source, metrics } = this;
+    const { workflow, source, metrics, keep } = this;
     const deliveryCount = message.info.deliveryCount;
     if (deliveryCount > 1) metrics.redelivered(workflow);
     const headers: Record<string, string> = {};
@@ -122,12 +124,16 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
       lastDelivery: deliveryCount >= this.maxDeliver,
       headers,
       traceContext: (base?: Context) => extractTraceContext(message.headers, base),
-      ack: () => message.ack(),
+      ack: () => {
+        message.ack();
+        keep?.(message);
+      },
       ackConfirmed: async () => {
         const confirmed = await message.ackAck().catch((error: unknown) => {
           throw new MessagingUnavailableError(`acknowledge message ${message.seq} of workflow '${workflow}'`, 'no confirmation', { cause: error });
         });
         if (!confirmed) throw new MessagingUnavailableError(`acknowledge message ${message.seq} of workflow '${workflow}'`, 'already settled or expired');
+        keep?.(message);
       },
       nak: (delayMs?: number) => message.nak(delayMs),
       term: (reason?: string) => {
