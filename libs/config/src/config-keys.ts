@@ -211,6 +211,26 @@ export const fixedKeys = named({
     schema: optional(nonEmptyString()),
     expected: 'a non-empty name',
   }),
+  'loom.executor.failures.directory': derivedSpec({
+    description:
+      'directory of the failure store in memory mode (without loom.messaging.nats.servers): one append-only file per workflow of the messages that failed for good, kept across restarts',
+    derived: { inside: 'failures' },
+    schema: nonEmptyString().optional(),
+    expected: 'a directory path',
+  }),
+  'loom.executor.failures.maxBytes': spec({
+    description:
+      "most bytes of failed messages the failure store keeps per workflow (a JetStream stream's max_bytes in durable mode, the live records of its file in memory mode); when full, a new failure is refused to the store (logged, counted in loom.failures.refused) and its message settled as before the store existed",
+    default: 268_435_456,
+    schema: integer(1024, Number.MAX_SAFE_INTEGER),
+    expected: 'an integer of at least 1024 (bytes)',
+  }),
+  'loom.executor.failures.maxAgeMs': spec({
+    description: 'how long the failure store keeps a failed message, in ms, from its last failure (0: until retried or discarded)',
+    default: 1_209_600_000,
+    schema: integer(0, Number.MAX_SAFE_INTEGER),
+    expected: 'an integer of at least 0 (milliseconds)',
+  }),
   ...messagingKeys,
   'loom.secrets.database.url': spec({
     description: 'Postgres URL for ecosystem_variable',

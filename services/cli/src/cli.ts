@@ -37,6 +37,7 @@ export const commandGroups: readonly { readonly names: readonly string[]; readon
     },
   },
   { names: ['audit'], register: async (program) => (await import('./commands/audit.js')).addAuditCommands(program) },
+  { names: ['failures'], register: async (program) => (await import('./commands/failures.js')).addFailuresCommands(program) },
   { names: ['graph'], register: async (program) => (await import('./commands/graph.js')).addGraphCommands(program) },
   { names: ['login', 'logout'], register: async (program) => (await import('./commands/login.js')).addLoginCommands(program) },
   { names: ['skills'], register: async (program) => (await import('./commands/skills.js')).addSkillsCommands(program) },

@@ -19,6 +19,7 @@ import { EXECUTOR_CONFIG_SECTIONS, type ExecutorConfig } from './executor-config
 import { DEFAULT_DRAIN_TIMEOUT_MS, Executor, MAX_PENDING_RUN_EVENTS, WorkflowAlreadyRunningError } from './executor.service.js';
 import { GraphSsoQuery } from './graph-sso-query.js';
 import { GraphReads } from './graph-reads.js';
+import { failureHandlers } from './failures/failure-handlers.js';
 import { openMessaging } from './messaging-mode.js';
 import { publishHandlers } from './publish-handlers.js';
 import { redactedFailure } from './redacted-failure.js';
@@ -71,6 +72,7 @@ export function executorImplementation(
     ...publishHandlers(executor, logger),
 
     async dryRun(request) {
+    ...failureHandlers(executor),
       if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
       return { outputs: await executor.dryRun(workflowFromProto(request.workflow), request.messages, request.inlet) };
     },
@@ -122,6 +124,7 @@ export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[num
         await graphSso?.close();
       },
     };
+        await executor.failures.close();
   },
 };
 

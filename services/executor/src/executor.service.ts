@@ -23,6 +23,7 @@ import { graphResourceNamed } from './graph-reads.js';
 import { componentFactories, isScriptComponent, pythonSandboxOf } from './components/registry.js';
 import { WarmInterpreters } from './scripts/warm-interpreters.js';
 import { dryRun } from './dry-run.js';
+import { type FailedMessages, failedMessagesOf } from './failures/failed-messages.js';
 import { Cluster, type ClusterMember } from './cluster/cluster.js';
 import { leasedFactories } from './cluster/leased-source.js';
 import { type ComponentFactory } from './runtime/component.js';
@@ -134,6 +135,10 @@ export class Executor implements ClusterMember {
   /** Fresh Python interpreters kept ready for script hosts (with `loom.experimental.enabled`, the only way scripts run). */
   private readonly warmInterpreters: WarmInterpreters | undefined;
 
+  /** The failure store (issue 50): in JetStream in durable mode, in the data directory in memory mode. */
+  readonly failures: FailedMessages;
+  /** The stored version of each workflow as last loaded, which its run's failed messages name. */
+  private readonly versions = new Map<string, number>();
   constructor(private readonly dependencies: ExecutorDependencies) {
     const { config, logger } = dependencies;
     this.graphStores = new GraphStores(config, logger);
@@ -160,6 +165,7 @@ export class Executor implements ClusterMember {
 
   /**
    * Durable mode: joins the executors sharing workflows through NATS (issue 35). From here on a start or stop reaches
+    this.failures = failedMessagesOf(config, dependencies.messaging, logger, this.redactor);
    * them all, this executor starts every workflow the cluster runs, and singleton sources produce under a lease.
    */
   async joinCluster(): Promise<void> {
@@ -213,7 +219,9 @@ export class Executor implements ClusterMember {
       throw error;
     }
     if (stored.workflow === undefined) throw new NotFoundError('workflow configuration', name);
-    return workflowFromProto(stored.workflow);
+    const workflow = workflowFromProto(stored.workflow);
+    this.versions.set(workflow.name, Number(stored.metadata?.version ?? 0));
+    return workflow;
   }
 
   /** Opens and starts a loaded workflow here; a workflow with a script component starts only once that is audited. */
@@ -251,6 +259,7 @@ export class Executor implements ClusterMember {
           : { intake: jetStreamIntake(this.dependencies.messaging, progressInterval(config.messaging.consumer.ackWaitMs)) }),
       });
       this.runs.set(workflow.name, run);
+        keepFailed: this.failures.keeper(workflow.name, this.versions.get(workflow.name) ?? 0),
       return run;
     } finally {
       this.starting.delete(workflow.name);
@@ -302,6 +311,21 @@ export class Executor implements ClusterMember {
     const run = stored === undefined ? undefined : this.runs.get(stored);
     if (run === undefined) throw new WorkflowNotRunningError(name, undefined);
     return run;
+  /**
+   * The stored name a workflow goes by (`etl_<uuid>` for `etl`): its run's here, else the config store's, else the name
+   * as given (a workflow deleted since, whose failed messages may still be kept under it).
+   */
+  async storedName(name: string): Promise<string> {
+    const running = resolveStoredName(name, this.runs.keys());
+    if (running !== undefined) return running;
+    try {
+      return (await this.load(name)).name;
+    } catch (error) {
+      if (error instanceof WorkflowNotRunningError) return name;
+      throw error;
+    }
+  }
+
   }
 
   /**
@@ -325,7 +349,7 @@ export class Executor implements ClusterMember {
   }
 
   /** Whether the config store has a workflow of this name; undefined when it does not answer. */
-  private async isStored(name: string): Promise<boolean | undefined> {
+  async isStored(name: string): Promise<boolean | undefined> {
     try {
       await call(this.dependencies.clients.get('config-store'), 'getWorkflow', { name }, { deadlineMs: STORED_CHECK_DEADLINE_MS });
       return true;
@@ -413,9 +437,14 @@ export class Executor implements ClusterMember {
       .catch((error: unknown) => this.dependencies.logger.error({ workflow: workflow.name, component, error: String(error) }, 'audit event not written'));
   }
 
-  private audit(type: AuditEventType, workflowName: string, attributes: Record<string, string>): void {
+  /** Audits an action a caller took on a workflow (the failure store's retry and discard), the caller as actor. */
+  auditAs(type: AuditEventType, workflowName: string, actor: string | undefined, attributes: Record<string, string>): void {
+    this.audit(type, workflowName, attributes, actor);
+  }
+
+  private audit(type: AuditEventType, workflowName: string, attributes: Record<string, string>, actor?: string): void {
     this.appender
-      .append({ type, workflowName, attributes })
+      .append({ type, workflowName, attributes, ...(actor === undefined ? {} : { actor }) })
       .catch((error: unknown) =>
         this.dependencies.logger.error(
           { workflow: workflowName, type: AuditEventType[type], error: isServiceError(error) ? status[error.code] : String(error) },

@@ -127,6 +127,12 @@ export class FakeExecutor {
       queryGraph: 'not faked',
       readGraph: 'not faked',
       describeGraph: 'not faked',
+      replayMessages: 'not faked',
+      traceMessage: 'not faked',
+      listFailedMessages: 'not faked',
+      getFailedMessage: 'not faked',
+      retryFailedMessages: 'not faked',
+      discardFailedMessages: 'not faked',
     });
     return {
       ...refuse,

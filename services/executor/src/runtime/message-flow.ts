@@ -21,6 +21,8 @@ export interface FlowParts {
   readonly onOutput: RunOptions['onOutput'];
   readonly onFailure: RunOptions['onFailure'];
   /** Tells the run's watchers of a component's error. */
+  /** Keeps a message that failed for good in the failure store (issue 50); absent: nothing is kept. */
+  readonly keepFailed: RunOptions['keepFailed'];
   readonly report: (error: ComponentError) => void;
   /** A component died outside a single message: the run fails with it. */
   readonly fail: (error: ComponentError) => void;
@@ -107,6 +109,20 @@ export class MessageFlow implements RunInput {
   /** Starts the workers of a processor, `concurrency` of them. */
   startWorkers(node: ProcessorNode): void {
     for (let worker = 0; worker < node.settings.concurrency; worker++) node.workers.push(this.work(node));
+    ticket.release();
+  }
+
+  /**
+   * A failed message sent again from the failure store, into the queue of the component that failed it (waiting while
+   * full), holding `ticket` as a stored delivery does: it is settled once all the message led to is finished.
+   */
+  async reenter(node: ProcessorNode, message: LoomMessage, ticket: CompletionTicket): Promise<void> {
+    try {
+      await this.forward([node], message, undefined, ticket);
+    } catch {
+      // the run is closing: the ticket was abandoned, the record stays in the store
+      return;
+    }
   }
 
   /** Resolves once no message is in flight (true), or at the deadline (false). */
@@ -233,7 +249,7 @@ export class MessageFlow implements RunInput {
         const reason = `${result.error} (still unreachable after ${node.settings.maxRetry} retries)`;
         this.parts.fail(new ComponentError(node.instance.name, reason, true, { cause: result.cause }));
       } else {
-        await this.failMessage(node, message, failureOf(node, result), ticket);
+        await this.failMessage(node, message, failureOf(node, result), ticket, (retries[index] ?? 0) + 1);
       }
       endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
     }
@@ -286,13 +302,30 @@ export class MessageFlow implements RunInput {
     );
   }
 
-  /** A message failed for good: to the failure handler (which then holds its ticket), or counted, logged and reported (its delivery to be terminated). */
-  private async failMessage(node: ProcessorNode, message: LoomMessage, failure: ComponentError, ticket: CompletionTicket | undefined): Promise<void> {
+  /**
+   * A message failed for good: to the failure handler (which then holds its ticket), or counted, logged, reported and
+   * kept in the failure store, its delivery then to be terminated; one the store could not take for want of a connection
+   * is abandoned instead (delivered again when it came from JetStream).
+   */
+  private async failMessage(
+    node: ProcessorNode,
+    message: LoomMessage,
+    failure: ComponentError,
+    ticket: CompletionTicket | undefined,
+    tries: number,
+  ): Promise<void> {
     this.record(node, [message], failure);
     if (node.failureHandler === undefined) {
       ticket?.fail(`component '${node.instance.name}' failed past max_retry: ${failure.message}`);
       this.parts.logger.warn(
-        { workflow: this.parts.workflowName, component: node.instance.name, messageId: message.id, error: failure.message, kind: failure.kind },
+        {
+          workflow: this.parts.workflowName,
+          component: node.instance.name,
+          messageId: message.id,
+          error: failure.message,
+          kind: failure.kind,
+          failureStore: kept ?? 'none',
+        },
         'message failed (no failure handler)',
       );
       return;
@@ -308,6 +341,13 @@ export class MessageFlow implements RunInput {
 
   /** Counts, reports (onFailure: a script component's is audited) and tells the watchers of failed messages. */
   private record(node: RunNode, messages: readonly LoomMessage[], failure: ComponentError): void {
+      const keep = this.parts.keepFailed;
+      const kept =
+        keep === undefined ? undefined : await keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError });
+      if (kept === 'unavailable' && ticket !== undefined) {
+        ticket.abandon();
+        return;
+      }
     node.counters.messagesFailed += messages.length;
     node.counters.lastError = failure.message;
     for (const message of messages) this.parts.onFailure?.(failure, message);

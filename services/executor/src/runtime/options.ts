@@ -37,12 +37,32 @@ export interface RunOptions {
    */
   readonly intake?: IntakeFactory;
 }
+  /**
+   * Keeps a message that failed for good (no failure handler, or it failed in its failure handler) in the failure store
+   * (issue 50); its delivery is settled only once this resolved. Never rejects. Default: nothing is kept.
+   */
+  readonly keepFailed?: (failed: FailedDelivery) => Promise<KeepOutcome>;
 
 /** The sizes of a run, its defaults filled in. */
 export interface RunSettings {
   readonly queueCapacity: number;
   readonly maxBatch: number;
   readonly dryRun: boolean;
+/** A message that failed for good at a component, to be kept in the failure store. */
+export interface FailedDelivery {
+  /** The component's instance name. */
+  readonly component: string;
+  readonly message: LoomMessage;
+  readonly failure: ComponentError;
+  /** How often it was tried this time: 1 and its retries. */
+  readonly tries: number;
+  /** The component's store_error_content: whether the message itself may be kept. */
+  readonly keepContent: boolean;
+}
+
+/** What became of a failed message sent to the failure store: kept, refused (the store is full), or not kept (the store could not be reached). */
+export type KeepOutcome = 'kept' | 'refused' | 'unavailable';
+
   readonly messageSamplingRatio: number;
 }
 

@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, type WorkflowConfiguration } from '@loom/domain';
+import { type ComponentInstance, FailedPreconditionError, instanceNamed, NotFoundError, plainInstanceName, type WorkflowConfiguration } from '@loom/domain';
 import { Lifecycle, type TransitionTable, withResolvers } from '@loom/foundation';
+import { type Settlement } from '@loom/messaging';
 import { type ComponentContext, ComponentFailedError, type Emit, type LoomMessage, type Options, type SignalSource } from './component.js';
 import { ComponentError } from './component-error.js';
+import { Completions } from './completion.js';
 import { type Intake, type PublishOutcome } from './intake.js';
 import { memoryIntake } from './memory-intake.js';
 import { MessageFlow } from './message-flow.js';
 import { type RunOptions, runSettings, type RunSettings } from './options.js';
-import { buildGraph, type ComponentCounters, type InletNode, type RunNode } from './run-graph.js';
+import { buildGraph, type ComponentCounters, type InletNode, type ProcessorNode, type RunNode } from './run-graph.js';
 import { RunTracing } from './tracing.js';
 
 /** Life cycle of a run, as in loom.v1.WorkflowState. */
@@ -75,6 +77,8 @@ export class WorkflowRun {
   private privateDir: string | undefined;
   /** How its sources' messages come in: in memory, or stored in JetStream. */
   private readonly intake: Intake;
+  /** Messages sent again from the failure store and not yet finished: abandoned (left in the store) when the run ends. */
+  private readonly retries = new Completions();
   /** While paused: what the sources' messages wait for (released by resume, refused by the run's end). */
   private pauseGate: { readonly opened: Promise<void>; readonly open: () => void; readonly refuse: (error: Error) => void } | undefined;
 
@@ -93,6 +97,7 @@ export class WorkflowRun {
       maxBatch: this.settings.maxBatch,
       onOutput: options.onOutput,
       onFailure: options.onFailure,
+      keepFailed: options.keepFailed,
       report: (error) => this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: error.component, error: error.message, failure: error }),
       fail: (error) => this.fail(error),
     });
@@ -191,6 +196,30 @@ export class WorkflowRun {
   }
 
   /** Throws NOT_FOUND unless this run has an inlet source of this name. */
+  /**
+   * Sends a message kept in the failure store again, into the queue of the component that failed it (by instance or
+   * plain name), in this run's version; resolves once queued. `settlement` hears what became of it: ack once all it led
+   * to is finished, term when it failed for good again (kept again by then), nak when the run ended first. A run that is
+   * not RUNNING is a FailedPreconditionError; a component this version no longer has (or one that takes no messages) too.
+   */
+  async retryAt(component: string, message: LoomMessage, settlement: Settlement): Promise<void> {
+    const node = this.checkRetryTarget(component);
+    const ticket = this.retries.ticket(settlement, (reason) => settlement.term(reason));
+    await this.flow.reenter(node, message, ticket);
+  }
+
+  /** The component a retry at `component` reaches; a FailedPreconditionError as for retryAt when there is none (or the run is not RUNNING). */
+  checkRetryTarget(component: string): ProcessorNode {
+    if (!this.lifecycle.is('RUNNING')) throw new FailedPreconditionError(`workflow '${this.workflow.name}' is ${this.lifecycle.state}, not RUNNING`);
+    const processors = [...this.nodes].filter(([, node]) => node.kind === 'processor').map(([name]) => name);
+    const node = this.nodes.get(instanceNamed(component, processors) ?? component);
+    if (node?.kind !== 'processor') {
+      const plain = plainInstanceName(this.workflow.name, 'component', component);
+      throw new FailedPreconditionError(`component '${plain}' is no longer a component of workflow '${this.workflow.name}' that takes messages`);
+    }
+    return node;
+  }
+
   checkInlet(inletName: string): void {
     this.inletNode(inletName);
   }
@@ -301,6 +330,7 @@ export class WorkflowRun {
     await Promise.allSettled(processors.flatMap((node) => node.workers));
     this.intake.close();
     for (const node of processors) {
+    this.retries.abandonAll();
       await node.processor
         .close()
         .catch((error: unknown) => this.options.logger.warn({ component: node.instance.name, error: String(error) }, 'component did not close cleanly'));

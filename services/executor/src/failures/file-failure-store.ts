@@ -1,0 +1,214 @@
+import { type FileHandle, mkdir, open, readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { jetStreamToken } from '@loom/messaging';
+import { expired, type FailureStore, merged, type PutOutcome, type StoredFailure } from './failure-store.js';
+
+/** One line of a workflow's file: a record kept (or replaced), or the tombstone of one removed. */
+type Line = { readonly put: StoredFailure } | { readonly remove: string };
+
+/** Garbage (replaced and removed records) a file may carry before it is rewritten with its live records only. */
+const COMPACT_AFTER_BYTES = 4 * 1024 * 1024;
+
+interface Entry {
+  readonly record: StoredFailure;
+  /** The bytes of its line. */
+  readonly bytes: number;
+}
+
+interface Pending {
+  readonly text: string;
+  readonly done: () => void;
+  readonly failed: (error: unknown) => void;
+}
+
+/** The records of one workflow: its file, read once, and the lines waiting to be appended. */
+class WorkflowFile {
+  readonly records = new Map<string, Entry>();
+  liveBytes = 0;
+  fileBytes = 0;
+  private pending: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  /** Reads the file's lines into the records (a torn last line, from a crash mid-write, is left out), dropping expired ones. */
+  static async open(path: string, maxAgeMs: number): Promise<WorkflowFile> {
+    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return '';
+      throw error;
+    });
+    const records = new Map<string, Entry>();
+    for (const raw of text.split('\n')) {
+      if (raw === '') continue;
+      let line: Line;
+      try {
+        line = JSON.parse(raw) as Line;
+      } catch {
+        continue;
+      }
+      if ('put' in line) records.set(line.put.id, { record: line.put, bytes: Buffer.byteLength(raw) + 1 });
+      else records.delete(line.remove);
+    }
+    const now = Date.now();
+    for (const [id, entry] of records) if (expired(entry.record, maxAgeMs, now)) records.delete(id);
+    // rewritten with the live records only: a torn line, tombstones and replaced records go
+    const live = [...records.values()].map((entry) => JSON.stringify({ put: entry.record }) + '\n').join('');
+    if (live.length !== text.length) await writeAtomically(path, live);
+    const file = new WorkflowFile(path, await open(path, 'a'));
+    for (const [id, entry] of records) file.records.set(id, entry);
+    file.liveBytes = Buffer.byteLength(live);
+    file.fileBytes = file.liveBytes;
+    return file;
+  }
+
+  /** Appends a line; resolves once it is on disk (one write and one fsync for all the lines waiting together). */
+  append(line: Line): Promise<void> {
+    const text = JSON.stringify(line) + '\n';
+    return new Promise<void>((done, failed) => {
+      this.pending.push({ text, done, failed });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      const text = batch.map((pending) => pending.text).join('');
+      try {
+        await this.handle.appendFile(text, 'utf8');
+        await this.handle.datasync();
+        this.fileBytes += Buffer.byteLength(text);
+        for (const pending of batch) pending.done();
+      } catch (error) {
+        for (const pending of batch) pending.failed(error);
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** Whether the file carries enough garbage to be rewritten (done at the next open). */
+  get wasteful(): boolean {
+    return this.fileBytes - this.liveBytes > COMPACT_AFTER_BYTES && this.fileBytes > 2 * this.liveBytes;
+  }
+
+  async close(): Promise<void> {
+    await this.flushing;
+    await this.handle.close();
+  }
+
+  get filePath(): string {
+    return this.path;
+  }
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  // rename is atomic only within one filesystem, so the temp file lives beside the target
+  const temp = `${path}.${process.pid}.tmp`;
+  const handle = await open(temp, 'w');
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, path);
+}
+
+/** Options of the file store. */
+export interface FileFailureStoreOptions {
+  /** loom.executor.failures.directory. */
+  readonly directory: string;
+  /** Most bytes of live records per workflow (loom.executor.failures.maxBytes). */
+  readonly maxBytes: number;
+  /** loom.executor.failures.maxAgeMs; 0: no limit. */
+  readonly maxAgeMs: number;
+}
+
+/**
+ * The failure store of memory mode: per workflow an append-only file of JSON lines (`<directory>/<workflow>.jsonl`),
+ * each put or removal one line, on disk (fsync) before it is answered, with the puts and removals that arrive together
+ * sharing one write and one fsync. The records are read into memory when a workflow's file is first used; the file is
+ * rewritten with its live records only (atomically, through a temp file and a rename) when it is opened and carries
+ * garbage, or a torn last line from a crash. It survives a restart of loom; it is this executor's alone.
+ */
+export class FileFailureStore implements FailureStore {
+  private readonly files = new Map<string, Promise<WorkflowFile>>();
+
+  constructor(private readonly options: FileFailureStoreOptions) {}
+
+  async put(record: StoredFailure): Promise<PutOutcome> {
+    const file = await this.file(record.workflow);
+    const kept = merged(file.records.get(record.id)?.record, record);
+    const line: Line = { put: kept };
+    const bytes = Buffer.byteLength(JSON.stringify(line)) + 1;
+    const earlier = file.records.get(record.id);
+    const live = file.liveBytes - (earlier?.bytes ?? 0) + bytes;
+    if (live > this.options.maxBytes) return 'full';
+    file.records.set(record.id, { record: kept, bytes });
+    file.liveBytes = live;
+    await file.append(line);
+    return 'kept';
+  }
+
+  async list(workflow: string): Promise<StoredFailure[]> {
+    const file = await this.file(workflow);
+    const now = Date.now();
+    return [...file.records.values()].flatMap((entry) => (expired(entry.record, this.options.maxAgeMs, now) ? [] : [entry.record]));
+  }
+
+  async get(workflow: string, id: string): Promise<StoredFailure | undefined> {
+    const record = (await this.file(workflow)).records.get(id)?.record;
+    return record === undefined || expired(record, this.options.maxAgeMs, Date.now()) ? undefined : record;
+  }
+
+  async remove(workflow: string, ids: readonly string[]): Promise<number> {
+    const file = await this.file(workflow);
+    const removals: Promise<void>[] = [];
+    for (const id of new Set(ids)) {
+      const entry = file.records.get(id);
+      if (entry === undefined) continue;
+      file.records.delete(id);
+      file.liveBytes -= entry.bytes;
+      removals.push(file.append({ remove: id }));
+    }
+    await Promise.all(removals);
+    if (file.wasteful) await this.reopen(workflow, file);
+    return removals.length;
+  }
+
+  async close(): Promise<void> {
+    const files = [...this.files.values()];
+    this.files.clear();
+    await Promise.all(files.map(async (file) => (await file).close()));
+  }
+
+  private file(workflow: string): Promise<WorkflowFile> {
+    let file = this.files.get(workflow);
+    if (file === undefined) {
+      file = this.openFile(workflow);
+      this.files.set(workflow, file);
+      // a file that could not be opened is tried again at the next use
+      file.catch(() => this.files.delete(workflow));
+    }
+    return file;
+  }
+
+  private async openFile(workflow: string): Promise<WorkflowFile> {
+    await mkdir(this.options.directory, { recursive: true });
+    return WorkflowFile.open(join(this.options.directory, `${jetStreamToken(workflow)}.jsonl`), this.options.maxAgeMs);
+  }
+
+  /** Rewrites a file with its live records only. */
+  private async reopen(workflow: string, file: WorkflowFile): Promise<void> {
+    const reopened = (async () => {
+      await file.close();
+      return WorkflowFile.open(file.filePath, this.options.maxAgeMs);
+    })();
+    this.files.set(workflow, reopened);
+    await reopened;
+  }
+}
