@@ -40,20 +40,13 @@ export class GraphReads {
     const maxRows = maxRowsOf(request.maxRows);
     const timeoutMs = timeoutOf(request.timeout);
     const { instance, store: storeName } = await this.target(request);
+    const columns = request.columns.length === 0 ? undefined : request.columns;
     // read_only: an AGE store then neither creates the graph nor installs the extension when they are missing
-    const store = await this.sources.stores.open({ ...instance, parameters: { ...instance.parameters, read_only: true } });
-    try {
-      const columns = request.columns.length === 0 ? undefined : request.columns;
-      const { records, truncated } = await store.read(request.query, request.parameters ?? {}, {
-        maxRows,
-        timeoutMs,
-        signal,
-        ...(columns === undefined ? {} : { columns }),
-      });
-      return { columns: columns ?? columnsOf(records), rows: records, truncated, store: storeName };
-    } finally {
-      await store.close();
-    }
+    const readable = { ...instance, parameters: { ...instance.parameters, read_only: true } };
+    const { records, truncated } = await this.sources.stores.shared.use(readable, (store) =>
+      store.read(request.query, request.parameters ?? {}, { maxRows, timeoutMs, signal, ...(columns === undefined ? {} : { columns }) }),
+    );
+    return { columns: columns ?? columnsOf(records), rows: records, truncated, store: storeName };
   }
 
   async describe(): Promise<DescribeGraphResponse> {

@@ -12,6 +12,7 @@ import {
   startEmbeddedGraph,
 } from '@loom/graph';
 import { type Logger } from '@loom/telemetry';
+import { SharedGraphStores } from './shared-graph-stores.js';
 
 type EmbeddedGraph = Awaited<ReturnType<typeof startEmbeddedGraph>>;
 
@@ -42,6 +43,8 @@ export interface EmbeddedGraphStatus {
 export class GraphStores {
   private embedded: Promise<EmbeddedGraph> | undefined;
   private readonly scratch = new Map<string, { graph: Promise<EmbeddedGraph>; users: number }>();
+  /** Stores kept open between reads (ReadGraph), closed with these. */
+  readonly shared = new SharedGraphStores((resource) => this.open(resource));
 
   constructor(
     private readonly config: ExecutorConfig,
@@ -108,8 +111,9 @@ export class GraphStores {
     return { address: `${running.host}:${running.port}`, running: true, dataDirectory: running.dataDir, graphs };
   }
 
-  /** Stops the embedded graph, if it was started. */
+  /** Closes the shared stores and stops the embedded graph, if it was started. */
   async close(): Promise<void> {
+    await this.shared.close();
     const embedded = this.embedded;
     this.embedded = undefined;
     if (embedded !== undefined) await (await embedded.catch(() => undefined))?.close();
