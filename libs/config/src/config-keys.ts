@@ -211,6 +211,19 @@ export const fixedKeys = named({
     schema: optional(nonEmptyString()),
     expected: 'a non-empty name',
   }),
+  'loom.executor.messageTrace.maxMessages': spec({
+    description:
+      'most messages per workflow whose events (components passed, outputs, failed attempts, failures, retries) this executor keeps in memory for `loom message trace`; the oldest go first; 0: none kept',
+    default: 10_000,
+    schema: integer(0, 1_000_000),
+    expected: 'an integer from 0 to 1000000',
+  }),
+  'loom.executor.messageTrace.retentionMs': spec({
+    description: 'how long, in ms from its first event, this executor keeps the events of a message for `loom message trace`',
+    default: 3_600_000,
+    schema: integer(1000, Number.MAX_SAFE_INTEGER),
+    expected: 'an integer of at least 1000 (milliseconds)',
+  }),
   'loom.executor.failures.directory': derivedSpec({
     description:
       'directory of the failure store in memory mode (without loom.messaging.nats.servers): one append-only file per workflow of the messages that failed for good, kept across restarts',

@@ -1,4 +1,4 @@
-import { ValidationError } from '@loom/domain';
+import { parseStoredName, ValidationError } from '@loom/domain';
 import {
   deriveReturnColumns,
   fieldsRead,
@@ -9,11 +9,15 @@ import {
   GraphUnavailableError,
   isTransientGraphError,
   mergeKeys,
+  type ProvenanceProperty,
+  ProvenanceRewriteError,
   toBatchQuery,
+  withProvenance,
 } from '@loom/graph';
 import { type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { TELEMETRY_SCOPE } from '@loom/telemetry';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
+import { originOf } from '../runtime/message-trail.js';
 import { spanContextOf, spanNameOf } from '../runtime/tracing.js';
 import { type GraphStores } from './graph-stores.js';
 
@@ -35,12 +39,16 @@ interface WriterSettings {
   readonly streamRecords: boolean;
   readonly batchSize: number;
   readonly gatherMs: number;
+  /** Lineage properties (loom_message_id, loom_source, ...) on every node the statement writes (`provenance`). */
+  readonly provenance: boolean;
 }
 
 function settingsOf(context: ComponentContext): WriterSettings {
   const field = (name: string): string => `${context.name}.options.${name}`;
-  const query = context.options.string('query').trim();
-  if (query === '') throw ValidationError.of(field('query'), 'is required: a Cypher statement', 'MISSING_FIELD');
+  const written = context.options.string('query').trim();
+  if (written === '') throw ValidationError.of(field('query'), 'is required: a Cypher statement', 'MISSING_FIELD');
+  const provenance = context.options.boolean('provenance');
+  const query = provenance ? queryWithProvenance(written, field('query')) : written;
   const batchWrites = context.options.boolean('batch_writes');
   const batchSize = context.options.integer('batch_size');
   if (batchWrites && (batchSize < 1 || batchSize > MAX_BATCH_SIZE)) {
@@ -56,7 +64,18 @@ function settingsOf(context: ComponentContext): WriterSettings {
     streamRecords: context.options.boolean('stream_records'),
     batchSize,
     gatherMs,
+    provenance,
   };
+}
+
+/** The statement with the lineage SET after each writing clause; one it cannot mark is a ValidationError naming the query. */
+function queryWithProvenance(query: string, field: string): string {
+  try {
+    return withProvenance(query);
+  } catch (error) {
+    if (error instanceof ProvenanceRewriteError) throw ValidationError.of(field, `cannot be given provenance: ${error.message}`, 'PROVENANCE_UNSUPPORTED');
+    throw error;
+  }
 }
 
 /**
@@ -190,10 +209,23 @@ class GraphWriter implements Processor {
   /** The fields of a message's body the statement reads: a document's annotation is not sent to a statement that reads its id. */
   private parametersOf(message: LoomMessage): Record<string, unknown> {
     const fields = this.settings.fields;
-    if (fields === undefined) return message.body;
+    const provenance = this.settings.provenance ? this.provenanceOf(message) : undefined;
+    if (fields === undefined) return provenance === undefined ? message.body : { ...message.body, ...provenance };
     const parameters: Record<string, unknown> = {};
     for (const field of fields) if (Object.hasOwn(message.body, field)) parameters[field] = message.body[field];
-    return parameters;
+    return provenance === undefined ? parameters : Object.assign(parameters, provenance);
+  }
+
+  /** The lineage values of a message: the id and source it entered the run with, the workflow, its version, the time. */
+  private provenanceOf(message: LoomMessage): Record<ProvenanceProperty, string | number> {
+    const origin = originOf(message);
+    return {
+      loom_message_id: origin.messageId,
+      loom_source: parseStoredName(origin.source)?.base ?? origin.source,
+      loom_workflow: this.context.workflowName,
+      loom_workflow_version: this.context.workflowVersion ?? 0,
+      loom_written_at: new Date().toISOString(),
+    };
   }
 
   /** What goes downstream: the records as messages (`stream_records`), or the messages, with their records when one message was written. */

@@ -105,6 +105,8 @@ export interface ComponentContext {
   /** The workflow's `resources` and `workflowResources` (decrypted at start), which options may name; absent: none. */
   readonly workflowResources?: readonly ResourceInstance[];
   readonly workflowName: string;
+  /** The version of the stored workflow the run runs; 0 or absent when not known (a dry run, a test). */
+  readonly workflowVersion?: number;
   readonly logger: Logger;
   /** Aborts when the run stops. */
   readonly signal: AbortSignal;

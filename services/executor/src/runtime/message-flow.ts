@@ -7,6 +7,7 @@ import { type CompletionTicket, type Queued } from './completion.js';
 import { type RunInput } from './intake.js';
 import { type RunOptions } from './options.js';
 import { type InletNode, type ProcessorNode, type RunNode, type SourceNode } from './run-graph.js';
+import { inheritOrigin, type RunTrail, setOrigin } from './message-trail.js';
 import { type BatchSpans, endMessageSpan, outputOf, type RunTracing } from './tracing.js';
 
 /** What the message path of a run takes from the run. */
@@ -20,9 +21,11 @@ export interface FlowParts {
   readonly maxBatch: number;
   readonly onOutput: RunOptions['onOutput'];
   readonly onFailure: RunOptions['onFailure'];
-  /** Tells the run's watchers of a component's error. */
+  /** Records what happens to each message for `loom message trace` (issue 50); absent: nothing recorded. */
+  readonly trail?: RunTrail | undefined;
   /** Keeps a message that failed for good in the failure store (issue 50); absent: nothing is kept. */
   readonly keepFailed: RunOptions['keepFailed'];
+  /** Tells the run's watchers of a component's error. */
   readonly report: (error: ComponentError) => void;
   /** A component died outside a single message: the run fails with it. */
   readonly fail: (error: ComponentError) => void;
@@ -60,6 +63,7 @@ export class MessageFlow implements RunInput {
     const name = node.instance.name;
     const traced = this.parts.tracing.emit(name, message);
     const sent = traced?.message ?? message;
+    setOrigin(sent, { messageId: sent.id, source: name });
     try {
       const waiting = this.forward(node.downstream, sent, withdrawal, undefined);
       if (waiting !== undefined) await waiting;
@@ -70,6 +74,7 @@ export class MessageFlow implements RunInput {
     endMessageSpan(traced?.span, undefined, 0);
     node.counters.messagesOut++;
     this.parts.onOutput?.(name, sent);
+    this.parts.trail?.accepted(name, sent);
   }
 
   /**
@@ -97,18 +102,14 @@ export class MessageFlow implements RunInput {
 
   /** A source's stored message delivered back into the run with its completion ticket, forwarded downstream (waiting while a queue is full). */
   async enter(node: SourceNode | InletNode, message: LoomMessage, ticket: CompletionTicket): Promise<void> {
+    setOrigin(message, { messageId: message.id, source: node.instance.name });
     try {
       await this.forward(node.downstream, message, undefined, ticket);
     } catch {
       // the run is closing: the ticket was abandoned, JetStream delivers the message again
       return;
     }
-    ticket.release();
-  }
-
-  /** Starts the workers of a processor, `concurrency` of them. */
-  startWorkers(node: ProcessorNode): void {
-    for (let worker = 0; worker < node.settings.concurrency; worker++) node.workers.push(this.work(node));
+    this.parts.trail?.accepted(node.instance.name, message);
     ticket.release();
   }
 
@@ -117,12 +118,19 @@ export class MessageFlow implements RunInput {
    * full), holding `ticket` as a stored delivery does: it is settled once all the message led to is finished.
    */
   async reenter(node: ProcessorNode, message: LoomMessage, ticket: CompletionTicket): Promise<void> {
+    this.parts.trail?.retried(node.instance.name, message);
     try {
       await this.forward([node], message, undefined, ticket);
     } catch {
       // the run is closing: the ticket was abandoned, the record stays in the store
       return;
     }
+    ticket.release();
+  }
+
+  /** Starts the workers of a processor, `concurrency` of them. */
+  startWorkers(node: ProcessorNode): void {
+    for (let worker = 0; worker < node.settings.concurrency; worker++) node.workers.push(this.work(node));
   }
 
   /** Resolves once no message is in flight (true), or at the deadline (false). */
@@ -149,7 +157,7 @@ export class MessageFlow implements RunInput {
     from = 0,
   ): Promise<void> | undefined {
     for (let index = from; index < targets.length; index++) {
-      const copy: Queued = { message: index === 0 ? message : structuredClone(message), ticket };
+      const copy: Queued = { message: index === 0 ? message : copyOf(message), ticket };
       this.inFlight++;
       ticket?.hold();
       if (!(targets[index] as ProcessorNode).queue.tryPut(copy)) return this.putWaiting(targets, index, copy, message, withdrawal, ticket);
@@ -197,6 +205,7 @@ export class MessageFlow implements RunInput {
       const messages = taken.map((queued) => queued.message);
       const traced = this.parts.tracing.process(node.instance.name, messages);
       const batch = traced?.batch ?? messages;
+      if (traced !== undefined) traced.batch.forEach((message, index) => inheritOrigin(message, messages[index] as LoomMessage));
       try {
         await this.processBatch(node, batch, taken, traced?.spans);
       } catch (error) {
@@ -204,6 +213,7 @@ export class MessageFlow implements RunInput {
         for (const queued of taken) queued.ticket?.abandon();
         if (error instanceof ComponentFailedError) {
           const failure = new ComponentError(node.instance.name, error.message, true, { cause: error });
+          for (const message of batch) this.parts.trail?.failed(node.instance.name, message, 1, failure, undefined);
           this.failMessages(node, batch, failure);
           this.parts.fail(failure);
         } else {
@@ -235,8 +245,10 @@ export class MessageFlow implements RunInput {
       if (message === undefined) continue;
       if (result.ok) {
         node.counters.messagesOut += result.outputs.length;
+        this.parts.trail?.processed(node.instance.name, message, result.outputs);
         for (const made of result.outputs) {
           const output = outputOf(made, span);
+          inheritOrigin(output, message);
           this.parts.onOutput?.(node.instance.name, output);
           // queued at once unless a queue is full: the batch's outputs reach the next component together
           const waiting = this.forward(node.downstream, output, undefined, ticket);
@@ -245,10 +257,12 @@ export class MessageFlow implements RunInput {
       } else if (result.unreachable === true) {
         // what the component writes to stayed unreachable past max_retry: later messages would fare no better
         ticket?.abandon();
+        this.parts.trail?.failed(node.instance.name, message, (retries[index] ?? 0) + 1, failureOf(node, result), undefined);
         this.failMessages(node, [message], failureOf(node, result));
         const reason = `${result.error} (still unreachable after ${node.settings.maxRetry} retries)`;
         this.parts.fail(new ComponentError(node.instance.name, reason, true, { cause: result.cause }));
       } else {
+        this.parts.trail?.failed(node.instance.name, message, (retries[index] ?? 0) + 1, failureOf(node, result), node.failureHandler?.instance.name);
         await this.failMessage(node, message, failureOf(node, result), ticket, (retries[index] ?? 0) + 1);
       }
       endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
@@ -264,7 +278,12 @@ export class MessageFlow implements RunInput {
       const retry = outcomes.flatMap((result, index) => (!result.ok && result.transient ? [index] : []));
       if (retry.length === 0) break;
       node.counters.messagesRetried += retry.length;
-      for (const index of retry) retries[index] = attempt;
+      for (const index of retry) {
+        retries[index] = attempt;
+        const failed = outcomes[index];
+        if (failed !== undefined && !failed.ok)
+          this.parts.trail?.attemptFailed(node.instance.name, batch[index] as LoomMessage, attempt, failureOf(node, failed));
+      }
       if (delayMs > 0) await sleep(delayMs, undefined, { signal: this.parts.signal }).catch(() => undefined);
       const again = await this.processOnce(
         node,
@@ -316,6 +335,13 @@ export class MessageFlow implements RunInput {
   ): Promise<void> {
     this.record(node, [message], failure);
     if (node.failureHandler === undefined) {
+      const keep = this.parts.keepFailed;
+      const kept =
+        keep === undefined ? undefined : await keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError });
+      if (kept === 'unavailable' && ticket !== undefined) {
+        ticket.abandon();
+        return;
+      }
       ticket?.fail(`component '${node.instance.name}' failed past max_retry: ${failure.message}`);
       this.parts.logger.warn(
         {
@@ -336,23 +362,25 @@ export class MessageFlow implements RunInput {
       body.failure = failure.record();
     }
     if (node.settings.storeMessage) body.message = { id: message.id, body: message.body, headers: message.headers };
-    await this.forward([node.failureHandler], { id: randomUUID(), body, headers: { ...message.headers } }, undefined, ticket);
+    const handled: LoomMessage = { id: randomUUID(), body, headers: { ...message.headers } };
+    inheritOrigin(handled, message);
+    await this.forward([node.failureHandler], handled, undefined, ticket);
   }
 
   /** Counts, reports (onFailure: a script component's is audited) and tells the watchers of failed messages. */
   private record(node: RunNode, messages: readonly LoomMessage[], failure: ComponentError): void {
-      const keep = this.parts.keepFailed;
-      const kept =
-        keep === undefined ? undefined : await keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError });
-      if (kept === 'unavailable' && ticket !== undefined) {
-        ticket.abandon();
-        return;
-      }
     node.counters.messagesFailed += messages.length;
     node.counters.lastError = failure.message;
     for (const message of messages) this.parts.onFailure?.(failure, message);
     this.parts.report(failure);
   }
+}
+
+/** A copy of a message for another branch, with the same origin. */
+function copyOf(message: LoomMessage): LoomMessage {
+  const copy = structuredClone(message);
+  inheritOrigin(copy, message);
+  return copy;
 }
 
 /** The typed error of a failed outcome of this component. */

@@ -3,6 +3,7 @@ import { type Logger } from '@loom/telemetry';
 import { type ComponentFactory, type LoomMessage, type Options } from './component.js';
 import { type ComponentError } from './component-error.js';
 import { type IntakeFactory } from './intake.js';
+import { type MessageTrail } from './message-trail.js';
 
 /** Messages each component's input queue holds before upstream waits, unless the run says otherwise. */
 export const DEFAULT_QUEUE_CAPACITY = 1024;
@@ -36,18 +37,17 @@ export interface RunOptions {
    * Default memoryIntake: messages are held in the run's memory.
    */
   readonly intake?: IntakeFactory;
-}
+  /** The version of the stored workflow this run runs (the config store's); 0 when not known (a dry run). */
+  readonly workflowVersion?: number;
+  /** Where the run records what happens to each message for `loom message trace` (issue 50); absent: nothing recorded. */
+  readonly trail?: MessageTrail;
   /**
    * Keeps a message that failed for good (no failure handler, or it failed in its failure handler) in the failure store
    * (issue 50); its delivery is settled only once this resolved. Never rejects. Default: nothing is kept.
    */
   readonly keepFailed?: (failed: FailedDelivery) => Promise<KeepOutcome>;
+}
 
-/** The sizes of a run, its defaults filled in. */
-export interface RunSettings {
-  readonly queueCapacity: number;
-  readonly maxBatch: number;
-  readonly dryRun: boolean;
 /** A message that failed for good at a component, to be kept in the failure store. */
 export interface FailedDelivery {
   /** The component's instance name. */
@@ -63,6 +63,11 @@ export interface FailedDelivery {
 /** What became of a failed message sent to the failure store: kept, refused (the store is full), or not kept (the store could not be reached). */
 export type KeepOutcome = 'kept' | 'refused' | 'unavailable';
 
+/** The sizes of a run, its defaults filled in. */
+export interface RunSettings {
+  readonly queueCapacity: number;
+  readonly maxBatch: number;
+  readonly dryRun: boolean;
   readonly messageSamplingRatio: number;
 }
 

@@ -97,6 +97,7 @@ export class WorkflowRun {
       maxBatch: this.settings.maxBatch,
       onOutput: options.onOutput,
       onFailure: options.onFailure,
+      trail: options.trail?.forRun(workflow.name, this.runId, options.workflowVersion ?? 0),
       keepFailed: options.keepFailed,
       report: (error) => this.emitEvent({ time: new Date(), state: this.lifecycle.state, component: error.component, error: error.message, failure: error }),
       fail: (error) => this.fail(error),
@@ -195,7 +196,6 @@ export class WorkflowRun {
     return node;
   }
 
-  /** Throws NOT_FOUND unless this run has an inlet source of this name. */
   /**
    * Sends a message kept in the failure store again, into the queue of the component that failed it (by instance or
    * plain name), in this run's version; resolves once queued. `settlement` hears what became of it: ack once all it led
@@ -220,6 +220,7 @@ export class WorkflowRun {
     return node;
   }
 
+  /** Throws NOT_FOUND unless this run has an inlet source of this name. */
   checkInlet(inletName: string): void {
     this.inletNode(inletName);
   }
@@ -329,8 +330,8 @@ export class WorkflowRun {
     for (const node of processors) node.queue.close();
     await Promise.allSettled(processors.flatMap((node) => node.workers));
     this.intake.close();
-    for (const node of processors) {
     this.retries.abandonAll();
+    for (const node of processors) {
       await node.processor
         .close()
         .catch((error: unknown) => this.options.logger.warn({ component: node.instance.name, error: String(error) }, 'component did not close cleanly'));
@@ -372,6 +373,7 @@ export class WorkflowRun {
       resource: instance.resource ?? undefined,
       workflowResources: [...this.workflow.resources, ...this.workflow.workflowResources],
       workflowName: this.workflow.name,
+      workflowVersion: this.options.workflowVersion ?? 0,
       logger: this.options.logger.child({ workflow: this.workflow.name, component: instance.name }),
       signal: this.controller.signal,
       dryRun: this.settings.dryRun,

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { ComponentError } from './component-error.js';
+import { MessageTrail, originOf, setOrigin, inheritOrigin } from './message-trail.js';
+
+const message = (id: string) => ({ id, body: {}, headers: {} });
+
+describe('MessageTrail', () => {
+  it('keeps the events of a message and of the messages it led to, by the id it entered with, in order', () => {
+    let now = 1_000;
+    const trail = new MessageTrail({ maxMessages: 10, retentionMs: 60_000 }, () => now++);
+    const run = trail.forRun('etl', 'run-1', 3)!;
+    const source = message('m1');
+    setOrigin(source, { messageId: 'm1', source: 'In' });
+    run.accepted('In', source);
+    const output = message('m1:0');
+    inheritOrigin(output, source);
+    run.processed('Split', source, [output]);
+    run.attemptFailed('Write', output, 1, new ComponentError('Write', 'deadlock', true));
+    run.failed('Write', output, 2, new ComponentError('Write', 'deadlock again', true), undefined);
+    const found = trail.find('m1', '');
+    expect(found?.events.map((event) => [event.kind, event.component, event.messageId, event.attempt])).toStrictEqual([
+      ['ACCEPTED', 'In', 'm1', undefined],
+      ['PROCESSED', 'Split', 'm1', undefined],
+      ['ATTEMPT_FAILED', 'Write', 'm1:0', 1],
+      ['FAILED', 'Write', 'm1:0', 2],
+    ]);
+    expect(found?.events[1]).toMatchObject({ outputIds: ['m1:0'], outputCount: 1, workflowName: 'etl', workflowVersion: 3, runId: 'run-1' });
+    expect(found?.events[3]?.failure).toStrictEqual({ kind: 'unavailable', retryable: true, message: 'deadlock again' });
+    expect(originOf(message('other'))).toStrictEqual({ messageId: 'other', source: '' });
+    expect(trail.find('m1', 'another-workflow')).toBeUndefined();
+  });
+
+  it('forgets the oldest message past maxMessages and any message past the retention', () => {
+    let now = 0;
+    const trail = new MessageTrail({ maxMessages: 2, retentionMs: 1_000 }, () => now);
+    const run = trail.forRun('etl', 'run-1', 1)!;
+    for (const id of ['a', 'b', 'c']) run.accepted('In', message(id));
+    expect(trail.find('a', 'etl')).toBeUndefined();
+    expect(trail.find('b', 'etl')?.events).toHaveLength(1);
+    now = 1_001;
+    expect(trail.find('c', 'etl')).toBeUndefined();
+  });
+
+  it('records nothing when maxMessages is 0', () => {
+    expect(new MessageTrail({ maxMessages: 0, retentionMs: 1_000 }).forRun('etl', 'run', 1)).toBeUndefined();
+  });
+});

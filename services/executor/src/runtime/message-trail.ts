@@ -1,0 +1,193 @@
+import { type LoomMessage } from './component.js';
+import { type ComponentError, type FailureRecord } from './component-error.js';
+
+/** Where a message came from: the id it entered the run with and the source (or inlet) that took it in. */
+export interface MessageOrigin {
+  readonly messageId: string;
+  /** The source's instance name; empty when not known (a message brought in from outside a source). */
+  readonly source: string;
+}
+
+// the origin of each message object in a run, handed on to its copies and outputs by the message flow: components
+// build outputs as new objects (and may give them new ids), so the origin cannot travel in the message itself
+const origins = new WeakMap<LoomMessage, MessageOrigin>();
+
+/** The origin of a message: the one the flow recorded, or the message's own id when it has none. */
+export function originOf(message: LoomMessage): MessageOrigin {
+  return origins.get(message) ?? { messageId: message.id, source: '' };
+}
+
+/** Records where a message came from. */
+export function setOrigin(message: LoomMessage, origin: MessageOrigin): void {
+  origins.set(message, origin);
+}
+
+/** Hands `from`'s origin on to `to` (a copy or an output of it), unless `to` has one of its own. */
+export function inheritOrigin(to: LoomMessage, from: LoomMessage): void {
+  if (to === from || origins.has(to)) return;
+  const origin = origins.get(from);
+  if (origin !== undefined) origins.set(to, origin);
+}
+
+/** What a message event tells (MessageEventKind in executor.proto). */
+export type MessageEventKind = 'ACCEPTED' | 'PROCESSED' | 'ATTEMPT_FAILED' | 'FAILED' | 'RETRIED';
+
+/** A failure as the trail keeps it: plain text, redacted when it is answered. */
+export interface TrailFailure extends FailureRecord {
+  readonly message: string;
+}
+
+/** One thing that happened to a message (or to one it led to) at a component. */
+export interface MessageEvent {
+  readonly time: number;
+  readonly kind: MessageEventKind;
+  readonly component: string;
+  /** The id of the message it happened to (the traced one, or an output of it). */
+  readonly messageId: string;
+  readonly outputIds?: readonly string[];
+  readonly outputCount?: number;
+  readonly attempt?: number;
+  readonly failure?: TrailFailure;
+  readonly failureHandler?: string;
+  readonly workflowName: string;
+  readonly workflowVersion: number;
+  readonly runId: string;
+}
+
+/** The bounds of a trail: the most messages per workflow, and how long from each message's first event. */
+export interface TrailBounds {
+  readonly maxMessages: number;
+  readonly retentionMs: number;
+}
+
+/** Most events kept of one message (a statement streaming many records makes one event, a fan-out one per output). */
+export const MAX_EVENTS_PER_MESSAGE = 256;
+/** Most output ids one PROCESSED event names. */
+export const MAX_OUTPUT_IDS = 100;
+
+interface Entry {
+  readonly firstAt: number;
+  readonly events: MessageEvent[];
+  /** Events past MAX_EVENTS_PER_MESSAGE, not kept. */
+  dropped: number;
+}
+
+/**
+ * The executor's record of recent message events, per workflow, across its runs: by the id a message entered its run
+ * with, every event of it and of the messages it led to, in order. Bounded by `maxMessages` per workflow (the oldest
+ * message goes first) and `retentionMs` from a message's first event; in memory, lost when the process ends.
+ */
+export class MessageTrail {
+  private readonly workflows = new Map<string, Map<string, Entry>>();
+
+  constructor(
+    readonly bounds: TrailBounds,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The recorder of one run of a workflow; undefined when the trail keeps nothing (maxMessages 0). */
+  forRun(workflowName: string, runId: string, workflowVersion: number): RunTrail | undefined {
+    if (this.bounds.maxMessages === 0) return undefined;
+    return new RunTrail(this, workflowName, runId, workflowVersion);
+  }
+
+  /** Adds an event of the message that entered a run as `origin`. */
+  add(origin: string, event: Omit<MessageEvent, 'time'>): void {
+    const time = this.now();
+    let messages = this.workflows.get(event.workflowName);
+    if (messages === undefined) {
+      messages = new Map();
+      this.workflows.set(event.workflowName, messages);
+    }
+    let entry = messages.get(origin);
+    if (entry === undefined || entry.firstAt < time - this.bounds.retentionMs) {
+      if (entry !== undefined) messages.delete(origin);
+      this.evict(messages, time, 1);
+      entry = { firstAt: time, events: [], dropped: 0 };
+      messages.set(origin, entry);
+    }
+    if (entry.events.length < MAX_EVENTS_PER_MESSAGE) entry.events.push({ ...event, time });
+    else entry.dropped++;
+  }
+
+  /**
+   * The events of a message, by the id it entered its run with, oldest first; of one workflow, or of every workflow
+   * when `workflowName` is empty. Undefined when none is kept (never seen, or past the bounds).
+   */
+  find(messageId: string, workflowName: string): { readonly events: MessageEvent[]; readonly dropped: number } | undefined {
+    const time = this.now();
+    const events: MessageEvent[] = [];
+    let dropped = 0;
+    for (const [name, messages] of this.workflows) {
+      if (workflowName !== '' && name !== workflowName) continue;
+      this.evict(messages, time, 0);
+      const entry = messages.get(messageId);
+      if (entry === undefined) continue;
+      events.push(...entry.events);
+      dropped += entry.dropped;
+    }
+    if (events.length === 0) return undefined;
+    events.sort((a, b) => a.time - b.time);
+    return { events, dropped };
+  }
+
+  /** Removes the messages past the retention, then the oldest until `room` more fit. */
+  private evict(messages: Map<string, Entry>, time: number, room: number): void {
+    for (const [id, entry] of messages) {
+      if (entry.firstAt >= time - this.bounds.retentionMs && messages.size + room <= this.bounds.maxMessages) break;
+      messages.delete(id);
+    }
+  }
+}
+
+/** What one run records in the trail: its workflow, version and run id go with every event. */
+export class RunTrail {
+  constructor(
+    private readonly trail: MessageTrail,
+    private readonly workflowName: string,
+    private readonly runId: string,
+    private readonly workflowVersion: number,
+  ) {}
+
+  /** A source or inlet took a message into the run. */
+  accepted(component: string, message: LoomMessage): void {
+    this.add(component, message, 'ACCEPTED', {});
+  }
+
+  /** A component processed a message and emitted `outputs` (none: filtered out or consumed). */
+  processed(component: string, message: LoomMessage, outputs: readonly LoomMessage[]): void {
+    const outputIds = outputs.length <= MAX_OUTPUT_IDS ? outputs.map((output) => output.id) : outputs.slice(0, MAX_OUTPUT_IDS).map((output) => output.id);
+    this.add(component, message, 'PROCESSED', { outputIds, outputCount: outputs.length });
+  }
+
+  /** An attempt at a component failed transiently; it is tried again. */
+  attemptFailed(component: string, message: LoomMessage, attempt: number, failure: ComponentError): void {
+    this.add(component, message, 'ATTEMPT_FAILED', { attempt, failure: trailFailure(failure) });
+  }
+
+  /** A message failed for good at a component, to its failure handler when it has one, else to the failure store. */
+  failed(component: string, message: LoomMessage, attempt: number, failure: ComponentError, failureHandler: string | undefined): void {
+    this.add(component, message, 'FAILED', { attempt, failure: trailFailure(failure), ...(failureHandler === undefined ? {} : { failureHandler }) });
+  }
+
+  /** A message came into the run again from the failure store, at `component`. */
+  retried(component: string, message: LoomMessage): void {
+    this.add(component, message, 'RETRIED', {});
+  }
+
+  private add(component: string, message: LoomMessage, kind: MessageEventKind, details: Partial<MessageEvent>): void {
+    this.trail.add(originOf(message).messageId, {
+      ...details,
+      kind,
+      component,
+      messageId: message.id,
+      workflowName: this.workflowName,
+      workflowVersion: this.workflowVersion,
+      runId: this.runId,
+    });
+  }
+}
+
+function trailFailure(failure: ComponentError): TrailFailure {
+  return { ...failure.record(), message: failure.message };
+}
