@@ -16,7 +16,7 @@ import {
 } from '@loom/domain';
 import { workflowFromProto } from '@loom/domain/proto';
 import { appendRequired, AuditAppender, call, isServiceError, type ServiceClients } from '@loom/service-kit';
-import { type Messaging } from '@loom/messaging';
+import { type Messaging, type ReplayResult, type ReplayStart } from '@loom/messaging';
 import { type Logger, redactor as processRedactor, type SecretRedactor } from '@loom/telemetry';
 import { GraphStores } from './components/graph-stores.js';
 import { graphResourceNamed } from './graph-reads.js';
@@ -30,7 +30,6 @@ import { type ComponentFactory } from './runtime/component.js';
 import { redactedFailure } from './redacted-failure.js';
 import { type ComponentError } from './runtime/component-error.js';
 import { jetStreamIntake, progressInterval } from './runtime/jetstream-intake.js';
-import { MessageTrail } from './runtime/message-trail.js';
 import { type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
@@ -135,13 +134,11 @@ export class Executor implements ClusterMember {
   readonly redactor: SecretRedactor;
   /** Fresh Python interpreters kept ready for script hosts (with `loom.experimental.enabled`, the only way scripts run). */
   private readonly warmInterpreters: WarmInterpreters | undefined;
-  /** What happened to recent messages of every workflow run here, for TraceMessage (loom.executor.messageTrace.*). */
-  readonly trail: MessageTrail;
+
   /** The failure store (issue 50): in JetStream in durable mode, in the data directory in memory mode. */
   readonly failures: FailedMessages;
   /** The stored version of each workflow as last loaded, which its run's failed messages name. */
   private readonly versions = new Map<string, number>();
-
   constructor(private readonly dependencies: ExecutorDependencies) {
     const { config, logger } = dependencies;
     this.graphStores = new GraphStores(config, logger);
@@ -163,13 +160,12 @@ export class Executor implements ClusterMember {
       });
     this.runFactories = this.factories;
     this.executorId = executorIdOf(config);
-    this.trail = new MessageTrail(config.executor.messageTrace);
     this.redactor = dependencies.redactor ?? processRedactor;
-    this.failures = failedMessagesOf(config, dependencies.messaging, logger, this.redactor);
   }
 
   /**
    * Durable mode: joins the executors sharing workflows through NATS (issue 35). From here on a start or stop reaches
+    this.failures = failedMessagesOf(config, dependencies.messaging, logger, this.redactor);
    * them all, this executor starts every workflow the cluster runs, and singleton sources produce under a lease.
    */
   async joinCluster(): Promise<void> {
@@ -256,16 +252,14 @@ export class Executor implements ClusterMember {
         logger,
         messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
-        workflowVersion: this.versions.get(workflow.name) ?? 0,
-        trail: this.trail,
         onFailure: (failure) => this.auditScriptFailure(plain, failure),
-        keepFailed: this.failures.keeper(workflow.name, this.versions.get(workflow.name) ?? 0),
         // with NATS configured every run keeps its messages in JetStream; without, in memory (the default intake)
         ...(this.dependencies.messaging === undefined
           ? {}
           : { intake: jetStreamIntake(this.dependencies.messaging, progressInterval(config.messaging.consumer.ackWaitMs)) }),
       });
       this.runs.set(workflow.name, run);
+        keepFailed: this.failures.keeper(workflow.name, this.versions.get(workflow.name) ?? 0),
       return run;
     } finally {
       this.starting.delete(workflow.name);
@@ -311,6 +305,12 @@ export class Executor implements ClusterMember {
     return run.state;
   }
 
+  /** The latest run of a workflow, by stored name, or by workflow name when only one has it; WorkflowNotRunningError when none. */
+  run(name: string): WorkflowRun {
+    const stored = resolveStoredName(name, this.runs.keys());
+    const run = stored === undefined ? undefined : this.runs.get(stored);
+    if (run === undefined) throw new WorkflowNotRunningError(name, undefined);
+    return run;
   /**
    * The stored name a workflow goes by (`etl_<uuid>` for `etl`): its run's here, else the config store's, else the name
    * as given (a workflow deleted since, whose failed messages may still be kept under it).
@@ -326,12 +326,6 @@ export class Executor implements ClusterMember {
     }
   }
 
-  /** The latest run of a workflow, by stored name, or by workflow name when only one has it; WorkflowNotRunningError when none. */
-  run(name: string): WorkflowRun {
-    const stored = resolveStoredName(name, this.runs.keys());
-    const run = stored === undefined ? undefined : this.runs.get(stored);
-    if (run === undefined) throw new WorkflowNotRunningError(name, undefined);
-    return run;
   }
 
   /**
@@ -352,6 +346,37 @@ export class Executor implements ClusterMember {
   /** Why there is no run of a workflow here (or in the cluster): stored but not running, or not stored at all. */
   async notRunning(name: string): Promise<WorkflowNotRunningError> {
     return new WorkflowNotRunningError(name, await this.isStored(name));
+  }
+
+  /**
+   * Sends a workflow's kept processed messages through its running (current) version again (ReplayMessages, issue 50),
+   * and audits it. Refused with nothing sent in memory mode (naming the settings that enable it), for a workflow not
+   * running or paused here, and by the messaging for a start past what is kept.
+   */
+  async replay(name: string, start: ReplayStart): Promise<ReplayResult> {
+    const { messaging } = this.dependencies;
+    if (messaging === undefined) {
+      throw new FailedPreconditionError(
+        'replay needs durable messages: in-memory mode keeps no processed message (set loom.messaging.nats.servers and loom.messaging.stream.keepProcessedMs)',
+      );
+    }
+    const run = await this.requireRun(name, 'workflow');
+    if (run.state !== 'RUNNING' && run.state !== 'PAUSED') {
+      throw new FailedPreconditionError(
+        `workflow '${run.workflow.name}' is ${run.state.toLowerCase()} here: start it (loom workflow start ${shellWord(run.workflow.name)}) before a replay`,
+      );
+    }
+    const result = await messaging.replay(run.workflow.name, start);
+    this.audit(AuditEventType.AUDIT_EVENT_TYPE_MESSAGES_REPLAYED, run.workflow.name, {
+      ...('sinceMs' in start ? { sinceMs: String(start.sinceMs) } : { fromSequence: String(start.fromSequence) }),
+      replayed: String(result.replayed),
+      skipped: String(result.skipped),
+      duplicates: String(result.duplicates),
+      firstSequence: String(result.firstSequence),
+      lastSequence: String(result.lastSequence),
+    });
+    this.dependencies.logger.info({ workflow: run.workflow.name, ...start, ...result }, 'kept messages replayed');
+    return result;
   }
 
   /** Whether the config store has a workflow of this name; undefined when it does not answer. */

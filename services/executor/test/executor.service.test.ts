@@ -69,6 +69,11 @@ describe('executor', () => {
     expect(counters[PIPELINE.filter]).toMatchObject({ messagesIn: 1000, messagesOut: 500, messagesFailed: 0 });
     expect(counters[PIPELINE.sink]).toMatchObject({ messagesIn: 500, messagesFailed: 0, queueDepth: 0 });
 
+    // in memory nothing processed is kept: a replay of the running workflow is refused, naming the settings that keep it
+    const replay = await failure(call(harness.executor, 'replayMessages', { workflow: name, sinceMs: 60_000, fromSequence: 0 }));
+    expect(replay.code).toBe(status.FAILED_PRECONDITION);
+    expect(replay.details).toMatch(/^replay needs durable messages: .*loom\.messaging\.nats\.servers and loom\.messaging\.stream\.keepProcessedMs/);
+
     const stopped = await call(harness.executor, 'stopWorkflow', { name, drainTimeout: undefined });
     expect(stopped.state).toBe(WorkflowState.WORKFLOW_STATE_STOPPED);
     const runEvents = [

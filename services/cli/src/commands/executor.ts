@@ -9,6 +9,7 @@ import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { readWorkflowFile } from '../workflow-file.js';
 import { cliIo, inputPath, inThisRun, setExitCode } from '../cli-io.js';
+import { addReplayCommand } from './replay.js';
 
 function withExecutor<T>(command: Command, use: (client: ExecutorClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, ExecutorClient, use);
@@ -209,6 +210,8 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
         if (last?.state === WorkflowState.WORKFLOW_STATE_FAILED) setExitCode(1);
       }),
     );
+
+  addReplayCommand(workflow);
 
   workflow
     .command('dry-run')
