@@ -22,6 +22,7 @@ import { GraphReads } from './graph-reads.js';
 import { failureHandlers } from './failures/failure-handlers.js';
 import { openMessaging } from './messaging-mode.js';
 import { publishHandlers } from './publish-handlers.js';
+import { traceHandlers } from './trace-handler.js';
 import { redactedFailure } from './redacted-failure.js';
 import { replayHandler } from './replay-handler.js';
 import { type ComponentError } from './runtime/component-error.js';
@@ -72,9 +73,10 @@ export function executorImplementation(
 
     ...publishHandlers(executor, logger),
     ...replayHandler(executor),
+    ...traceHandlers(executor),
+    ...failureHandlers(executor),
 
     async dryRun(request) {
-    ...failureHandlers(executor),
       if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
       return { outputs: await executor.dryRun(workflowFromProto(request.workflow), request.messages, request.inlet) };
     },
@@ -122,11 +124,11 @@ export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[num
       close: async () => {
         // the runs first: their unfinished deliveries are nak'd over the connection before it closes (close is idempotent)
         await executor.stopAll(config.server.shutdown.deadlineMs);
+        await executor.failures.close();
         await messaging?.close();
         await graphSso?.close();
       },
     };
-        await executor.failures.close();
   },
 };
 

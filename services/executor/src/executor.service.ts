@@ -30,6 +30,7 @@ import { type ComponentFactory } from './runtime/component.js';
 import { redactedFailure } from './redacted-failure.js';
 import { type ComponentError } from './runtime/component-error.js';
 import { jetStreamIntake, progressInterval } from './runtime/jetstream-intake.js';
+import { MessageTrail } from './runtime/message-trail.js';
 import { type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
@@ -134,11 +135,13 @@ export class Executor implements ClusterMember {
   readonly redactor: SecretRedactor;
   /** Fresh Python interpreters kept ready for script hosts (with `loom.experimental.enabled`, the only way scripts run). */
   private readonly warmInterpreters: WarmInterpreters | undefined;
-
+  /** What happened to recent messages of every workflow run here, for TraceMessage (loom.executor.messageTrace.*). */
+  readonly trail: MessageTrail;
   /** The failure store (issue 50): in JetStream in durable mode, in the data directory in memory mode. */
   readonly failures: FailedMessages;
   /** The stored version of each workflow as last loaded, which its run's failed messages name. */
   private readonly versions = new Map<string, number>();
+
   constructor(private readonly dependencies: ExecutorDependencies) {
     const { config, logger } = dependencies;
     this.graphStores = new GraphStores(config, logger);
@@ -160,12 +163,13 @@ export class Executor implements ClusterMember {
       });
     this.runFactories = this.factories;
     this.executorId = executorIdOf(config);
+    this.trail = new MessageTrail(config.executor.messageTrace);
     this.redactor = dependencies.redactor ?? processRedactor;
+    this.failures = failedMessagesOf(config, dependencies.messaging, logger, this.redactor);
   }
 
   /**
    * Durable mode: joins the executors sharing workflows through NATS (issue 35). From here on a start or stop reaches
-    this.failures = failedMessagesOf(config, dependencies.messaging, logger, this.redactor);
    * them all, this executor starts every workflow the cluster runs, and singleton sources produce under a lease.
    */
   async joinCluster(): Promise<void> {
@@ -252,14 +256,16 @@ export class Executor implements ClusterMember {
         logger,
         messageSamplingRatio: config.telemetry.messages.sampling.ratio,
         queueCapacity: config.executor.queueCapacity,
+        workflowVersion: this.versions.get(workflow.name) ?? 0,
+        trail: this.trail,
         onFailure: (failure) => this.auditScriptFailure(plain, failure),
+        keepFailed: this.failures.keeper(workflow.name, this.versions.get(workflow.name) ?? 0),
         // with NATS configured every run keeps its messages in JetStream; without, in memory (the default intake)
         ...(this.dependencies.messaging === undefined
           ? {}
           : { intake: jetStreamIntake(this.dependencies.messaging, progressInterval(config.messaging.consumer.ackWaitMs)) }),
       });
       this.runs.set(workflow.name, run);
-        keepFailed: this.failures.keeper(workflow.name, this.versions.get(workflow.name) ?? 0),
       return run;
     } finally {
       this.starting.delete(workflow.name);
@@ -305,12 +311,6 @@ export class Executor implements ClusterMember {
     return run.state;
   }
 
-  /** The latest run of a workflow, by stored name, or by workflow name when only one has it; WorkflowNotRunningError when none. */
-  run(name: string): WorkflowRun {
-    const stored = resolveStoredName(name, this.runs.keys());
-    const run = stored === undefined ? undefined : this.runs.get(stored);
-    if (run === undefined) throw new WorkflowNotRunningError(name, undefined);
-    return run;
   /**
    * The stored name a workflow goes by (`etl_<uuid>` for `etl`): its run's here, else the config store's, else the name
    * as given (a workflow deleted since, whose failed messages may still be kept under it).
@@ -326,6 +326,12 @@ export class Executor implements ClusterMember {
     }
   }
 
+  /** The latest run of a workflow, by stored name, or by workflow name when only one has it; WorkflowNotRunningError when none. */
+  run(name: string): WorkflowRun {
+    const stored = resolveStoredName(name, this.runs.keys());
+    const run = stored === undefined ? undefined : this.runs.get(stored);
+    if (run === undefined) throw new WorkflowNotRunningError(name, undefined);
+    return run;
   }
 
   /**
