@@ -1,0 +1,66 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type StoredFailure } from './failure-store.js';
+import { FileFailureStore } from './file-failure-store.js';
+
+function record(id: string, lastFailed = new Date().toISOString()): StoredFailure {
+  return {
+    id,
+    workflow: 'etl_1',
+    workflowVersion: 1,
+    component: 'Check',
+    instance: 'Check_1',
+    failure: { kind: 'invalid-argument', retryable: false, message: 'refused' },
+    attempts: 1,
+    firstFailed: lastFailed,
+    lastFailed,
+    messageId: `m-${id}`,
+    message: { id: `m-${id}`, body: { n: id }, headers: {} },
+  };
+}
+
+describe('the file failure store', () => {
+  let directory: string;
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'loom-failure-file-'));
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('keeps records across a reopen (a restart), adds attempts on a second failure, and leaves out a torn last line', async () => {
+    const store = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0 });
+    await Promise.all(['a', 'b', 'c'].map((id) => store.put(record(id))));
+    await store.put({ ...record('a'), attempts: 2 });
+    expect(await store.remove('etl_1', ['b', 'nope'])).toBe(1);
+    await store.close();
+    // a crash mid-write leaves half a line at the end
+    appendFileSync(join(directory, 'etl_1.jsonl'), '{"put":{"id":"d","work');
+
+    const reopened = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0 });
+    const records = await reopened.list('etl_1');
+    expect(records.map((kept) => [kept.id, kept.attempts]).sort()).toEqual([
+      ['a', 3],
+      ['c', 1],
+    ]);
+    // rewritten with its live records only
+    expect(readFileSync(join(directory, 'etl_1.jsonl'), 'utf8').trim().split('\n')).toHaveLength(2);
+    expect(await reopened.get('etl_1', 'b')).toBeUndefined();
+    await reopened.close();
+  });
+
+  it('refuses a record past maxBytes and keeps the rest; drops records past maxAgeMs', async () => {
+    const size = Buffer.byteLength(JSON.stringify({ put: record('a') })) + 1;
+    const store = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 60_000 });
+    expect(await store.put(record('a'))).toBe('kept');
+    expect(await store.put(record('b'))).toBe('kept');
+    expect(await store.put(record('c'))).toBe('full');
+    // a record already kept may still be replaced
+    expect(await store.put(record('a'))).toBe('kept');
+    expect((await store.list('etl_1')).map((kept) => kept.id).sort()).toEqual(['a', 'b']);
+    await store.remove('etl_1', ['a', 'b']);
+    expect(await store.put(record('old', new Date(Date.now() - 120_000).toISOString()))).toBe('kept');
+    expect(await store.list('etl_1')).toEqual([]);
+    await store.close();
+  });
+});
