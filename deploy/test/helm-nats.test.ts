@@ -179,6 +179,7 @@ describe('an external NATS instead of the chart’s', () => {
     '  stream:',
     '    replicas: 3',
     '    duplicateWindowMs: 300000',
+    '    keepProcessedMs: 86400000',
     '  consumer:',
     '    ackWaitMs: 45000',
     '    maxDeliver: 10',
@@ -198,6 +199,7 @@ describe('an external NATS instead of the chart’s', () => {
       LOOM_MESSAGING_NATS_TLS_CA_FILE: '/run/secrets/loom-messaging/ca.pem',
       LOOM_MESSAGING_STREAM_REPLICAS: '3',
       LOOM_MESSAGING_STREAM_DUPLICATEWINDOWMS: '300000',
+      LOOM_MESSAGING_STREAM_KEEPPROCESSEDMS: '86400000',
       LOOM_MESSAGING_CONSUMER_ACKWAITMS: '45000',
       LOOM_MESSAGING_CONSUMER_MAXDELIVER: '10',
     });

@@ -130,7 +130,7 @@ without NATS: the in-memory mode.
 {{- end }}
 {{- end }}
 {{- if or .Values.nats.enabled $external }}
-{{- $settings := dict "STREAM_REPLICAS" $messaging.stream.replicas "STREAM_MAXAGEMS" $messaging.stream.maxAgeMs "STREAM_MAXBYTES" $messaging.stream.maxBytes "STREAM_DUPLICATEWINDOWMS" $messaging.stream.duplicateWindowMs "CONSUMER_ACKWAITMS" $messaging.consumer.ackWaitMs "CONSUMER_MAXDELIVER" $messaging.consumer.maxDeliver "CONSUMER_MAXACKPENDING" $messaging.consumer.maxAckPending -}}
+{{- $settings := dict "STREAM_REPLICAS" $messaging.stream.replicas "STREAM_MAXAGEMS" $messaging.stream.maxAgeMs "STREAM_MAXBYTES" $messaging.stream.maxBytes "STREAM_DUPLICATEWINDOWMS" $messaging.stream.duplicateWindowMs "STREAM_KEEPPROCESSEDMS" $messaging.stream.keepProcessedMs "CONSUMER_ACKWAITMS" $messaging.consumer.ackWaitMs "CONSUMER_MAXDELIVER" $messaging.consumer.maxDeliver "CONSUMER_MAXACKPENDING" $messaging.consumer.maxAckPending -}}
 {{- range $suffix, $value := $settings }}
 {{- if ne (toString $value) "" }}
 {{- /* numbers from YAML are float64 here: printed whole, never as 1e+09 */}}
