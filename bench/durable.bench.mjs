@@ -6,7 +6,9 @@
 // message that passes the filter, the issue's target ≥ 40% of in-memory), PublishMessage at 64 callers (the median of
 // 3 runs each, fed by bench/publish-feeder.mjs in its own process), and the publish-to-graph latency: one message at a
 // time published into an inlet → graph writer workflow on the embedded graph, timed from the send until a query finds
-// its node (p50, p99). BENCH_SCALE scales the message counts (default 1).
+// its node (p50, p99). BENCH_SCALE scales the message counts (default 1). A third loom, durable with
+// loom.messaging.stream.keepProcessedMs set (issue 50: each acknowledged message also copied into the workflow's kept
+// stream for replay), is measured the same way on the same nats-server: the cost of keeping processed messages.
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
@@ -55,7 +57,7 @@ function graphWorkflow() {
 }
 
 /** Starts a loom (durable when `natsUrl` is given), pushes and starts both workflows; answers it and its graph's port. */
-async function serve(natsUrl) {
+async function serve(natsUrl, settings = []) {
   let graphPort;
   const loom = await startLoomServe({
     args: [
@@ -63,6 +65,7 @@ async function serve(natsUrl) {
       '--set',
       'loom.secrets.generateKeys=true',
       ...(natsUrl === undefined ? [] : ['--set', `loom.messaging.nats.servers=${natsUrl}`]),
+      ...settings.flatMap((setting) => ['--set', setting]),
     ],
     onLine: (entry) => {
       if (typeof entry.msg === 'string' && entry.msg.startsWith('embedded graph')) graphPort = entry.port;
@@ -132,8 +135,8 @@ async function publishToGraphLatency(loom, graphPort) {
 }
 
 /** Both measurements on one loom; stops it afterwards. */
-async function measureMode(natsUrl) {
-  const { loom, graphPort } = await serve(natsUrl);
+async function measureMode(natsUrl, settings = []) {
+  const { loom, graphPort } = await serve(natsUrl, settings);
   try {
     const figures = await measureCases(loom);
     const latency = await publishToGraphLatency(loom, graphPort);
@@ -148,9 +151,11 @@ Object.assign(process.env, await ensureNats());
 const nats = await startNatsServer();
 let memory;
 let durable;
+let kept;
 try {
   memory = await measureMode(undefined);
   durable = await measureMode(nats.url);
+  kept = await measureMode(nats.url, ['loom.messaging.stream.keepProcessedMs=3600000']);
 } finally {
   await nats.close();
 }
@@ -178,5 +183,20 @@ console.log(
   `publish-to-graph latency (${LATENCY_MESSAGES} messages one at a time, inlet → graph writer on the embedded graph): ` +
     `in-memory p50 ${ms(memory.latency.p50Ms)} ms, p99 ${ms(memory.latency.p99Ms)} ms | durable p50 ${ms(durable.latency.p50Ms)} ms, p99 ${ms(durable.latency.p99Ms)} ms | ` +
     `ratio p50 ${(durable.latency.p50Ms / memory.latency.p50Ms).toFixed(2)}x, p99 ${(durable.latency.p99Ms / memory.latency.p99Ms).toFixed(2)}x`,
+);
+console.log(
+  '\nkeeping processed messages (loom.messaging.stream.keepProcessedMs=3600000) | durable msg/s | durable, kept msg/s (median of 3; runs) | kept / durable | loom CPU µs a message, durable → kept',
+);
+for (const spec of CASES) {
+  const before = durable.figures.get(spec.label);
+  const after = kept.figures.get(spec.label);
+  console.log(
+    `${spec.label} | ${fmt(before.perSecond)} | ${fmt(after.perSecond)} (${after.runs.map(fmt).join(' / ')}) | ` +
+      `${((after.perSecond / before.perSecond) * 100).toFixed(1)}% | ${fmt(before.loomCpuUs)} → ${fmt(after.loomCpuUs)}`,
+  );
+}
+console.log(
+  `publish-to-graph latency, durable → durable keeping processed: p50 ${ms(durable.latency.p50Ms)} → ${ms(kept.latency.p50Ms)} ms, ` +
+    `p99 ${ms(durable.latency.p99Ms)} → ${ms(kept.latency.p99Ms)} ms`,
 );
 process.exit(0);
