@@ -44,10 +44,12 @@ interface WriterSetup {
   readonly query: string;
   readonly resource: ResourceInstance;
   readonly options?: Record<string, unknown>;
+  /** The stored workflow version the run runs (what `provenance` writes as loom_workflow_version). */
+  readonly workflowVersion?: number;
 }
 
 /** inlet → graph writer → sink, with a failure handler that records what fails. */
-async function startWriter({ query, options = {}, resource: graphResource }: WriterSetup) {
+async function startWriter({ query, options = {}, resource: graphResource, workflowVersion }: WriterSetup) {
   const sink = captureSink();
   const failures = captureSink();
   const factories = new Map(componentFactories(config, { graphStores: stores }));
@@ -62,7 +64,7 @@ async function startWriter({ query, options = {}, resource: graphResource }: Wri
   );
   factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
   factories.set(COMPONENT_KINDS.MESSAGE_FILTER, failures.factory);
-  const run = await WorkflowRun.start(workflow, { factories, logger });
+  const run = await WorkflowRun.start(workflow, { factories, logger, ...(workflowVersion === undefined ? {} : { workflowVersion }) });
   runs.push(run);
   const publish = (body: Record<string, unknown>, id = `m-${String(body.id)}`) => run.publish(INLET, { id, body, headers: {} }, new AbortController());
   return { run, publish, sink: sink.received, failures: failures.received };
@@ -129,6 +131,40 @@ describe.each(GRAPH_BACKENDS)('graph database writer and reader on %s', (backend
     const [row] = await graph.run('MATCH (:Memo)-[r:ABOUT]->(:Topic) RETURN count(r) AS relationships, count(r.weight) AS weighted, sum(r.weight) AS total');
     expect(row).toEqual({ relationships: 30, weighted: 20, total: 30 });
     expect(await count('Topic')).toBe(4);
+  });
+
+  it('provenance: every node a statement writes carries its source message id, source, workflow, version and time, one by one and batched', async () => {
+    // both nodes marked after their MERGE; the CREATE of the relationship binds them again and marks nothing more
+    const query = 'MERGE (p:Lineage {id: $id}) SET p.name = $name MERGE (c:LineageCity {name: $city}) CREATE (p)-[:LIVES_IN]->(c)';
+    const before = Date.now();
+    for (const [batched, ids] of [
+      [false, [1, 2]],
+      [true, [3, 4, 5]],
+    ] as const) {
+      const { run, publish, sink } = await startWriter({
+        query,
+        resource: resource(),
+        workflowVersion: 7,
+        options: { provenance: true, ...(batched ? { batch_writes: true, batch_size: 3, aggregation_timeout: 50 } : {}) },
+      });
+      await Promise.all(ids.map((id) => publish({ id, name: `lineage ${id}`, city: `lineage ${id}` }, `source-${id}`)));
+      await expect.poll(() => sink.length, { timeout: 30_000 }).toBe(ids.length);
+      await run.stop(5_000);
+    }
+    const rows = await graph.run(
+      'MATCH (p:Lineage), (c:LineageCity) WHERE c.name = p.name RETURN p.id AS id, p.loom_message_id AS message, p.loom_source AS source, ' +
+        'p.loom_workflow AS workflow, p.loom_workflow_version AS version, p.loom_written_at AS writtenAt, c.loom_message_id AS cityMessage ORDER BY p.id',
+    );
+    expect(rows.map(({ writtenAt: _, ...row }) => ({ ...row, id: Number(row.id), version: Number(row.version) }))).toStrictEqual(
+      [1, 2, 3, 4, 5].map((id) => ({ id, message: `source-${id}`, source: 'Items', workflow: 'graph writer test', version: 7, cityMessage: `source-${id}` })),
+    );
+    for (const { writtenAt } of rows) expect(Date.parse(writtenAt as string)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('provenance: a statement whose writes it cannot reach is refused at start, naming the query', async () => {
+    await expect(startWriter({ query: 'FOREACH (x IN $xs | CREATE (:Lineage {v: x}))', resource: resource(), options: { provenance: true } })).rejects.toThrow(
+      /options\.query: cannot be given provenance: the CREATE at character 21 is inside FOREACH/,
+    );
   });
 
   it('flushes a partial batch once aggregation_timeout (ms) has passed', async () => {
