@@ -5,7 +5,7 @@ import { ComponentFailedError, type LoomMessage, type Outcome, type SignalSource
 import { ComponentError } from './component-error.js';
 import { type CompletionTicket, type Queued } from './completion.js';
 import { type RunInput } from './intake.js';
-import { type RunOptions } from './options.js';
+import { type KeepOutcome, type RunOptions } from './options.js';
 import { type InletNode, type ProcessorNode, type RunNode, type SourceNode } from './run-graph.js';
 import { inheritOrigin, type RunTrail, setOrigin } from './message-trail.js';
 import { type BatchSpans, endMessageSpan, outputOf, type RunTracing } from './tracing.js';
@@ -31,6 +31,9 @@ export interface FlowParts {
   readonly fail: (error: ComponentError) => void;
 }
 
+/** Most failed messages on their way to the failure store at once; past it a worker waits for one to be kept. */
+const MAX_KEEPING = 1024;
+
 /** A failed outcome. */
 type Failed = Extract<Outcome, { ok: false }>;
 
@@ -49,6 +52,8 @@ type Failed = Extract<Outcome, { ok: false }>;
  */
 export class MessageFlow implements RunInput {
   private inFlight = 0;
+  /** Failed messages on their way to the failure store (keepFailed), at most MAX_KEEPING. */
+  private readonly keeping = new Set<Promise<void>>();
   private idle: (() => void) | undefined;
 
   constructor(private readonly parts: FlowParts) {}
@@ -336,24 +341,24 @@ export class MessageFlow implements RunInput {
     this.record(node, [message], failure);
     if (node.failureHandler === undefined) {
       const keep = this.parts.keepFailed;
-      const kept =
-        keep === undefined ? undefined : await keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError });
-      if (kept === 'unavailable' && ticket !== undefined) {
-        ticket.abandon();
+      if (keep === undefined) {
+        this.failedForGood(node, message, failure, ticket, undefined);
         return;
       }
-      ticket?.fail(`component '${node.instance.name}' failed past max_retry: ${failure.message}`);
-      this.parts.logger.warn(
-        {
-          workflow: this.parts.workflowName,
-          component: node.instance.name,
-          messageId: message.id,
-          error: failure.message,
-          kind: failure.kind,
-          failureStore: kept ?? 'none',
-        },
-        'message failed (no failure handler)',
-      );
+      // kept in the background, so the worker goes on while the store writes (its puts then share a write and an
+      // fsync); the delivery and the drain wait for it: the ticket is held and the message counted in flight until then
+      ticket?.hold();
+      this.inFlight++;
+      const keeping: Promise<void> = keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError })
+        .then((kept) => this.failedForGood(node, message, failure, ticket, kept))
+        .finally(() => {
+          this.keeping.delete(keeping);
+          ticket?.release();
+          this.settle(1);
+        });
+      this.keeping.add(keeping);
+      // bounded: past MAX_KEEPING failures on their way to the store, the worker waits for one
+      if (this.keeping.size >= MAX_KEEPING) await Promise.race(this.keeping);
       return;
     }
     const body: Record<string, unknown> = { failedComponent: node.instance.name, messageId: message.id };
@@ -365,6 +370,36 @@ export class MessageFlow implements RunInput {
     const handled: LoomMessage = { id: randomUUID(), body, headers: { ...message.headers } };
     inheritOrigin(handled, message);
     await this.forward([node.failureHandler], handled, undefined, ticket);
+  }
+
+  /**
+   * A message failed for good with no failure handler, once the failure store answered (`kept` undefined: no store):
+   * its delivery to be terminated and the failure logged, or, when the store could not be written, the delivery
+   * abandoned (delivered again when it came from JetStream).
+   */
+  private failedForGood(
+    node: ProcessorNode,
+    message: LoomMessage,
+    failure: ComponentError,
+    ticket: CompletionTicket | undefined,
+    kept: KeepOutcome | undefined,
+  ): void {
+    if (kept === 'unavailable' && ticket !== undefined) {
+      ticket.abandon();
+      return;
+    }
+    ticket?.fail(`component '${node.instance.name}' failed past max_retry: ${failure.message}`);
+    this.parts.logger.warn(
+      {
+        workflow: this.parts.workflowName,
+        component: node.instance.name,
+        messageId: message.id,
+        error: failure.message,
+        kind: failure.kind,
+        failureStore: kept ?? 'none',
+      },
+      'message failed (no failure handler)',
+    );
   }
 
   /** Counts, reports (onFailure: a script component's is audited) and tells the watchers of failed messages. */
