@@ -9,6 +9,7 @@ import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { readWorkflowFile } from '../workflow-file.js';
 import { cliIo, inputPath, inThisRun, setExitCode } from '../cli-io.js';
+import { addMessageTraceCommand } from './message-trace.js';
 import { addReplayCommand } from './replay.js';
 
 function withExecutor<T>(command: Command, use: (client: ExecutorClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
@@ -238,9 +239,8 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
       }),
     );
 
-  program
-    .command('message')
-    .description('messages of running workflows')
+  const message = program.command('message').description('messages of running workflows: publish, trace');
+  message
     .command('publish')
     .description("hand messages to a running workflow's inlet source; returns once they are accepted")
     .argument('<workflow>', 'stored name, or the workflow name when only one has it')
@@ -277,5 +277,6 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
         printTable(globals.output, [{ messageId: published.messageId, duplicate: published.duplicate }]);
       }),
     );
+  addMessageTraceCommand(message);
   return { component };
 }

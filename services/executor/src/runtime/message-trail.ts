@@ -1,3 +1,4 @@
+import { parseStoredName } from '@loom/domain';
 import { type LoomMessage } from './component.js';
 import { type ComponentError, type FailureRecord } from './component-error.js';
 
@@ -111,15 +112,16 @@ export class MessageTrail {
   }
 
   /**
-   * The events of a message, by the id it entered its run with, oldest first; of one workflow, or of every workflow
-   * when `workflowName` is empty. Undefined when none is kept (never seen, or past the bounds).
+   * The events of a message, by the id it entered its run with, oldest first; of one workflow (its stored name, or its
+   * name without the `_<uuid>`), or of every workflow when `workflowName` is empty. Undefined when none is kept (never
+   * seen, or past the bounds).
    */
   find(messageId: string, workflowName: string): { readonly events: MessageEvent[]; readonly dropped: number } | undefined {
     const time = this.now();
     const events: MessageEvent[] = [];
     let dropped = 0;
     for (const [name, messages] of this.workflows) {
-      if (workflowName !== '' && name !== workflowName) continue;
+      if (workflowName !== '' && name !== workflowName && parseStoredName(name)?.base !== workflowName) continue;
       this.evict(messages, time, 0);
       const entry = messages.get(messageId);
       if (entry === undefined) continue;

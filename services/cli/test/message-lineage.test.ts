@@ -1,0 +1,159 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ExecutorClient } from '@loom/contracts';
+import { call, createClient } from '@loom/service-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
+
+/**
+ * Issue 50, lineage: `loom message trace ID` on a message that failed once (a script refuses it), was kept in the
+ * failure store, and succeeded when retried from there after the fix; the ids the failure store and the trace name
+ * match. A message never seen, and one past the trail's bound, are answered NOT_FOUND saying so. One loom in memory mode,
+ * its trail bounded to 5 messages per workflow.
+ */
+const NAME = 'Lineage';
+const OPERATOR = 'operator-token-0123456789';
+const VIEWER = 'viewer-token-0123456789';
+const SETTINGS = [
+  ...['loom.experimental.enabled=true', 'loom.log.level=warn', 'loom.scripts.python.warmInterpreters=0', 'loom.executor.messageTrace.maxMessages=5'],
+  ...[`loom.auth.tokens.ops=${OPERATOR}`, 'loom.auth.roles.ops=admin', `loom.auth.tokens.dana=${VIEWER}`, 'loom.auth.roles.dana=viewer'],
+].flatMap((setting) => ['--set', setting]);
+
+function workflowText(fixed: boolean): string {
+  const script = fixed ? 'return { ...body, ok: true };' : "if (body.n === 3) throw new Error('three is refused'); return { ...body, ok: true };";
+  return [
+    `name: ${NAME}`,
+    'components:',
+    '  In: source.Inlet',
+    '  Check:',
+    '    kind: processor.MessageTransformer',
+    '    options:',
+    `      script: ${JSON.stringify(script)}`,
+    '      language: javascript',
+    '  Done: sink.Logger',
+    'links:',
+    '  - In -> Check -> Done',
+    '',
+  ].join('\n');
+}
+
+interface TracedEvent {
+  readonly kind: string;
+  readonly component: string;
+  readonly messageId: string;
+  readonly outputIds: string[];
+  readonly attempt: number;
+  readonly failure?: { kind: string; retryable: boolean; message: string };
+  readonly failureHandler: string;
+  readonly workflowVersion: number;
+  readonly time: string;
+}
+
+let data: string;
+let loom: InProcessLoom;
+let executor: ExecutorClient;
+
+const cli = (...args: string[]): ReturnType<typeof runCli> => runCli(['--address', loom.address, '--token', OPERATOR, ...args]);
+
+async function cliJson<T>(...args: string[]): Promise<T> {
+  const result = await cli('--output', 'json', ...args);
+  expect(result.stderr, result.stderr).toBe('');
+  expect(result.status).toBe(0);
+  return JSON.parse(result.stdout) as T;
+}
+
+async function processed(): Promise<number> {
+  const status = await call(executor, 'getWorkflowStatus', { name: NAME });
+  return status.components.find((component) => component.name.startsWith('Done'))?.messagesIn ?? 0;
+}
+
+const publish = (from: number, to: number) =>
+  call(executor, 'publishMessages', {
+    workflowName: NAME,
+    inlet: 'In',
+    messages: Array.from({ length: to - from + 1 }, (_, index) => ({ messageId: `m-${from + index}`, body: { n: from + index }, headers: {} })),
+  });
+
+beforeAll(async () => {
+  data = mkdtempSync(join(tmpdir(), 'loom-lineage-'));
+  loom = await startLoom([...SETTINGS, '--set', `loom.data.directory=${data}`]);
+  executor = createClient(ExecutorClient, loom.address, { retry: false, deadlineMs: 60_000, token: OPERATOR });
+});
+afterAll(async () => {
+  executor?.close();
+  await loom?.stop();
+  rmSync(data, { recursive: true, force: true });
+});
+
+describe('loom message trace', () => {
+  it('shows a message that failed, was kept, and succeeded when retried from the failure store; unknown and evicted ids are NOT_FOUND', async () => {
+    const file = join(data, 'lineage.workflow.yaml');
+    writeFileSync(file, workflowText(false));
+    expect((await cli('workflow', 'push', file)).status).toBe(0);
+    expect((await cli('workflow', 'start', NAME)).status).toBe(0);
+    await publish(1, 5);
+    await expect.poll(processed, { timeout: 30_000 }).toBe(4);
+
+    // a message that went through: taken in, transformed (its output keeps its id), consumed by the sink
+    const passed = await cliJson<{ messageId: string; events: TracedEvent[]; maxMessages: number }>('message', 'trace', 'm-2');
+    expect(passed.events.map((event) => [event.kind, event.component, event.messageId])).toStrictEqual([
+      ['accepted', 'In', 'm-2'],
+      ['processed', 'Check', 'm-2'],
+      ['processed', 'Done', 'm-2'],
+    ]);
+    expect(passed.events[1]!.outputIds).toStrictEqual(['m-2']);
+    expect(passed.maxMessages).toBe(5);
+
+    // the failed one: the failure store names the same message id the trace answers to
+    const failures = await cliJson<{ messages: { id: string; messageId: string }[] }>('failures', 'list', NAME);
+    expect(failures.messages.map((failed) => failed.messageId)).toStrictEqual(['m-3']);
+
+    // the fix, pushed; the new version's run retries it from the failure store
+    expect((await cli('workflow', 'stop', NAME)).status).toBe(0);
+    writeFileSync(file, workflowText(true));
+    expect((await cli('workflow', 'push', file)).status).toBe(0);
+    expect((await cli('workflow', 'start', NAME)).status).toBe(0);
+    expect((await cli('failures', 'retry', NAME, '--all')).status).toBe(0);
+    await expect.poll(processed, { timeout: 30_000 }).toBe(1);
+
+    const traced = await cliJson<{ events: TracedEvent[] }>('message', 'trace', 'm-3', '--workflow', NAME);
+    expect(traced.events.map((event) => [event.kind, event.component, event.workflowVersion])).toStrictEqual([
+      ['accepted', 'In', 1],
+      ['failed', 'Check', 1],
+      ['retried', 'Check', 2],
+      ['processed', 'Check', 2],
+      ['processed', 'Done', 2],
+    ]);
+    expect(traced.events[1]).toMatchObject({ attempt: 1, failureHandler: '', failure: { kind: 'invalid-argument', retryable: false } });
+    expect(traced.events[1]!.failure!.message).toContain('three is refused');
+    const times = traced.events.map((event) => Date.parse(event.time));
+    expect(times).toStrictEqual([...times].sort((a, b) => a - b));
+
+    // in text, as an operator reads it; a viewer may trace too (metadata only)
+    const text = await runCli(['--address', loom.address, '--token', VIEWER, 'message', 'trace', 'm-3']);
+    expect(text.stderr).toBe('');
+    expect(text.stdout).toContain("message 'm-3' in Lineage: 5 events");
+    expect(text.stdout).toMatch(/failed\s+Check\s+m-3\s+1\s+1\s+invalid-argument: .*three is refused.* \(to the failure store\)/);
+    expect(text.stdout).toMatch(/retried\s+Check\s+m-3/);
+
+    // never seen: NOT_FOUND, one line, naming the bounds
+    const unknown = await cli('message', 'trace', 'never-seen');
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
+    expect(unknown.stderr).toContain("no events of message 'never-seen'");
+    expect(unknown.stderr).toContain('loom.executor.messageTrace.maxMessages 5 per workflow');
+
+    // past the bound: a sixth message makes room by forgetting the oldest, m-1
+    await publish(6, 6);
+    await expect.poll(processed, { timeout: 30_000 }).toBe(2);
+    const evicted = await cli('message', 'trace', 'm-1', '--workflow', NAME);
+    expect(evicted.status).not.toBe(0);
+    expect(evicted.stderr).toContain(`no events of message 'm-1' in workflow '${NAME}'`);
+    expect(evicted.stderr).toContain('past the retention');
+    expect((await cli('message', 'trace', 'm-6')).status).toBe(0);
+
+    const missing = await cli('message', 'trace', ' ');
+    expect(missing.stderr).toContain('message_id: is required');
+  });
+});
