@@ -117,6 +117,8 @@ describe('docker-compose config', () => {
     // nats-server itself accepts the configuration, the generated token file included from /run/secrets
     const text = readFileSync(join(composeDir, 'nats.conf'), 'utf8');
     expect(text).toMatch(/^\s*store_dir: \/data$/m);
+    // each message on disk before its publish is answered (issue 51)
+    expect(text).toMatch(/^\s*sync_interval: always$/m);
     const checked = checkNatsConfig(natsContainer(text, readFileSync(join(secrets, 'nats-auth.conf'), 'utf8')));
     expect(checked.stderr).toContain('is valid');
     expect(checked.status).toBe(0);

@@ -84,6 +84,8 @@ describe("the chart's own NATS (default values)", () => {
     expect(mounts).toContainEqual({ name: 'data', mountPath: '/data' });
     const config = (named(objects, 'ConfigMap', 'loom-nats-config') as KubeObject & { data: Record<string, string> }).data['nats.conf'] ?? '';
     expect(config).toMatch(/^jetstream \{\n {2}store_dir: \/data\n {2}max_file_store: 8GB\n/m);
+    // every message on disk before its publish is answered (issue 51): an acknowledged message survives a power loss
+    expect(config).toMatch(/^ {2}sync_interval: "always"$/m);
     expect(config).not.toContain('cluster {');
     // the Service the executor is given selects these pods
     const service = named(objects, 'Service', 'loom-nats') as KubeObject & { spec: { selector: Record<string, string>; ports: { port: number }[] } };
@@ -149,6 +151,7 @@ describe('NATS with the production-like values', () => {
     expect(statefulSet.spec.volumeClaimTemplates[0]?.spec).toMatchObject({ storageClassName: 'fast-ssd', resources: { requests: { storage: '100Gi' } } });
     const config = (named(objects, 'ConfigMap', 'loom-nats-config') as KubeObject & { data: Record<string, string> }).data['nats.conf'] ?? '';
     for (const index of [0, 1, 2]) expect(config).toContain(`nats://loom-nats-${index}.loom-nats-cluster:6222`);
+    expect(config).toMatch(/^ {2}sync_interval: "always"$/m);
     expect(messagingEnv(objects)).toEqual({
       LOOM_MESSAGING_NATS_SERVERS: 'nats://loom-nats:4222',
       LOOM_MESSAGING_NATS_TOKEN_FILE: '/run/secrets/loom/nats-token',
@@ -159,6 +162,24 @@ describe('NATS with the production-like values', () => {
     });
     // the token comes from the existing Secret, beside the other keys
     expect(podOf(objects, 'loom-nats').volumes.find((volume) => volume.name === 'authorization')?.secret?.secretName).toBe('loom-production-credentials');
+    const checked = checkRenderedNatsConfig(objects, 'authorization {\n  token: "a-token-of-the-operator"\n}\n');
+    expect(checked.stderr).toContain('is valid');
+    expect(checked.status).toBe(0);
+  });
+});
+
+describe('NATS clusters of the chart without messaging.stream.replicas', () => {
+  it.each([3, 5])('a %d-server NATS keeps three copies of each message and key-value bucket, each written to disk before it is answered', (servers) => {
+    const objects = parseManifests(renderOk(chartDir, [valuesFile(`nats:\n  replicas: ${servers}\n`)]));
+    expect(messagingEnv(objects)['LOOM_MESSAGING_STREAM_REPLICAS']).toBe('3');
+    const config = (named(objects, 'ConfigMap', 'loom-nats-config') as KubeObject & { data: Record<string, string> }).data['nats.conf'] ?? '';
+    expect(config).toMatch(/^ {2}sync_interval: "always"$/m);
+  });
+
+  it('a sync interval set as a duration reaches nats.conf, and nats-server accepts it', () => {
+    const objects = parseManifests(renderOk(chartDir, [valuesFile('nats:\n  jetstream:\n    syncInterval: 2m\n')]));
+    const config = (named(objects, 'ConfigMap', 'loom-nats-config') as KubeObject & { data: Record<string, string> }).data['nats.conf'] ?? '';
+    expect(config).toMatch(/^ {2}sync_interval: "2m"$/m);
     const checked = checkRenderedNatsConfig(objects, 'authorization {\n  token: "a-token-of-the-operator"\n}\n');
     expect(checked.stderr).toContain('is valid');
     expect(checked.status).toBe(0);
@@ -249,6 +270,11 @@ describe('values.schema.json refuses bad messaging values, naming the field', ()
     ],
     ['no deliveries at all', 'messaging:\n  consumer:\n    maxDeliver: 0\n', /at '\/messaging\/consumer\/maxDeliver': minimum: got 0, want 1/],
     ['an even number of NATS servers', 'nats:\n  replicas: 2\n', /at '\/nats\/replicas': value must be one of 1, 3, 5/],
+    [
+      'a sync interval NATS does not read',
+      'nats:\n  jetstream:\n    syncInterval: sometimes\n',
+      /at '\/nats\/jetstream\/syncInterval': 'sometimes' does not match pattern/,
+    ],
     ['a store size in Kubernetes units', 'nats:\n  jetstream:\n    maxFileStore: 8Gi\n', /at '\/nats\/jetstream\/maxFileStore': '8Gi' does not match pattern/],
     ['a NATS token that cannot be quoted in its configuration', "secrets:\n  natsToken: 'a\"b\\\\c-0123456789abcdef'\n", /at '\/secrets\/natsToken'/],
   ])('%s', (_label, values, message) => {

@@ -114,6 +114,10 @@ without NATS: the in-memory mode.
 {{- define "loom.messagingEnv" -}}
 {{- $messaging := .Values.messaging -}}
 {{- $external := and (not .Values.nats.enabled) $messaging.nats.servers -}}
+{{- /* stream copies left empty: 3 on the chart's 3- or 5-server NATS (a server may be lost), 1 on its single server */}}
+{{- if and .Values.nats.enabled (eq (toString $messaging.stream.replicas) "") }}
+{{- $messaging = merge (dict "stream" (dict "replicas" (ternary 3 1 (ge (int .Values.nats.replicas) 3)))) $messaging }}
+{{- end }}
 {{- if .Values.nats.enabled }}
 - name: LOOM_MESSAGING_NATS_SERVERS
   value: {{ printf "nats://%s:4222" (include "loom.natsName" .) | quote }}
@@ -157,6 +161,8 @@ jetstream {
   {{- with $nats.jetstream.maxMemoryStore }}
   max_memory_store: {{ . }}
   {{- end }}
+  # always: each message is written to disk (fsync) before its publish is answered (docs/operations.md, sync policy)
+  sync_interval: {{ $nats.jetstream.syncInterval | quote }}
 }
 {{- if gt (int $nats.replicas) 1 }}
 # the servers replicate streams among themselves; the NetworkPolicy admits only them to this port
