@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Lifecycle, ShutdownOnce } from '@loom/foundation';
+import { closedPort } from './ports.js';
 import { Wakeup } from './wakeup.js';
 
 /** The environment variable naming the nats-server binary the tests run (`npm test` builds one and sets it). */
@@ -59,6 +60,8 @@ export interface NatsTestServer {
   /** `nats://127.0.0.1:<port>`; the same across stop() and start(). */
   readonly url: string;
   readonly port: number;
+  /** Its `server_name` in a cluster of startNatsCluster (n1, n2, …), as JetStream names a stream's leader. */
+  readonly serverName?: string | undefined;
   /** JetStream's store directory (kept across stop() and start(); close() removes it). */
   readonly storeDirectory: string;
   /** The token clients must present, when the server was started with one. */
@@ -83,6 +86,17 @@ export interface StartNatsServerOptions {
   readonly token?: string;
   /** How long the process may take to accept connections; default 60 s (milliseconds on an idle machine). */
   readonly readyTimeoutMs?: number;
+  /** JetStream's `sync_interval`: `always` (fsync before each acknowledgement) or a duration; default nats-server's (2 min). */
+  readonly syncInterval?: string;
+}
+
+/** A member of a test cluster: its name, the cluster's name and the route addresses it dials. */
+interface ClusterMembership {
+  readonly serverName: string;
+  readonly clusterName: string;
+  /** Its route port, chosen before any member starts so each can name the others. */
+  readonly routePort: number;
+  readonly routes: readonly string[];
 }
 
 /**
@@ -103,6 +117,56 @@ export async function startNatsServer(options: StartNatsServerOptions = {}): Pro
     throw error;
   }
   return server;
+}
+
+/** NATS servers of the tests' own joined in one cluster, JetStream clustered among them. */
+export interface NatsTestCluster {
+  readonly servers: readonly NatsTestServer[];
+  /** Every server's client URL, comma-separated, as loom.messaging.nats.servers takes them. */
+  readonly urls: string;
+  /** Stops every server and removes their directories. */
+  close(): Promise<void>;
+}
+
+/** Options of startNatsCluster. */
+export interface StartNatsClusterOptions extends Omit<StartNatsServerOptions, 'token'> {
+  /** Servers in the cluster; default 3 (JetStream needs a majority of them to store). */
+  readonly size?: number;
+}
+
+/**
+ * Starts `size` nats-servers on free loopback ports, each with its own file store, in one cluster (each member's routes
+ * name the others). Each keeps its ports across stop() and start(), so a server killed and started again rejoins.
+ * JetStream elects its meta leader once a majority are up; until then a stream cannot be made, so a test creates its
+ * first stream with a retry.
+ */
+export async function startNatsCluster(options: StartNatsClusterOptions = {}): Promise<NatsTestCluster> {
+  const binary = options.binary ?? process.env[NATS_SERVER_ENV];
+  if (binary === undefined || binary === '') throw new NatsServerMissingError('startNatsCluster', `${NATS_SERVER_ENV} is not set: ${HOW_TO_GET_IT}`);
+  if (!existsSync(binary)) throw new NatsServerMissingError('startNatsCluster', `${binary} names no file: ${HOW_TO_GET_IT}`);
+  const size = options.size ?? 3;
+  const clusterName = `loom-test-${process.pid}`;
+  const servers: NatsProcessServer[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(servers.map((server) => server.close()));
+  };
+  try {
+    // route ports are chosen (bound, read back, closed) before the first start: each member's routes name all the others
+    const routePorts: number[] = [];
+    for (let index = 0; index < size; index++) routePorts.push(await closedPort());
+    const routes = routePorts.map((port) => `nats-route://127.0.0.1:${port}`);
+    for (const [index, routePort] of routePorts.entries()) {
+      const home = await mkdtemp(join(tmpdir(), 'loom-nats-cluster-'));
+      const membership = { serverName: `n${index + 1}`, clusterName, routePort, routes: routes.filter((_, other) => other !== index) };
+      servers.push(new NatsProcessServer(binary, home, options, membership));
+    }
+    // together: a member starts to accept clients at once, but JetStream's meta leader needs a majority
+    await Promise.all(servers.map((server) => server.start()));
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { servers, urls: servers.map((server) => server.url).join(','), close };
 }
 
 /**
@@ -147,6 +211,7 @@ class NatsProcessServer implements NatsTestServer {
     private readonly binary: string,
     private readonly home: string,
     private readonly options: StartNatsServerOptions,
+    private readonly cluster?: ClusterMembership,
   ) {
     this.storeDirectory = join(home, 'jetstream');
     if (options.token !== undefined) this.token = options.token;
@@ -158,6 +223,10 @@ class NatsProcessServer implements NatsTestServer {
 
   get url(): string {
     return `nats://127.0.0.1:${this.boundPort}`;
+  }
+
+  get serverName(): string | undefined {
+    return this.cluster?.serverName;
   }
 
   get running(): boolean {
@@ -199,10 +268,18 @@ class NatsProcessServer implements NatsTestServer {
     try {
       // the token goes in a file of the server's own directory, never on the command line where any local user reads it
       const configFile = join(this.home, 'nats-server.conf');
+      const syncInterval = this.options.syncInterval === undefined ? '' : `, sync_interval: ${quoted(this.options.syncInterval)}`;
+      const cluster = this.cluster;
       const lines = [
         `listen: ${quoted(`127.0.0.1:${this.boundPort}`)}`,
-        `jetstream { store_dir: ${quoted(this.storeDirectory)} }`,
+        `jetstream { store_dir: ${quoted(this.storeDirectory)}${syncInterval} }`,
         ...(this.token === undefined ? [] : [`authorization { token: ${quoted(this.token)} }`]),
+        ...(cluster === undefined
+          ? []
+          : [
+              `server_name: ${quoted(cluster.serverName)}`,
+              `cluster { name: ${quoted(cluster.clusterName)}, listen: ${quoted(`127.0.0.1:${cluster.routePort}`)}, routes: [${cluster.routes.map(quoted).join(', ')}] }`,
+            ]),
       ];
       await writeFile(configFile, `${lines.join('\n')}\n`, { mode: 0o600 });
       const [command, ...args] = natsServerCommand(this.binary, configFile);
