@@ -39,6 +39,7 @@ export function refusalAudit(options: RefusalAuditOptions): RefusalAudit {
   const clients = new ServiceClients({
     addressOf: options.addressOf,
     token: auditor === undefined ? undefined : options.tokens[auditor],
+    ...(auditor === undefined ? {} : { identity: auditor }),
     interceptors: [],
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
   });

@@ -65,6 +65,7 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
       const clients = new ServiceClients({
         addressOf,
         token: tokens[module.name],
+        identity: module.name,
         interceptors: [clientTracingInterceptor()],
         ...(tls === undefined ? {} : { credentials: tls.client }),
       });

@@ -1,3 +1,4 @@
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { AuditClient, AuditService, SecretsService } from '@loom/contracts';
 import { loadConfig } from '@loom/config';
 import { startTelemetry, type Telemetry } from '@loom/telemetry';
@@ -5,7 +6,7 @@ import { clientTracingInterceptor } from '@loom/telemetry/grpc';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, createClient, type RunningServices, type ServiceModule, startServices, unimplemented } from '../src/index.js';
+import { call, createClient, refusedServiceCall, type RunningServices, type ServiceModule, startServices, unimplemented } from '../src/index.js';
 import { capturedLogger } from '../src/testing.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -118,5 +119,48 @@ describe('configuration slices', () => {
     const running = await startServices({ config, modules: [module], logger: capturedLogger().logger });
     cleanups.push(() => running.stop());
     expect(seen).toEqual([['scheduler', 'security']]);
+  });
+});
+
+describe('services in two processes', () => {
+  /** The secrets service alone, and the audit service in a "process" of its own calling it, each with its own settings. */
+  async function split(secretsSettings: readonly string[], auditSettings: readonly string[]): Promise<AuditClient> {
+    const common = ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.allowAnonymous=true', 'loom.auth.roles.audit=editor'];
+    const secrets = await startServices({
+      config: loadConfig({ env: {}, overrides: [...common, ...secretsSettings] }),
+      modules: [secretsModule([])],
+      logger: capturedLogger().logger,
+    });
+    cleanups.push(() => secrets.stop());
+    const audit = await startServices({
+      config: loadConfig({ env: {}, overrides: [...common, `loom.services.secrets.address=127.0.0.1:${secrets.port}`, ...auditSettings] }),
+      modules: [auditModule],
+      logger: capturedLogger().logger,
+    });
+    cleanups.push(() => audit.stop());
+    const client = createClient(AuditClient, `127.0.0.1:${audit.port}`, { retry: false });
+    cleanups.push(() => client.close());
+    return client;
+  }
+
+  it('call each other with the token both have for the calling identity', async () => {
+    const client = await split(['loom.auth.tokens.audit=audit-token-0123456789'], ['loom.auth.tokens.audit=audit-token-0123456789']);
+    await expect(call(client, 'verify', {})).resolves.toMatchObject({ ok: true });
+  });
+
+  it("tell a refused call between them by the calling identity and the setting, not as the caller's own token", async () => {
+    // the audit process has no token for itself (a random one), as a split deployment without loom.auth.tokens.audit
+    const client = await split(['loom.auth.tokens.audit=audit-token-0123456789'], []);
+    const refused = await call(client, 'verify', {}).catch((error: unknown) => error as ServiceError);
+    expect(refused).toMatchObject({
+      code: status.FAILED_PRECONDITION,
+      details:
+        "the audit service's call to the secrets service was refused (UNAUTHENTICATED: invalid bearer token): " +
+        "set loom.auth.tokens.audit to the same token in the audit service's process and in the secrets service's",
+    });
+    expect(refusedServiceCall('executor', 'config-store', 'UNAUTHENTICATED: invalid bearer token')).toBe(
+      "the executor's call to the config store was refused (UNAUTHENTICATED: invalid bearer token): " +
+        "set loom.auth.tokens.executor to the same token in the executor's process and in the config store's",
+    );
   });
 });
