@@ -50,4 +50,29 @@ describe('permissions through loom serve', () => {
     expect(pushed.stderr).toBe('');
     expect(pushed.status).toBe(0);
   });
+
+  it("tells an executor of its own whose call the config store refuses by the executor's identity and the setting, not as the operator's token", async () => {
+    // the several-executors setup without loom.auth.tokens.executor: each process has a random token of its own for it
+    const addresses = ['config-store', 'secrets', 'audit', 'skill-gateway'].flatMap((service) => ['--set', `loom.services.${service}.address=${loom.address}`]);
+    const executor = await startLoom([
+      '--services',
+      'executor',
+      ...addresses,
+      '--set',
+      `loom.auth.tokens.ops-lead=${adminToken}`,
+      '--set',
+      'loom.auth.roles.ops-lead=admin',
+    ]);
+    try {
+      await runCli(['--address', loom.address, '--token', adminToken, 'workflow', 'push', example]);
+      const started = await runCli(['--address', executor.address, '--token', adminToken, 'workflow', 'start', 'Article pipeline']);
+      expect(started.status).not.toBe(0);
+      expect(started.stderr).toContain(
+        "FAILED_PRECONDITION: the executor's call to the config store was refused (UNAUTHENTICATED: invalid bearer token): " +
+          "set loom.auth.tokens.executor to the same token in the executor's process and in the config store's",
+      );
+    } finally {
+      await executor.stop();
+    }
+  });
 });
