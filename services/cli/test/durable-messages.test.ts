@@ -123,7 +123,7 @@ describe.skipIf(binary === undefined)('durable messages on NATS JetStream, the l
       await stopLoom(loom);
     });
 
-    it('loses no acknowledged message when the NATS server restarts mid-run', async () => {
+    it('loses no acknowledged message when the NATS server is SIGKILLed mid-publish and started again', async () => {
       const graph = 'restart_graph';
       const workflow = graphWorkflow('NATS restart', 2, graph);
       await pushAndStart(clients, workflow);
@@ -134,7 +134,8 @@ describe.skipIf(binary === undefined)('durable messages on NATS JetStream, the l
         const published = await publishIds(clients.executor, workflow.name, ids, {
           onFailure: 'retry',
           onAcknowledged: (count) => {
-            if (restarted === undefined && count >= 1_000) restarted = nats.restart();
+            // a crash of nats-server (file storage, its default sync_interval): what it acknowledged is in its files
+            if (restarted === undefined && count >= 1_000) restarted = nats.restart({ kill: true });
           },
         });
         await restarted;
@@ -145,7 +146,7 @@ describe.skipIf(binary === undefined)('durable messages on NATS JetStream, the l
         expect(nodes.map(({ id, name }) => ({ id, name }))).toEqual(cleanGraphOf(ids));
         const twice = nodes.filter((node) => node.deliveries > 1).length;
         console.log(
-          `durable messages, NATS restarted mid-run: all ${ids.length.toLocaleString('en')} acknowledged are in the graph; ${twice} delivered more than once`,
+          `durable messages, NATS SIGKILLed mid-run: all ${ids.length.toLocaleString('en')} acknowledged are in the graph; ${twice} delivered more than once`,
         );
       } finally {
         await store.close();
