@@ -63,4 +63,26 @@ describe('the file failure store', () => {
     expect(await store.list('etl_1')).toEqual([]);
     await store.close();
   });
+
+  it('rewrites its file with the live records once replaced and removed ones take more than 4 MiB, losing none', async () => {
+    const store = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0 });
+    const big = (id: string): StoredFailure => ({ ...record(id), message: { id, body: { text: 'x'.repeat(10_000) }, headers: {} } });
+    await store.put(big('keep'));
+    // 600 puts and removals of 10 KB records, many at once, as a retry's removals arrive
+    await Promise.all(Array.from({ length: 600 }, (_, index) => store.put(big(`gone-${index}`))));
+    expect(
+      await store.remove(
+        'etl_1',
+        Array.from({ length: 600 }, (_, index) => `gone-${index}`),
+      ),
+    ).toBe(600);
+    await store.put(big('last'));
+    const size = readFileSync(join(directory, 'etl_1.jsonl')).length;
+    expect(size).toBeLessThan(100_000);
+    expect((await store.list('etl_1')).map((kept) => kept.id).sort()).toEqual(['keep', 'last']);
+    await store.close();
+    const reopened = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0 });
+    expect((await reopened.list('etl_1')).map((kept) => kept.id).sort()).toEqual(['keep', 'last']);
+    await reopened.close();
+  });
 });

@@ -31,7 +31,7 @@ class WorkflowFile {
 
   constructor(
     private readonly path: string,
-    private readonly handle: FileHandle,
+    private handle: FileHandle,
   ) {}
 
   /** Reads the file's lines into the records (a torn last line, from a crash mid-write, is left out), dropping expired ones. */
@@ -86,22 +86,31 @@ class WorkflowFile {
       } catch (error) {
         for (const pending of batch) pending.failed(error);
       }
+      if (this.wasteful) await this.compact().catch(() => undefined);
     }
     this.flushing = undefined;
   }
 
-  /** Whether the file carries enough garbage to be rewritten (done at the next open). */
-  get wasteful(): boolean {
+  /** Whether the file carries enough garbage (replaced and removed records) to be rewritten. */
+  private get wasteful(): boolean {
     return this.fileBytes - this.liveBytes > COMPACT_AFTER_BYTES && this.fileBytes > 2 * this.liveBytes;
+  }
+
+  /**
+   * Rewrites the file with the records in memory, between two flushes (so no append runs meanwhile): a line still
+   * waiting is appended after it and changes nothing (a put again, or the tombstone of a record already left out).
+   */
+  private async compact(): Promise<void> {
+    const live = [...this.records.values()].map((entry) => JSON.stringify({ put: entry.record }) + '\n').join('');
+    await this.handle.close();
+    await writeAtomically(this.path, live);
+    this.handle = await open(this.path, 'a');
+    this.fileBytes = Buffer.byteLength(live);
   }
 
   async close(): Promise<void> {
     await this.flushing;
     await this.handle.close();
-  }
-
-  get filePath(): string {
-    return this.path;
   }
 }
 
@@ -132,8 +141,9 @@ export interface FileFailureStoreOptions {
  * The failure store of memory mode: per workflow an append-only file of JSON lines (`<directory>/<workflow>.jsonl`),
  * each put or removal one line, on disk (fsync) before it is answered, with the puts and removals that arrive together
  * sharing one write and one fsync. The records are read into memory when a workflow's file is first used; the file is
- * rewritten with its live records only (atomically, through a temp file and a rename) when it is opened and carries
- * garbage, or a torn last line from a crash. It survives a restart of loom; it is this executor's alone.
+ * rewritten with its live records only (atomically, through a temp file and a rename) when it is opened carrying
+ * garbage or a torn last line from a crash, and between two writes once replaced and removed records take more than
+ * 4 MiB and more than the live ones. It survives a restart of loom; it is this executor's alone.
  */
 export class FileFailureStore implements FailureStore {
   private readonly files = new Map<string, Promise<WorkflowFile>>();
@@ -176,7 +186,6 @@ export class FileFailureStore implements FailureStore {
       removals.push(file.append({ remove: id }));
     }
     await Promise.all(removals);
-    if (file.wasteful) await this.reopen(workflow, file);
     return removals.length;
   }
 
@@ -200,15 +209,5 @@ export class FileFailureStore implements FailureStore {
   private async openFile(workflow: string): Promise<WorkflowFile> {
     await mkdir(this.options.directory, { recursive: true });
     return WorkflowFile.open(join(this.options.directory, `${jetStreamToken(workflow)}.jsonl`), this.options.maxAgeMs);
-  }
-
-  /** Rewrites a file with its live records only. */
-  private async reopen(workflow: string, file: WorkflowFile): Promise<void> {
-    const reopened = (async () => {
-      await file.close();
-      return WorkflowFile.open(file.filePath, this.options.maxAgeMs);
-    })();
-    this.files.set(workflow, reopened);
-    await reopened;
   }
 }
