@@ -70,7 +70,9 @@ describe('the lint rules', () => {
     const runner = readFileSync(join(root, 'scripts', 'test.mjs'), 'utf8');
     const formatCheck = runner.indexOf("step('npm', ['run', 'format:check']");
     expect(formatCheck).toBeGreaterThan(-1);
-    expect(formatCheck).toBeLessThan(runner.indexOf("step('npx', ['nx', 'run-many'"));
+    const tests = runner.indexOf("'nx', 'run-many', '-t', 'test'");
+    expect(tests).toBeGreaterThan(-1);
+    expect(formatCheck).toBeLessThan(tests);
     expect(scripts['format:check']).toContain('prettier --check');
     const filepath = join(root, 'services/executor/src/probe.ts');
     const options = { ...(await prettier.resolveConfig(filepath)), filepath };
