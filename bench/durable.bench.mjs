@@ -8,7 +8,7 @@
 // time published into an inlet → graph writer workflow on the embedded graph, timed from the send until a query finds
 // its node (p50, p99). BENCH_SCALE scales the message counts (default 1). A third loom, durable with
 // loom.messaging.stream.keepProcessedMs set (issue 50: each acknowledged message also copied into the workflow's kept
-// stream for replay), is measured the same way on the same nats-server: the cost of keeping processed messages.
+// stream for replay), is measured the same way on a nats-server of its own: the cost of keeping processed messages.
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
@@ -155,7 +155,14 @@ let kept;
 try {
   memory = await measureMode(undefined);
   durable = await measureMode(nats.url);
-  kept = await measureMode(nats.url, ['loom.messaging.stream.keepProcessedMs=3600000']);
+  // a nats-server of its own: on the first one, the latency's message ids would still be in the streams' duplicate
+  // windows, answered duplicate and never processed
+  const keeping = await startNatsServer();
+  try {
+    kept = await measureMode(keeping.url, ['loom.messaging.stream.keepProcessedMs=3600000']);
+  } finally {
+    await keeping.close();
+  }
 } finally {
   await nats.close();
 }
