@@ -73,13 +73,20 @@ interface Entry {
   dropped: number;
 }
 
+/** The messages of one workflow: by id, and in the order they came (oldest at `head`). */
+interface WorkflowMessages {
+  readonly byId: Map<string, Entry>;
+  order: { readonly id: string; readonly entry: Entry }[];
+  head: number;
+}
+
 /**
  * The executor's record of recent message events, per workflow, across its runs: by the id a message entered its run
  * with, every event of it and of the messages it led to, in order. Bounded by `maxMessages` per workflow (the oldest
  * message goes first) and `retentionMs` from a message's first event; in memory, lost when the process ends.
  */
 export class MessageTrail {
-  private readonly workflows = new Map<string, Map<string, Entry>>();
+  private readonly workflows = new Map<string, WorkflowMessages>();
 
   constructor(
     readonly bounds: TrailBounds,
@@ -92,22 +99,24 @@ export class MessageTrail {
     return new RunTrail(this, workflowName, runId, workflowVersion);
   }
 
-  /** Adds an event of the message that entered a run as `origin`. */
-  add(origin: string, event: Omit<MessageEvent, 'time'>): void {
+  /** Adds an event (its `time` set here) of the message that entered a run as `origin`. */
+  add(origin: string, event: MessageEvent): void {
     const time = this.now();
+    (event as { time: number }).time = time;
     let messages = this.workflows.get(event.workflowName);
     if (messages === undefined) {
-      messages = new Map();
+      messages = { byId: new Map(), order: [], head: 0 };
       this.workflows.set(event.workflowName, messages);
     }
-    let entry = messages.get(origin);
+    let entry = messages.byId.get(origin);
     if (entry === undefined || entry.firstAt < time - this.bounds.retentionMs) {
-      if (entry !== undefined) messages.delete(origin);
+      if (entry !== undefined) messages.byId.delete(origin);
       this.evict(messages, time, 1);
       entry = { firstAt: time, events: [], dropped: 0 };
-      messages.set(origin, entry);
+      messages.byId.set(origin, entry);
+      messages.order.push({ id: origin, entry });
     }
-    if (entry.events.length < MAX_EVENTS_PER_MESSAGE) entry.events.push({ ...event, time });
+    if (entry.events.length < MAX_EVENTS_PER_MESSAGE) entry.events.push(event);
     else entry.dropped++;
   }
 
@@ -123,7 +132,7 @@ export class MessageTrail {
     for (const [name, messages] of this.workflows) {
       if (workflowName !== '' && name !== workflowName && parseStoredName(name)?.base !== workflowName) continue;
       this.evict(messages, time, 0);
-      const entry = messages.get(messageId);
+      const entry = messages.byId.get(messageId);
       if (entry === undefined) continue;
       events.push(...entry.events);
       dropped += entry.dropped;
@@ -133,11 +142,24 @@ export class MessageTrail {
     return { events, dropped };
   }
 
-  /** Removes the messages past the retention, then the oldest until `room` more fit. */
-  private evict(messages: Map<string, Entry>, time: number, room: number): void {
-    for (const [id, entry] of messages) {
-      if (entry.firstAt >= time - this.bounds.retentionMs && messages.size + room <= this.bounds.maxMessages) break;
-      messages.delete(id);
+  /**
+   * Removes the messages past the retention, then the oldest until `room` more fit. The ids go in an array read from
+   * `head` rather than by deleting a Map's first entries, which leaves holes every later walk from the start skips.
+   */
+  private evict(messages: WorkflowMessages, time: number, room: number): void {
+    const { byId, order } = messages;
+    while (messages.head < order.length) {
+      const { id, entry } = order[messages.head] as WorkflowMessages['order'][number];
+      // a slot whose id was seen anew after it expired is stale: the id's current entry is further on
+      if (byId.get(id) === entry) {
+        if (byId.size + room <= this.bounds.maxMessages && entry.firstAt >= time - this.bounds.retentionMs) break;
+        byId.delete(id);
+      }
+      messages.head++;
+    }
+    if (messages.head > 1024 && messages.head * 2 > messages.order.length) {
+      messages.order = messages.order.slice(messages.head);
+      messages.head = 0;
     }
   }
 }
@@ -178,15 +200,15 @@ export class RunTrail {
   }
 
   private add(component: string, message: LoomMessage, kind: MessageEventKind, details: Partial<MessageEvent>): void {
-    this.trail.add(originOf(message).messageId, {
-      ...details,
-      kind,
-      component,
-      messageId: message.id,
-      workflowName: this.workflowName,
-      workflowVersion: this.workflowVersion,
-      runId: this.runId,
-    });
+    // one object an event, its time set by the trail
+    const event = details as { -readonly [K in keyof MessageEvent]: MessageEvent[K] };
+    event.kind = kind;
+    event.component = component;
+    event.messageId = message.id;
+    event.workflowName = this.workflowName;
+    event.workflowVersion = this.workflowVersion;
+    event.runId = this.runId;
+    this.trail.add(originOf(message).messageId, event);
   }
 }
 
