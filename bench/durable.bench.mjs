@@ -8,7 +8,9 @@
 // time published into an inlet → graph writer workflow on the embedded graph, timed from the send until a query finds
 // its node (p50, p99). BENCH_SCALE scales the message counts (default 1). A third loom, durable with
 // loom.messaging.stream.keepProcessedMs set (issue 50: each acknowledged message also copied into the workflow's kept
-// stream for replay), is measured the same way on a nats-server of its own: the cost of keeping processed messages.
+// stream for replay), is measured the same way on a nats-server of its own: the cost of keeping processed messages. A
+// fourth, durable on a nats-server with JetStream's sync_interval always (issue 51: each message fsynced before its
+// publish is answered, as deploy/compose and the chart run NATS), gives the cost of that policy against the default.
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
@@ -152,6 +154,7 @@ const nats = await startNatsServer();
 let memory;
 let durable;
 let kept;
+let synced;
 try {
   memory = await measureMode(undefined);
   durable = await measureMode(nats.url);
@@ -162,6 +165,12 @@ try {
     kept = await measureMode(keeping.url, ['loom.messaging.stream.keepProcessedMs=3600000']);
   } finally {
     await keeping.close();
+  }
+  const syncing = await startNatsServer({ syncInterval: 'always' });
+  try {
+    synced = await measureMode(syncing.url);
+  } finally {
+    await syncing.close();
   }
 } finally {
   await nats.close();
@@ -205,5 +214,21 @@ for (const spec of CASES) {
 console.log(
   `publish-to-graph latency, durable → durable keeping processed: p50 ${ms(durable.latency.p50Ms)} → ${ms(kept.latency.p50Ms)} ms, ` +
     `p99 ${ms(durable.latency.p99Ms)} → ${ms(kept.latency.p99Ms)} ms`,
+);
+console.log(
+  '\nJetStream sync_interval always (compose, the chart) | durable msg/s (default 2m) | durable, always msg/s (median of 3; runs) | always / default | p50 / p99 ms a call, default → always | loom CPU µs a message',
+);
+for (const spec of CASES) {
+  const before = durable.figures.get(spec.label);
+  const after = synced.figures.get(spec.label);
+  console.log(
+    `${spec.label} | ${fmt(before.perSecond)} | ${fmt(after.perSecond)} (${after.runs.map(fmt).join(' / ')}) | ` +
+      `${((after.perSecond / before.perSecond) * 100).toFixed(1)}% | ${ms(before.p50Ms)} / ${ms(before.p99Ms)} → ${ms(after.p50Ms)} / ${ms(after.p99Ms)} | ` +
+      `${fmt(before.loomCpuUs)} → ${fmt(after.loomCpuUs)}`,
+  );
+}
+console.log(
+  `publish-to-graph latency, durable → durable with sync_interval always: p50 ${ms(durable.latency.p50Ms)} → ${ms(synced.latency.p50Ms)} ms, ` +
+    `p99 ${ms(durable.latency.p99Ms)} → ${ms(synced.latency.p99Ms)} ms`,
 );
 process.exit(0);
