@@ -41,6 +41,21 @@ describe('MessageTrail', () => {
     expect(trail.find('c', 'etl')).toBeUndefined();
   });
 
+  it('starts a message anew once its first event is past the retention, and evicts by its new place', () => {
+    let now = 0;
+    const trail = new MessageTrail({ maxMessages: 2, retentionMs: 1_000 }, () => now);
+    const run = trail.forRun('etl', 'run-1', 1)!;
+    run.accepted('In', message('a'));
+    now = 1_001;
+    run.retried('Check', message('a'));
+    run.accepted('In', message('b'));
+    expect(trail.find('a', 'etl')?.events.map((event) => event.kind)).toStrictEqual(['RETRIED']);
+    run.accepted('In', message('c'));
+    expect(trail.find('a', 'etl')).toBeUndefined();
+    expect(trail.find('b', 'etl')?.events).toHaveLength(1);
+    expect(trail.find('c', 'etl')?.events).toHaveLength(1);
+  });
+
   it('records nothing when maxMessages is 0', () => {
     expect(new MessageTrail({ maxMessages: 0, retentionMs: 1_000 }).forRun('etl', 'run', 1)).toBeUndefined();
   });
