@@ -7,6 +7,7 @@ import { inletFactory } from '../src/components/inlet.js';
 import { publishBatch } from '../src/publishing.js';
 import { type ComponentFactory, type LoomMessage, outcome } from '../src/runtime/component.js';
 import { JetStreamIntake, jetStreamIntake } from '../src/runtime/jetstream-intake.js';
+import { MessageTrail } from '../src/runtime/message-trail.js';
 import { WorkflowRun } from '../src/runtime/workflow-run.js';
 import { durableSettings, durableState, processorOf, recordingSinks } from './durable.js';
 import { captureSink, instance, workflowOf } from './workflows.js';
@@ -91,8 +92,13 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
     return messaging;
   }
 
-  async function start(workflow: WorkflowConfiguration, factories: Map<string, ComponentFactory>, messaging: Messaging): Promise<WorkflowRun> {
-    const run = await WorkflowRun.start(workflow, { factories, logger, intake: jetStreamIntake(messaging) });
+  async function start(
+    workflow: WorkflowConfiguration,
+    factories: Map<string, ComponentFactory>,
+    messaging: Messaging,
+    trail?: MessageTrail,
+  ): Promise<WorkflowRun> {
+    const run = await WorkflowRun.start(workflow, { factories, logger, intake: jetStreamIntake(messaging), ...(trail === undefined ? {} : { trail }) });
     runs.push(run);
     return run;
   }
@@ -111,7 +117,8 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
   it('answers a publish once stored, and acknowledges each delivery only when all it led to is finished', async () => {
     const sinks = recordingSinks();
     sinks.closeGate();
-    const run = await start(pipeline('fan-out'), pipelineFactories(sinks.factory), await open());
+    const trail = new MessageTrail({ maxMessages: 100, retentionMs: 60_000 });
+    const run = await start(pipeline('fan-out'), pipelineFactories(sinks.factory), await open(), trail);
     for (let n = 1; n <= 20; n++) expect(await run.publish('in', message(n), withdrawal, true)).toBe('accepted');
     // every publish answered: all 20 are in the stream; the sinks are held, so none is acknowledged yet
     expect(await durableState(server, 'fan-out', 'in')).toMatchObject({ stored: 20 });
@@ -123,6 +130,20 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
     expect(sinks.written.filter((line) => line.startsWith('written ')).sort()).toEqual(evens.flatMap((n) => [`written m${n}/1`, `written m${n}/2`]).sort());
     expect(sinks.written.filter((line) => line.startsWith('archive ')).length).toBe(16);
     expect(sinks.written.filter((line) => line.startsWith('errors ')).length).toBe(4);
+    // lineage (issue 50): m2's trace, delivered from the stream, follows its outputs m2/1 and m2/2 by the id it entered with
+    const traced = trail.find('m2', 'fan-out')!.events.map((event) => `${event.kind} ${event.component} ${event.messageId}`);
+    expect(traced.slice(0, 1)).toEqual(['ACCEPTED in m2']);
+    expect(traced.slice(1).sort()).toEqual(
+      [
+        'PROCESSED split m2',
+        'PROCESSED work m2',
+        'PROCESSED archive m2',
+        'PROCESSED keep m2/1',
+        'PROCESSED keep m2/2',
+        'PROCESSED written m2/1',
+        'PROCESSED written m2/2',
+      ].sort(),
+    );
   });
 
   it('publishes a batch to JetStream all at once, stored and delivered in the batch’s order, a repeated id answered duplicate', async () => {
@@ -188,13 +209,21 @@ describe.skipIf(binary === undefined)('a workflow run in durable mode, on a real
         return outcome.fail('the endpoint is down', true);
       }),
     );
-    const run = await start(workflow, factories, await open({}, metrics));
+    const trail = new MessageTrail({ maxMessages: 100, retentionMs: 60_000 });
+    const run = await start(workflow, factories, await open({}, metrics), trail);
     for (const n of [4, 5, 6]) await run.publish('in', message(n), withdrawal, true);
     await expect.poll(() => durableState(server, 'poison', 'in')).toEqual({ stored: 0, ackPending: 0, undelivered: 0, redelivered: 0, delivered: 3 });
     expect(counts).toMatchObject({ terminated: 1, redelivered: 0 });
     expect(attempts).toBe(3);
     expect(sinks.written.sort()).toEqual(['archive m4', 'archive m6']);
     expect(lines.filter((line) => line.includes('message terminated') && line.includes('"messageId":"m5"'))).toHaveLength(1);
+    // lineage (issue 50): each failed attempt, then the failure, in order
+    expect(trail.find('m5', 'poison')!.events.map((event) => [event.kind, event.component, event.attempt ?? 0, event.failure?.message ?? ''])).toEqual([
+      ['ACCEPTED', 'in', 0, ''],
+      ['ATTEMPT_FAILED', 'work', 1, 'the endpoint is down'],
+      ['ATTEMPT_FAILED', 'work', 2, 'the endpoint is down'],
+      ['FAILED', 'work', 3, 'the endpoint is down'],
+    ]);
   });
 
   it('delivers again to the next run the messages a stopped run had not finished: nothing acknowledged is lost', async () => {
