@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { abortable, throwIfAborted } from './abort.js';
 import { ageBulkInsert, ageBulkLabels, ageLabelKey, agePropertyKey, type AgeLabel, type AgeLabelTable } from './age-bulk.js';
 import { ageRecord, ageStatement, type AgeStatement } from './age-statement.js';
+import { ageNodeMerge } from './age-node-merge.js';
 import { ageTrailingCreateInsert } from './age-trailing-create.js';
 import { checkBulkCreate } from './bulk-create.js';
 import { findWritingClause } from './cypher-text.js';
@@ -37,9 +38,9 @@ export interface AgeStoreOptions {
 
 const DEFAULT_STREAM_BATCH = 500;
 const INSUFFICIENT_PRIVILEGE = '42501';
-// one round trip (simple query protocol); SET LOCAL ends with the transaction, so other statements on the session (PGlite
-// has one for every connection) keep their plans
-const KEYED_LOOKUPS = '; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off';
+// sent with BEGIN, or before a statement as one simple query (one transaction): SET LOCAL ends with the transaction, so
+// other statements on the session (PGlite has one for every connection) keep their plans
+const KEYED_SETTINGS = 'SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off';
 const COLUMN_LIST_MISMATCH = '42804';
 
 /** One checked-out connection; `broken` sends it away instead of back to the pool. */
@@ -91,11 +92,17 @@ class AgeStore implements GraphStore {
     const create = options.insertTrailingRelationship === true && !this.readOnly ? trailingRelationshipCreate(query) : undefined;
     const statement = create === undefined ? this.statement(query, parameters, options) : this.relationshipInsert(create, parameters, options.signal);
     const keyed = options.lookupRowsByKey === true;
+    const merge = keyed && !this.readOnly ? ageNodeMerge(this.connection.graph, query, parameters) : undefined;
     return this.withLease(options.signal, async (lease) => {
+      if (merge !== undefined && (await this.labelReady(lease, { name: merge.label, kind: 'vertex' }))) {
+        await this.sql(lease, `${KEYED_SETTINGS}; ${merge.statement((text) => lease.client.escapeLiteral(text))}`, options.signal);
+        return []; // the statement returns nothing
+      }
       // a type whose name a node label has: the statement as written, for AGE to refuse
-      const written = create === undefined || (await this.edgeLabelReady(lease, create.type)) ? statement : this.statement(query, parameters, options);
+      const written =
+        create === undefined || (await this.labelReady(lease, { name: create.type, kind: 'edge' })) ? statement : this.statement(query, parameters, options);
       if (!this.readOnly && !keyed) return this.execute(lease, written, options.signal);
-      const begin = `${this.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'}${keyed ? KEYED_LOOKUPS : ''}`;
+      const begin = `${this.readOnly ? 'BEGIN READ ONLY' : 'BEGIN'}${keyed ? `; ${KEYED_SETTINGS}` : ''}`;
       return this.inTransaction(lease, begin, () => this.execute(lease, written, options.signal));
     });
   }
@@ -315,20 +322,14 @@ class AgeStore implements GraphStore {
     await this.sql(lease, 'RELEASE SAVEPOINT loom_label');
   }
 
-  /**
-   * Whether the relationship type's label table exists, made now (in a transaction of its own, as AGE's CREATE would
-   * make it) when missing; false when the name is a node label's.
-   */
-  private async edgeLabelReady(lease: Lease, type: string): Promise<boolean> {
-    const edge: AgeLabel = { name: type, kind: 'edge' };
-    const present = await this.presentLabels(lease, [edge]); // asks the server only once
-    if (present.has(ageLabelKey(edge))) return true;
-    if (present.has(ageLabelKey({ name: type, kind: 'vertex' }))) return false;
-    const graph = this.connection.graph;
-    await this.createUnlessMade(
-      () => this.sql(lease, { text: 'SELECT ag_catalog.create_elabel($1::cstring, $2::cstring)', values: [graph, type] }),
-      async () => (await this.presentLabels(lease, [edge])).has(ageLabelKey(edge)),
-    );
+  /** Whether the label's table exists, made now (in a transaction of its own, as AGE would) when missing; false when a label of the other kind has the name. */
+  private async labelReady(lease: Lease, label: AgeLabel): Promise<boolean> {
+    const present = await this.presentLabels(lease, [label]); // asks the server only once
+    if (present.has(ageLabelKey(label))) return true;
+    if (present.has(ageLabelKey({ name: label.name, kind: label.kind === 'edge' ? 'vertex' : 'edge' }))) return false;
+    const create = `SELECT ag_catalog.${label.kind === 'vertex' ? 'create_vlabel' : 'create_elabel'}($1::cstring, $2::cstring)`;
+    const made = async (): Promise<boolean> => (await this.presentLabels(lease, [label])).has(ageLabelKey(label));
+    await this.createUnlessMade(() => this.sql(lease, { text: create, values: [this.connection.graph, label.name] }), made);
     return true;
   }
 

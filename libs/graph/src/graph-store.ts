@@ -50,7 +50,10 @@ export interface GraphQueryOptions {
    * The statement takes a list of rows (`UNWIND $batch AS row`) and finds each row's nodes by an indexed key (`MERGE
    * (n:Label {key: row.key})`): plan it as one index lookup per row. AGE's planner otherwise joins the rows to the
    * key's whole label table by hash once it has statistics, which costs more the bigger the graph; this statement
-   * then runs in its own transaction with hash and merge joins off. Neo4j plans such lookups by index already.
+   * then runs in its own transaction with hash and merge joins off. A statement that is exactly `UNWIND $rows AS row
+   * MERGE (n:Label {key: row.key, ...})` with at most SET items `n.p = row.q` after it is written on AGE as one SQL
+   * statement on the label table (see ageNodeMergeStatement), the same nodes with the same properties: AGE's MERGE and
+   * SET cost grows with the square of a statement's rows. Neo4j plans such lookups by index already.
    */
   readonly lookupRowsByKey?: boolean;
   /**

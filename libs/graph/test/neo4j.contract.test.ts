@@ -62,6 +62,32 @@ describe('GraphStore on a real Neo4j', () => {
       }
     });
 
+    it("a batch MERGE on an indexed key is planned as an index seek a row, not a scan of the label (the graph writer's UNWIND statement)", async () => {
+      const store = openGraphStore(neo4jResource({ host: neo4j.uri, user: neo4j.user, password: neo4j.password, ...database() }));
+      const driver = neo4jDriver.driver(neo4j.uri, neo4jDriver.auth.basic(neo4j.user, neo4j.password));
+      const label = `${prefix}Planned`;
+      try {
+        await store.ensurePropertyIndexes([{ label, property: 'id' }]);
+        await driver.executeQuery('CALL db.awaitIndexes(60)', {}, database());
+        const { summary } = await driver.executeQuery(
+          `EXPLAIN UNWIND $batch AS row MERGE (p:${label} {id: row.id}) SET p.name = row.name`,
+          { batch: [{ id: 'a', name: 'A' }] },
+          database(),
+        );
+        const operators: string[] = [];
+        const walk = (plan: { operatorType: string; children: readonly unknown[] }): void => {
+          operators.push(plan.operatorType);
+          for (const child of plan.children) walk(child as typeof plan);
+        };
+        walk(summary.plan as unknown as { operatorType: string; children: readonly unknown[] });
+        expect(operators.some((operator) => operator.startsWith('NodeIndexSeek'))).toBe(true);
+        expect(operators.filter((operator) => operator.startsWith('NodeByLabelScan') || operator.startsWith('AllNodesScan'))).toEqual([]);
+      } finally {
+        await driver.close();
+        await store.close();
+      }
+    });
+
     it('ensurePropertyIndexes makes one index per label and property, also where joining them with _ would give one name', async () => {
       const store = openGraphStore(neo4jResource({ host: neo4j.uri, user: neo4j.user, password: neo4j.password, ...database() }));
       const driver = neo4jDriver.driver(neo4j.uri, neo4jDriver.auth.basic(neo4j.user, neo4j.password));
