@@ -79,7 +79,7 @@ class WorkflowFile {
       this.pending = [];
       const text = batch.map((pending) => pending.text).join('');
       try {
-        await this.handle.appendFile(text, 'utf8');
+        await this.handle.write(text, null, 'utf8');
         await this.handle.datasync();
         this.fileBytes += Buffer.byteLength(text);
         for (const pending of batch) pending.done();

@@ -52,8 +52,9 @@ type Failed = Extract<Outcome, { ok: false }>;
  */
 export class MessageFlow implements RunInput {
   private inFlight = 0;
-  /** Failed messages on their way to the failure store (keepFailed), at most MAX_KEEPING. */
-  private readonly keeping = new Set<Promise<void>>();
+  /** Failed messages on their way to the failure store (keepFailed); past MAX_KEEPING a worker waits in roomToKeep. */
+  private keeping = 0;
+  private readonly roomToKeep: (() => void)[] = [];
   private idle: (() => void) | undefined;
 
   constructor(private readonly parts: FlowParts) {}
@@ -349,16 +350,17 @@ export class MessageFlow implements RunInput {
       // fsync); the delivery and the drain wait for it: the ticket is held and the message counted in flight until then
       ticket?.hold();
       this.inFlight++;
-      const keeping: Promise<void> = keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError })
+      void keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError })
         .then((kept) => this.failedForGood(node, message, failure, ticket, kept))
         .finally(() => {
-          this.keeping.delete(keeping);
+          this.keeping--;
+          this.roomToKeep.shift()?.();
           ticket?.release();
           this.settle(1);
         });
-      this.keeping.add(keeping);
-      // bounded: past MAX_KEEPING failures on their way to the store, the worker waits for one
-      if (this.keeping.size >= MAX_KEEPING) await Promise.race(this.keeping);
+      this.keeping++;
+      // bounded: past MAX_KEEPING failures on their way to the store, the worker waits until one is kept
+      while (this.keeping > MAX_KEEPING) await new Promise<void>((resolve) => this.roomToKeep.push(resolve));
       return;
     }
     const body: Record<string, unknown> = { failedComponent: node.instance.name, messageId: message.id };
