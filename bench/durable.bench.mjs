@@ -11,6 +11,11 @@
 // stream for replay), is measured the same way on a nats-server of its own: the cost of keeping processed messages. A
 // fourth, durable on a nats-server with JetStream's sync_interval always (issue 51: each message fsynced before its
 // publish is answered, as deploy/compose and the chart run NATS), gives the cost of that policy against the default.
+// The raw baseline (issue 51, Must 1): bench/nats-baseline.mjs in its own process on the first nats-server, a plain
+// nats.js pipeline doing the least the durable guarantee needs (800 publishes unanswered at most, pulls of 256, the
+// article transform and filter, an ack each), the median of 3 runs of PublishStream's message count, against loom's
+// durable PublishStream figure.
+import { spawn } from 'node:child_process';
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
@@ -35,6 +40,21 @@ const CASES = [
 ];
 /** The issue's target for PublishStream: durable at least this share of in-memory. */
 const STREAM_TARGET = 0.4;
+
+/** The raw nats.js pipeline's settings: unanswered publishes at most, messages a pull. */
+const RAW_WINDOW = 800;
+const RAW_BATCH = 256;
+
+/** One run of bench/nats-baseline.mjs on `url`: { messages, seconds, perSecond, cpuUs }. */
+function rawBaseline(url, messages) {
+  return new Promise((resolve, reject) => {
+    const settings = JSON.stringify({ url, messages, window: RAW_WINDOW, batch: RAW_BATCH });
+    const child = spawn(process.execPath, [new URL('./nats-baseline.mjs', import.meta.url).pathname, settings], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = [];
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`nats-baseline exited with ${code}`))));
+  });
+}
 
 /** Inlet → graph writer (one statement a message, as a latency wants) MERGEing an article node on the embedded graph. */
 function graphWorkflow() {
@@ -155,9 +175,11 @@ let memory;
 let durable;
 let kept;
 let synced;
+const raws = [];
 try {
   memory = await measureMode(undefined);
   durable = await measureMode(nats.url);
+  for (let run = 0; run < RUNS; run++) raws.push(await rawBaseline(nats.url, Math.round(CASES[0].messages * SCALE)));
   // a nats-server of its own: on the first one, the latency's message ids would still be in the streams' duplicate
   // windows, answered duplicate and never processed
   const keeping = await startNatsServer();
@@ -194,6 +216,14 @@ const stream = CASES[0].label;
 const streamShare = durable.figures.get(stream).perSecond / memory.figures.get(stream).perSecond;
 console.log(
   `\n${stream}: durable is ${(streamShare * 100).toFixed(1)}% of in-memory (target ≥ ${STREAM_TARGET * 100}%: ${streamShare >= STREAM_TARGET ? 'met' : 'NOT met'})`,
+);
+const raw = median(raws.map((run) => run.perSecond));
+const loomStream = durable.figures.get(stream);
+console.log(
+  `${stream}, durable, against a plain nats.js pipeline on the same nats-server (${RAW_WINDOW} publishes unanswered, pulls of ${RAW_BATCH}, ` +
+    `transform and filter, an ack each): raw ${fmt(raw)} msg/s (median of ${RUNS}; ${raws.map((run) => fmt(run.perSecond)).join(' / ')}), ` +
+    `CPU µs a message ${fmt(median(raws.map((run) => run.cpuUs)))} | loom ${fmt(loomStream.perSecond)} msg/s, loom CPU µs a message ${fmt(loomStream.loomCpuUs)} | ` +
+    `loom / raw ${(loomStream.perSecond / raw).toFixed(2)}x (target ≥ 1.5x: ${loomStream.perSecond / raw >= 1.5 ? 'met' : 'NOT met'})`,
 );
 console.log(
   `publish-to-graph latency (${LATENCY_MESSAGES} messages one at a time, inlet → graph writer on the embedded graph): ` +
