@@ -17,7 +17,7 @@ describe('messagingSettings', () => {
     expect(messagingSettings(loadConfig({ env }).messaging)).toEqual({
       servers: ['nats://nats-0:4222', 'nats://nats-1:4222'],
       token: 'token-for-nats',
-      stream: { replicas: 3, maxAgeMs: 0, maxBytes: 1024 ** 3, duplicateWindowMs: 120_000 },
+      stream: { replicas: 3, maxAgeMs: 0, maxBytes: 1024 ** 3, duplicateWindowMs: 120_000, keepProcessedMs: 0 },
       consumer: { ackWaitMs: 5000, maxDeliver: 10, maxAckPending: 1000 },
     });
   });
