@@ -149,7 +149,7 @@ describe('the failure store in memory mode', () => {
     // retried before the fix, it fails again and comes back with its attempts counted on
     expect((await cli('workflow', 'start', NAME)).status).toBe(0);
     expect((await cli('failures', 'retry', NAME, first.id)).stdout.trim()).toBe(`retried 1 failed messages of '${NAME}'`);
-    await expect.poll(async () => (await cliJson<{ attempts: number }>('failures', 'show', NAME, first.id)).attempts, { timeout: 30_000 }).toBe(2);
+    await expect.poll(async () => (await cliJson<{ attempts: number }>('failures', 'show', NAME, first.id)).attempts).toBe(2);
     expect((await cliJson<Listing>('failures', 'list', NAME)).total).toBe(100);
 
     // the fix, pushed; the run of the new version retries them
@@ -161,7 +161,7 @@ describe('the failure store in memory mode', () => {
     expect(retried.stdout.trim()).toBe(`retried 100 failed messages of '${NAME}'`);
     expect((await cli('workflow', 'status', NAME)).stdout).toContain('RUNNING');
     await expect.poll(processed, { timeout: 60_000 }).toBe(MESSAGES / 10);
-    await expect.poll(async () => (await cliJson<Listing>('failures', 'list', NAME)).total, { timeout: 30_000 }).toBe(0);
+    await expect.poll(async () => (await cliJson<Listing>('failures', 'list', NAME)).total).toBe(0);
     // retried, so gone: a second retry of it is refused
     const again = await cli('failures', 'retry', NAME, first.id);
     expect(again.status).not.toBe(0);
@@ -175,7 +175,7 @@ describe('the failure store in memory mode', () => {
     expect((await cli('workflow', 'push', file)).status).toBe(0);
     expect((await cli('workflow', 'start', name)).status).toBe(0);
     await call(executor, 'publishMessages', { workflowName: name, inlet: 'In', messages: [{ messageId: 'ten', body: { n: 10 }, headers: {} }] });
-    await expect.poll(async () => (await cliJson<Listing>('failures', 'list', name)).total, { timeout: 30_000 }).toBe(1);
+    await expect.poll(async () => (await cliJson<Listing>('failures', 'list', name)).total).toBe(1);
     const { messages } = await cliJson<Listing>('failures', 'list', name);
     const stored = messages[0]!.workflow;
     expect((await cli('workflow', 'stop', name)).status).toBe(0);

@@ -139,7 +139,7 @@ export function traceOf(receiver: OtlpReceiver, traceId: string): ReceivedSpan[]
  */
 export async function expectOneTrace(traced: TracedLoom, client: Span, messageIds: readonly string[], method = 'PublishMessage'): Promise<ReceivedSpan[][]> {
   const { traceId, spanId } = client.spanContext();
-  await expect.poll(() => traceOf(traced.receiver, traceId).filter((span) => span.name === 'process Log').length, { timeout: 20_000 }).toBe(messageIds.length);
+  await expect.poll(() => traceOf(traced.receiver, traceId).filter((span) => span.name === 'process Log').length).toBe(messageIds.length);
   const spans = traceOf(traced.receiver, traceId);
   expect(traced.receiver.refused).toEqual([]);
 

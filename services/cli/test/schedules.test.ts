@@ -66,7 +66,7 @@ async function listed(): Promise<ListedJson[]> {
 
 describe('the scheduler in loom serve', () => {
   it('a stored autoStart workflow is RUNNING after loom serve starts, without any API call; others are left alone', async () => {
-    await expect.poll(() => state(AUTO), { timeout: 10_000 }).toBe('RUNNING');
+    await expect.poll(() => state(AUTO)).toBe('RUNNING');
     expect(await state(MANUAL)).toMatch(/NOT_FOUND/);
     const started = loom.logLines
       .map((line) => JSON.parse(line) as { service?: string; msg?: string; workflow?: string; reason?: string })
@@ -75,9 +75,7 @@ describe('the scheduler in loom serve', () => {
   });
 
   it('retries a workflow that throws at start with growing delays, shown by loom schedule list, until it starts', async () => {
-    await expect
-      .poll(async () => (await listed()).find((entry) => entry.workflowName === HOOK)?.restartAttempts ?? 0, { timeout: 10_000 })
-      .toBeGreaterThanOrEqual(3);
+    await expect.poll(async () => (await listed()).find((entry) => entry.workflowName === HOOK)?.restartAttempts ?? 0).toBeGreaterThanOrEqual(3);
     const failing = (await listed()).find((entry) => entry.workflowName === HOOK);
     expect(failing?.lastError).toContain(String(blockedPort));
     const table = await loomAt('schedule', 'list');
@@ -92,7 +90,7 @@ describe('the scheduler in loom serve', () => {
     for (let index = 1; index < delays.length; index++) expect(delays[index]).toBeGreaterThan(delays[index - 1] as number);
 
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
-    await expect.poll(() => state(HOOK), { timeout: 15_000 }).toBe('RUNNING');
+    await expect.poll(() => state(HOOK)).toBe('RUNNING');
   });
 
   it('loom schedule set, list, pause, resume and trigger', async () => {

@@ -148,7 +148,7 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
     const { publish, sink, failures } = await startPipeline();
     await publish('doc-1', { title: 'one', _annotation: annotation([WORKS_FOR, NEGATED, LEADS], 'doc-1') });
     await publish('doc-2', { _annotation: annotation([BASED_IN, LIVES_IN], 'doc-2') });
-    await expect.poll(() => sink.length, { timeout: 20_000 }).toBe(2);
+    await expect.poll(() => sink.length).toBe(2);
     expect(failures).toEqual([]);
     const [first, second] = [sink.find((m) => m.id === 'doc-1'), sink.find((m) => m.id === 'doc-2')];
     expect(first?.body).toMatchObject({ title: 'one', node_id: 'doc-1' });
@@ -185,14 +185,14 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
   it('finds nothing across sentence boundaries, even along a dependency that crosses them', async () => {
     const { publish, sink } = await startPipeline();
     await publish('turing', { _annotation: annotation([TURING, BLETCHLEY], 'turing') });
-    await expect.poll(() => sink.length, { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => sink.length).toBe(1);
     expect(pairsOf(sink[0])).toEqual([]);
     // a parser error that linked "works" (sentence 0) to "Park" (sentence 1): works-for would match the path
     // Alan Turing -nsubj-> works -obl-> Bletchley Park (with "at"), were it not for the one-sentence limit
     await helper.run("MATCH (a:TagOccurrence), (b:TagOccurrence) WHERE a.id = 'turing_0_3' AND b.id = 'turing_1_5' CREATE (a)-[:OBL {specific: null}]->(b)");
     const again = await startPipeline();
     await again.publish('turing-again', { _annotation: annotation([TURING, BLETCHLEY], 'turing') });
-    await expect.poll(() => again.sink.length, { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => again.sink.length).toBe(1);
     expect(pairsOf(again.sink[0])).toEqual([]);
   });
 
@@ -200,7 +200,7 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
     const { publish, sink } = await startPipeline({ target: true });
     await publish('a', { _annotation: annotation([WORKS_FOR, LEADS], 'target-doc') });
     await publish('b', { _annotation: annotation([WORKS_FOR, LEADS], 'target-doc') });
-    await expect.poll(() => sink.length, { timeout: 20_000 }).toBe(2);
+    await expect.poll(() => sink.length).toBe(2);
     const relations = await knowledge.run(
       'MATCH (a:Entity)-[r]->(b:Entity) RETURN a.name AS subject, type(r) AS relation, b.name AS object, r.rule AS rule, r.sentence AS sentence ORDER BY sentence',
     );
@@ -216,7 +216,7 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
     await publish('good', { _annotation: annotation([LEADS], 'good-doc') });
     await publish('bad', { _annotation: { sentences: [{ index: 0, tokens: [{ index: 1, word: 'x' }] }] } });
     await publish('none', { text: 'no annotation' });
-    await expect.poll(() => sink.length + failures.length, { timeout: 20_000 }).toBe(3);
+    await expect.poll(() => sink.length + failures.length).toBe(3);
     expect(sink.map((message) => message.id)).toEqual(['good']);
     const errors = Object.fromEntries(failures.map((failure) => [failure.body['messageId'], failure.body['error']]));
     expect(errors['bad']).toMatch(/^body\._annotation\.sentences\[0\]\.tokens\[0\]\.originalText: required field is missing/);
@@ -338,7 +338,7 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
     it('gives entity tags their NE_<type> label and the root occurrence the Root label, as neo4j-nlp does', async () => {
       const { publish, sink } = await startPipeline();
       await publish('labels', { _annotation: annotation([LEADS], 'labels-doc') });
-      await expect.poll(() => sink.length, { timeout: 20_000 }).toBe(1);
+      await expect.poll(() => sink.length).toBe(1);
       const tags = await helper.run('MATCH (g:Tag) WHERE g:NE_Person OR g:NE_Organization RETURN g.id AS tag, labels(g) AS labels ORDER BY tag');
       expect(tags).toEqual([
         { tag: 'Grace_en', labels: ['Tag', 'NE_Person'] },
