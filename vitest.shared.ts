@@ -59,8 +59,8 @@ const ssrConditions = ['@loom/source', 'node', 'default'];
 /**
  * For packages whose tests start no server and change no process-wide state: a worker runs one test file after
  * another on the modules it already loaded, instead of a new module graph for each file. Measured on these 2-core
- * machines, per package run alone: domain 10.9 → 4.7 CPU-seconds, service-kit 9.4 → 5.6, nlp-training 42.5 → 36.5,
- * foundation 4.4 → 2.4; 86 → 62 for the eight packages that use it, whose tests pass either way.
+ * machines, per package run alone: domain 10.9 → 4.7 CPU-seconds, service-kit 9.4 → 5.6,
+ * foundation 4.4 → 2.4; 44 → 25 for the seven packages that use it, whose tests pass either way.
  */
 export const SHARED_MODULES: UserConfig['test'] = { isolate: false };
 
