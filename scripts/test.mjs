@@ -52,18 +52,6 @@ async function step(command, args, env, phase) {
   phases.push({ phase, seconds: Math.round((performance.now() - begun) / 100) / 10 });
 }
 
-/**
- * The longest projects' tests start first, in a run of their own beside nx's run of the others: nx starts a project's
- * tests in the order of the project graph, so the executor's and the CLI's (the two longest, 279 s and 176 s of the
- * 477 s of tests on 2026-12-07, each mostly waiting on the servers and processes it starts) began three minutes in and
- * ended the run. A run with its own arguments (`npm test -- --projects=…`) is one nx run as asked.
- */
-const LONGEST_TESTS = ['executor', 'cli'];
-function testLanes(extra) {
-  if (extra.length > 0) return [extra];
-  return [[`--projects=${LONGEST_TESTS.join(',')}`], [`--exclude=${LONGEST_TESTS.join(',')}`]];
-}
-
 let prepared;
 try {
   prepared = await prepare();
@@ -100,15 +88,9 @@ const typecheck = run('npx', ['tsc', '-p', 'tsconfig.typecheck.json'], env).then
   phases.push({ phase: 'typecheck (beside the tests)', seconds: Math.round((performance.now() - typecheckBegun) / 100) / 10 });
   return code;
 });
-const testsBegun = performance.now();
-const testCodes = await Promise.all(
-  testLanes(extra).map((lane) =>
-    run('npx', ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes', ...lane], env),
-  ),
-);
-phases.push({ phase: 'tests', seconds: Math.round((performance.now() - testsBegun) / 100) / 10 });
-const testsCode = testCodes.find((code) => code !== 0);
-if (testsCode !== undefined) await exit(testsCode);
+// one nx run of every project's tests: two runs side by side (the executor's and the CLI's first) put four vitest
+// processes on two cores, and nlp-training's training worker then missed vitest's 60 s call to its main process
+await step('npx', ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes', ...extra], env, 'tests');
 const typecheckCode = await typecheck;
 if (typecheckCode !== 0) {
   log("the typecheck failed (its errors are above, among the tests' output)");
