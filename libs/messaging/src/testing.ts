@@ -1,4 +1,6 @@
+import { FailedPreconditionError } from '@loom/foundation';
 import { type MessagingSettings } from './settings.js';
+import { type Delivery, type SourceConsumer } from './source-consumer.js';
 
 /** What a test changes of the settings below. */
 export interface TestMessagingOverrides {
@@ -16,5 +18,15 @@ export function testMessagingSettings(serverUrl: string, overrides: TestMessagin
     requestTimeoutMs: 2000,
     stream: { replicas: 1, maxAgeMs: 0, maxBytes: 16 * 1024 * 1024, duplicateWindowMs: 120_000, ...overrides.stream },
     consumer: { ackWaitMs: 30_000, maxDeliver: 10, maxAckPending: 1000, ...overrides.consumer },
+  };
+}
+
+/** Reads a consumer's deliveries one at a time; throws once the consumer ended. */
+export function deliveryReader(consumer: SourceConsumer): () => Promise<Delivery> {
+  const iterator = consumer[Symbol.asyncIterator]();
+  return async () => {
+    const next = await iterator.next();
+    if (next.done === true) throw new FailedPreconditionError('the consumer ended');
+    return next.value;
   };
 }

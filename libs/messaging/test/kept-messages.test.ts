@@ -1,31 +1,13 @@
 import { natsServerBinary, type NatsTestServer, startNatsServer } from '@loom/testing';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectMessaging,
-  type Delivery,
-  keptStreamName,
-  type Messaging,
-  NothingKeptError,
-  REPLAYED_FROM_HEADER,
-  ReplayOutOfRangeError,
-  type SourceConsumer,
-} from '../src/index.js';
-import { testMessagingSettings, type TestMessagingOverrides } from '../src/testing.js';
+import { connectMessaging, keptStreamName, type Messaging, NothingKeptError, REPLAYED_FROM_HEADER, ReplayOutOfRangeError } from '../src/index.js';
+import { deliveryReader as reader, testMessagingSettings, type TestMessagingOverrides } from '../src/testing.js';
 
 /** Issue 50: processed messages kept for replay beside each workflow's work-queue stream, and replayed into it. */
 const binary = natsServerBinary('kept messages (libs/messaging/test/kept-messages.test.ts)');
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 const HOUR = 3_600_000;
-
-function reader(consumer: SourceConsumer): () => Promise<Delivery> {
-  const iterator = consumer[Symbol.asyncIterator]();
-  return async () => {
-    const next = await iterator.next();
-    if (next.done === true) throw new Error('the consumer ended');
-    return next.value;
-  };
-}
 
 describe.skipIf(binary === undefined)('kept processed messages on a real nats-server', () => {
   let server: NatsTestServer;

@@ -1,4 +1,4 @@
-import { testMessagingSettings, type TestMessagingOverrides } from '../src/testing.js';
+import { deliveryReader as reader, testMessagingSettings, type TestMessagingOverrides } from '../src/testing.js';
 import { propagation, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { natsServerBinary, startNatsServer, type NatsTestServer } from '@loom/testing';
@@ -10,7 +10,6 @@ import {
   type MessagingMetrics,
   MessagingClosedError,
   type MessagingSettings,
-  type SourceConsumer,
   StreamFullError,
   StreamNotFoundError,
 } from '../src/index.js';
@@ -31,16 +30,6 @@ function countingMetrics() {
     terminated: () => (counts.terminated += 1),
   };
   return { counts, metrics };
-}
-
-/** Reads deliveries one at a time. */
-function reader(consumer: SourceConsumer): () => Promise<Delivery> {
-  const iterator = consumer[Symbol.asyncIterator]();
-  return async () => {
-    const next = await iterator.next();
-    if (next.done === true) throw new Error('the consumer ended');
-    return next.value;
-  };
 }
 
 describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
