@@ -66,6 +66,14 @@ export {
 export { MESSAGE_TYPES, MESSAGE_FIELDS, type MessageFieldFlow, messageTypeAccepts } from './message-types.js';
 export { linkLabel, type LinkViolationReason } from './workflow-links.js';
 export {
+  type VariableReferences,
+  variableReferencesOf,
+  type UnreferencedSecret,
+  type WorkflowWithReferences,
+  withVariableReferences,
+} from './variable-references.js';
+export { type WorkflowGraph, type WorkflowGraphNode, type WorkflowGraphEdge, workflowGraph, shownComponentName } from './workflow-graph.js';
+export {
   COMPONENT_KINDS,
   WEBHOOK_AUTHENTICATION,
   WEBHOOK_MIN_TIMESTAMP_TOLERANCE_MS,

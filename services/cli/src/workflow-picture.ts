@@ -1,9 +1,10 @@
 // A workflow drawn as text: Mermaid (which GitHub renders in Markdown) or Graphviz DOT (which
 // `dot` turns into SVG). Links are solid arrows; a component's failure handler is a dashed arrow
 // labelled "failures". Each box names the component and its kind, and with a run's counters, its
-// messages in, out and failed.
+// messages in, out and failed. The boxes and arrows are @loom/domain's workflowGraph, which the
+// console lays out too.
 
-import { findComponentDefinition, parseStoredName, type WorkflowConfiguration } from '@loom/domain';
+import { shownComponentName, type WorkflowConfiguration, workflowGraph } from '@loom/domain';
 
 /** The text formats a workflow is drawn in. */
 export const PICTURE_FORMATS = ['mermaid', 'dot'] as const;
@@ -30,35 +31,15 @@ interface Arrow {
   readonly failures: boolean;
 }
 
-/** `<name>_<uuid>` shown as `<name>`: the uuid tells instances apart in files, not in a picture. */
-function shownName(name: string): string {
-  return parseStoredName(name)?.base ?? name;
-}
-
 function boxesAndArrows(workflow: WorkflowConfiguration, counts?: ReadonlyMap<string, ComponentCounts>): { boxes: Box[]; arrows: Arrow[] } {
-  const ids = new Map<string, string>();
-  const boxes = workflow.components.map((component, index): Box => {
-    const id = `c${index}`;
-    if (!ids.has(component.name)) ids.set(component.name, id);
-    // the catalog's name of the kind; the copy in the file for a kind this loom does not know
-    const definition = findComponentDefinition(component.component.qualifiedName) ?? component.component;
-    const shape = definition.type === 'SOURCE' ? 'source' : definition.type === 'SINK' ? 'sink' : definition.type === 'PERSISTENCE' ? 'store' : 'step';
-    const count = counts?.get(component.name);
+  const graph = workflowGraph(workflow);
+  const boxes = graph.nodes.map((node): Box => {
+    const shape = node.type === 'SOURCE' ? 'source' : node.type === 'SINK' ? 'sink' : node.type === 'PERSISTENCE' ? 'store' : 'step';
+    const count = counts?.get(node.name);
     const countLine = count === undefined ? [] : [`in ${count.messagesIn} · out ${count.messagesOut} · failed ${count.messagesFailed}`];
-    return { id, shape, lines: [shownName(component.name), definition.name || component.component.qualifiedName, ...countLine] };
+    return { id: node.id, shape, lines: [node.label, node.kind, ...countLine] };
   });
-  const arrows: Arrow[] = [];
-  for (const link of workflow.links) {
-    const from = ids.get(link.from);
-    const to = ids.get(link.to);
-    if (from !== undefined && to !== undefined) arrows.push({ from, to, failures: false });
-  }
-  for (const component of workflow.components) {
-    const handler = component.options.find((option) => option.name === 'failure_handler')?.value;
-    const from = ids.get(component.name);
-    const to = typeof handler === 'string' ? ids.get(handler) : undefined;
-    if (from !== undefined && to !== undefined) arrows.push({ from, to, failures: true });
-  }
+  const arrows = graph.edges.map((edge): Arrow => ({ from: edge.from, to: edge.to, failures: edge.label === 'failures' }));
   return { boxes, arrows };
 }
 
@@ -89,7 +70,7 @@ const DOT_SHAPES: Record<Box['shape'], string> = { source: 'oval', store: 'cylin
 
 function dot(workflow: WorkflowConfiguration, { boxes, arrows }: { boxes: Box[]; arrows: Arrow[] }): string {
   const lines = [
-    `digraph ${dotString(shownName(workflow.name))} {`,
+    `digraph ${dotString(shownComponentName(workflow.name))} {`,
     '  rankdir=LR;',
     '  node [fontname="Helvetica", fontsize=11];',
     '  edge [fontname="Helvetica", fontsize=10];',
