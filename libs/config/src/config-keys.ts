@@ -323,6 +323,52 @@ export const fixedKeys = named({
     schema: nonEmptyString(),
     expected: 'a non-empty prefix',
   }),
+  'loom.console.port': spec({
+    description: 'HTTP port of the web console, which `loom serve` runs beside the services when set (0 picks a free port); unset: no console',
+    default: undefined,
+    defaultText: 'none (the console is off)',
+    schema: optional(integer(0, 65535)),
+    expected: PORT,
+  }),
+  'loom.console.host': spec({
+    description: 'address the web console binds to',
+    default: '127.0.0.1',
+    schema: nonEmptyString(),
+    expected: 'a non-empty bind address',
+  }),
+  'loom.console.publicUrl': spec({
+    description:
+      "the console's address as browsers reach it (behind a proxy or ingress): the identity provider's redirect address is its `/auth/callback`, and an https address makes the session cookie Secure",
+    default: undefined,
+    defaultText: 'none (http://<loom.console.host>:<port>)',
+    schema: optional(httpUrl()),
+    expected: 'an http:// or https:// URL',
+  }),
+  'loom.console.session.idleTimeoutMs': spec({
+    description: 'a console session unused this long ends, in ms (the user signs in again)',
+    default: 1_800_000,
+    schema: integer(1000),
+    expected: 'an integer >= 1000 (milliseconds)',
+  }),
+  'loom.console.session.maxAgeMs': spec({
+    description: 'a console session ends this long after its sign-in however much it is used, in ms',
+    default: 43_200_000,
+    schema: integer(1000),
+    expected: 'an integer >= 1000 (milliseconds)',
+  }),
+  'loom.console.maxBodyBytes': spec({
+    description: 'largest request body the console accepts; a larger one is answered 413',
+    default: 65_536,
+    schema: integer(1024, 16 * 1024 * 1024),
+    expected: 'an integer from 1024 to 16777216',
+  }),
+  'loom.console.staticDirectory': spec({
+    description: "directory of the console's built pages (index.html and its assets)",
+    default: undefined,
+    defaultText: 'the pages built with @loom/console (services/console/web/dist)',
+    schema: optional(nonEmptyString()),
+    expected: 'a directory path',
+  }),
   'loom.graph.sso.providerConfigFile': spec({
     description: "the graph database's identity-provider installation configuration (its conf/ file); unset: no single sign-on queries",
     default: undefined,

@@ -92,6 +92,13 @@ describe('config files', () => {
     const config = loadConfig({ configFile: join(repoRoot, 'config/loom.dev.yaml'), env: {} });
     expect(config.experimental.enabled).toBe(true);
     expect(config.auth.allowAnonymous).toBe(true);
+    expect(config.console.port).toBe(8180);
+  });
+
+  it('the console is off by default; a bad console port names the key', () => {
+    expect(loadConfig({ env: {} }).console.port).toBeUndefined();
+    const error = configError(() => loadConfig({ env: { LOOM_CONSOLE_PORT: '70000' } }));
+    expect(error.message).toBe('loom.console.port: expected an integer from 0 to 65535, got "70000" (from environment variable LOOM_CONSOLE_PORT)');
   });
 
   it('a YAML string that holds a number is coerced; a YAML number where text is expected is refused', () => {
