@@ -78,7 +78,8 @@ export function executorImplementation(
 
     async dryRun(request) {
       if (request.workflow === undefined) throw ValidationError.of('workflow', 'is required', 'MISSING_FIELD');
-      return { outputs: await executor.dryRun(workflowFromProto(request.workflow), request.messages, request.inlet) };
+      const scope = { inlet: request.inlet, until: request.until, maxMessages: request.maxMessages };
+      return { outputs: await executor.dryRun(workflowFromProto(request.workflow), request.messages, scope) };
     },
 
     watchRun(request, send, context) {

@@ -22,7 +22,7 @@ import { GraphStores } from './components/graph-stores.js';
 import { graphResourceNamed } from './graph-reads.js';
 import { componentFactories, isScriptComponent, pythonSandboxOf } from './components/registry.js';
 import { WarmInterpreters } from './scripts/warm-interpreters.js';
-import { dryRun } from './dry-run.js';
+import { dryRun, type DryRunScope } from './dry-run.js';
 import { type FailedMessages, failedMessagesOf } from './failures/failed-messages.js';
 import { Cluster, type ClusterMember } from './cluster/cluster.js';
 import { leasedFactories } from './cluster/leased-source.js';
@@ -413,9 +413,9 @@ export class Executor implements ClusterMember {
   }
 
   /** Runs sample messages through a configuration without side effects (see dry-run.ts). */
-  dryRun(workflow: WorkflowConfiguration, messages: readonly Message[], inlet: string): Promise<DryRunComponentOutput[]> {
+  dryRun(workflow: WorkflowConfiguration, messages: readonly Message[], scope: DryRunScope): Promise<DryRunComponentOutput[]> {
     checkComponentsEnabled(workflow, this.dependencies.config.experimental.enabled);
-    return dryRun(workflow, messages, inlet, this.factories, this.dependencies.logger);
+    return dryRun(workflow, messages, scope, this.factories, this.dependencies.logger);
   }
 
   /** This executor's latest run of a workflow by its workflow name, if it has one (no name resolution). */

@@ -126,6 +126,8 @@ describe('executor', () => {
     const result = await call(harness.executor, 'dryRun', {
       workflow: workflowToProto(workflow),
       inlet: '',
+      until: '',
+      maxMessages: 0,
       messages: [
         { id: 'a', body: { title: 'graphs', text: 'a long enough article text' }, headers: {} },
         { id: 'b', body: { title: 'short', text: 'too short' }, headers: {} },
@@ -139,8 +141,31 @@ describe('executor', () => {
     const plain = await call(harness.executor, 'dryRun', {
       workflow: workflowToProto(workflow),
       inlet: 'Articles',
+      until: '',
+      maxMessages: 0,
       messages: [{ id: 'c', body: { title: 'x', text: 'one' }, headers: {} }],
     });
     expect(plain.outputs.find((output) => output.component === PIPELINE.transformer)?.messages.map((message) => message.id)).toEqual(['c']);
+    // what the sink took in; until stops at the transformer (the filter and sink take nothing); max_messages caps the samples
+    expect(byName[PIPELINE.sink]?.received.map((message) => message.id)).toEqual(['a']);
+    const bounded = await call(harness.executor, 'dryRun', {
+      workflow: workflowToProto(workflow),
+      inlet: '',
+      until: 'Clean up',
+      maxMessages: 1,
+      messages: [
+        { id: 'd', body: { title: 'first', text: 'a long enough article text' }, headers: {} },
+        { id: 'e', body: { title: 'second', text: 'a long enough article text' }, headers: {} },
+      ],
+    });
+    const boundedBy = Object.fromEntries(bounded.outputs.map((output) => [output.component, output]));
+    expect(boundedBy[PIPELINE.inlet]).toMatchObject({ truncated: true });
+    expect(boundedBy[PIPELINE.transformer]?.messages.map((message) => message.id)).toEqual(['d']);
+    expect(boundedBy[PIPELINE.filter]).toMatchObject({ received: [], messages: [] });
+    const unknown = await failure(
+      call(harness.executor, 'dryRun', { workflow: workflowToProto(workflow), inlet: '', until: 'Nowhere', maxMessages: 0, messages: [] }),
+    );
+    expect(unknown).toMatchObject({ code: status.INVALID_ARGUMENT });
+    expect(unknown.details).toContain("until: names no component of the workflow: 'Nowhere'");
   });
 });

@@ -246,7 +246,7 @@ describe.each(GRAPH_BACKENDS)('Token Occurrence Writer and Rule Based Relation E
     const outputs = await dryRun(
       workflow,
       [{ id: 'sample', body: { _annotation: annotation([LEADS, BASED_IN], 'dry-run-doc') }, headers: {} }],
-      '',
+      { inlet: '' },
       factories,
       logger,
     );

@@ -56,6 +56,8 @@ async function dryRun(
   const { outputs } = await call(harness.executor, 'dryRun', {
     workflow: workflowToProto(workflow),
     inlet: INLET,
+    until: '',
+    maxMessages: 0,
     messages: bodies.map((body, i) => ({ id: `m${i}`, body, headers: {} })),
   });
   return Object.fromEntries(outputs.map((output) => [output.component, output]));

@@ -32,6 +32,12 @@ function jsonObject(option: string): (value: string, previous?: Record<string, u
   };
 }
 
+function parseCount(value: string): number {
+  const count = Number(value);
+  if (!Number.isSafeInteger(count) || count < 0 || count > 0xffffffff) throw new InvalidArgumentError('expected a whole number, 0 or more');
+  return count;
+}
+
 function parseSeconds(value: string): number {
   const seconds = Number(value);
   if (!Number.isFinite(seconds) || seconds < 0) throw new InvalidArgumentError('expected a number of seconds');
@@ -220,12 +226,16 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
     .argument('<file>', 'a .workflow.json file, or a compact .workflow.yaml (or .json) file')
     .requiredOption('--message <json>', 'a sample message body (repeatable)', jsonObject('--message'))
     .option('--inlet <name>', 'source that receives the messages (default: the first source)', '')
-    .action((file: string, options: { message: Record<string, unknown>[]; inlet: string }, command: Command) =>
+    .option('--until <component>', 'the last component that runs: what it emits goes no further (default: the whole workflow)', '')
+    .option('--max-messages <n>', 'at most this many messages enter and leave each component, the rest dropped (default: no cap)', parseCount, 0)
+    .action((file: string, options: { message: Record<string, unknown>[]; inlet: string; until: string; maxMessages: number }, command: Command) =>
       withExecutor(command, async (client, globals) => {
         const { outputs } = await call(client, 'dryRun', {
           workflow: workflowToProto(readWorkflowFile(file).workflow),
           messages: options.message.map((body, index) => ({ id: `sample-${index + 1}`, body, headers: {} })),
           inlet: options.inlet,
+          until: options.until,
+          maxMessages: options.maxMessages,
         });
         printTable(
           globals.output,
@@ -233,6 +243,7 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
             ...output.messages.map((message) => ({ component: output.component, emitted: JSON.stringify(message.body) })),
             ...output.errors.map((error) => ({ component: output.component, emitted: `error: ${error}` })),
             ...(output.skipped ? [{ component: output.component, emitted: '(skipped: no dry run for this kind; messages passed through)' }] : []),
+            ...(output.truncated ? [{ component: output.component, emitted: `(truncated: more than ${options.maxMessages} messages, the rest dropped)` }] : []),
           ]),
           outputs,
         );
