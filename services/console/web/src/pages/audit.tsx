@@ -1,0 +1,153 @@
+// The audit log: filters by actor, action and time, a live tail of new entries, and the chain's verification (for a
+// session that may administer).
+import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
+import { may, query, request } from '../api.js';
+import { ErrorNote, formatTime, Loading, text, useAction, useLoad } from '../components/status.js';
+import { useSession } from '../session.js';
+import { type AuditEntry, type VerifyResult } from '../types.js';
+
+interface Filter {
+  readonly actor: string;
+  readonly action: string;
+  readonly since: string;
+  readonly until: string;
+}
+
+const NO_FILTER: Filter = { actor: '', action: '', since: '', until: '' };
+/** Most tailed entries kept on the page. */
+const TAIL_LIMIT = 200;
+
+/** A datetime-local input's value as an ISO time for the backend. */
+function iso(local: string): string | undefined {
+  return local === '' ? undefined : new Date(local).toISOString();
+}
+
+function FilterForm({ onApply }: { onApply: (filter: Filter) => void }): ReactNode {
+  const [filter, setFilter] = useState<Filter>(NO_FILTER);
+  const submit = (event: FormEvent): void => {
+    event.preventDefault();
+    onApply(filter);
+  };
+  const field = (name: keyof Filter, label: string, type: string): ReactNode => (
+    <label>
+      {label}
+      <input name={name} type={type} value={filter[name]} onChange={(event) => setFilter({ ...filter, [name]: event.target.value })} />
+    </label>
+  );
+  return (
+    <form className="filters" onSubmit={submit} aria-label="Filter the audit log">
+      {field('actor', 'Actor', 'text')}
+      {field('action', 'Action', 'text')}
+      {field('since', 'Since', 'datetime-local')}
+      {field('until', 'Until', 'datetime-local')}
+      <button type="submit">Filter</button>
+    </form>
+  );
+}
+
+function useTail(on: boolean): { entries: AuditEntry[]; error: unknown } {
+  const [entries, setEntries] = useState<AuditEntry[]>([]);
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    if (!on) return undefined;
+    const events = new EventSource('/api/audit/events');
+    const take = (event: MessageEvent<string>): void => {
+      const entry = JSON.parse(event.data) as AuditEntry;
+      setEntries((current) => [entry, ...current].slice(0, TAIL_LIMIT));
+    };
+    events.addEventListener('entry', take);
+    events.onmessage = take;
+    events.onerror = () => {
+      if (events.readyState === EventSource.CLOSED) setError(new Error('the live tail stopped; turn it off and on to follow again'));
+    };
+    return () => events.close();
+  }, [on]);
+  return { entries, error };
+}
+
+function Entries({ entries, label }: { entries: readonly AuditEntry[]; label: string }): ReactNode {
+  return (
+    <table>
+      <caption className="visually-hidden">{label}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Time</th>
+          <th scope="col">Actor</th>
+          <th scope="col">Action</th>
+          <th scope="col">Target</th>
+          <th scope="col">Outcome</th>
+        </tr>
+      </thead>
+      <tbody>
+        {entries.map((entry, index) => (
+          <tr key={`${text(entry.sequence)}-${index}`} data-action={text(entry.action)}>
+            <td>{formatTime(entry.time)}</td>
+            <td>{text(entry.actor)}</td>
+            <td>{text(entry.action)}</td>
+            <td>{text(entry.target)}</td>
+            <td>{text(entry.outcome)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function AuditPage(): ReactNode {
+  const { session } = useSession();
+  const [filter, setFilter] = useState<Filter>(NO_FILTER);
+  const [tailing, setTailing] = useState(false);
+  const [verified, setVerified] = useState<VerifyResult>();
+  const log = useLoad(
+    () =>
+      request<{ entries: AuditEntry[] }>(
+        'GET',
+        `/api/audit${query({ actor: filter.actor, action: filter.action, since: iso(filter.since), until: iso(filter.until) })}`,
+      ),
+    [filter],
+  );
+  const tail = useTail(tailing);
+  const verify = useAction();
+  return (
+    <>
+      <h1>Audit</h1>
+      <FilterForm onApply={setFilter} />
+      <div className="actions">
+        <label className="inline">
+          <input type="checkbox" checked={tailing} onChange={(event) => setTailing(event.target.checked)} />
+          Live tail
+        </label>
+        {may(session, 'administer') ? (
+          <button type="button" disabled={verify.busy} onClick={() => verify.run(() => request<VerifyResult>('POST', '/api/audit/verify').then(setVerified))}>
+            Verify the chain
+          </button>
+        ) : null}
+        <span role="status">
+          {verified === undefined
+            ? null
+            : verified.ok
+              ? `The chain holds: ${verified.checked} entries checked.`
+              : `The chain is broken at ${text(verified.brokenAt)} (${verified.checked} entries checked).`}
+        </span>
+      </div>
+      <ErrorNote error={verify.error} />
+      <ErrorNote error={tail.error} />
+      {tailing ? (
+        <section aria-labelledby="tail-title">
+          <h2 id="tail-title">New entries</h2>
+          {tail.entries.length === 0 ? <p className="muted">Waiting for new entries…</p> : <Entries entries={tail.entries} label="New audit entries" />}
+        </section>
+      ) : null}
+      <ErrorNote error={log.error} />
+      {log.value === undefined ? (
+        log.error === undefined ? (
+          <Loading what="the audit log" />
+        ) : null
+      ) : log.value.entries.length === 0 ? (
+        <p>No entries match.</p>
+      ) : (
+        <Entries entries={log.value.entries} label="Audit entries" />
+      )}
+    </>
+  );
+}
