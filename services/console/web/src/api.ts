@@ -98,6 +98,17 @@ export function may(session: Session, permission: string): boolean {
   return session.permissions.includes(permission);
 }
 
+/** The ApiError of an `error` event the server sent on an event stream; undefined for the browser's own error events. */
+export function streamError(event: Event): ApiError | undefined {
+  if (!(event instanceof MessageEvent) || typeof event.data !== 'string') return undefined;
+  try {
+    const body = JSON.parse(event.data) as { error?: { status?: number; message?: string } };
+    return body.error?.message === undefined ? undefined : new ApiError(body.error.status ?? 0, body.error.message);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A path segment, escaped. */
 export function segment(value: string): string {
   return encodeURIComponent(value);

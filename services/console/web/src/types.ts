@@ -8,6 +8,9 @@ export interface WorkflowRates {
 
 export interface WorkflowSummary {
   readonly name: string;
+  /** The name as people read it (a stored `<name>_<uuid>` without its uuid). */
+  readonly title?: string;
+  readonly lastError?: string;
   readonly version: number;
   readonly state: string;
   readonly executors: readonly { readonly id: string; readonly state: string }[];
@@ -32,7 +35,10 @@ export interface WorkflowDetail {
   readonly version: number;
   readonly sha256: string;
   readonly compact: string;
+  readonly title?: string;
   readonly state?: string;
+  /** The counts when the workflow runs, as the first `counts` event would carry them. */
+  readonly counts?: CountsEvent;
   readonly picture: { readonly nodes: readonly PictureNode[]; readonly edges: readonly PictureEdge[] };
   readonly resources: readonly unknown[];
   readonly skills: readonly unknown[];
@@ -69,13 +75,15 @@ export interface FailureSummary {
 }
 
 export interface FailureDetail extends FailureSummary {
-  readonly failure?: unknown;
+  readonly failure?: { readonly kind?: string; readonly message?: string; readonly [field: string]: unknown };
   readonly message?: { readonly id?: string; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> };
 }
 
 export interface FailuresPage {
   readonly failures: readonly FailureSummary[];
-  readonly counts?: unknown;
+  readonly total?: number;
+  /** Failed messages by error kind. */
+  readonly counts?: Readonly<Record<string, number>>;
   readonly nextPageToken?: string;
 }
 
@@ -84,15 +92,17 @@ export interface AuditEntry {
   readonly time?: string;
   readonly actor?: string;
   readonly action?: string;
-  readonly target?: string;
-  readonly outcome?: string;
-  readonly [field: string]: unknown;
+  readonly workflow?: string;
+  readonly component?: string;
+  readonly reason?: string;
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 export interface VerifyResult {
   readonly ok: boolean;
   readonly checked: number;
   readonly brokenAt?: number | string;
+  readonly problem?: string;
 }
 
 export interface SkillRow {
@@ -101,9 +111,21 @@ export interface SkillRow {
   readonly health: string;
   readonly circuit: string;
   readonly latencyMs?: number;
+  readonly detail?: string;
 }
 
 export interface ScheduleRow {
   readonly workflow: string;
-  readonly [field: string]: unknown;
+  readonly cron?: string;
+  readonly timezone?: string;
+  readonly enabled?: boolean;
+  readonly paused?: boolean;
+  readonly autoStart?: boolean;
+  readonly nextFire?: string;
+  readonly lastFire?: string;
+  readonly runState?: string;
+  /** Fires by outcome (started, skipped, queued, failed, …). */
+  readonly fires?: Readonly<Record<string, number>>;
+  readonly lastError?: string;
+  readonly problem?: string;
 }

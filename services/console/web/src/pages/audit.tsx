@@ -1,7 +1,7 @@
 // The audit log: filters by actor, action and time, a live tail of new entries, and the chain's verification (for a
 // session that may administer).
 import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
-import { may, query, request } from '../api.js';
+import { may, query, request, streamError } from '../api.js';
 import { ErrorNote, formatTime, Loading, text, useAction, useLoad } from '../components/status.js';
 import { useSession } from '../session.js';
 import { type AuditEntry, type VerifyResult } from '../types.js';
@@ -37,7 +37,7 @@ function FilterForm({ onApply }: { onApply: (filter: Filter) => void }): ReactNo
   return (
     <form className="filters" onSubmit={submit} aria-label="Filter the audit log">
       {field('actor', 'Actor', 'text')}
-      {field('action', 'Action', 'text')}
+      {field('action', 'Action (e.g. WORKFLOW_START)', 'text')}
       {field('since', 'Since', 'datetime-local')}
       {field('until', 'Until', 'datetime-local')}
       <button type="submit">Filter</button>
@@ -46,6 +46,7 @@ function FilterForm({ onApply }: { onApply: (filter: Filter) => void }): ReactNo
 }
 
 function useTail(on: boolean): { entries: AuditEntry[]; error: unknown } {
+  const { signedOut } = useSession();
   const [entries, setEntries] = useState<AuditEntry[]>([]);
   const [error, setError] = useState<unknown>();
   useEffect(() => {
@@ -56,12 +57,17 @@ function useTail(on: boolean): { entries: AuditEntry[]; error: unknown } {
       setEntries((current) => [entry, ...current].slice(0, TAIL_LIMIT));
     };
     events.addEventListener('entry', take);
-    events.onmessage = take;
-    events.onerror = () => {
-      if (events.readyState === EventSource.CLOSED) setError(new Error('the live tail stopped; turn it off and on to follow again'));
+    events.addEventListener('signed-out', () => {
+      events.close();
+      signedOut();
+    });
+    events.onerror = (event) => {
+      const sent = streamError(event);
+      if (sent !== undefined) setError(sent);
+      else if (events.readyState === EventSource.CLOSED) setError(new Error('the live tail stopped; turn it off and on to follow again'));
     };
     return () => events.close();
-  }, [on]);
+  }, [on, signedOut]);
   return { entries, error };
 }
 
@@ -74,8 +80,8 @@ function Entries({ entries, label }: { entries: readonly AuditEntry[]; label: st
           <th scope="col">Time</th>
           <th scope="col">Actor</th>
           <th scope="col">Action</th>
-          <th scope="col">Target</th>
-          <th scope="col">Outcome</th>
+          <th scope="col">Workflow</th>
+          <th scope="col">Detail</th>
         </tr>
       </thead>
       <tbody>
@@ -84,8 +90,11 @@ function Entries({ entries, label }: { entries: readonly AuditEntry[]; label: st
             <td>{formatTime(entry.time)}</td>
             <td>{text(entry.actor)}</td>
             <td>{text(entry.action)}</td>
-            <td>{text(entry.target)}</td>
-            <td>{text(entry.outcome)}</td>
+            <td>
+              {text(entry.workflow)}
+              {entry.component === undefined ? null : ` / ${entry.component}`}
+            </td>
+            <td>{[entry.reason, ...Object.entries(entry.attributes ?? {}).map(([name, value]) => `${name}=${value}`)].filter(Boolean).join(' · ') || '—'}</td>
           </tr>
         ))}
       </tbody>
@@ -127,7 +136,7 @@ export function AuditPage(): ReactNode {
             ? null
             : verified.ok
               ? `The chain holds: ${verified.checked} entries checked.`
-              : `The chain is broken at ${text(verified.brokenAt)} (${verified.checked} entries checked).`}
+              : `The chain is broken at entry ${text(verified.brokenAt)}: ${text(verified.problem)} (${verified.checked} entries checked).`}
         </span>
       </div>
       <ErrorNote error={verify.error} />

@@ -4,7 +4,7 @@ import { type FormEvent, type ReactNode, useState } from 'react';
 import { may, query, request, segment } from '../api.js';
 import { ErrorNote, formatTime, Loading, text, useAction, useLoad } from '../components/status.js';
 import { useSession } from '../session.js';
-import { type FailureDetail, type FailureSummary, type FailuresPage as Page } from '../types.js';
+import { type FailureDetail, type FailureSummary, type FailuresPage as Page, type WorkflowSummary } from '../types.js';
 
 interface Filter {
   readonly workflow: string;
@@ -14,15 +14,26 @@ interface Filter {
 
 const NO_FILTER: Filter = { workflow: '', component: '', kind: '' };
 
-function FilterForm({ onApply }: { onApply: (filter: Filter) => void }): ReactNode {
-  const [filter, setFilter] = useState<Filter>(NO_FILTER);
+/** The filter: the workflow (failed messages are kept per workflow), then component and error kind. */
+function FilterForm({ workflows, initial, onApply }: { workflows: readonly WorkflowSummary[]; initial: Filter; onApply: (filter: Filter) => void }): ReactNode {
+  const [filter, setFilter] = useState<Filter>(initial);
   const submit = (event: FormEvent): void => {
     event.preventDefault();
     onApply(filter);
   };
   return (
     <form className="filters" onSubmit={submit} aria-label="Filter the failed messages">
-      {(['workflow', 'component', 'kind'] as const).map((field) => (
+      <label>
+        Workflow
+        <select name="workflow" value={filter.workflow} onChange={(event) => setFilter({ ...filter, workflow: event.target.value })}>
+          {workflows.map((workflow) => (
+            <option key={workflow.name} value={workflow.name}>
+              {workflow.title ?? workflow.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      {(['component', 'kind'] as const).map((field) => (
         <label key={field}>
           {field[0]?.toUpperCase() + field.slice(1)}
           <input name={field} value={filter[field]} onChange={(event) => setFilter({ ...filter, [field]: event.target.value })} />
@@ -44,7 +55,7 @@ function Detail({ workflow, id }: { workflow: string; id: string }): ReactNode {
         <>
           <h3>Error</h3>
           <pre tabIndex={0} aria-label="The error">
-            {text(failure.failure ?? failure.error)}
+            {failure.failure === undefined ? text(failure.error) : JSON.stringify(failure.failure, null, 2)}
           </pre>
           <h3>Message</h3>
           {failure.message === undefined ? (
@@ -61,9 +72,29 @@ function Detail({ workflow, id }: { workflow: string; id: string }): ReactNode {
 }
 
 export function FailuresPage(): ReactNode {
+  const workflows = useLoad(() => request<{ workflows: WorkflowSummary[] }>('GET', '/api/workflows'), []);
+  const names = workflows.value?.workflows;
+  return (
+    <>
+      <h1>Failed messages</h1>
+      <ErrorNote error={workflows.error} />
+      {names === undefined ? (
+        workflows.error === undefined ? (
+          <Loading what="the workflows" />
+        ) : null
+      ) : names.length === 0 ? (
+        <p>No workflows are stored, so no message has failed.</p>
+      ) : (
+        <Failures workflows={names} />
+      )}
+    </>
+  );
+}
+
+function Failures({ workflows }: { workflows: readonly WorkflowSummary[] }): ReactNode {
   const { session } = useSession();
   const operate = may(session, 'operate');
-  const [filter, setFilter] = useState<Filter>(NO_FILTER);
+  const [filter, setFilter] = useState<Filter>({ ...NO_FILTER, workflow: workflows[0]?.name ?? '' });
   const [pageToken, setPageToken] = useState<string>();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [shown, setShown] = useState<FailureSummary>();
@@ -86,14 +117,23 @@ export function FailuresPage(): ReactNode {
     });
   return (
     <>
-      <h1>Failed messages</h1>
       <FilterForm
+        workflows={workflows}
+        initial={filter}
         onApply={(next) => {
           setFilter(next);
           setPageToken(undefined);
         }}
       />
       <ErrorNote error={list.error} />
+      {list.value === undefined ? null : (
+        <p className="muted">
+          {list.value.total ?? list.value.failures.length} failed
+          {Object.entries(list.value.counts ?? {})
+            .map(([kind, count]) => ` · ${kind} ${count}`)
+            .join('')}
+        </p>
+      )}
       {operate ? (
         <div className="actions">
           <button type="button" disabled={action.busy || selected.size === 0} onClick={() => act('retry')}>
@@ -111,7 +151,10 @@ export function FailuresPage(): ReactNode {
           <Loading what="the failed messages" />
         ) : null
       ) : failures.length === 0 ? (
-        <p>No failed messages{filter === NO_FILTER ? '' : ' match the filter'}.</p>
+        <p>
+          No failed messages of {filter.workflow}
+          {filter.component === '' && filter.kind === '' ? '' : ' match the filter'}.
+        </p>
       ) : (
         <table>
           <caption className="visually-hidden">Failed messages</caption>

@@ -4,6 +4,22 @@ import { request } from '../api.js';
 import { ErrorNote, formatTime, Loading, text, useLoad } from '../components/status.js';
 import { type ScheduleRow } from '../types.js';
 
+/** `0 * * * * (UTC)`, `starts by itself`, or both. */
+function describe(schedule: ScheduleRow): string {
+  const parts = [];
+  if (schedule.cron !== undefined && schedule.cron !== '') {
+    parts.push(`${schedule.cron}${schedule.timezone ? ` (${schedule.timezone})` : ''}${schedule.enabled === false ? ', disabled' : ''}`);
+  }
+  if (schedule.autoStart === true) parts.push('starts by itself');
+  return parts.join('; ') || '—';
+}
+
+/** `started 3 · skipped 1`: the fires with a count. */
+function fires(counts: ScheduleRow['fires']): string {
+  const shown = Object.entries(counts ?? {}).filter(([, count]) => count > 0);
+  return shown.length === 0 ? '—' : shown.map(([outcome, count]) => `${outcome} ${count}`).join(' · ');
+}
+
 export function SchedulesPage(): ReactNode {
   const list = useLoad(() => request<{ schedules: ScheduleRow[] }>('GET', '/api/schedules'), [], 10_000);
   const schedules = list.value?.schedules;
@@ -25,20 +41,24 @@ export function SchedulesPage(): ReactNode {
               <th scope="col">Workflow</th>
               <th scope="col">Schedule</th>
               <th scope="col">Paused</th>
+              <th scope="col">Run</th>
               <th scope="col">Next fire</th>
               <th scope="col">Last fire</th>
-              <th scope="col">Last outcome</th>
+              <th scope="col">Fires by outcome</th>
+              <th scope="col">Last error</th>
             </tr>
           </thead>
           <tbody>
             {schedules.map((schedule) => (
               <tr key={schedule.workflow}>
                 <th scope="row">{schedule.workflow}</th>
-                <td>{text(schedule.schedule ?? schedule.cron ?? (schedule.autoStart === true ? 'starts by itself' : undefined))}</td>
+                <td>{describe(schedule)}</td>
                 <td>{schedule.paused === true ? 'yes' : 'no'}</td>
+                <td>{text(schedule.runState)}</td>
                 <td>{formatTime(schedule.nextFire)}</td>
                 <td>{formatTime(schedule.lastFire)}</td>
-                <td>{text(schedule.lastOutcome ?? schedule.lastError)}</td>
+                <td>{fires(schedule.fires)}</td>
+                <td>{text(schedule.problem ?? schedule.lastError)}</td>
               </tr>
             ))}
           </tbody>

@@ -36,7 +36,9 @@ export function SkillsPage(): ReactNode {
               <tr key={skill.name}>
                 <th scope="row">{skill.name}</th>
                 <td>{skill.url}</td>
-                <td className={`health health-${skill.health.toLowerCase()}`}>{skill.health}</td>
+                <td className={`health health-${skill.health.toLowerCase()}`} title={skill.detail}>
+                  {skill.health}
+                </td>
                 <td>{skill.circuit}</td>
                 <td className="number">{text(skill.latencyMs)}</td>
               </tr>

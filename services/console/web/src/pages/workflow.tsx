@@ -2,7 +2,7 @@
 // a copy button, the resources and skills it uses, and its version history when there is one.
 import { type ReactNode, useEffect, useState } from 'react';
 import { useParams } from 'react-router';
-import { ApiError, currentSession, request, segment } from '../api.js';
+import { ApiError, currentSession, request, segment, streamError } from '../api.js';
 import { ErrorNote, Loading, text, useAction, useLoad } from '../components/status.js';
 import { WorkflowActions } from '../components/workflow-actions.js';
 import { WorkflowGraph } from '../components/workflow-graph.js';
@@ -20,7 +20,17 @@ function useCounts(name: string): { counts: CountsEvent | undefined; error: unkn
       setCounts(JSON.parse(event.data) as CountsEvent);
       setError(undefined);
     });
-    events.onerror = () => {
+    events.addEventListener('signed-out', () => {
+      events.close();
+      signedOut();
+    });
+    events.onerror = (event) => {
+      // an `error` event the server sent (the run cannot be watched) carries the API's error
+      const sent = streamError(event);
+      if (sent !== undefined) {
+        setError(sent);
+        return;
+      }
       // EventSource reconnects by itself unless the answer was an error status; then it is closed: find out why
       if (events.readyState !== EventSource.CLOSED) return;
       currentSession()
@@ -59,6 +69,17 @@ function CopyButton({ value }: { value: string }): ReactNode {
   );
 }
 
+/** A resource (`name (kind), used by a, b`), a skill (`name at url, by component`) or a history entry, as one line. */
+function describeItem(item: unknown): string {
+  if (typeof item !== 'object' || item === null) return text(item);
+  const fields = item as Record<string, unknown>;
+  if (Array.isArray(fields.usedBy)) return `${text(fields.name)} (${text(fields.kind)}), used by ${fields.usedBy.map(text).join(', ')}`;
+  if (typeof fields.url === 'string') return `${text(fields.name)} at ${fields.url}${fields.component === undefined ? '' : `, by ${text(fields.component)}`}`;
+  if (fields.version !== undefined)
+    return `version ${text(fields.version)}${fields.updatedAt === undefined ? '' : `, ${text(fields.updatedAt)}`}${fields.pushedBy === undefined ? '' : ` by ${text(fields.pushedBy)}`}`;
+  return text(item);
+}
+
 function List({ title, items }: { title: string; items: readonly unknown[] | undefined }): ReactNode {
   return (
     <section aria-labelledby={`${title}-title`}>
@@ -68,7 +89,7 @@ function List({ title, items }: { title: string; items: readonly unknown[] | und
       ) : (
         <ul>
           {items.map((item, index) => (
-            <li key={index}>{typeof item === 'object' && item !== null && 'name' in item ? text(item.name) : text(item)}</li>
+            <li key={index}>{describeItem(item)}</li>
           ))}
         </ul>
       )}
@@ -81,10 +102,11 @@ export function WorkflowPage(): ReactNode {
   const detail = useLoad(() => request<WorkflowDetail>('GET', `/api/workflows/${segment(name)}`), [name]);
   const live = useCounts(name);
   const workflow = detail.value;
-  const state = live.counts?.state ?? workflow?.state ?? 'UNKNOWN';
+  const counts = live.counts ?? workflow?.counts;
+  const state = counts?.state ?? workflow?.state ?? 'UNKNOWN';
   return (
     <>
-      <h1>{name}</h1>
+      <h1>{workflow?.title ?? name}</h1>
       <ErrorNote error={detail.error} />
       {workflow === undefined ? (
         detail.error === undefined ? (
@@ -100,7 +122,7 @@ export function WorkflowPage(): ReactNode {
           </p>
           <WorkflowActions name={name} state={state} onChanged={detail.reload} />
           <ErrorNote error={live.error} />
-          <WorkflowGraph nodes={workflow.picture.nodes} edges={workflow.picture.edges} counts={live.counts?.components ?? {}} />
+          <WorkflowGraph nodes={workflow.picture.nodes} edges={workflow.picture.edges} counts={counts?.components ?? {}} />
           <div className="columns">
             <List title="resources" items={workflow.resources} />
             <List title="skills" items={workflow.skills} />

@@ -48,10 +48,12 @@ export function WorkflowsPage(): ReactNode {
             {workflows.map((workflow) => (
               <tr key={workflow.name} data-workflow={workflow.name}>
                 <th scope="row">
-                  <Link to={`/workflows/${encodeURIComponent(workflow.name)}`}>{workflow.name}</Link>
+                  <Link to={`/workflows/${encodeURIComponent(workflow.name)}`}>{workflow.title ?? workflow.name}</Link>
                 </th>
                 <td>{workflow.version}</td>
-                <td className={`state state-${workflow.state.toLowerCase()}`}>{workflow.state}</td>
+                <td className={`state state-${workflow.state.toLowerCase()}`} title={workflow.lastError}>
+                  {workflow.state}
+                </td>
                 <td>{workflow.executors.map((executor) => `${executor.id}: ${executor.state}`).join(', ') || '—'}</td>
                 <td className="number">{workflow.rates.in}</td>
                 <td className="number">{workflow.rates.out}</td>
