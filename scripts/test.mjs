@@ -3,6 +3,7 @@
 // typecheck of the whole repository, every project's build and every project's test target, with the servers' and
 // tools' locations in the environment. Nothing needs doing by hand first, on a fresh machine or a second time.
 import { spawn } from 'node:child_process';
+import { ensureChromium } from './test-env/chromium.mjs';
 import { ensureClients } from './test-env/clients.mjs';
 import { ensureGrpcTools } from './test-env/grpcurl.mjs';
 import { ensureDeployTools } from './test-env/helm.mjs';
@@ -20,6 +21,7 @@ async function prepare() {
   Object.assign(env, await ensureNeo4j());
   Object.assign(env, await ensureNats());
   Object.assign(env, await ensureClients());
+  Object.assign(env, await ensureChromium());
   return env;
 }
 
@@ -84,10 +86,13 @@ env[NEO4J_POOL_ENV] = pool.address;
 // the typecheck (one core) beside the tests, its verdict taken once they end; the builds and code generation the
 // tests depend on are done, so nx runs the test targets alone
 const typecheckBegun = performance.now();
-const typecheck = run('npx', ['tsc', '-p', 'tsconfig.typecheck.json'], env).then((code) => {
-  phases.push({ phase: 'typecheck (beside the tests)', seconds: Math.round((performance.now() - typecheckBegun) / 100) / 10 });
-  return code;
-});
+// the console's pages are browser code (DOM, JSX) in a program of their own: checked after the repository's, on the same core
+const typecheck = run('npx', ['tsc', '-p', 'tsconfig.typecheck.json'], env)
+  .then((code) => (code === 0 ? run('npx', ['tsc', '-p', 'services/console/web/tsconfig.json'], env) : code))
+  .then((code) => {
+    phases.push({ phase: 'typecheck (beside the tests)', seconds: Math.round((performance.now() - typecheckBegun) / 100) / 10 });
+    return code;
+  });
 // one nx run of every project's tests: two runs side by side (the executor's and the CLI's first) put four vitest
 // processes on two cores, and nlp-training's training worker then missed vitest's 60 s call to its main process
 await step('npx', ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes', ...extra], env, 'tests');
