@@ -81,10 +81,10 @@ function isFullForm(value: unknown): boolean {
 }
 
 /** The first line of each field of a YAML document, by JSON path (`components.parse.options`). */
-type LineIndex = ReadonlyMap<string, number>;
+export type LineIndex = ReadonlyMap<string, number>;
 
 /** Parses YAML 1.2 (keys unique, no custom tags); a syntax error is a ValidationError naming line and column, never the text. */
-function parseYamlWithLines(text: string): { value: unknown; lines: LineIndex } {
+export function parseYamlWithLines(text: string): { value: unknown; lines: LineIndex } {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, version: '1.2' });
   const [error] = document.errors;
@@ -141,7 +141,8 @@ function withLines<T>(lines: LineIndex, convert: () => T, fileName = ''): T {
   }
 }
 
-function lineOf(lines: LineIndex, field: string): number | undefined {
+/** The line of a field, or of the nearest field above it that has one. */
+export function lineOf(lines: LineIndex, field: string): number | undefined {
   let best: { length: number; line: number } | undefined;
   for (const [path, line] of lines) {
     const matches = field === path || field.startsWith(`${path}.`) || field.startsWith(`${path}[`);

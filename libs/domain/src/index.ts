@@ -25,6 +25,16 @@ export { type StoredName, parseStoredName, formatStoredName, newStoredName, work
 export { parseWithSchema } from './zod-violations.js';
 export { parseWorkflowJson, parseWorkflow, serializeWorkflowJson, parseScheduleJson, parseSchedule, serializeScheduleJson } from './workflow-json.js';
 export { workflowJsonSchema, scheduleJsonSchema, MAX_VALUE_DEPTH } from './workflow-schema.js';
+export {
+  readWorkflowTestText,
+  type ReadWorkflowTests,
+  type WorkflowTestCase,
+  type WorkflowTestFile,
+  workflowTestFileSchema,
+  workflowTestJsonSchema,
+  type WorkflowTestMatcher,
+  type WorkflowTestSkillAnswers,
+} from './workflow-test-file.js';
 export { DERIVED_NAME_NAMESPACE, type DerivedNameKind, uuidV5, derivedUuid, derivedInstanceName, plainInstanceName, instanceNamed } from './derived-name.js';
 export {
   COMPONENT_KIND_PREFIX,

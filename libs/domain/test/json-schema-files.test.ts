@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { compactWorkflowJsonSchema, relationRulesJsonSchema, scheduleJsonSchema, workflowJsonSchema } from '../src/index.js';
+import { compactWorkflowJsonSchema, relationRulesJsonSchema, scheduleJsonSchema, workflowJsonSchema, workflowTestJsonSchema } from '../src/index.js';
 
 // The published schemas are generated from the zod schemas of src/workflow-schema.ts (the compact form's from the
 // catalog, src/compact-schema.ts). With
@@ -12,6 +12,7 @@ const files = [
   { file: 'schedule.schema.json', schema: scheduleJsonSchema },
   { file: 'relation-rules.schema.json', schema: relationRulesJsonSchema },
   { file: 'compact-workflow.schema.json', schema: compactWorkflowJsonSchema },
+  { file: 'workflow-test.schema.json', schema: workflowTestJsonSchema },
 ];
 
 describe.each(files)('schema/$file', ({ file, schema }) => {

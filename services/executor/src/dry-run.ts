@@ -76,10 +76,9 @@ export async function dryRun(
     const kind = instance.component.qualifiedName;
     const supported = findComponentDefinition(kind)?.dryRunSupported === true;
     const isSource = instance.component.type === 'SOURCE';
-    const replacement = replacements.get(instance.name);
-    const skipped = !isSource && replacement === undefined && !supported;
-    outputs.set(instance.name, { component: instance.name, messages: [], errors: [], skipped, received: [], truncated: false });
-    const chosen = isSource ? inletFactory : (replacement ?? (supported ? factories.get(kind) : undefined) ?? passThrough);
+    const chosen = isSource ? inletFactory : (replacements.get(instance.name) ?? (supported ? factories.get(kind) : undefined) ?? passThrough);
+    // a kind this process cannot build (a skill without a gateway) passes messages through like one without dry runs
+    outputs.set(instance.name, { component: instance.name, messages: [], errors: [], skipped: chosen === passThrough, received: [], truncated: false });
     const instances = byKind.get(kind) ?? new Map<string, ComponentFactory>();
     instances.set(instance.name, chosen);
     byKind.set(kind, instances);

@@ -8,5 +8,7 @@ export { type RunOptions } from './runtime/options.js';
 export { type ComponentCounters } from './runtime/run-graph.js';
 export { ComponentError, type FailureRecord } from './runtime/component-error.js';
 export { GraphStores, EMBEDDED_GRAPH_HOST } from './components/graph-stores.js';
+export { standInSkillFactory, type StandInSkillAnswer } from './components/skills.js';
+export { dryRun, type DryRunScope } from './dry-run.js';
 export { FailedMessages, type FailureSelection } from './failures/failed-messages.js';
 export { FileFailureStore } from './failures/file-failure-store.js';

@@ -11,6 +11,7 @@ import { readWorkflowFile } from '../workflow-file.js';
 import { cliIo, inputPath, inThisRun, setExitCode } from '../cli-io.js';
 import { addMessageTraceCommand } from './message-trace.js';
 import { addReplayCommand } from './replay.js';
+import { addWorkflowTestCommand } from './workflow-test.js';
 
 function withExecutor<T>(command: Command, use: (client: ExecutorClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, ExecutorClient, use);
@@ -112,7 +113,7 @@ function printRunEvent(globals: GlobalOptions, event: WatchRunResponse): void {
   cliIo().stdout.write(`${[event.time?.toISOString() ?? '', stateName(event.state), ...fields].join('  ')}\n`);
 }
 
-/** `loom component list`, `loom workflow start|stop|pause|resume|status|watch|dry-run` and `loom message publish`; returns the `component` command. */
+/** `loom component list`, `loom workflow start|stop|pause|resume|status|watch|dry-run|test` and `loom message publish`; returns the `component` command. */
 export function addExecutorCommands(program: Command, workflow: Command): { component: Command } {
   const component = program.command('component').description('the component catalog of the executor');
   component
@@ -219,6 +220,7 @@ export function addExecutorCommands(program: Command, workflow: Command): { comp
     );
 
   addReplayCommand(workflow);
+  addWorkflowTestCommand(workflow);
 
   workflow
     .command('dry-run')

@@ -384,3 +384,40 @@ export function skillFactory(capability: SkillCapabilityName, gateway: SkillGate
     },
   };
 }
+
+/** A stand-in skill's answer to one message: the skill's JSON answer, or a refusal (the message fails for good, as when the skill refuses it). */
+export type StandInSkillAnswer = { readonly answer: unknown } | { readonly refusal: string };
+
+/**
+ * A skill component that takes its answers from `answerOf` (for the n-th message it would send, from 0) instead of calling the skill:
+ * a workflow test's mocked answers. Each message is prepared and each answer applied as for a real call (a missing input
+ * field fails the message, `_entities` are derived from an annotation), with no skill gateway and no network.
+ */
+export function standInSkillFactory(capability: SkillCapabilityName, answerOf: (message: LoomMessage, index: number) => StandInSkillAnswer): ComponentFactory {
+  return {
+    kind: 'processor',
+    create(context) {
+      const given = context.instance.skill;
+      if (given === null) {
+        return Promise.reject(
+          ValidationError.of(`${context.name}.skill`, 'a skill component needs a skill: by name (a registered skill) or with name and url', 'MISSING_SKILL'),
+        );
+      }
+      const adapter = ADAPTERS[capability](context, { ...given, capability });
+      let taken = 0;
+      const processor: Processor = {
+        process: (batch) =>
+          Promise.resolve(
+            batch.map((message) => {
+              const prepared = adapter.prepare(message);
+              if (!prepared.ok) return outcome.fail(prepared.error);
+              const answered = answerOf(message, taken++);
+              return 'refusal' in answered ? outcome.fail(answered.refusal) : adapter.apply(message, answered.answer);
+            }),
+          ),
+        close: () => Promise.resolve(),
+      };
+      return Promise.resolve(processor);
+    },
+  };
+}
