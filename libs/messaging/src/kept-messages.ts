@@ -10,6 +10,7 @@ import {
   StorageType,
   type StreamConfig,
 } from 'nats';
+import { ENVELOPE_HEADER, envelopeCount } from './envelope.js';
 import { NothingKeptError, ReplayOutOfRangeError } from './errors.js';
 import { publishToJetStream } from './jetstream-publish.js';
 import { keptStreamName, keptSubjects, sourceSubjectOfKept, streamName } from './names.js';
@@ -138,13 +139,15 @@ async function publishUpTo(consumer: KeptConsumer, client: JetStreamClient, sour
       done = batch.length === 0 || batch[batch.length - 1]!.seq >= last;
       const sends = batch.map((message) => {
         const subject = sourceSubjectOfKept(message.subject);
+        // a kept batch envelope (envelope.ts) is replayed as it is, and counts its messages
+        const messages = (message.headers?.get(ENVELOPE_HEADER) ?? '') === '' ? 1 : envelopeCount(message.data);
         if (!sourceSubjects.has(subject)) {
-          skipped++;
+          skipped += messages;
           return Promise.resolve();
         }
         return publishToJetStream(client, subject, message.data, replayHeaders(message), replayMessageId(message)).then((ack) => {
-          if (ack.duplicate) duplicates++;
-          else replayed++;
+          if (ack.duplicate) duplicates += messages;
+          else replayed += messages;
           firstSequence = firstSequence === 0 ? message.seq : Math.min(firstSequence, message.seq);
           lastSequence = Math.max(lastSequence, message.seq);
         });

@@ -16,6 +16,7 @@ import {
   StorageType,
   type StreamConfig,
 } from 'nats';
+import { EnvelopePublisher } from './envelope-publisher.js';
 import { MessagingClosedError, NothingKeptError, ReplayOutOfRangeError } from './errors.js';
 import { publishToJetStream } from './jetstream-publish.js';
 import { ensureKeptStream, REPLAYED_FROM_HEADER, replayKept, type ReplayResult, type ReplayStart } from './kept-messages.js';
@@ -24,8 +25,9 @@ import { keptStreamName, keptSubjectOf, sourceConsumerName, sourceSubject, strea
 import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions } from './nats-connection.js';
 import { type MessagingSettings } from './settings.js';
+import { RecentIds } from './recent-ids.js';
 import { SourceConsumer } from './source-consumer.js';
-import { messageHeaders } from './trace-context.js';
+import { messageHeaders, recordHeaders } from './trace-context.js';
 
 /** Options of a publish. */
 export interface PublishOptions {
@@ -75,6 +77,8 @@ const MESSAGING_TRANSITIONS = {
 } as const satisfies Record<MessagingState, readonly MessagingState[]>;
 
 const DEFAULT_BATCH = 64;
+/** NATS's default max_payload, for a connection that has not heard the server's yet. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 /**
  * Connects to the NATS servers of the settings. A failure is typed: MessagingUnavailableError (no server answered),
@@ -105,6 +109,9 @@ export class Messaging {
   private readonly consumers = new Set<SourceConsumer>();
   /** Workflows whose stream this connection made sure of, for pendingByWorkflow. */
   private readonly workflows = new Set<string>();
+  /** Per workflow, the message ids this connection stored or was delivered within the duplicate window (recent-ids.ts). */
+  private readonly recentIds = new Map<string, RecentIds>();
+  private readonly envelopes: EnvelopePublisher;
 
   /** Made by connectMessaging. */
   constructor(
@@ -113,7 +120,14 @@ export class Messaging {
     private readonly client: JetStreamClient,
     private readonly settings: MessagingSettings,
     private readonly metrics: MessagingMetrics,
-  ) {}
+  ) {
+    this.envelopes = new EnvelopePublisher({
+      client,
+      maxPayload: () => connection.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
+      recentIds: (workflow) => this.recentIdsOf(workflow),
+      stored: (workflow, count) => metrics.stored(workflow, count),
+    });
+  }
 
   /** open, closing or closed. */
   get state(): MessagingState {
@@ -137,6 +151,8 @@ export class Messaging {
         },
       );
       if (!exists) {
+        // a stream made anew numbers its messages from 1 again: ids remembered of an earlier one no longer hold
+        this.recentIds.delete(workflow);
         await this.manager.streams.add(config).catch(async (error: unknown) => {
           // another executor created it meanwhile, with other settings (an older version of the workflow)
           if (jetStreamCode(error) !== JetStreamCode.streamNameInUse) throw error;
@@ -156,6 +172,7 @@ export class Messaging {
     const operation = { what: `delete the message stream of workflow '${workflow}'`, workflow };
     this.checkOpen(operation.what);
     this.workflows.delete(workflow);
+    this.recentIds.delete(workflow);
     try {
       // its kept messages go with it: there is nothing to replay them into
       await this.manager.streams.delete(keptStreamName(workflow)).catch((error: unknown) => {
@@ -169,7 +186,10 @@ export class Messaging {
   }
 
   /**
-   * Publishes a message of a source of a workflow; resolves once JetStream has stored it. A full stream is a
+   * Publishes a message of a source of a workflow; resolves once JetStream has stored it. Messages with an id published
+   * to one source in the same turn of the event loop are stored together as one batch envelope (envelope.ts); an id
+   * this connection stored or was delivered within the duplicate window, or repeated in the batch, is answered
+   * duplicate and not stored again (recent-ids.ts). A full stream is a
    * StreamFullError (resource-exhausted, retryable), a source without a stream StreamNotFoundError (once "no responders"
    * has been tried again for about 2 s: see jetstream-publish.ts), no answer in time
    * MessagingUnavailableError (retry with the same message id: it is stored once).
@@ -178,6 +198,11 @@ export class Messaging {
     const operation: Operation = { what: `publish to source '${source}' of workflow '${workflow}'`, workflow, source };
     this.checkOpen(operation.what);
     try {
+      const { messageId } = options;
+      if (messageId !== undefined && messageId !== '') {
+        const headers = recordHeaders(options.headers, options.context);
+        return await this.envelopes.publish(workflow, sourceSubject(workflow, source), messageId, headers, payload);
+      }
       const headers = messageHeaders(options.headers, options.context);
       const ack = await publishToJetStream(this.client, sourceSubject(workflow, source), payload, headers, options.messageId);
       if (!ack.duplicate) this.metrics.stored(workflow, 1);
@@ -197,7 +222,7 @@ export class Messaging {
       const consumer = await this.client.consumers.get(streamName(workflow), sourceConsumerName(source));
       const messages = await consumer.consume({ max_messages: Math.min(options.batch ?? DEFAULT_BATCH, maxAckPending) });
       const keep = this.keepProcessedMs > 0 ? (message: JsMsg) => this.keepProcessed(message) : undefined;
-      const sourceConsumer = new SourceConsumer(messages, workflow, source, maxDeliver, this.metrics, keep);
+      const sourceConsumer = new SourceConsumer(messages, workflow, source, maxDeliver, this.metrics, keep, this.recentIdsOf(workflow));
       this.consumers.add(sourceConsumer);
       return sourceConsumer;
     } catch (error) {
@@ -292,6 +317,16 @@ export class Messaging {
     } catch {
       // a closed connection: the copy is lost, the acknowledgement stands
     }
+  }
+
+  private recentIdsOf(workflow: string): RecentIds {
+    let recent = this.recentIds.get(workflow);
+    if (recent === undefined) {
+      const { maxAgeMs, duplicateWindowMs } = this.settings.stream;
+      recent = new RecentIds(maxAgeMs > 0 ? Math.min(duplicateWindowMs, maxAgeMs) : duplicateWindowMs);
+      this.recentIds.set(workflow, recent);
+    }
+    return recent;
   }
 
   private checkOpen(operation: string): void {

@@ -1,12 +1,22 @@
 import { type Context } from '@opentelemetry/api';
 import { Lifecycle, ShutdownOnce } from '@loom/foundation';
 import { type ConsumerMessages, type JsMsg } from 'nats';
+import { decodeEnvelope, ENVELOPE_HEADER, ENVELOPE_VERSION, type EnvelopeMessage } from './envelope.js';
+import { type EnvelopedSettlement, EnvelopeSettlement } from './envelope-settlement.js';
 import { MessagingUnavailableError } from './errors.js';
+import { REPLAYED_FROM_HEADER } from './kept-messages.js';
 import { type MessagingMetrics } from './metrics.js';
-import { extractTraceContext } from './trace-context.js';
+import { type RecentIds } from './recent-ids.js';
+import { extractRecordTraceContext, extractTraceContext } from './trace-context.js';
 
 /** The JetStream header carrying a message's id (its de-duplication key). */
 export const MESSAGE_ID_HEADER = 'Nats-Msg-Id';
+
+/**
+ * How long an envelope of a version this loom cannot read waits before it is delivered again: it was written by a newer
+ * loom (an upgrade under way), which takes it; it is never terminated for its version.
+ */
+const UNKNOWN_VERSION_DELAY_MS = 10_000;
 
 /**
  * How a delivery of a stored message is settled: the one spelling of JetStream's verbs, used by every consumer and by
@@ -60,6 +70,11 @@ const CONSUMER_TRANSITIONS = {
  * of the source: memory stays bounded however far the stream is ahead. stop() ends the iteration: the messages fetched
  * and not yet handed out are given back (nak), so they are delivered again at once; deliveries handed out and never
  * settled are delivered again after their ack wait.
+ *
+ * A batch envelope (envelope.ts) is handed out as its messages, in order, each a Delivery of its own whose settlement
+ * counts towards the envelope's (envelope-settlement.ts): JetStream hears of it once all of them are settled. With
+ * `recent` (the workflow's consumers), a message whose id this executor already took from another stored message
+ * within the duplicate window is acknowledged at once and not handed out (recent-ids.ts).
  */
 export class SourceConsumer implements AsyncIterable<Delivery> {
   private readonly lifecycle: Lifecycle<ConsumerState>;
@@ -73,6 +88,8 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
     private readonly metrics: MessagingMetrics,
     /** Called with each delivery acknowledged: copies it to the workflow's kept stream when processed messages are kept. */
     private readonly keep?: (message: JsMsg) => void,
+    /** The ids of the workflow's stream this executor stored or took: a message stored twice under one id enters once. */
+    private readonly recent?: RecentIds,
   ) {
     this.lifecycle = new Lifecycle(`consumer of source '${source}' of workflow '${workflow}'`, CONSUMER_TRANSITIONS, 'consuming');
   }
@@ -90,7 +107,17 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
         message.nak();
         continue;
       }
-      yield this.delivery(message);
+      const version = message.headers?.get(ENVELOPE_HEADER) ?? '';
+      if (version !== '') {
+        yield* this.envelope(message, version);
+        continue;
+      }
+      const delivery = this.delivery(message);
+      if (this.repeated(delivery.messageId, message.seq)) {
+        message.ack();
+        continue;
+      }
+      yield delivery;
     }
   }
 
@@ -105,6 +132,64 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
     this.messages.stop();
     this.lifecycle.to('stopped');
     return Promise.resolve();
+  }
+
+  /** The messages of a batch envelope, each settled towards the envelope's settlement. */
+  private *envelope(message: JsMsg, version: string): Generator<Delivery> {
+    if (version !== ENVELOPE_VERSION) {
+      message.nak(UNKNOWN_VERSION_DELAY_MS);
+      return;
+    }
+    let messages: EnvelopeMessage[];
+    try {
+      messages = decodeEnvelope(message.data);
+    } catch {
+      // bytes that do not read as an envelope: handed out as they are, its owner terminates them as no message
+      yield this.delivery(message);
+      return;
+    }
+    if (messages.length === 0) {
+      message.ack();
+      return;
+    }
+    const { workflow, source, metrics, keep } = this;
+    const envelope = new EnvelopeSettlement(message, messages.length, `message batch ${message.seq} of workflow '${workflow}'`, (acknowledged) =>
+      keep?.(acknowledged),
+    );
+    // a replayed envelope's messages take the replay's ids, as a replayed single message does (kept-messages.ts)
+    const replayedFrom = message.headers?.get(REPLAYED_FROM_HEADER) ?? '';
+    const deliveryCount = message.info.deliveryCount;
+    const lastDelivery = deliveryCount >= this.maxDeliver;
+    for (const enveloped of messages) {
+      const settlement = envelope.settlement();
+      if (!this.lifecycle.is('consuming')) {
+        settlement.nak();
+        continue;
+      }
+      const messageId = replayedFrom === '' ? enveloped.id : `${enveloped.id}:replay:${replayedFrom}`;
+      if (this.repeated(messageId, message.seq)) {
+        settlement.ack();
+        continue;
+      }
+      if (deliveryCount > 1) metrics.redelivered(workflow);
+      yield {
+        workflow,
+        source,
+        payload: enveloped.payload,
+        messageId,
+        sequence: message.seq,
+        deliveryCount,
+        lastDelivery,
+        headers: enveloped.headers,
+        traceContext: (base?: Context) => extractRecordTraceContext(enveloped.headers, base),
+        ...settlementOf(settlement, () => metrics.terminated(workflow)),
+      };
+    }
+  }
+
+  /** True when this executor already took `messageId` from another stored message within the duplicate window. */
+  private repeated(messageId: string | undefined, sequence: number): boolean {
+    return messageId !== undefined && this.recent !== undefined && !this.recent.delivered(messageId, sequence);
   }
 
   private delivery(message: JsMsg): Delivery {
@@ -143,4 +228,18 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
       working: () => message.working(),
     };
   }
+}
+
+/** A Delivery's settlement verbs from an envelope's message settlement; `terminated` counts a term. */
+function settlementOf(settlement: EnvelopedSettlement, terminated: () => void): Pick<Delivery, 'ack' | 'ackConfirmed' | 'nak' | 'term' | 'working'> {
+  return {
+    ack: settlement.ack,
+    ackConfirmed: settlement.ackConfirmed,
+    nak: settlement.nak,
+    term: (reason?: string) => {
+      settlement.term(reason);
+      terminated();
+    },
+    working: settlement.working,
+  };
 }

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { type ErrorKind } from '@loom/domain';
+import { MessagingError } from './errors.js';
+
+/**
+ * The batch envelope (issue 51): the messages one source publishes together stored as ONE JetStream message, so a
+ * batch costs one JetStream publish, one delivery and one acknowledgement instead of one of each per message. The
+ * JetStream message carries the header ENVELOPE_HEADER naming the format's version; a stored message without it is a
+ * single message as loom stored them before (and still stores a batch of one), so a stream holding either drains.
+ *
+ * Version 1, all integers unsigned 32-bit big-endian: the message count, then per message its id (length, UTF-8), its
+ * headers (length, a JSON object of strings, length 0 for none) and its payload (length, the bytes as published).
+ */
+export const ENVELOPE_HEADER = 'Loom-Envelope';
+/** The version this loom writes. */
+export const ENVELOPE_VERSION = '1';
+
+/** One message of an envelope. */
+export interface EnvelopeMessage {
+  /** Its id: never empty (a message without an id is stored on its own, not in an envelope). */
+  readonly id: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly payload: Uint8Array;
+}
+
+/** An envelope's bytes do not read as the version they claim. */
+export class EnvelopeFormatError extends MessagingError {
+  readonly kind: ErrorKind = 'invalid-argument';
+
+  constructor(reason: string) {
+    super(`not a loom message envelope: ${reason}`);
+  }
+}
+
+/** The bytes an envelope message adds besides its id, headers and payload (its three lengths). */
+const ENVELOPE_MESSAGE_OVERHEAD = 12;
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** A message ready to go into an envelope: its id and headers as bytes, and the bytes it takes there. */
+export interface PreparedMessage {
+  readonly id: Buffer;
+  readonly headers: Buffer | undefined;
+  readonly payload: Uint8Array;
+  /** Bytes it takes in an envelope. */
+  readonly size: number;
+}
+
+/** Encodes a message's id and headers once, so a publisher can size its envelopes before writing them. */
+export function prepareEnvelopeMessage(message: EnvelopeMessage): PreparedMessage {
+  const id = Buffer.from(message.id, 'utf8');
+  const headers = hasHeaders(message.headers) ? Buffer.from(JSON.stringify(message.headers), 'utf8') : undefined;
+  return { id, headers, payload: message.payload, size: ENVELOPE_MESSAGE_OVERHEAD + id.length + (headers?.length ?? 0) + message.payload.length };
+}
+
+/** The envelope's bytes (version ENVELOPE_VERSION). */
+export function encodeEnvelope(messages: readonly EnvelopeMessage[]): Buffer {
+  return encodePrepared(messages.map(prepareEnvelopeMessage));
+}
+
+/** The envelope's bytes (version ENVELOPE_VERSION) of prepared messages. */
+export function encodePrepared(messages: readonly PreparedMessage[]): Buffer {
+  let size = 4;
+  for (const message of messages) size += message.size;
+  const out = Buffer.allocUnsafe(size);
+  let at = out.writeUInt32BE(messages.length, 0);
+  for (const message of messages) {
+    at = putBytes(out, at, message.id);
+    at = message.headers === undefined ? out.writeUInt32BE(0, at) : putBytes(out, at, message.headers);
+    at = putBytes(out, at, message.payload);
+  }
+  return out;
+}
+
+/** The messages of an envelope's bytes, in the order published; an EnvelopeFormatError when they do not read as version 1. */
+export function decodeEnvelope(bytes: Uint8Array): EnvelopeMessage[] {
+  const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const take = (at: number, what: string): [Buffer, number] => {
+    if (at + 4 > data.length) throw new EnvelopeFormatError(`it ends inside the length of ${what}`);
+    const length = data.readUInt32BE(at);
+    const end = at + 4 + length;
+    if (end > data.length) throw new EnvelopeFormatError(`${what} runs past its end`);
+    return [data.subarray(at + 4, end), end];
+  };
+  if (data.length < 4) throw new EnvelopeFormatError('it holds no message count');
+  const count = data.readUInt32BE(0);
+  const messages: EnvelopeMessage[] = [];
+  let at = 4;
+  for (let index = 0; index < count; index++) {
+    const [id, afterId] = take(at, `message ${index}'s id`);
+    const [header, afterHeaders] = take(afterId, `message ${index}'s headers`);
+    const [payload, afterPayload] = take(afterHeaders, `message ${index}'s payload`);
+    messages.push({ id: id.toString('utf8'), headers: header.length === 0 ? NO_HEADERS : headersOf(header, index), payload });
+    at = afterPayload;
+  }
+  if (at !== data.length) throw new EnvelopeFormatError(`${data.length - at} bytes follow its last message`);
+  return messages;
+}
+
+/** How many messages an envelope's bytes hold (its first field), without reading them. */
+export function envelopeCount(bytes: Uint8Array): number {
+  return bytes.length < 4 ? 0 : Buffer.from(bytes.buffer, bytes.byteOffset, 4).readUInt32BE(0);
+}
+
+/**
+ * The JetStream message id of an envelope: derived from its messages' ids in order, so the same batch retried (the
+ * same ids, as a client resends a call it got no answer for) is stored once by JetStream's de-duplication, whichever
+ * executor takes the retry and across restarts. A batch sharing only some ids with an earlier one gets another id;
+ * those messages are de-duplicated by id on the executor (recent-ids.ts).
+ */
+export function envelopeMessageId(ids: readonly string[]): string {
+  const hash = createHash('sha256');
+  // length-prefixed, so no id's characters can make two different lists hash alike
+  for (const id of ids) hash.update(`${id.length}:${id}`);
+  return `loom-batch:${hash.digest('base64url')}`;
+}
+
+function putBytes(out: Buffer, at: number, bytes: Uint8Array): number {
+  const next = out.writeUInt32BE(bytes.length, at);
+  out.set(bytes, next);
+  return next + bytes.length;
+}
+
+function hasHeaders(headers: Readonly<Record<string, string>>): boolean {
+  for (const _ in headers) return true;
+  return false;
+}
+
+function headersOf(bytes: Buffer, index: number): Readonly<Record<string, string>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new EnvelopeFormatError(`message ${index}'s headers are not JSON`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new EnvelopeFormatError(`message ${index}'s headers are not an object`);
+  return parsed as Record<string, string>;
+}

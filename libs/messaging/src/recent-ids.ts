@@ -1,0 +1,94 @@
+/**
+ * Most message ids an executor remembers per workflow stream: at about 100 bytes an id, some 13 MiB for a busy
+ * workflow. Past it the oldest are forgotten before their duplicate window ends (JetStream's own de-duplication of a
+ * whole batch retried as it was, and of a single message, still holds for the whole window).
+ */
+export const MAX_RECENT_IDS = 131_072;
+
+/** What is known of an id: the stream sequence of the JetStream message that stored it, or the publish storing it now. */
+export type KnownId = number | Promise<number>;
+
+interface Entry {
+  known: KnownId;
+  readonly at: number;
+}
+
+/**
+ * The message ids of one workflow's stream that this executor stored or was delivered within the stream's duplicate
+ * window (issue 51): the per-message half of de-duplication once messages are stored in batch envelopes (envelope.ts).
+ * JetStream de-duplicates a JetStream message by its id, so a single message (stored under its own id) and a batch
+ * retried with the same ids are stored once anyway; an id that comes again in a *different* batch is caught here, on
+ * the publishing side (answered duplicate, not stored again) and on the consuming side (a delivery of an id this
+ * executor already took from another stored message is acknowledged without entering the run). It is per executor
+ * and lives as long as the process: see docs/decisions.md (issue 51, Must 2) for what that leaves to MERGE.
+ */
+export class RecentIds {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly max = MAX_RECENT_IDS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** What is known of `id` within the window, or undefined. */
+  get(id: string): KnownId | undefined {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return undefined;
+    if (this.now() - entry.at > this.windowMs) {
+      this.entries.delete(id);
+      return undefined;
+    }
+    return entry.known;
+  }
+
+  /** `id` is being stored by a publish of this executor now. */
+  publishing(id: string, stored: Promise<number>): void {
+    this.add(id, stored);
+  }
+
+  /** `id` was stored at `sequence`; an id already known stored at another sequence keeps the first (it is the one delivered). */
+  stored(id: string, sequence: number): void {
+    const entry = this.entries.get(id);
+    if (entry === undefined) this.add(id, sequence);
+    else if (typeof entry.known !== 'number') entry.known = sequence;
+  }
+
+  /** The publish storing `id` failed: nothing is known of it, unless a delivery of it came meanwhile. */
+  forget(id: string): void {
+    if (typeof this.entries.get(id)?.known !== 'number') this.entries.delete(id);
+  }
+
+  /**
+   * A delivery of `id` stored at `sequence`: true when it should enter the run (first seen, or the same stored message
+   * delivered again), false when this executor knows the id stored by another JetStream message within the window.
+   */
+  delivered(id: string, sequence: number): boolean {
+    const known = this.get(id);
+    if (typeof known === 'number') return known === sequence;
+    // unknown, or a publish of this executor still waiting for JetStream's answer: this delivery is the stored one
+    if (known === undefined) this.add(id, sequence);
+    else this.entries.set(id, { known: sequence, at: this.now() });
+    return true;
+  }
+
+  /** Ids remembered now (expired ones included until they are met or pushed out). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private add(id: string, known: KnownId): void {
+    this.entries.delete(id);
+    this.entries.set(id, { known, at: this.now() });
+    this.prune();
+  }
+
+  /** Maps iterate in insertion order: the first entries are the oldest. */
+  private prune(): void {
+    const now = this.now();
+    for (const [id, entry] of this.entries) {
+      if (this.entries.size <= this.max && now - entry.at <= this.windowMs) return;
+      this.entries.delete(id);
+    }
+  }
+}
