@@ -2,10 +2,12 @@ import { writeFileSync } from 'node:fs';
 import { type Command } from 'commander';
 import { cliIo, inputPath, setExitCode } from '../cli-io.js';
 import { type GlobalOptions } from '../global-options.js';
+import { printTable } from '../output.js';
 import { UsageError } from '../usage-error.js';
 
 interface WorkflowTestOptions {
   readonly junit?: string;
+  readonly list?: boolean;
   readonly config?: string;
   readonly set: string[];
 }
@@ -15,7 +17,7 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 /**
- * `loom workflow test FILE|DIR`: runs `*.test.yaml` files through the dry run in this process (no server, no skill
+ * `loom workflow test FILE|DIR...`: runs `*.test.yaml` files through the dry run in this process (no server, no skill
  * called, nothing written outside the process), prints each test's outcome, writes a JUnit report with `--junit`, and
  * exits 1 when a test failed or could not run. A bad test file runs nothing: every violation is listed with its line.
  */
@@ -25,11 +27,12 @@ export function addWorkflowTestCommand(workflow: Command): void {
     .description(
       'run workflow tests (*.test.yaml: input messages, the messages expected at components, mocked skill answers) through the dry run in this process: no server, no side effects; exit 1 when a test fails',
     )
-    .argument('<path>', 'a *.test.yaml file, or a directory searched for them (its whole tree)')
+    .argument('<paths...>', '*.test.yaml files, or directories searched for them (their whole tree)')
     .option('--junit <file>', 'also write the results there as JUnit XML, for CI systems')
+    .option('--list', 'read and check every file against its workflow, list the tests, run none')
     .option('--config <file>', 'configuration file the components are built with (script limits, Python settings)')
     .option('--set <key=value>', 'override a configuration key (repeatable)', collect, [])
-    .action(async (path: string, options: WorkflowTestOptions, command: Command) => {
+    .action(async (paths: string[], options: WorkflowTestOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const [{ readSuites, runSuites, testFilesOf }, { junitReport }, { componentFactories, dryRun, GraphStores }, { loadConfig }, { createLogger }] =
         await Promise.all([
@@ -40,8 +43,13 @@ export function addWorkflowTestCommand(workflow: Command): void {
           import('@loom/telemetry'),
         ]);
       // every file is read and checked against its workflow before any test runs
-      const suites = readSuites(testFilesOf(path));
+      const suites = readSuites([...new Set(paths.flatMap((path) => testFilesOf(path)))]);
       const io = cliIo();
+      if (options.list === true) {
+        const rows = suites.flatMap((suite) => suite.tests.map((test) => ({ file: suite.file, workflow: suite.workflowFile, test: test.name })));
+        printTable(globals.output, rows);
+        return;
+      }
       const config = loadConfig({ env: io.env, overrides: options.set, ...(options.config === undefined ? {} : { configFile: inputPath(options.config) }) });
       // the components' own logs (a logger sink's messages) are not the report: only errors reach standard error
       const logger = createLogger({ level: 'error', base: { command: 'loom workflow test' }, destination: { write: (line: string) => io.stderr.write(line) } });
