@@ -70,6 +70,13 @@ export class FailedMessages {
 
   /** What a run of this workflow version keeps its failed messages with (RunOptions.keepFailed); never rejects. */
   keeper(workflow: string, version: number): (failed: FailedDelivery) => Promise<KeepOutcome> {
+    // a plain name is a SHA-1 away from its instance name: worked out once per component, not once per failure
+    const plainNames = new Map<string, string>();
+    const plainNameOf = (component: string): string => {
+      let plain = plainNames.get(component);
+      if (plain === undefined) plainNames.set(component, (plain = plainInstanceName(workflow, 'component', component)));
+      return plain;
+    };
     return async ({ component, message, failure, tries, keepContent }) => {
       const now = new Date().toISOString();
       const traceId = traceIdOf(message.headers);
@@ -77,7 +84,7 @@ export class FailedMessages {
         id: recordId(component, message.id),
         workflow,
         workflowVersion: version,
-        component: plainInstanceName(workflow, 'component', component),
+        component: plainNameOf(component),
         instance: component,
         failure: redactedFailure(failure, this.redactor),
         attempts: tries,

@@ -55,7 +55,7 @@ class WorkflowFile {
     const now = Date.now();
     for (const [id, entry] of records) if (expired(entry.record, maxAgeMs, now)) records.delete(id);
     // rewritten with the live records only: a torn line, tombstones and replaced records go
-    const live = [...records.values()].map((entry) => JSON.stringify({ put: entry.record }) + '\n').join('');
+    const live = [...records.values()].map((entry) => lineText({ put: entry.record })).join('');
     if (live.length !== text.length) await writeAtomically(path, live);
     const file = new WorkflowFile(path, await open(path, 'a'));
     for (const [id, entry] of records) file.records.set(id, entry);
@@ -64,9 +64,8 @@ class WorkflowFile {
     return file;
   }
 
-  /** Appends a line; resolves once it is on disk (one write and one fsync for all the lines waiting together). */
-  append(line: Line): Promise<void> {
-    const text = JSON.stringify(line) + '\n';
+  /** Appends a line (its JSON and a newline); resolves once it is on disk (one write and one fsync for all the lines waiting together). */
+  append(text: string): Promise<void> {
     return new Promise<void>((done, failed) => {
       this.pending.push({ text, done, failed });
       this.flushing ??= this.flush();
@@ -101,7 +100,7 @@ class WorkflowFile {
    * waiting is appended after it and changes nothing (a put again, or the tombstone of a record already left out).
    */
   private async compact(): Promise<void> {
-    const live = [...this.records.values()].map((entry) => JSON.stringify({ put: entry.record }) + '\n').join('');
+    const live = [...this.records.values()].map((entry) => lineText({ put: entry.record })).join('');
     await this.handle.close();
     await writeAtomically(this.path, live);
     this.handle = await open(this.path, 'a');
@@ -112,6 +111,11 @@ class WorkflowFile {
     await this.flushing;
     await this.handle.close();
   }
+}
+
+/** A line of the file as written: its JSON and a newline. */
+function lineText(line: Line): string {
+  return JSON.stringify(line) + '\n';
 }
 
 async function writeAtomically(path: string, text: string): Promise<void> {
@@ -152,15 +156,15 @@ export class FileFailureStore implements FailureStore {
 
   async put(record: StoredFailure): Promise<PutOutcome> {
     const file = await this.file(record.workflow);
-    const kept = merged(file.records.get(record.id)?.record, record);
-    const line: Line = { put: kept };
-    const bytes = Buffer.byteLength(JSON.stringify(line)) + 1;
     const earlier = file.records.get(record.id);
+    const kept = merged(earlier?.record, record);
+    const text = lineText({ put: kept });
+    const bytes = Buffer.byteLength(text);
     const live = file.liveBytes - (earlier?.bytes ?? 0) + bytes;
     if (live > this.options.maxBytes) return 'full';
     file.records.set(record.id, { record: kept, bytes });
     file.liveBytes = live;
-    await file.append(line);
+    await file.append(text);
     return 'kept';
   }
 
@@ -183,7 +187,7 @@ export class FileFailureStore implements FailureStore {
       if (entry === undefined) continue;
       file.records.delete(id);
       file.liveBytes -= entry.bytes;
-      removals.push(file.append({ remove: id }));
+      removals.push(file.append(lineText({ remove: id })));
     }
     await Promise.all(removals);
     return removals.length;

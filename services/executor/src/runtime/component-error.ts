@@ -37,6 +37,22 @@ export class ComponentError extends LoomError {
   }
 }
 
+/**
+ * Makes an error without capturing the call stack, for the failure of one message: an outcome made once per failed
+ * message, whose stack would hold only the runtime's own frames (the message, the component and the cause say what
+ * happened). Capturing it cost about 4 µs an error on this machine, a tenth of what keeping a failed message cost
+ * (issue 50's measure).
+ */
+export function withoutStack<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** A typed cause keeps its kind; otherwise a retryable failure is `unavailable`, and a message refused for good `invalid-argument`. */
 function kindOf(cause: unknown, retryable: boolean): ErrorKind {
   if (cause instanceof LoomError) return cause.kind;

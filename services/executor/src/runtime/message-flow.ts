@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger } from '@loom/telemetry';
 import { ComponentFailedError, type LoomMessage, type Outcome, type SignalSource } from './component.js';
-import { ComponentError } from './component-error.js';
+import { ComponentError, withoutStack } from './component-error.js';
 import { type CompletionTicket, type Queued } from './completion.js';
 import { type RunInput } from './intake.js';
 import { type KeepOutcome, type RunOptions } from './options.js';
@@ -263,13 +263,15 @@ export class MessageFlow implements RunInput {
       } else if (result.unreachable === true) {
         // what the component writes to stayed unreachable past max_retry: later messages would fare no better
         ticket?.abandon();
-        this.parts.trail?.failed(node.instance.name, message, (retries[index] ?? 0) + 1, failureOf(node, result), undefined);
-        this.failMessages(node, [message], failureOf(node, result));
+        const failure = failureOf(node, result);
+        this.parts.trail?.failed(node.instance.name, message, (retries[index] ?? 0) + 1, failure, undefined);
+        this.failMessages(node, [message], failure);
         const reason = `${result.error} (still unreachable after ${node.settings.maxRetry} retries)`;
         this.parts.fail(new ComponentError(node.instance.name, reason, true, { cause: result.cause }));
       } else {
-        this.parts.trail?.failed(node.instance.name, message, (retries[index] ?? 0) + 1, failureOf(node, result), node.failureHandler?.instance.name);
-        await this.failMessage(node, message, failureOf(node, result), ticket, (retries[index] ?? 0) + 1);
+        const failure = failureOf(node, result);
+        this.parts.trail?.failed(node.instance.name, message, (retries[index] ?? 0) + 1, failure, node.failureHandler?.instance.name);
+        await this.failMessage(node, message, failure, ticket, (retries[index] ?? 0) + 1);
       }
       endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
     }
@@ -420,7 +422,7 @@ function copyOf(message: LoomMessage): LoomMessage {
   return copy;
 }
 
-/** The typed error of a failed outcome of this component. */
+/** The typed error of a failed outcome of this component (one message's failure: no stack, see withoutStack). */
 function failureOf(node: RunNode, result: Failed): ComponentError {
-  return new ComponentError(node.instance.name, result.error, result.transient, { cause: result.cause });
+  return withoutStack(() => new ComponentError(node.instance.name, result.error, result.transient, { cause: result.cause }));
 }

@@ -1,5 +1,6 @@
 import { type ErrorKind, LoomError } from '@loom/domain';
 import { type Outcome, outcome } from '../runtime/component.js';
+import { withoutStack } from '../runtime/component-error.js';
 
 /**
  * A script component could not finish a message: the script raised or returned something it may not
@@ -17,7 +18,11 @@ export class ScriptError extends LoomError {
   }
 }
 
-/** The failed outcome of a script component's message, its ScriptError as the cause. */
+/** The failed outcome of a script component's message, its ScriptError (without a stack: the script's text is in it) as the cause. */
 export function scriptFailure(error: string, kind?: ErrorKind): Outcome {
-  return outcome.fail(error, false, new ScriptError(error, kind));
+  return outcome.fail(
+    error,
+    false,
+    withoutStack(() => new ScriptError(error, kind)),
+  );
 }
