@@ -137,6 +137,13 @@ export const fixedKeys = named({
     schema: nonEmptyString().optional(),
     expected: 'a non-empty directory path',
   }),
+  'loom.datasource.history.keep': spec({
+    description:
+      'versions of each workflow the config store keeps (under `.history` in the filesystem root) for `loom workflow history`, `diff` and `rollback`; older ones are pruned at the next push',
+    default: 50,
+    schema: integer(1, 100_000),
+    expected: 'an integer from 1 to 100000',
+  }),
   'loom.startup.workflows.directory': derivedSpec({
     description: 'directory from which workflows are loaded at start-up',
     derived: { sameAs: 'loom.datasource.filesystemRoot' },

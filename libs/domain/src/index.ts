@@ -81,6 +81,9 @@ export {
   type UnreferencedSecret,
   type WorkflowWithReferences,
   withVariableReferences,
+  restoreVariableReferences,
+  redactSecretValues,
+  REDACTED_SECRET,
 } from './variable-references.js';
 export { type WorkflowGraph, type WorkflowGraphNode, type WorkflowGraphEdge, workflowGraph, shownComponentName } from './workflow-graph.js';
 export {

@@ -1,4 +1,5 @@
 import {
+  ApplyAction,
   AuditEventType,
   type SecretsClient,
   type PutWorkflowRequest,
@@ -15,6 +16,9 @@ import {
   NotFoundError,
   parseStoredName,
   readWorkflowText,
+  restoreVariableReferences,
+  type StoredName,
+  variableReferencesOf,
   collectSecretSlots,
   isSealed,
   needsSealing,
@@ -29,6 +33,9 @@ import { StreamChannel } from '@loom/foundation';
 import { appendRequired, AuditAppender, type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { checkSchedule } from './schedule-check.js';
+import { planApply, planEntries } from './workflow-apply.js';
+import { compactFormOf, diffTexts } from './workflow-diff.js';
+import { type WorkflowMetadataFile } from './workflow-directory.js';
 import { type BeforeChange, type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -62,8 +69,25 @@ function summaryOf(workflow: StoredWorkflow): WorkflowSummary {
 }
 
 function metadataOf(workflow: StoredWorkflow): WorkflowMetadata {
-  const { version, sha256, updatedAt, pushedBy } = workflow.metadata;
+  return metadataFromFile(workflow.metadata);
+}
+
+function metadataFromFile(metadata: WorkflowMetadataFile): WorkflowMetadata {
+  const { version, sha256, updatedAt, pushedBy } = metadata;
   return { version, sha256, updatedAt: new Date(updatedAt), pushedBy };
+}
+
+/** A version number of a request, refused below 1. */
+function checkVersion(version: number, field: string): number {
+  if (!Number.isSafeInteger(version) || version < 1) throw ValidationError.of(field, `must be a version number, 1 or more (not ${version})`, 'INVALID_VALUE');
+  return version;
+}
+
+/** A configuration ready to store: its sealed form, that form's file text, and the `$$` references it was pushed with. */
+interface PreparedWorkflow {
+  readonly configuration: WorkflowConfiguration;
+  readonly text: string;
+  readonly variableReferences: Readonly<Record<string, string>>;
 }
 
 /** The configuration as its `.workflow.json` text, refused when over MAX_WORKFLOW_BYTES. */
@@ -179,6 +203,32 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       });
     };
 
+  /**
+   * Checks a named configuration and seals it: stored with the catalog's definitions, never a copy that leaves fields
+   * out; nothing is written unless every $$ reference resolves and every password is sealed. The references are noted
+   * first (sealing replaces them) so that export can write them back.
+   */
+  const prepare = async (named: WorkflowConfiguration, signal: AbortSignal): Promise<PreparedWorkflow> => {
+    validateWorkflow(named);
+    const withDefinitions = withCatalogDefinitions(named);
+    const variableReferences = variableReferencesOf(withDefinitions);
+    const configuration = await sealSecretSlots(withDefinitions, secrets(), signal);
+    return { configuration, text: fileTextOf(configuration), variableReferences };
+  };
+  /** Stores a prepared configuration as a new version (call inside exclusive), its push audited first. */
+  const store = (
+    name: StoredName,
+    prepared: PreparedWorkflow,
+    identity: string | undefined,
+    options: { expectedVersion: number | undefined; attributes?: Record<string, string> },
+  ): Promise<{ workflow: StoredWorkflow; unchanged: boolean }> =>
+    repository.put(name, prepared.configuration, prepared.text, {
+      expectedVersion: options.expectedVersion,
+      pushedBy: identity ?? '',
+      variableReferences: prepared.variableReferences,
+      beforeWrite: auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED, name.full, identity, options.attributes),
+    });
+
   return {
     async putWorkflow(request, context) {
       const pushed = pushedWorkflow(request);
@@ -186,25 +236,125 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       fileTextOf(pushed); // refused before sealing when already too large
       const { workflow: stored, unchanged } = await repository.exclusive(lockKey(pushed.name), async () => {
         const name = repository.storedNameFor(pushed.name);
-        const named: WorkflowConfiguration = { ...pushed, name: name.full };
-        validateWorkflow(named);
-        // stored with the catalog's definitions, never a copy that leaves fields out; nothing is written unless every
-        // $$ reference resolves and every password is sealed
-        const configuration = await sealSecretSlots(withCatalogDefinitions(named), secrets(), context.signal);
-        return repository.put(name, configuration, fileTextOf(configuration), {
-          expectedVersion: request.expectedVersion,
-          pushedBy: context.identity ?? '',
-          beforeWrite: auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED, name.full, context.identity),
-        });
+        const prepared = await prepare({ ...pushed, name: name.full }, context.signal);
+        return store(name, prepared, context.identity, { expectedVersion: request.expectedVersion });
       });
       const fields = { workflow: stored.name.full, version: stored.metadata.version, pushedBy: context.identity ?? '' };
       logger.info(fields, unchanged ? 'workflow pushed unchanged: identical to the stored version, nothing written' : 'workflow stored');
       return { summary: summaryOf(stored), metadata: metadataOf(stored), unchanged };
     },
 
-    getWorkflow(request) {
+    async getWorkflow(request) {
       const workflow = repository.get(checkWorkflowName(request.name));
-      return Promise.resolve({ workflow: workflowToProto(configurationOf(workflow)), metadata: metadataOf(workflow) });
+      if (request.version === undefined) {
+        const variableReferences = { ...workflow.metadata.variableReferences };
+        return { workflow: workflowToProto(configurationOf(workflow)), metadata: metadataOf(workflow), variableReferences };
+      }
+      const kept = await repository.version(workflow, checkVersion(request.version, 'version'));
+      const variableReferences = { ...kept.metadata.variableReferences };
+      return { workflow: workflowToProto(kept.configuration), metadata: metadataFromFile(kept.metadata), variableReferences };
+    },
+
+    async listWorkflowVersions(request) {
+      const workflow = repository.get(checkWorkflowName(request.name));
+      const versions = await repository.versions(workflow);
+      return { name: workflow.name.full, versions: versions.map(metadataFromFile), oldestKept: versions.at(-1)?.version ?? workflow.metadata.version };
+    },
+
+    async diffWorkflowVersions(request) {
+      const workflow = repository.get(checkWorkflowName(request.name));
+      const [from, to] = await Promise.all([
+        repository.version(workflow, checkVersion(request.fromVersion, 'from_version')),
+        repository.version(workflow, checkVersion(request.toVersion, 'to_version')),
+      ]);
+      const label = (version: number): string => `${workflow.name.full} version ${version}`;
+      const difference = diffTexts(
+        label(from.metadata.version),
+        compactFormOf(from.configuration, from.metadata.variableReferences ?? {}),
+        label(to.metadata.version),
+        compactFormOf(to.configuration, to.metadata.variableReferences ?? {}),
+      );
+      return { ...difference, from: metadataFromFile(from.metadata), to: metadataFromFile(to.metadata) };
+    },
+
+    async rollbackWorkflow(request, context) {
+      const name = checkWorkflowName(request.name);
+      const toVersion = checkVersion(request.toVersion, 'to_version');
+      const { workflow: stored, unchanged } = await repository.exclusive(lockKey(repository.get(name).name.full), async () => {
+        const workflow = repository.get(name);
+        const kept = await repository.version(workflow, toVersion);
+        // its $$ references resolved again and its sealed values re-sealed under the active key, as a push would
+        const restored = restoreVariableReferences(kept.configuration, kept.metadata.variableReferences ?? {});
+        const prepared = await prepare({ ...restored, name: workflow.name.full }, context.signal);
+        return store(workflow.name, prepared, context.identity, {
+          expectedVersion: request.expectedVersion,
+          attributes: { rolledBackTo: String(toVersion) },
+        });
+      });
+      logger.info({ workflow: stored.name.full, version: stored.metadata.version, rolledBackTo: toVersion, unchanged }, 'workflow rolled back');
+      return { summary: summaryOf(stored), metadata: metadataOf(stored), unchanged };
+    },
+
+    async applyWorkflows(request, context) {
+      const plan = planApply(request, repository);
+      const written = new Map<string, number>();
+      const changing = plan.workflows.filter((planned) => planned.action !== ApplyAction.APPLY_ACTION_UNCHANGED);
+      const changingSchedules = plan.schedules.filter((planned) => planned.action !== ApplyAction.APPLY_ACTION_UNCHANGED);
+      const applied = request.apply && (changing.length > 0 || changingSchedules.length > 0 || plan.removed.length > 0);
+      if (applied) {
+        // every workflow sealed before any is written: a variable missing in this environment changes nothing
+        const prepared: PreparedWorkflow[] = [];
+        const violations: { field: string; description: string; reason?: string }[] = [];
+        for (const [index, planned] of changing.entries()) {
+          try {
+            prepared.push(await prepare(structuredClone(planned.configuration), context.signal));
+          } catch (error) {
+            if (!(error instanceof ValidationError)) throw error;
+            for (const violation of error.violations)
+              violations.push({
+                ...violation,
+                field: `${planned.sourceName}: ${violation.field}`,
+                description: `${violation.description} (workflows[${index}])`,
+              });
+          }
+        }
+        if (violations.length > 0) throw new ValidationError(violations);
+        for (const [index, planned] of changing.entries()) {
+          const { workflow } = await repository.exclusive(lockKey(planned.name.full), () =>
+            store(planned.name, prepared[index] as PreparedWorkflow, context.identity, {
+              expectedVersion: planned.storedVersion,
+              attributes: { change: 'applied', source: planned.sourceName },
+            }),
+          );
+          written.set(planned.name.full, workflow.metadata.version);
+        }
+        for (const planned of changingSchedules) {
+          await repository.exclusive(lockKey(planned.workflowName), async () => {
+            const workflow = repository.get(planned.workflowName, 'workflow_name');
+            const { schedule } = planned;
+            const attributes = { change: 'applied', enabled: String(schedule.enabled), cron: schedule.cron, timezone: schedule.timezone };
+            await repository.putSchedule(
+              workflow,
+              schedule,
+              auditFirst(AuditEventType.AUDIT_EVENT_TYPE_SCHEDULE_CHANGED, workflow.name.full, context.identity, attributes),
+            );
+          });
+        }
+        for (const removed of plan.removed) {
+          await repository.exclusive(lockKey(removed.name.full), async () => {
+            const workflow = repository.get(removed.name.full);
+            await repository.delete(
+              workflow,
+              removed.metadata.version,
+              auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_DELETED, workflow.name.full, context.identity, { change: 'pruned' }),
+            );
+          });
+        }
+      }
+      const entries = planEntries(plan, written);
+      const counts = { workflows: plan.workflows.length, changing: changing.length, removed: plan.removed.length, schedules: changingSchedules.length };
+      logger.info({ ...counts, applied }, applied ? 'workflow folder applied' : 'workflow folder planned');
+      return { entries, applied };
     },
 
     listWorkflows(request) {
@@ -324,6 +474,7 @@ export const configStoreModule: ServiceModule<'datasource' | 'startup'> = {
     const repository = await WorkflowRepository.open({
       root: config.datasource.filesystemRoot,
       startupDirectory: config.startup.workflows.directory ?? config.datasource.filesystemRoot,
+      historyKeep: config.datasource.history.keep,
       logger,
     });
     let appender: AuditAppender | undefined;

@@ -24,6 +24,8 @@ export interface WorkflowMetadataFile {
   readonly updatedAt: string;
   /** Identity that pushed this version ('' when unknown: a file placed by hand, or recovered). */
   readonly pushedBy: string;
+  /** The secret slots that were `$$<variable>` references when pushed, by JSON path (absent: none, or unknown). */
+  readonly variableReferences?: Readonly<Record<string, string>>;
 }
 
 /** A workflow as found on disk at start. */
@@ -166,15 +168,20 @@ export class WorkflowDirectory {
   }
 }
 
-async function readMetadata(path: string): Promise<WorkflowMetadataFile | undefined> {
+/** A metadata file's content, or undefined when it is missing or not metadata. */
+export async function readMetadata(path: string): Promise<WorkflowMetadataFile | undefined> {
   try {
     const value = JSON.parse(await readFile(path, 'utf8')) as Partial<WorkflowMetadataFile>;
     if (!Number.isSafeInteger(value.version) || typeof value.sha256 !== 'string' || typeof value.updatedAt !== 'string') return undefined;
+    const references = value.variableReferences;
+    const variableReferences =
+      typeof references === 'object' && references !== null && Object.values(references).every((name) => typeof name === 'string') ? references : undefined;
     return {
       version: value.version as number,
       sha256: value.sha256,
       updatedAt: value.updatedAt,
       pushedBy: typeof value.pushedBy === 'string' ? value.pushedBy : '',
+      ...(variableReferences === undefined ? {} : { variableReferences }),
     };
   } catch {
     return undefined; // unreadable metadata is rebuilt from the configuration, which is what counts

@@ -1,7 +1,10 @@
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   ConflictError,
   FailedPreconditionError,
+  LoomError,
+  parseWorkflowJson,
   newStoredName,
   NotFoundError,
   parseStoredName,
@@ -13,6 +16,7 @@ import {
 import { type Logger } from '@loom/telemetry';
 import { type LoadedWorkflow, sha256Of, WorkflowDirectory, type WorkflowMetadataFile } from './workflow-directory.js';
 import { KeyedLock } from '@loom/foundation';
+import { type KeptVersion, WorkflowHistory } from './workflow-history.js';
 
 /** A workflow the store knows: stored by a push, or found on disk at start. */
 export interface StoredWorkflow {
@@ -33,14 +37,45 @@ export type WorkflowChange = { readonly type: 'put'; readonly workflow: StoredWo
 /** Told of a change once every check passed and before anything is written; throwing refuses the change. */
 export type BeforeChange = (metadata: WorkflowMetadataFile) => Promise<void>;
 
+/** A version a workflow never had, or one pruned from its history (NOT_FOUND), saying which versions are kept. */
+export class WorkflowVersionNotFoundError extends LoomError {
+  readonly kind = 'not-found';
+
+  constructor(
+    readonly workflowName: string,
+    readonly version: number,
+    readonly pruned: boolean,
+    readonly kept: { readonly oldest: number; readonly newest: number; readonly keep: number },
+  ) {
+    const keptText = `versions ${kept.oldest} to ${kept.newest} are kept`;
+    super(
+      pruned
+        ? `version ${version} of workflow '${workflowName}' was pruned: the config store keeps the last ${kept.keep} (loom.datasource.history.keep); ${keptText}`
+        : `workflow '${workflowName}' has no version ${version}; ${keptText}`,
+    );
+  }
+}
+
+/** A version of a workflow as kept: its configuration (sealed), metadata and stored text. */
+export interface WorkflowVersion {
+  readonly configuration: WorkflowConfiguration;
+  readonly metadata: WorkflowMetadataFile;
+  readonly text: string;
+}
+
 /** Where the store keeps and finds workflows. */
 export interface WorkflowRepositoryOptions {
   /** `loom.datasource.filesystemRoot`: pushes are written here. */
   readonly root: string;
   /** `loom.startup.workflows.directory`: loaded at start; never written to when it is not the root. */
   readonly startupDirectory: string;
+  /** `loom.datasource.history.keep`: versions of each workflow kept under `<root>/.history` (default 50). */
+  readonly historyKeep?: number;
   readonly logger: Logger;
 }
+
+/** Versions of each workflow kept when `loom.datasource.history.keep` is not given. */
+export const DEFAULT_HISTORY_KEEP = 50;
 
 /**
  * The stored workflows, in memory and on disk. Changes to one workflow run one at a time (a lock per workflow name);
@@ -53,13 +88,14 @@ export class WorkflowRepository {
 
   private constructor(
     private readonly root: WorkflowDirectory,
+    private readonly history: WorkflowHistory,
     private readonly logger: Logger,
   ) {}
 
   /** Loads the startup directory and the root; a file that cannot be used is listed as invalid and left untouched. */
   static async open(options: WorkflowRepositoryOptions): Promise<WorkflowRepository> {
     const root = new WorkflowDirectory(resolve(options.root), true);
-    const repository = new WorkflowRepository(root, options.logger);
+    const repository = new WorkflowRepository(root, new WorkflowHistory(root.path, options.historyKeep ?? DEFAULT_HISTORY_KEEP), options.logger);
     const directories = [root];
     const startup = resolve(options.startupDirectory);
     if (startup !== root.path) directories.unshift(new WorkflowDirectory(startup, false));
@@ -103,6 +139,11 @@ export class WorkflowRepository {
   /** Every workflow, ordered by stored name. */
   list(): StoredWorkflow[] {
     return [...this.byName.values()].sort((a, b) => (a.name.full < b.name.full ? -1 : a.name.full > b.name.full ? 1 : 0));
+  }
+
+  /** The workflow stored under exactly this name, or undefined. */
+  find(storedName: string): StoredWorkflow | undefined {
+    return this.byName.get(storedName);
   }
 
   /** A workflow by its stored name `<workflow_name>_<uuid>`, or by `<workflow_name>` when only one has it. */
@@ -153,7 +194,12 @@ export class WorkflowRepository {
     name: StoredName,
     configuration: WorkflowConfiguration,
     text: string,
-    options: { expectedVersion: number | undefined; pushedBy: string; beforeWrite?: BeforeChange },
+    options: {
+      expectedVersion: number | undefined;
+      pushedBy: string;
+      variableReferences?: Readonly<Record<string, string>>;
+      beforeWrite?: BeforeChange;
+    },
   ): Promise<{ workflow: StoredWorkflow; unchanged: boolean }> {
     const current = this.byName.get(name.full);
     const currentVersion = current?.metadata.version ?? 0;
@@ -167,10 +213,16 @@ export class WorkflowRepository {
       sha256,
       updatedAt: new Date().toISOString(),
       pushedBy: options.pushedBy,
+      ...(options.variableReferences === undefined || Object.keys(options.variableReferences).length === 0
+        ? {}
+        : { variableReferences: options.variableReferences }),
     };
     const inRoot = current?.directory === this.root ? current : undefined;
     await options.beforeWrite?.(metadata);
     if (inRoot === undefined) await this.root.removeSchedule(name.full); // a schedule left behind by a deleted workflow of this name
+    if (current !== undefined && current.configuration !== undefined) await this.keepCurrent(current);
+    // kept first: the workflow's own files are what counts, and a version kept but never made current is written again
+    await this.history.record(name.full, text, metadata);
     await this.root.writeWorkflow(name.full, text, metadata);
     const stored: StoredWorkflow = {
       name,
@@ -198,6 +250,7 @@ export class WorkflowRepository {
       throw new FailedPreconditionError(`workflow '${workflow.name.full}' is in the startup directory ${current.directory.path}, which loom only reads`);
     const metadata: WorkflowMetadataFile = { ...current.metadata, sha256: sha256Of(text), updatedAt: new Date().toISOString() };
     await beforeWrite?.(metadata);
+    if (current.directory === this.root) await this.history.record(workflow.name.full, text, metadata);
     await current.directory.writeWorkflow(workflow.name.full, text, metadata);
     const stored: StoredWorkflow = { ...current, configuration, metadata };
     this.byName.set(workflow.name.full, stored);
@@ -222,6 +275,7 @@ export class WorkflowRepository {
     }
     await beforeRemove?.(current.metadata);
     await current.directory.removeWorkflow(workflow.name.full);
+    await this.history.remove(workflow.name.full);
     this.byName.delete(workflow.name.full);
     this.emit({ type: 'delete', workflow: current });
   }
@@ -239,6 +293,40 @@ export class WorkflowRepository {
     this.byName.set(workflow.name.full, updated);
     this.emit({ type: 'put', workflow: updated });
     return updated;
+  }
+
+  /**
+   * Keeps the current version in the history when it is not there yet: stored before history was kept, or found in
+   * the startup directory. Its file is copied as it is.
+   */
+  private async keepCurrent(current: StoredWorkflow): Promise<void> {
+    if (await this.history.has(current.name.full, current.metadata.version)) return;
+    const text = await readFile(current.directory.workflowPath(current.name.full), 'utf8');
+    await this.history.record(current.name.full, text, current.metadata);
+  }
+
+  /** The kept versions of a workflow, newest first; the current one always among them. */
+  async versions(workflow: StoredWorkflow): Promise<WorkflowMetadataFile[]> {
+    const kept = await this.history.versions(workflow.name.full, workflow.metadata.version);
+    if (kept[0]?.version === workflow.metadata.version) return [workflow.metadata, ...kept.slice(1)];
+    return [workflow.metadata, ...kept];
+  }
+
+  /** A kept version of a workflow; WorkflowVersionNotFoundError for one it never had or one pruned. */
+  async version(workflow: StoredWorkflow, version: number): Promise<WorkflowVersion> {
+    if (version === workflow.metadata.version && workflow.configuration !== undefined) {
+      const text = await readFile(workflow.directory.workflowPath(workflow.name.full), 'utf8');
+      return { configuration: workflow.configuration, metadata: workflow.metadata, text };
+    }
+    const kept: KeptVersion | undefined =
+      version >= 1 && version <= workflow.metadata.version ? await this.history.read(workflow.name.full, version) : undefined;
+    if (kept === undefined) {
+      const versions = await this.versions(workflow);
+      const oldest = versions.at(-1)?.version ?? workflow.metadata.version;
+      const bounds = { oldest, newest: workflow.metadata.version, keep: this.history.keep };
+      throw new WorkflowVersionNotFoundError(workflow.name.full, version, version >= 1 && version < oldest, bounds);
+    }
+    return { configuration: parseWorkflowJson(kept.text), metadata: kept.metadata, text: kept.text };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditEventType, WorkflowStoreClient } from '@loom/contracts';
 import { scheduleToProto, workflowToProto } from '@loom/domain/proto';
@@ -6,7 +6,19 @@ import { call, createClient, type RunningServices } from '@loom/service-kit';
 import { serveForTest } from '@loom/service-kit/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configStoreModule } from '../src/index.js';
-import { auditedEvents, auditModule, failure, graphWorkflow, type Scratch, scratch, secretsModule, startStore, status, type StoreHarness } from './harness.js';
+import {
+  auditedEvents,
+  auditModule,
+  failure,
+  graphWorkflow,
+  type Scratch,
+  scratch,
+  secretsModule,
+  startStore,
+  status,
+  storedFiles,
+  type StoreHarness,
+} from './harness.js';
 
 const PLAIN = 'audited-push-password-8b3f';
 const NAME = 'Audited import_5a1c9e2d-3b4f-4c6d-8e7f-9a0b1c2d3e4f';
@@ -21,11 +33,7 @@ const TYPES = [
 const schedule = { enabled: true, cron: '0 */5 * * * *', timezone: 'Europe/Berlin', overlap: 'SKIP', catchUp: 'NONE' } as const;
 
 function filesOf(directory: string): Record<string, string> {
-  return Object.fromEntries(
-    readdirSync(directory)
-      .sort()
-      .map((file) => [file, readFileSync(join(directory, file), 'utf8')]),
-  );
+  return Object.fromEntries(storedFiles(directory).map((file) => [file, readFileSync(join(directory, file), 'utf8')]));
 }
 
 describe('config store: every privileged change audited, fail closed', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -100,6 +100,14 @@ export function graphWorkflow(name: string, password: string): WorkflowConfigura
 /** The audit events of the given types, oldest first. */
 export async function auditedEvents(audit: AuditClient, types: readonly AuditEventType[]) {
   return (await call(audit, 'query', { types: [...types], workflowName: '', since: undefined, until: undefined, pageSize: 0, pageToken: '' })).events;
+}
+
+/** Every file under a storage root, kept versions (`.history/<stem>/...`) included, as paths relative to it, sorted. */
+export function storedFiles(directory: string): string[] {
+  return readdirSync(directory, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(directory.length + 1))
+    .sort();
 }
 
 export { failure } from '@loom/service-kit/testing';

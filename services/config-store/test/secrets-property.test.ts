@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { COMPONENT_KINDS, componentInstance, findResourceDefinition, RESOURCE_KINDS, type ResourceInstance, type WorkflowConfiguration } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
@@ -7,7 +7,7 @@ import { startTelemetry, type Telemetry } from '@loom/telemetry';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Scratch, scratch, startStore, type StoreHarness } from './harness.js';
+import { type Scratch, scratch, startStore, storedFiles, type StoreHarness } from './harness.js';
 
 /** How a credential gets into the workflow: typed in clear, or as `$$VAR` of an encrypted or a plain variable. */
 type How = 'typed' | 'encrypted' | 'plain';
@@ -139,7 +139,8 @@ describe('no credential in clear after a push, wherever a workflow holds it', ()
     );
 
     expect(all.length).toBeGreaterThan(25);
-    const files = readdirSync(dirs.workflows).map((file) => readFileSync(join(dirs.workflows, file), 'utf8'));
+    // kept versions (.history) too
+    const files = storedFiles(dirs.workflows).map((file) => readFileSync(join(dirs.workflows, file), 'utf8'));
     const texts = {
       'a stored file': files.join('\n'),
       'the audit log': readFileSync(dirs.auditLog, 'utf8'),
