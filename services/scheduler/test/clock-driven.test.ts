@@ -242,6 +242,9 @@ describe('restarts after a backoff delay', () => {
     expect(executor.current(name)?.startedAt).toBe(wakeAt.getTime());
     expect(harness.logged().find((entry) => entry.msg === RESTARTING)).toMatchObject({ workflow: name, attempt: 1, reason: 'run failed' });
 
+    // the executor restarts once the scheduler follows the new run: a restart before its WatchRun stream opened would
+    // leave that stream to find no run and wait on the test's clock, which this test does not move
+    await expect.poll(() => executor.isWatched(executor.current(name))).toBe(true);
     executor.restart();
     await expect.poll(() => executor.runsOf(name).length).toBe(1);
     expect(harness.logged().filter((entry) => entry.msg === 'workflow started' && entry.reason === 'the executor no longer has the run')).toHaveLength(1);

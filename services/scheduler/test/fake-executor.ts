@@ -99,6 +99,12 @@ export class FakeExecutor {
   /** Runs of before the last restart. */
   readonly forgotten: FakeRun[] = [];
   private readonly streamEnds = new Set<() => void>();
+  private readonly watchedRuns = new Set<FakeRun>();
+
+  /** True while a WatchRun stream follows this run (a restart() ends it; one that starts later finds no run). */
+  isWatched(run: FakeRun | undefined): boolean {
+    return run !== undefined && this.watchedRuns.has(run);
+  }
 
   /** Ends every run (test clean-up). */
   stopAll(): void {
@@ -213,9 +219,11 @@ export class FakeExecutor {
           const end = (): void => {
             this.watchers.delete(watcher);
             this.streamEnds.delete(end);
+            this.watchedRuns.delete(run);
             resolve();
           };
           this.streamEnds.add(end);
+          this.watchedRuns.add(run);
           context.signal.addEventListener('abort', end);
         });
       },
