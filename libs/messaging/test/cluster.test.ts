@@ -30,7 +30,9 @@ describe.skipIf(binary === undefined)('messaging on a 3-server NATS cluster with
   });
 
   it('loses no acknowledged message when the server leading the stream is SIGKILLed mid-run, and the run goes on', async () => {
-    const settings = { ...testMessagingSettings(cluster.servers[0]!.url, { stream: { replicas: 3 } }), servers: cluster.urls.split(',') };
+    // a short ack wait: what the killed leader sent and nobody received is delivered again within seconds, not 30 s
+    const overrides = { stream: { replicas: 3 }, consumer: { ackWaitMs: 3_000 } };
+    const settings = { ...testMessagingSettings(cluster.servers[0]!.url, overrides), servers: cluster.urls.split(',') };
     // JetStream stores once the cluster has elected its meta leader: the first stream is made as soon as it can be
     await expect
       .poll(
