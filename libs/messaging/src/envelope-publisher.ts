@@ -83,16 +83,14 @@ export class EnvelopePublisher {
       if (known === undefined) {
         fresh.push(item);
         // the same id later in this turn (or in the next, before JetStream answers) waits for this one
-        const sequence = item.answer.then((answer) => answer.sequence);
-        sequence.catch(() => undefined); // a failed publish is its caller's error; its waiters publish again
-        recent.publishing(item.id, sequence);
+        recent.publishing(item.id, item.answer);
         continue;
       }
       if (typeof known === 'number') item.resolve({ sequence: known, duplicate: true });
       // stored by a publish on its way: a duplicate once it is stored, published again if it is not
       else {
         known.then(
-          (sequence) => item.resolve({ sequence, duplicate: true }),
+          (stored) => item.resolve({ sequence: stored.sequence, duplicate: true }),
           () => this.publish(turn.workflow, turn.subject, item.id, item.headers, item.payload).then(item.resolve, item.reject),
         );
       }

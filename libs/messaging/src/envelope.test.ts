@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEnvelope, encodeEnvelope, envelopeCount, EnvelopeFormatError, envelopeMessageId } from './envelope.js';
+import { decodeEnvelope, encodeEnvelope, envelopeCount, EnvelopeFormatError, type EnvelopeMessage, envelopeMessageId } from './envelope.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 describe('the batch envelope (version 1)', () => {
   it('reads back each message’s id, headers and payload bytes, in order', () => {
-    const messages = [
+    const messages: EnvelopeMessage[] = [
       { id: 'm-1', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'x-ü': 'ä' }, payload: bytes('{"n":1}') },
       { id: 'ß-2', headers: {}, payload: new Uint8Array([0, 255, 10]) },
       { id: 'm-3', headers: {}, payload: new Uint8Array() },

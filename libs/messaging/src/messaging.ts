@@ -112,6 +112,8 @@ export class Messaging {
   /** Per workflow, the message ids this connection stored or was delivered within the duplicate window (recent-ids.ts). */
   private readonly recentIds = new Map<string, RecentIds>();
   private readonly envelopes: EnvelopePublisher;
+  /** Each source's subject by workflow and source: a name that must be hashed (jetStreamToken) is hashed once. */
+  private readonly subjects = new Map<string, Map<string, string>>();
 
   /** Made by connectMessaging. */
   constructor(
@@ -194,21 +196,34 @@ export class Messaging {
    * has been tried again for about 2 s: see jetstream-publish.ts), no answer in time
    * MessagingUnavailableError (retry with the same message id: it is stored once).
    */
-  async publish(workflow: string, source: string, payload: Uint8Array, options: PublishOptions = {}): Promise<PublishResult> {
-    const operation: Operation = { what: `publish to source '${source}' of workflow '${workflow}'`, workflow, source };
-    this.checkOpen(operation.what);
+  publish(workflow: string, source: string, payload: Uint8Array, options: PublishOptions = {}): Promise<PublishResult> {
+    const operation = (): Operation => ({ what: `publish to source '${source}' of workflow '${workflow}'`, workflow, source });
+    if (!this.lifecycle.is('open')) return Promise.reject(new MessagingClosedError(operation().what));
+    const { messageId } = options;
+    if (messageId === undefined || messageId === '') return this.publishSingle(workflow, source, payload, options, operation);
+    // no async wrapper: this path runs once per message of every batch
+    return this.envelopes
+      .publish(workflow, this.subjectOf(workflow, source), messageId, recordHeaders(options.headers, options.context), payload)
+      .catch((error: unknown) => {
+        throw messagingError(operation(), error);
+      });
+  }
+
+  /** A message without an id, stored on its own as loom always stored them. */
+  private async publishSingle(
+    workflow: string,
+    source: string,
+    payload: Uint8Array,
+    options: PublishOptions,
+    operation: () => Operation,
+  ): Promise<PublishResult> {
     try {
-      const { messageId } = options;
-      if (messageId !== undefined && messageId !== '') {
-        const headers = recordHeaders(options.headers, options.context);
-        return await this.envelopes.publish(workflow, sourceSubject(workflow, source), messageId, headers, payload);
-      }
       const headers = messageHeaders(options.headers, options.context);
-      const ack = await publishToJetStream(this.client, sourceSubject(workflow, source), payload, headers, options.messageId);
+      const ack = await publishToJetStream(this.client, this.subjectOf(workflow, source), payload, headers, options.messageId);
       if (!ack.duplicate) this.metrics.stored(workflow, 1);
       return { sequence: ack.seq, duplicate: ack.duplicate };
     } catch (error) {
-      throw messagingError(operation, error);
+      throw messagingError(operation(), error);
     }
   }
 
@@ -317,6 +332,20 @@ export class Messaging {
     } catch {
       // a closed connection: the copy is lost, the acknowledgement stands
     }
+  }
+
+  private subjectOf(workflow: string, source: string): string {
+    let sources = this.subjects.get(workflow);
+    if (sources === undefined) {
+      sources = new Map();
+      this.subjects.set(workflow, sources);
+    }
+    let subject = sources.get(source);
+    if (subject === undefined) {
+      subject = sourceSubject(workflow, source);
+      sources.set(source, subject);
+    }
+    return subject;
   }
 
   private recentIdsOf(workflow: string): RecentIds {

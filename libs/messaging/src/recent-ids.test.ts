@@ -14,14 +14,14 @@ describe('the recent ids of a workflow stream', () => {
 
   it('keeps the first sequence an id was delivered at when its publish is answered later', () => {
     const recent = new RecentIds(60_000);
-    recent.publishing('c', Promise.resolve(9));
+    recent.publishing('c', Promise.resolve({ sequence: 9 }));
     expect(recent.get('c')).toBeInstanceOf(Promise);
     expect(recent.delivered('c', 4)).toBe(true);
     recent.stored('c', 9);
     expect(recent.get('c')).toBe(4);
     recent.forget('c'); // a failed publish forgets only what no delivery confirmed
     expect(recent.get('c')).toBe(4);
-    recent.publishing('d', Promise.resolve(5));
+    recent.publishing('d', Promise.resolve({ sequence: 5 }));
     recent.forget('d');
     expect(recent.get('d')).toBeUndefined();
   });

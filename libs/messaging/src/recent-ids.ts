@@ -6,11 +6,13 @@
 export const MAX_RECENT_IDS = 131_072;
 
 /** What is known of an id: the stream sequence of the JetStream message that stored it, or the publish storing it now. */
-export type KnownId = number | Promise<number>;
+export type KnownId = number | Promise<{ readonly sequence: number }>;
 
 interface Entry {
   known: KnownId;
   readonly at: number;
+  /** Its delivery was settled (processed, or terminated) by this executor. */
+  finished?: true;
 }
 
 /**
@@ -43,7 +45,7 @@ export class RecentIds {
   }
 
   /** `id` is being stored by a publish of this executor now. */
-  publishing(id: string, stored: Promise<number>): void {
+  publishing(id: string, stored: Promise<{ readonly sequence: number }>): void {
     this.add(id, stored);
   }
 
@@ -61,15 +63,22 @@ export class RecentIds {
 
   /**
    * A delivery of `id` stored at `sequence`: true when it should enter the run (first seen, or the same stored message
-   * delivered again), false when this executor knows the id stored by another JetStream message within the window.
+   * delivered again and not finished here), false when this executor knows the id stored by another JetStream message
+   * within the window, or finished it already (a batch envelope handed back whole for another of its messages).
    */
   delivered(id: string, sequence: number): boolean {
     const known = this.get(id);
-    if (typeof known === 'number') return known === sequence;
+    if (typeof known === 'number') return known === sequence && this.entries.get(id)?.finished !== true;
     // unknown, or a publish of this executor still waiting for JetStream's answer: this delivery is the stored one
     if (known === undefined) this.add(id, sequence);
     else this.entries.set(id, { known: sequence, at: this.now() });
     return true;
+  }
+
+  /** The delivery of `id` was settled for good here (acknowledged or terminated): a redelivery of it need not enter again. */
+  finished(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry !== undefined) entry.finished = true;
   }
 
   /** Ids remembered now (expired ones included until they are met or pushed out). */

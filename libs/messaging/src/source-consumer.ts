@@ -182,12 +182,37 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
         lastDelivery,
         headers: enveloped.headers,
         traceContext: (base?: Context) => extractRecordTraceContext(enveloped.headers, base),
-        ...settlementOf(settlement, () => metrics.terminated(workflow)),
+        ...this.settlementOf(settlement, messageId),
       };
     }
   }
 
-  /** True when this executor already took `messageId` from another stored message within the duplicate window. */
+  /**
+   * A Delivery's settlement verbs from its envelope's settlement: a term is counted, and a message settled for good is
+   * not handed out again when its envelope comes back for another of its messages.
+   */
+  private settlementOf(settlement: EnvelopedSettlement, messageId: string): Pick<Delivery, 'ack' | 'ackConfirmed' | 'nak' | 'term' | 'working'> {
+    const { recent, metrics, workflow } = this;
+    return {
+      ack: () => {
+        recent?.finished(messageId);
+        settlement.ack();
+      },
+      ackConfirmed: () => {
+        recent?.finished(messageId);
+        return settlement.ackConfirmed();
+      },
+      nak: settlement.nak,
+      term: (reason?: string) => {
+        recent?.finished(messageId);
+        settlement.term(reason);
+        metrics.terminated(workflow);
+      },
+      working: settlement.working,
+    };
+  }
+
+  /** True when this executor already took `messageId` from another stored message within the duplicate window, or finished it. */
   private repeated(messageId: string | undefined, sequence: number): boolean {
     return messageId !== undefined && this.recent !== undefined && !this.recent.delivered(messageId, sequence);
   }
@@ -228,18 +253,4 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
       working: () => message.working(),
     };
   }
-}
-
-/** A Delivery's settlement verbs from an envelope's message settlement; `terminated` counts a term. */
-function settlementOf(settlement: EnvelopedSettlement, terminated: () => void): Pick<Delivery, 'ack' | 'ackConfirmed' | 'nak' | 'term' | 'working'> {
-  return {
-    ack: settlement.ack,
-    ackConfirmed: settlement.ackConfirmed,
-    nak: settlement.nak,
-    term: (reason?: string) => {
-      settlement.term(reason);
-      terminated();
-    },
-    working: settlement.working,
-  };
 }

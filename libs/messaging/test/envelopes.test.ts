@@ -119,14 +119,12 @@ describe.skipIf(binary === undefined)('batch envelopes on a real nats-server', (
     oldOne.ack();
     const [c1, c2] = [await next(), await next()];
     c1.ack();
-    // the run ended before c2 was finished: the envelope comes again whole
+    // the run ended before c2 was finished: the envelope comes again whole, and c2 alone enters again (c1 was finished
+    // here; an executor that did not finish it, one restarted after a crash, takes both: at least once)
     c2.nak();
-    const again = [await next(), await next()];
-    expect(again.map((delivery) => [delivery.messageId, delivery.deliveryCount])).toEqual([
-      ['c1', 2],
-      ['c2', 2],
-    ]);
-    for (const delivery of again) delivery.ack();
+    const again = await next();
+    expect([again.messageId, again.deliveryCount]).toEqual(['c2', 2]);
+    again.ack();
     await expect.poll(() => state('mixed')).toEqual({ stored: 0, unacknowledged: 0 });
   });
 

@@ -115,15 +115,17 @@ export class JetStreamIntake implements Intake {
    * duplicate (a message with its id was stored within the duplicate window). A full stream is a StreamFullError.
    */
   private store(node: SourceNode | InletNode, message: LoomMessage): Promise<boolean> {
-    return this.parts.input.emitStored(node, message, async (sent) => {
-      // the message's own traceparent travels as it is, not the context of whoever calls this
-      const result = await this.messaging.publish(this.parts.workflowName, node.instance.name, encoder.encode(JSON.stringify(sent.body)), {
-        messageId: sent.id,
-        headers: sent.headers,
-        context: ROOT_CONTEXT,
-      });
-      return result.duplicate;
-    });
+    return this.parts.input.emitStored(node, message, (sent) =>
+      // the message's own traceparent travels as it is, not the context of whoever calls this; the publishes of one
+      // batch (made in one turn) are stored together as one JetStream message (Messaging.publish)
+      this.messaging
+        .publish(this.parts.workflowName, node.instance.name, encoder.encode(JSON.stringify(sent.body)), {
+          messageId: sent.id,
+          headers: sent.headers,
+          context: ROOT_CONTEXT,
+        })
+        .then(isDuplicate),
+    );
   }
 
   /** Takes each source's stored messages into the run through a consumer of its durable consumer. */
@@ -178,6 +180,10 @@ export class JetStreamIntake implements Intake {
       'message terminated: a branch failed past max_retry with no failure handler; it will not be delivered again',
     );
   }
+}
+
+function isDuplicate(result: { readonly duplicate: boolean }): boolean {
+  return result.duplicate;
 }
 
 /** Runs that keep their messages in JetStream through this connection (the executor's mode with loom.messaging.nats.servers). */
