@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type LoomMessage } from '../runtime/component.js';
 import { type RedactedFailure } from '../redacted-failure.js';
 
@@ -47,7 +47,8 @@ export interface FailureStore {
 
 /** A record's id: a hash of the component and the message's id (hex, a JetStream key and a file-safe token). */
 export function recordId(instance: string, messageId: string): string {
-  return createHash('sha256').update(instance).update('\0').update(messageId).digest('hex').slice(0, 32);
+  // one-shot hash of the joined text: the same digest as updating with each part, at half the cost a failure
+  return hash('sha256', `${instance}\0${messageId}`, 'hex').slice(0, 32);
 }
 
 /** A new failure of a record already kept: its attempts added on, its first failure kept. */
