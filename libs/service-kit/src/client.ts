@@ -1,6 +1,7 @@
 import {
   type CallOptions,
   type ChannelCredentials,
+  type ChannelInterface,
   type ChannelOptions,
   type Client,
   type ClientUnaryCall,
@@ -48,6 +49,8 @@ export interface ClientOptions {
   /** Extra interceptors (tracing), outermost first. */
   readonly interceptors?: readonly Interceptor[];
   readonly channelOptions?: ChannelOptions;
+  /** Makes the client's channel instead of grpc-js (LocalChannel.factory: calls to this process's own server in memory). */
+  readonly channelFactory?: (target: string, credentials: ChannelCredentials, options: ChannelOptions) => ChannelInterface;
 }
 
 /** The constructor of a generated grpc-js client. */
@@ -70,6 +73,8 @@ export function createClient<C extends Client>(constructor: ClientConstructor<C>
     'grpc.enable_channelz': 0, // per-call statistics for a channelz service no loom client serves
     ...options.channelOptions,
     interceptors,
+    // grpc-js's Client takes the factory among its options and leaves it out of those it gives the factory
+    ...(options.channelFactory === undefined ? {} : { channelFactoryOverride: options.channelFactory }),
   };
   if (options.retry !== false) {
     channelOptions['grpc.service_config'] = JSON.stringify(serviceConfig(options.retry ?? DEFAULT_RETRY_POLICY));

@@ -9,6 +9,7 @@ export * from './health.js';
 export * from './run-services.js';
 export * from './server.js';
 export * from './service-clients.js';
+export { LocalChannel, LocalEndpoint, type LocalMethod } from './local-channel.js';
 export * from './service-module.js';
 export * from './process.js';
 export { describeStartupError } from './startup-error.js';

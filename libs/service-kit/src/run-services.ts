@@ -37,8 +37,9 @@ interface TlsCredentials {
 }
 
 /**
- * Builds the given services, serves them on `server.port` and wires their clients: a call to a
- * service of this process goes over gRPC to this port, any other to `loom.services.<name>.address`.
+ * Builds the given services, serves them on `server.port` and wires their clients: a unary call to a
+ * service of this process runs in memory through the server's interceptors and handler (LocalChannel; its
+ * streams go over gRPC to this port), any other call to `loom.services.<name>.address`.
  */
 export async function startServices(options: StartServicesOptions): Promise<RunningServices> {
   const { config, logger } = options;
@@ -64,6 +65,7 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
     for (const module of options.modules) {
       const clients = new ServiceClients({
         addressOf,
+        localServer: (service) => (hosted.includes(service) && config.services[service].address === undefined ? server.local : undefined),
         token: tokens[module.name],
         identity: module.name,
         interceptors: [clientTracingInterceptor()],

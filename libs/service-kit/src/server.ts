@@ -1,4 +1,4 @@
-import { Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
+import { type handleUnaryCall, Server, ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
 import { descriptorSetPath } from '@loom/contracts';
 import { Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type Authenticator } from './auth.js';
@@ -6,6 +6,7 @@ import { MAX_MESSAGE_BYTES } from './client.js';
 import { type ErrorSink } from './errors.js';
 import { adaptImplementation, type AsyncImplementation, type ServiceDefinitionLike } from './handlers.js';
 import { healthDefinition, HealthService } from './health.js';
+import { LocalEndpoint } from './local-channel.js';
 import { HEALTH_SERVICE, REFLECTION_SERVICES, reflectionDefinitions, reflectionHandler } from './reflection.js';
 
 /** Life cycle of a server; a stopped server cannot be restarted. */
@@ -46,10 +47,14 @@ export class LoomServer {
   private readonly lifecycle = new Lifecycle<ServerState>('gRPC server', SERVER_TRANSITIONS, 'starting');
   private readonly shutdownOnce = new ShutdownOnce((deadlineMs: number) => this.stop(deadlineMs));
   private boundPort: number | undefined;
+  /** The unary RPCs for clients of this process, through the same interceptors (LocalChannel). */
+  readonly local: LocalEndpoint;
 
   constructor(private readonly options: LoomServerOptions) {
+    const interceptors = [...(options.interceptors ?? []), options.authenticator.interceptor()];
+    this.local = new LocalEndpoint(interceptors);
     this.server = new Server({
-      interceptors: [...(options.interceptors ?? []), options.authenticator.interceptor()],
+      interceptors,
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
       // channelz keeps per-call statistics and references for a channelz service loom does not serve: about a tenth of
@@ -95,7 +100,17 @@ export class LoomServer {
       if (methodDefinition === undefined) throw new ServerStateError(`${serviceName} has no method ${method}`);
       this.options.authenticator.restrict(methodDefinition.path, identities);
     }
-    this.server.addService(definition as never, this.adapt(definition, implementation));
+    const adapted = this.adapt(definition, implementation);
+    this.server.addService(definition as never, adapted);
+    for (const [name, method] of Object.entries(definition)) {
+      if (method.requestStream || method.responseStream) continue;
+      this.local.add({
+        path: method.path,
+        requestDeserialize: method.requestDeserialize,
+        responseSerialize: method.responseSerialize,
+        handler: adapted[name] as handleUnaryCall<unknown, unknown>,
+      });
+    }
     this.serviceNames.push(serviceName);
     this.health.setStatus(serviceName, 'NOT_SERVING');
   }
@@ -128,14 +143,17 @@ export class LoomServer {
     this.lifecycle.to('stopping');
     for (const name of ['', ...this.serviceNames]) this.health.setStatus(name, 'NOT_SERVING');
     this.shutdownController.abort();
+    this.local.close();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.options.logger.warn({ deadlineMs }, 'shutdown deadline passed; cancelling remaining calls');
         this.server.forceShutdown();
+        this.local.cancelAll();
         resolve();
       }, deadlineMs);
       timer.unref();
-      this.server.tryShutdown(() => {
+      const served = new Promise<void>((done) => this.server.tryShutdown(() => done()));
+      void Promise.all([served, this.local.drained()]).then(() => {
         clearTimeout(timer);
         resolve();
       });

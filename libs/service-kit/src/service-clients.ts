@@ -2,6 +2,7 @@ import { type ChannelCredentials, type Client, type Interceptor, InterceptingCal
 import { AuditClient, ExecutorClient, SchedulerClient, SecretsClient, SkillGatewayClient, WorkflowStoreClient } from '@loom/contracts';
 import { type ServiceName } from '@loom/config';
 import { type ClientConstructor, createClient } from './client.js';
+import { LocalChannel, type LocalEndpoint } from './local-channel.js';
 
 /** The generated client class of each service. */
 export const clientConstructors = {
@@ -30,6 +31,11 @@ export interface ServiceClientsOptions {
   readonly identity?: ServiceName;
   readonly credentials?: ChannelCredentials;
   readonly interceptors?: readonly Interceptor[];
+  /**
+   * The server of this process that hosts a service, if it does: its unary RPCs are then called in memory
+   * (LocalChannel), through the same interceptors, identity check and handlers as over its port.
+   */
+  readonly localServer?: (service: ServiceName) => LocalEndpoint | undefined;
 }
 
 /** Lazily created, cached clients to loom's services, all presenting one identity. */
@@ -48,9 +54,11 @@ export class ServiceClients {
         ...(identity === undefined ? [] : [refusedCallInterceptor(identity, service, credentials !== undefined)]),
         ...(this.options.interceptors ?? []),
       ];
+      const local = this.options.localServer?.(service);
       const options = {
         ...(this.options.token === undefined ? {} : { token: this.options.token }),
         ...(credentials === undefined ? {} : { credentials }),
+        ...(local === undefined ? {} : { channelFactory: LocalChannel.factory(local) }),
         interceptors,
       };
       client = createClient(clientConstructors[service] as unknown as ClientConstructor<Client>, this.options.addressOf(service), options);
