@@ -12,9 +12,14 @@
 // them on a fresh embedded graph, fed the rows they get in the job), and the ratio the job could reach if loom's own
 // transport (gRPC, HTTP, messages) cost nothing and the two cores were never idle: annotation / (annotation + keywords
 // + writers). BENCH_DOCUMENTS changes the count; BENCH_CPU_PROF=<directory> writes a --cpu-prof of each loom process
-// there (the figures are then slower); BENCH_ONLY=concurrency|one|apart runs one part.
+// there (the figures are then slower); BENCH_ONLY=concurrency|one|apart|grpc runs one part.
+// With the skills apart it also prints loom's own CPU a document split into the embedded graph's engine (PGlite's worker
+// thread, read from /proc per thread) and the rest (issue 51, Must 5: the rest <= 2 ms), and runs the same layout once
+// more with the executor calling the skill gateway of its own process over gRPC (`loom.services.skill-gateway.address`
+// set to its own port), the path before issue 51, as the baseline of the in-memory call (`apart` runs both, `grpc` that one).
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -109,6 +114,38 @@ function machineTicks() {
   }
 }
 
+/** CPU seconds (user + system) of each thread of a process so far, by thread id (Linux /proc); empty off Linux. */
+function threadCpu(pid) {
+  const times = new Map();
+  let tids = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return times; // not Linux, or the process is gone
+  }
+  for (const tid of tids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      times.set(tid, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return times;
+}
+
+/**
+ * The CPU seconds between two threadCpu snapshots of the loom process spent by the embedded graph: the threads that
+ * were not there when loom began listening. The embedded graph's PGlite runs in a worker thread of its own, started
+ * with the workflow that opens the graph; loom's services, their own database and V8's helper threads are all there at
+ * listening (libuv's pool, if started later, would be counted here too: it is idle on this path).
+ */
+function graphSeconds(before, after, threadsAtListening) {
+  let seconds = 0;
+  for (const [tid, cpu] of after) if (!threadsAtListening.has(tid)) seconds += cpu - (before.get(tid) ?? 0);
+  return seconds;
+}
+
 /** Waits until every document is written by the last writer or has reached the failure handler; answers the status then. */
 async function lastWriterDone(address, workflow, expected) {
   const executor = createClient(ExecutorClient, address, { retry: false });
@@ -130,23 +167,25 @@ async function lastWriterDone(address, workflow, expected) {
  * Pushes and starts the workflow, publishes the file, and answers the seconds until the last writer has every document
  * and the CPU seconds of each of `pids` in that time (the workflow's start, which opens the embedded graph, comes before).
  */
-async function textToGraph(address, file, expected, pids, workflow = { file: workflowFile, name: WORKFLOW }) {
+async function textToGraph(address, file, expected, pids, workflow = { file: workflowFile, name: WORKFLOW }, threadsAtListening = undefined) {
   await loom(address, 'workflow', 'push', workflow.file);
   await loom(address, 'workflow', 'start', workflow.name);
   const cpuBefore = pids.map((pid) => cpuSecondsOf(pid));
+  const threadsBefore = threadCpu(pids[0]);
   const ticksBefore = machineTicks();
   const started = performance.now();
   await loom(address, 'message', 'publish', workflow.name, '--inlet', 'Documents', '--file', file);
   const status = await lastWriterDone(address, workflow.name, expected);
   const seconds = (performance.now() - started) / 1000;
   const cpu = pids.map((pid, index) => cpuSecondsOf(pid) - cpuBefore[index]);
+  const graph = threadsAtListening === undefined ? undefined : graphSeconds(threadsBefore, threadCpu(pids[0]), threadsAtListening);
   const ticksAfter = machineTicks();
   // the share of the machine's cores busy in the window (with this bench and the publish command, and anything else running)
   const busy = ticksBefore === undefined || ticksAfter === undefined ? undefined : (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.all - ticksBefore.all);
   const failed = status.components.reduce((sum, component) => sum + Number(component.messagesFailed), 0);
   if (failed > 0) throw new Error(`${failed} messages failed: ${status.components.map((component) => component.lastError).find((error) => error !== '')}`);
   await loom(address, 'workflow', 'stop', workflow.name).catch(() => undefined);
-  return { seconds, cpu, busy };
+  return { seconds, cpu, busy, graph };
 }
 
 /** A document's request to the annotation skill, with the workflow's pipeline. */
@@ -217,12 +256,20 @@ async function floorOf(layout, docs, annotationCpuMs) {
       _merged_entities: mergedEntitiesOf(annotations[index]),
     }));
     writeFileSync(rowsFile, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
-    const { cpu } = await textToGraph(layout.address, rowsFile, docs.length, [loomPid], { file: writersFile, name: WRITERS_WORKFLOW });
+    const { cpu, graph } = await textToGraph(
+      layout.address,
+      rowsFile,
+      docs.length,
+      [loomPid],
+      { file: writersFile, name: WRITERS_WORKFLOW },
+      layout.threadsAtListening,
+    );
     const writersCpuMs = (cpu[0] * 1000) / docs.length;
+    const writersGraphMs = ((graph ?? 0) * 1000) / docs.length;
     const ceiling = annotationCpuMs / (annotationCpuMs + keywordsCpuMs + writersCpuMs);
     console.log(
       `  floor: keyword skill alone ${fmt(keywordsCpuMs)} ms CPU a document (4 at a time), the two graph writers alone ${fmt(writersCpuMs)} ms ` +
-        `(loom, embedded graph); with nothing else the job could reach ${ceiling.toFixed(2)}x of the annotation alone (${fmt(annotationCpuMs)} ms)`,
+        `(loom, embedded graph: its engine ${fmt(writersGraphMs)} ms, the rest ${fmt(writersCpuMs - writersGraphMs)} ms); with nothing else the job could reach ${ceiling.toFixed(2)}x of the annotation alone (${fmt(annotationCpuMs)} ms)`,
     );
   } finally {
     rmSync(directory, { recursive: true, force: true });
@@ -246,7 +293,7 @@ async function measureLayout(label, start, docs, file) {
     const baseline = await annotationRate(layout.annotationUrl, docs, 4);
     // the warm-up round and ROUNDS rounds: CPU milliseconds a document of the annotation alone
     const baselineCpuMs = ((cpuNow() - baselineCpu) * 1000) / (16 + ROUNDS * docs.length);
-    const { seconds, cpu, busy } = await textToGraph(layout.address, file, docs.length, layout.pids);
+    const { seconds, cpu, busy, graph } = await textToGraph(layout.address, file, docs.length, layout.pids, undefined, layout.threadsAtListening);
     const cpuMs = (cpu.reduce((sum, value) => sum + value, 0) * 1000) / docs.length;
     const rate = docs.length / seconds;
     console.log(
@@ -255,7 +302,18 @@ async function measureLayout(label, start, docs, file) {
         `(${cpu.map((value, index) => `${layout.names[index]} ${value.toFixed(1)} s`).join(', ')}) against ${fmt(baselineCpuMs)} ms for the annotation alone` +
         (busy === undefined ? '' : `; the cores ${Math.round(busy * 100)}% busy meanwhile`),
     );
-    if (layout.keywordsUrl !== undefined) await floorOf(layout, docs, baselineCpuMs);
+    if (graph !== undefined) {
+      // loom's own CPU, skills apart: its process's, split into the embedded graph's engine and the rest
+      const loomMs = (cpu[0] * 1000) / docs.length;
+      const graphMs = (graph * 1000) / docs.length;
+      const restMs = loomMs - graphMs;
+      console.log(
+        `  loom's own CPU a document ${fmt(loomMs)} ms (${(loomMs / baselineCpuMs).toFixed(2)}x the annotation alone): the embedded graph's engine ` +
+          `(PGlite with AGE, its worker thread: the writers' statements) ${fmt(graphMs)} ms, the rest (executor, skill gateway, ` +
+          `gRPC and HTTP, JSON, graph driver) ${fmt(restMs)} ms (${(restMs / baselineCpuMs).toFixed(2)}x the annotation; issue 51's target: the rest <= 2 ms)`,
+      );
+    }
+    if (layout.keywordsUrl !== undefined && !layout.gatewayOverGrpc) await floorOf(layout, docs, baselineCpuMs);
     return { rate, baseline };
   } finally {
     await layout.stop();
@@ -276,7 +334,7 @@ async function oneProcess() {
 }
 
 /** The skills in their own process (`loom skills serve`), registered with a `loom serve` that runs none. */
-async function skillsApart() {
+async function skillsApart({ gatewayOverGrpc = false } = {}) {
   const skills = await startSkillsProcess(['annotation', 'keywords'], {});
   const annotationUrl = skills.urls.get('annotation');
   const registrations = [
@@ -285,8 +343,11 @@ async function skillsApart() {
   ].flatMap(([name, registration]) => ['--set', `loom.skills.register.${name}=${JSON.stringify(registration)}`]);
   let loomServe;
   try {
+    // the skill gateway given its own process's address is called over gRPC, as before issue 51 (a free port chosen here)
+    const port = gatewayOverGrpc ? await freePort() : undefined;
+    const overGrpc = port === undefined ? [] : ['--set', `server.port=${port}`, '--set', `loom.services.skill-gateway.address=127.0.0.1:${port}`];
     loomServe = await startLoomServe({
-      args: ['--config', devConfig, ...registrations],
+      args: ['--config', devConfig, ...registrations, ...overGrpc],
       nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
     });
   } catch (error) {
@@ -296,6 +357,8 @@ async function skillsApart() {
   return {
     address: loomServe.address,
     annotationUrl,
+    threadsAtListening: new Set(threadCpu(loomServe.child.pid).keys()),
+    gatewayOverGrpc,
     // the floor is measured where each process's CPU is its own
     keywordsUrl: `${skills.urls.get('keywords')}/extractKeywords`,
     pids: [loomServe.child.pid, skills.child.pid],
@@ -305,6 +368,15 @@ async function skillsApart() {
       await skills.stop();
     },
   };
+}
+
+/** A TCP port free on loopback a moment ago. */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** The annotation skill's documents/s at 1 and 4 requests at a time, in its own process. */
@@ -336,6 +408,9 @@ try {
   if (ONLY === undefined || ONLY === 'concurrency') await annotationConcurrency(docs);
   if (ONLY === undefined || ONLY === 'one') await measureLayout('one process (loom serve --with-skills)', oneProcess, docs, file);
   if (ONLY === undefined || ONLY === 'apart') await measureLayout('skills apart (loom skills serve + loom serve)', skillsApart, docs, file);
+  if (ONLY === undefined || ONLY === 'apart' || ONLY === 'grpc') {
+    await measureLayout('skills apart, executor → gateway over gRPC (baseline: issue 51 before)', () => skillsApart({ gatewayOverGrpc: true }), docs, file);
+  }
   console.log(`load average after: ${loadavg()[0].toFixed(2)}`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
