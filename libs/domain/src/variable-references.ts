@@ -1,4 +1,4 @@
-import { forEachSecretSlot, isSealed, secretReference } from './secret-values.js';
+import { forEachResourceParameter, forEachSecretSlot, isSealed, secretReference } from './secret-values.js';
 import type { WorkflowConfiguration } from './workflow.js';
 
 /** Secret slots that were `$$<variable>` references when a workflow was pushed: JSON path of the slot to variable name. */
@@ -14,7 +14,7 @@ export function variableReferencesOf(workflow: WorkflowConfiguration): VariableR
   return references;
 }
 
-/** A sealed slot that was no `$$` reference when pushed: a value sealed at push, which a file must not repeat. */
+/** A sealed value that was no `$$` reference when pushed (a value sealed at push, which a file must not repeat): its first slot. */
 export interface UnreferencedSecret {
   readonly path: string;
   /** The variable the slot is written as instead (`<WORKFLOW>_<SLOT>`, upper case). */
@@ -30,27 +30,38 @@ export interface WorkflowWithReferences {
 /**
  * A copy of a stored (sealed) workflow with its `$$<variable>` references written back where they were pushed, so
  * that a file of it holds no secret value: each referenced slot becomes `$$<variable>` again, and a sealed slot no
- * reference named (a value sealed at push) becomes `$$<WORKFLOW>_<SLOT>`, listed in `unreferenced` so the caller can
- * say which variable each environment needs. `baseName` is the workflow name without its `_<uuid>`.
+ * reference named (a value sealed at push) becomes `$$<WORKFLOW>_<RESOURCE>_<PARAMETER>` (or the slot's path outside
+ * a resource), listed once in `unreferenced` so the caller can say which variable each environment needs. `baseName`
+ * is the workflow name without its `_<uuid>`.
  */
 export function withVariableReferences(stored: WorkflowConfiguration, references: VariableReferences, baseName: string): WorkflowWithReferences {
   const workflow = structuredClone(stored);
   const unreferenced: UnreferencedSecret[] = [];
+  // a resource parameter is named after its resource, so a resource and its copy in a component read the same variable
+  const resourceSlots = new Map<string, string>();
+  forEachResourceParameter(workflow, (path, resource, name) => resourceSlots.set(path, `${plainName(resource.name)}_${name}`));
+  const written = new Set<string>();
   forEachSecretSlot(workflow, ({ path, value, set }) => {
     const variable = references[path];
     if (variable !== undefined) set(`$$${variable}`);
     else if (isSealed(value)) {
-      const suggested = suggestedVariable(baseName, path);
+      const suggested = suggestedVariable(baseName, resourceSlots.get(path) ?? path);
       set(`$$${suggested}`);
-      unreferenced.push({ path, variable: suggested });
+      if (!written.has(suggested)) unreferenced.push({ path, variable: suggested });
+      written.add(suggested);
     }
   });
   return { workflow, unreferenced };
 }
 
-/** `etl` and `resources[0].parameters.password` → `ETL_RESOURCES_0_PARAMETERS_PASSWORD` (a valid variable name). */
-function suggestedVariable(baseName: string, path: string): string {
-  const words = `${baseName}_${path}`
+/** An instance name without its `_<uuid>`. */
+function plainName(name: string): string {
+  return name.replace(/_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, '');
+}
+
+/** `etl` and `Knowledge graph_password` → `ETL_KNOWLEDGE_GRAPH_PASSWORD` (a valid variable name). */
+function suggestedVariable(baseName: string, slot: string): string {
+  const words = `${baseName}_${slot}`
     .toUpperCase()
     .replace(/[^A-Z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '');

@@ -21,6 +21,7 @@ import { printTable } from '../output.js';
 import { withClient } from '../service-client.js';
 import { UsageError } from '../usage-error.js';
 import { cliIo, inputPath } from '../cli-io.js';
+import { exportAll } from './workflow-folder.js';
 
 /** The `$id` of the compact form's JSON Schema (libs/domain/schema/compact-workflow.schema.json); a scaffold's editor comment names it unless --schema says otherwise. */
 const COMPACT_SCHEMA_URL = 'https://loom.dev/schema/compact-workflow.schema.json';
@@ -56,6 +57,7 @@ function definitionOf(kind: string): NonNullable<ReturnType<typeof findComponent
 }
 
 interface ExportOptions {
+  all: boolean;
   compact: boolean;
   format?: 'yaml' | 'json';
   out?: string;
@@ -66,14 +68,21 @@ interface ExportOptions {
 export function addWorkflowFileCommands(workflow: Command): void {
   workflow
     .command('export')
-    .description('write a stored workflow as a file: the full .workflow.json form, or with --compact the compact form')
-    .argument('<name>', 'stored name <workflow_name>_<uuid>, or the workflow name when only one has it')
+    .description(
+      'write a stored workflow as a file: the full .workflow.json form, or with --compact the compact form; with --all every workflow and schedule into a folder, $$ references and no secret value',
+    )
+    .argument('<name|dir>', 'stored name <workflow_name>_<uuid>, or the workflow name when only one has it; with --all the folder to write')
+    .option('--all', 'every stored workflow into the folder <dir>: <name>.workflow.yaml (or .json) and <name>.scheduler.json each', false)
     .option('--compact', 'the compact form (YAML; JSON with --format json or an --out file ending in .json)', false)
     .addOption(new Option('--format <format>', 'with --compact: yaml or json').choices(['yaml', 'json']))
     .option('--out <file>', 'write the file here instead of to standard output')
     .option('--force', 'with --out: replace an existing file', false)
-    .action((name: string, options: ExportOptions, command: Command) =>
-      withClient(command, WorkflowStoreClient, async (client) => {
+    .action((name: string, options: ExportOptions, command: Command) => {
+      if (options.all) {
+        if (options.out !== undefined) throw new UsageError('--all writes a folder: give it as the argument, not --out');
+        return exportAll(command, name, options);
+      }
+      return withClient(command, WorkflowStoreClient, async (client) => {
         const { workflow: stored } = await call(client, 'getWorkflow', { name });
         if (stored === undefined) return;
         const configuration = workflowFromProto(stored);
@@ -81,8 +90,8 @@ export function addWorkflowFileCommands(workflow: Command): void {
         const text = options.compact ? serializeCompactWorkflow(configuration, format) : serializeWorkflowJson(configuration);
         if (options.out === undefined) cliIo().stdout.write(text);
         else writeNew(options.out, text, options.force);
-      }),
-    );
+      });
+    });
 
   workflow
     .command('new')

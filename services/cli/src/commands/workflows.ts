@@ -22,6 +22,8 @@ import { type ComponentCounts, type PictureFormat, workflowPicture } from '../wo
 import { readWorkflowFile, readWorkflowFileText } from '../workflow-file.js';
 import { UsageError } from '../usage-error.js';
 import { cliIo, inputPath } from '../cli-io.js';
+import { addApplyCommand } from './workflow-folder.js';
+import { addWorkflowVersionCommands, parseKeptVersion } from './workflow-versions.js';
 
 function withStore<T>(command: Command, use: (client: WorkflowStoreClient, globals: GlobalOptions) => Promise<T>): Promise<T> {
   return withClient(command, WorkflowStoreClient, use);
@@ -75,9 +77,10 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
     .command('get')
     .description('print a stored workflow as its .workflow.json file (secrets stay sealed)')
     .argument('<name>', 'stored name <workflow_name>_<uuid>, or the workflow name when only one has it')
-    .action((name: string, _options: object, command: Command) =>
+    .option('--version <n>', 'a kept version (loom workflow history lists them) instead of the current one', parseKeptVersion)
+    .action((name: string, options: { version?: number }, command: Command) =>
       withStore(command, async (client, globals) => {
-        const { workflow: stored, metadata } = await call(client, 'getWorkflow', { name });
+        const { workflow: stored, metadata } = await call(client, 'getWorkflow', { name, version: options.version });
         if (stored === undefined) return;
         const text = serializeWorkflowJson(workflowFromProto(stored));
         if (globals.output === 'json') cliIo().stdout.write(`${JSON.stringify({ metadata, workflow: JSON.parse(text) as unknown }, null, 2)}\n`);
@@ -98,6 +101,8 @@ export function addWorkflowCommands(program: Command): { workflow: Command; sche
     );
 
   addShowCommand(workflow);
+  addWorkflowVersionCommands(workflow);
+  addApplyCommand(workflow);
 
   const schedule = program.command('schedule').description('cron schedules of workflows');
 
