@@ -107,6 +107,26 @@ describe('loom component, workflow start|status|dry-run|stop and message publish
     expect(dry.status).toBe(0);
     const outputs = JSON.parse(dry.stdout) as { component: string; messages: { body: Record<string, unknown> }[] }[];
     expect(outputs.find((output) => output.component === FILTER)?.messages[0]?.body).toMatchObject({ title: 'X', words: 4 });
+    // --until: the transformer is the last that runs; --max-messages 1: the second sample does not enter
+    const bounded = await loomAt(
+      'workflow',
+      'dry-run',
+      example,
+      '--message',
+      '{"title":"a","text":"one two three four"}',
+      '--message',
+      '{"title":"b","text":"one two three four"}',
+      '--until',
+      'Clean up',
+      '--max-messages',
+      '1',
+    );
+    expect(bounded.status).toBe(0);
+    expect(bounded.stdout).toMatch(/^Clean up_[0-9a-f-]{36}\s+\{"title":"A","text":"one two three four","words":4\}$/m);
+    expect(bounded.stdout).toMatch(/^Articles_[0-9a-f-]{36}\s+\(truncated: more than 1 messages, the rest dropped\)$/m);
+    expect(bounded.stdout).not.toMatch(/^Long enough_/m);
+    const badCap = await loomAt('workflow', 'dry-run', example, '--message', '{}', '--max-messages', '-1');
+    expect(badCap.stderr).toContain("option '--max-messages <n>' argument '-1' is invalid. expected a whole number, 0 or more");
 
     const stopped = await loomAt('workflow', 'stop', 'Article pipeline', '--drain', '5');
     expect(stopped.stdout).toMatch(/Article pipeline\s+STOPPED/);
