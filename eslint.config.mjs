@@ -61,6 +61,7 @@ export const FLOORS = [
     packages: [
       '@loom/audit',
       '@loom/config-store',
+      '@loom/console',
       '@loom/executor',
       '@loom/scheduler',
       '@loom/secrets',

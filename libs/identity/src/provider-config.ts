@@ -102,7 +102,14 @@ export function endpointsOf(config: IdentityProviderConfig): {
   readonly jwks: URL;
   readonly token: URL;
   readonly deviceAuthorization: URL;
+  /** Where a browser signs in (the authorization code flow, the console's sign-in). */
+  readonly authorization: URL;
 } {
   const base = `${issuerOf(config)}/protocol/openid-connect`;
-  return { jwks: new URL(`${base}/certs`), token: new URL(`${base}/token`), deviceAuthorization: new URL(`${base}/auth/device`) };
+  return {
+    jwks: new URL(`${base}/certs`),
+    token: new URL(`${base}/token`),
+    deviceAuthorization: new URL(`${base}/auth/device`),
+    authorization: new URL(`${base}/auth`),
+  };
 }

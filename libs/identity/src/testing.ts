@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
@@ -18,17 +19,32 @@ export interface TestTokenClaims extends JWTPayload {
   readonly realm_access?: { roles: string[] };
 }
 
+/** A code the authorization endpoint handed out, waiting for its exchange at the token endpoint. */
+interface PendingCode {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly challenge: string;
+  readonly user: string;
+  readonly roles: readonly string[];
+}
+
 /**
  * An identity provider on loopback for tests: a realm's JWKS (with key rotation), a token
- * endpoint for the client credentials flow and a device authorization endpoint, at the paths a
- * Keycloak realm serves them. It signs tokens with its current key.
+ * endpoint for the client credentials flow, a device authorization endpoint, and an
+ * authorization endpoint for the authorization code flow with PKCE (S256) that signs in
+ * `signInAs` at once, at the paths a Keycloak realm serves them. It signs tokens with its current key.
  */
 export class FakeIdentityProvider {
   /** How many times the JWKS was fetched. */
   jwksFetches = 0;
   /** The next device-code poll answers: `authorization_pending` as many times as this says first. */
   pendingPolls = 0;
+  /** Who the authorization endpoint signs in, without asking (a browser test's user), and their provider roles. */
+  signInAs: { user: string; roles: string[] } = { user: 'alice', roles: ['loom_operator'] };
+  /** The authorization requests received, as their query parameters. */
+  readonly authorizationRequests: URLSearchParams[] = [];
   private keys: SigningKey[] = [];
+  private readonly codes = new Map<string, PendingCode>();
 
   private constructor(
     private readonly server: Server,
@@ -102,6 +118,47 @@ export class FakeIdentityProvider {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** The authorization endpoint: refuses what Keycloak refuses for a public client with PKCE, else redirects back with a code. */
+  private authorize(params: URLSearchParams, response: ServerResponse): void {
+    this.authorizationRequests.push(params);
+    const redirectUri = params.get('redirect_uri') ?? '';
+    const challenge = params.get('code_challenge') ?? '';
+    if (params.get('response_type') !== 'code' || params.get('client_id') !== 'loom' || !/^https?:\/\//.test(redirectUri)) {
+      response.writeHead(400, { 'content-type': 'text/plain' }).end('invalid authorization request');
+      return;
+    }
+    if (params.get('code_challenge_method') !== 'S256' || challenge === '') {
+      response.writeHead(400, { 'content-type': 'text/plain' }).end('PKCE (code_challenge with S256) is required');
+      return;
+    }
+    const code = randomBytes(16).toString('base64url');
+    this.codes.set(code, { clientId: 'loom', redirectUri, challenge, user: this.signInAs.user, roles: [...this.signInAs.roles] });
+    const back = new URL(redirectUri);
+    back.searchParams.set('code', code);
+    back.searchParams.set('state', params.get('state') ?? '');
+    response.writeHead(302, { location: back.href }).end();
+  }
+
+  /** The token endpoint's authorization_code grant: the code once, with the verifier of its challenge and the same redirect address. */
+  private exchangeCode(form: URLSearchParams, send: (statusCode: number, body: unknown) => void): void {
+    const code = form.get('code') ?? '';
+    const pending = this.codes.get(code);
+    this.codes.delete(code);
+    const verifier = form.get('code_verifier') ?? '';
+    if (
+      pending === undefined ||
+      pending.redirectUri !== form.get('redirect_uri') ||
+      pending.clientId !== form.get('client_id') ||
+      createHash('sha256').update(verifier).digest('base64url') !== pending.challenge
+    ) {
+      send(400, { error: 'invalid_grant' });
+      return;
+    }
+    void this.sign({ sub: pending.user, preferred_username: pending.user, ...FakeIdentityProvider.clientRoles('loom', [...pending.roles]) }).then((token) =>
+      send(200, { access_token: token, token_type: 'Bearer', expires_in: 3600 }),
+    );
+  }
+
   private current(): SigningKey {
     const key = this.keys.at(-1);
     // rotateKey runs in start(), so there is always a current key
@@ -113,6 +170,10 @@ export class FakeIdentityProvider {
     const send = (statusCode: number, body: unknown): void => {
       response.writeHead(statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
+    if (method === 'GET' && url.startsWith(`${base}/auth?`)) {
+      this.authorize(new URL(url, this.url).searchParams, response);
+      return;
+    }
     if (method === 'GET' && url === `${base}/certs`) {
       this.jwksFetches += 1;
       send(200, { keys: this.keys.map((key) => key.publicJwk) });
@@ -136,6 +197,10 @@ export class FakeIdentityProvider {
         return;
       }
       const grant = form.get('grant_type');
+      if (grant === 'authorization_code') {
+        this.exchangeCode(form, send);
+        return;
+      }
       if (grant === 'client_credentials' && form.get('client_secret') !== 'test-client-secret') {
         send(401, { error: 'unauthorized_client' });
         return;

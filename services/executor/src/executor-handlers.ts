@@ -10,7 +10,7 @@ import {
 import { catalogFor, FailedPreconditionError, resourceCatalog, ValidationError } from '@loom/domain';
 import { componentDefinitionToProto, resourceDefinitionToProto, workflowFromProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
-import { type AsyncImplementation, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
+import { type AsyncImplementation, callerIdentity, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type SecretRedactor } from '@loom/telemetry';
 import { type Cluster } from './cluster/cluster.js';
 import { type ExecutorRunStatus } from './cluster/executor-status.js';
@@ -48,9 +48,10 @@ export function executorImplementation(
 ): AsyncImplementation<typeof ExecutorService> {
   const graphReads = new GraphReads({ stores: executor.graphs, graphResource: (workflow, resource) => executor.graphResource(workflow, resource) });
   return {
-    async startWorkflow(request) {
+    async startWorkflow(request, context) {
       try {
-        const run = await executor.start(request.name);
+        // audited under the caller (a person through the CLI or the console, the scheduler), not the executor
+        const run = await executor.start(request.name, callerIdentity(context.metadata));
         return { runId: run.runId, state: STATES[run.state], alreadyRunning: false };
       } catch (error) {
         // idempotent: a workflow running (or paused) already is answered with its run, not refused
@@ -59,8 +60,9 @@ export function executorImplementation(
       }
     },
 
-    async stopWorkflow(request) {
-      const state = await executor.stop(request.name, drainTimeoutOf(request.drainTimeout?.seconds, request.drainTimeout?.nanos));
+    async stopWorkflow(request, context) {
+      const drainTimeoutMs = drainTimeoutOf(request.drainTimeout?.seconds, request.drainTimeout?.nanos);
+      const state = await executor.stop(request.name, drainTimeoutMs, callerIdentity(context.metadata));
       return { state: STATES[state] };
     },
 

@@ -200,11 +200,11 @@ export class Executor implements ClusterMember {
    * Loads, opens, audits and starts a workflow; `name` is its stored name, or its workflow name when only one has it.
    * In a cluster the start is recorded for every executor once it succeeded here.
    */
-  async start(name: string): Promise<WorkflowRun> {
+  async start(name: string, actor?: string): Promise<WorkflowRun> {
     if (name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
     const workflow = await this.load(name);
     const run = this.cluster === undefined ? await this.launchLoaded(workflow) : await this.cluster.start(workflow.name, () => this.launchLoaded(workflow));
-    this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId });
+    this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_START, workflow.name, { runId: run.runId }, actor);
     this.dependencies.logger.info({ workflow: workflow.name, runId: run.runId, components: workflow.components.length }, 'workflow started');
     return run;
   }
@@ -272,19 +272,22 @@ export class Executor implements ClusterMember {
     }
   }
 
-  /** Stops a run: sources first, then a bounded drain, then the components; in a cluster, on every executor. */
-  async stop(name: string, drainTimeoutMs: number): Promise<RunState> {
+  /**
+   * Stops a run: sources first, then a bounded drain, then the components; in a cluster, on every executor. `actor`
+   * (the caller) is audited as who stopped it; the executor itself when absent.
+   */
+  async stop(name: string, drainTimeoutMs: number, actor?: string): Promise<RunState> {
     if (this.cluster !== undefined) {
       const workflow = this.cluster.resolve(name) ?? name;
       const state = await this.cluster.stop(workflow, drainTimeoutMs);
       const runId = this.runs.get(workflow)?.runId ?? '';
-      this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, workflow, { runId, executorId: this.executorId });
+      this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, workflow, { runId, executorId: this.executorId }, actor);
       this.dependencies.logger.info({ workflow, runId }, 'workflow stopped on every executor');
       return state;
     }
     const run = await this.requireRun(name);
     const drained = await run.stop(drainTimeoutMs);
-    this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, run.workflow.name, { runId: run.runId, drained: String(drained) });
+    this.audit(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_STOP, run.workflow.name, { runId: run.runId, drained: String(drained) }, actor);
     this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId, drained }, 'workflow stopped');
     return run.state;
   }

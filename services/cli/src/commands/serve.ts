@@ -1,4 +1,5 @@
 import { type Command } from 'commander';
+import type { LoomConfig } from '@loom/config';
 import type { RunningSkills } from '@loom/skill-service-kit';
 import { cliIo } from '../cli-io.js';
 
@@ -30,6 +31,8 @@ export interface RunningLoom {
   readonly port: number;
   /** The skill services running beside loom (`--with-skills`), if any. */
   readonly skills?: RunningSkills;
+  /** The web console, when `loom.console.port` is set: the address a browser opens. */
+  readonly console?: { readonly url: string; readonly port: number };
   /** Stops loom and its skills, draining in-flight work; logs why (`reason`, e.g. the signal) first. Idempotent. */
   stop(reason?: Readonly<Record<string, unknown>>): Promise<void>;
 }
@@ -40,14 +43,91 @@ export interface RunningLoom {
  * the caller stops it. Refuses a bad option or configuration before anything starts.
  */
 export async function startServe(options: ServeOptions, environment: ServeEnvironment): Promise<RunningLoom> {
-  const [{ selectModules }, { startServeProcess }] = await Promise.all([import('../modules.js'), import('@loom/service-kit')]);
-  const source = {
+  const { consoleOnly, services } = consoleSelection(options.services);
+  if (consoleOnly) return startConsoleAlone(options, environment);
+  const loom = await startServices({ ...options, ...(services === undefined ? {} : { services }) }, environment);
+  return withConsole(loom, options, environment);
+}
+
+/** `--services` with `console` taken out: the console is not a gRPC service, and `--services console` runs it alone. */
+function consoleSelection(list: string | undefined): { consoleOnly: boolean; services: string | undefined } {
+  if (list === undefined) return { consoleOnly: false, services: undefined };
+  const names = list.split(',').map((name) => name.trim());
+  if (!names.includes('console')) return { consoleOnly: false, services: list };
+  const others = names.filter((name) => name !== 'console' && name !== '');
+  return { consoleOnly: others.length === 0, services: others.join(',') };
+}
+
+/** The configuration sources of a serve composition. */
+function configSource(options: ServeOptions, environment: ServeEnvironment) {
+  return {
     ...(options.config === undefined ? {} : { configFile: options.config }),
     overrides: options.set,
     env: environment.env,
     registerTelemetry: environment.registerTelemetry,
     ...(environment.logDestination === undefined ? {} : { logDestination: environment.logDestination }),
   };
+}
+
+/** Starts the web console beside the running services when `loom.console.port` is set; stops them if it cannot start. */
+async function withConsole(loom: RunningLoom, options: ServeOptions, environment: ServeEnvironment): Promise<RunningLoom> {
+  const { loadConfig } = await import('@loom/config');
+  const config = loadConfig(configSource(options, environment));
+  if (config.console.port === undefined) return loom;
+  let running;
+  try {
+    running = await startConsoleFor(config, environment, () => `${grpcHost(config.server.host)}:${loom.port}`);
+  } catch (error) {
+    await loom.stop({ reason: 'the console did not start' });
+    throw error;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    port: loom.port,
+    ...(loom.skills === undefined ? {} : { skills: loom.skills }),
+    console: { url: running.url, port: running.port },
+    stop(reason = {}) {
+      // the console first: its event streams end before the services they read from drain
+      stopping ??= running.stop().then(() => loom.stop(reason));
+      return stopping;
+    },
+  };
+}
+
+/** `loom serve --services console`: the console alone, calling the services at their `loom.services.<name>.address`. */
+async function startConsoleAlone(options: ServeOptions, environment: ServeEnvironment): Promise<RunningLoom> {
+  const [{ loadConfig }, { UsageError }] = await Promise.all([import('@loom/config'), import('../usage-error.js')]);
+  const config = loadConfig(configSource(options, environment));
+  if (config.console.port === undefined)
+    throw new UsageError('--services console: set loom.console.port (LOOM_CONSOLE_PORT) to the port the console listens on');
+  const running = await startConsoleFor(config, environment, () => `${grpcHost(config.server.host)}:${config.server.port}`);
+  return { port: 0, console: { url: running.url, port: running.port }, stop: () => running.stop() };
+}
+
+async function startConsoleFor(
+  config: LoomConfig,
+  environment: ServeEnvironment,
+  grpcAddress: () => string,
+): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const [{ startConsole }, { createLogger, redactor }] = await Promise.all([import('@loom/console'), import('@loom/telemetry')]);
+  const logger = createLogger({
+    level: config.log.level,
+    redactor,
+    base: { service: 'loom-console', pid: process.pid },
+    ...(environment.logDestination === undefined ? {} : { destination: environment.logDestination }),
+  });
+  return startConsole({ config, logger, grpcAddress });
+}
+
+/** The host the console calls loom's gRPC port on: loopback for a wildcard bind. */
+function grpcHost(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
+
+/** The gRPC services (and with --with-skills the skills) of a serve composition. */
+async function startServices(options: ServeOptions, environment: ServeEnvironment): Promise<RunningLoom> {
+  const [{ selectModules }, { startServeProcess }] = await Promise.all([import('../modules.js'), import('@loom/service-kit')]);
+  const source = configSource(options, environment);
   const modules = selectModules(options.services);
   if (options.withSkills === undefined) return startServeProcess(modules, source);
 
@@ -104,6 +184,7 @@ async function serveUntilSignal(options: ServeOptions): Promise<void> {
   // listening before the start, so that a signal during it still ends in a graceful stop
   const stopSignal = shutdownSignal();
   const loom = await startServe(options, { env: cliIo().env, registerTelemetry: true });
+  if (loom.console !== undefined) cliIo().stderr.write(`loom console: ${loom.console.url}\n`);
   const signal = await stopSignal;
   await loom.stop({ signal });
 }
@@ -116,7 +197,10 @@ export function addServeCommand(program: Command, serve: (options: ServeOptions)
   program
     .command('serve')
     .description('run loom services in this process (all six by default)')
-    .option('--services <list>', 'comma-separated services to run: config-store,scheduler,executor,secrets,skill-gateway,audit')
+    .option(
+      '--services <list>',
+      'comma-separated services to run: config-store,scheduler,executor,secrets,skill-gateway,audit; console (alone: the web console of loom.console.port)',
+    )
     .option('--config <file>', 'configuration file (.yaml, .yml or .properties)')
     .option('--set <key=value>', 'override a configuration key (repeatable)', collect, [])
     .option('--with-skills [list]', "also run loom's skill services in this process (all, or a comma-separated list), on their published ports")

@@ -1,0 +1,3 @@
+import { defineLoomTestConfig } from '../../vitest.shared.js';
+
+export default defineLoomTestConfig();
