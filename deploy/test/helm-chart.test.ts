@@ -152,7 +152,9 @@ describe('the production-like values', () => {
     };
     const loomDeployments = byKind(objects, 'Deployment').filter((object) => JSON.stringify(object).includes('"serve","--services"'));
     const pods = Object.fromEntries(loomDeployments.map((object) => [object.metadata.name, (object.spec as { template: { spec: Pod } }).template.spec]));
-    expect(Object.keys(pods)).toHaveLength(6);
+    // the six services and the console (which checks sign-ins as they do)
+    expect(Object.keys(pods)).toHaveLength(7);
+    expect(pods['loom-console']?.containers[0]?.env).toContainEqual({ name: 'LOOM_CONSOLE_PUBLICURL', value: 'https://loom.example.com' });
     for (const [name, pod] of Object.entries(pods)) {
       const env = Object.fromEntries(pod.containers[0]?.env.map((variable) => [variable.name, variable.value]) ?? []);
       expect(env.LOOM_AUTH_OIDC_CONFIGFILE, name).toBe('/run/secrets/loom-sso/loom-oidc-client.json');

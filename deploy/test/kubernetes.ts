@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import ts from 'typescript';
 import { ConfigMap, PersistentVolumeClaim, Secret, Service } from 'kubernetes-models/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parseAllDocuments } from 'yaml';
 import { deployDir, scratchDir } from './tools.js';
@@ -45,6 +45,7 @@ const models = {
   'apps/v1/Deployment': { model: Deployment, type: 'IDeployment', module: 'kubernetes-models/apps/v1/Deployment' },
   'apps/v1/StatefulSet': { model: StatefulSet, type: 'IStatefulSet', module: 'kubernetes-models/apps/v1/StatefulSet' },
   'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, type: 'INetworkPolicy', module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy' },
+  'networking.k8s.io/v1/Ingress': { model: Ingress, type: 'IIngress', module: 'kubernetes-models/networking.k8s.io/v1/Ingress' },
   'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, type: 'IPodDisruptionBudget', module: 'kubernetes-models/policy/v1/PodDisruptionBudget' },
 } as const;
 

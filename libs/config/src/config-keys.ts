@@ -372,7 +372,7 @@ export const fixedKeys = named({
   'loom.console.staticDirectory': spec({
     description: "directory of the console's built pages (index.html and its assets)",
     default: undefined,
-    defaultText: 'the pages built with @loom/console (services/console/web/dist)',
+    defaultText: 'the pages built with @loom/console (services/console/dist/web)',
     schema: optional(nonEmptyString()),
     expected: 'a directory path',
   }),
