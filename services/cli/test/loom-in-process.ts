@@ -40,6 +40,8 @@ export async function runCli(args: readonly string[], options: { env?: NodeJS.Pr
 export interface InProcessLoom {
   readonly port: number;
   readonly address: string;
+  /** The web console's address, when `loom.console.port` is set. */
+  readonly consoleUrl?: string;
   /** Its JSON log lines (loom's and its skills'), as they are written. */
   readonly logLines: string[];
   /** The directory that holds its state (`loom.data.directory`), removed by `stop`. */
@@ -81,6 +83,7 @@ export async function startLoom(args: readonly string[] = [], env: NodeJS.Proces
   return {
     port: running.port,
     address: `127.0.0.1:${running.port}`,
+    ...(running.console === undefined ? {} : { consoleUrl: running.console.url }),
     get logLines() {
       return log
         .text()

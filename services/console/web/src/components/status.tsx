@@ -99,3 +99,8 @@ export function text(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
 }
+
+/** A stored name `<name>_<uuid>` as people read it, `<name>` (the uuid tells stored instances apart, not people). */
+export function shownName(name: string): string {
+  return name.replace(/_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, '');
+}

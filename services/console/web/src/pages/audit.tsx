@@ -2,7 +2,7 @@
 // session that may administer).
 import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { may, query, request, streamError } from '../api.js';
-import { ErrorNote, formatTime, Loading, text, useAction, useLoad } from '../components/status.js';
+import { ErrorNote, formatTime, Loading, shownName, text, useAction, useLoad } from '../components/status.js';
 import { useSession } from '../session.js';
 import { type AuditEntry, type VerifyResult } from '../types.js';
 
@@ -45,13 +45,17 @@ function FilterForm({ onApply }: { onApply: (filter: Filter) => void }): ReactNo
   );
 }
 
-function useTail(on: boolean): { entries: AuditEntry[]; error: unknown } {
+function useTail(on: boolean): { entries: AuditEntry[]; error: unknown; following: boolean } {
   const { signedOut } = useSession();
   const [entries, setEntries] = useState<AuditEntry[]>([]);
   const [error, setError] = useState<unknown>();
+  const [following, setFollowing] = useState(false);
   useEffect(() => {
+    setFollowing(false);
     if (!on) return undefined;
     const events = new EventSource('/api/audit/events');
+    // the stream is open once the server answered: entries appended from then on are shown
+    events.onopen = () => setFollowing(true);
     const take = (event: MessageEvent<string>): void => {
       const entry = JSON.parse(event.data) as AuditEntry;
       setEntries((current) => [entry, ...current].slice(0, TAIL_LIMIT));
@@ -65,10 +69,11 @@ function useTail(on: boolean): { entries: AuditEntry[]; error: unknown } {
       const sent = streamError(event);
       if (sent !== undefined) setError(sent);
       else if (events.readyState === EventSource.CLOSED) setError(new Error('the live tail stopped; turn it off and on to follow again'));
+      setFollowing(events.readyState === EventSource.OPEN);
     };
     return () => events.close();
   }, [on, signedOut]);
-  return { entries, error };
+  return { entries, error, following };
 }
 
 function Entries({ entries, label }: { entries: readonly AuditEntry[]; label: string }): ReactNode {
@@ -91,8 +96,8 @@ function Entries({ entries, label }: { entries: readonly AuditEntry[]; label: st
             <td>{text(entry.actor)}</td>
             <td>{text(entry.action)}</td>
             <td>
-              {text(entry.workflow)}
-              {entry.component === undefined ? null : ` / ${entry.component}`}
+              {entry.workflow === undefined ? '—' : shownName(entry.workflow)}
+              {entry.component === undefined ? null : ` / ${shownName(entry.component)}`}
             </td>
             <td>{[entry.reason, ...Object.entries(entry.attributes ?? {}).map(([name, value]) => `${name}=${value}`)].filter(Boolean).join(' · ') || '—'}</td>
           </tr>
@@ -144,7 +149,10 @@ export function AuditPage(): ReactNode {
       {tailing ? (
         <section aria-labelledby="tail-title">
           <h2 id="tail-title">New entries</h2>
-          {tail.entries.length === 0 ? <p className="muted">Waiting for new entries…</p> : <Entries entries={tail.entries} label="New audit entries" />}
+          <p className="muted" role="status">
+            {tail.following ? 'Following new entries as they are appended.' : 'Connecting to the live tail…'}
+          </p>
+          {tail.entries.length === 0 ? null : <Entries entries={tail.entries} label="New audit entries" />}
         </section>
       ) : null}
       <ErrorNote error={log.error} />

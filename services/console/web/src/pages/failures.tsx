@@ -2,7 +2,7 @@
 // discard of the selected ones (only for a session that may operate).
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { may, query, request, segment } from '../api.js';
-import { ErrorNote, formatTime, Loading, text, useAction, useLoad } from '../components/status.js';
+import { ErrorNote, formatTime, Loading, shownName, text, useAction, useLoad } from '../components/status.js';
 import { useSession } from '../session.js';
 import { type FailureDetail, type FailureSummary, type FailuresPage as Page, type WorkflowSummary } from '../types.js';
 
@@ -13,6 +13,8 @@ interface Filter {
 }
 
 const NO_FILTER: Filter = { workflow: '', component: '', kind: '' };
+/** How often the list is read again. */
+const REFRESH_MS = 3000;
 
 /** The filter: the workflow (failed messages are kept per workflow), then component and error kind. */
 function FilterForm({ workflows, initial, onApply }: { workflows: readonly WorkflowSummary[]; initial: Filter; onApply: (filter: Filter) => void }): ReactNode {
@@ -99,7 +101,8 @@ function Failures({ workflows }: { workflows: readonly WorkflowSummary[] }): Rea
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [shown, setShown] = useState<FailureSummary>();
   const [outcome, setOutcome] = useState<string>();
-  const list = useLoad(() => request<Page>('GET', `/api/failures${query({ ...filter, pageToken })}`), [filter, pageToken]);
+  // read again every few seconds: a retried message leaves the store once the run has taken it
+  const list = useLoad(() => request<Page>('GET', `/api/failures${query({ ...filter, pageToken })}`), [filter, pageToken], REFRESH_MS);
   const action = useAction();
   const failures = list.value?.failures;
   const key = (failure: FailureSummary): string => `${failure.workflow}\u0000${failure.id}`;
@@ -199,7 +202,7 @@ function Failures({ workflows }: { workflows: readonly WorkflowSummary[] }): Rea
                     {failure.id}
                   </button>
                 </td>
-                <td>{failure.workflow}</td>
+                <td>{shownName(failure.workflow)}</td>
                 <td>{failure.component}</td>
                 <td>{text(failure.kind)}</td>
                 <td>{text(failure.error)}</td>
