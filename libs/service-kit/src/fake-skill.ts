@@ -9,8 +9,11 @@ export interface FakeSkillRequest {
   readonly body: Buffer;
 }
 
-/** What a fake skill answers: a status and a JSON body, or `hang` to answer nothing until the client gives up. */
-export type FakeSkillAnswer = { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> } | 'hang';
+/**
+ * What a fake skill answers: a status and a JSON body (or `text`, sent as written), or `hang` to answer nothing until the
+ * client gives up.
+ */
+export type FakeSkillAnswer = { readonly status: number; readonly body?: unknown; readonly text?: string; readonly headers?: Record<string, string> } | 'hang';
 
 /** A real HTTP server on loopback playing a skill microservice, counting what reaches it. */
 export interface FakeSkill {
@@ -58,7 +61,7 @@ export async function startFakeSkill(handler: (request: FakeSkillRequest) => Fak
             res.on('close', () => hanging.delete(res));
             return;
           }
-          const body = answer.body === undefined ? '' : JSON.stringify(answer.body);
+          const body = answer.text ?? (answer.body === undefined ? '' : JSON.stringify(answer.body));
           res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
           res.end(body);
         },

@@ -194,6 +194,24 @@ describe('keyword extraction component', () => {
     expect(outputs[KEYWORDS]?.messages[0]?.body?._keywords).toEqual([{ value: 'lead engineer', relevance: 0.9 }]);
   });
 
+  it('sends the annotation skill’s own JSON on, as it answered it, without writing the annotation again', async () => {
+    // written with spaces and line breaks, which JSON.stringify would not write: only the skill's own bytes have them
+    const answered = JSON.stringify(fixture.annotation, null, 1);
+    fake.answerWith((request) => (request.path === '/extractKeywords' ? { status: 200, body: [] } : { status: 200, text: answered }));
+    const keywordSkill: Skill = { name: 'kw', url: `${fake.origin}/extractKeywords`, parameters: { iterations: 30, damp: 0.85 } };
+    const outputs = await dryRun(
+      [
+        skillComponent(COMPONENT_KINDS.ENTITY_EXTRACTION, SKILL, { name: 'nlp', url: '' }),
+        skillComponent(COMPONENT_KINDS.KEYWORD_EXTRACTION, KEYWORDS, keywordSkill, { inputs: { annotatedText: '_annotation' } }),
+      ],
+      [[SKILL, KEYWORDS]],
+      [{ text: fixture.text }],
+    );
+    const sent = fake.requests.find((request) => request.path === '/extractKeywords')?.body.toString();
+    expect(sent).toBe(`{"iterations":30,"damp":0.85,"annotatedText":${answered}}`);
+    expect(outputs[KEYWORDS]?.messages[0]?.body?._annotation).toEqual(fixture.annotation);
+  });
+
   it('is refused at push without an entity extraction component upstream, naming the component', async () => {
     const keywords = skillComponent(
       COMPONENT_KINDS.KEYWORD_EXTRACTION,

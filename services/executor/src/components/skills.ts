@@ -29,8 +29,29 @@ type Prepared = { readonly ok: true; readonly request: SkillRequest } | { readon
 interface SkillAdapter {
   /** The request for a message; a missing or wrong input field fails only that message, naming it. */
   prepare(message: LoomMessage): Prepared;
-  /** The outgoing message from the skill's parsed answer, or why the answer cannot be used. */
-  apply(message: LoomMessage, answer: unknown): Outcome;
+  /** The outgoing message from the skill's parsed answer (`json`: the bytes it was parsed from), or why the answer cannot be used. */
+  apply(message: LoomMessage, answer: unknown, json: Buffer): Outcome;
+}
+
+/**
+ * The JSON a skill answered, by the annotation parsed from it: the keyword component sends these bytes on instead of
+ * writing the annotation again (one parse and no serialisation a document). The annotation is deep-frozen when it is
+ * kept here, so no component can change it behind its bytes; one that makes a new annotation (a script's copy, a message
+ * read back from JetStream) is not found here and is written as JSON.
+ */
+const annotationJson = new WeakMap<object, Buffer>();
+
+/** Freezes an annotation whole and keeps the JSON it was parsed from (annotationJson). */
+function keepAnnotation<T extends object>(annotation: T, json: Buffer): T {
+  deepFreeze(annotation);
+  annotationJson.set(annotation, json);
+  return annotation;
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Array.isArray(value) ? value : Object.values(value)) deepFreeze(child);
 }
 
 const JSON_TYPE = 'application/json';
@@ -99,10 +120,10 @@ function entityExtraction(context: ComponentContext, skill: Skill): SkillAdapter
       if (typeof text !== 'string') return { ok: false, error: `field '${input}' must be a string (the text to annotate)` };
       return request(message, jsonBody({ text, pipeline: skill.pipeline ?? 'default' }));
     },
-    apply(message, answer) {
+    apply(message, answer, json) {
       if (!isAnnotation(answer)) return outcome.fail(`skill '${skill.name}' answered something that is not an annotation (no sentences with tokens)`);
       const fields: Record<string, unknown> = {};
-      if (annotationField !== undefined) fields[annotationField] = answer;
+      if (annotationField !== undefined) fields[annotationField] = keepAnnotation(answer, json);
       if (entitiesField !== undefined) fields[entitiesField] = entitiesOf(answer, merge);
       if (mergedField !== undefined) fields[mergedField] = mergedEntitiesOf(answer);
       return outcome.emit(withFields(message, fields));
@@ -121,10 +142,17 @@ function keywordExtraction(context: ComponentContext, skill: Skill): SkillAdapte
     );
   }
   const output = fieldOf(context, 'outputs', ['keywords', 'keyword results'], '_keywords');
+  // `{...parameters, "annotatedText": ` and `}` around an annotation's own JSON (annotationJson)
+  const { annotatedText: _replaced, ...parameters } = skill.parameters ?? {};
+  const head = JSON.stringify(parameters);
+  const before = Buffer.from(`${head.slice(0, -1)}${head === '{}' ? '' : ','}"annotatedText":`);
+  const after = Buffer.from('}');
   return {
     prepare(message) {
       const annotation = message.body[input];
       if (annotation === undefined || annotation === null) return missing(input, 'the annotation to extract keywords from');
+      const json = typeof annotation === 'object' ? annotationJson.get(annotation) : undefined;
+      if (json !== undefined) return request(message, Buffer.concat([before, json, after]));
       return request(message, jsonBody({ ...skill.parameters, annotatedText: annotation }));
     },
     apply(message, answer) {
@@ -324,7 +352,7 @@ class SkillProcessor implements Processor {
         return outcome.fail(`skill '${this.skill.name}' answered HTTP ${result.httpStatus} with a body that is not JSON`);
       }
     }
-    return this.adapter.apply(message, answer);
+    return this.adapter.apply(message, answer, result.body);
   }
 }
 
@@ -412,7 +440,10 @@ export function standInSkillFactory(capability: SkillCapabilityName, answerOf: (
               const prepared = adapter.prepare(message);
               if (!prepared.ok) return outcome.fail(prepared.error);
               const answered = answerOf(message, taken++);
-              return 'refusal' in answered ? outcome.fail(answered.refusal) : adapter.apply(message, answered.answer);
+              if ('refusal' in answered) return outcome.fail(answered.refusal);
+              // the answer as a skill's would arrive: its own JSON, parsed (the test's object is not frozen or shared)
+              const json = jsonBody(answered.answer ?? null);
+              return adapter.apply(message, JSON.parse(json.toString('utf8')) as unknown, json);
             }),
           ),
         close: () => Promise.resolve(),
