@@ -171,7 +171,11 @@ export class WorkflowViews {
 
   /** One workflow: its file in the compact form, its picture, resources and skills, its state (GET /api/workflows/{name}). */
   async detail(name: string, token: string): Promise<Record<string, unknown>> {
-    const [stored, running] = await Promise.all([this.loom.unary('config-store', 'getWorkflow', { name }, token), this.status(name, token)]);
+    const [stored, running, history] = await Promise.all([
+      this.loom.unary('config-store', 'getWorkflow', { name }, token),
+      this.status(name, token),
+      this.history(name, token),
+    ]);
     if (stored.workflow === undefined) throw new ApiError(404, `no workflow '${name}'`);
     const workflow = workflowFromProto(stored.workflow);
     const version = stored.metadata?.version ?? 0;
@@ -190,7 +194,25 @@ export class WorkflowViews {
       resources: resourcesOf(workflow),
       skills: skillsOf(workflow),
       ...(running === undefined ? {} : { counts: countsEvent(running.components, running.state, picture.nodes) }),
+      ...(history === undefined ? {} : { history }),
     };
+  }
+
+  /** The kept versions of a workflow, newest first; undefined when the config store keeps none (or predates history). */
+  private async history(name: string, token: string): Promise<Record<string, unknown>[] | undefined> {
+    try {
+      const { versions } = await this.loom.unary('config-store', 'listWorkflowVersions', { name }, token);
+      return versions.map((version) => ({
+        version: version.version,
+        sha256: version.sha256,
+        ...(version.updatedAt === undefined ? {} : { updatedAt: version.updatedAt.toISOString() }),
+        ...(version.pushedBy ? { pushedBy: version.pushedBy } : {}),
+      }));
+    } catch (error) {
+      // the page shows the workflow without its history when the store cannot list it; a refusal is the same refusal
+      if (error instanceof ApiError && (error.status === 501 || error.status === 404)) return undefined;
+      throw error;
+    }
   }
 
   /** The picture's node ids by component name, for the counts events of a workflow. */
