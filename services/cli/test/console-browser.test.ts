@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ExecutorClient } from '@loom/contracts';
 import { FakeIdentityProvider } from '@loom/identity/testing';
 import { call, createClient } from '@loom/service-kit';
+import { type FakeSkill, startFakeSkill } from '@loom/service-kit/testing';
 import { type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPages, consoleUrl, expectAccessible, launchChromium, openPage, screenshot } from './console-pages.js';
@@ -41,6 +42,7 @@ function workflowText(fixed: boolean): string {
 }
 
 let provider: FakeIdentityProvider;
+let skill: FakeSkill;
 let files: string;
 let loom: InProcessLoom;
 let executor: ExecutorClient;
@@ -107,6 +109,8 @@ beforeAll(async () => {
   buildPages();
   provider = await FakeIdentityProvider.start();
   provider.signInAs = { user: 'alice', roles: ['loom_operator'] };
+  // a skill for the skills page: a loopback HTTP server that answers every probe
+  skill = await startFakeSkill(() => ({ status: 200, body: { status: 'ok' } }));
   files = mkdtempSync(join(tmpdir(), 'loom-console-'));
   const providerFile = join(files, 'loom-client.json');
   writeFileSync(
@@ -130,18 +134,23 @@ beforeAll(async () => {
     'loom.auth.roles.ops=admin',
     `loom.auth.tokens.dana=${VIEWER}`,
     'loom.auth.roles.dana=viewer',
+    `loom.skills.register.keywords=${JSON.stringify({ capability: 'KEYWORD_EXTRACTION', url: `${skill.origin}/extractKeywords` })}`,
   ];
   loom = await startLoom(['--services', 'audit,config-store,secrets,executor,scheduler,skill-gateway', ...settings.flatMap((setting) => ['--set', setting])]);
   url = consoleUrl(loom);
   executor = createClient(ExecutorClient, loom.address, { retry: false, deadlineMs: 60_000, token: OPERATOR });
   browser = await launchChromium();
   await pushWorkflow(false);
+  // a schedule for the schedules page: 04:00 UTC each day, which no test run reaches
+  const scheduled = await cli('schedule', 'set', NAME, '--cron', '0 0 4 * * *', '--timezone', 'UTC', '--overlap', 'SKIP');
+  expect(scheduled.stderr).toBe('');
 });
 afterAll(async () => {
   await browser?.close();
   executor?.close();
   await loom?.stop();
   await provider?.close();
+  await skill?.close();
   if (files !== undefined) rmSync(files, { recursive: true, force: true });
 });
 
@@ -205,9 +214,6 @@ describe('the console in chromium', () => {
       .toEqual(['FAILED_MESSAGES_RETRIED', 'WORKFLOW_START', 'WORKFLOW_STOP', 'WORKFLOW_START']);
     // each under the user's identity (the console's calls carry the user's token)
     expect((await rows()).map((cells) => cells[1])).toEqual(['ops', 'ops', 'ops', 'ops']);
-    await page.getByLabel('Actor').fill('dana');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => page.getByText('No entries match.').isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Verify the chain' }).click();
     await expect.poll(() => page.getByText(/The chain holds: \d+ entries checked/).isVisible()).toBe(true);
     // the live tail shows an action taken elsewhere as it is appended
@@ -217,7 +223,14 @@ describe('the console in chromium', () => {
     await expect.poll(() => page.locator('section tbody tr[data-action="WORKFLOW_STOP"]').count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, 'audit');
+    await page.getByLabel('Actor').fill('dana');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.getByText('No entries match.').isVisible()).toBe(true);
 
+    await page.getByRole('link', { name: 'Skills' }).click();
+    await expect.poll(() => page.locator('tbody tr').filter({ hasText: 'keywords' }).locator('td.health').textContent()).toBe('reachable');
+    await page.getByRole('link', { name: 'Schedules' }).click();
+    await expect.poll(() => page.locator('tbody tr').filter({ hasText: NAME }).innerText()).toContain('0 0 4 * * * (UTC)');
     for (const [link, heading, name] of [
       ['Skills', 'Skills', 'skills'],
       ['Schedules', 'Schedules', 'schedules'],

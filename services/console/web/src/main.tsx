@@ -2,7 +2,7 @@
 // fragment (#/workflows/x), so the backend serves one index.html and needs no fallback for page paths.
 import '@xyflow/react/dist/style.css';
 import './styles.css';
-import { StrictMode, type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import { Component, type ErrorInfo, StrictMode, type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { HashRouter, Navigate, Route, Routes } from 'react-router';
 import { currentSession, type Session, whenSignedOut } from './api.js';
@@ -72,6 +72,32 @@ function App(): ReactNode {
   );
 }
 
+/** A page that throws while it renders shows what went wrong in place of a blank page. */
+class PageErrorBoundary extends Component<{ children: ReactNode }, { error: unknown }> {
+  override state: { error: unknown } = { error: undefined };
+
+  static getDerivedStateFromError(error: unknown): { error: unknown } {
+    return { error };
+  }
+
+  override componentDidCatch(error: unknown, info: ErrorInfo): void {
+    console.error('the console page failed', error, info.componentStack);
+  }
+
+  override render(): ReactNode {
+    if (this.state.error === undefined) return this.props.children;
+    return (
+      <main id="main">
+        <h1>This page failed</h1>
+        <ErrorNote error={this.state.error} />
+        <p>
+          <a href="/">Back to the workflows</a>
+        </p>
+      </main>
+    );
+  }
+}
+
 function NotFound(): ReactNode {
   return (
     <>
@@ -85,6 +111,8 @@ const root = document.getElementById('root');
 if (root === null) throw new TypeError('index.html has no #root');
 createRoot(root).render(
   <StrictMode>
-    <App />
+    <PageErrorBoundary>
+      <App />
+    </PageErrorBoundary>
   </StrictMode>,
 );

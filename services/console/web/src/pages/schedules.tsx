@@ -1,7 +1,7 @@
 // The schedules: each workflow's next and last fires and how the last went.
 import { type ReactNode } from 'react';
 import { request } from '../api.js';
-import { ErrorNote, formatTime, Loading, text, useLoad } from '../components/status.js';
+import { ErrorNote, formatTime, Loading, shownName, text, useLoad } from '../components/status.js';
 import { type ScheduleRow } from '../types.js';
 
 /** `0 * * * * (UTC)`, `starts by itself`, or both. */
@@ -51,10 +51,10 @@ export function SchedulesPage(): ReactNode {
           <tbody>
             {schedules.map((schedule) => (
               <tr key={schedule.workflow}>
-                <th scope="row">{schedule.workflow}</th>
+                <th scope="row">{shownName(schedule.workflow)}</th>
                 <td>{describe(schedule)}</td>
                 <td>{schedule.paused === true ? 'yes' : 'no'}</td>
-                <td>{text(schedule.runState)}</td>
+                <td>{schedule.runState === 'UNSPECIFIED' ? 'not started by the scheduler' : text(schedule.runState)}</td>
                 <td>{formatTime(schedule.nextFire)}</td>
                 <td>{formatTime(schedule.lastFire)}</td>
                 <td>{fires(schedule.fires)}</td>
