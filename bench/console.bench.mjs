@@ -1,0 +1,180 @@
+// Issue 52's Measure: the web console of a real `loom serve` (all six services, the console on loom.console.port)
+// on loopback, warm, against the gRPC calls it makes as the baseline, in the same run:
+// - first page: GET / and every script and style it names (gzip), then GET /api/session and GET /api/workflows,
+//   which is what the browser fetches before the workflows page shows (median of 20, after one warm-up);
+// - GET /api/workflows with 200 stored workflows (10 of them running) against ListWorkflows + 200 GetWorkflowStatus
+//   with the same concurrency (16) straight to gRPC (median of 10 each);
+// - a count change: from PublishMessages' answer to the SSE `counts` event that shows the message at the sink
+//   (median and worst of 10), against polling GetWorkflowStatus straight until the sink shows it.
+// The load average is printed before and after: the figures swing with it on this shared 2-core machine.
+import { loadavg } from 'node:os';
+import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
+import { call, createClient } from '@loom/service-kit';
+import { median, startLoomServe } from './loom-serve.mjs';
+
+const WORKFLOWS = 200;
+const RUNNING = 10;
+const TOKEN = 'console-bench-operator-0123456789';
+const loadNow = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' / ');
+const ms = (value) => `${value.toFixed(1)} ms`;
+
+function workflowText(index) {
+  return [`name: bench-${String(index).padStart(3, '0')}`, 'components:', '  In: source.Inlet', '  Done: sink.Logger', 'links:', '  - In -> Done', ''].join(
+    '\n',
+  );
+}
+
+async function timed(work) {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+}
+
+async function runs(count, work) {
+  const times = [];
+  for (let run = 0; run < count; run++) times.push(await timed(work));
+  return times;
+}
+
+/** Runs `work` over `items`, at most `limit` at a time (what the console does for the status calls). */
+async function mapLimited(items, limit, work) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
+}
+
+console.log(`load average before: ${loadNow()}`);
+let consoleUrl;
+const loom = await startLoomServe({
+  args: [
+    ...['--set', 'loom.secrets.generateKeys=true', '--set', 'loom.console.port=0', '--set', 'loom.log.level=info'],
+    ...['--set', `loom.auth.tokens.ops=${TOKEN}`, '--set', 'loom.auth.roles.ops=admin'],
+  ],
+  onLine: (entry) => {
+    if (entry.msg === 'console listening') consoleUrl = entry.url;
+  },
+});
+try {
+  const store = createClient(WorkflowStoreClient, loom.address, { token: TOKEN });
+  const executor = createClient(ExecutorClient, loom.address, { token: TOKEN });
+  // the console starts once the services listen: its line follows 'loom listening'
+  for (let wait = 0; consoleUrl === undefined && wait < 600; wait++) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (consoleUrl === undefined) throw new Error('the console did not log its address');
+
+  const names = [];
+  for (let index = 0; index < WORKFLOWS; index++) {
+    const { summary } = await call(store, 'putWorkflow', { compact: workflowText(index), sourceName: `bench-${index}.yaml`, expectedVersion: 0 });
+    names.push(summary.name);
+  }
+  for (const name of names.slice(0, RUNNING)) await call(executor, 'startWorkflow', { name });
+
+  const signIn = await fetch(`${consoleUrl}/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: TOKEN }),
+  });
+  const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0];
+  const api = (path) =>
+    fetch(`${consoleUrl}${path}`, { headers: { cookie } }).then((response) => {
+      if (!response.ok) throw new Error(`${path}: ${response.status}`);
+      return response.text();
+    });
+
+  // first page: index.html, its scripts and styles in parallel, then the session and the workflows
+  const index = await (await fetch(`${consoleUrl}/`)).text();
+  const assets = [...index.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]);
+  const firstPage = async () => {
+    await (await fetch(`${consoleUrl}/`, { headers: { 'accept-encoding': 'gzip' } })).arrayBuffer();
+    await Promise.all(assets.map(async (asset) => (await fetch(`${consoleUrl}${asset}`, { headers: { 'accept-encoding': 'gzip' } })).arrayBuffer()));
+    await api('/api/session');
+    await api('/api/workflows');
+  };
+  await firstPage();
+  const pageTimes = await runs(20, firstPage);
+
+  // the workflows answer against its gRPC calls
+  const grpcList = async () => {
+    const { workflows } = await call(store, 'listWorkflows', { pageSize: 1000, pageToken: '' });
+    await mapLimited(workflows, 16, (summary) => call(executor, 'getWorkflowStatus', { name: summary.name }).catch(() => undefined));
+  };
+  await grpcList();
+  await api('/api/workflows');
+  const grpcTimes = await runs(10, grpcList);
+  const listTimes = await runs(10, () => api('/api/workflows'));
+  const listed = JSON.parse(await api('/api/workflows')).workflows.length;
+
+  // a count change: publish one message, wait for the counts event that shows it at the sink
+  const name = names[0];
+  const controller = new AbortController();
+  const events = await fetch(`${consoleUrl}/api/workflows/${encodeURIComponent(name)}/events`, { headers: { cookie }, signal: controller.signal });
+  const reader = events.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let sinkIn = -1;
+  const nextCounts = async () => {
+    for (;;) {
+      const end = buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (block.startsWith('event: counts')) return JSON.parse(block.slice(block.indexOf('data: ') + 6));
+        continue;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the event stream ended');
+      buffer += value;
+    }
+  };
+  sinkIn = (await nextCounts()).components.c1?.in ?? 0;
+  const changeTimes = [];
+  const pollTimes = [];
+  for (let run = 0; run < 10; run++) {
+    await call(executor, 'publishMessages', { workflowName: name, inlet: 'In', messages: [{ messageId: `sse-${run}`, body: { run }, headers: {} }] });
+    const published = performance.now();
+    for (;;) {
+      const counts = await nextCounts();
+      const seen = counts.components.c1?.in ?? 0;
+      if (seen > sinkIn) {
+        sinkIn = seen;
+        break;
+      }
+    }
+    changeTimes.push(performance.now() - published);
+    // the baseline: the same change read by polling the executor straight, as fast as it answers
+    await call(executor, 'publishMessages', { workflowName: name, inlet: 'In', messages: [{ messageId: `poll-${run}`, body: { run }, headers: {} }] });
+    const polled = performance.now();
+    for (;;) {
+      const status = await call(executor, 'getWorkflowStatus', { name });
+      const seen = status.components.find((component) => component.name.startsWith('Done'))?.messagesIn ?? 0;
+      if (seen > sinkIn) {
+        sinkIn = seen;
+        break;
+      }
+    }
+    pollTimes.push(performance.now() - polled);
+    // the stream has seen the polled message too before the next round
+    for (;;) if (((await nextCounts()).components.c1?.in ?? 0) >= sinkIn) break;
+  }
+  controller.abort();
+  store.close();
+  executor.close();
+
+  console.log(`\nconsole at ${consoleUrl}; ${listed} workflows listed, ${RUNNING} running; index.html and ${assets.length} assets`);
+  console.log(
+    `first page (index, assets, /api/session, /api/workflows): median ${ms(median(pageTimes))}, worst ${ms(Math.max(...pageTimes))} (target <= 1000 ms)`,
+  );
+  console.log(
+    `GET /api/workflows (${WORKFLOWS}): median ${ms(median(listTimes))}; its gRPC calls straight: ${ms(median(grpcTimes))}; console / gRPC ${(median(listTimes) / median(grpcTimes)).toFixed(2)}x (target <= 1000 ms)`,
+  );
+  console.log(
+    `count change on the event stream: median ${ms(median(changeTimes))}, worst ${ms(Math.max(...changeTimes))}; polling GetWorkflowStatus straight: median ${ms(median(pollTimes))} (target <= 1000 ms)`,
+  );
+} finally {
+  await loom.stop();
+  console.log(`load average after: ${loadNow()}`);
+}
