@@ -35,7 +35,7 @@ import { type Logger } from '@loom/telemetry';
 import { checkSchedule } from './schedule-check.js';
 import { planApply, planEntries } from './workflow-apply.js';
 import { compactFormOf, diffTexts } from './workflow-diff.js';
-import { type WorkflowMetadataFile } from './workflow-directory.js';
+import { sha256Of, type WorkflowMetadataFile } from './workflow-directory.js';
 import { type BeforeChange, type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -220,10 +220,11 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
     name: StoredName,
     prepared: PreparedWorkflow,
     identity: string | undefined,
-    options: { expectedVersion: number | undefined; attributes?: Record<string, string> },
+    options: { expectedVersion: number | undefined; sourceText?: string; attributes?: Record<string, string> },
   ): Promise<{ workflow: StoredWorkflow; unchanged: boolean }> =>
     repository.put(name, prepared.configuration, prepared.text, {
       expectedVersion: options.expectedVersion,
+      ...(options.sourceText === undefined ? {} : { sourceSha256: sha256Of(options.sourceText) }),
       pushedBy: identity ?? '',
       variableReferences: prepared.variableReferences,
       beforeWrite: auditFirst(AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_CONFIG_PUSHED, name.full, identity, options.attributes),
@@ -237,7 +238,7 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       const { workflow: stored, unchanged } = await repository.exclusive(lockKey(pushed.name), async () => {
         const name = repository.storedNameFor(pushed.name);
         const prepared = await prepare({ ...pushed, name: name.full }, context.signal);
-        return store(name, prepared, context.identity, { expectedVersion: request.expectedVersion });
+        return store(name, prepared, context.identity, { expectedVersion: request.expectedVersion, sourceText: request.compact });
       });
       const fields = { workflow: stored.name.full, version: stored.metadata.version, pushedBy: context.identity ?? '' };
       logger.info(fields, unchanged ? 'workflow pushed unchanged: identical to the stored version, nothing written' : 'workflow stored');
@@ -323,6 +324,7 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
           const { workflow } = await repository.exclusive(lockKey(planned.name.full), () =>
             store(planned.name, prepared[index] as PreparedWorkflow, context.identity, {
               expectedVersion: planned.storedVersion,
+              sourceText: planned.sourceText,
               attributes: { change: 'applied', source: planned.sourceName },
             }),
           );

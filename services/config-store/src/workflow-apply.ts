@@ -4,8 +4,10 @@ import {
   type FieldViolation,
   MAX_WORKFLOW_BYTES,
   readWorkflowText,
+  restoreVariableReferences,
   type Schedule,
   serializeScheduleJson,
+  serializeWorkflowJson,
   type StoredName,
   validateWorkflow,
   ValidationError,
@@ -15,11 +17,14 @@ import {
 import { scheduleFromProto } from '@loom/domain/proto';
 import { checkSchedule } from './schedule-check.js';
 import { baseNameOf, compactFormOf, diffTexts } from './workflow-diff.js';
+import { sha256Of } from './workflow-directory.js';
 import { type StoredWorkflow, type WorkflowRepository } from './workflow-repository.js';
 
 /** One workflow of a folder and what applying it does. */
 export interface PlannedWorkflow {
   readonly sourceName: string;
+  /** The file's text, stored as the version's source (its SHA-256). */
+  readonly sourceText: string;
   readonly name: StoredName;
   /** Checked, with the catalog's definitions; not sealed yet. */
   readonly configuration: WorkflowConfiguration;
@@ -64,9 +69,21 @@ export function planApply(request: ApplyWorkflowsRequest, repository: WorkflowRe
   const workflows: PlannedWorkflow[] = [];
   // which file claimed a workflow: the stored name, or `new:<name>` for one the store does not have yet
   const claimed = new Map<string, { index: number; sourceName: string }>();
+  // a file whose text is the one a workflow's current version was pushed or applied as is unchanged: not read again
+  const bySource = new Map(
+    repository.list().flatMap((workflow) => (workflow.metadata.sourceSha256 === undefined ? [] : [[workflow.metadata.sourceSha256, workflow]])),
+  );
   request.workflows.forEach((file, index) => {
     const sourceName = file.sourceName;
     try {
+      const same = bySource.get(sha256Of(file.text));
+      if (same?.configuration !== undefined && !claimed.has(same.name.full)) {
+        claimed.set(same.name.full, { index, sourceName });
+        const { version } = same.metadata;
+        const unchanged = { action: ApplyAction.APPLY_ACTION_UNCHANGED, diff: '', linesAdded: 0, linesRemoved: 0 } as const;
+        workflows.push({ sourceName, sourceText: file.text, name: same.name, configuration: same.configuration, storedVersion: version, ...unchanged });
+        return;
+      }
       const bytes = Buffer.byteLength(file.text);
       if (bytes > MAX_WORKFLOW_BYTES) throw ValidationError.of('text', `is ${bytes} bytes; at most ${MAX_WORKFLOW_BYTES} (4 MiB)`, 'TOO_LARGE');
       const pushed = readWorkflowText(file.text, sourceName).workflow;
@@ -86,13 +103,37 @@ export function planApply(request: ApplyWorkflowsRequest, repository: WorkflowRe
       const named: WorkflowConfiguration = { ...pushed, name: name.full };
       validateWorkflow(named);
       const configuration = withCatalogDefinitions(named);
-      workflows.push(compare(sourceName, name, configuration, stored));
+      workflows.push(compare(sourceName, file.text, name, configuration, stored));
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       violations.push(...error.violations.map((violation) => inFile('workflows', index, sourceName, violation)));
     }
   });
 
+  const schedules = planSchedules(request, workflows, repository, violations);
+
+  const kept = new Set(workflows.map((planned) => planned.name.full));
+  const removed = request.prune ? repository.list().filter((workflow) => !kept.has(workflow.name.full)) : [];
+  for (const workflow of removed) {
+    if (!workflow.directory.writable) {
+      violations.push({
+        field: 'prune',
+        description: `would remove workflow '${workflow.name.full}', which is in the read-only startup directory ${workflow.directory.path}: remove its files there, or add a file for it`,
+        reason: 'READ_ONLY',
+      });
+    }
+  }
+  if (violations.length > 0) throw new ValidationError(violations);
+  return { workflows, schedules, removed };
+}
+
+/** The folder's schedule files checked and compared with the stored schedules; problems go to `violations`. */
+function planSchedules(
+  request: ApplyWorkflowsRequest,
+  workflows: readonly PlannedWorkflow[],
+  repository: WorkflowRepository,
+  violations: FieldViolation[],
+): PlannedSchedule[] {
   const schedules: PlannedSchedule[] = [];
   request.schedules.forEach((file, index) => {
     try {
@@ -121,27 +162,28 @@ export function planApply(request: ApplyWorkflowsRequest, repository: WorkflowRe
       } else throw error;
     }
   });
-
-  const kept = new Set(workflows.map((planned) => planned.name.full));
-  const removed = request.prune ? repository.list().filter((workflow) => !kept.has(workflow.name.full)) : [];
-  for (const workflow of removed) {
-    if (!workflow.directory.writable) {
-      violations.push({
-        field: 'prune',
-        description: `would remove workflow '${workflow.name.full}', which is in the read-only startup directory ${workflow.directory.path}: remove its files there, or add a file for it`,
-        reason: 'READ_ONLY',
-      });
-    }
-  }
-  if (violations.length > 0) throw new ValidationError(violations);
-  return { workflows, schedules, removed };
+  return schedules;
 }
 
 /** What applying a checked workflow does to the stored one: added, unchanged, or changed with the compact forms' diff. */
-function compare(sourceName: string, name: StoredName, configuration: WorkflowConfiguration, stored: StoredWorkflow | undefined): PlannedWorkflow {
-  const planned = { sourceName, name, configuration, storedVersion: stored?.metadata.version ?? 0 };
+function compare(
+  sourceName: string,
+  sourceText: string,
+  name: StoredName,
+  configuration: WorkflowConfiguration,
+  stored: StoredWorkflow | undefined,
+): PlannedWorkflow {
+  const planned = { sourceName, sourceText, name, configuration, storedVersion: stored?.metadata.version ?? 0 };
   if (stored === undefined) return { ...planned, action: ApplyAction.APPLY_ACTION_ADDED, diff: '', linesAdded: 0, linesRemoved: 0 };
-  // both sides as export writes them: `$$` references as pushed, no secret value, so an exported folder is unchanged
+  // the cheap test first: the full forms, the stored one with its `$$` references written back, are the same
+  if (stored.configuration !== undefined) {
+    const restored = restoreVariableReferences(stored.configuration, stored.metadata.variableReferences ?? {});
+    if (serializeWorkflowJson(restored) === serializeWorkflowJson(configuration)) {
+      return { ...planned, action: ApplyAction.APPLY_ACTION_UNCHANGED, diff: '', linesAdded: 0, linesRemoved: 0 };
+    }
+  }
+  // else both sides as export writes them: `$$` references as pushed, no secret value (so an exported folder whose
+  // values were sealed at push is unchanged too), options at their defaults left out
   const before = stored.configuration === undefined ? '' : compactFormOf(stored.configuration, stored.metadata.variableReferences ?? {});
   const after = compactFormOf(configuration, {});
   const { diff, linesAdded, linesRemoved } = diffTexts(`${name.full} version ${stored.metadata.version}`, before, sourceName, after);

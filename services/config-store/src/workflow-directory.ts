@@ -26,6 +26,8 @@ export interface WorkflowMetadataFile {
   readonly pushedBy: string;
   /** The secret slots that were `$$<variable>` references when pushed, by JSON path (absent: none, or unknown). */
   readonly variableReferences?: Readonly<Record<string, string>>;
+  /** Hex SHA-256 of the text this version was pushed or applied as (a compact or full file's), when it came as text. */
+  readonly sourceSha256?: string;
 }
 
 /** A workflow as found on disk at start. */
@@ -182,6 +184,7 @@ export async function readMetadata(path: string): Promise<WorkflowMetadataFile |
       updatedAt: value.updatedAt,
       pushedBy: typeof value.pushedBy === 'string' ? value.pushedBy : '',
       ...(variableReferences === undefined ? {} : { variableReferences }),
+      ...(typeof value.sourceSha256 === 'string' ? { sourceSha256: value.sourceSha256 } : {}),
     };
   } catch {
     return undefined; // unreadable metadata is rebuilt from the configuration, which is what counts

@@ -198,6 +198,7 @@ export class WorkflowRepository {
       expectedVersion: number | undefined;
       pushedBy: string;
       variableReferences?: Readonly<Record<string, string>>;
+      sourceSha256?: string;
       beforeWrite?: BeforeChange;
     },
   ): Promise<{ workflow: StoredWorkflow; unchanged: boolean }> {
@@ -216,6 +217,7 @@ export class WorkflowRepository {
       ...(options.variableReferences === undefined || Object.keys(options.variableReferences).length === 0
         ? {}
         : { variableReferences: options.variableReferences }),
+      ...(options.sourceSha256 === undefined ? {} : { sourceSha256: options.sourceSha256 }),
     };
     const inRoot = current?.directory === this.root ? current : undefined;
     await options.beforeWrite?.(metadata);
