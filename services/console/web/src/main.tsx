@@ -1,8 +1,7 @@
 // The console's entry: reads the session, shows sign-in without one, and the pages with one. Routes live in the URL's
 // fragment (#/workflows/x), so the backend serves one index.html and needs no fallback for page paths.
-import '@xyflow/react/dist/style.css';
 import './styles.css';
-import { Component, type ErrorInfo, StrictMode, type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import { Component, type ErrorInfo, lazy, StrictMode, Suspense, type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { HashRouter, Navigate, Route, Routes } from 'react-router';
 import { currentSession, type Session, whenSignedOut } from './api.js';
@@ -13,9 +12,11 @@ import { FailuresPage } from './pages/failures.js';
 import { SchedulesPage } from './pages/schedules.js';
 import { SignIn } from './pages/sign-in.js';
 import { SkillsPage } from './pages/skills.js';
-import { WorkflowPage } from './pages/workflow.js';
 import { WorkflowsPage } from './pages/workflows.js';
 import { SessionContext } from './session.js';
+
+// the workflow page's picture (React Flow, dagre) is loaded when a workflow is opened, not with the first page
+const WorkflowPage = lazy(() => import('./pages/workflow.js').then((module) => ({ default: module.WorkflowPage })));
 
 type Phase =
   { readonly kind: 'reading' } | { readonly kind: 'signed-out'; readonly notice?: string } | { readonly kind: 'signed-in'; readonly session: Session };
@@ -59,7 +60,20 @@ function App(): ReactNode {
           <Route element={<Layout />}>
             <Route index element={<Navigate to="/workflows" replace />} />
             <Route path="workflows" element={<WorkflowsPage />} />
-            <Route path="workflows/:name" element={<WorkflowPage />} />
+            <Route
+              path="workflows/:name"
+              element={
+                <Suspense
+                  fallback={
+                    <p className="muted" role="status">
+                      Loading the workflow page…
+                    </p>
+                  }
+                >
+                  <WorkflowPage />
+                </Suspense>
+              }
+            />
             <Route path="failures" element={<FailuresPage />} />
             <Route path="audit" element={<AuditPage />} />
             <Route path="skills" element={<SkillsPage />} />

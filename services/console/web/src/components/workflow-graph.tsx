@@ -1,5 +1,6 @@
 // A workflow's picture: the structure `loom workflow show` draws (components and their links, failure handlers
 // dashed), laid out left to right by dagre and drawn by React Flow, each component with its live counts.
+import '@xyflow/react/dist/style.css';
 import dagre from '@dagrejs/dagre';
 import { Background, Controls, type Edge, Handle, type Node, type NodeProps, Position, ReactFlow } from '@xyflow/react';
 import { type ReactNode, useMemo } from 'react';
