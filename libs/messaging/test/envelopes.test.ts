@@ -128,6 +128,21 @@ describe.skipIf(binary === undefined)('batch envelopes on a real nats-server', (
     await expect.poll(() => state('mixed')).toEqual({ stored: 0, unacknowledged: 0 });
   });
 
+  it('hands an envelope of a newer version back instead of terminating it: a newer executor reads it', async () => {
+    const messaging = await open();
+    await messaging.ensureWorkflowStream('newer', ['in']);
+    const newer = natsHeaders();
+    newer.set(ENVELOPE_HEADER, '2');
+    await plain.jetstream().publish(sourceSubject('newer', 'in'), text('a format to come'), { msgID: 'v2', headers: newer });
+    await messaging.publish('newer', 'in', text('body after'), { messageId: 'after' });
+    const next = deliveryReader(await messaging.consume('newer', 'in'));
+    const after = await next();
+    expect(after.messageId).toBe('after');
+    await after.ackConfirmed();
+    // the version 2 envelope is still stored, waiting to be delivered again
+    expect((await state('newer')).stored).toBe(1);
+  });
+
   it('splits a turn larger than the server takes in one message into envelopes in order', async () => {
     const messaging = await open();
     await messaging.ensureWorkflowStream('large', ['in']);
