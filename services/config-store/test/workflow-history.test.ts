@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigError, loadConfig } from '@loom/config';
 import { ApplyAction, AuditEventType, WorkflowEventType, type WatchWorkflowsResponse } from '@loom/contracts';
 import { workflowFromProto } from '@loom/domain/proto';
 import { call, fieldViolationsOf } from '@loom/service-kit';
@@ -35,6 +36,17 @@ function push(harness: StoreHarness, name: string, n: number) {
 function queryOf(workflow: ReturnType<typeof workflowFromProto>): unknown {
   return workflow.components.flatMap((component) => component.options).find((option) => option.name === 'query')?.value;
 }
+
+describe('loom.datasource.history.keep', () => {
+  it('defaults to 50 and refuses a count below 1 or not a whole number, naming the key', () => {
+    expect(loadConfig({ env: {} }).datasource.history.keep).toBe(50);
+    expect(loadConfig({ env: { LOOM_DATASOURCE_HISTORY_KEEP: '7' } }).datasource.history.keep).toBe(7);
+    for (const bad of ['0', '2.5', 'many']) {
+      expect(() => loadConfig({ env: { LOOM_DATASOURCE_HISTORY_KEEP: bad } })).toThrow(ConfigError);
+      expect(() => loadConfig({ env: { LOOM_DATASOURCE_HISTORY_KEEP: bad } })).toThrow(/loom\.datasource\.history\.keep/);
+    }
+  });
+});
 
 describe('kept versions, diff and rollback', () => {
   const dirs: Scratch = scratch();
