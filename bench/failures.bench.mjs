@@ -9,11 +9,16 @@
 //    0 and a script's error is not transient anyway, so each failing message runs once.
 //  - retry of 10,000 stored failures (FailedMessages.retry with all, as `loom failures retry --all` does) into the fixed
 //    pipeline: messages per second from the call until all reached the sink and the store is empty.
+// With BENCH_BASELINE_EXECUTOR=<another checkout>/services/executor/dist/index.js the same turns run, alternating, on
+// that build's executor too (its runtime, scripts and failure store; the libraries are this checkout's), and its
+// figures are printed beside this build's: a before and after in one process.
 import { availableParallelism, loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
-import { componentFactories, FailedMessages, FileFailureStore, WorkflowRun } from '@loom/executor';
+import * as thisBuild from '@loom/executor';
 import { createLogger, redactor } from '@loom/telemetry';
 import { countingSink } from './counting-sink.mjs';
 import { scratchDir } from './scratch.mjs';
@@ -25,8 +30,17 @@ const WORKFLOW = 'Failing bench';
 
 const logger = createLogger({ level: 'error', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
 const sink = countingSink();
-const factories = new Map(componentFactories(loadConfig({ env: {} })));
-factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
+const baselinePath = process.env.BENCH_BASELINE_EXECUTOR ?? '';
+/** The executors measured: this build's, and the baseline's when BENCH_BASELINE_EXECUTOR names one. */
+const builds = { 'this build': thisBuild };
+if (baselinePath !== '') builds[`baseline (${baselinePath})`] = await import(pathToFileURL(resolve(baselinePath)).href);
+const factoriesOf = new Map(
+  Object.values(builds).map((build) => {
+    const factories = new Map(build.componentFactories(loadConfig({ env: {} })));
+    factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
+    return [build, factories];
+  }),
+);
 
 const SCRIPTS = {
   clean: 'return { ...body, seen: true };',
@@ -57,8 +71,12 @@ function workflow(script) {
 }
 
 /** A fresh failure store in a scratch directory, and a keeper that counts what it kept. */
-function failureStore() {
-  const failures = new FailedMessages(new FileFailureStore({ directory: scratchDir('loom-bench-failures-'), maxBytes: 1e12, maxAgeMs: 0 }), logger, redactor);
+function failureStore(build) {
+  const failures = new build.FailedMessages(
+    new build.FileFailureStore({ directory: scratchDir('loom-bench-failures-'), maxBytes: 1e12, maxAgeMs: 0 }),
+    logger,
+    redactor,
+  );
   const kept = { count: 0, target: Infinity, reached: undefined };
   const keeper = failures.keeper(WORKFLOW, 1);
   const keepFailed = async (failed) => {
@@ -79,10 +97,11 @@ async function feed(run, store, count, offset, toSink, toStore) {
   await Promise.all([arrived, kept]);
 }
 
-/** One turn: a fresh run and store, a warm-up, then MESSAGES timed. */
-async function turn(kind) {
-  const store = failureStore();
-  const run = await WorkflowRun.start(workflow(SCRIPTS[kind]), { factories, logger, ...(KEEPS[kind] ? { keepFailed: store.keepFailed } : {}) });
+/** One turn of a build: a fresh run and store, a warm-up, then MESSAGES timed; answers msg/s and CPU µs a message. */
+async function turn(build, kind) {
+  const store = failureStore(build);
+  const options = { factories: factoriesOf.get(build), logger, ...(KEEPS[kind] ? { keepFailed: store.keepFailed } : {}) };
+  const run = await build.WorkflowRun.start(workflow(SCRIPTS[kind]), options);
   const failing = (count) => (kind === 'clean' ? 0 : count / 10);
   const kept = (count) => (KEEPS[kind] ? failing(count) : 0);
   await feed(run, store, 5_000, 1, 5_000 - failing(5_000), kept(5_000));
@@ -93,61 +112,82 @@ async function turn(kind) {
   const used = process.cpuUsage(cpu);
   await run.stop(10_000);
   await store.failures.close();
-  cpuMicros[kind].push((used.user + used.system) / MESSAGES);
-  return MESSAGES / seconds;
+  return { rate: MESSAGES / seconds, cpu: (used.user + used.system) / MESSAGES };
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const round = (value) => Math.round(value).toLocaleString('en');
 console.log(
   `load average ${loadavg()
     .map((load) => load.toFixed(2))
     .join(' ')} (1, 5, 15 min) on ${availableParallelism()} cores`,
 );
-const rates = { clean: [], failing: [], notKept: [] };
-const cpuMicros = { clean: [], failing: [], notKept: [] };
+const KINDS = ['clean', 'failing', 'notKept'];
+const turns = new Map(Object.values(builds).map((build) => [build, Object.fromEntries(KINDS.map((kind) => [kind, []]))]));
 for (let index = 0; index < TURNS; index++) {
-  for (const kind of ['clean', 'failing', 'notKept']) rates[kind].push(await turn(kind));
+  for (const build of Object.values(builds)) for (const kind of KINDS) turns.get(build)[kind].push(await turn(build, kind));
 }
-const clean = median(rates.clean);
-const failing = median(rates.failing);
-const round = (value) => Math.round(value).toLocaleString('en');
-console.log(`no failures: ${round(clean)} msg/s (turns ${rates.clean.map(round).join(', ')})`);
-console.log(`every tenth failing, kept in the file store: ${round(failing)} msg/s (turns ${rates.failing.map(round).join(', ')})`);
-console.log(`failing / clean: ${((failing / clean) * 100).toFixed(1)}% of the throughput (the issue asks at least 80%)`);
-const notKept = median(rates.notKept);
-console.log(
-  `every tenth failing, not kept (no failure store): ${round(notKept)} msg/s (turns ${rates.notKept.map(round).join(', ')}), ` +
-    `${((notKept / clean) * 100).toFixed(1)}% of the clean one's`,
-);
-const cpuClean = median(cpuMicros.clean);
-const cpuFailing = median(cpuMicros.failing);
-const cpuNotKept = median(cpuMicros.notKept);
-console.log(
-  `CPU a message (this process, median): ${cpuClean.toFixed(1)} µs without failures, ${cpuFailing.toFixed(1)} µs with every tenth failing ` +
-    `(${((cpuClean / cpuFailing) * 100).toFixed(1)}% of the throughput a CPU-bound run would keep), ${cpuNotKept.toFixed(1)} µs failing but not kept`,
-);
-console.log(
-  `CPU a failed message over a clean one: ${((cpuFailing - cpuClean) * 10).toFixed(0)} µs, of which the failure itself ` +
-    `(the script's throw, its error, the count; the sink's work saved) ${((cpuNotKept - cpuClean) * 10).toFixed(0)} µs and keeping it ` +
-    `(record, file store: JSON line, write, fsync a group) ${((cpuFailing - cpuNotKept) * 10).toFixed(0)} µs`,
-);
 
-// the retry: RETRY failures kept by the failing pipeline, then sent again through the fixed one
-const store = failureStore();
-const broken = await WorkflowRun.start(workflow(SCRIPTS.failing), { factories, logger, keepFailed: store.keepFailed });
-await feed(broken, store, RETRY * 10, 0, RETRY * 9, RETRY);
-await broken.stop(10_000);
-const fixed = await WorkflowRun.start(workflow(SCRIPTS.clean), { factories, logger, keepFailed: store.keepFailed });
-const arrived = sink.expect(RETRY);
-const started = performance.now();
-const retried = await store.failures.retry(() => Promise.resolve(fixed), { ids: [], filter: { workflow: WORKFLOW }, all: true });
-await arrived;
-const page = () => store.failures.list({ workflow: WORKFLOW }, 1, '');
-while ((await page()).total > 0) await new Promise((resolve) => setImmediate(resolve));
-const seconds = (performance.now() - started) / 1000;
-await fixed.stop(10_000);
-await store.failures.close();
-if (retried !== RETRY) throw new Error(`retried ${retried} of ${RETRY}`);
-console.log(
-  `retry of ${RETRY.toLocaleString('en')} stored failures: ${seconds.toFixed(2)} s = ${round(RETRY / seconds)} msg/s (sent, processed, removed from the store)`,
-);
+/** Prints a build's figures; answers its medians. */
+function report(name, build) {
+  const of = turns.get(build);
+  const rates = (kind) => of[kind].map((measured) => measured.rate);
+  const rate = (kind) => median(rates(kind));
+  const cpu = (kind) => median(of[kind].map((measured) => measured.cpu));
+  const [clean, failing, notKept] = KINDS.map(rate);
+  const [cpuClean, cpuFailing, cpuNotKept] = KINDS.map(cpu);
+  if (baselinePath !== '') console.log(`${name}:`);
+  console.log(`no failures: ${round(clean)} msg/s (turns ${rates('clean').map(round).join(', ')})`);
+  console.log(`every tenth failing, kept in the file store: ${round(failing)} msg/s (turns ${rates('failing').map(round).join(', ')})`);
+  console.log(`failing / clean: ${((failing / clean) * 100).toFixed(1)}% of the throughput (the issue asks at least 80%)`);
+  console.log(
+    `every tenth failing, not kept (no failure store): ${round(notKept)} msg/s (turns ${rates('notKept').map(round).join(', ')}), ` +
+      `${((notKept / clean) * 100).toFixed(1)}% of the clean one's`,
+  );
+  console.log(
+    `CPU a message (this process, median): ${cpuClean.toFixed(1)} µs without failures, ${cpuFailing.toFixed(1)} µs with every tenth failing ` +
+      `(${((cpuClean / cpuFailing) * 100).toFixed(1)}% of the throughput a CPU-bound run would keep), ${cpuNotKept.toFixed(1)} µs failing but not kept`,
+  );
+  console.log(
+    `CPU a failed message over a clean one: ${((cpuFailing - cpuClean) * 10).toFixed(0)} µs, of which the failure itself ` +
+      `(the script's throw, its error, the count; the sink's work saved) ${((cpuNotKept - cpuClean) * 10).toFixed(0)} µs and keeping it ` +
+      `(record, file store: JSON line, write, fsync a group) ${((cpuFailing - cpuNotKept) * 10).toFixed(0)} µs`,
+  );
+  return { ratio: failing / clean, cpuRatio: cpuClean / cpuFailing, perFailure: (cpuFailing - cpuClean) * 10 };
+}
+
+/** The retry of RETRY failures kept by the failing pipeline, sent again through the fixed one; answers msg/s. */
+async function retryRate(build) {
+  const factories = factoriesOf.get(build);
+  const store = failureStore(build);
+  const broken = await build.WorkflowRun.start(workflow(SCRIPTS.failing), { factories, logger, keepFailed: store.keepFailed });
+  await feed(broken, store, RETRY * 10, 0, RETRY * 9, RETRY);
+  await broken.stop(10_000);
+  const fixed = await build.WorkflowRun.start(workflow(SCRIPTS.clean), { factories, logger, keepFailed: store.keepFailed });
+  const arrived = sink.expect(RETRY);
+  const started = performance.now();
+  const retried = await store.failures.retry(() => Promise.resolve(fixed), { ids: [], filter: { workflow: WORKFLOW }, all: true });
+  await arrived;
+  const page = () => store.failures.list({ workflow: WORKFLOW }, 1, '');
+  while ((await page()).total > 0) await new Promise((resolve) => setImmediate(resolve));
+  const seconds = (performance.now() - started) / 1000;
+  await fixed.stop(10_000);
+  await store.failures.close();
+  if (retried !== RETRY) throw new Error(`retried ${retried} of ${RETRY}`);
+  console.log(
+    `retry of ${RETRY.toLocaleString('en')} stored failures: ${seconds.toFixed(2)} s = ${round(RETRY / seconds)} msg/s (sent, processed, removed from the store)`,
+  );
+  return RETRY / seconds;
+}
+
+const figures = [];
+for (const [name, build] of Object.entries(builds)) figures.push({ ...report(name, build), retry: await retryRate(build) });
+const [current, baseline] = figures;
+if (baseline !== undefined) {
+  console.log(
+    `this build / baseline: failing / clean ${(current.ratio * 100).toFixed(1)}% against ${(baseline.ratio * 100).toFixed(1)}%, ` +
+      `by CPU ${(current.cpuRatio * 100).toFixed(1)}% against ${(baseline.cpuRatio * 100).toFixed(1)}%; ` +
+      `a failed message ${current.perFailure.toFixed(0)} against ${baseline.perFailure.toFixed(0)} µs of CPU over a clean one; ` +
+      `retry ${(current.retry / baseline.retry).toFixed(2)}x`,
+  );
+}
