@@ -15,8 +15,11 @@ import { SkillsPage } from './pages/skills.js';
 import { WorkflowsPage } from './pages/workflows.js';
 import { SessionContext } from './session.js';
 
-// the workflow page's picture (React Flow, dagre) is loaded when a workflow is opened, not with the first page
-const WorkflowPage = lazy(() => import('./pages/workflow.js').then((module) => ({ default: module.WorkflowPage })));
+// the workflow page's picture (React Flow, dagre) is loaded when a workflow is opened, not with the first page; an
+// address that opens one starts loading it at once, beside the session's request
+const workflowModule = (): Promise<{ WorkflowPage: () => ReactNode }> => import('./pages/workflow.js');
+if (window.location.hash.startsWith('#/workflows/')) void workflowModule();
+const WorkflowPage = lazy(() => workflowModule().then((module) => ({ default: module.WorkflowPage })));
 
 type Phase =
   { readonly kind: 'reading' } | { readonly kind: 'signed-out'; readonly notice?: string } | { readonly kind: 'signed-in'; readonly session: Session };

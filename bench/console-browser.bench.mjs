@@ -1,0 +1,164 @@
+// Issue 52's Measure as a person sees it: the console of a real `loom serve` in Debian's chromium (playwright-core),
+// on loopback, warm, against the gRPC calls behind each figure, in the same run:
+// - the workflows page shown: from navigating to the console (signed in) until the table holds all 200 stored
+//   workflows (median of 10, after one warm-up), against ListWorkflows + 200 GetWorkflowStatus straight to gRPC
+//   (16 at a time, as the console makes them);
+// - a workflow page shown: from navigating to it until its picture shows the components' counts (median of 10);
+// - a count change on screen: from PublishMessages' answer until the sink's `in` count on the workflow page shows
+//   the message (checked on every animation frame; median and worst of 10), against polling GetWorkflowStatus
+//   straight until the sink shows it.
+// The load average is printed before and after: the figures swing with it on this shared 2-core machine.
+import { loadavg } from 'node:os';
+import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
+import { call, createClient } from '@loom/service-kit';
+import { chromium } from 'playwright-core';
+import { ensureChromium } from '../scripts/test-env/chromium.mjs';
+import { median, startLoomServe } from './loom-serve.mjs';
+
+const WORKFLOWS = 200;
+const RUNNING = 10;
+const RUNS = 10;
+const TOKEN = 'console-browser-bench-operator-0123456789';
+const loadNow = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' / ');
+const ms = (value) => `${value.toFixed(1)} ms`;
+
+function workflowText(index) {
+  return [`name: page-${String(index).padStart(3, '0')}`, 'components:', '  In: source.Inlet', '  Done: sink.Logger', 'links:', '  - In -> Done', ''].join(
+    '\n',
+  );
+}
+
+async function timed(work) {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+}
+
+async function runs(count, work) {
+  const times = [];
+  for (let run = 0; run < count; run++) times.push(await timed(work));
+  return times;
+}
+
+/** Runs `work` over `items`, at most `limit` at a time (what the console does for the status calls). */
+async function mapLimited(items, limit, work) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
+}
+
+console.log(`load average before: ${loadNow()}`);
+const { LOOM_CHROMIUM } = await ensureChromium();
+let consoleUrl;
+const loom = await startLoomServe({
+  args: [
+    ...['--set', 'loom.secrets.generateKeys=true', '--set', 'loom.console.port=0', '--set', 'loom.log.level=info'],
+    ...['--set', `loom.auth.tokens.ops=${TOKEN}`, '--set', 'loom.auth.roles.ops=admin'],
+  ],
+  onLine: (entry) => {
+    if (entry.msg === 'console listening') consoleUrl = entry.url;
+  },
+});
+const browser = await chromium.launch({ executablePath: LOOM_CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+try {
+  const store = createClient(WorkflowStoreClient, loom.address, { token: TOKEN });
+  const executor = createClient(ExecutorClient, loom.address, { token: TOKEN });
+  for (let wait = 0; consoleUrl === undefined && wait < 600; wait++) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (consoleUrl === undefined) throw new Error('the console did not log its address');
+  const names = [];
+  for (let index = 0; index < WORKFLOWS; index++) {
+    const { summary } = await call(store, 'putWorkflow', { compact: workflowText(index), sourceName: `page-${index}.yaml`, expectedVersion: 0 });
+    names.push(summary.name);
+  }
+  for (const name of names.slice(0, RUNNING)) await call(executor, 'startWorkflow', { name });
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  await page.goto(consoleUrl);
+  await page.getByLabel('Operator token').fill(TOKEN);
+  await page.getByRole('button', { name: 'Sign in with the token' }).click();
+  await page
+    .locator('tbody tr')
+    .nth(WORKFLOWS - 1)
+    .waitFor();
+
+  // the workflows page, from navigation to all its rows, against its gRPC calls
+  const workflowsPage = async () => {
+    await page.goto('about:blank');
+    await page.goto(`${consoleUrl}/#/workflows`);
+    await page
+      .locator('tbody tr')
+      .nth(WORKFLOWS - 1)
+      .waitFor();
+  };
+  await workflowsPage();
+  const pageTimes = await runs(RUNS, workflowsPage);
+  const grpcList = async () => {
+    const { workflows } = await call(store, 'listWorkflows', { pageSize: 1000, pageToken: '' });
+    await mapLimited(workflows, 16, (summary) => call(executor, 'getWorkflowStatus', { name: summary.name }).catch(() => undefined));
+  };
+  await grpcList();
+  const grpcTimes = await runs(RUNS, grpcList);
+
+  // one workflow's page, from navigation to its picture with counts (its chunk cached after the first)
+  const name = names[0];
+  const sinkIn = page.locator('.component:has(.component-name:text-is("Done")) [data-count="in"]');
+  const workflowPage = async () => {
+    await page.goto('about:blank');
+    await page.goto(`${consoleUrl}/#/workflows/${encodeURIComponent(name)}`);
+    await sinkIn.waitFor();
+  };
+  await workflowPage();
+  const detailTimes = await runs(RUNS, workflowPage);
+
+  // a count change on screen against polling the executor straight
+  let seen = Number(await sinkIn.textContent());
+  const changeTimes = [];
+  const pollTimes = [];
+  for (let run = 0; run < RUNS; run++) {
+    await call(executor, 'publishMessages', { workflowName: name, inlet: 'In', messages: [{ messageId: `screen-${run}`, body: { run }, headers: {} }] });
+    const published = performance.now();
+    seen += 1;
+    await page.waitForFunction(
+      // runs in the page
+      /* global document */
+      (expected) => {
+        const box = [...document.querySelectorAll('.component')].find((candidate) => candidate.querySelector('.component-name')?.textContent === 'Done');
+        return Number(box?.querySelector('[data-count="in"]')?.textContent ?? -1) >= expected;
+      },
+      seen,
+      { polling: 'raf' },
+    );
+    changeTimes.push(performance.now() - published);
+    await call(executor, 'publishMessages', { workflowName: name, inlet: 'In', messages: [{ messageId: `poll-${run}`, body: { run }, headers: {} }] });
+    const polled = performance.now();
+    seen += 1;
+    for (;;) {
+      const status = await call(executor, 'getWorkflowStatus', { name });
+      if ((status.components.find((component) => component.name.startsWith('Done'))?.messagesIn ?? 0) >= seen) break;
+    }
+    pollTimes.push(performance.now() - polled);
+  }
+  await context.close();
+  store.close();
+  executor.close();
+
+  console.log(`\nconsole at ${consoleUrl} in chromium ${browser.version()}; ${WORKFLOWS} workflows stored, ${RUNNING} running`);
+  console.log(
+    `workflows page shown (${WORKFLOWS} rows): median ${ms(median(pageTimes))}, worst ${ms(Math.max(...pageTimes))}; its gRPC calls straight: ${ms(median(grpcTimes))}; page / gRPC ${(median(pageTimes) / median(grpcTimes)).toFixed(2)}x (target <= 1000 ms)`,
+  );
+  console.log(`a workflow's page shown with its counts: median ${ms(median(detailTimes))}, worst ${ms(Math.max(...detailTimes))} (target <= 1000 ms)`);
+  console.log(
+    `count change on screen after PublishMessages answered: median ${ms(median(changeTimes))}, worst ${ms(Math.max(...changeTimes))}; polling GetWorkflowStatus straight: median ${ms(median(pollTimes))} (target <= 1000 ms)`,
+  );
+} finally {
+  await browser.close();
+  await loom.stop();
+  console.log(`load average after: ${loadNow()}`);
+}
