@@ -33,7 +33,7 @@ import { StreamChannel } from '@loom/foundation';
 import { appendRequired, AuditAppender, type AsyncImplementation, call, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import { checkSchedule } from './schedule-check.js';
-import { planApply, planEntries } from './workflow-apply.js';
+import { planApply, planEntries, UnchangedTexts } from './workflow-apply.js';
 import { compactFormOf, diffTexts } from './workflow-diff.js';
 import { sha256Of, type WorkflowMetadataFile } from './workflow-directory.js';
 import { type BeforeChange, type StoredWorkflow, type WorkflowChange, WorkflowRepository } from './workflow-repository.js';
@@ -188,6 +188,7 @@ function changeEvent(change: WorkflowChange): WatchWorkflowsResponse {
 export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncImplementation<typeof WorkflowStoreService> {
   const { repository, secrets, audit, logger } = deps;
   const lockKey = (name: string): string => parseStoredName(name)?.base ?? name;
+  const unchangedTexts = new UnchangedTexts();
   /**
    * Appends a change's audit event before the change is written, with the workflow's version and sha256 (never a
    * value); fails closed: an event that cannot be written refuses the change (UNAVAILABLE) and nothing is changed.
@@ -297,7 +298,7 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
     },
 
     async applyWorkflows(request, context) {
-      const plan = planApply(request, repository);
+      const plan = planApply(request, repository, unchangedTexts);
       const written = new Map<string, number>();
       const changing = plan.workflows.filter((planned) => planned.action !== ApplyAction.APPLY_ACTION_UNCHANGED);
       const changingSchedules = plan.schedules.filter((planned) => planned.action !== ApplyAction.APPLY_ACTION_UNCHANGED);

@@ -59,24 +59,47 @@ function inFile(list: string, index: number, sourceName: string, violation: Fiel
   return { ...violation, field, description };
 }
 
+/** Texts most recently found to mean their workflow's current version, so a repeated plan need not read them again. */
+export class UnchangedTexts {
+  private readonly byText = new Map<string, { readonly name: string; readonly version: number; readonly sha256: string }>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  /** The workflow a text was found to mean, when that workflow is still at the version it was compared with. */
+  find(textSha256: string, repository: WorkflowRepository): StoredWorkflow | undefined {
+    const seen = this.byText.get(textSha256);
+    const current = seen === undefined ? undefined : repository.find(seen.name);
+    return current?.metadata.version === seen?.version && current?.metadata.sha256 === seen?.sha256 ? current : undefined;
+  }
+
+  remember(textSha256: string, workflow: StoredWorkflow): void {
+    this.byText.delete(textSha256);
+    this.byText.set(textSha256, { name: workflow.name.full, version: workflow.metadata.version, sha256: workflow.metadata.sha256 });
+    // a Map iterates in insertion order: the first key is the one remembered longest ago
+    if (this.byText.size > this.capacity) this.byText.delete(this.byText.keys().next().value as string);
+  }
+}
+
 /**
  * Reads and checks every file of a folder and compares each with the store, without writing or sealing anything. Every
  * problem of every file is collected: a file that does not read or validate, two files for one workflow, a schedule
  * for no workflow, a removal the store cannot make; any of them is one ValidationError listing them all.
  */
-export function planApply(request: ApplyWorkflowsRequest, repository: WorkflowRepository): ApplyPlan {
+export function planApply(request: ApplyWorkflowsRequest, repository: WorkflowRepository, remembered = new UnchangedTexts()): ApplyPlan {
   const violations: FieldViolation[] = [];
   const workflows: PlannedWorkflow[] = [];
   // which file claimed a workflow: the stored name, or `new:<name>` for one the store does not have yet
   const claimed = new Map<string, { index: number; sourceName: string }>();
-  // a file whose text is the one a workflow's current version was pushed or applied as is unchanged: not read again
+  // a file whose text is the one a workflow's current version was pushed or applied as, or was found to mean it by an
+  // earlier plan, is unchanged: not read again
   const bySource = new Map(
     repository.list().flatMap((workflow) => (workflow.metadata.sourceSha256 === undefined ? [] : [[workflow.metadata.sourceSha256, workflow]])),
   );
   request.workflows.forEach((file, index) => {
     const sourceName = file.sourceName;
     try {
-      const same = bySource.get(sha256Of(file.text));
+      const textSha256 = sha256Of(file.text);
+      const same = bySource.get(textSha256) ?? remembered.find(textSha256, repository);
       if (same?.configuration !== undefined && !claimed.has(same.name.full)) {
         claimed.set(same.name.full, { index, sourceName });
         const { version } = same.metadata;
@@ -103,7 +126,9 @@ export function planApply(request: ApplyWorkflowsRequest, repository: WorkflowRe
       const named: WorkflowConfiguration = { ...pushed, name: name.full };
       validateWorkflow(named);
       const configuration = withCatalogDefinitions(named);
-      workflows.push(compare(sourceName, file.text, name, configuration, stored));
+      const planned = compare(sourceName, file.text, name, configuration, stored);
+      if (planned.action === ApplyAction.APPLY_ACTION_UNCHANGED && stored !== undefined) remembered.remember(textSha256, stored);
+      workflows.push(planned);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       violations.push(...error.violations.map((violation) => inFile('workflows', index, sourceName, violation)));

@@ -272,4 +272,13 @@ describe('applying a folder', () => {
     const names = (await call(harness.store, 'listWorkflows', { pageSize: 0, pageToken: '' })).workflows.map((workflow) => workflow.name.split('_')[0]);
     expect(names).toEqual(['alpha', 'beta']);
   });
+
+  it('finds a file that means the stored version unchanged whatever its text, also once remembered, until the workflow changes', async () => {
+    await apply([file('theta', 1)], { apply: true });
+    const commented = { sourceName: 'theta.workflow.yaml', text: `# reviewed\n${compact('theta', 1)}` };
+    for (let round = 0; round < 2; round++)
+      expect((await apply([commented])).entries.map((entry) => entry.action)).toEqual([ApplyAction.APPLY_ACTION_UNCHANGED]);
+    await push(harness, 'theta', 2);
+    expect((await apply([commented])).entries.map((entry) => entry.action)).toEqual([ApplyAction.APPLY_ACTION_CHANGED]);
+  });
 });
