@@ -278,6 +278,21 @@ describe('the console backend', () => {
     await expect.poll(async () => (await auditEntries(operator, 'action=FAILED_MESSAGES_RETRIED')).map((entry) => entry.actor)).toEqual(['ops']);
   });
 
+  it('answers skills, schedules and the audit chain; verifying the chain needs administer', async () => {
+    const operator = await signIn(OPERATOR);
+    const admin = await signIn(ADMIN);
+    expect(await (await request('/api/skills', { as: operator })).json()).toEqual({ skills: [] });
+    const schedules = await request('/api/schedules', { as: operator });
+    expect(schedules.status).toBe(200);
+    expect(Array.isArray(((await schedules.json()) as { schedules: unknown }).schedules)).toBe(true);
+    const refused = await request('/api/audit/verify', { as: operator, method: 'POST' });
+    expect(refused.status).toBe(403);
+    expect((await errorOf(refused)).message).toContain('administer');
+    const verified = (await (await request('/api/audit/verify', { as: admin, method: 'POST' })).json()) as { ok: boolean; checked: number };
+    expect(verified.ok).toBe(true);
+    expect(verified.checked).toBeGreaterThan(0);
+  });
+
   it('signs in through the identity provider with the authorization code flow and PKCE', async () => {
     const login = await request('/auth/login');
     expect(login.status).toBe(302);
