@@ -4,7 +4,8 @@
 // connection and one call) and the same ApplyWorkflows call made from this process (the store's own work: every file
 // read, checked against the catalog and compared with the stored version as compact forms). A file whose text is the one
 // its workflow was applied as is not read again; the same folder with a comment added to every file (same workflows,
-// other texts: each read and compared) is measured too. Also the first apply (100 added: each sealed and written
+// other texts, like a folder exported and never applied: each read and compared by the first plan, remembered by the
+// store for later ones) is measured too. Also the first apply (100 added: each sealed and written
 // durably). BENCH_RUNS runs of each (default 5), the median shown.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -92,7 +93,7 @@ try {
   const commented = join(scratch, 'commented');
   mkdirSync(commented, { recursive: true });
   for (const file of readdirSync(folder)) writeFileSync(join(commented, file), `# reviewed\n${readFileSync(join(folder, file), 'utf8')}`);
-  const reread = Array.from({ length: RUNS }, () => timed(['workflow', 'apply', commented, '--check']).ms);
+  const [firstRead, ...reread] = Array.from({ length: RUNS + 1 }, () => timed(['workflow', 'apply', commented, '--check']).ms);
 
   // the store's own part: the same request from this process, on a connection already open
   const store = createClient(WorkflowStoreClient, loom.address);
@@ -115,7 +116,8 @@ try {
   row('baseline: loom workflow list (process + connect + one call)', list);
   row(`loom workflow apply DIR, ${WORKFLOWS} workflows unchanged`, apply);
   row(`loom workflow apply DIR --check, ${WORKFLOWS} unchanged`, check);
-  row(`the same, every file's text other (each read and compared)`, reread);
+  row(`every file's text other, first plan (each read and compared)`, [firstRead]);
+  row(`every file's text other, later plans (remembered)`, reread);
   row("ApplyWorkflows from this process (the store's own work)", rpc);
   console.log(
     `\napply / list: ${(median(apply) / median(list)).toFixed(2)}x; apply - list: ${(median(apply) - median(list)).toFixed(0)} ms; target <= 2000 ms: ${median(apply) <= 2000 ? 'met' : 'missed'}`,
