@@ -14,8 +14,11 @@
 // The raw baseline (issue 51, Must 1): bench/nats-baseline.mjs in its own process on the first nats-server, a plain
 // nats.js pipeline doing the least the durable guarantee needs (800 publishes unanswered at most, pulls of 256, the
 // article transform and filter, an ack each), the median of 3 runs of PublishStream's message count, against loom's
-// durable PublishStream figure.
+// durable PublishStream figure. Since issue 51 (Must 2) a PublishStream request's messages are stored as one JetStream
+// message (a batch envelope), delivered, processed one by one and acknowledged to JetStream once all are finished; the
+// load average is printed before and after, as the figures swing with it on this shared 2-core machine.
 import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { COMPONENT_KINDS, componentInstance as instance, findResourceDefinition, RESOURCE_KINDS } from '@loom/domain';
 import { workflowToProto } from '@loom/domain/proto';
@@ -168,6 +171,8 @@ async function measureMode(natsUrl, settings = []) {
   }
 }
 
+const loadNow = () => loadavg().map((value) => value.toFixed(2)).join(' / ');
+const loadBefore = loadNow();
 // the bench's own nats-server, as the tests start one (LOOM_NATS_SERVER, built once into the tools cache)
 Object.assign(process.env, await ensureNats());
 const nats = await startNatsServer();
@@ -199,6 +204,7 @@ try {
 }
 
 const fmt = (value) => Math.round(value).toLocaleString('en');
+console.log(`load average (1 / 5 / 15 min) at the start ${loadBefore}, at the end ${loadNow()} (2 cores)`);
 const ms = (value) => value.toFixed(2);
 console.log(
   '\npath | in-memory msg/s (median of 3; runs) | durable msg/s (median of 3; runs) | durable / in-memory | p50 / p99 ms a call, in-memory → durable | loom CPU µs a message, in-memory → durable',
