@@ -171,7 +171,10 @@ async function measureMode(natsUrl, settings = []) {
   }
 }
 
-const loadNow = () => loadavg().map((value) => value.toFixed(2)).join(' / ');
+const loadNow = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' / ');
 const loadBefore = loadNow();
 // the bench's own nats-server, as the tests start one (LOOM_NATS_SERVER, built once into the tools cache)
 Object.assign(process.env, await ensureNats());
