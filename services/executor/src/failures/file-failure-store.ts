@@ -1,5 +1,6 @@
 import { type FileHandle, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type PromiseWithResolvers, withResolvers } from '@loom/foundation';
 import { jetStreamToken } from '@loom/messaging';
 import { expired, type FailureStore, merged, type PutOutcome, type StoredFailure } from './failure-store.js';
 
@@ -15,18 +16,14 @@ interface Entry {
   readonly bytes: number;
 }
 
-interface Pending {
-  readonly text: string;
-  readonly done: () => void;
-  readonly failed: (error: unknown) => void;
-}
-
 /** The records of one workflow: its file, read once, and the lines waiting to be appended. */
 class WorkflowFile {
   readonly records = new Map<string, Entry>();
   liveBytes = 0;
   fileBytes = 0;
-  private pending: Pending[] = [];
+  /** The lines waiting for the next write, and the promise their appends answered (one for all of them). */
+  private pending: string[] = [];
+  private written: PromiseWithResolvers<void> | undefined;
   private flushing: Promise<void> | undefined;
 
   constructor(
@@ -66,24 +63,26 @@ class WorkflowFile {
 
   /** Appends a line (its JSON and a newline); resolves once it is on disk (one write and one fsync for all the lines waiting together). */
   append(text: string): Promise<void> {
-    return new Promise<void>((done, failed) => {
-      this.pending.push({ text, done, failed });
-      this.flushing ??= this.flush();
-    });
+    this.pending.push(text);
+    // one promise for the lines that share a write: a busy pipeline keeps thousands of failures a second
+    const written = (this.written ??= withResolvers());
+    this.flushing ??= this.flush();
+    return written.promise;
   }
 
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
-      const batch = this.pending;
+      const text = this.pending.join('');
+      const written = this.written;
       this.pending = [];
-      const text = batch.map((pending) => pending.text).join('');
+      this.written = undefined;
       try {
         await this.handle.write(text, null, 'utf8');
         await this.handle.datasync();
         this.fileBytes += Buffer.byteLength(text);
-        for (const pending of batch) pending.done();
+        written?.resolve();
       } catch (error) {
-        for (const pending of batch) pending.failed(error);
+        written?.reject(error);
       }
       if (this.wasteful) await this.compact().catch(() => undefined);
     }
@@ -151,11 +150,17 @@ export interface FileFailureStoreOptions {
  */
 export class FileFailureStore implements FailureStore {
   private readonly files = new Map<string, Promise<WorkflowFile>>();
+  /** The files opened so far, for a put that need not wait a turn for its file. */
+  private readonly opened = new Map<string, WorkflowFile>();
 
   constructor(private readonly options: FileFailureStoreOptions) {}
 
-  async put(record: StoredFailure): Promise<PutOutcome> {
-    const file = await this.file(record.workflow);
+  put(record: StoredFailure): Promise<PutOutcome> {
+    const opened = this.opened.get(record.workflow);
+    return opened === undefined ? this.file(record.workflow).then((file) => this.putIn(file, record)) : this.putIn(opened, record);
+  }
+
+  private async putIn(file: WorkflowFile, record: StoredFailure): Promise<PutOutcome> {
     const earlier = file.records.get(record.id);
     const kept = merged(earlier?.record, record);
     const text = lineText({ put: kept });
@@ -196,6 +201,7 @@ export class FileFailureStore implements FailureStore {
   async close(): Promise<void> {
     const files = [...this.files.values()];
     this.files.clear();
+    this.opened.clear();
     await Promise.all(files.map(async (file) => (await file).close()));
   }
 
@@ -204,8 +210,13 @@ export class FileFailureStore implements FailureStore {
     if (file === undefined) {
       file = this.openFile(workflow);
       this.files.set(workflow, file);
-      // a file that could not be opened is tried again at the next use
-      file.catch(() => this.files.delete(workflow));
+      file.then(
+        (opened) => {
+          if (this.files.get(workflow) === file) this.opened.set(workflow, opened);
+        },
+        // a file that could not be opened is tried again at the next use
+        () => this.files.delete(workflow),
+      );
     }
     return file;
   }
