@@ -271,7 +271,10 @@ describe.skipIf(binary === undefined)('NATS connectors in a workflow of the exec
     const name = 'Order relay_5f6a7b8c-9d0e-4f1a-8b2c-3d4e5f6a7b8c';
     const token = { token: '$$NATS_TOKEN' };
     await call(harness.store, 'putWorkflow', { workflow: workflowToProto(relayWorkflow(name, token, token)) });
-    const stored = readdirSync(harness.workflowsDir).map((entry) => readFileSync(join(harness.workflowsDir, entry), 'utf8'));
+    // every stored file, the kept versions under .history too
+    const stored = readdirSync(harness.workflowsDir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'));
     expect(stored.join('\n')).not.toContain(TOKEN);
     const file = stored.find((content) => content.includes(SUBSCRIBER)) ?? '{}';
     const tokens = (JSON.parse(file) as { components: { options: { name: string; value: unknown }[] }[] }).components.map(
