@@ -68,7 +68,8 @@ const RATE_WINDOW_MS = 60_000;
 
 /**
  * Rates a minute from successive totals of each workflow (the executor keeps counters, not rates): the change since
- * the oldest sample of the last minute. The first look at a workflow has no rate yet (0).
+ * the oldest sample of the last minute, or since the last look when that was longer ago. The first look at a workflow
+ * has no rate yet (0); counters that went down (a new run) answer 0.
  */
 export class RateTracker {
   private readonly samples = new Map<string, Totals[]>();
@@ -78,7 +79,10 @@ export class RateTracker {
   /** Records the workflow's totals now and answers its rates. */
   record(workflow: string, components: readonly ComponentStatus[], ends: Ends): Rates {
     const totals = totalsOf(components, ends, this.now());
-    const kept = (this.samples.get(workflow) ?? []).filter((sample) => totals.at - sample.at <= RATE_WINDOW_MS);
+    const earlier = this.samples.get(workflow) ?? [];
+    const recent = earlier.filter((sample) => totals.at - sample.at <= RATE_WINDOW_MS);
+    // looked at less often than once a minute: the last look is the base
+    const kept = recent.length > 0 || earlier.length === 0 ? recent : [earlier.at(-1) as Totals];
     const first = kept[0];
     kept.push(totals);
     // at most one sample a second is kept, so that a page polled often holds a bounded list
