@@ -243,7 +243,8 @@ describe('the console in chromium', () => {
     }
     expect(problems).toEqual([]);
     await context.close();
-  });
+    // some twenty page steps, each waiting for the page (9 s alone; a loaded machine takes several times that)
+  }, 240_000);
 
   it('shows a viewer no button it may not press, and the backend refuses the viewer a forged retry with 403', async () => {
     const { context, page, problems } = await openPage(browser);

@@ -39,6 +39,8 @@ export function consoleUrl(loom: InProcessLoom): string {
 /** A browser context of its own (its own cookies) with a page that records script errors and CSP refusals. */
 export async function openPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  // as long as the shared expect.poll timeout: a loaded machine answers slowly, never wrongly
+  context.setDefaultTimeout(60_000);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
