@@ -324,7 +324,19 @@ async function measureLayout(label, start, docs, file) {
 async function oneProcess() {
   let annotationUrl;
   const loomServe = await startLoomServe({
-    args: ['--config', devConfig, '--with-skills', 'annotation,keywords', '--skill-port', 'annotation=0', '--skill-port', 'keywords=0'],
+    // the development config's console on a free port, not its fixed 8180
+    args: [
+      '--config',
+      devConfig,
+      '--set',
+      'loom.console.port=0',
+      '--with-skills',
+      'annotation,keywords',
+      '--skill-port',
+      'annotation=0',
+      '--skill-port',
+      'keywords=0',
+    ],
     nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
     onLine: (entry) => {
       if (entry.msg === 'skill service listening' && entry.skill === 'annotation') annotationUrl = entry.url;
@@ -347,7 +359,7 @@ async function skillsApart({ gatewayOverGrpc = false } = {}) {
     const port = gatewayOverGrpc ? await freePort() : undefined;
     const overGrpc = port === undefined ? [] : ['--set', `server.port=${port}`, '--set', `loom.services.skill-gateway.address=127.0.0.1:${port}`];
     loomServe = await startLoomServe({
-      args: ['--config', devConfig, ...registrations, ...overGrpc],
+      args: ['--config', devConfig, '--set', 'loom.console.port=0', ...registrations, ...overGrpc],
       nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
     });
   } catch (error) {
