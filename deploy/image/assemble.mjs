@@ -21,7 +21,8 @@ if (existsSync(target) && readdirSync(target).length > 0) {
 }
 
 /** Names that are development-only in a workspace package, at its top level (its node_modules stays: npm prune sorts it). */
-const DEVELOPMENT_ONLY = new Set(['src', 'test', '.nx', 'vitest.config.ts', 'eslint.config.mjs', 'README.md']);
+// web: the console's page sources (services/console/web), which its build bundles into dist/web
+const DEVELOPMENT_ONLY = new Set(['src', 'test', 'web', '.nx', 'vitest.config.ts', 'eslint.config.mjs', 'README.md']);
 const isDevelopmentOnly = (name) => DEVELOPMENT_ONLY.has(name) || /^tsconfig.*\.json$/.test(name) || name.endsWith('.tsbuildinfo');
 
 /** The workspace directories of the root package.json (entries `dir` or `dir/*`). */
