@@ -98,6 +98,10 @@ export class FakeStore {
       putSchedule: 'not faked',
       getSchedule: '',
       resealWorkflows: 'not faked',
+      listWorkflowVersions: 'not faked',
+      diffWorkflowVersions: 'not faked',
+      rollbackWorkflow: 'not faked',
+      applyWorkflows: 'not faked',
     });
     return {
       ...refuse,
