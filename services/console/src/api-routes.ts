@@ -5,6 +5,7 @@ import { ApiError, readJsonBody, SECURITY_HEADERS, sendJson, sendNoContent, stri
 import { auditEntry, failureFilter, failureView, listFailures, listSchedules, listSkills, queryAudit, verifyAudit } from './operation-views.js';
 import { type Route, type RouteContext } from './routes.js';
 import { type Session } from './sessions.js';
+import { anonymousOwner } from './sign-in.js';
 import { countsEvent, stateName } from './workflow-views.js';
 import { type ConsoleServer } from './console-server.js';
 
@@ -195,10 +196,19 @@ function sessionRoutes(console: ConsoleServer): Route[] {
       noCsrf: true,
       handle: async ({ request, response }) => {
         const body = await readJsonBody(request, console.maxBodyBytes);
-        const owner = await console.tokens.owner(stringField(body, 'token'));
+        const owner = body['anonymous'] === true ? anonymousOwner(console.auth) : await console.tokens.owner(stringField(body, 'token'));
         const session = console.sessions.create(owner);
         console.logger.info({ identity: session.identity, via: 'token' }, 'console sign-in');
         sendNoContent(response, { 'set-cookie': console.sessionCookie(session) });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sign-in',
+      open: true,
+      handle: ({ response }) => {
+        // what the sign-in page offers besides a token
+        sendJson(response, 200, { identityProvider: console.oidc !== undefined, anonymous: console.auth.allowAnonymous });
       },
     },
     {

@@ -99,6 +99,11 @@ export class ConsoleServer {
     return this.options.logger;
   }
 
+  /** loom.auth: who may sign in. */
+  get auth(): LoomConfig['auth'] {
+    return this.options.config.auth;
+  }
+
   /** The address a browser opens. */
   get url(): string {
     const configured = this.options.config.console.publicUrl;

@@ -16,10 +16,10 @@ export interface LoomAddresses {
   readonly fallback: () => string;
 }
 
-/** A user's token as call metadata. */
+/** A user's token as call metadata; none for a session without a token (loom.auth.allowAnonymous). */
 function bearer(token: string): Metadata {
   const metadata = new Metadata();
-  metadata.set('authorization', `Bearer ${token}`);
+  if (token !== '') metadata.set('authorization', `Bearer ${token}`);
   return metadata;
 }
 

@@ -1,5 +1,14 @@
 import { type LoomConfig } from '@loom/config';
-import { type BearerCredentials, bearerCredentialsOf, isCredentialRefusal, type Role, ROLE_PERMISSIONS, ROLES, SIGNED_IN_PREFIX } from '@loom/service-kit';
+import {
+  type BearerCredentials,
+  bearerCredentialsOf,
+  isCredentialRefusal,
+  permissionsOfRoles,
+  type Role,
+  ROLE_PERMISSIONS,
+  ROLES,
+  SIGNED_IN_PREFIX,
+} from '@loom/service-kit';
 import { ApiError } from './http-errors.js';
 import { type SessionOwner } from './sessions.js';
 
@@ -36,6 +45,19 @@ function rolesHeld(permissions: ReadonlySet<string>): Role[] {
   const includes = (wider: Role, narrower: Role): boolean =>
     wider !== narrower && ROLE_PERMISSIONS[narrower].every((permission) => ROLE_PERMISSIONS[wider].includes(permission));
   return held.filter((role) => !held.some((other) => includes(other, role)));
+}
+
+/** Who signs in without a token when loom.auth.allowAnonymous is on: the API's own anonymous caller and its roles. */
+export const ANONYMOUS_IDENTITY = 'anonymous';
+
+/**
+ * The session owner of a sign-in without a token: refused (401) unless loom.auth.allowAnonymous is on, when the
+ * services take calls without credentials too (the development config); its calls then carry no token.
+ */
+export function anonymousOwner(auth: LoomConfig['auth']): SessionOwner {
+  if (!auth.allowAnonymous) throw new ApiError(401, 'signing in without a token needs loom.auth.allowAnonymous (off here): sign in with a token', 'anonymous');
+  const roles = [...auth.anonymousRoles];
+  return { identity: ANONYMOUS_IDENTITY, roles, permissions: [...permissionsOfRoles(roles)].sort(), token: '' };
 }
 
 /** The `exp` of a signed access token, in ms (its signature was checked by the caller); undefined for an operator token. */

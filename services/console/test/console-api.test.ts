@@ -155,6 +155,10 @@ describe('the console backend', () => {
     expect((await errorOf(missing)).field).toBe('token');
     const wrong = await request('/api/session', { method: 'POST', body: JSON.stringify({ token: 'not-a-token' }) });
     expect(wrong.status).toBe(401);
+    expect(await (await request('/api/sign-in')).json()).toEqual({ identityProvider: true, anonymous: false });
+    const anonymous = await request('/api/session', { method: 'POST', body: JSON.stringify({ anonymous: true }) });
+    expect(anonymous.status).toBe(401);
+    expect((await errorOf(anonymous)).message).toContain('loom.auth.allowAnonymous');
     const oversized = await request('/api/session', { method: 'POST', body: JSON.stringify({ token: 'x'.repeat(MAX_BODY) }) });
     expect(oversized.status).toBe(413);
     const method = await request('/api/session', { method: 'PUT', body: '{}' });
