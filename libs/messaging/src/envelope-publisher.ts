@@ -13,8 +13,11 @@ export interface StoredAnswer {
 /** A publish waiting for its turn's envelope. */
 interface Waiting {
   readonly id: string;
+  readonly source: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly payload: Uint8Array;
+  readonly payload: Uint8Array | string;
+  /** Looked up among and added to the recent ids (false: an id loom made up, which cannot come again). */
+  readonly remember: boolean;
   readonly resolve: (answer: StoredAnswer) => void;
   readonly reject: (error: unknown) => void;
   readonly answer: Promise<StoredAnswer>;
@@ -39,6 +42,8 @@ export interface EnvelopePublisherParts {
   readonly recentIds: (workflow: string) => RecentIds;
   /** `count` messages of the workflow were stored (not duplicates). */
   readonly stored: (workflow: string, count: number) => void;
+  /** The error a publish to a source of a workflow rejects with, from what the client threw. */
+  readonly failure: (workflow: string, source: string, error: unknown) => unknown;
 }
 
 /**
@@ -54,8 +59,16 @@ export class EnvelopePublisher {
 
   constructor(private readonly parts: EnvelopePublisherParts) {}
 
-  /** Publishes one message with an id; resolves with what JetStream answered (an error as the publish's own). */
-  publish(workflow: string, subject: string, id: string, headers: Readonly<Record<string, string>>, payload: Uint8Array): Promise<StoredAnswer> {
+  /** Publishes one message with an id to a source's subject; resolves with what JetStream answered, rejects with `failure`'s error. */
+  publish(
+    workflow: string,
+    source: string,
+    subject: string,
+    id: string,
+    headers: Readonly<Record<string, string>>,
+    payload: Uint8Array | string,
+    remember = true,
+  ): Promise<StoredAnswer> {
     let turn = this.turns.get(subject);
     if (turn === undefined) {
       const started: Turn = { workflow, subject, waiting: [] };
@@ -69,7 +82,7 @@ export class EnvelopePublisher {
       resolve = resolved;
       reject = rejected;
     });
-    turn.waiting.push({ id, headers, payload, resolve, reject, answer });
+    turn.waiting.push({ id, source, headers, payload, remember, resolve, reject, answer });
     return answer;
   }
 
@@ -79,6 +92,10 @@ export class EnvelopePublisher {
     const recent = this.parts.recentIds(turn.workflow);
     const fresh: Waiting[] = [];
     for (const item of turn.waiting) {
+      if (!item.remember) {
+        fresh.push(item);
+        continue;
+      }
       const known = recent.get(item.id);
       if (known === undefined) {
         fresh.push(item);
@@ -91,7 +108,7 @@ export class EnvelopePublisher {
       else {
         known.then(
           (stored) => item.resolve({ sequence: stored.sequence, duplicate: true }),
-          () => this.publish(turn.workflow, turn.subject, item.id, item.headers, item.payload).then(item.resolve, item.reject),
+          () => this.publish(turn.workflow, item.source, turn.subject, item.id, item.headers, item.payload, item.remember).then(item.resolve, item.reject),
         );
       }
     }
@@ -128,7 +145,8 @@ export class EnvelopePublisher {
     try {
       if (items.length === 1) {
         const [item] = items as [Waiting];
-        ack = await publishToJetStream(this.parts.client, turn.subject, item.payload, natsHeadersOf(item.headers), item.id);
+        const payload = typeof item.payload === 'string' ? Buffer.from(item.payload, 'utf8') : item.payload;
+        ack = await publishToJetStream(this.parts.client, turn.subject, payload, natsHeadersOf(item.headers), item.id);
       } else {
         const headers = natsHeaders();
         headers.set(ENVELOPE_HEADER, ENVELOPE_VERSION);
@@ -137,15 +155,17 @@ export class EnvelopePublisher {
       }
     } catch (error) {
       for (const item of items) {
-        recent.forget(item.id);
-        item.reject(error);
+        if (item.remember) recent.forget(item.id);
+        item.reject(this.parts.failure(turn.workflow, item.source, error));
       }
       return;
     }
     if (!ack.duplicate) this.parts.stored(turn.workflow, items.length);
+    // one answer for all of them: nobody changes it
+    const answer: StoredAnswer = { sequence: ack.seq, duplicate: ack.duplicate };
     for (const item of items) {
-      recent.stored(item.id, ack.seq);
-      item.resolve({ sequence: ack.seq, duplicate: ack.duplicate });
+      if (item.remember) recent.stored(item.id, ack.seq);
+      item.resolve(answer);
     }
   }
 }

@@ -1,28 +1,18 @@
 import { type JsMsg } from 'nats';
 import { MessagingUnavailableError } from './errors.js';
 
-/** A message's settlement inside an envelope: source-consumer.ts's Settlement, and the confirmation ackConfirmed waits for. */
-export interface EnvelopedSettlement {
-  readonly ack: () => void;
-  readonly nak: (delayMs?: number) => void;
-  readonly term: (reason?: string) => void;
-  readonly working: () => void;
-  /** Processed; resolves once JetStream confirmed the envelope's acknowledgement (all of its messages settled). */
-  readonly ackConfirmed: () => Promise<void>;
-}
-
 /**
- * The settlement of one batch envelope's JetStream message (envelope.ts) from the settlements of its messages: it is
- * acknowledged once every message is settled and at least one was processed (the others terminated, each counted and
- * logged by its owner as a single message is); terminated when all were; nak'd, to be delivered again whole, when any
- * was handed back (the run ended first). A message already processed then comes again: at least once, as a message
- * delivered again after a crash is. A message's `working` tells JetStream once for all of them.
+ * The settlement of one batch envelope's JetStream message (envelope.ts) from the settlements of its messages, each
+ * reported once by its delivery (enveloped-delivery.ts): it is acknowledged once every message is settled and at least
+ * one was processed (the others terminated, each counted and logged by its owner as a single message is); terminated
+ * when all were; nak'd, to be delivered again whole, when any was handed back (the run ended first). A message
+ * processed here is not handed out again then (RecentIds.finished); after a crash it comes again: at least once, as a
+ * message delivered again after a crash always did. `working` tells JetStream once for all of its messages.
  */
 export class EnvelopeSettlement {
   private open: number;
-  private processed = 0;
-  private handedBack = false;
-  private nakDelayMs: number | undefined;
+  private processedCount = 0;
+  private handedBackAt: { delayMs: number | undefined } | undefined;
   private termReason: string | undefined;
   private touching = false;
   private readonly confirmations: { readonly resolve: () => void; readonly reject: (error: unknown) => void }[] = [];
@@ -32,66 +22,57 @@ export class EnvelopeSettlement {
     count: number,
     private readonly what: string,
     /** Called once the envelope was acknowledged (a copy kept for replay). */
-    private readonly onAcknowledged: (message: JsMsg) => void,
+    private readonly onAcknowledged: ((message: JsMsg) => void) | undefined,
   ) {
     this.open = count;
   }
 
-  /** The settlement of one of its messages; settle each once. */
-  settlement(): EnvelopedSettlement {
-    let settled = false;
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      this.open--;
-      return true;
-    };
-    return {
-      ack: () => {
-        if (!settle()) return;
-        this.processed++;
-        this.finish();
-      },
-      ackConfirmed: () => {
-        const confirmed = new Promise<void>((resolve, reject) => this.confirmations.push({ resolve, reject }));
-        if (settle()) {
-          this.processed++;
-          this.finish();
-        }
-        return confirmed;
-      },
-      nak: (delayMs?: number) => {
-        if (!settle()) return;
-        this.handedBack = true;
-        if (delayMs !== undefined) this.nakDelayMs = Math.max(this.nakDelayMs ?? 0, delayMs);
-        this.finish();
-      },
-      term: (reason?: string) => {
-        if (!settle()) return;
-        this.termReason ??= reason;
-        this.finish();
-      },
-      working: () => {
-        if (settled || this.touching) return;
-        // a run tells every open message at once: the envelope hears it once per turn
-        this.touching = true;
-        queueMicrotask(() => (this.touching = false));
-        this.message.working();
-      },
-    };
+  /** One of its messages was processed. */
+  processed(): void {
+    this.processedCount++;
+    this.settledOne();
   }
 
-  private finish(): void {
-    if (this.open > 0) return;
-    if (this.handedBack) {
-      this.message.nak(this.nakDelayMs);
+  /** One of its messages was processed; resolves once JetStream confirmed the envelope's acknowledgement. */
+  processedConfirmed(): Promise<void> {
+    const confirmed = new Promise<void>((resolve, reject) => this.confirmations.push({ resolve, reject }));
+    this.processed();
+    return confirmed;
+  }
+
+  /** One of its messages was handed back: the envelope is delivered again, after the longest delay asked. */
+  handedBack(delayMs: number | undefined): void {
+    const delay = this.handedBackAt?.delayMs;
+    this.handedBackAt = { delayMs: delay === undefined ? delayMs : delayMs === undefined ? delay : Math.max(delay, delayMs) };
+    this.settledOne();
+  }
+
+  /** One of its messages failed for good. */
+  terminated(reason: string | undefined): void {
+    this.termReason ??= reason;
+    this.settledOne();
+  }
+
+  /** One of its messages is still being worked on: JetStream hears it once per turn. */
+  working(): void {
+    if (this.touching || this.open === 0) return;
+    // a run tells every open message at once
+    this.touching = true;
+    queueMicrotask(() => (this.touching = false));
+    this.message.working();
+  }
+
+  private settledOne(): void {
+    if (--this.open > 0) return;
+    if (this.handedBackAt !== undefined) {
+      this.message.nak(this.handedBackAt.delayMs);
       this.refuseConfirmations('a message of its batch was handed back: the batch is delivered again');
-    } else if (this.processed === 0) {
+    } else if (this.processedCount === 0) {
       this.message.term(this.termReason);
       this.refuseConfirmations('every message of its batch was terminated');
     } else if (this.confirmations.length === 0) {
       this.message.ack();
-      this.onAcknowledged(this.message);
+      this.onAcknowledged?.(this.message);
     } else void this.confirm();
   }
 
@@ -105,7 +86,7 @@ export class EnvelopeSettlement {
       for (const waiter of waiting) waiter.reject(failure);
       return;
     }
-    this.onAcknowledged(this.message);
+    this.onAcknowledged?.(this.message);
     for (const waiter of waiting) waiter.resolve();
   }
 

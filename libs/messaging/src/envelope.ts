@@ -40,16 +40,20 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 export interface PreparedMessage {
   readonly id: Buffer;
   readonly headers: Buffer | undefined;
-  readonly payload: Uint8Array;
+  /** Bytes, or text written into the envelope as UTF-8 (no copy of its own first). */
+  readonly payload: Uint8Array | string;
+  readonly payloadBytes: number;
   /** Bytes it takes in an envelope. */
   readonly size: number;
 }
 
 /** Encodes a message's id and headers once, so a publisher can size its envelopes before writing them. */
-export function prepareEnvelopeMessage(message: EnvelopeMessage): PreparedMessage {
+export function prepareEnvelopeMessage(message: Omit<EnvelopeMessage, 'payload'> & { readonly payload: Uint8Array | string }): PreparedMessage {
   const id = Buffer.from(message.id, 'utf8');
   const headers = hasHeaders(message.headers) ? Buffer.from(JSON.stringify(message.headers), 'utf8') : undefined;
-  return { id, headers, payload: message.payload, size: ENVELOPE_MESSAGE_OVERHEAD + id.length + (headers?.length ?? 0) + message.payload.length };
+  const { payload } = message;
+  const payloadBytes = typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length;
+  return { id, headers, payload, payloadBytes, size: ENVELOPE_MESSAGE_OVERHEAD + id.length + (headers?.length ?? 0) + payloadBytes };
 }
 
 /** The envelope's bytes (version ENVELOPE_VERSION). */
@@ -66,7 +70,11 @@ export function encodePrepared(messages: readonly PreparedMessage[]): Buffer {
   for (const message of messages) {
     at = putBytes(out, at, message.id);
     at = message.headers === undefined ? out.writeUInt32BE(0, at) : putBytes(out, at, message.headers);
-    at = putBytes(out, at, message.payload);
+    const { payload } = message;
+    if (typeof payload === 'string') {
+      at = out.writeUInt32BE(message.payloadBytes, at);
+      at += out.write(payload, at, 'utf8');
+    } else at = putBytes(out, at, payload);
   }
   return out;
 }
@@ -74,26 +82,42 @@ export function encodePrepared(messages: readonly PreparedMessage[]): Buffer {
 /** The messages of an envelope's bytes, in the order published; an EnvelopeFormatError when they do not read as version 1. */
 export function decodeEnvelope(bytes: Uint8Array): EnvelopeMessage[] {
   const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const take = (at: number, what: string): [Buffer, number] => {
+  return readEnvelope(data).map(({ id, headers, start, end }) => ({ id, headers, payload: data.subarray(start, end) }));
+}
+
+/** A message of an envelope as read: its id and headers, and where its payload lies in the envelope's bytes. */
+export interface ReadMessage {
+  readonly id: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * Each message of an envelope's bytes (version 1) without copying a payload: a consumer reads each where it lies. An
+ * EnvelopeFormatError when the bytes do not read as an envelope.
+ */
+export function readEnvelope(data: Buffer): ReadMessage[] {
+  const endOf = (at: number, what: string): number => {
     if (at + 4 > data.length) throw new EnvelopeFormatError(`it ends inside the length of ${what}`);
-    const length = data.readUInt32BE(at);
-    const end = at + 4 + length;
+    const end = at + 4 + data.readUInt32BE(at);
     if (end > data.length) throw new EnvelopeFormatError(`${what} runs past its end`);
-    return [data.subarray(at + 4, end), end];
+    return end;
   };
   if (data.length < 4) throw new EnvelopeFormatError('it holds no message count');
   const count = data.readUInt32BE(0);
-  const messages: EnvelopeMessage[] = [];
+  const read: ReadMessage[] = [];
   let at = 4;
   for (let index = 0; index < count; index++) {
-    const [id, afterId] = take(at, `message ${index}'s id`);
-    const [header, afterHeaders] = take(afterId, `message ${index}'s headers`);
-    const [payload, afterPayload] = take(afterHeaders, `message ${index}'s payload`);
-    messages.push({ id: id.toString('utf8'), headers: header.length === 0 ? NO_HEADERS : headersOf(header, index), payload });
-    at = afterPayload;
+    const idEnd = endOf(at, `message ${index}'s id`);
+    const headersEnd = endOf(idEnd, `message ${index}'s headers`);
+    const end = endOf(headersEnd, `message ${index}'s payload`);
+    const headers = headersEnd === idEnd + 4 ? NO_HEADERS : headersOf(data.toString('utf8', idEnd + 4, headersEnd), index);
+    read.push({ id: data.toString('utf8', at + 4, idEnd), headers, start: headersEnd + 4, end });
+    at = end;
   }
   if (at !== data.length) throw new EnvelopeFormatError(`${data.length - at} bytes follow its last message`);
-  return messages;
+  return read;
 }
 
 /** How many messages an envelope's bytes hold (its first field), without reading them. */
@@ -125,10 +149,10 @@ function hasHeaders(headers: Readonly<Record<string, string>>): boolean {
   return false;
 }
 
-function headersOf(bytes: Buffer, index: number): Readonly<Record<string, string>> {
+function headersOf(text: string, index: number): Readonly<Record<string, string>> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(bytes.toString('utf8'));
+    parsed = JSON.parse(text);
   } catch {
     throw new EnvelopeFormatError(`message ${index}'s headers are not JSON`);
   }

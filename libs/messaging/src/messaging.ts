@@ -37,6 +37,11 @@ export interface PublishOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** The trace context to send; default the active one. */
   readonly context?: Context;
+  /**
+   * True when loom made the id up for this publish (its caller chose none): it cannot come again, so it is not looked
+   * up among, nor added to, the ids remembered for de-duplication (recent-ids.ts).
+   */
+  readonly generatedId?: boolean;
 }
 
 /** What JetStream answered a publish: the message is stored. */
@@ -128,6 +133,7 @@ export class Messaging {
       maxPayload: () => connection.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
       recentIds: (workflow) => this.recentIdsOf(workflow),
       stored: (workflow, count) => metrics.stored(workflow, count),
+      failure: (workflow, source, error) => messagingError({ what: `publish to source '${source}' of workflow '${workflow}'`, workflow, source }, error),
     });
   }
 
@@ -196,30 +202,28 @@ export class Messaging {
    * has been tried again for about 2 s: see jetstream-publish.ts), no answer in time
    * MessagingUnavailableError (retry with the same message id: it is stored once).
    */
-  publish(workflow: string, source: string, payload: Uint8Array, options: PublishOptions = {}): Promise<PublishResult> {
+  publish(workflow: string, source: string, payload: Uint8Array | string, options: PublishOptions = {}): Promise<PublishResult> {
     const operation = (): Operation => ({ what: `publish to source '${source}' of workflow '${workflow}'`, workflow, source });
     if (!this.lifecycle.is('open')) return Promise.reject(new MessagingClosedError(operation().what));
     const { messageId } = options;
     if (messageId === undefined || messageId === '') return this.publishSingle(workflow, source, payload, options, operation);
     // no async wrapper: this path runs once per message of every batch
-    return this.envelopes
-      .publish(workflow, this.subjectOf(workflow, source), messageId, recordHeaders(options.headers, options.context), payload)
-      .catch((error: unknown) => {
-        throw messagingError(operation(), error);
-      });
+    const headers = recordHeaders(options.headers, options.context);
+    return this.envelopes.publish(workflow, source, this.subjectOf(workflow, source), messageId, headers, payload, options.generatedId !== true);
   }
 
   /** A message without an id, stored on its own as loom always stored them. */
   private async publishSingle(
     workflow: string,
     source: string,
-    payload: Uint8Array,
+    payload: Uint8Array | string,
     options: PublishOptions,
     operation: () => Operation,
   ): Promise<PublishResult> {
     try {
       const headers = messageHeaders(options.headers, options.context);
-      const ack = await publishToJetStream(this.client, this.subjectOf(workflow, source), payload, headers, options.messageId);
+      const bytes = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+      const ack = await publishToJetStream(this.client, this.subjectOf(workflow, source), bytes, headers, options.messageId);
       if (!ack.duplicate) this.metrics.stored(workflow, 1);
       return { sequence: ack.seq, duplicate: ack.duplicate };
     } catch (error) {

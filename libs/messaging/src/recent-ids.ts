@@ -5,6 +5,9 @@
  */
 export const MAX_RECENT_IDS = 131_072;
 
+/** Ids added between two sweeps of those past the window (a sweep stops at the first id within it). */
+const SWEEP_EVERY = 1024;
+
 /** What is known of an id: the stream sequence of the JetStream message that stored it, or the publish storing it now. */
 export type KnownId = number | Promise<{ readonly sequence: number }>;
 
@@ -26,6 +29,8 @@ interface Entry {
  */
 export class RecentIds {
   private readonly entries = new Map<string, Entry>();
+  /** Ids added since the last sweep of expired ones. */
+  private added = 0;
 
   constructor(
     private readonly windowMs: number,
@@ -35,13 +40,7 @@ export class RecentIds {
 
   /** What is known of `id` within the window, or undefined. */
   get(id: string): KnownId | undefined {
-    const entry = this.entries.get(id);
-    if (entry === undefined) return undefined;
-    if (this.now() - entry.at > this.windowMs) {
-      this.entries.delete(id);
-      return undefined;
-    }
-    return entry.known;
+    return this.live(id)?.known;
   }
 
   /** `id` is being stored by a publish of this executor now. */
@@ -67,11 +66,14 @@ export class RecentIds {
    * within the window, or finished it already (a batch envelope handed back whole for another of its messages).
    */
   delivered(id: string, sequence: number): boolean {
-    const known = this.get(id);
-    if (typeof known === 'number') return known === sequence && this.entries.get(id)?.finished !== true;
-    // unknown, or a publish of this executor still waiting for JetStream's answer: this delivery is the stored one
-    if (known === undefined) this.add(id, sequence);
-    else this.entries.set(id, { known: sequence, at: this.now() });
+    const entry = this.live(id);
+    if (entry === undefined) {
+      this.add(id, sequence);
+      return true;
+    }
+    if (typeof entry.known === 'number') return entry.known === sequence && entry.finished !== true;
+    // a publish of this executor still waiting for JetStream's answer: this delivery is the stored one
+    entry.known = sequence;
     return true;
   }
 
@@ -86,17 +88,27 @@ export class RecentIds {
     return this.entries.size;
   }
 
-  private add(id: string, known: KnownId): void {
+  /** Its entry unless past the window (then forgotten). */
+  private live(id: string): Entry | undefined {
+    const entry = this.entries.get(id);
+    if (entry === undefined || this.now() - entry.at <= this.windowMs) return entry;
     this.entries.delete(id);
-    this.entries.set(id, { known, at: this.now() });
-    this.prune();
+    return undefined;
   }
 
-  /** Maps iterate in insertion order: the first entries are the oldest. */
-  private prune(): void {
+  /** Remembers an id not remembered now. */
+  private add(id: string, known: KnownId): void {
+    this.entries.set(id, { known, at: this.now() });
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+    if (++this.added >= SWEEP_EVERY) this.sweep();
+  }
+
+  /** Forgets the ids past the window; Maps iterate in insertion order, so the oldest come first. */
+  private sweep(): void {
+    this.added = 0;
     const now = this.now();
     for (const [id, entry] of this.entries) {
-      if (this.entries.size <= this.max && now - entry.at <= this.windowMs) return;
+      if (now - entry.at <= this.windowMs) return;
       this.entries.delete(id);
     }
   }

@@ -1,60 +1,21 @@
 import { type Context } from '@opentelemetry/api';
 import { Lifecycle, ShutdownOnce } from '@loom/foundation';
 import { type ConsumerMessages, type JsMsg } from 'nats';
-import { decodeEnvelope, ENVELOPE_HEADER, ENVELOPE_VERSION, type EnvelopeMessage } from './envelope.js';
-import { type EnvelopedSettlement, EnvelopeSettlement } from './envelope-settlement.js';
+import { ENVELOPE_HEADER, ENVELOPE_VERSION, EnvelopeFormatError } from './envelope.js';
+import { envelopeDeliveries } from './enveloped-delivery.js';
 import { MessagingUnavailableError } from './errors.js';
 import { REPLAYED_FROM_HEADER } from './kept-messages.js';
+export { type Delivery, MESSAGE_ID_HEADER, type Settlement } from './delivery.js';
+import { type Delivery, MESSAGE_ID_HEADER } from './delivery.js';
 import { type MessagingMetrics } from './metrics.js';
 import { type RecentIds } from './recent-ids.js';
-import { extractRecordTraceContext, extractTraceContext } from './trace-context.js';
-
-/** The JetStream header carrying a message's id (its de-duplication key). */
-export const MESSAGE_ID_HEADER = 'Nats-Msg-Id';
+import { extractTraceContext } from './trace-context.js';
 
 /**
  * How long an envelope of a version this loom cannot read waits before it is delivered again: it was written by a newer
  * loom (an upgrade under way), which takes it; it is never terminated for its version.
  */
 const UNKNOWN_VERSION_DELAY_MS = 10_000;
-
-/**
- * How a delivery of a stored message is settled: the one spelling of JetStream's verbs, used by every consumer and by
- * the executor's runtime (its completion tickets). Settle a delivery once with ack, nak or term; working() may come
- * before, any number of times.
- */
-export interface Settlement {
-  /** Processed: JetStream removes it (fire and forget; lost with the connection, it is delivered again). */
-  ack(): void;
-  /** Not processed: deliver it again, after `delayMs` when given. */
-  nak(delayMs?: number): void;
-  /** Never deliver it again (it failed past its retries); counted as terminated. `reason` goes to JetStream's advisories. */
-  term(reason?: string): void;
-  /** Still being processed: restarts its ack wait, so it is not delivered again meanwhile. */
-  working(): void;
-}
-
-/** One delivery of a stored message to this consumer; settle it once with ack, nak or term (see Settlement). */
-export interface Delivery extends Settlement {
-  readonly workflow: string;
-  /** The source it was stored by: a source component of the workflow, or the durable consumer a connector reads. */
-  readonly source: string;
-  readonly payload: Uint8Array;
-  /** The id it was published with, when it had one. */
-  readonly messageId: string | undefined;
-  /** Its sequence in the workflow's stream. */
-  readonly sequence: number;
-  /** 1 on the first delivery, more on each redelivery. */
-  readonly deliveryCount: number;
-  /** True when this is the last delivery JetStream will make (loom.messaging.consumer.maxDeliver). */
-  readonly lastDelivery: boolean;
-  /** Its headers, the first value of each. */
-  readonly headers: Readonly<Record<string, string>>;
-  /** The publisher's trace context (a span made with it as parent continues the publisher's trace). */
-  traceContext(base?: Context): Context;
-  /** Processed, and resolves once JetStream confirmed it (MessagingUnavailableError when it did not answer). */
-  ackConfirmed(): Promise<void>;
-}
 
 type ConsumerState = 'consuming' | 'stopping' | 'stopped';
 
@@ -84,12 +45,12 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
     private readonly messages: ConsumerMessages,
     readonly workflow: string,
     readonly source: string,
-    private readonly maxDeliver: number,
-    private readonly metrics: MessagingMetrics,
+    readonly maxDeliver: number,
+    readonly metrics: MessagingMetrics,
     /** Called with each delivery acknowledged: copies it to the workflow's kept stream when processed messages are kept. */
-    private readonly keep?: (message: JsMsg) => void,
+    readonly keep?: (message: JsMsg) => void,
     /** The ids of the workflow's stream this executor stored or took: a message stored twice under one id enters once. */
-    private readonly recent?: RecentIds,
+    readonly recent?: RecentIds,
   ) {
     this.lifecycle = new Lifecycle(`consumer of source '${source}' of workflow '${workflow}'`, CONSUMER_TRANSITIONS, 'consuming');
   }
@@ -100,6 +61,21 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<Delivery> {
+    for await (const deliveries of this.batches()) {
+      for (const delivery of deliveries) {
+        if (this.lifecycle.is('consuming')) yield delivery;
+        // stopped while its batch was handed out: the rest go back with their envelope
+        else delivery.nak();
+      }
+    }
+  }
+
+  /**
+   * The deliveries as JetStream hands them over: a batch envelope's messages together, in order (a single message on
+   * its own), so a reader takes a batch in one step. A reader that sees the consumer stopping part way through a batch
+   * naks the rest (they go back with their envelope).
+   */
+  async *batches(): AsyncIterable<readonly Delivery[]> {
     for await (const message of this.messages) {
       if (!this.lifecycle.is('consuming')) {
         // fetched but not handed out before stop(): given back at once, so JetStream delivers it again without waiting
@@ -109,7 +85,8 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
       }
       const version = message.headers?.get(ENVELOPE_HEADER) ?? '';
       if (version !== '') {
-        yield* this.envelope(message, version);
+        const deliveries = this.envelope(message, version);
+        if (deliveries.length > 0) yield deliveries;
         continue;
       }
       const delivery = this.delivery(message);
@@ -117,7 +94,7 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
         message.ack();
         continue;
       }
-      yield delivery;
+      yield [delivery];
     }
   }
 
@@ -134,82 +111,21 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
     return Promise.resolve();
   }
 
-  /** The messages of a batch envelope, each settled towards the envelope's settlement. */
-  private *envelope(message: JsMsg, version: string): Generator<Delivery> {
+  /** The messages of a batch envelope, each settled towards the envelope's settlement (enveloped-delivery.ts). */
+  private envelope(message: JsMsg, version: string): readonly Delivery[] {
     if (version !== ENVELOPE_VERSION) {
       message.nak(UNKNOWN_VERSION_DELAY_MS);
-      return;
+      return [];
     }
-    let messages: EnvelopeMessage[];
-    try {
-      messages = decodeEnvelope(message.data);
-    } catch {
-      // bytes that do not read as an envelope: handed out as they are, its owner terminates them as no message
-      yield this.delivery(message);
-      return;
-    }
-    if (messages.length === 0) {
-      message.ack();
-      return;
-    }
-    const { workflow, source, metrics, keep } = this;
-    const envelope = new EnvelopeSettlement(message, messages.length, `message batch ${message.seq} of workflow '${workflow}'`, (acknowledged) =>
-      keep?.(acknowledged),
-    );
     // a replayed envelope's messages take the replay's ids, as a replayed single message does (kept-messages.ts)
     const replayedFrom = message.headers?.get(REPLAYED_FROM_HEADER) ?? '';
-    const deliveryCount = message.info.deliveryCount;
-    const lastDelivery = deliveryCount >= this.maxDeliver;
-    for (const enveloped of messages) {
-      const settlement = envelope.settlement();
-      if (!this.lifecycle.is('consuming')) {
-        settlement.nak();
-        continue;
-      }
-      const messageId = replayedFrom === '' ? enveloped.id : `${enveloped.id}:replay:${replayedFrom}`;
-      if (this.repeated(messageId, message.seq)) {
-        settlement.ack();
-        continue;
-      }
-      if (deliveryCount > 1) metrics.redelivered(workflow);
-      yield {
-        workflow,
-        source,
-        payload: enveloped.payload,
-        messageId,
-        sequence: message.seq,
-        deliveryCount,
-        lastDelivery,
-        headers: enveloped.headers,
-        traceContext: (base?: Context) => extractRecordTraceContext(enveloped.headers, base),
-        ...this.settlementOf(settlement, messageId),
-      };
+    try {
+      return envelopeDeliveries(message, this, replayedFrom);
+    } catch (error) {
+      if (!(error instanceof EnvelopeFormatError)) throw error;
+      // bytes that do not read as an envelope: handed out as they are, its owner terminates them as no message
+      return [this.delivery(message)];
     }
-  }
-
-  /**
-   * A Delivery's settlement verbs from its envelope's settlement: a term is counted, and a message settled for good is
-   * not handed out again when its envelope comes back for another of its messages.
-   */
-  private settlementOf(settlement: EnvelopedSettlement, messageId: string): Pick<Delivery, 'ack' | 'ackConfirmed' | 'nak' | 'term' | 'working'> {
-    const { recent, metrics, workflow } = this;
-    return {
-      ack: () => {
-        recent?.finished(messageId);
-        settlement.ack();
-      },
-      ackConfirmed: () => {
-        recent?.finished(messageId);
-        return settlement.ackConfirmed();
-      },
-      nak: settlement.nak,
-      term: (reason?: string) => {
-        recent?.finished(messageId);
-        settlement.term(reason);
-        metrics.terminated(workflow);
-      },
-      working: settlement.working,
-    };
   }
 
   /** True when this executor already took `messageId` from another stored message within the duplicate window, or finished it. */
@@ -228,6 +144,7 @@ export class SourceConsumer implements AsyncIterable<Delivery> {
       workflow,
       source,
       payload: message.data,
+      text: () => message.string(),
       messageId,
       sequence: message.seq,
       deliveryCount,

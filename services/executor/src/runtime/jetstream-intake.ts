@@ -26,9 +26,6 @@ export function progressInterval(ackWaitMs: number): number {
 /** What JetStream is told of a terminated message. */
 const TERM_REASON = 'loom: failed past max_retry with no failure handler, or not a message';
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
 /**
  * A run's messages kept in JetStream (issue 34): every source's messages are stored in the workflow's stream (a subject
  * per source component) before they are answered, and come back into the run through the source's durable consumer,
@@ -59,14 +56,14 @@ export class JetStreamIntake implements Intake {
   ) {}
 
   emitter(node: SourceNode | InletNode): Emit {
-    return async (message) => void (await this.store(node, message));
+    return async (message) => void (await this.store(node, message, false));
   }
 
   /** Answered once JetStream stored it; JetStream de-duplicates by the message id, whoever chose it. */
-  async publish(node: InletNode, message: LoomMessage, _withdrawal: SignalSource, _clientId: boolean): Promise<PublishOutcome> {
+  async publish(node: InletNode, message: LoomMessage, _withdrawal: SignalSource, clientId: boolean): Promise<PublishOutcome> {
     // a paused run still stores what is published: its stream holds it until the run resumes
     this.parts.checkTaking(true);
-    return (await this.store(node, message)) ? 'duplicate' : 'accepted';
+    return (await this.store(node, message, !clientId)) ? 'duplicate' : 'accepted';
   }
 
   /** Makes sure of the workflow's stream (a subject and a durable consumer per source) and starts taking deliveries. */
@@ -113,16 +110,18 @@ export class JetStreamIntake implements Intake {
   /**
    * Stores a source's message in the workflow's stream, traced; resolves once JetStream stored it, true when it was a
    * duplicate (a message with its id was stored within the duplicate window). A full stream is a StreamFullError.
+   * `generatedId`: the executor made the id up for a publish without one, so it is not remembered for de-duplication.
    */
-  private store(node: SourceNode | InletNode, message: LoomMessage): Promise<boolean> {
+  private store(node: SourceNode | InletNode, message: LoomMessage, generatedId: boolean): Promise<boolean> {
     return this.parts.input.emitStored(node, message, (sent) =>
       // the message's own traceparent travels as it is, not the context of whoever calls this; the publishes of one
       // batch (made in one turn) are stored together as one JetStream message (Messaging.publish)
       this.messaging
-        .publish(this.parts.workflowName, node.instance.name, encoder.encode(JSON.stringify(sent.body)), {
+        .publish(this.parts.workflowName, node.instance.name, JSON.stringify(sent.body), {
           messageId: sent.id,
           headers: sent.headers,
           context: ROOT_CONTEXT,
+          generatedId,
         })
         .then(isDuplicate),
     );
@@ -145,7 +144,14 @@ export class JetStreamIntake implements Intake {
   private async take(node: SourceNode | InletNode, consumer: SourceConsumer): Promise<void> {
     let failure: { readonly error: unknown } | undefined;
     try {
-      for await (const delivery of consumer) await this.enter(node, delivery);
+      // a batch envelope's messages come together: one step of the iteration, then each entered in order
+      for await (const deliveries of consumer.batches()) {
+        for (const delivery of deliveries) {
+          if (consumer.state === 'consuming') await this.enter(node, delivery);
+          // stopped part way through a batch: the rest go back with their envelope
+          else delivery.nak();
+        }
+      }
     } catch (error) {
       failure = { error };
     }
@@ -195,7 +201,7 @@ export function jetStreamIntake(messaging: Messaging, progressEveryMs?: number):
 export function messageOf(delivery: Delivery): LoomMessage | string {
   let body: unknown;
   try {
-    body = JSON.parse(decoder.decode(delivery.payload));
+    body = JSON.parse(delivery.text());
   } catch {
     return 'its payload is not valid JSON';
   }
