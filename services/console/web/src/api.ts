@@ -87,6 +87,19 @@ export async function signInWithToken(token: string): Promise<Session> {
   return session;
 }
 
+/** Signs in without a token, where loom takes calls without one (loom.auth.allowAnonymous: the development config). */
+export async function signInAnonymously(): Promise<Session> {
+  await request<void>('POST', '/api/session', { anonymous: true });
+  const session = await currentSession();
+  if (session === undefined) throw new ApiError(401, 'the session was not kept: are cookies allowed for this address?');
+  return session;
+}
+
+/** What the sign-in page may offer besides a token. */
+export function signInOptions(): Promise<{ readonly identityProvider: boolean; readonly anonymous: boolean }> {
+  return request('GET', '/api/sign-in');
+}
+
 /** Ends the session on the server. */
 export async function signOut(): Promise<void> {
   await request<void>('DELETE', '/api/session');
