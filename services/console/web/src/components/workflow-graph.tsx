@@ -12,13 +12,17 @@ const NODE_HEIGHT = 104;
 type ComponentNodeData = { readonly node: PictureNode; readonly counts: ComponentCounts | undefined };
 type ComponentNode = Node<ComponentNodeData, 'component'>;
 
-/** Positions from dagre, computed once per picture (the counts change, the layout does not). */
+/**
+ * Positions from dagre, computed once per picture (the counts change, the layout does not). The failure handlers'
+ * edges are drawn but not laid out: ranked by them, a handler every component points at would sit after the last
+ * writer and stretch the picture; without them it sits in the first column, under the sources.
+ */
 function layout(nodes: readonly PictureNode[], edges: readonly PictureEdge[]): Map<string, { x: number; y: number }> {
   const graph = new dagre.graphlib.Graph();
-  graph.setGraph({ rankdir: 'LR', nodesep: 30, ranksep: 70, marginx: 10, marginy: 10 });
+  graph.setGraph({ rankdir: 'LR', nodesep: 30, ranksep: 50, marginx: 10, marginy: 10 });
   graph.setDefaultEdgeLabel(() => ({}));
   for (const node of nodes) graph.setNode(node.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
-  for (const edge of edges) graph.setEdge(edge.from, edge.to);
+  for (const edge of edges) if (edge.label !== 'failures') graph.setEdge(edge.from, edge.to);
   dagre.layout(graph);
   const positions = new Map<string, { x: number; y: number }>();
   for (const node of nodes) {

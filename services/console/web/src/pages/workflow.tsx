@@ -74,7 +74,11 @@ function describeItem(item: unknown): string {
   if (typeof item !== 'object' || item === null) return text(item);
   const fields = item as Record<string, unknown>;
   if (Array.isArray(fields.usedBy)) return `${text(fields.name)} (${text(fields.kind)}), used by ${fields.usedBy.map(text).join(', ')}`;
-  if (typeof fields.url === 'string') return `${text(fields.name)} at ${fields.url}${fields.component === undefined ? '' : `, by ${text(fields.component)}`}`;
+  if (typeof fields.url === 'string') {
+    // a skill named without an address is found in the gateway's registry by its name
+    const where = fields.url === '' ? ' (registered)' : ` at ${fields.url}`;
+    return `${text(fields.name)}${where}${fields.component === undefined ? '' : `, used by ${text(fields.component)}`}`;
+  }
   if (fields.version !== undefined)
     return `version ${text(fields.version)}${fields.updatedAt === undefined ? '' : `, ${text(fields.updatedAt)}`}${fields.pushedBy === undefined ? '' : ` by ${text(fields.pushedBy)}`}`;
   return text(item);
