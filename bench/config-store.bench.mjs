@@ -122,6 +122,28 @@ summarise('SealConfiguration alone (gRPC, loopback)', seal.latencies, seal.elaps
 const sequential = await timed(SEQUENTIAL, () => push(workflow));
 const pushes = summarise('PutWorkflow, one client, one workflow', sequential.latencies, sequential.elapsed, SEQUENTIAL);
 
+// an identical push writes nothing (issue 49): a new version each time writes the workflow's two files and, since
+// issue 53, the kept version's two, against the same four files written with writeFilesAtomic alone
+const historyDir = join(root, 'baseline-history');
+const fourFiles = await timed(SEQUENTIAL, async () => {
+  await writeFilesAtomic([
+    { path: join(historyDir, 'w', '1.workflow.json'), data: text },
+    { path: join(historyDir, 'w', '1.json'), data: '{"version":1}' },
+  ]);
+  await writeFilesAtomic([
+    { path: join(baselineDir, 'w.workflow.json'), data: text },
+    { path: join(baselineDir, 'w.json'), data: '{"version":1}' },
+  ]);
+});
+const fourBase = summarise('baseline: four files (two pairs), writeFilesAtomic', fourFiles.latencies, fourFiles.elapsed, SEQUENTIAL);
+const versioned = await timed(SEQUENTIAL, (index) => {
+  const changed = structuredClone(workflow);
+  changed.components.at(-2).options.find((option) => option.name === 'query').value = `MERGE (a:Article {id: $id}) SET a.n = ${index}`;
+  return push(changed);
+});
+const newVersions = summarise('PutWorkflow, a new version each push', versioned.latencies, versioned.elapsed, SEQUENTIAL);
+console.log(`ratio new version / four files: p50 ${(newVersions.p50 / fourBase.p50).toFixed(2)}x, p99 ${(newVersions.p99 / fourBase.p99).toFixed(2)}x`);
+
 const names = Array.from({ length: CONCURRENT_WORKFLOWS }, (_, index) => `Parallel ${index}_${String(index).padStart(8, '0')}-2222-4333-8444-555555555555`);
 const concurrentLatencies = [];
 const concurrentStart = performance.now();
