@@ -203,10 +203,17 @@ class LocalCall implements experimental.CallStream {
 
   halfClose(): void {
     if (this.done) return;
+    // the server takes the call on a later turn, as from a socket: a refusal the interceptors answer at once must not
+    // reach the caller's callback before the caller has its call object (service-kit's call() listens for an abort then)
+    process.nextTick(() => this.dispatch());
+  }
+
+  private dispatch(): void {
+    if (this.done) return; // cancelled, or past its deadline, before the server took it
     const served = this.endpoint.begin(this);
     if (served === undefined) {
-      // as over a port that no longer takes calls; told on the next tick, as a socket's answer would be
-      process.nextTick(() => this.finish({ code: status.UNAVAILABLE, details: 'the server is shutting down', metadata: new Metadata() }));
+      // as over a port that no longer takes calls
+      this.finish({ code: status.UNAVAILABLE, details: 'the server is shutting down', metadata: new Metadata() });
       return;
     }
     this.server = new LocalServerCall(this, served.method, this.metadata ?? new Metadata(), this.request, this.deadline);
