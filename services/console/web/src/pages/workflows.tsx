@@ -22,7 +22,7 @@ export function WorkflowsPage(): ReactNode {
           <Loading what="the workflows" />
         ) : null
       ) : workflows.length === 0 ? (
-        <p>No workflows are stored yet. Put one with `loom workflow put`.</p>
+        <p>No workflows are stored yet. Push one with `loom workflow push`.</p>
       ) : (
         <table>
           <caption className="visually-hidden">Workflows, their state and their messages a minute</caption>
