@@ -13,6 +13,7 @@ import {
 import { DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
 import { AnnotateOptionError } from './errors.js';
 import { entitySpans } from './entity-spans.js';
+import { repairEntityTags } from './entity-repair.js';
 import { lemmatize, type LemmatizerModel } from './lemmatizer.js';
 import { readCard } from './model-card.js';
 import { readModelFile, type ModelFile } from './model-file.js';
@@ -204,9 +205,12 @@ export class NlpPipeline {
     return this.entityTypes(words, labels);
   }
 
-  /** entities() with the words' codes when the caller has them. */
-  private entityTypes(words: readonly string[], labels: readonly string[], codes?: WordCodes): string[] {
-    const tags = tagEntities(this.ner(), words, labels, codes);
+  /**
+   * entities() with the words' codes when the caller has them, and which words follow the previous one with no
+   * space (`attached`, from the text's offsets) when it has the text.
+   */
+  private entityTypes(words: readonly string[], labels: readonly string[], codes?: WordCodes, attached?: readonly boolean[]): string[] {
+    const tags = repairEntityTags(words, tagEntities(this.ner(), words, labels, codes), { labels, ...(attached ? { attached } : {}) });
     const out = words.map(() => NO_ENTITY as string);
     const spans = entitySpans(tags);
     const dictionary = this.dictionary()?.match(words) ?? [];
@@ -248,6 +252,7 @@ export class NlpPipeline {
             forms,
             labels.map((label) => itemAt(tagger.labels, label, 'tagger.labels')),
             codes,
+            words.map((word, index) => index > 0 && word.start === itemAt(words, index - 1, 'words').end),
           )
         : undefined;
     const previousSentence = segmented[sentenceIndex - 1];
