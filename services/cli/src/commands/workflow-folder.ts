@@ -83,7 +83,11 @@ export async function exportAll(command: Command, directory: string, options: Ex
           schedule = `${fileName}.scheduler.json`;
         }
       } catch (error) {
-        if ((error as { code?: number }).code !== grpcStatus.NOT_FOUND) throw error;
+        const code = (error as { code?: number }).code;
+        // no schedule; or a schedule file the store cannot read, which is told and not written
+        if (code === grpcStatus.FAILED_PRECONDITION)
+          stderr.write(`loom: ${fileName}: schedule not exported: ${(error as { details?: string }).details ?? ''}\n`);
+        else if (code !== grpcStatus.NOT_FOUND) throw error;
       }
       written.push({ name: summary.name, file: `${fileName}.workflow.${extension}`, schedule: schedule === '' ? '-' : schedule, version: summary.version });
     }
