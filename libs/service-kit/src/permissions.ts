@@ -37,11 +37,12 @@ export const RPC_PERMISSIONS: Readonly<Record<string, Permission>> = {
   '/loom.v1.WorkflowStore/DeleteWorkflow': 'edit',
   '/loom.v1.WorkflowStore/PutSchedule': 'edit',
   '/loom.v1.WorkflowStore/ResealWorkflows': 'reseal',
-  // history and promotion (issue 53): a plan alone is asked of ApplyWorkflows with the same permission as the apply
+  // history and promotion (issue 53): PlanWorkflows is ApplyWorkflows' plan without writing, for a viewer's CI check
   '/loom.v1.WorkflowStore/ListWorkflowVersions': 'read',
   '/loom.v1.WorkflowStore/DiffWorkflowVersions': 'read',
   '/loom.v1.WorkflowStore/RollbackWorkflow': 'edit',
   '/loom.v1.WorkflowStore/ApplyWorkflows': 'edit',
+  '/loom.v1.WorkflowStore/PlanWorkflows': 'read',
 
   '/loom.v1.Scheduler/ListSchedules': 'read',
   '/loom.v1.Scheduler/PauseSchedule': 'operate',

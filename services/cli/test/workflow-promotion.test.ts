@@ -11,6 +11,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'loom-promotion-'));
 const DEV_PASSWORD = 'dev-graph-password-1c9e4f7a';
 const PROD_PASSWORD = 'prod-graph-password-7b3d2e8c';
 const CLEAR_PASSWORD = 'clear-graph-password-5a8f0d1e';
+/** A CI job's token with the viewer role: it may check a folder for drift, not apply it. */
+const VIEWER_TOKEN = 'ci-viewer-token-0123456789abcdef';
 
 beforeAll(async () => {
   loom = await startLoom([
@@ -22,6 +24,10 @@ beforeAll(async () => {
     'loom.datasource.history.keep=3',
     '--set',
     'loom.scripts.python.warmInterpreters=0',
+    '--set',
+    `loom.auth.tokens.ci=${VIEWER_TOKEN}`,
+    '--set',
+    'loom.auth.roles.ci=viewer',
   ]);
   const created = await runCli(['--address', loom.address, 'variable', 'create', 'NEO4J_PASSWORD', '--encrypted'], { input: `${DEV_PASSWORD}\n` });
   if (created.status !== 0) throw new Error(created.stderr);
@@ -167,6 +173,13 @@ describe('loom workflow export --all and apply', () => {
     expect(plan.stdout).toMatch(/^\+.*level: debug/m);
     expect(plan.stdout).toContain('plan only: nothing applied (run again with --yes to apply it)');
     expect((JSON.parse((await ok('--output', 'json', 'workflow', 'history', 'hist')).stdout) as { versions: unknown[] }).versions).toHaveLength(before);
+
+    // a viewer's token (a CI job's) may check for drift, and may not apply
+    const viewerCheck = await loomAt('--token', VIEWER_TOKEN, 'workflow', 'apply', folder, '--check');
+    expect([viewerCheck.status, viewerCheck.stderr]).toEqual([1, '']);
+    const viewerApply = await loomAt('--token', VIEWER_TOKEN, 'workflow', 'apply', folder, '--yes');
+    expect(viewerApply.status).toBe(1);
+    expect(viewerApply.stderr).toMatch(/^loom: PERMISSION_DENIED: /);
 
     const applied = await ok('workflow', 'apply', folder, '--yes');
     expect(applied.stdout).toContain('applied');

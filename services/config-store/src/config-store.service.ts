@@ -297,6 +297,8 @@ export function configStoreImplementation(deps: ConfigStoreDependencies): AsyncI
       return { summary: summaryOf(stored), metadata: metadataOf(stored), unchanged };
     },
 
+    planWorkflows: (request) => Promise.resolve({ entries: planEntries(planApply({ ...request, apply: false }, repository, unchangedTexts), new Map()) }),
+
     async applyWorkflows(request, context) {
       const plan = planApply(request, repository, unchangedTexts);
       const written = new Map<string, number>();

@@ -207,6 +207,10 @@ describe('applying a folder', () => {
     const folder = [file('alpha', 1), file('beta', 1)];
     const plan = await apply(folder);
     expect(plan.applied).toBe(false);
+    // PlanWorkflows (the read permission's) answers the same plan
+    const planned = await call(harness.store, 'planWorkflows', { workflows: folder, schedules: [], prune: false });
+    const actions = (entries: typeof plan.entries) => entries.map((entry) => [entry.sourceName, entry.action, entry.diff, entry.version]);
+    expect(actions(planned.entries)).toEqual(actions(plan.entries));
     expect(plan.entries.map((entry) => [entry.sourceName, entry.action])).toEqual([
       ['alpha.workflow.yaml', ApplyAction.APPLY_ACTION_ADDED],
       ['beta.workflow.yaml', ApplyAction.APPLY_ACTION_ADDED],

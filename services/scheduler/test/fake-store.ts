@@ -102,6 +102,7 @@ export class FakeStore {
       diffWorkflowVersions: 'not faked',
       rollbackWorkflow: 'not faked',
       applyWorkflows: 'not faked',
+      planWorkflows: 'not faked',
     });
     return {
       ...refuse,

@@ -172,8 +172,10 @@ export function addApplyCommand(workflow: Command): void {
       withClient(command, WorkflowStoreClient, async (client, globals: GlobalOptions) => {
         if (options.check && options.yes) throw new UsageError('--check applies nothing: give --check or --yes, not both');
         const folder = readFolder(directory);
-        const request = { ...folder, prune: options.prune, apply: options.yes };
-        const answer = await call(client, 'applyWorkflows', request);
+        // the plan alone needs only the read permission: a CI job's --check runs with a viewer's token
+        const answer = options.yes
+          ? await call(client, 'applyWorkflows', { ...folder, prune: options.prune, apply: true })
+          : { ...(await call(client, 'planWorkflows', { ...folder, prune: options.prune })), applied: false };
         const rows = answer.entries.map(planRow);
         if (globals.output === 'json') printTable('json', [], answer);
         else {
