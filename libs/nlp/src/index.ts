@@ -17,6 +17,7 @@ export { hashString, random as seededRandom, shuffle } from './hashing.js';
 export { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 export { entitySpans, type EntitySpan } from './entity-spans.js';
 export { repairEntityTags, type EntityRepairContext } from './entity-repair.js';
+export { markOrganisations } from './organisation-rules.js';
 export { segmentText, trainSplitter, type SplitterModel, type SplitterExample } from './sentences.js';
 export { tagWords, trainTagger, type TaggerModel, type TaggedSentence } from './tagger.js';
 export { lemmatize, trainLemmatizer, type LemmatizerModel } from './lemmatizer.js';

@@ -14,6 +14,7 @@ import { DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
 import { AnnotateOptionError } from './errors.js';
 import { entitySpans } from './entity-spans.js';
 import { repairEntityTags } from './entity-repair.js';
+import { markOrganisations } from './organisation-rules.js';
 import { lemmatize, type LemmatizerModel } from './lemmatizer.js';
 import { readCard } from './model-card.js';
 import { readModelFile, type ModelFile } from './model-file.js';
@@ -210,7 +211,8 @@ export class NlpPipeline {
    * space (`attached`, from the text's offsets) when it has the text.
    */
   private entityTypes(words: readonly string[], labels: readonly string[], codes?: WordCodes, attached?: readonly boolean[]): string[] {
-    const tags = repairEntityTags(words, tagEntities(this.ner(), words, labels, codes), { labels, ...(attached ? { attached } : {}) });
+    const tagged = tagEntities(this.ner(), words, labels, codes);
+    const tags = markOrganisations(words, repairEntityTags(words, tagged, { labels, ...(attached ? { attached } : {}) }), labels);
     const out = words.map(() => NO_ENTITY as string);
     const spans = entitySpans(tags);
     const dictionary = this.dictionary()?.match(words) ?? [];

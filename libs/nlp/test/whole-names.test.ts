@@ -41,7 +41,21 @@ describe('whole names with the committed models', () => {
     ['He joined the Bank of England in 1990.', ['[Bank of England]ORGANIZATION']],
     ['The report by the Ministry of Defence was late.', ['[Ministry of Defence]ORGANIZATION']],
     ['She works at NASA and the FBI now.', ['[NASA]ORGANIZATION', '[FBI]ORGANIZATION']],
+    ['The report came from IBM and the UN.', ['[IBM]ORGANIZATION', '[UN]ORGANIZATION']],
+    ['George W. Bush spoke at the Council on Foreign Relations on Monday.', ['[George W. Bush]PERSON', '[Council on Foreign Relations]ORGANIZATION']],
+    ['The complaint against the Housing Authority of New Orleans was filed.', ['[Housing Authority of New Orleans]ORGANIZATION']],
+    ['The National Association of Realtors disagreed.', ['[National Association of Realtors]ORGANIZATION']],
+    ['The Sept. 11 Commission met again.', ['[Sept. 11 Commission]ORGANIZATION']],
   ])('"the X of Y" organisations and acronyms: %s', (text, expected) => {
+    expect(mentions(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['Thanks to Constellation Power Source, Inc. for the offer.', ['[Constellation Power Source, Inc.]ORGANIZATION']],
+    ['She joined Acme Rocket Systems last year.', ['[Acme Rocket Systems]ORGANIZATION']],
+    ['He works for Brightwave Technologies in Austin.', ['[Brightwave Technologies]ORGANIZATION', '[Austin]LOCATION']],
+    ['Kelly Cloud, Senior Vice President of CCNG, Inc. called.', ['[Kelly Cloud]PERSON', '[CCNG, Inc.]ORGANIZATION']],
+  ])('organisations by their suffix or head (Must 2): %s', (text, expected) => {
     expect(mentions(text)).toEqual(expected);
   });
 
