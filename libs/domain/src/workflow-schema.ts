@@ -31,12 +31,17 @@ interface SchemaDocs {
 
 const docs = z.registry<SchemaDocs>();
 
-/** Attaches a description (or title) to a schema for the published JSON Schema; used by every schema of the package. */
+/**
+ * A copy of a schema carrying a description (or title) for the published JSON Schema; used by every schema of the
+ * package. A copy, because the registry holds one entry per schema instance: a shared schema (jsonValue) documented in
+ * two places would otherwise carry whichever description was added last, which depends on the order modules load.
+ */
 export function doc<T extends z.ZodType>(schema: T, meta: SchemaDocs): T {
+  const documented = schema.clone();
   // add() rather than schema.register(): TypeScript cannot resolve register's conditional
   // parameter type for a generic T
-  docs.add(schema, meta);
-  return schema;
+  docs.add(documented, meta);
+  return documented;
 }
 
 /** How deep arrays and objects may nest inside one free-form value (option value, parameter...). */
