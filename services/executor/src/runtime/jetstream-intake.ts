@@ -147,9 +147,13 @@ export class JetStreamIntake implements Intake {
       // a batch envelope's messages come together: one step of the iteration, then each entered in order
       for await (const deliveries of consumer.batches()) {
         for (const delivery of deliveries) {
-          if (consumer.state === 'consuming') await this.enter(node, delivery);
-          // stopped part way through a batch: the rest go back with their envelope
-          else delivery.nak();
+          if (consumer.state !== 'consuming') {
+            // stopped part way through a batch: the rest go back with their envelope
+            delivery.nak();
+            continue;
+          }
+          const entering = this.enter(node, delivery);
+          if (entering !== undefined) await entering;
         }
       }
     } catch (error) {
@@ -165,16 +169,19 @@ export class JetStreamIntake implements Intake {
     this.parts.fail(new ComponentError(node.instance.name, reason, true, { cause: error }));
   }
 
-  /** A delivery enters the run with a completion ticket; a payload that is no message is terminated at once. */
-  private async enter(node: SourceNode | InletNode, delivery: Delivery): Promise<void> {
+  /**
+   * A delivery enters the run with a completion ticket (resolves once it is queued); a payload that is no message is
+   * terminated at once (undefined). Not async: it runs once per delivered message.
+   */
+  private enter(node: SourceNode | InletNode, delivery: Delivery): Promise<void> | undefined {
     const source = node.instance.name;
     const message = messageOf(delivery);
     if (typeof message === 'string') {
       this.terminate(delivery, source, `message ${delivery.sequence} of source '${source}': ${message}`);
-      return;
+      return undefined;
     }
     const ticket = this.completions.ticket(delivery, (reason) => this.terminate(delivery, source, reason));
-    await this.parts.input.enter(node, message, ticket);
+    return this.parts.input.enter(node, message, ticket);
   }
 
   /** Terminates a delivery (counted by the messaging metrics), its reason logged here. */
@@ -207,8 +214,9 @@ export function messageOf(delivery: Delivery): LoomMessage | string {
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'its payload is not a JSON object';
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(delivery.headers)) {
-    if (!name.toLowerCase().startsWith(NATS_HEADER_PREFIX)) headers[name] = value;
+  const given = delivery.headers;
+  for (const name in given) {
+    if (!name.toLowerCase().startsWith(NATS_HEADER_PREFIX)) headers[name] = given[name]!;
   }
   return { id: delivery.messageId ?? `${delivery.workflow}:${delivery.sequence}`, body: body as Record<string, unknown>, headers };
 }
