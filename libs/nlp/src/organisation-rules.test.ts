@@ -39,6 +39,13 @@ describe('markOrganisations', () => {
     ]);
   });
 
+  it('marks an acronym in brackets right after an organisation, and not after a person or a place', () => {
+    const tokens = ['the', 'Housing', 'Authority', '(', 'HANO', ')', 'and', 'Boston', '(', 'BOS', ')'];
+    const tags = ['O', 'B-ORG', 'I-ORG', 'O', 'O', 'O', 'O', 'B-LOC', 'O', 'O', 'O'];
+    const labels = [DET, PROPN, PROPN, PUNCT, PROPN, PUNCT, 'CCONJ\tCC', PROPN, PUNCT, PROPN, PUNCT];
+    expect(markOrganisations(tokens, tags, labels)).toEqual(['O', 'B-ORG', 'I-ORG', 'O', 'B-ORG', 'O', 'O', 'B-LOC', 'O', 'O', 'O']);
+  });
+
   it('leaves a lone head the tagger did not mark, a sentence-initial determiner, a head in capitals and a number before a name alone', () => {
     expect(markOrganisations(['Council', 'met'], ['O', 'O'], [PROPN, VERB])).toEqual(['O', 'O']);
     expect(markOrganisations(['The', 'Ministry', 'said'], ['O', 'O', 'O'], [DET, PROPN, VERB])).toEqual(['O', 'O', 'O']);

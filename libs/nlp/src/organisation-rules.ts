@@ -36,6 +36,9 @@ const ORGANISATION_HEADS = new Set([
   'Coalition',
 ]);
 
+/** An acronym: two to ten capitals, with full stops or an ampersand between them ("HANO", "AT&T", "U.N."). */
+const ACRONYM = /^\p{Lu}[\p{Lu}&.]{1,9}$/u;
+
 /** Words joining a head to what it governs: "Council on Foreign Relations", "Authority of New Orleans". */
 const HEAD_JOINERS = new Set(['of', 'on', 'for']);
 
@@ -49,7 +52,8 @@ const NAME_PARTS = new Set(['PROPN', 'NOUN', 'ADJ', 'NUM', 'X']);
  * - a capitalised name of two words or more ending in an organisation head ("Housing Authority", "Acme Systems")
  *   is an organisation, whatever type the tagger gave its words;
  * - an organisation ending in a head takes in "of", "on" or "for" and the capitalised name after it ("Council on
- *   Foreign Relations", "Housing Authority of New Orleans").
+ *   Foreign Relations", "Housing Authority of New Orleans");
+ * - an acronym in brackets right after an organisation is one too ("… of New Orleans (HANO)").
  * Reads each token's joint tagger label (`PROPN\tNNP`); returns new IOB2 tags, `tags` unchanged.
  */
 export function markOrganisations(tokens: readonly string[], tags: readonly string[], labels: readonly string[]): string[] {
@@ -99,6 +103,12 @@ export function markOrganisations(tokens: readonly string[], tags: readonly stri
         mark(start, end);
       }
     }
+  }
+  // an acronym in brackets right after an organisation names it: "Housing Authority of New Orleans ( HANO )"
+  for (const span of entitySpans(out)) {
+    const acronym = tokens[span.end + 1];
+    if (span.type === 'ORG' && tokens[span.end] === '(' && tokens[span.end + 2] === ')' && acronym !== undefined && ACRONYM.test(acronym))
+      out[span.end + 1] = 'B-ORG';
   }
   return out;
 }

@@ -46,6 +46,7 @@ describe('whole names with the committed models', () => {
     ['The complaint against the Housing Authority of New Orleans was filed.', ['[Housing Authority of New Orleans]ORGANIZATION']],
     ['The National Association of Realtors disagreed.', ['[National Association of Realtors]ORGANIZATION']],
     ['The Sept. 11 Commission met again.', ['[Sept. 11 Commission]ORGANIZATION']],
+    ['They sued the Housing Authority of New Orleans (HANO) last week.', ['[Housing Authority of New Orleans]ORGANIZATION', '[HANO]ORGANIZATION']],
   ])('"the X of Y" organisations and acronyms: %s', (text, expected) => {
     expect(mentions(text)).toEqual(expected);
   });
