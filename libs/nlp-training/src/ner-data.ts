@@ -1,4 +1,4 @@
-import { entitySpans, itemAt, hashString } from '@loom/nlp';
+import { entitySpans, itemAt, hashString, isPersonTitle } from '@loom/nlp';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConlluSentence } from './conllu.js';
@@ -15,83 +15,6 @@ const KEPT = new Set(['PER', 'ORG', 'LOC']);
 
 /** Words between two proper nouns that stay inside a name ("Bank of America", "Louis van Gaal", "AT&T"; not "and": "Chuck and Gretchen" are two). */
 const NAME_JOINERS = new Set(['of', 'the', 'de', 'la', 'le', 'du', 'van', 'von', 'der', 'den', 'al', 'bin', '&', '-', '.', "'"]);
-
-/**
- * Titles before a person's name: UNER leaves them out of the PER span ("Dr. [Dorn]",
- * "President [Vladimir Putin]"), GUM and BTC take them in.
- */
-export const PERSON_TITLES = new Set([
-  'mr',
-  'mrs',
-  'ms',
-  'miss',
-  'mister',
-  'dr',
-  'doctor',
-  'prof',
-  'professor',
-  'president',
-  'vice',
-  'pm',
-  'prime',
-  'minister',
-  'sir',
-  'dame',
-  'lord',
-  'lady',
-  'pope',
-  'king',
-  'queen',
-  'prince',
-  'princess',
-  'saint',
-  'st',
-  'captain',
-  'capt',
-  'general',
-  'gen',
-  'colonel',
-  'col',
-  'sergeant',
-  'sgt',
-  'lieutenant',
-  'lt',
-  'senator',
-  'sen',
-  'governor',
-  'gov',
-  'rep',
-  'representative',
-  'judge',
-  'justice',
-  'rev',
-  'reverend',
-  'father',
-  'fr',
-  'sister',
-  'brother',
-  'uncle',
-  'aunt',
-  'coach',
-  'officer',
-  'chancellor',
-  'mayor',
-  'sheikh',
-  'shaikh',
-  'chairman',
-  'secretary',
-  'ambassador',
-  'commissioner',
-  'detective',
-  'agent',
-  'mrs.',
-  'drs',
-]);
-
-/** True when a token is a person's title (case-insensitive, a final full stop ignored). */
-export function isPersonTitle(token: string): boolean {
-  return PERSON_TITLES.has(token.toLowerCase().replace(/\.$/, ''));
-}
 
 /**
  * The name inside a GUM mention: the run of proper nouns around the head (joined by words such as

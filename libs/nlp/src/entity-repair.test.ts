@@ -43,6 +43,13 @@ describe('repairEntityTags', () => {
     expect(repairEntityTags(['Traci', 'Warner'], ['B-PER', 'O'])).toEqual(['B-PER', 'O']);
   });
 
+  it("makes the proper nouns after a person's title a person, the title left out, but not after a title that begins other names", () => {
+    const labels = ['NOUN\tNN', PROPN, 'AUX\tVBZ'];
+    expect(repairEntityTags(['PM', 'Allawi', 'is'], ['O', 'O', 'O'], { labels })).toEqual(['O', 'B-PER', 'O']);
+    expect(repairEntityTags(['Prime', 'Rib', 'is'], ['O', 'O', 'O'], { labels })).toEqual(['O', 'O', 'O']);
+    expect(repairEntityTags(['General', 'Motors', 'is'], ['O', 'O', 'O'], { labels })).toEqual(['O', 'O', 'O']);
+  });
+
   it('leaves the tags it is given unchanged', () => {
     const tags = ['B-PER', 'O', 'B-ORG'];
     repairEntityTags(['Zeta', '-', 'Jones'], tags);

@@ -1,4 +1,5 @@
 import { entitySpans } from './entity-spans.js';
+import { isPersonTitle } from './person-titles.js';
 
 /** What the repair may read besides the tokens and tags. */
 export interface EntityRepairContext {
@@ -19,6 +20,33 @@ const NAME_PARTICLES = new Set(['al', 'el', 'ul', 'bin', 'ibn', 'abu', 'ben', 'a
 
 /** An initial: one capital letter and a full stop ("F.", "W."). */
 const INITIAL = /^\p{Lu}\.$/u;
+
+/** Titles that also begin names of places and things ("Prime Rib", "General Motors", "St Pancras", "King Street"). */
+const PLACE_OR_THING_TITLES = new Set([
+  'prime',
+  'vice',
+  'general',
+  'gen',
+  'saint',
+  'st',
+  'king',
+  'queen',
+  'prince',
+  'princess',
+  'lord',
+  'lady',
+  'pope',
+  'father',
+  'sister',
+  'brother',
+  'uncle',
+  'aunt',
+  'coach',
+  'officer',
+  'agent',
+  'justice',
+  'dame',
+]);
 
 /** Capitalised words that follow a person's name without being part of it ("Smith Monday", "Lee January"). */
 const NOT_SURNAMES = new Set([
@@ -63,6 +91,8 @@ function capitalised(word: string): boolean {
  * - a person's name of one word, or ending with an initial, takes in a capitalised proper noun right after it that
  *   the tagger left out (a surname: "Traci Warner" tagged `Traci`, "George W. Bush" tagged `George W.`); longer names
  *   stay as they are, as a signature's "John Staikos Direct Dial" shows they must.
+ * - capitalised proper nouns the tagger left out after a person's title are a person ("PM Allawi"), the title left out
+ *   as UNER marks it; titles that also begin names of places and things ("Prime Rib", "General Motors") do not count.
  * Returns new tags; `tags` is not changed.
  */
 export function repairEntityTags(tokens: readonly string[], tags: readonly string[], context: EntityRepairContext = {}): string[] {
@@ -107,6 +137,18 @@ export function repairEntityTags(tokens: readonly string[], tags: readonly strin
       break;
     }
     if (end !== span.end) spans = entitySpans(out);
+  }
+  // a title before capitalised proper nouns the tagger left out: "PM Allawi"; the title stays out, as UNER marks it
+  if (labels !== undefined) {
+    for (let position = 0; position + 1 < tokens.length; position++) {
+      const title = tokens[position]!;
+      if (out[position] !== 'O' || !isPersonTitle(title) || PLACE_OR_THING_TITLES.has(title.toLowerCase().replace(/\.$/, ''))) continue;
+      let end = position + 1;
+      while (end < tokens.length && out[end] === 'O' && labels[end]?.startsWith('PROPN') === true && titleCase(tokens[end]!)) end++;
+      if (end === position + 1 || (end < tokens.length && out[end] !== 'O')) continue;
+      for (let at = position + 1; at < end; at++) out[at] = at === position + 1 ? 'B-PER' : 'I-PER';
+      position = end - 1;
+    }
   }
   return out;
 }
