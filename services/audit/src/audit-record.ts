@@ -17,6 +17,8 @@ export const AUDIT_EVENT_TYPES = [
   'MESSAGES_REPLAYED',
   'FAILED_MESSAGES_RETRIED',
   'FAILED_MESSAGES_DISCARDED',
+  'WORKFLOW_PAUSED',
+  'WORKFLOW_RESUMED',
   'PERMISSION_DENIED',
 ] as const;
 export type AuditEventTypeName = (typeof AUDIT_EVENT_TYPES)[number];

@@ -189,6 +189,11 @@ describe('the console in chromium', () => {
     await pushWorkflow(true);
     await page.getByRole('button', { name: `start ${NAME}` }).click();
     await expect.poll(() => shownState(page)).toBe('RUNNING');
+    // pause and resume from the page
+    await page.getByRole('button', { name: `pause ${NAME}` }).click();
+    await expect.poll(() => shownState(page)).toBe('PAUSED');
+    await page.getByRole('button', { name: `resume ${NAME}` }).click();
+    await expect.poll(() => shownState(page)).toBe('RUNNING');
 
     // the two refused messages, retried from the failures page by the fixed version
     await page.getByRole('link', { name: 'Failed messages' }).click();
@@ -203,17 +208,17 @@ describe('the console in chromium', () => {
     await expect.poll(() => page.getByText('Retried 2 messages.').isVisible()).toBe(true);
     await expect.poll(() => failures.count()).toBe(0);
 
-    // each action in the audit log, newest first: the page's start, stop, start and retry (the pushes are
-    // WORKFLOW_CONFIG_PUSHED, the refusals PRIVILEGED_WORKFLOW_COMPONENT_FAILURE, left out here)
+    // each action in the audit log, newest first: the page's start, stop, start, pause, resume and retry (the pushes
+    // are WORKFLOW_CONFIG_PUSHED, the refusals PRIVILEGED_WORKFLOW_COMPONENT_FAILURE, left out here)
     await page.getByRole('link', { name: 'Audit' }).click();
-    const PAGE_ACTIONS = new Set(['WORKFLOW_START', 'WORKFLOW_STOP', 'FAILED_MESSAGES_RETRIED']);
+    const PAGE_ACTIONS = new Set(['WORKFLOW_START', 'WORKFLOW_STOP', 'WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'FAILED_MESSAGES_RETRIED']);
     const rows = async (): Promise<string[][]> =>
       (await page.locator('tbody tr').allInnerTexts()).map((row) => row.split('\t')).filter((cells) => PAGE_ACTIONS.has(cells[2] ?? ''));
     await expect
       .poll(async () => (await rows()).map((cells) => cells[2]))
-      .toEqual(['FAILED_MESSAGES_RETRIED', 'WORKFLOW_START', 'WORKFLOW_STOP', 'WORKFLOW_START']);
+      .toEqual(['FAILED_MESSAGES_RETRIED', 'WORKFLOW_RESUMED', 'WORKFLOW_PAUSED', 'WORKFLOW_START', 'WORKFLOW_STOP', 'WORKFLOW_START']);
     // each under the user's identity (the console's calls carry the user's token)
-    expect((await rows()).map((cells) => cells[1])).toEqual(['ops', 'ops', 'ops', 'ops']);
+    expect((await rows()).map((cells) => cells[1])).toEqual(['ops', 'ops', 'ops', 'ops', 'ops', 'ops']);
     await page.getByRole('button', { name: 'Verify the chain' }).click();
     await expect.poll(() => page.getByText(/The chain holds: \d+ entries checked/).isVisible()).toBe(true);
     // the live tail shows an action taken elsewhere as it is appended

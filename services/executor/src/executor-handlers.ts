@@ -66,8 +66,8 @@ export function executorImplementation(
       return { state: STATES[state] };
     },
 
-    pauseWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'PAUSED')] }),
-    resumeWorkflow: async ({ name }) => ({ state: STATES[await executor.pauseOrResume(name, 'RUNNING')] }),
+    pauseWorkflow: async ({ name }, context) => ({ state: STATES[await executor.pauseOrResume(name, 'PAUSED', callerIdentity(context.metadata))] }),
+    resumeWorkflow: async ({ name }, context) => ({ state: STATES[await executor.pauseOrResume(name, 'RUNNING', callerIdentity(context.metadata))] }),
 
     async getWorkflowStatus(request) {
       return redactedStatus(await workflowStatus(executor, request.name), executor.redactor);

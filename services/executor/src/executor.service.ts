@@ -295,13 +295,16 @@ export class Executor implements ClusterMember {
   /**
    * Pauses (`PAUSED`) or resumes (`RUNNING`) a run: its sources and consumers stop or go on taking messages, those in
    * flight finish; in a cluster, on every executor. A run neither running nor paused is a FailedPreconditionError.
+   * `actor` (the caller) is audited as who paused or resumed it; the executor itself when absent.
    */
-  async pauseOrResume(name: string, state: 'PAUSED' | 'RUNNING'): Promise<RunState> {
+  async pauseOrResume(name: string, state: 'PAUSED' | 'RUNNING', actor?: string): Promise<RunState> {
     if (name === '') throw ValidationError.of('name', 'is required', 'MISSING_FIELD');
-    const verb = state === 'PAUSED' ? 'paused' : 'resumed';
+    const [verb, type] =
+      state === 'PAUSED' ? ['paused', AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_PAUSED] : ['resumed', AuditEventType.AUDIT_EVENT_TYPE_WORKFLOW_RESUMED];
     if (this.cluster !== undefined) {
       const workflow = this.cluster.resolve(name) ?? name;
       const reached = await this.cluster.pauseOrResume(workflow, state);
+      this.audit(type, workflow, { executorId: this.executorId }, actor);
       this.dependencies.logger.info({ workflow, executorId: this.executorId }, `workflow ${verb} on every executor`);
       return reached;
     }
@@ -310,6 +313,7 @@ export class Executor implements ClusterMember {
       throw new FailedPreconditionError(`workflow '${run.workflow.name}' is ${run.state}, not RUNNING or PAUSED`);
     }
     await (state === 'PAUSED' ? run.pause() : run.resume());
+    this.audit(type, run.workflow.name, { runId: run.runId }, actor);
     this.dependencies.logger.info({ workflow: run.workflow.name, runId: run.runId }, `workflow ${verb}`);
     return run.state;
   }
