@@ -10,19 +10,25 @@ import { NATS_SERVER_ENV, natsServerBinary, NatsServerMissingError, startNatsSer
 
 const binary = natsServerBinary('testing: startNatsServer');
 
-/** The INFO a NATS server sends first to every client, parsed. */
+/**
+ * The INFO a NATS server sends first to every client, parsed. A server going down may take the connection and close it
+ * (or say nothing) without INFO: that rejects too (code ECONNRESET or ETIMEDOUT), so a poll asks again.
+ */
 async function serverInfo(url: string): Promise<Record<string, unknown>> {
   const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   try {
     const line = await new Promise<string>((resolve, reject) => {
       let received = '';
+      const gone = (code: string) => () => reject(Object.assign(new Error(`no INFO from ${url}`), { code }));
       socket.on('data', (chunk: Buffer) => {
         received += chunk.toString();
         const end = received.indexOf('\r\n');
         if (end >= 0) resolve(received.slice(0, end));
       });
       socket.once('error', reject);
+      socket.once('close', gone('ECONNRESET'));
+      socket.setTimeout(2_000, gone('ETIMEDOUT'));
     });
     expect(line.startsWith('INFO ')).toBe(true);
     return JSON.parse(line.slice('INFO '.length)) as Record<string, unknown>;
