@@ -7,48 +7,14 @@
 // - a count change: from PublishMessages' answer to the SSE `counts` event that shows the message at the sink
 //   (median and worst of 10), against polling GetWorkflowStatus straight until the sink shows it.
 // The load average is printed before and after: the figures swing with it on this shared 2-core machine.
-import { loadavg } from 'node:os';
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit';
+import { loadNow, mapLimited, ms, runs, workflowText } from './console-helpers.mjs';
 import { median, startLoomServe } from './loom-serve.mjs';
 
 const WORKFLOWS = 200;
 const RUNNING = 10;
 const TOKEN = 'console-bench-operator-0123456789';
-const loadNow = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' / ');
-const ms = (value) => `${value.toFixed(1)} ms`;
-
-function workflowText(index) {
-  return [`name: bench-${String(index).padStart(3, '0')}`, 'components:', '  In: source.Inlet', '  Done: sink.Logger', 'links:', '  - In -> Done', ''].join(
-    '\n',
-  );
-}
-
-async function timed(work) {
-  const started = performance.now();
-  await work();
-  return performance.now() - started;
-}
-
-async function runs(count, work) {
-  const times = [];
-  for (let run = 0; run < count; run++) times.push(await timed(work));
-  return times;
-}
-
-/** Runs `work` over `items`, at most `limit` at a time (what the console does for the status calls). */
-async function mapLimited(items, limit, work) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]);
-    }),
-  );
-}
-
 console.log(`load average before: ${loadNow()}`);
 let consoleUrl;
 const loom = await startLoomServe({
@@ -69,7 +35,7 @@ try {
 
   const names = [];
   for (let index = 0; index < WORKFLOWS; index++) {
-    const { summary } = await call(store, 'putWorkflow', { compact: workflowText(index), sourceName: `bench-${index}.yaml`, expectedVersion: 0 });
+    const { summary } = await call(store, 'putWorkflow', { compact: workflowText('bench', index), sourceName: `bench-${index}.yaml`, expectedVersion: 0 });
     names.push(summary.name);
   }
   for (const name of names.slice(0, RUNNING)) await call(executor, 'startWorkflow', { name });

@@ -74,8 +74,8 @@ export class ServiceClients {
   }
 }
 
-/** How a service is named in a sentence. */
-const SERVICE_TITLES: Record<ServiceName, string> = {
+/** How a service is named in a sentence ("the config store"), in errors of the services and the console. */
+export const SERVICE_TITLES: Readonly<Record<ServiceName, string>> = {
   'config-store': 'the config store',
   scheduler: 'the scheduler',
   executor: 'the executor',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, type ClientReadableStream, credentials as channelCredentials, Metadata, status } from '@grpc/grpc-js';
 import { type LoomConfig, type ServiceName, tlsFiles } from '@loom/config';
-import { call, type ClientOf, isServiceError, ServiceClients, type UnaryMethodName } from '@loom/service-kit';
+import { call, type ClientOf, isServiceError, SERVICE_TITLES, ServiceClients, type UnaryMethodName } from '@loom/service-kit';
 import { fieldViolationsOf } from '@loom/service-kit/errors';
 import { clientTracingInterceptor } from '@loom/telemetry/grpc';
 import { ApiError } from './http-errors.js';
@@ -92,15 +92,6 @@ export function httpStatusOf(code: status): number {
       return 502;
   }
 }
-
-const SERVICE_TITLES: Record<ServiceName, string> = {
-  'config-store': 'the config store',
-  scheduler: 'the scheduler',
-  executor: 'the executor',
-  secrets: 'the secrets service',
-  'skill-gateway': 'the skill gateway',
-  audit: 'the audit service',
-};
 
 /**
  * A failed call as the console answers it: the service's own message for what the user can act on (bad input, a
