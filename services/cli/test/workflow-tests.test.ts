@@ -9,8 +9,6 @@ import { runCli } from './loom-in-process.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../../examples', import.meta.url));
 const ARTICLE_PIPELINE = join(EXAMPLES, 'article-pipeline.workflow.yaml');
-/** Example tests too dear for npm test on 2 cores: Python interpreters, the embedded graph. */
-const DEAR = ['python-pipeline.test.yaml', 'relations.test.yaml'];
 const scratch = mkdtempSync(join(tmpdir(), 'loom-workflow-tests-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -105,23 +103,20 @@ describe('loom workflow test', () => {
     for (const workflow of examples.filter((file) => /\.workflow\.(ya?ml|json)$/.test(file))) {
       expect(tested, `${workflow} has no tests beside it`).toContain(workflow.replace(/\.workflow\.(ya?ml|json)$/, '.test.yaml'));
     }
-    // every file is read and checked against its workflow, the dear ones too
+    // every file is read and checked against its workflow (--list runs none), then every one runs
     const listed = await runCli(['--output', 'json', 'workflow', 'test', '--list', EXAMPLES]);
     expect(listed.stderr).toBe('');
     const rows = JSON.parse(listed.stdout) as { file: string }[];
     expect(new Set(rows.map((row) => row.file))).toEqual(new Set(tested.map((file) => join(EXAMPLES, file))));
-    console.info(
-      `not run here (each starts Python interpreters or the embedded graph, ~20 s on 2 cores; loom workflow test examples/ runs them): ${DEAR.join(', ')}`,
-    );
     const junit = join(scratch, 'examples.xml');
-    const cheap = tested.filter((file) => !DEAR.includes(file)).map((file) => join(EXAMPLES, file));
-    const run = await runCli(['workflow', 'test', ...cheap, '--junit', junit]);
+    const every = tested.map((file) => join(EXAMPLES, file));
+    const run = await runCli(['workflow', 'test', ...every, '--junit', junit]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).not.toMatch(/^(FAIL|ERROR) /m);
     const report = parseXml(readFileSync(junit, 'utf8'));
     expect(report.attributes).toMatchObject({ failures: '0', errors: '0' });
-    expect(report.children.map((suite) => suite.attributes['name'])).toEqual(cheap);
+    expect(report.children.map((suite) => suite.attributes['name'])).toEqual(every);
     expect(Number(report.attributes['tests'])).toBe(report.children.reduce((sum, suite) => sum + suite.children.length, 0));
     expect(run.stdout).toMatch(new RegExp(`^${report.attributes['tests']} passed, 0 failed, 0 could not run`, 'm'));
   });
