@@ -8,12 +8,11 @@
 //   the message (checked on every animation frame; median and worst of 10), against polling GetWorkflowStatus
 //   straight until the sink shows it.
 // The load average is printed before and after: the figures swing with it on this shared 2-core machine.
-import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
-import { call, createClient } from '@loom/service-kit';
+import { call } from '@loom/service-kit';
 import { chromium } from 'playwright-core';
 import { ensureChromium } from '../scripts/test-env/chromium.mjs';
-import { loadNow, mapLimited, ms, runs, workflowText } from './console-helpers.mjs';
-import { median, startLoomServe } from './loom-serve.mjs';
+import { loadNow, mapLimited, ms, runs, startConsoleBench } from './console-helpers.mjs';
+import { median } from './loom-serve.mjs';
 
 const WORKFLOWS = 200;
 const RUNNING = 10;
@@ -21,29 +20,9 @@ const RUNS = 10;
 const TOKEN = 'console-browser-bench-operator-0123456789';
 console.log(`load average before: ${loadNow()}`);
 const { LOOM_CHROMIUM } = await ensureChromium();
-let consoleUrl;
-const loom = await startLoomServe({
-  args: [
-    ...['--set', 'loom.secrets.generateKeys=true', '--set', 'loom.console.port=0', '--set', 'loom.log.level=info'],
-    ...['--set', `loom.auth.tokens.ops=${TOKEN}`, '--set', 'loom.auth.roles.ops=admin'],
-  ],
-  onLine: (entry) => {
-    if (entry.msg === 'console listening') consoleUrl = entry.url;
-  },
-});
+const { loom, consoleUrl, store, executor, names } = await startConsoleBench({ token: TOKEN, prefix: 'page', workflows: WORKFLOWS, running: RUNNING });
 const browser = await chromium.launch({ executablePath: LOOM_CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 try {
-  const store = createClient(WorkflowStoreClient, loom.address, { token: TOKEN });
-  const executor = createClient(ExecutorClient, loom.address, { token: TOKEN });
-  for (let wait = 0; consoleUrl === undefined && wait < 600; wait++) await new Promise((resolve) => setTimeout(resolve, 50));
-  if (consoleUrl === undefined) throw new Error('the console did not log its address');
-  const names = [];
-  for (let index = 0; index < WORKFLOWS; index++) {
-    const { summary } = await call(store, 'putWorkflow', { compact: workflowText('page', index), sourceName: `page-${index}.yaml`, expectedVersion: 0 });
-    names.push(summary.name);
-  }
-  for (const name of names.slice(0, RUNNING)) await call(executor, 'startWorkflow', { name });
-
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
   await page.goto(consoleUrl);

@@ -1,6 +1,9 @@
 // What the two console benches (console.bench.mjs, console-browser.bench.mjs) share: the machine's load, timing, and
-// the small workflows they store.
+// a `loom serve` with its console and the small workflows they store.
 import { loadavg } from 'node:os';
+import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
+import { call, createClient } from '@loom/service-kit';
+import { startLoomServe } from './loom-serve.mjs';
 
 export const loadNow = () =>
   loadavg()
@@ -35,4 +38,41 @@ export async function mapLimited(items, limit, work) {
       while (next < items.length) await work(items[next++]);
     }),
   );
+}
+
+/**
+ * Starts `loom serve` with its console on a free port and `token` an admin's, waits for the console's address, stores
+ * `workflows` workflows named `<prefix>-<index>` and starts the first `running` of them. The caller stops `loom`
+ * and closes the two clients.
+ */
+export async function startConsoleBench({ token, prefix, workflows, running }) {
+  let consoleUrl;
+  const loom = await startLoomServe({
+    args: [
+      ...['--set', 'loom.secrets.generateKeys=true', '--set', 'loom.console.port=0', '--set', 'loom.log.level=info'],
+      ...['--set', `loom.auth.tokens.ops=${token}`, '--set', 'loom.auth.roles.ops=admin'],
+    ],
+    onLine: (entry) => {
+      if (entry.msg === 'console listening') consoleUrl = entry.url;
+    },
+  });
+  const store = createClient(WorkflowStoreClient, loom.address, { token });
+  const executor = createClient(ExecutorClient, loom.address, { token });
+  try {
+    // the console starts once the services listen: its line follows 'loom listening'
+    for (let wait = 0; consoleUrl === undefined && wait < 600; wait++) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (consoleUrl === undefined) throw new Error('the console did not log its address');
+    const names = [];
+    for (let index = 0; index < workflows; index++) {
+      const { summary } = await call(store, 'putWorkflow', { compact: workflowText(prefix, index), sourceName: `${prefix}-${index}.yaml`, expectedVersion: 0 });
+      names.push(summary.name);
+    }
+    for (const name of names.slice(0, running)) await call(executor, 'startWorkflow', { name });
+    return { loom, consoleUrl, store, executor, names };
+  } catch (error) {
+    store.close();
+    executor.close();
+    await loom.stop();
+    throw error;
+  }
 }

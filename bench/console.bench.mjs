@@ -7,39 +7,16 @@
 // - a count change: from PublishMessages' answer to the SSE `counts` event that shows the message at the sink
 //   (median and worst of 10), against polling GetWorkflowStatus straight until the sink shows it.
 // The load average is printed before and after: the figures swing with it on this shared 2-core machine.
-import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
-import { call, createClient } from '@loom/service-kit';
-import { loadNow, mapLimited, ms, runs, workflowText } from './console-helpers.mjs';
-import { median, startLoomServe } from './loom-serve.mjs';
+import { call } from '@loom/service-kit';
+import { loadNow, mapLimited, ms, runs, startConsoleBench } from './console-helpers.mjs';
+import { median } from './loom-serve.mjs';
 
 const WORKFLOWS = 200;
 const RUNNING = 10;
 const TOKEN = 'console-bench-operator-0123456789';
 console.log(`load average before: ${loadNow()}`);
-let consoleUrl;
-const loom = await startLoomServe({
-  args: [
-    ...['--set', 'loom.secrets.generateKeys=true', '--set', 'loom.console.port=0', '--set', 'loom.log.level=info'],
-    ...['--set', `loom.auth.tokens.ops=${TOKEN}`, '--set', 'loom.auth.roles.ops=admin'],
-  ],
-  onLine: (entry) => {
-    if (entry.msg === 'console listening') consoleUrl = entry.url;
-  },
-});
+const { loom, consoleUrl, store, executor, names } = await startConsoleBench({ token: TOKEN, prefix: 'bench', workflows: WORKFLOWS, running: RUNNING });
 try {
-  const store = createClient(WorkflowStoreClient, loom.address, { token: TOKEN });
-  const executor = createClient(ExecutorClient, loom.address, { token: TOKEN });
-  // the console starts once the services listen: its line follows 'loom listening'
-  for (let wait = 0; consoleUrl === undefined && wait < 600; wait++) await new Promise((resolve) => setTimeout(resolve, 50));
-  if (consoleUrl === undefined) throw new Error('the console did not log its address');
-
-  const names = [];
-  for (let index = 0; index < WORKFLOWS; index++) {
-    const { summary } = await call(store, 'putWorkflow', { compact: workflowText('bench', index), sourceName: `bench-${index}.yaml`, expectedVersion: 0 });
-    names.push(summary.name);
-  }
-  for (const name of names.slice(0, RUNNING)) await call(executor, 'startWorkflow', { name });
-
   const signIn = await fetch(`${consoleUrl}/api/session`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
