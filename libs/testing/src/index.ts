@@ -62,3 +62,4 @@ export {
 } from './nats.js';
 export { CLUSTER_CONTROL_ARGUMENTS, clusterExecutorArguments, EXECUTOR_STACK_ARGUMENTS } from './loom-serve-arguments.js';
 export { OTLP_SPAN_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.js';
+export { checkedWorkflowText } from './workflow-texts.js';

@@ -5,6 +5,7 @@ import { ExecutorClient } from '@loom/contracts';
 import { FakeIdentityProvider } from '@loom/identity/testing';
 import { call, createClient } from '@loom/service-kit';
 import { type FakeSkill, startFakeSkill } from '@loom/service-kit/testing';
+import { checkedWorkflowText } from '@loom/testing';
 import { type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPages, consoleUrl, expectAccessible, launchChromium, openPage, screenshot } from './console-pages.js';
@@ -25,20 +26,7 @@ const VIEWER = 'console-viewer-token-0123456789';
 /** A script that refuses a message marked `fail` until the fixed version is pushed. */
 function workflowText(fixed: boolean): string {
   const script = fixed ? 'return { ...body, ok: true };' : "if (body.fail) throw new Error('refused message ' + body.n); return { ...body, ok: true };";
-  return [
-    `name: ${NAME}`,
-    'components:',
-    '  In: source.Inlet',
-    '  Check:',
-    '    kind: processor.MessageTransformer',
-    '    options:',
-    `      script: ${JSON.stringify(script)}`,
-    '      language: javascript',
-    '  Done: sink.Logger',
-    'links:',
-    '  - In -> Check -> Done',
-    '',
-  ].join('\n');
+  return checkedWorkflowText(NAME, script);
 }
 
 let provider: FakeIdentityProvider;

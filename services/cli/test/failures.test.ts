@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutorClient, type FailedMessage, WorkflowState } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit';
+import { checkedWorkflowText } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 
@@ -19,20 +20,7 @@ function workflowText(fixed: boolean): string {
   const script = fixed
     ? 'return { ...body, ok: true };'
     : "if (body.n % 10 === 0) throw new Error('the tenth message ' + body.n); return { ...body, ok: true };";
-  return [
-    `name: ${NAME}`,
-    'components:',
-    '  In: source.Inlet',
-    '  Check:',
-    '    kind: processor.MessageTransformer',
-    '    options:',
-    `      script: ${JSON.stringify(script)}`,
-    '      language: javascript',
-    '  Done: sink.Logger',
-    'links:',
-    '  - In -> Check -> Done',
-    '',
-  ].join('\n');
+  return checkedWorkflowText(NAME, script);
 }
 
 const OPERATOR = 'operator-token-0123456789';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutorClient } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit';
+import { checkedWorkflowText } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InProcessLoom, runCli, startLoom } from './loom-in-process.js';
 
@@ -22,20 +23,7 @@ const SETTINGS = [
 
 function workflowText(fixed: boolean): string {
   const script = fixed ? 'return { ...body, ok: true };' : "if (body.n === 3) throw new Error('three is refused'); return { ...body, ok: true };";
-  return [
-    `name: ${NAME}`,
-    'components:',
-    '  In: source.Inlet',
-    '  Check:',
-    '    kind: processor.MessageTransformer',
-    '    options:',
-    `      script: ${JSON.stringify(script)}`,
-    '      language: javascript',
-    '  Done: sink.Logger',
-    'links:',
-    '  - In -> Check -> Done',
-    '',
-  ].join('\n');
+  return checkedWorkflowText(NAME, script);
 }
 
 interface TracedEvent {

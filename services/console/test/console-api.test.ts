@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ExecutorClient, WorkflowStoreClient } from '@loom/contracts';
 import { FakeIdentityProvider } from '@loom/identity/testing';
 import { call, createClient } from '@loom/service-kit';
+import { checkedWorkflowText } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsoleHarness, startConsoleHarness } from './harness.js';
 
@@ -20,20 +21,7 @@ const VIEWER = 'console-api-viewer-0123456789';
 const ADMIN = 'console-api-admin-0123456789';
 const MAX_BODY = 2048;
 
-const workflowText = [
-  `name: ${NAME}`,
-  'components:',
-  '  In: source.Inlet',
-  '  Check:',
-  '    kind: processor.MessageTransformer',
-  '    options:',
-  `      script: ${JSON.stringify("if (body.fail) throw new Error('refused ' + body.n); return body;")}`,
-  '      language: javascript',
-  '  Done: sink.Logger',
-  'links:',
-  '  - In -> Check -> Done',
-  '',
-].join('\n');
+const workflowText = checkedWorkflowText(NAME, "if (body.fail) throw new Error('refused ' + body.n); return body;");
 
 let provider: FakeIdentityProvider;
 let files: string;
