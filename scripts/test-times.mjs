@@ -19,6 +19,65 @@ export function testTimes() {
     .sort((a, b) => b.seconds - a.seconds);
 }
 
+/** The workspace folders (package.json's workspaces, one level of `*` each). */
+function workspaceFolders() {
+  const { workspaces } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  return workspaces.flatMap((pattern) =>
+    pattern.endsWith('/*')
+      ? readdirSync(join(root, pattern.slice(0, -2)), { withFileTypes: true })
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => join(pattern.slice(0, -2), entry.name))
+      : [pattern],
+  );
+}
+
+/** Every project with tests: its nx name and its package name. */
+function testedProjects() {
+  return workspaceFolders()
+    .map((folder) => join(root, folder, 'package.json'))
+    .filter((file) => existsSync(file))
+    .map((file) => JSON.parse(readFileSync(file, 'utf8')))
+    .filter((pkg) => pkg.scripts?.test !== undefined)
+    .map((pkg) => ({ project: pkg.nx?.name ?? pkg.name, package: pkg.name }));
+}
+
+/** A project's time when nothing recorded it (a new project): a small library's. */
+const UNKNOWN_SECONDS = 10;
+
+/**
+ * Each package's test wall time in the whole run docs/test-times.md records (committed, so a fresh clone balances its
+ * lanes as that run went), else this machine's last record (.loom/test-times: a new project; a record may be of
+ * one file only, so it comes second).
+ */
+function estimatedSeconds() {
+  const seconds = new Map(testTimes().map((time) => [time.package, time.seconds]));
+  const page = join(root, 'docs', 'test-times.md');
+  if (existsSync(page)) {
+    for (const [, name, time] of readFileSync(page, 'utf8').matchAll(/^\| `(@loom\/[^`]+)` \| ([\d.]+) \| \d+ \| \d+ \|/gm)) {
+      seconds.set(name, Number(time));
+    }
+  }
+  return seconds;
+}
+
+/**
+ * The tested projects' nx names in `count` lanes of about equal time: longest first, each into the lane that ends
+ * soonest so far (the longest-processing-time rule), so the run does not end on one long project alone.
+ */
+export function testLanes(count) {
+  const seconds = estimatedSeconds();
+  const projects = testedProjects()
+    .map((entry) => ({ ...entry, seconds: seconds.get(entry.package) ?? UNKNOWN_SECONDS }))
+    .sort((a, b) => b.seconds - a.seconds);
+  const lanes = Array.from({ length: count }, () => ({ seconds: 0, projects: [] }));
+  for (const project of projects) {
+    const lane = lanes.reduce((soonest, candidate) => (candidate.seconds < soonest.seconds ? candidate : soonest));
+    lane.projects.push(project.project);
+    lane.seconds += project.seconds;
+  }
+  return lanes.map((lane) => lane.projects).filter((lane) => lane.length > 0);
+}
+
 /** The table as Markdown. */
 export function timesTable(times) {
   const rows = times.map(

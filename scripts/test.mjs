@@ -11,7 +11,7 @@ import { ensureNats } from './test-env/nats.mjs';
 import { ensureNeo4j } from './test-env/neo4j.mjs';
 import { ensurePostgres } from './test-env/postgres.mjs';
 import { TestEnvError, log } from './test-env/log.mjs';
-import { testTimes, timesTable, writeTestRun } from './test-times.mjs';
+import { testLanes, testTimes, timesTable, writeTestRun } from './test-times.mjs';
 
 async function prepare() {
   const env = {};
@@ -68,38 +68,48 @@ for (const [name, value] of Object.entries(prepared)) log(`${name}=${value}`);
 Object.assign(process.env, prepared);
 const env = { ...process.env };
 const extra = process.argv.slice(2);
-// the format check (one core) beside the build (the other)
-await Promise.all([step('npm', ['run', 'format:check'], env, 'format check'), step('node', ['scripts/transpile.mjs'], env, 'build')]);
-// The whole repository's lint and typecheck each in one process, not one a project: a project's lint or typecheck
-// spent most of its time starting and reading the shared declarations (lint 271 s and typecheck 120 s of task time for
-// 26 projects, against 59 s and 14 s whole). The lint runs before any test, as eslint walks the folders the executor's
-// tests write loom's state in. Both read the generated contracts and the packages' sources. The build above is
+// The checks on two cores before any test: the lint on one (eslint in one thread: two threads each built the
+// TypeScript program of the typed rules, 146 CPU-s against 90 and slower in wall time too), the format check, the build
+// and the typecheck one after another on the other. The lint runs before any test, as eslint walks the folders the
+// executor's tests write loom's state in. The contracts are generated once first, as both lanes read them. The build is
 // scripts/transpile.mjs: tsc's JavaScript for every package's dist (what the loom binary and the services the tests
-// start as processes run), without checking types a second time or writing declarations nothing here reads.
-await step('npm', ['run', 'lint'], env, 'lint');
+// start as processes run), without checking types a second time or writing declarations nothing here reads; the
+// typecheck is one program for the whole repository (and one for the console's pages, browser code).
+await step('npx', ['nx', 'run', 'contracts:generate', '--output-style=static'], env, 'generate the contracts');
+await Promise.all([
+  step('npm', ['run', 'lint:sources'], env, 'lint'),
+  (async () => {
+    await step('npm', ['run', 'format:check'], env, 'format check');
+    await step('node', ['scripts/transpile.mjs'], env, 'build');
+    await step('npm', ['run', 'typecheck:sources'], env, 'typecheck');
+  })(),
+]);
 // One pool of Neo4j servers for every package's tests (their vitest global setup takes it from LOOM_NEO4J_POOL,
 // vitest.neo4j-pool.ts): the run starts as many JVMs as test files used Neo4j at once, across the packages.
 const { NEO4J_POOL_ENV, startNeo4jPool } = await import('@loom/testing');
 const pool = await startNeo4jPool();
 cleanups.push(() => pool.close());
 env[NEO4J_POOL_ENV] = pool.address;
-// the typecheck (one core) beside the tests, its verdict taken once they end; the builds and code generation the
-// tests depend on are done, so nx runs the test targets alone
-const typecheckBegun = performance.now();
-// the console's pages are browser code (DOM, JSX) in a program of their own: checked after the repository's, on the same core
-const typecheck = run('npx', ['tsc', '-p', 'tsconfig.typecheck.json'], env)
-  .then((code) => (code === 0 ? run('npx', ['tsc', '-p', 'services/console/web/tsconfig.json'], env) : code))
-  .then((code) => {
-    phases.push({ phase: 'typecheck (beside the tests)', seconds: Math.round((performance.now() - typecheckBegun) / 100) / 10 });
-    return code;
-  });
-// one nx run of every project's tests: two runs side by side (the executor's and the CLI's first) put four vitest
-// processes on two cores, and nlp-training's training worker then missed vitest's 60 s call to its main process
-await step('npx', ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes', ...extra], env, 'tests');
-const typecheckCode = await typecheck;
-if (typecheckCode !== 0) {
-  log("the typecheck failed (its errors are above, among the tests' output)");
-  await exit(typecheckCode);
+// The tests in two lanes, one project at a time in each (each project's vitest runs two files at once). nx alone starts
+// the projects most others depend on first and the executor's and the CLI's, the longest, last, so the run ended
+// on one project alone. The lanes are balanced by each project's last recorded time (testLanes); each starts with
+// its longest project in an nx run of its own, then the rest in one more (nx orders a run's projects itself), so what
+// is left at the end is small. Two lanes keep two vitest processes on the two cores, as one nx run of two did: four
+// at once made nlp-training's training worker miss vitest's 60 s call to its main process.
+const testArgs = ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes'];
+/** One lane's projects, its first alone, the rest after it even when it failed; the first failed run's exit code, or 0. */
+async function runLane([first, ...rest]) {
+  const code = await run('npx', [...testArgs, `--projects=${first}`], env);
+  const restCode = rest.length === 0 ? 0 : await run('npx', [...testArgs, '--parallel=1', `--projects=${rest.join(',')}`], env);
+  return code !== 0 ? code : restCode;
+}
+const testsBegun = performance.now();
+const codes = extra.length > 0 ? [await run('npx', [...testArgs, ...extra], env)] : await Promise.all(testLanes(2).map(runLane));
+phases.push({ phase: 'tests', seconds: Math.round((performance.now() - testsBegun) / 100) / 10 });
+const failed = codes.find((code) => code !== 0);
+if (failed !== undefined) {
+  log('a test run failed (its output is above)');
+  await exit(failed);
 }
 log(`Neo4j servers the tests borrowed: ${pool.started} started for the run`);
 await pool.close();
