@@ -6,6 +6,8 @@
 //                       measures nothing.
 //   BENCH_BASELINE_NLP  another checkout's libs/nlp/dist/index.js (built), the baseline; without it only this build
 //                       is measured.
+//   BENCH_BASELINE_MODELS the baseline's models directory (its checkout's libs/nlp/models) when this build's models
+//                       were retrained; without it the baseline runs on this checkout's models.
 // Each build is evaluated BENCH_ROUNDS times (3), alternating; speed is the median; nothing passes or fails.
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -27,8 +29,12 @@ if (!dataDir || !existsSync(join(dataDir, 'uner-english-ewt'))) {
 const builds = [{ name: 'this build', pipeline: new NlpPipeline() }];
 if (baselinePath !== '') {
   const baseline = await import(pathToFileURL(resolve(baselinePath)).href);
-  // the committed models of this checkout, so that only the code differs
-  builds.push({ name: 'baseline', pipeline: new baseline.NlpPipeline({ modelsDir: builds[0].pipeline.modelsDir }) });
+  // the committed models of this checkout, so that only the code differs, unless BENCH_BASELINE_MODELS names the
+  // baseline's own (a retrained model another build cannot read as this one does)
+  const pipeline = new baseline.NlpPipeline({ modelsDir: process.env.BENCH_BASELINE_MODELS || builds[0].pipeline.modelsDir });
+  // a build from before documentEntities (issue 54) tags each sentence of a document alone
+  pipeline.documentEntities ??= (sentences) => sentences.map((words) => pipeline.entities(words));
+  builds.push({ name: 'baseline', pipeline });
 } else console.log('nlp-entities: BENCH_BASELINE_NLP is not set: no baseline measured');
 for (const build of builds) build.pipeline.loadAll();
 
@@ -64,13 +70,14 @@ for (let round = 0; round < ROUNDS; round++) {
 const speeds = new Map();
 for (const build of builds) {
   const [first] = runs.get(build.name);
-  const { ner, gold } = first;
+  const { ner, nerSentences, gold } = first;
   const speed = median(runs.get(build.name).map((run) => run.speed.wordsPerCpuSecond));
   speeds.set(build.name, speed);
   const ends = exactEnds(build.pipeline);
-  const type = (name) => `${name} P ${fixed(ner[name].precision)} R ${fixed(ner[name].recall)} F1 ${fixed(ner[name].f1)}`;
+  const type = (scores) => (name) => `${name} P ${fixed(scores[name].precision)} R ${fixed(scores[name].recall)} F1 ${fixed(scores[name].f1)}`;
+  const types = (scores) => ['micro', 'PER', 'ORG', 'LOC'].map(type(scores)).join('  ');
   console.log(
-    `${build.name}: NER (held-out UNER) ${['micro', 'PER', 'ORG', 'LOC'].map(type).join('  ')}; UPOS ${fixed(gold.upos)} LAS ${fixed(gold.las)}; ` +
+    `${build.name}: NER (held-out UNER documents) ${types(ner)}; each sentence alone ${types(nerSentences)}; UPOS ${fixed(gold.upos)} LAS ${fixed(gold.las)}; ` +
       `${Math.round(speed)} words per CPU second (median of ${ROUNDS}); relation ends found exactly ${ends.found} of ${ends.total}`,
   );
 }

@@ -67,6 +67,7 @@ export function evalNlp(options: EvalOptions): number {
     `gold tokens: UPOS ${fixed(result.gold.upos)}  XPOS ${fixed(result.gold.xpos)}  lemma ${fixed(result.gold.lemma)}  UAS ${fixed(result.gold.uas)}  LAS ${fixed(result.gold.las)}`,
   );
   options.print(`NER (held-out UNER documents, exact spans, precision / recall / F1): ${formatEntityScores(result.ner)}`);
+  options.print(`NER, each sentence alone (as measured before issue 54's document consistency): ${formatEntityScores(result.nerSentences)}`);
   options.print(
     `speed: ${result.speed.words} words, ${Math.round(result.speed.wordsPerCpuSecond)} words per CPU second (${Math.round(result.speed.wordsPerWallSecond)} per wall second on this shared machine); models load in ${fixed(loadSeconds)} s (${fixed(loadCpuSeconds)} CPU s); RSS ${Math.round(rssMb)} MB`,
   );

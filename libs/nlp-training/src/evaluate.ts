@@ -4,7 +4,7 @@ import type { ConlluSentence } from './conllu.js';
 import { readEwt, EWT_DEV } from './ewt.js';
 import { entityScores, tagsOfWordTypes, type EntityScores } from './entity-scores.js';
 import type { IobSentence } from './iob.js';
-import { unerSplit } from './ner-data.js';
+import { unerDocuments, unerSplit } from './ner-data.js';
 import { rawText } from './tokenizer-training.js';
 
 /** A gold word of raw-text evaluation: its alignment key, sentence, head and relation. */
@@ -99,8 +99,10 @@ export interface Evaluation {
   readonly devSentences: number;
   readonly raw: { tokensF1: number; wordsF1: number; sentencesF1: number; lasF1: number };
   readonly gold: { upos: number; xpos: number; lemma: number; uas: number; las: number };
-  /** Exact-span NER scores on the held-out UNER documents. */
+  /** Exact-span NER scores on the held-out UNER documents, each tagged as one text. */
   readonly ner: EntityScores;
+  /** The same, each sentence tagged alone (as the figures before issue 54's document consistency were measured). */
+  readonly nerSentences: EntityScores;
   readonly speed: { words: number; cpuSeconds: number; wallSeconds: number; wordsPerCpuSecond: number; wordsPerWallSecond: number };
 }
 
@@ -160,13 +162,24 @@ function rawLasF1(annotation: Annotation, sentences: readonly ConlluSentence[], 
   return f1(correct, predictedWords, gold.flat().length);
 }
 
-/** Exact-span entity scores of the pipeline on IOB2 sentences. */
-function pipelineEntityScores(pipeline: NlpPipeline, sentences: readonly IobSentence[]): EntityScores {
-  const typeOf: Record<string, string> = { PERSON: 'PER', ORGANIZATION: 'ORG', LOCATION: 'LOC' };
+const TYPE_OF: Record<string, string> = { PERSON: 'PER', ORGANIZATION: 'ORG', LOCATION: 'LOC' };
+
+/** Exact-span entity scores of the pipeline on IOB2 sentences, each tagged alone. */
+function sentenceEntityScores(pipeline: NlpPipeline, sentences: readonly IobSentence[]): EntityScores {
   return entityScores(
-    sentences.map((sentence) => {
-      const predicted = tagsOfWordTypes(pipeline.entities(sentence.tokens).map((type) => typeOf[type] ?? type));
-      return { gold: sentence.tags, predicted };
+    sentences.map((sentence) => ({ gold: sentence.tags, predicted: tagsOfWordTypes(pipeline.entities(sentence.tokens).map((type) => TYPE_OF[type] ?? type)) })),
+  );
+}
+
+/** Exact-span entity scores of the pipeline on IOB2 sentences, tagged a UNER document at a time (`documentEntities`), as `annotate` tags a text. */
+function documentEntityScores(pipeline: NlpPipeline, sentences: readonly IobSentence[]): EntityScores {
+  return entityScores(
+    unerDocuments(sentences).flatMap((document) => {
+      const types = pipeline.documentEntities(document.map((sentence) => sentence.tokens));
+      return document.map((sentence, index) => ({
+        gold: sentence.tags,
+        predicted: tagsOfWordTypes(itemAt(types, index, 'types').map((type) => TYPE_OF[type] ?? type)),
+      }));
     }),
   );
 }
@@ -188,12 +201,14 @@ export function evaluate(pipeline: NlpPipeline, dataDir: string, sample?: number
   const lasF1 = rawLasF1(annotation, dev, raw);
   const words = annotation.sentences.reduce((sum, sentence) => sum + sentence.tokens.length, 0);
   const heldOut = unerSplit(dataDir).heldOut;
-  const ner = pipelineEntityScores(pipeline, sample === undefined ? heldOut : heldOut.slice(0, sample));
+  const unerSentences = sample === undefined ? heldOut : heldOut.slice(0, sample);
+  const ner = documentEntityScores(pipeline, unerSentences);
   return {
     devSentences: dev.length,
     raw: { tokensF1: segmentation.tokens, wordsF1: segmentation.words, sentencesF1: segmentation.sentences, lasF1 },
     gold,
     ner,
+    nerSentences: sentenceEntityScores(pipeline, unerSentences),
     speed: { words, cpuSeconds, wallSeconds, wordsPerCpuSecond: words / cpuSeconds, wordsPerWallSecond: words / wallSeconds },
   };
 }

@@ -153,6 +153,24 @@ export const UNER_DEV = join('uner-english-ewt', 'en_ewt-ud-dev.iob2');
 /** Every how-many-th UNER document is held out from training for evaluation. */
 export const UNER_HELD_OUT_EVERY = 4;
 
+/** The UNER document of a sentence: its sent_id without the `-NNNN` suffix. */
+export function unerDocument(sentence: { readonly sentId: string | undefined }): string {
+  return (sentence.sentId ?? '').replace(/-\d+$/, '');
+}
+
+/** Sentences grouped by UNER document (`unerDocument`), consecutive sentences of one document together, in order. */
+export function unerDocuments<Sentence extends { readonly sentId: string | undefined }>(sentences: readonly Sentence[]): Sentence[][] {
+  const documents: Sentence[][] = [];
+  let current = '';
+  for (const sentence of sentences) {
+    const document = unerDocument(sentence);
+    if (documents.length === 0 || document !== current) documents.push([]);
+    documents[documents.length - 1]!.push(sentence);
+    current = document;
+  }
+  return documents;
+}
+
 /**
  * UNER English EWT dev split by document (in file order): document i is held out for evaluation
  * when i % every === every - 1, the others are training data. A document is a sent_id without its
@@ -164,7 +182,7 @@ export function unerSplit(dataDir: string, every = UNER_HELD_OUT_EVERY): { train
   const train: IobSentence[] = [];
   const heldOut: IobSentence[] = [];
   for (const sentence of sentences) {
-    const doc = (sentence.sentId ?? '').replace(/-\d+$/, '');
+    const doc = unerDocument(sentence);
     if (docs[docs.length - 1] !== doc) docs.push(doc);
     ((docs.length - 1) % every === every - 1 ? heldOut : train).push(sentence);
   }

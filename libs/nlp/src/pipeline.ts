@@ -13,6 +13,7 @@ import {
 import { DictionaryMatcher, type DictionaryEntry } from './dictionary.js';
 import { AnnotateOptionError } from './errors.js';
 import { entitySpans } from './entity-spans.js';
+import { harmoniseDocumentTags } from './document-entities.js';
 import { repairEntityTags } from './entity-repair.js';
 import { markOrganisations } from './organisation-rules.js';
 import { lemmatize, type LemmatizerModel } from './lemmatizer.js';
@@ -200,19 +201,38 @@ export class NlpPipeline {
 
   /**
    * Entity type per word (`PERSON`, …, a dictionary type upper-cased, or `O`), dictionary matches overriding the
-   * tagger; `labels` are the words' joint tagger labels (`tag`), tagged here when not given.
+   * tagger; `labels` are the words' joint tagger labels (`tag`), tagged here when not given. The words are a document
+   * of one sentence (`documentEntities`).
    */
   entities(words: readonly string[], labels: readonly string[] = this.tag(words).map((tag) => tag.label)): string[] {
-    return this.entityTypes(words, labels);
+    return this.wordTypes(words, itemAt(harmoniseDocumentTags([{ tokens: words, tags: this.entityTags(words, labels), labels }]), 0, 'harmonised'));
   }
 
   /**
-   * entities() with the words' codes when the caller has them, and which words follow the previous one with no
-   * space (`attached`, from the text's offsets) when it has the text.
+   * Entity type per word of each sentence of a document, as `entities` gives them, a name found at one mention keeping
+   * its type at the others and a person's surname found after a given name standing for that person
+   * (`harmoniseDocumentTags`), as `annotate` does for a text.
    */
-  private entityTypes(words: readonly string[], labels: readonly string[], codes?: WordCodes, attached?: readonly boolean[]): string[] {
+  documentEntities(sentences: readonly (readonly string[])[]): string[][] {
+    const tagged = sentences.map((words) => {
+      const labels = this.tag(words).map((tag) => tag.label);
+      return { tokens: words, tags: this.entityTags(words, labels), labels };
+    });
+    return harmoniseDocumentTags(tagged).map((tags, index) => this.wordTypes(itemAt(sentences, index, 'sentences'), tags));
+  }
+
+  /**
+   * IOB2 entity tags of a sentence: the tagger's, repaired and with organisations marked by form; `codes` are the words'
+   * codes when the caller has them, `attached` says which words follow the previous one with no space (from the text's
+   * offsets) when it has the text.
+   */
+  private entityTags(words: readonly string[], labels: readonly string[], codes?: WordCodes, attached?: readonly boolean[]): string[] {
     const tagged = tagEntities(this.ner(), words, labels, codes);
-    const tags = markOrganisations(words, repairEntityTags(words, tagged, { labels, ...(attached ? { attached } : {}) }), labels);
+    return markOrganisations(words, repairEntityTags(words, tagged, { labels, ...(attached ? { attached } : {}) }), labels);
+  }
+
+  /** Entity type per word of IOB2 tags, dictionary matches overriding them. */
+  private wordTypes(words: readonly string[], tags: readonly string[]): string[] {
     const out = words.map(() => NO_ENTITY as string);
     const spans = entitySpans(tags);
     const dictionary = this.dictionary()?.match(words) ?? [];
@@ -232,31 +252,59 @@ export class NlpPipeline {
     const sentences: AnnotationSentence[] = [];
     let docToken = 0;
     const segmented = this.segment(text, run.has('ssplit'));
+    const tagged = segmented.map((words) => this.tagSentence(words, steps));
+    const entityTypes = steps.ner ? this.documentTypes(tagged) : undefined;
     for (let sentenceIndex = 0; sentenceIndex < segmented.length; sentenceIndex++) {
-      const sentence = this.annotateSentence(text, segmented, sentenceIndex, steps, docToken);
+      const sentence = this.annotateSentence(
+        text,
+        segmented,
+        sentenceIndex,
+        itemAt(tagged, sentenceIndex, 'tagged'),
+        entityTypes?.[sentenceIndex],
+        steps,
+        docToken,
+      );
       sentences.push(sentence);
       docToken += sentence.tokens.length;
     }
     return { ...(options.docId !== undefined ? { docId: options.docId } : {}), sentences };
   }
 
-  /** The annotation of sentence `sentenceIndex` of the segmented text; `docToken` is the document index of its first token. */
-  private annotateSentence(text: string, segmented: readonly Word[][], sentenceIndex: number, steps: Steps, docToken: number): AnnotationSentence {
-    const words = itemAt(segmented, sentenceIndex, 'segmented');
+  /** A sentence's forms, their codes and tagger labels (when parts of speech run) and, when entities run, its IOB2 entity tags. */
+  private tagSentence(words: readonly Word[], steps: Steps): SentenceTags {
     const forms = words.map((word) => word.text);
+    if (!steps.pos) return { forms };
     // Each word's forms are hashed once for the tagger, the NER tagger and the parser.
-    const codes = steps.pos ? wordCodes(forms) : undefined;
-    const tagger = steps.pos ? this.tagger() : undefined;
-    const labels = tagger && codes ? tagWords(tagger, forms, codes) : undefined;
-    const ner =
-      tagger && labels && steps.ner
-        ? this.entityTypes(
-            forms,
-            labels.map((label) => itemAt(tagger.labels, label, 'tagger.labels')),
-            codes,
-            words.map((word, index) => index > 0 && word.start === itemAt(words, index - 1, 'words').end),
-          )
-        : undefined;
+    const codes = wordCodes(forms);
+    const tagger = this.tagger();
+    const labels = tagWords(tagger, forms, codes);
+    if (!steps.ner) return { forms, codes, labels };
+    const labelNames = labels.map((label) => itemAt(tagger.labels, label, 'tagger.labels'));
+    const attached = words.map((word, index) => index > 0 && word.start === itemAt(words, index - 1, 'words').end);
+    return { forms, codes, labels, labelNames, entityTags: this.entityTags(forms, labelNames, codes, attached) };
+  }
+
+  /** Entity type per word of each sentence of a text, its tags made consistent across the text (`harmoniseDocumentTags`). */
+  private documentTypes(tagged: readonly SentenceTags[]): string[][] {
+    // entities need parts of speech (REQUIRES), so every sentence has its entity tags
+    const harmonised = harmoniseDocumentTags(
+      tagged.map((sentence) => ({ tokens: sentence.forms, tags: sentence.entityTags ?? sentence.forms.map(() => 'O'), labels: sentence.labelNames })),
+    );
+    return harmonised.map((tags, index) => this.wordTypes(itemAt(tagged, index, 'tagged').forms, tags));
+  }
+
+  /** The annotation of sentence `sentenceIndex` of the segmented text; `docToken` is the document index of its first token. */
+  private annotateSentence(
+    text: string,
+    segmented: readonly Word[][],
+    sentenceIndex: number,
+    { forms, codes, labels }: SentenceTags,
+    ner: readonly string[] | undefined,
+    steps: Steps,
+    docToken: number,
+  ): AnnotationSentence {
+    const words = itemAt(segmented, sentenceIndex, 'segmented');
+    const tagger = labels ? this.tagger() : undefined;
     const previousSentence = segmented[sentenceIndex - 1];
     const nextSentence = segmented[sentenceIndex + 1];
     const tokens: AnnotationToken[] = new Array<AnnotationToken>(words.length);
@@ -311,6 +359,16 @@ export class NlpPipeline {
 
 /** A token while its properties are added. */
 type TokenDraft = { -readonly [Key in keyof AnnotationToken]?: AnnotationToken[Key] };
+
+/** A sentence's words as the annotation's steps tag them before its tokens are written. */
+interface SentenceTags {
+  readonly forms: readonly string[];
+  readonly codes?: WordCodes;
+  /** Tagger label indices. */
+  readonly labels?: readonly number[];
+  readonly labelNames?: readonly string[];
+  readonly entityTags?: readonly string[];
+}
 
 /** Which annotators after tokenizing and splitting run. */
 interface Steps {

@@ -64,4 +64,14 @@ describe('whole names with the committed models', () => {
     expect(mentions('Brandon Luna - Analyst')).not.toContain('[Brandon Luna - Analyst]PERSON');
     expect(mentions('The Iran-Iraq war ended in 1988.')).not.toContain('[Iran-Iraq]LOCATION');
   });
+
+  it.each([
+    [
+      'They sued the Housing Authority of New Orleans (HANO) last week. HANO has not replied.',
+      ['[Housing Authority of New Orleans]ORGANIZATION', '[HANO]ORGANIZATION', '[HANO]ORGANIZATION'],
+    ],
+    ['Margaret Thornbury wrote to us. Thornbury said the plan was late.', ['[Margaret Thornbury]PERSON', '[Thornbury]PERSON']],
+  ])('a name found once keeps its type at its other mentions in the text, a surname alone too (Must 2): %s', (text, expected) => {
+    expect(mentions(text)).toEqual(expected);
+  });
 });

@@ -1,0 +1,95 @@
+import { entitySpans } from './entity-spans.js';
+import { isPersonTitle } from './person-titles.js';
+
+/** A sentence of a document: its tokens, IOB2 entity tags and, when known, the tokens' joint tagger labels (`PROPN\tNNP`). */
+export interface DocumentSentence {
+  readonly tokens: readonly string[];
+  readonly tags: readonly string[];
+  readonly labels?: readonly string[];
+}
+
+/** The most tokens of a name looked for again elsewhere in the document. */
+const LONGEST_NAME = 6;
+
+/** True when a word starts with a capital letter. */
+function capitalised(word: string): boolean {
+  return /^\p{Lu}/u.test(word);
+}
+
+/** A surname: a capital then a lower-case letter ("Allawi", "McDonald"), no title ("Mr"), no initial. */
+function surname(word: string): boolean {
+  return /^\p{Lu}\p{Ll}/u.test(word) && !isPersonTitle(word);
+}
+
+/** True when token `position` is a proper noun (by its label); true without labels. */
+function properNoun(sentence: DocumentSentence, position: number): boolean {
+  return sentence.labels === undefined || sentence.labels[position]?.startsWith('PROPN') === true;
+}
+
+/** True when token `position` is an untagged capitalised proper noun: the part of a longer name nothing tagged. */
+function untaggedName(sentence: DocumentSentence, position: number): boolean {
+  const token = sentence.tokens[position];
+  return token !== undefined && sentence.tags[position] === 'O' && capitalised(token) && properNoun(sentence, position);
+}
+
+/**
+ * The names a document's tags mark, as written (tokens joined by a space) → the type most of their mentions have
+ * (none when two types tie), and a person's surname after a given name ("Iyad Allawi" gives "Allawi") as a person.
+ */
+function documentNames(sentences: readonly DocumentSentence[]): Map<string, string> {
+  const counts = new Map<string, Map<string, number>>();
+  const count = (name: string, type: string): void => {
+    let types = counts.get(name);
+    if (!types) counts.set(name, (types = new Map<string, number>()));
+    types.set(type, (types.get(type) ?? 0) + 1);
+  };
+  for (const sentence of sentences) {
+    for (const span of entitySpans(sentence.tags)) {
+      const first = sentence.tokens[span.start]!;
+      if (!capitalised(first) || span.end - span.start > LONGEST_NAME) continue;
+      count(sentence.tokens.slice(span.start, span.end).join(' '), span.type);
+      const last = sentence.tokens[span.end - 1]!;
+      if (span.type === 'PER' && span.end - span.start > 1 && surname(last)) count(last, 'PER');
+    }
+  }
+  const names = new Map<string, string>();
+  for (const [name, types] of counts) {
+    const ranked = [...types].sort((left, right) => right[1] - left[1]);
+    const [best, second] = ranked;
+    if (best && (second === undefined || second[1] < best[1])) names.set(name, best[0]);
+  }
+  return names;
+}
+
+/**
+ * A document's entity tags made consistent (issue 54): a name the tagger or the rules found at one mention keeps its
+ * type at the mentions they left untagged ("the Housing Authority of New Orleans (HANO)" … "HANO has not provided"),
+ * and a person's surname found after a given name is that person where it stands alone ("Prime Minister Iyad Allawi"
+ * … "Allawi 's cousin"). Only untagged words change, and only where the mention is written as the name was (case
+ * included), does not continue an untagged proper noun on either side (it would be part of a longer name: "St.
+ * Thomas"), and, for one word, is a proper noun. Returns new tags, one list a sentence.
+ */
+export function harmoniseDocumentTags(sentences: readonly DocumentSentence[]): string[][] {
+  const out = sentences.map((sentence) => [...sentence.tags]);
+  if (sentences.length === 0) return out;
+  const names = documentNames(sentences);
+  if (names.size === 0) return out;
+  const firstWords = new Set([...names.keys()].map((name) => name.split(' ', 1)[0]!));
+  sentences.forEach((sentence, index) => {
+    const tags = out[index]!;
+    const { tokens } = sentence;
+    for (let position = 0; position < tokens.length; position++) {
+      if (tags[position] !== 'O' || !firstWords.has(tokens[position]!) || untaggedName(sentence, position - 1)) continue;
+      for (let length = Math.min(LONGEST_NAME, tokens.length - position); length >= 1; length--) {
+        const end = position + length;
+        const type = names.get(tokens.slice(position, end).join(' '));
+        if (type === undefined || tags.slice(position, end).some((tag) => tag !== 'O') || untaggedName(sentence, end)) continue;
+        if (length === 1 && !properNoun(sentence, position)) continue;
+        for (let at = position; at < end; at++) tags[at] = `${at === position ? 'B' : 'I'}-${type}`;
+        position = end - 1;
+        break;
+      }
+    }
+  });
+  return out;
+}
