@@ -31,18 +31,30 @@ function workspaceFolders() {
   );
 }
 
-/** Every project with tests: its nx name and its package name. */
+/**
+ * Every project with tests: its nx name, its package name, and whether its tests share modules (`SHARED_MODULES` in
+ * its vitest config: they start no server, change no process-wide state and write only under the temporary directory).
+ */
 function testedProjects() {
   return workspaceFolders()
-    .map((folder) => join(root, folder, 'package.json'))
-    .filter((file) => existsSync(file))
-    .map((file) => JSON.parse(readFileSync(file, 'utf8')))
-    .filter((pkg) => pkg.scripts?.test !== undefined)
-    .map((pkg) => ({ project: pkg.nx?.name ?? pkg.name, package: pkg.name }));
+    .filter((folder) => existsSync(join(root, folder, 'package.json')))
+    .map((folder) => ({ folder, pkg: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')) }))
+    .filter(({ pkg }) => pkg.scripts?.test !== undefined)
+    .map(({ folder, pkg }) => {
+      const config = join(root, folder, 'vitest.config.ts');
+      const shared = existsSync(config) && readFileSync(config, 'utf8').includes('SHARED_MODULES');
+      return { project: pkg.nx?.name ?? pkg.name, package: pkg.name, shared };
+    });
 }
 
-/** A project's time when nothing recorded it (a new project): a small library's. */
+/** A project's or step's time when nothing recorded it (a new project): a small library's. */
 const UNKNOWN_SECONDS = 10;
+
+/** The committed page of the last whole run (docs/test-times.md), or nothing. */
+function recordedPage() {
+  const page = join(root, 'docs', 'test-times.md');
+  return existsSync(page) ? readFileSync(page, 'utf8') : '';
+}
 
 /**
  * Each package's test wall time in the whole run docs/test-times.md records (committed, so a fresh clone balances its
@@ -51,31 +63,40 @@ const UNKNOWN_SECONDS = 10;
  */
 function estimatedSeconds() {
   const seconds = new Map(testTimes().map((time) => [time.package, time.seconds]));
-  const page = join(root, 'docs', 'test-times.md');
-  if (existsSync(page)) {
-    for (const [, name, time] of readFileSync(page, 'utf8').matchAll(/^\| `(@loom\/[^`]+)` \| ([\d.]+) \| \d+ \| \d+ \|/gm)) {
-      seconds.set(name, Number(time));
-    }
+  for (const [, name, time] of recordedPage().matchAll(/^\| `(@loom\/[^`]+)` \| ([\d.]+) \| \d+ \| \d+ \|/gm)) {
+    seconds.set(name, Number(time));
   }
   return seconds;
 }
 
+/** A step's wall time in the whole run docs/test-times.md records ("| lint | 92.8 |"). */
+function stepSeconds(step) {
+  const row = recordedPage().match(new RegExp(`^\\| ${step} \\| ([\\d.]+) \\|$`, 'm'));
+  return row === null ? UNKNOWN_SECONDS : Number(row[1]);
+}
+
 /**
- * The tested projects' nx names in `count` lanes of about equal time: longest first, each into the lane that ends
- * soonest so far (the longest-processing-time rule), so the run does not end on one long project alone.
+ * How `npm test` runs the tests on two cores (scripts/test.mjs). One core lints while the other checks the format,
+ * builds and typechecks, then runs `early`: the projects whose tests share modules, which may run while eslint still
+ * walks the folders, as they write nothing there. Then each core runs a lane of the other projects: `lanes[0]` after
+ * the lint, `lanes[1]` after the early ones. The lanes are balanced by recorded times: longest project first, each
+ * into the lane that would end soonest (the longest-processing-time rule), so the run does not end on one long project.
  */
-export function testLanes(count) {
+export function testPlan() {
   const seconds = estimatedSeconds();
-  const projects = testedProjects()
-    .map((entry) => ({ ...entry, seconds: seconds.get(entry.package) ?? UNKNOWN_SECONDS }))
-    .sort((a, b) => b.seconds - a.seconds);
-  const lanes = Array.from({ length: count }, () => ({ seconds: 0, projects: [] }));
-  for (const project of projects) {
+  const projects = testedProjects().map((entry) => ({ ...entry, seconds: seconds.get(entry.package) ?? UNKNOWN_SECONDS }));
+  const early = projects.filter((project) => project.shared);
+  const checks = ['format check', 'build', 'typecheck'].reduce((sum, step) => sum + stepSeconds(step), 0);
+  const lanes = [
+    { seconds: stepSeconds('lint'), projects: [] },
+    { seconds: checks + early.reduce((sum, project) => sum + project.seconds, 0), projects: [] },
+  ];
+  for (const project of projects.filter((entry) => !entry.shared).sort((a, b) => b.seconds - a.seconds)) {
     const lane = lanes.reduce((soonest, candidate) => (candidate.seconds < soonest.seconds ? candidate : soonest));
     lane.projects.push(project.project);
     lane.seconds += project.seconds;
   }
-  return lanes.map((lane) => lane.projects).filter((lane) => lane.length > 0);
+  return { early: early.map((project) => project.project), lanes: lanes.map((lane) => lane.projects) };
 }
 
 /** The table as Markdown. */

@@ -11,7 +11,7 @@ import { ensureNats } from './test-env/nats.mjs';
 import { ensureNeo4j } from './test-env/neo4j.mjs';
 import { ensurePostgres } from './test-env/postgres.mjs';
 import { TestEnvError, log } from './test-env/log.mjs';
-import { testLanes, testTimes, timesTable, writeTestRun } from './test-times.mjs';
+import { testPlan, testTimes, timesTable, writeTestRun } from './test-times.mjs';
 
 async function prepare() {
   const env = {};
@@ -37,12 +37,22 @@ async function exit(code) {
   process.exit(code);
 }
 
+/** The commands running now: a step that fails ends the others (two lanes run at once) before this process ends. */
+const running = new Set();
+cleanups.push(() => {
+  for (const child of running) child.kill('SIGTERM');
+});
+
 /** Runs a command with this process's output; resolves with its exit code. Never blocks this process's event loop. */
 function run(command, args, env) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: 'inherit', env });
+    running.add(child);
     child.once('error', reject);
-    child.once('close', (code) => resolve(code ?? 1));
+    child.once('close', (code) => {
+      running.delete(child);
+      resolve(code ?? 1);
+    });
   });
 }
 
@@ -68,43 +78,68 @@ for (const [name, value] of Object.entries(prepared)) log(`${name}=${value}`);
 Object.assign(process.env, prepared);
 const env = { ...process.env };
 const extra = process.argv.slice(2);
-// The checks on two cores before any test: the lint on one (eslint in one thread: two threads each built the
-// TypeScript program of the typed rules, 146 CPU-s against 90 and slower in wall time too), the format check, the build
-// and the typecheck one after another on the other. The lint runs before any test, as eslint walks the folders the
-// executor's tests write loom's state in. The contracts are generated once first, as both lanes read them. The build is
-// scripts/transpile.mjs: tsc's JavaScript for every package's dist (what the loom binary and the services the tests
-// start as processes run), without checking types a second time or writing declarations nothing here reads; the
-// typecheck is one program for the whole repository (and one for the console's pages, browser code).
+// Two lanes, one a core (scripts/test-times.mjs, testPlan). One lints: eslint in one thread (two threads each built the
+// TypeScript program of the typed rules: 146 CPU-s against 90, and slower in wall time too). The other checks the
+// format, builds and typechecks, then runs the tests that share modules, which write nothing in the folders eslint
+// walks. The build is scripts/transpile.mjs: tsc's JavaScript for every package's dist (what the loom binary and the
+// services the tests start as processes run), without checking types a second time or writing declarations nothing
+// here reads; the typecheck is one program for the whole repository (and one for the console's pages, browser code).
+// Then each lane runs its share of the other projects' tests, one project at a time (each project's vitest runs two
+// files at once), so two vitest processes share the two cores (four at once made nlp-training's training worker miss
+// vitest's 60 s call to its main process). nx alone orders a run by the projects' dependents, so the executor and
+// the CLI, the longest, came last and the run ended on one project alone: each lane's longest project runs first, in
+// an nx run of its own, then the rest in one more. The contracts are generated once first, as both lanes read them.
+const testArgs = ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes'];
+/** Runs the tests of these projects, one at a time; its exit code. */
+const runTests = (projects) => run('npx', [...testArgs, '--parallel=1', `--projects=${projects.join(',')}`], env);
+/** A lane's projects, its first alone, the rest after it even when it failed; the first failed run's code, or 0. */
+async function runLane([first, ...rest]) {
+  const code = first === undefined ? 0 : await runTests([first]);
+  const restCode = rest.length === 0 ? 0 : await runTests(rest);
+  return code !== 0 ? code : restCode;
+}
+/** When the first test began, for the record of the tests' wall time. */
+let testsBegun;
+const testsBegin = () => (testsBegun ??= performance.now());
+
 await step('npx', ['nx', 'run', 'contracts:generate', '--output-style=static'], env, 'generate the contracts');
-await Promise.all([
-  step('npm', ['run', 'lint:sources'], env, 'lint'),
+// One pool of Neo4j servers for every package's tests (their vitest global setup takes it from LOOM_NEO4J_POOL,
+// vitest.neo4j-pool.ts): the run starts as many JVMs as test files used Neo4j at once, across the packages. It is
+// @loom/testing's, so it starts once the build has written that package's dist.
+let pool;
+let poolStarted;
+const poolReady = new Promise((resolve) => (poolStarted = resolve));
+const plan = testPlan();
+const lint = step('npm', ['run', 'lint:sources'], env, 'lint');
+const codes = await Promise.all([
+  (async () => {
+    await lint;
+    await poolReady;
+    if (extra.length > 0) return 0;
+    testsBegin();
+    return runLane(plan.lanes[0]);
+  })(),
   (async () => {
     await step('npm', ['run', 'format:check'], env, 'format check');
     await step('node', ['scripts/transpile.mjs'], env, 'build');
+    const { NEO4J_POOL_ENV, startNeo4jPool } = await import('@loom/testing');
+    pool = await startNeo4jPool();
+    cleanups.push(() => pool.close());
+    env[NEO4J_POOL_ENV] = pool.address;
+    poolStarted();
     await step('npm', ['run', 'typecheck:sources'], env, 'typecheck');
+    if (extra.length > 0) {
+      // `npm test -- <nx options>` runs the tests they name after the lint, in nx's own order and parallelism
+      await lint;
+      testsBegin();
+      return run('npx', [...testArgs, ...extra], env);
+    }
+    testsBegin();
+    const earlyCode = await runTests(plan.early);
+    const laneCode = await runLane(plan.lanes[1]);
+    return earlyCode !== 0 ? earlyCode : laneCode;
   })(),
 ]);
-// One pool of Neo4j servers for every package's tests (their vitest global setup takes it from LOOM_NEO4J_POOL,
-// vitest.neo4j-pool.ts): the run starts as many JVMs as test files used Neo4j at once, across the packages.
-const { NEO4J_POOL_ENV, startNeo4jPool } = await import('@loom/testing');
-const pool = await startNeo4jPool();
-cleanups.push(() => pool.close());
-env[NEO4J_POOL_ENV] = pool.address;
-// The tests in two lanes, one project at a time in each (each project's vitest runs two files at once). nx alone starts
-// the projects most others depend on first and the executor's and the CLI's, the longest, last, so the run ended
-// on one project alone. The lanes are balanced by each project's last recorded time (testLanes); each starts with
-// its longest project in an nx run of its own, then the rest in one more (nx orders a run's projects itself), so what
-// is left at the end is small. Two lanes keep two vitest processes on the two cores, as one nx run of two did: four
-// at once made nlp-training's training worker miss vitest's 60 s call to its main process.
-const testArgs = ['nx', 'run-many', '-t', 'test', '--exclude-task-dependencies', '--output-style=stream-without-prefixes'];
-/** One lane's projects, its first alone, the rest after it even when it failed; the first failed run's exit code, or 0. */
-async function runLane([first, ...rest]) {
-  const code = await run('npx', [...testArgs, `--projects=${first}`], env);
-  const restCode = rest.length === 0 ? 0 : await run('npx', [...testArgs, '--parallel=1', `--projects=${rest.join(',')}`], env);
-  return code !== 0 ? code : restCode;
-}
-const testsBegun = performance.now();
-const codes = extra.length > 0 ? [await run('npx', [...testArgs, ...extra], env)] : await Promise.all(testLanes(2).map(runLane));
 phases.push({ phase: 'tests', seconds: Math.round((performance.now() - testsBegun) / 100) / 10 });
 const failed = codes.find((code) => code !== 0);
 if (failed !== undefined) {

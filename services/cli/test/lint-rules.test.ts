@@ -66,13 +66,15 @@ describe('the lint rules', () => {
   it('refuse unformatted code: npm test checks the format with the repository prettier config first', async () => {
     const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts['test']).toBe('node scripts/test.mjs');
-    // the format check runs before nx runs any project
+    // the format check runs before nx runs any project's tests: on its lane before the first tests, and before the
+    // other lane's, which wait for the pool the build makes possible
     const runner = readFileSync(join(root, 'scripts', 'test.mjs'), 'utf8');
-    const formatCheck = runner.indexOf("step('npm', ['run', 'format:check']");
+    expect(runner).toContain("'nx', 'run-many', '-t', 'test'");
+    const formatCheck = runner.indexOf("await step('npm', ['run', 'format:check']");
     expect(formatCheck).toBeGreaterThan(-1);
-    const tests = runner.indexOf("'nx', 'run-many', '-t', 'test'");
-    expect(tests).toBeGreaterThan(-1);
-    expect(formatCheck).toBeLessThan(tests);
+    expect(formatCheck).toBeLessThan(runner.indexOf('poolStarted();'));
+    expect(formatCheck).toBeLessThan(runner.indexOf('runTests(plan.early)'));
+    expect(runner.indexOf('await poolReady;')).toBeLessThan(runner.indexOf('runLane(plan.lanes[0])'));
     expect(scripts['format:check']).toContain('prettier --check');
     const filepath = join(root, 'services/executor/src/probe.ts');
     const options = { ...(await prettier.resolveConfig(filepath)), filepath };
