@@ -79,11 +79,22 @@ function failureStore(build) {
   );
   const kept = { count: 0, target: Infinity, reached: undefined };
   const keeper = failures.keeper(WORKFLOW, 1);
-  const keepFailed = async (failed) => {
-    const outcome = await keeper(failed);
+  const counted = (outcome) => {
     if (outcome === 'kept' && ++kept.count >= kept.target) kept.reached?.();
-    return outcome;
   };
+  // a build whose store has putMany keeps a batch's failures in one call; an older one (a baseline) one at a time
+  const batched = typeof build.FileFailureStore.prototype.putMany === 'function';
+  const keepFailed = batched
+    ? async (failed) => {
+        const outcomes = await keeper(failed);
+        outcomes.forEach(counted);
+        return outcomes;
+      }
+    : async (failed) => {
+        const outcome = await keeper(failed);
+        counted(outcome);
+        return outcome;
+      };
   const expectKept = (target) => (target === 0 ? Promise.resolve() : new Promise((resolve) => Object.assign(kept, { count: 0, target, reached: resolve })));
   return { failures, keepFailed, expectKept };
 }

@@ -9,7 +9,7 @@ import { type FailedDelivery, type KeepOutcome } from '../runtime/options.js';
 import { type WorkflowRun } from '../runtime/workflow-run.js';
 import { FileFailureStore } from './file-failure-store.js';
 import { KvFailureStore } from './kv-failure-store.js';
-import { type FailureFilter, type FailureStore, matches, newestFirst, recordId, type StoredFailure, traceIdOf } from './failure-store.js';
+import { type FailureFilter, type FailureStore, matches, newestFirst, type PutOutcome, recordId, type StoredFailure, traceIdOf } from './failure-store.js';
 
 /** Records a list answers unless asked for fewer or more, and the most it answers. */
 export const DEFAULT_PAGE_SIZE = 100;
@@ -68,8 +68,11 @@ export class FailedMessages {
     private readonly redactor: SecretRedactor,
   ) {}
 
-  /** What a run of this workflow version keeps its failed messages with (RunOptions.keepFailed); never rejects. */
-  keeper(workflow: string, version: number): (failed: FailedDelivery) => Promise<KeepOutcome> {
+  /**
+   * What a run of this workflow version keeps its failed messages with (RunOptions.keepFailed): a batch's failures in one
+   * store call, each answered in order; never rejects.
+   */
+  keeper(workflow: string, version: number): (failed: readonly FailedDelivery[]) => Promise<KeepOutcome[]> {
     // a plain name is a SHA-1 away from its instance name: worked out once per component, not once per failure
     const plainNames = new Map<string, string>();
     const plainNameOf = (component: string): string => {
@@ -77,10 +80,9 @@ export class FailedMessages {
       if (plain === undefined) plainNames.set(component, (plain = plainInstanceName(workflow, 'component', component)));
       return plain;
     };
-    return async ({ component, message, failure, tries, keepContent }) => {
-      const now = new Date().toISOString();
+    const recordOf = ({ component, message, failure, tries, keepContent }: FailedDelivery, now: string): StoredFailure => {
       const traceId = traceIdOf(message.headers);
-      const record: StoredFailure = {
+      return {
         id: recordId(component, message.id),
         workflow,
         workflowVersion: version,
@@ -94,25 +96,39 @@ export class FailedMessages {
         ...(keepContent ? { message: { id: message.id, body: message.body, headers: message.headers } } : {}),
         ...(traceId === undefined ? {} : { traceId }),
       };
+    };
+    return async (failed) => {
+      const now = new Date().toISOString();
+      const records = failed.map((delivery) => recordOf(delivery, now));
+      let outcomes: PutOutcome[];
       try {
-        const outcome = await this.store.put(record);
+        outcomes = await this.store.putMany(records);
+      } catch (error) {
+        const text = this.redactor.redact(String(error));
+        for (const record of records) {
+          this.logger.error(
+            { workflow, component: record.component, messageId: record.messageId, error: text },
+            'failed message not kept: the failure store could not be written',
+          );
+        }
+        return records.map(() => 'unavailable');
+      }
+      let kept = 0;
+      const answers = outcomes.map((outcome, index): KeepOutcome => {
         if (outcome === 'kept') {
-          this.kept.add(1, { workflow });
+          kept++;
           return 'kept';
         }
+        const record = records[index] as StoredFailure;
         this.refused.add(1, { workflow });
         this.logger.warn(
-          { workflow, component: record.component, messageId: message.id, kind: record.failure.kind },
+          { workflow, component: record.component, messageId: record.messageId, kind: record.failure.kind },
           'failed message not kept: the failure store of this workflow is full (loom.executor.failures.maxBytes); retry or discard its failed messages',
         );
         return 'refused';
-      } catch (error) {
-        this.logger.error(
-          { workflow, component: record.component, messageId: message.id, error: this.redactor.redact(String(error)) },
-          'failed message not kept: the failure store could not be written',
-        );
-        return 'unavailable';
-      }
+      });
+      if (kept > 0) this.kept.add(kept, { workflow });
+      return answers;
     };
   }
 

@@ -37,6 +37,8 @@ export type PutOutcome = 'kept' | 'full';
 export interface FailureStore {
   /** Keeps a record, merged with the one of its id already kept (attempts added, first failure kept); resolves once durable. */
   put(record: StoredFailure): Promise<PutOutcome>;
+  /** Keeps records as `put` does, in one call (the file store: one write); answers each one's outcome, in order. */
+  putMany(records: readonly StoredFailure[]): Promise<PutOutcome[]>;
   /** Every record of a workflow (none for a workflow that has none). */
   list(workflow: string): Promise<StoredFailure[]>;
   get(workflow: string, id: string): Promise<StoredFailure | undefined>;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type StoredFailure } from './failure-store.js';
-import { FileFailureStore } from './file-failure-store.js';
+import { FileFailureStore, putLineText } from './file-failure-store.js';
 
 function record(id: string, lastFailed = new Date().toISOString()): StoredFailure {
   return {
@@ -62,6 +62,32 @@ describe('the file failure store', () => {
     expect(await store.put(record('old', new Date(Date.now() - 120_000).toISOString()))).toBe('kept');
     expect(await store.list('etl_1')).toEqual([]);
     await store.close();
+  });
+
+  it("writes a put's line as JSON.stringify does, with and without the optional fields", () => {
+    const { message: _message, ...bare } = record('a');
+    const full: StoredFailure = {
+      ...record('b'),
+      failure: { kind: 'unavailable', retryable: true, message: 'a "quoted"\nline', cause: 'Error: é\u2028' },
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+    };
+    for (const kept of [bare, record('a'), full]) expect(putLineText(kept)).toBe(JSON.stringify({ put: kept }) + '\n');
+  });
+
+  it('keeps a batch in one call: each answered in order, the one past maxBytes refused, a second failure of one merged', async () => {
+    const size = Buffer.byteLength(JSON.stringify({ put: record('a') })) + 1;
+    const store = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 0 });
+    expect(await store.putMany([record('a'), record('b'), record('c'), { ...record('a'), attempts: 2 }])).toEqual(['kept', 'kept', 'full', 'kept']);
+    expect(await store.putMany([])).toEqual([]);
+    await store.close();
+    const lines = readFileSync(join(directory, 'etl_1.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { put: StoredFailure }).put.id)).toEqual(['a', 'b', 'a']);
+    const reopened = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 0 });
+    expect((await reopened.list('etl_1')).map((kept) => [kept.id, kept.attempts]).sort()).toEqual([
+      ['a', 3],
+      ['b', 1],
+    ]);
+    await reopened.close();
   });
 
   it('rewrites its file with the live records once replaced and removed ones take more than 4 MiB, losing none', async () => {

@@ -47,6 +47,10 @@ export class KvFailureStore implements FailureStore {
     return 'kept';
   }
 
+  putMany(records: readonly StoredFailure[]): Promise<PutOutcome[]> {
+    return Promise.all(records.map((record) => this.put(record)));
+  }
+
   async list(workflow: string): Promise<StoredFailure[]> {
     const bucket = await this.bucket(workflow);
     const records: StoredFailure[] = [];

@@ -5,7 +5,7 @@ import { ComponentFailedError, type LoomMessage, type Outcome, type SignalSource
 import { ComponentError, withoutStack } from './component-error.js';
 import { type CompletionTicket, type Queued } from './completion.js';
 import { type RunInput } from './intake.js';
-import { type KeepOutcome, type RunOptions } from './options.js';
+import { type FailedDelivery, type KeepOutcome, type RunOptions } from './options.js';
 import { type InletNode, type ProcessorNode, type RunNode, type SourceNode } from './run-graph.js';
 import { inheritOrigin, type RunTrail, setOrigin } from './message-trail.js';
 import { type BatchSpans, endMessageSpan, outputOf, type RunTracing } from './tracing.js';
@@ -36,6 +36,12 @@ const MAX_KEEPING = 1024;
 
 /** A failed outcome. */
 type Failed = Extract<Outcome, { ok: false }>;
+
+/** A batch's messages that failed for good on their way to the failure store, with their completion tickets. */
+interface Keeping {
+  readonly failed: FailedDelivery[];
+  readonly tickets: (CompletionTicket | undefined)[];
+}
 
 /**
  * The path of messages through a run: from a source into the bounded queues, through each processor's workers with
@@ -244,6 +250,8 @@ export class MessageFlow implements RunInput {
     const { outcomes, retries } = await this.processWithRetries(node, batch);
     // failures of a batch cut short by the run's end say nothing of the messages: JetStream delivers them again
     if (this.parts.signal.aborted) for (const queued of taken) queued.ticket?.abandon();
+    // the batch's messages that failed for good, for the failure store: kept together, in one call, after the loop
+    let toKeep: Keeping | undefined;
     for (const [index, result] of outcomes.entries()) {
       const message = batch[index];
       const ticket = taken[index]?.ticket;
@@ -270,11 +278,43 @@ export class MessageFlow implements RunInput {
         this.parts.fail(new ComponentError(node.instance.name, reason, true, { cause: result.cause }));
       } else {
         const failure = failureOf(node, result);
-        this.parts.trail?.failed(node.instance.name, message, (retries[index] ?? 0) + 1, failure, node.failureHandler?.instance.name);
-        await this.failMessage(node, message, failure, ticket, (retries[index] ?? 0) + 1);
+        const tries = (retries[index] ?? 0) + 1;
+        this.parts.trail?.failed(node.instance.name, message, tries, failure, node.failureHandler?.instance.name);
+        if (node.failureHandler === undefined && this.parts.keepFailed !== undefined) {
+          this.record(node, [message], failure);
+          // the delivery and the drain wait for the store: the ticket is held and the message counted in flight until then
+          ticket?.hold();
+          this.inFlight++;
+          toKeep ??= { failed: [], tickets: [] };
+          toKeep.failed.push({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError });
+          toKeep.tickets.push(ticket);
+        } else {
+          await this.failMessage(node, message, failure, ticket);
+        }
       }
       endMessageSpan(span, result.ok ? undefined : result.error, retries[index] ?? 0);
     }
+    if (toKeep !== undefined) await this.keep(node, toKeep, this.parts.keepFailed as NonNullable<FlowParts['keepFailed']>);
+  }
+
+  /**
+   * Keeps a batch's failed messages in the failure store, in the background, so the worker goes on while the store
+   * writes (the batches waiting then share a write and an fsync); each delivery is settled once the store answered.
+   * Bounded: past MAX_KEEPING failures on their way to the store, the worker waits until they are kept.
+   */
+  private async keep(node: ProcessorNode, { failed, tickets }: Keeping, keepFailed: NonNullable<FlowParts['keepFailed']>): Promise<void> {
+    this.keeping += failed.length;
+    void keepFailed(failed)
+      .then((outcomes) => {
+        failed.forEach(({ message, failure }, index) => this.failedForGood(node, message, failure, tickets[index], outcomes[index] ?? 'unavailable'));
+      })
+      .finally(() => {
+        this.keeping -= failed.length;
+        for (const wake of this.roomToKeep.splice(0)) wake();
+        for (const ticket of tickets) ticket?.release();
+        this.settle(failed.length);
+      });
+    while (this.keeping > MAX_KEEPING) await new Promise<void>((resolve) => this.roomToKeep.push(resolve));
   }
 
   /** Runs a batch, retrying transient failures `max_retry` times `delay` ms apart; answers the outcomes and the retries of each message. */
@@ -330,39 +370,13 @@ export class MessageFlow implements RunInput {
   }
 
   /**
-   * A message failed for good: to the failure handler (which then holds its ticket), or counted, logged, reported and
-   * kept in the failure store, its delivery then to be terminated; one the store could not take for want of a connection
-   * is abandoned instead (delivered again when it came from JetStream).
+   * A message failed for good, with no failure store to keep it (those the store keeps go through `keep`): to the
+   * failure handler (which then holds its ticket), or counted, logged and reported, its delivery to be terminated.
    */
-  private async failMessage(
-    node: ProcessorNode,
-    message: LoomMessage,
-    failure: ComponentError,
-    ticket: CompletionTicket | undefined,
-    tries: number,
-  ): Promise<void> {
+  private async failMessage(node: ProcessorNode, message: LoomMessage, failure: ComponentError, ticket: CompletionTicket | undefined): Promise<void> {
     this.record(node, [message], failure);
     if (node.failureHandler === undefined) {
-      const keep = this.parts.keepFailed;
-      if (keep === undefined) {
-        this.failedForGood(node, message, failure, ticket, undefined);
-        return;
-      }
-      // kept in the background, so the worker goes on while the store writes (its puts then share a write and an
-      // fsync); the delivery and the drain wait for it: the ticket is held and the message counted in flight until then
-      ticket?.hold();
-      this.inFlight++;
-      void keep({ component: node.instance.name, message, failure, tries, keepContent: node.settings.storeError })
-        .then((kept) => this.failedForGood(node, message, failure, ticket, kept))
-        .finally(() => {
-          this.keeping--;
-          this.roomToKeep.shift()?.();
-          ticket?.release();
-          this.settle(1);
-        });
-      this.keeping++;
-      // bounded: past MAX_KEEPING failures on their way to the store, the worker waits until one is kept
-      while (this.keeping > MAX_KEEPING) await new Promise<void>((resolve) => this.roomToKeep.push(resolve));
+      this.failedForGood(node, message, failure, ticket, undefined);
       return;
     }
     const body: Record<string, unknown> = { failedComponent: node.instance.name, messageId: message.id };

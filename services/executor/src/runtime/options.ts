@@ -42,10 +42,11 @@ export interface RunOptions {
   /** Where the run records what happens to each message for `loom message trace` (issue 50); absent: nothing recorded. */
   readonly trail?: MessageTrail;
   /**
-   * Keeps a message that failed for good (no failure handler, or it failed in its failure handler) in the failure store
-   * (issue 50); its delivery is settled only once this resolved. Never rejects. Default: nothing is kept.
+   * Keeps messages that failed for good (no failure handler, or they failed in their failure handler) in the failure
+   * store (issue 50), a component's batch of them in one call, answering each one's outcome in order; their deliveries
+   * are settled only once this resolved. Never rejects. Default: nothing is kept.
    */
-  readonly keepFailed?: (failed: FailedDelivery) => Promise<KeepOutcome>;
+  readonly keepFailed?: (failed: readonly FailedDelivery[]) => Promise<readonly KeepOutcome[]>;
 }
 
 /** A message that failed for good at a component, to be kept in the failure store. */
