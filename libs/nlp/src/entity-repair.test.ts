@@ -55,4 +55,13 @@ describe('repairEntityTags', () => {
     repairEntityTags(['Zeta', '-', 'Jones'], tags);
     expect(tags).toEqual(['B-PER', 'O', 'B-ORG']);
   });
+
+  it("leaves a form of address the tagger put at the start of a person's name out of it, other titles in", () => {
+    expect(repairEntityTags(['Drs.', 'Ali', 'work', 'wonders'], ['B-PER', 'I-PER', 'O', 'O'])).toEqual(['O', 'B-PER', 'O', 'O']);
+    expect(repairEntityTags(['Mr', 'Dr', 'Dorn', 'came'], ['B-PER', 'I-PER', 'I-PER', 'O'])).toEqual(['O', 'O', 'B-PER', 'O']);
+    // a title alone, or before a word that is no name, stays as tagged
+    expect(repairEntityTags(['Doctor', 'said'], ['B-PER', 'O'])).toEqual(['B-PER', 'O']);
+    expect(repairEntityTags(['Shaikh', 'Abdul', 'Wahhab'], ['B-PER', 'I-PER', 'I-PER'])).toEqual(['B-PER', 'I-PER', 'I-PER']);
+    expect(repairEntityTags(['Dr', 'of', 'Defense'], ['B-PER', 'I-PER', 'I-PER'])).toEqual(['B-PER', 'I-PER', 'I-PER']);
+  });
 });

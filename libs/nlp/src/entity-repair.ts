@@ -48,6 +48,9 @@ const PLACE_OR_THING_TITLES = new Set([
   'dame',
 ]);
 
+/** Forms of address UNER leaves out of a person's name ("Mr. [Smith]", "Drs. [Ali]"), lower-case, without a full stop. */
+const FORMS_OF_ADDRESS = new Set(['mr', 'mrs', 'ms', 'miss', 'mister', 'dr', 'drs', 'doctor', 'prof', 'professor']);
+
 /** Capitalised words that follow a person's name without being part of it ("Smith Monday", "Lee January"). */
 const NOT_SURNAMES = new Set([
   'monday',
@@ -93,6 +96,8 @@ function capitalised(word: string): boolean {
  *   stay as they are, as a signature's "John Staikos Direct Dial" shows they must.
  * - capitalised proper nouns the tagger left out after a person's title are a person ("PM Allawi"), the title left out
  *   as UNER marks it; titles that also begin names of places and things ("Prime Rib", "General Motors") do not count.
+ * - a person's name the tagger began with a form of address loses it ("Drs. [Ali]"); other titles stay, as UNER keeps
+ *   some ("Shaikh Abdul Wahhab al-Janabi").
  * Returns new tags; `tags` is not changed.
  */
 export function repairEntityTags(tokens: readonly string[], tags: readonly string[], context: EntityRepairContext = {}): string[] {
@@ -137,6 +142,13 @@ export function repairEntityTags(tokens: readonly string[], tags: readonly strin
       break;
     }
     if (end !== span.end) spans = entitySpans(out);
+  }
+  // a person's name the tagger began with a form of address: "Drs. Ali"; it goes out, as UNER marks it
+  for (const span of entitySpans(out)) {
+    if (span.type !== 'PER') continue;
+    let start = span.start;
+    while (span.end - start > 1 && FORMS_OF_ADDRESS.has(tokens[start]!.toLowerCase().replace(/\.$/, '')) && titleCase(tokens[start + 1]!)) out[start++] = 'O';
+    if (start !== span.start) out[start] = 'B-PER';
   }
   // a title before capitalised proper nouns the tagger left out: "PM Allawi"; the title stays out, as UNER marks it
   if (labels !== undefined) {
