@@ -1,10 +1,12 @@
 // Training of the NER model: the open sets and UNER's training documents, tagged by the trained tagger.
-import { dataEntry, encodeNer, itemAt, tagEntities, tagWords, trainNer, type NerExample, type NerModel } from '@loom/nlp';
+import { dataEntry, encodeNer, EWT_ATTRIBUTION, itemAt, tagEntities, tagWords, trainNer, type NerExample, type NerModel } from '@loom/nlp';
 import { entityCardFigures, entityScores, formatEntityScores, tagsOfWordTypes, type EntityScores } from './entity-scores.js';
 import { compromiseNameLexicon } from './name-lexicon.js';
 import { caseCopies, openNerExamples, unerSplit, UNER_DEV, type CaseCopyShares, type LabelledSentence, type OpenNerSet } from './ner-data.js';
 import { openNameLexicon, OPEN_NAME_LISTS_ATTRIBUTION, OPEN_NAME_LISTS_LICENCE, type OpenNameListOptions } from './open-name-lexicon.js';
 import { slice } from './train-tags.js';
+import { EWT_TRAIN } from './ewt.js';
+import { NASA_TEXT, trainingWordClasses } from './word-classes.js';
 import { loadTaggerFrom, round, writeModel, type TrainContext } from './train.js';
 
 /**
@@ -28,6 +30,7 @@ export const NER_SETTINGS = {
   openSets: ['wikigold', 'btc'] as OpenNerSet[],
   caseCopies: { upper: 0.1, lower: 0.1 } as CaseCopyShares,
   nameLists: undefined as OpenNameListOptions | undefined,
+  wordClasses: false,
 };
 
 /**
@@ -66,6 +69,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<EntityScores> {
   const heldOut = slice(uner.heldOut, ctx.devLimit).map(tagged);
   const lexicon = await compromiseNameLexicon();
   const nameLists = NER_SETTINGS.nameLists ? await openNameLexicon(NER_SETTINGS.nameLists) : new Map<string, string>();
+  const wordClasses = NER_SETTINGS.wordClasses ? trainingWordClasses(ctx.dataDir, NER_SETTINGS.openSets) : new Map<string, string>();
   const epochs = ctx.epochs ?? NER_SETTINGS.epochs;
   const model = trainNer(examples, {
     epochs,
@@ -74,6 +78,7 @@ export async function trainNerModel(ctx: TrainContext): Promise<EntityScores> {
     gazetteerFolds: NER_SETTINGS.gazetteerFolds,
     lexicon,
     nameLists,
+    wordClasses,
     onEpoch: (epoch, accuracy) => ctx.log(`ner epoch ${epoch}/${epochs}: train tag accuracy ${(100 * accuracy).toFixed(2)}`),
   });
   const scores = nerScores(model, heldOut);
@@ -82,26 +87,34 @@ export async function trainNerModel(ctx: TrainContext): Promise<EntityScores> {
     data: [
       ...open.files.map((file) => dataEntry(ctx.dataDir, file, 'training')),
       dataEntry(ctx.dataDir, UNER_DEV, 'training (documents i with i % 4 != 3), evaluation (held out: i % 4 == 3)'),
+      ...(NER_SETTINGS.wordClasses
+        ? [
+            dataEntry(ctx.dataDir, EWT_TRAIN, 'word classes (the case of its words, unlabelled)'),
+            dataEntry(ctx.dataDir, NASA_TEXT, 'word classes (unlabelled)'),
+          ]
+        : []),
     ],
     settings: {
       ...NER_SETTINGS,
       features:
-        'word, lower-case word, shape, affixes, ±2 words, previous tag (with word, shape, previous word, part of speech); parts of speech (the tagger, ±1); gazetteer of training entities (jackknifed in gazetteerFolds folds for training sentences); name lexicon of compromise (±1); open name lists when nameLists is set (±1, with capitalisation and part of speech); training adds copies of caseCopies shares of the sentences in capitals and in lower case',
+        'word, lower-case word, shape, affixes, ±2 words, previous tag (with word, shape, previous word, part of speech); parts of speech (the tagger, ±1); gazetteer of training entities (jackknifed in gazetteerFolds folds for training sentences); name lexicon of compromise (±1); open name lists when nameLists is set (±1, with capitalisation and part of speech); word classes when wordClasses is set (how often a word is capitalised inside sentences of the training text, EWT train and the NASA lesson; ±1, with capitalisation and sentence start); training adds copies of caseCopies shares of the sentences in capitals and in lower case',
       lexiconEntries: lexicon.size,
       ...(nameLists.size > 0 ? { nameListEntries: nameLists.size } : {}),
+      ...(wordClasses.size > 0 ? { wordClassEntries: wordClasses.size } : {}),
       decoding: 'Viterbi over valid IOB2 transitions (first-order), structured-perceptron training',
       trainingSentences: examples.length,
       heldOutSentences: heldOut.length,
     },
     epochs,
     dev: Object.fromEntries(Object.entries(entityCardFigures(scores)).map(([name, value]) => [name, round(value)])),
-    licence: `CC BY-SA 4.0 (UNER English EWT, the tagger) and CC BY 4.0 (WikiGold, Broad Twitter Corpus); name lexicon MIT (compromise)${NER_SETTINGS.nameLists ? `; ${OPEN_NAME_LISTS_LICENCE}` : ''}`,
+    licence: `CC BY-SA 4.0 (UNER English EWT, the tagger) and CC BY 4.0 (WikiGold, Broad Twitter Corpus); name lexicon MIT (compromise)${NER_SETTINGS.nameLists ? `; ${OPEN_NAME_LISTS_LICENCE}` : ''}${NER_SETTINGS.wordClasses ? '; word classes from UD English EWT train (CC BY-SA 4.0) and a NASA text (public domain)' : ''}`,
     attribution: [
       'Universal NER English EWT (UNER_English-EWT commit 8ed072d; Mayhew et al., NAACL 2024), CC BY-SA 4.0.',
       'WikiGold (Balasuriya et al. 2009), CC BY 4.0.',
       'Broad Twitter Corpus (Derczynski et al., COLING 2016), CC BY 4.0.',
       'Name lexicon from compromise 14.17.0 (Spencer Kelly and contributors), MIT licence.',
       ...(NER_SETTINGS.nameLists ? OPEN_NAME_LISTS_ATTRIBUTION : []),
+      ...(NER_SETTINGS.wordClasses ? [EWT_ATTRIBUTION, 'NASA lesson learned 164448 (lessons-learned entry, a work of the US government), public domain.'] : []),
     ],
   });
   return scores;

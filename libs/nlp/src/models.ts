@@ -190,7 +190,12 @@ export function decodeLemmatizerFile(name: string, file: ModelFile): LemmatizerM
 
 /** Sections and header of an NER model. */
 export function encodeNer(
-  model: NerModel & { gazetteerText: ReadonlyMap<string, string>; lexiconText: ReadonlyMap<string, string>; nameListsText: ReadonlyMap<string, string> },
+  model: NerModel & {
+    gazetteerText: ReadonlyMap<string, string>;
+    lexiconText: ReadonlyMap<string, string>;
+    nameListsText: ReadonlyMap<string, string>;
+    wordClassesText?: ReadonlyMap<string, string>;
+  },
   prune: number,
 ): { header: Record<string, unknown>; sections: Map<string, Uint8Array> } {
   const lines = (map: ReadonlyMap<string, string>): Uint8Array => encodeStrings([...map].map(([k, item]) => `${k}\t${item}`).sort());
@@ -202,6 +207,8 @@ export function encodeNer(
       ['lexicon', lines(model.lexiconText)],
       // a model trained without open name lists has no such section and reads no such features
       ...(model.nameListsText.size > 0 ? [['nameLists', lines(model.nameListsText)] as const] : []),
+      // nor word classes, when trained without them
+      ...(model.wordClassesText !== undefined && model.wordClassesText.size > 0 ? [['wordClasses', lines(model.wordClassesText)] as const] : []),
     ]),
   };
 }
@@ -225,5 +232,6 @@ export function decodeNer(name: string, file: ModelFile): NerModel {
     gazetteer: hashedLines('gazetteer'),
     lexicon: hashedLines('lexicon'),
     nameLists: file.sections.has('nameLists') ? hashedLines('nameLists') : new Map(),
+    wordClasses: file.sections.has('wordClasses') ? hashedLines('wordClasses') : new Map(),
   };
 }

@@ -18,6 +18,8 @@ export interface NerModel {
   readonly lexicon: ReadonlyMap<string, number>;
   /** Lower-cased token → hash of its classes in open name lists (`openNameLexicon`); empty in models trained without them. */
   readonly nameLists: ReadonlyMap<string, number>;
+  /** Lower-cased token → hash of its class learned from unlabelled text (`trainingWordClasses`); absent or empty in models trained without them. */
+  readonly wordClasses?: ReadonlyMap<string, number>;
 }
 
 /** A training sentence: tokens and IOB2 tags (types PER, ORG, LOC). */
@@ -28,11 +30,12 @@ export interface NerExample {
   readonly pos: readonly string[];
 }
 
-const MAX_FEATURES = 48;
+const MAX_FEATURES = 52;
 const NO_POS = hashString('<no-pos>');
 const NO_LEX = hashString('<no-lex>');
 const NO_GAZ = hashString('<no-gaz>');
 const NO_LIST = hashString('<no-list>');
+const NO_CLASS = hashString('<no-class>');
 const TAG_INDEX = new Map<string, number>(NER_TAGS.map((tag, index) => [tag, index]));
 
 /** True when tag `next` may follow `previous` in IOB2 (I-X only after B-X or I-X). */
@@ -50,18 +53,23 @@ function lookupCodes(lower: readonly string[], map: ReadonlyMap<string, number>,
   return out;
 }
 
-/** The tokens' codes in the gazetteer, the name lexicon and the open name lists (none when that map is empty), each token lower-cased once. */
+/**
+ * The tokens' codes in the gazetteer, the name lexicon, the open name lists and the word classes (none for a map that
+ * is empty), each token lower-cased once.
+ */
 function nameCodes(
   tokens: readonly string[],
   gazetteer: ReadonlyMap<string, number>,
   lexicon: ReadonlyMap<string, number>,
   nameLists: ReadonlyMap<string, number>,
-): Pick<Codes, 'gazetteerCodes' | 'lexiconCodes' | 'nameListCodes'> {
+  wordClasses: ReadonlyMap<string, number> | undefined,
+): Pick<Codes, 'gazetteerCodes' | 'lexiconCodes' | 'nameListCodes' | 'classCodes'> {
   const lower = tokens.map((token) => token.toLowerCase());
   return {
     gazetteerCodes: lookupCodes(lower, gazetteer, NO_GAZ),
     lexiconCodes: lookupCodes(lower, lexicon, NO_LEX),
     nameListCodes: nameLists.size > 0 ? lookupCodes(lower, nameLists, NO_LIST) : undefined,
+    classCodes: wordClasses !== undefined && wordClasses.size > 0 ? lookupCodes(lower, wordClasses, NO_CLASS) : undefined,
   };
 }
 
@@ -84,11 +92,18 @@ interface Codes {
   readonly lexiconCodes: Int32Array;
   /** Codes in the open name lists; undefined when the model has none, so that it reads no such features. */
   readonly nameListCodes: Int32Array | undefined;
+  /** Codes of the word classes; undefined when the model has none. */
+  readonly classCodes: Int32Array | undefined;
   readonly pos: Int32Array;
 }
 
 /** Features of the token at `position` that do not read the previous tag. */
-function extract({ words, gazetteerCodes, lexiconCodes, nameListCodes, pos }: Codes, tokens: readonly string[], position: number, out: Int32Array): number {
+function extract(
+  { words, gazetteerCodes, lexiconCodes, nameListCodes, classCodes, pos }: Codes,
+  tokens: readonly string[],
+  position: number,
+  out: Int32Array,
+): number {
   const token = itemAt(tokens, position, 'tokens');
   const first = token[0] ?? '';
   const capital = first !== first.toLowerCase() ? 1 : 0;
@@ -138,6 +153,12 @@ function extract({ words, gazetteerCodes, lexiconCodes, nameListCodes, pos }: Co
     out[count++] = feature(47, nameListCodes[position]!, capital);
     out[count++] = feature(48, pos[position]!, nameListCodes[position]);
     out[count++] = feature(49, nameListCodes[position]!, nameListCodes[position + 1]);
+  }
+  if (classCodes) {
+    out[count++] = feature(50, classCodes[position]!);
+    out[count++] = feature(51, before(classCodes, position - 1));
+    out[count++] = feature(52, classCodes[position + 1]!);
+    out[count++] = feature(53, classCodes[position]!, capital, position === 0 ? 1 : 0);
   }
   return count;
 }
@@ -208,7 +229,7 @@ function viterbi(perceptron: Perceptron, codes: Codes, tokens: readonly string[]
 export function tagEntities(model: NerModel, tokens: readonly string[], partsOfSpeech: readonly string[], words: WordCodes = wordCodes(tokens)): string[] {
   const codes: Codes = {
     words,
-    ...nameCodes(tokens, model.gazetteer, model.lexicon, model.nameLists),
+    ...nameCodes(tokens, model.gazetteer, model.lexicon, model.nameLists, model.wordClasses),
     pos: posCodes(tokens, partsOfSpeech),
   };
   const out = viterbi(model.perceptron, codes, tokens);
@@ -243,6 +264,8 @@ export interface NerTrainOptions extends PerceptronTrainOptions {
   readonly lexicon: ReadonlyMap<string, string>;
   /** Lower-cased word → its classes in open name lists, comma-joined (`openNameLexicon`); empty for none. */
   readonly nameLists: ReadonlyMap<string, string>;
+  /** Lower-cased word → its class learned from unlabelled text (`trainingWordClasses`); none when absent or empty. */
+  readonly wordClasses?: ReadonlyMap<string, string>;
   readonly onEpoch?: (epoch: number, accuracy: number) => void;
 }
 
@@ -250,12 +273,19 @@ export interface NerTrainOptions extends PerceptronTrainOptions {
 export function trainNer(
   examples: readonly NerExample[],
   options: NerTrainOptions,
-): NerModel & { gazetteerText: Map<string, string>; lexiconText: ReadonlyMap<string, string>; nameListsText: ReadonlyMap<string, string> } {
+): NerModel & {
+  gazetteerText: Map<string, string>;
+  lexiconText: ReadonlyMap<string, string>;
+  nameListsText: ReadonlyMap<string, string>;
+  wordClassesText: ReadonlyMap<string, string>;
+} {
   const { gazetteer, text } = buildGazetteer(examples);
   const lexiconText = options.lexicon;
   const lexicon = new Map([...lexiconText].map(([fold, score]) => [fold, hashString(score)]));
   const nameListsText = options.nameLists;
   const nameLists = new Map([...nameListsText].map(([fold, score]) => [fold, hashString(score)]));
+  const wordClassesText = options.wordClasses ?? new Map<string, string>();
+  const wordClasses = new Map([...wordClassesText].map(([fold, wordClass]) => [fold, hashString(wordClass)]));
   // A training sentence reads the gazetteer built without its own fold: with the full one, every training entity would
   // find itself there and the tagger would learn to trust the gazetteer where, on new text, names are mostly unseen.
   const folds = options.gazetteerFolds;
@@ -279,7 +309,7 @@ export function trainNer(
           example,
           (sentenceCodes = {
             words: wordCodes(example.tokens),
-            ...nameCodes(example.tokens, itemAt(foldGazetteers, foldOf(example), 'foldGazetteers'), lexicon, nameLists),
+            ...nameCodes(example.tokens, itemAt(foldGazetteers, foldOf(example), 'foldGazetteers'), lexicon, nameLists, wordClasses),
             pos: posCodes(example.tokens, example.pos),
             gold: example.tags.map((tag) => TAG_INDEX.get(tag) ?? 0),
           }),
@@ -308,5 +338,5 @@ export function trainNer(
     options.onEpoch?.(epoch, right / total);
   }
   perceptron.average();
-  return { perceptron, gazetteer, gazetteerText: text, lexicon, lexiconText, nameLists, nameListsText };
+  return { perceptron, gazetteer, gazetteerText: text, lexicon, lexiconText, nameLists, nameListsText, wordClasses, wordClassesText };
 }
