@@ -68,17 +68,53 @@ mkdirSync(configDir, { recursive: true });
 writeFileSync(join(configDir, 'settings.json'), '{"greeting": "hello"}');
 afterAll(() => rmSync(configDir, { recursive: true, force: true }));
 
+/**
+ * Scripts of the tests below that need no interpreter of their own (none ends or replaces its host, nor sets a limit of
+ * its own): they run as the cases of one script, on one host under the policy started for the first of them, as a
+ * workflow's messages share their component's interpreter. A host start is about 2 CPU-seconds, most of this file's.
+ */
+const CASES = {
+  stdlib: [
+    'import re, json, datetime',
+    "text = re.sub(r'\\s+', ' ', body['text']).strip()",
+    "day = datetime.date.fromisoformat(body['date']).strftime('%A')",
+    "return {**body, 'text': text, 'day': day, 'echo': json.loads(json.dumps({'n': body['n']}))}",
+  ].join('\n'),
+  noneForOdd: "if body['n'] % 2:\n    return None\nreturn body",
+  wrongType: "return 'text'",
+  inverse: "return {'inverse': 1 / body['n']}",
+  configFile: `import json\nwith open('${configDir}/settings.json') as f:\n    return {**body, **json.load(f)}`,
+  privateFiles:
+    "import os\nwith open('notes.txt', 'w') as f:\n    f.write(body['text'])\nwith open(os.path.join(os.getcwd(), 'notes.txt')) as f:\n    return {'read': f.read(), 'cwd': os.getcwd()}",
+};
+
+/** The one script of CASES: each case's script is the body of a branch on the message's `case`, which it takes out of body. */
+function casesScript(): string {
+  return [
+    "case = body.pop('case')",
+    ...Object.entries(CASES).flatMap(([name, script]) => [`if case == '${name}':`, ...script.split('\n').map((line) => `    ${line}`)]),
+    "raise ValueError('no case ' + case)",
+  ].join('\n');
+}
+
+let casesHost: Promise<Processor> | undefined;
+
+/** Ends the host of CASES, when one was started (it writes to privateDir, which the life cycle test finds no host writing to). */
+async function closeCasesHost(): Promise<void> {
+  await (await casesHost?.catch(() => undefined))?.close();
+}
+
+/** Runs the bodies through the script of CASES named `name`, on the host the cases share. */
+async function runCase(name: keyof typeof CASES, ...bodies: Record<string, unknown>[]): Promise<readonly Outcome[]> {
+  casesHost ??= createPythonProcessor(contextFor(casesScript(), 'transformer'), 'transformer', LIMITS, pythonSandbox(true));
+  return run(await casesHost, ...bodies.map((body) => ({ case: name, ...body })));
+}
+
 describe('Python transformer and filter', () => {
+  afterAll(closeCasesHost);
+
   it('transforms with the standard library (re, json, datetime): the script is the body of a function of body', async () => {
-    const processor = await processorFor(
-      [
-        'import re, json, datetime',
-        "text = re.sub(r'\\s+', ' ', body['text']).strip()",
-        "day = datetime.date.fromisoformat(body['date']).strftime('%A')",
-        "return {**body, 'text': text, 'day': day, 'echo': json.loads(json.dumps({'n': body['n']}))}",
-      ].join('\n'),
-    );
-    const [result] = await run(processor, { text: '  many   spaces\there ', date: '2026-11-21', n: 3 });
+    const [result] = await runCase('stdlib', { text: '  many   spaces\there ', date: '2026-11-21', n: 3 });
     expect(result).toEqual({
       ok: true,
       outputs: [{ id: 'm0', headers: { source: 'test' }, body: { text: 'many spaces here', date: '2026-11-21', n: 3, day: 'Saturday', echo: { n: 3 } } }],
@@ -86,17 +122,14 @@ describe('Python transformer and filter', () => {
   });
 
   it('answers no output for None, keeps or drops with a filter, and names a wrong return type', async () => {
-    const transformer = await processorFor("if body['n'] % 2:\n    return None\nreturn body");
-    expect((await run(transformer, { n: 1 }, { n: 2 })).map((o) => (o.ok ? o.outputs.length : -1))).toEqual([0, 1]);
+    expect((await runCase('noneForOdd', { n: 1 }, { n: 2 })).map((o) => (o.ok ? o.outputs.length : -1))).toEqual([0, 1]);
     const filter = await processorFor("return body['n'] > 1", 'filter');
     expect((await run(filter, { n: 1 }, { n: 2 })).map((o) => (o.ok ? o.outputs.length : -1))).toEqual([0, 1]);
-    const wrong = await processorFor("return 'text'");
-    expect(await run(wrong, { n: 1 })).toEqual([failed(/^a transformer must return a dict \(the new message\) or None, not str$/)]);
+    expect(await runCase('wrongType', { n: 1 })).toEqual([failed(/^a transformer must return a dict \(the new message\) or None, not str$/)]);
   });
 
   it('fails one message with its exception and goes on with the rest', async () => {
-    const processor = await processorFor("return {'inverse': 1 / body['n']}");
-    const outcomes = await run(processor, { n: 2 }, { n: 0 }, { n: 4 });
+    const outcomes = await runCase('inverse', { n: 2 }, { n: 0 }, { n: 4 });
     expect(outcomes[1]).toEqual(failed(/^ZeroDivisionError: division by zero$/));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
   });
@@ -108,15 +141,13 @@ describe('Python transformer and filter', () => {
   });
 
   it('under the policy reads a configuration file under the installation directory', async () => {
-    const processor = await processorFor(`import json\nwith open('${configDir}/settings.json') as f:\n    return {**body, **json.load(f)}`);
-    expect(await run(processor, { n: 1 })).toEqual([{ ok: true, outputs: [expect.objectContaining({ body: { n: 1, greeting: 'hello' } })] }]);
+    expect(await runCase('configFile', { n: 1 })).toEqual([{ ok: true, outputs: [expect.objectContaining({ body: { n: 1, greeting: 'hello' } })] }]);
   });
 
   it("under the policy writes and reads back files in the workflow's private temp directory, its working directory", async () => {
-    const processor = await processorFor(
-      "import os\nwith open('notes.txt', 'w') as f:\n    f.write(body['text'])\nwith open(os.path.join(os.getcwd(), 'notes.txt')) as f:\n    return {'read': f.read(), 'cwd': os.getcwd()}",
-    );
-    expect(await run(processor, { text: 'kept' })).toEqual([{ ok: true, outputs: [expect.objectContaining({ body: { read: 'kept', cwd: privateDir } })] }]);
+    expect(await runCase('privateFiles', { text: 'kept' })).toEqual([
+      { ok: true, outputs: [expect.objectContaining({ body: { read: 'kept', cwd: privateDir } })] },
+    ]);
     expect(readFileSync(join(privateDir, 'notes.txt'), 'utf8')).toBe('kept');
   });
 
