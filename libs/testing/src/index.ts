@@ -35,6 +35,7 @@ export function captureStream(): CapturedStream {
 
 export {
   NEO4J_POOL_ENV,
+  neo4jLauncherArguments,
   Neo4jLauncherMissingError,
   neo4jResourceParameters,
   Neo4jStartError,

@@ -109,33 +109,15 @@ const STOP_DEADLINE_MS = 30_000;
  * long as the file holds it: the run starts as many JVMs as files used Neo4j at once, not one a file.
  */
 export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4jTestServer> {
-  const tuning = jvmFlags(options.jvm);
+  jvmFlags(options.jvm);
   const pool = process.env[NEO4J_POOL_ENV];
   if (pool !== undefined && pool !== '' && options.own !== true && options.jvm === undefined && options.maxHeap === undefined) {
     return borrowNeo4j(pool, options.readyTimeoutMs ?? 180_000);
   }
-  const launcher = process.env['LOOM_NEO4J_LAUNCHER'];
-  if (launcher === undefined || launcher === '') throw new Neo4jLauncherMissingError('LOOM_NEO4J_LAUNCHER is not set');
-  const jar = join(launcher, 'neo4j-launcher.jar');
-  if (!existsSync(jar)) throw new Neo4jLauncherMissingError(`LOOM_NEO4J_LAUNCHER=${launcher} has no neo4j-launcher.jar`);
-
+  launcherJar(); // a missing launcher is said before anything is made
   const home = await mkdtemp(join(tmpdir(), 'loom-neo4j-'));
   const password = randomBytes(12).toString('hex');
-  const child = spawn(
-    'java',
-    [
-      `-Xmx${options.maxHeap ?? '512m'}`,
-      ...tuning,
-      ...classArchiveFlags(launcher, options.jvm),
-      ...['-cp', [jar, join(launcher, 'lib', '*')].join(delimiter)],
-      'loom.testing.Neo4jLauncher',
-      home,
-      '0',
-      // the JVM removes its directory itself, also when this process is killed and close() never runs
-      '--delete-home-on-exit',
-    ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  const child = spawn('java', neo4jLauncherArguments(home, options), { stdio: ['pipe', 'pipe', 'pipe'] });
   const jvm = new LauncherProcess(child);
   // the password goes on stdin, not the command line, where any local user could read it
   child.stdin.write(`${password}\n`);
@@ -159,6 +141,36 @@ export async function startNeo4j(options: StartNeo4jOptions = {}): Promise<Neo4j
     await rm(home, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * The `java` arguments that run the Neo4j launcher (LOOM_NEO4J_LAUNCHER) on `home`, Bolt on a free loopback port, the
+ * JVM tuned as `options` say; it reads the password on stdin and answers `READY <bolt uri>` on stdout. startNeo4j runs
+ * it; a test of the launcher itself starts it the same way. Throws Neo4jLauncherMissingError without a built launcher.
+ */
+export function neo4jLauncherArguments(home: string, options: Pick<StartNeo4jOptions, 'maxHeap' | 'jvm'> = {}): string[] {
+  const tuning = jvmFlags(options.jvm);
+  const { launcher, jar } = launcherJar();
+  return [
+    `-Xmx${options.maxHeap ?? '512m'}`,
+    ...tuning,
+    ...classArchiveFlags(launcher, options.jvm),
+    ...['-cp', [jar, join(launcher, 'lib', '*')].join(delimiter)],
+    'loom.testing.Neo4jLauncher',
+    home,
+    '0',
+    // the JVM removes its directory itself, also when this process is killed and close() never runs
+    '--delete-home-on-exit',
+  ];
+}
+
+/** The built launcher LOOM_NEO4J_LAUNCHER names and its jar, or Neo4jLauncherMissingError. */
+function launcherJar(): { launcher: string; jar: string } {
+  const launcher = process.env['LOOM_NEO4J_LAUNCHER'];
+  if (launcher === undefined || launcher === '') throw new Neo4jLauncherMissingError('LOOM_NEO4J_LAUNCHER is not set');
+  const jar = join(launcher, 'neo4j-launcher.jar');
+  if (!existsSync(jar)) throw new Neo4jLauncherMissingError(`LOOM_NEO4J_LAUNCHER=${launcher} has no neo4j-launcher.jar`);
+  return { launcher, jar };
 }
 
 /**

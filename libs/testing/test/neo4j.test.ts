@@ -3,11 +3,11 @@ import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import neo4j from 'neo4j-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Neo4jLauncherMissingError, startNeo4j, type Neo4jTestServer } from '../src/index.js';
+import { neo4jLauncherArguments, Neo4jLauncherMissingError, startNeo4j, type Neo4jTestServer } from '../src/index.js';
 
 /** The Bolt version the server at host:port agrees to when offered 5.0 to 5.8 (the first bytes of any driver). */
 async function boltHandshake(host: string, port: number): Promise<string> {
@@ -27,7 +27,9 @@ describe('startNeo4j', () => {
   let server: Neo4jTestServer;
 
   beforeAll(async () => {
-    server = await startNeo4j();
+    // a server of this file's own rather than one borrowed from the run's pool (neo4j-pool.test.ts tests lending): the
+    // launcher's own clear() is tested on it, and the close test stops it, so the file starts two JVMs, not three
+    server = await startNeo4j({ own: true });
   });
   afterAll(async () => {
     await server?.close();
@@ -64,23 +66,20 @@ describe('startNeo4j', () => {
     }
   });
 
-  // the next two start a second JVM beside the first: their limits are for a loaded machine, not a measure
+  // after the tests that use the file's server: it stops that one
   it('close stops the JVM, removes its directory, and may be called twice', async () => {
-    const other = await startNeo4j({ own: true });
-    const url = new URL(other.uri);
-    expect(existsSync(other.home)).toBe(true);
-    await Promise.all([other.close(), other.close()]);
+    const url = new URL(server.uri);
+    expect(existsSync(server.home)).toBe(true);
+    await Promise.all([server.close(), server.close()]);
     await expect(boltHandshake(url.hostname, Number(url.port))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-    expect(existsSync(other.home)).toBe(false);
+    expect(existsSync(server.home)).toBe(false);
   }, 180_000);
 
+  // starts a second JVM, as startNeo4j would: its limit is for a loaded machine, not a measure
+
   it('the launcher stops Neo4j and removes its directory by itself when its parent goes away (stdin closes)', async () => {
-    const launcher = process.env['LOOM_NEO4J_LAUNCHER']!;
     const home = await mkdtemp(join(tmpdir(), 'loom-neo4j-orphan-'));
-    const classpath = [join(launcher, 'neo4j-launcher.jar'), join(launcher, 'lib', '*')].join(delimiter);
-    const jvm = spawn('java', ['-Xmx512m', '-cp', classpath, 'loom.testing.Neo4jLauncher', home, '0', '--delete-home-on-exit'], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    const jvm = spawn('java', neo4jLauncherArguments(home), { stdio: ['pipe', 'pipe', 'inherit'] });
     const exited = new Promise<number | null>((resolve) => jvm.once('close', resolve));
     jvm.stdin.write('orphan-password\n');
     const lines = createInterface({ input: jvm.stdout })[Symbol.asyncIterator]();
