@@ -554,6 +554,13 @@ export const fixedKeys = named({
     schema: integer(1, 10_000),
     expected: 'an integer from 1 to 10000',
   }),
+  'loom.skills.inProcess': spec({
+    description:
+      'call skills served by this process (loom serve --with-skills) in memory, through their limits, checks and spans, instead of over loopback HTTP',
+    default: true,
+    schema: boolean(),
+    expected: 'true or false',
+  }),
   'loom.skills.retries': spec({
     description: 'attempts after the first on connection errors, time-outs, 429 and 5xx (never on other 4xx)',
     default: 2,

@@ -12,3 +12,4 @@ export * from './stream-channel.js';
 export * from './with-resolvers.js';
 export * from './worker-pool.js';
 export { type WorkerAnswer, type WorkerFailure } from './worker-jobs.js';
+export { type LocalHttpAnswer, type LocalHttpRequest, type LocalHttpServer, type LocalHttpServers } from './local-http.js';

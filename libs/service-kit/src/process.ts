@@ -1,7 +1,7 @@
 import { format, parseArgs } from 'node:util';
 import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
 import { ConfigError, loadConfig, type LoomConfig } from '@loom/config';
-import { ListenError } from '@loom/foundation';
+import { ListenError, type LocalHttpServers } from '@loom/foundation';
 import { createLogger, type Logger, PrometheusStartError, redactor, startTelemetry, type Telemetry } from '@loom/telemetry';
 import { EXIT_USAGE } from './exit-codes.js';
 import { describeStartupError } from './startup-error.js';
@@ -24,6 +24,8 @@ export interface StartServeProcessOptions extends ServeProcessOptions {
    * program (a test) passes false: the global providers can be registered once per process.
    */
   readonly registerTelemetry?: boolean;
+  /** HTTP servers of this process that answer in memory (the skills of `loom serve --with-skills`), for the services that call them. */
+  readonly localHttp?: LocalHttpServers;
 }
 
 /** Services serving in this process, with their logger and telemetry, until `stop`. */
@@ -69,7 +71,7 @@ export async function startServeProcess(modules: readonly ServiceModule[], optio
   let running: RunningServices;
   try {
     await prometheusListening(telemetry, config);
-    running = await startServices({ config, modules, logger, redactor });
+    running = await startServices({ config, modules, logger, redactor, ...(options.localHttp === undefined ? {} : { localHttp: options.localHttp }) });
   } catch (error) {
     await telemetry.shutdown();
     throw error;

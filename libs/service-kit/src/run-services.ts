@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ChannelCredentials, credentials as channelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { type LoomConfig, type ServiceName, serviceNames, type TlsConfig, tlsFiles } from '@loom/config';
-import { ListenError } from '@loom/foundation';
+import { ListenError, type LocalHttpServers } from '@loom/foundation';
 import { type Logger, type SecretRedactor, redactor as defaultRedactor } from '@loom/telemetry';
 import { clientTracingInterceptor, rpcMetricsInterceptor, serverTracingInterceptor } from '@loom/telemetry/grpc';
 import { metrics } from '@opentelemetry/api';
@@ -20,6 +20,8 @@ export interface StartServicesOptions {
   readonly logger: Logger;
   /** Receives every token and key this process generates, so none reaches a log. */
   readonly redactor?: SecretRedactor;
+  /** HTTP servers of this process that answer in memory, given to every service (ServiceContext.localHttp). */
+  readonly localHttp?: LocalHttpServers;
 }
 
 /** A process serving a set of loom services on one port. */
@@ -72,7 +74,12 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
         ...(tls === undefined ? {} : { credentials: tls.client }),
       });
       allClients.push(clients);
-      const instance = await module.create({ config: configSlice(config, module.configSections), logger: logger.child({ service: module.name }), clients });
+      const instance = await module.create({
+        config: configSlice(config, module.configSections),
+        logger: logger.child({ service: module.name }),
+        clients,
+        ...(options.localHttp === undefined ? {} : { localHttp: options.localHttp }),
+      });
       instances.push(instance);
       instance.addToServer(server);
     }

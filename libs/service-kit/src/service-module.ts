@@ -1,5 +1,6 @@
 import { type LoomConfig, type ServiceName } from '@loom/config';
 import { NotImplementedError } from '@loom/domain';
+import { type LocalHttpServers } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
 import { type ServiceClients } from './service-clients.js';
 import { type AsyncImplementation, type ServiceDefinitionLike } from './handlers.js';
@@ -15,6 +16,8 @@ export interface ServiceContext<S extends ConfigSection = ConfigSection> {
   readonly logger: Logger;
   /** Clients to other services that present this service's own identity. */
   readonly clients: ServiceClients;
+  /** HTTP servers of this process that answer in memory (the skills beside `loom serve --with-skills`), if any. */
+  readonly localHttp?: LocalHttpServers;
 }
 
 /** A built service: it registers its RPCs on a server and releases its resources on close. */

@@ -1,4 +1,4 @@
-import { ListenError } from '@loom/foundation';
+import { ListenError, type LocalHttpServers } from '@loom/foundation';
 import { createLogger, type Logger, startTelemetry } from '@loom/telemetry';
 import { type Tracer } from '@opentelemetry/api';
 import { SkillSettingsError } from './errors.js';
@@ -21,6 +21,8 @@ export interface ServeSkillsOptions {
 export interface RunningSkills {
   /** By skill name. */
   readonly servers: ReadonlyMap<string, SkillServer>;
+  /** The server of each origin the skills listen at (their `url`): a caller of this process may post to it in memory. */
+  readonly local: LocalHttpServers;
   /** Stops every server (in parallel, each with its own deadline). Idempotent. */
   stop(): Promise<void>;
 }
@@ -58,8 +60,10 @@ export async function serveSkills(modules: readonly SkillModule[], options: Serv
     throw error;
   }
   let stopping: Promise<void> | undefined;
+  const byOrigin = new Map([...servers.values()].map((server) => [new URL(server.url).origin, server]));
   return {
     servers,
+    local: (origin) => byOrigin.get(origin),
     stop() {
       stopping ??= stopAll();
       return stopping;

@@ -1,17 +1,28 @@
 import { type AddressInfo } from 'node:net';
-import { context, type Context, type Histogram, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { context, type Context, type Counter, type Histogram, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { Lifecycle, type LocalHttpAnswer, type LocalHttpRequest, type LocalHttpServer, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
-import { ServiceBusyError, SkillError, type SkillErrorBody, UnsupportedMediaTypeError } from './errors.js';
-import { type JsonSchema, JsonText, type SkillDefinition, type SkillRoute } from './skill-definition.js';
-import { validationField } from './validation-field.js';
+import { PayloadTooLargeError, ServiceBusyError, type SkillErrorBody, UnsupportedMediaTypeError } from './errors.js';
+import { type JsonSchema, JsonText, type SkillDefinition, type SkillRequest, type SkillRoute } from './skill-definition.js';
+import {
+  BODY_TYPES,
+  BodyChecks,
+  ERROR_DESCRIPTIONS,
+  ERROR_SCHEMA,
+  errorAnswer,
+  errorAnswerOf,
+  type JsonParser,
+  jsonAnswer,
+  parseJsonBody,
+  valueAnswer,
+} from './skill-answers.js';
 
 /** Limits every skill server enforces. */
 export interface SkillLimits {
@@ -52,25 +63,6 @@ const TRANSITIONS: TransitionTable<SkillServerState> = {
 /** Paths every skill server serves besides its routes; they are never limited. */
 const OPERATIONAL_PATHS = new Set(['/health', '/metrics', '/openapi.json']);
 
-const ERROR_SCHEMA: JsonSchema = {
-  type: 'object',
-  required: ['error', 'message'],
-  properties: {
-    error: { type: 'string', description: 'stable code, e.g. invalid_request, unknown_pipeline, busy' },
-    message: { type: 'string' },
-    field: { type: 'string', description: 'JSON path of the request field at fault' },
-  },
-};
-
-const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
-  400: 'the request breaks its schema or a rule of the endpoint; `field` names the part',
-  404: 'a named thing does not exist',
-  413: 'the body, or a document it names, is over a size limit',
-  415: 'the body is of a media type the endpoint does not read',
-  422: 'the content cannot be processed',
-  503: 'too many requests at once, the time limit passed, or the service is stopping; see Retry-After',
-};
-
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
   keys: (carrier: Record<string, unknown>) => Object.keys(carrier),
@@ -85,14 +77,17 @@ interface RequestState {
   spanContext: Context;
   started: bigint;
   limited: boolean;
+  readonly method: string;
+  readonly route: string;
 }
 
 /**
  * One skill service over HTTP: fastify with schema-checked JSON bodies, `/openapi.json`,
  * `/health`, Prometheus `/metrics`, a server span per request continuing the caller's
- * `traceparent`, body, time and concurrency limits, JSON errors and a graceful stop.
+ * `traceparent`, body, time and concurrency limits, JSON errors and a graceful stop. A caller of the same process
+ * may POST to it in memory (`post`, LocalHttpServer) through the same limits, span, metrics, checks and error bodies.
  */
-export class SkillServer {
+export class SkillServer implements LocalHttpServer {
   private readonly lifecycle: Lifecycle<SkillServerState>;
   private readonly app: FastifyInstance;
   private readonly tracer: Tracer;
@@ -101,6 +96,14 @@ export class SkillServer {
   private readonly requests = new WeakMap<FastifyRequest, RequestState>();
   /** The text of each JSON body, as read, until its request is gone. */
   private readonly bodyTexts = new WeakMap<FastifyRequest, string>();
+  private readonly duration: Histogram;
+  private readonly rejected: Counter;
+  /** fastify's own JSON parser (prototype-poisoning checks), shared by both ways in. */
+  private parseJson: JsonParser | undefined;
+  /** The plugin instance the routes are registered in: its validator compiler is the one their schemas were compiled with. */
+  private routeScope: FastifyInstance | undefined;
+  /** The routes' JSON body checks for in-memory calls. */
+  private readonly bodyChecks = new BodyChecks(() => this.routeScope?.validatorCompiler);
   private inFlight = 0;
   private boundPort = 0;
   private readonly stopOnce = new ShutdownOnce(() => this.shutdown());
@@ -116,6 +119,12 @@ export class SkillServer {
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: `loom-skill-${definition.name}` }),
       readers: [this.prometheus],
     });
+    const meter = this.meterProvider.getMeter('@loom/skill-service-kit');
+    this.duration = meter.createHistogram('http.server.request.duration', { unit: 's', description: 'Duration of HTTP requests to the skill service' });
+    this.rejected = meter.createCounter('skill.requests.rejected', { description: 'Requests refused because the service was full' });
+    meter
+      .createObservableUpDownCounter('skill.requests.in_flight', { description: 'Requests being handled' })
+      .addCallback((result) => result.observe(this.inFlight));
     this.app = this.build();
   }
 
@@ -192,8 +201,10 @@ export class SkillServer {
     const app = this.createApp();
     this.addRequestHook(app);
     app.setErrorHandler((error: FastifyError, request, reply) => {
-      const body = this.errorBody(error, request, reply);
-      void reply.send(body);
+      const answer = errorAnswer(error, { mediaType: mediaTypeOf(request), bodyLimitBytes: this.options.limits.bodyLimitBytes, logger: request.log as Logger });
+      void reply.code(answer.status);
+      if (answer.retryAfterSeconds !== undefined) void reply.header('retry-after', String(answer.retryAfterSeconds));
+      void reply.send(answer.body);
     });
     app.setNotFoundHandler((request, reply) => {
       void reply.code(404).send({ error: 'not_found', message: `no endpoint ${request.method} ${request.url.split('?')[0]}` } satisfies SkillErrorBody);
@@ -220,6 +231,7 @@ export class SkillServer {
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
     // fastify's own JSON parsing (with its prototype-poisoning checks), keeping the text as read for SkillRequest.text
     const parseJson = app.getDefaultJsonParser('error', 'error');
+    this.parseJson = parseJson;
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
       this.bodyTexts.set(request, text as string);
@@ -231,47 +243,47 @@ export class SkillServer {
 
   /** Every request gets a span, a duration and a log line; a limited one beyond the concurrency is answered 503. */
   private addRequestHook(app: FastifyInstance): void {
-    const { limits } = this.options;
-    const meter = this.meterProvider.getMeter('@loom/skill-service-kit');
-    const duration = meter.createHistogram('http.server.request.duration', { unit: 's', description: 'Duration of HTTP requests to the skill service' });
-    const rejected = meter.createCounter('skill.requests.rejected', { description: 'Requests refused because the service was full' });
-    meter
-      .createObservableUpDownCounter('skill.requests.in_flight', { description: 'Requests being handled' })
-      .addCallback((result) => result.observe(this.inFlight));
-
     app.addHook('onRequest', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
-      const state = this.observe(request, reply, route, duration);
-      if (state.limited) {
-        if (this.inFlight >= limits.concurrency) {
-          state.limited = false;
-          rejected.add(1, { 'http.route': route });
-          const busy = new ServiceBusyError(
-            'busy',
-            `${this.definition.name} is handling ${limits.concurrency} requests; retry later`,
-            limits.retryAfterSeconds,
-          );
-          void reply.code(503).header('retry-after', String(busy.retryAfterSeconds)).send(busy.toBody());
-          return;
-        }
-        this.inFlight += 1;
+      const state = this.observe(request.method, request.url, route, request.headers);
+      this.requests.set(request, state);
+      reply.raw.once('close', () => this.finish(state, reply.raw.writableFinished ? reply.statusCode : 499, request.log as Logger));
+      const busy = this.admit(state);
+      if (busy !== undefined) {
+        void reply.code(503).header('retry-after', String(busy.retryAfterSeconds)).send(busy.toBody());
+        return;
       }
       done();
     });
   }
 
-  /** Starts a request's server span (continuing the caller's traceparent); its end records the duration, the status and the log line. */
-  private observe(request: FastifyRequest, reply: FastifyReply, route: string, duration: Histogram): RequestState {
-    const parent = propagator.extract(context.active(), request.headers, headerGetter);
+  /** Takes a place for a limited request; the 503 to answer when every place is taken. */
+  private admit(state: RequestState): ServiceBusyError | undefined {
+    if (!state.limited) return undefined;
+    const { limits } = this.options;
+    if (this.inFlight >= limits.concurrency) {
+      state.limited = false;
+      this.rejected.add(1, { 'http.route': state.route });
+      return new ServiceBusyError('busy', `${this.definition.name} is handling ${limits.concurrency} requests; retry later`, limits.retryAfterSeconds);
+    }
+    this.inFlight += 1;
+    return undefined;
+  }
+
+  /** Starts a request's server span (continuing the caller's traceparent); `finish` records its duration, status and log line. */
+  private observe(method: string, url: string, route: string, headers: Readonly<Record<string, unknown>>, inProcess = false): RequestState {
+    const parent = propagator.extract(context.active(), headers, headerGetter);
     const span = this.tracer.startSpan(
-      `${request.method} ${route}`,
+      `${method} ${route}`,
       {
         kind: SpanKind.SERVER,
         attributes: {
-          'http.request.method': request.method,
-          'url.path': request.url.split('?')[0] ?? request.url,
+          'http.request.method': method,
+          'url.path': url.split('?')[0] ?? url,
           'http.route': route,
           'loom.skill': this.definition.name,
+          // the OpenTelemetry name of a call within one process
+          ...(inProcess ? { 'network.transport': 'inproc' } : {}),
         },
       },
       parent,
@@ -281,19 +293,22 @@ export class SkillServer {
       spanContext: trace.setSpan(parent, span),
       started: process.hrtime.bigint(),
       limited: !OPERATIONAL_PATHS.has(route) && route !== 'unmatched',
+      method,
+      route,
     };
-    this.requests.set(request, state);
-    reply.raw.once('close', () => {
-      if (state.limited) this.inFlight -= 1;
-      const status = reply.raw.writableFinished ? reply.statusCode : 499;
-      const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
-      duration.record(seconds, { 'http.request.method': request.method, 'http.route': route, 'http.response.status_code': status });
-      span.setAttribute('http.response.status_code', status);
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-      request.log.info({ method: request.method, route, status, durationMs: Math.round(seconds * 1000) }, 'request');
-    });
     return state;
+  }
+
+  /** The end of a request: its place freed, its duration and status recorded, its span ended, its log line written. */
+  private finish(state: RequestState, status: number, logger: Logger, inProcess = false): void {
+    if (state.limited) this.inFlight -= 1;
+    const { method, route, span } = state;
+    const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
+    this.duration.record(seconds, { 'http.request.method': method, 'http.route': route, 'http.response.status_code': status });
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    logger.info({ method, route, status, durationMs: Math.round(seconds * 1000), ...(inProcess ? { inProcess } : {}) }, 'request');
   }
 
   /** The skill's routes, `/health`, `/metrics` and `/openapi.json`. */
@@ -306,6 +321,7 @@ export class SkillServer {
       },
     });
     void app.register((instance, _options, done) => {
+      this.routeScope = instance;
       for (const route of this.definition.routes) this.addRoute(instance, route);
       instance.get('/health', { schema: { hide: true } }, (_request, reply) => {
         const running = this.lifecycle.is('running');
@@ -356,7 +372,17 @@ export class SkillServer {
       handler: async (request, reply) => {
         // the onRequest hook records every request before a handler can run
         const state = this.requests.get(request)!;
-        const answer = await context.with(state.spanContext, () => this.runHandler(route, request, state.span));
+        const text = this.bodyTexts.get(request);
+        const input = { body: request.body, ...(text === undefined ? {} : { text }), mediaType: mediaTypeOf(request), logger: request.log as Logger };
+        const answer = await context.with(state.spanContext, () =>
+          this.runHandler(route, input, state.span, (abort) => {
+            const gone = (): void => {
+              if (!request.raw.complete || !request.raw.socket.writable) abort();
+            };
+            request.raw.socket.once('close', gone);
+            return () => request.raw.socket.off('close', gone);
+          }),
+        );
         if (!(answer instanceof JsonText)) return answer;
         // a string with a JSON media type is sent as it is
         void reply.type('application/json; charset=utf-8');
@@ -365,25 +391,23 @@ export class SkillServer {
     });
   }
 
-  private async runHandler(route: SkillRoute, request: FastifyRequest, span: Span): Promise<unknown> {
+  /**
+   * Runs a route's handler under its time limit; aborted (503) at the limit or when `watchGone` finds the caller gone.
+   * `watchGone` starts watching and answers how to stop.
+   */
+  private async runHandler(
+    route: SkillRoute,
+    input: Omit<SkillRequest, 'signal' | 'span'>,
+    span: Span,
+    watchGone: (abort: () => void) => () => void,
+  ): Promise<unknown> {
     const { timeLimitMs, retryAfterSeconds } = this.options.limits;
     const controller = new AbortController();
     const timeUp = new ServiceBusyError('time_limit', `the request took longer than ${timeLimitMs} ms`, retryAfterSeconds);
     const timer = setTimeout(() => controller.abort(timeUp), timeLimitMs);
-    const gone = (): void => {
-      if (!request.raw.complete || !request.raw.socket.writable) controller.abort(new ServiceBusyError('client_gone', 'the caller closed the connection'));
-    };
-    request.raw.socket.once('close', gone);
+    const unwatch = watchGone(() => controller.abort(new ServiceBusyError('client_gone', 'the caller closed the connection')));
     try {
-      const text = this.bodyTexts.get(request);
-      const work = route.handler({
-        body: request.body,
-        ...(text === undefined ? {} : { text }),
-        mediaType: mediaTypeOf(request),
-        signal: controller.signal,
-        logger: request.log as Logger,
-        span,
-      });
+      const work = route.handler({ ...input, signal: controller.signal, span });
       const aborted = new Promise<never>((_resolve, reject) => {
         controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
       });
@@ -392,45 +416,71 @@ export class SkillServer {
       return await Promise.race([work, aborted]);
     } finally {
       clearTimeout(timer);
-      request.raw.socket.off('close', gone);
+      unwatch();
     }
   }
 
-  private errorBody(error: FastifyError, request: FastifyRequest, reply: FastifyReply): SkillErrorBody {
-    if (error instanceof SkillError) {
-      void reply.code(error.status);
-      if (error instanceof ServiceBusyError) void reply.header('retry-after', String(error.retryAfterSeconds));
-      return error.toBody();
+  /**
+   * A POST in memory (LocalHttpServer), for a caller of this process: the route's concurrency, body and time limits, its
+   * server span, duration metric and log line, fastify's JSON parser and the route's schema check, and the error bodies,
+   * as over the socket, without the socket and HTTP's framing. Rejects with the caller's abort reason once its signal
+   * aborts, as a closed connection gets no answer.
+   */
+  async post(request: LocalHttpRequest): Promise<LocalHttpAnswer> {
+    const path = request.path.split('?')[0] ?? request.path;
+    const route = this.definition.routes.find((candidate) => candidate.method === 'POST' && candidate.path === path);
+    const state = this.observe('POST', request.path, route?.path ?? 'unmatched', request.headers, true);
+    const logger = this.app.log as Logger;
+    let answer: LocalHttpAnswer;
+    try {
+      answer = await context.with(state.spanContext, () => this.answerInMemory(request, path, route, state, logger));
+    } catch (error) {
+      this.finish(state, 499, logger, true);
+      throw error;
     }
-    if (error.validation !== undefined && error.validation.length > 0) {
-      void reply.code(400);
-      const first = error.validation[0]!;
-      const field = validationField(first);
-      return { error: 'invalid_request', message: `${field === '' ? 'body' : field} ${first.message ?? 'is invalid'}`, ...(field === '' ? {} : { field }) };
+    if (request.signal.aborted) {
+      this.finish(state, 499, logger, true);
+      throw request.signal.reason;
     }
-    switch (error.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        void reply.code(413);
-        return { error: 'payload_too_large', message: `the body is larger than ${this.options.limits.bodyLimitBytes} bytes` };
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        void reply.code(415);
-        return { error: 'unsupported_media_type', message: `no endpoint here reads ${mediaTypeOf(request) || 'a body without Content-Type'}` };
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        void reply.code(400);
-        return { error: 'invalid_request', message: error.message };
+    this.finish(state, answer.status, logger, true);
+    return answer;
+  }
+
+  private async answerInMemory(
+    request: LocalHttpRequest,
+    path: string,
+    route: SkillRoute | undefined,
+    state: RequestState,
+    logger: Logger,
+  ): Promise<LocalHttpAnswer> {
+    const { limits } = this.options;
+    // over the socket a stopping server answers 503 on kept-alive connections and refuses new ones: both are retried
+    if (!this.lifecycle.is('running')) return errorAnswerOf(new ServiceBusyError('stopping', `${this.definition.name} is stopping`, limits.retryAfterSeconds));
+    if (route === undefined) return jsonAnswer(404, { error: 'not_found', message: `no endpoint POST ${path}` } satisfies SkillErrorBody);
+    const busy = this.admit(state);
+    if (busy !== undefined) return errorAnswerOf(busy);
+    const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+    try {
+      // fastify's order: the media type's parser, the body limit, the parse, preValidation's media type, the schema
+      if (!BODY_TYPES.has(mediaType)) throw new UnsupportedMediaTypeError(`no endpoint here reads ${mediaType || 'a body without Content-Type'}`);
+      if (request.body.byteLength > limits.bodyLimitBytes) throw new PayloadTooLargeError(`the body is larger than ${limits.bodyLimitBytes} bytes`);
+      const bytes = Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
+      const text = mediaType === 'application/json' ? bytes.toString('utf8') : undefined;
+      // a binary body is copied: the handler never shares memory with its caller, as over a socket
+      const body =
+        text !== undefined ? parseJsonBody(this.parseJson as JsonParser, text) : mediaType === 'text/plain' ? bytes.toString('utf8') : Buffer.from(bytes);
+      const consumes = route.consumes ?? ['application/json'];
+      if (!consumes.includes(mediaType)) throw new UnsupportedMediaTypeError(`${route.path} reads ${consumes.join(' or ')}, got ${mediaType}`);
+      if (text !== undefined) this.bodyChecks.check(route, body);
+      const value = await this.runHandler(route, { body, ...(text === undefined ? {} : { text }), mediaType, logger }, state.span, (abort) => {
+        if (request.signal.aborted) abort();
+        request.signal.addEventListener('abort', abort, { once: true });
+        return () => request.signal.removeEventListener('abort', abort);
+      });
+      return valueAnswer(value);
+    } catch (error) {
+      return errorAnswerOf(errorAnswer(error as FastifyError, { mediaType, bodyLimitBytes: limits.bodyLimitBytes, logger }));
     }
-    if (error instanceof SyntaxError || (error.statusCode === 400 && error.code === undefined)) {
-      void reply.code(400);
-      return { error: 'invalid_request', message: `the body is not valid JSON: ${error.message}` };
-    }
-    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-      void reply.code(error.statusCode);
-      return { error: 'invalid_request', message: error.message };
-    }
-    request.log.error({ err: error }, 'unexpected failure');
-    void reply.code(500);
-    return { error: 'internal', message: 'the skill failed unexpectedly; the service log has the detail' };
   }
 }
 

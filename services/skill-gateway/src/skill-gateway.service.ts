@@ -269,12 +269,13 @@ export interface SkillGatewayTestHooks {
 
 /** Builds the skill gateway of a process: its registry storage, its skill caller and its RPCs. */
 export async function createSkillGatewayInstance(
-  { config, logger }: ServiceContext<'skills' | 'embedded'>,
+  { config, logger, localHttp }: ServiceContext<'skills' | 'embedded'>,
   hooks: SkillGatewayTestHooks = {},
 ): Promise<ServiceInstance> {
   const storage = await openSkillStorage(config, logger);
   const registry = new SkillRegistry(storage.db, config.skills.registry.cacheMs);
-  const caller = new SkillCaller(callPolicyOf(config), logger, hooks.now);
+  // skills served by this process are called in memory unless loom.skills.inProcess is false
+  const caller = new SkillCaller(callPolicyOf(config), logger, hooks.now, config.skills.inProcess ? localHttp : undefined);
   const implementation = skillGatewayImplementation({ registry, caller, logger });
   logger.info({ registry: storage.target.address }, 'skill registry ready');
   try {

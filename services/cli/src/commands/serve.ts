@@ -154,7 +154,8 @@ async function startServices(options: ServeOptions, environment: ServeEnvironmen
   const overrides = skillRegistrationOverrides(skills, running, settings.host, (name) => config.skills.register[name] !== undefined);
   let loom;
   try {
-    loom = await startServeProcess(modules, { ...source, overrides: [...overrides, ...source.overrides] });
+    // the skill gateway calls these skills in memory, without their sockets (loom.skills.inProcess)
+    loom = await startServeProcess(modules, { ...source, overrides: [...overrides, ...source.overrides], localHttp: running.local });
   } catch (error) {
     await running.stop();
     throw error;
