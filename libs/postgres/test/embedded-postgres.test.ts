@@ -1,11 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DataDirectoryInUseError,
   DatabaseUnavailableError,
+  type EmbeddedPostgres,
   LOCK_FILE_NAME,
   NonLoopbackHostError,
   createPool,
@@ -118,21 +121,6 @@ describe('startEmbeddedPostgres', () => {
     expect(error).toMatchObject({ kind: 'invalid-argument', host: '0.0.0.0' });
   });
 
-  it('fails with DataDirectoryInUseError naming the directory while another server owns it', async () => {
-    const dataDir = join(await cleanup.tempDir(), 'pgdata');
-    const owner = cleanup.add(await startEmbeddedPostgres({ dataDir }));
-
-    const error = await startEmbeddedPostgres({ dataDir }).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(DataDirectoryInUseError);
-    expect(error).toMatchObject({ kind: 'failed-precondition', dataDir, ownerPid: process.pid });
-    expect((error as Error).message).toContain(dataDir);
-
-    // the refused start left the owner's lock and server alone
-    expect(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8').trim()).toBe(String(process.pid));
-    const db = cleanup.add(createPool(owner.url));
-    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
-  });
-
   it('takes over the lock of a process that is gone', async () => {
     const dataDir = join(await cleanup.tempDir(), 'pgdata');
     const first = await startEmbeddedPostgres({ dataDir });
@@ -145,76 +133,103 @@ describe('startEmbeddedPostgres', () => {
     expect(server.port).toBeGreaterThan(0);
   });
 
-  it('serves 50 concurrent transactions from two pools and a psql-like client without interleaving them', { timeout: 30_000 }, async () => {
-    const server = cleanup.add(await startEmbeddedPostgres({ dataDir: join(await cleanup.tempDir(), 'pgdata') }));
-    const pools = [cleanup.add(createPool(server.url, { applicationName: 'a' })), cleanup.add(createPool(server.url, { applicationName: 'b' }))];
-    const [first] = pools as [(typeof pools)[0]];
-    await first.query('CREATE TABLE public.counter (id integer PRIMARY KEY, n integer NOT NULL)');
-    await first.query('INSERT INTO public.counter VALUES (1, 0)');
-    const operator = new pg.Client({ connectionString: server.url });
-    await operator.connect();
-    cleanup.add({ close: () => operator.end() });
+  // one server for the tests that need a running one and no directory or start of their own (a start is about two
+  // CPU-seconds); the last of them closes it
+  describe('a running server', () => {
+    let shared: { server: EmbeddedPostgres; dataDir: string };
+    beforeAll(async () => {
+      const dataDir = join(await mkdtemp(join(tmpdir(), 'loom-postgres-')), 'pgdata');
+      shared = { server: await startEmbeddedPostgres({ dataDir }), dataDir };
+    });
+    afterAll(async () => {
+      await shared?.server.close();
+      if (shared !== undefined) await rm(dirname(shared.dataDir), { recursive: true, force: true });
+    });
 
-    const increments = Array.from({ length: 50 }, (_, index) =>
-      pools[index % 2]!.transaction(async (client) => {
-        const { rows } = await client.query<{ n: number }>('SELECT n FROM public.counter WHERE id = $1', [1]);
-        // give the other pool's connection every chance to slip in between the read and the write
-        await new Promise((resolve) => setImmediate(resolve));
-        await client.query('UPDATE public.counter SET n = $2 WHERE id = $1', [1, rows[0]!.n + 1]);
-        return rows[0]!.n;
-      }),
-    );
-    const reads = (async () => {
-      const values: number[] = [];
-      for (let index = 0; index < 10; index++) values.push((await operator.query<{ v: number }>('SELECT $1::int AS v', [index])).rows[0]!.v);
-      return values;
-    })();
-    const seen = await Promise.all(increments);
-    expect(await reads).toEqual([...Array(10).keys()]);
-    expect(seen.sort((a, b) => a - b)).toEqual([...Array(50).keys()]);
-    expect((await first.query('SELECT n FROM public.counter')).rows).toEqual([{ n: 50 }]);
-  });
+    it('fails with DataDirectoryInUseError naming the directory while another server owns it', async () => {
+      const { dataDir } = shared;
+      const error = await startEmbeddedPostgres({ dataDir }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(DataDirectoryInUseError);
+      expect(error).toMatchObject({ kind: 'failed-precondition', dataDir, ownerPid: process.pid });
+      expect((error as Error).message).toContain(dataDir);
 
-  it("does not run one connection's half-sent request against another's statement", async () => {
-    const server = cleanup.add(await startEmbeddedPostgres({ dataDir: join(await cleanup.tempDir(), 'pgdata') }));
-    const a = cleanup.add(await ProtocolConnection.open(server.host, server.port));
-    const b = cleanup.add(await ProtocolConnection.open(server.host, server.port));
+      // the refused start left the owner's lock and server alone
+      expect(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8').trim()).toBe(String(process.pid));
+      const db = cleanup.add(createPool(shared.server.url));
+      expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    });
 
-    const parsed = a.waitFor('1');
-    a.send(ProtocolConnection.parse("SELECT 'from a' AS who"));
-    await parsed;
-    // a's statement is parsed but not yet bound; b sends a whole request of its own in between
-    b.send(ProtocolConnection.parse("SELECT 'from b' AS who"), ProtocolConnection.bind(), ProtocolConnection.execute(), ProtocolConnection.sync());
-    const bAnswer = b.readyForQuery();
-    await b.settle();
-    a.send(ProtocolConnection.bind(), ProtocolConnection.execute(), ProtocolConnection.sync());
+    it('serves 50 concurrent transactions from two pools and a psql-like client without interleaving them', { timeout: 30_000 }, async () => {
+      const { server } = shared;
+      const pools = [cleanup.add(createPool(server.url, { applicationName: 'a' })), cleanup.add(createPool(server.url, { applicationName: 'b' }))];
+      const [first] = pools as [(typeof pools)[0]];
+      await first.query('CREATE TABLE public.counter (id integer PRIMARY KEY, n integer NOT NULL)');
+      await first.query('INSERT INTO public.counter VALUES (1, 0)');
+      const operator = new pg.Client({ connectionString: server.url });
+      await operator.connect();
+      cleanup.add({ close: () => operator.end() });
 
-    expect((await a.readyForQuery()).dataRows).toEqual(['from a']);
-    expect((await bAnswer).dataRows).toEqual(['from b']);
-  });
+      const increments = Array.from({ length: 50 }, (_, index) =>
+        pools[index % 2]!.transaction(async (client) => {
+          const { rows } = await client.query<{ n: number }>('SELECT n FROM public.counter WHERE id = $1', [1]);
+          // give the other pool's connection every chance to slip in between the read and the write
+          await new Promise((resolve) => setImmediate(resolve));
+          await client.query('UPDATE public.counter SET n = $2 WHERE id = $1', [1, rows[0]!.n + 1]);
+          return rows[0]!.n;
+        }),
+      );
+      const reads = (async () => {
+        const values: number[] = [];
+        for (let index = 0; index < 10; index++) values.push((await operator.query<{ v: number }>('SELECT $1::int AS v', [index])).rows[0]!.v);
+        return values;
+      })();
+      const seen = await Promise.all(increments);
+      expect(await reads).toEqual([...Array(10).keys()]);
+      expect(seen.sort((a, b) => a - b)).toEqual([...Array(50).keys()]);
+      expect((await first.query('SELECT n FROM public.counter')).rows).toEqual([{ n: 50 }]);
+    });
 
-  it('rolls back the transaction of a connection that goes away, and serves the others again', async () => {
-    const server = cleanup.add(await startEmbeddedPostgres({ dataDir: join(await cleanup.tempDir(), 'pgdata') }));
-    const db = cleanup.add(createPool(server.url));
-    await db.query('CREATE TABLE public.item (id integer PRIMARY KEY)');
-    const quitter = new pg.Client({ connectionString: server.url });
-    quitter.on('error', () => undefined);
-    await quitter.connect();
-    await quitter.query('BEGIN');
-    await quitter.query('INSERT INTO public.item VALUES (1)');
-    const waiting = db.query('SELECT count(*)::int AS n FROM public.item');
-    await quitter.end();
-    expect((await waiting).rows).toEqual([{ n: 0 }]);
-  });
+    it("does not run one connection's half-sent request against another's statement", async () => {
+      const { server } = shared;
+      const a = cleanup.add(await ProtocolConnection.open(server.host, server.port));
+      const b = cleanup.add(await ProtocolConnection.open(server.host, server.port));
 
-  it('close() ends open connections with DatabaseUnavailableError and can be called twice', async () => {
-    const server = await startEmbeddedPostgres({ dataDir: join(await cleanup.tempDir(), 'pgdata') });
-    const db = cleanup.add(createPool(server.url));
-    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
-    await Promise.all([server.close(), server.close()]);
+      const parsed = a.waitFor('1');
+      a.send(ProtocolConnection.parse("SELECT 'from a' AS who"));
+      await parsed;
+      // a's statement is parsed but not yet bound; b sends a whole request of its own in between
+      b.send(ProtocolConnection.parse("SELECT 'from b' AS who"), ProtocolConnection.bind(), ProtocolConnection.execute(), ProtocolConnection.sync());
+      const bAnswer = b.readyForQuery();
+      await b.settle();
+      a.send(ProtocolConnection.bind(), ProtocolConnection.execute(), ProtocolConnection.sync());
 
-    const error = await db.query('SELECT 1').catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(DatabaseUnavailableError);
-    expect(error).toMatchObject({ kind: 'unavailable', address: `127.0.0.1:${server.port}/postgres` });
+      expect((await a.readyForQuery()).dataRows).toEqual(['from a']);
+      expect((await bAnswer).dataRows).toEqual(['from b']);
+    });
+
+    it('rolls back the transaction of a connection that goes away, and serves the others again', async () => {
+      const { server } = shared;
+      const db = cleanup.add(createPool(server.url));
+      await db.query('CREATE TABLE public.item (id integer PRIMARY KEY)');
+      const quitter = new pg.Client({ connectionString: server.url });
+      quitter.on('error', () => undefined);
+      await quitter.connect();
+      await quitter.query('BEGIN');
+      await quitter.query('INSERT INTO public.item VALUES (1)');
+      const waiting = db.query('SELECT count(*)::int AS n FROM public.item');
+      await quitter.end();
+      expect((await waiting).rows).toEqual([{ n: 0 }]);
+    });
+
+    it('close() ends open connections with DatabaseUnavailableError and can be called twice', async () => {
+      const { server } = shared;
+      const db = cleanup.add(createPool(server.url));
+      expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await Promise.all([server.close(), server.close()]);
+
+      const error = await db.query('SELECT 1').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect(error).toMatchObject({ kind: 'unavailable', address: `127.0.0.1:${server.port}/postgres` });
+    });
   });
 });
