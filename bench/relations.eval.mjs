@@ -7,12 +7,14 @@
 // Neo4j (the tests' launcher). Prints precision, recall and F1 per relation type and per class (affiliation,
 // location), every miss with its cause (an end not recognised as an entity or recognised with another type, the ends
 // in two sentences, found under another relation, or no rule reaching it) with the dependency path between its ends
-// in the pipeline's parse (the steps a rule would take), every false find, each rule's finds right and false, and the
+// in the pipeline's parse (the steps a rule would take), each mark found only under another type of its class (a
+// type-level miss), every false find, each rule's finds right and false, and the
 // rule evaluation time per sentence on each backend (median of EVAL_ROUNDS rounds after a warm-up, each on a fresh
 // graph).
 // `--rules FILE` measures a rule set of a JSON file ({"rules": [...]}) instead, to try one before it goes into the
 // example. `--age-only` skips Neo4j (scores and AGE time only: a quicker loop while writing rules). Builds what it
-// imports first, and the Neo4j launcher when LOOM_NEO4J_LAUNCHER is not set.
+// imports first (`--no-build`: uses the packages' dist as they are, e.g. while another change leaves a build broken),
+// and the Neo4j launcher when LOOM_NEO4J_LAUNCHER is not set.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -189,6 +191,20 @@ function pathBetween(mark, annotation) {
   return undefined;
 }
 
+/** Every mark a find of its class matched but none of its type, with the finds of its class that name another type. */
+function otherTypeLines(sentences) {
+  const lines = [];
+  for (const { sentId, marks, found } of sentences) {
+    const byClass = matchSentence(found, marks, classOf).matched;
+    const byType = matchSentence(found, marks, (relation) => relation).matched;
+    for (const mark of marks.filter((candidate) => byClass.has(candidate) && !byType.has(candidate))) {
+      const finds = found.filter((relation) => classOf(relation.relation) === classOf(mark.relation) && pairOverlaps(relation, mark));
+      lines.push(`  ${sentId}: ${describe(mark)}: found as ${finds.map((relation) => `${relation.relation} (rule ${relation.rule})`).join(', ')}`);
+    }
+  }
+  return lines;
+}
+
 /** Every mark that no find of its class matched, with its cause; every find of a class that matched no mark. */
 function printMissesAndFalseFinds(sentences, heldOut) {
   const causes = new Map();
@@ -213,6 +229,9 @@ function printMissesAndFalseFinds(sentences, heldOut) {
   console.log(`\nmisses by cause (class level; in brackets: of them in sentences the NER model never trained on):`);
   for (const [cause, count] of [...causes].sort((a, b) => b[1].all - a[1].all)) console.log(`  ${cause}: ${count.all} (${count.heldOut})`);
   console.log(`\nmisses:\n${lines.join('\n') || '  none'}`);
+  console.log(
+    `\nfound in their class under another type (type-level misses the class level counts right):\n${otherTypeLines(sentences).join('\n') || '  none'}`,
+  );
   console.log(`\nfalse finds:\n${falseLines.join('\n') || '  none'}`);
 }
 
@@ -225,7 +244,7 @@ function build() {
 }
 
 const ageOnly = process.argv.includes('--age-only');
-build();
+if (!process.argv.includes('--no-build')) build();
 if (!ageOnly && process.env.LOOM_NEO4J_LAUNCHER === undefined) {
   const { ensureNeo4j } = await import('../scripts/test-env/neo4j.mjs');
   Object.assign(process.env, await ensureNeo4j());
