@@ -114,6 +114,13 @@ describe('examples/text-to-graph.workflow.yaml through loom serve --with-skills'
 
   it('turns a published text into a document with its entities and keywords in the graph', async () => {
     await textToGraph(example, WORKFLOW, ['--graph', 'knowledge_graph']);
+    // the gateway called the skills of its own process in memory (loom.skills.inProcess), each call a request in their log
+    const calls = loom.logLines
+      .map((line) => JSON.parse(line) as { msg?: string; route?: string; status?: number; inProcess?: boolean })
+      .filter((line) => line.msg === 'request' && (line.route === '/v2/annotate' || line.route === '/extractKeywords'));
+    expect(new Set(calls.map((line) => `${line.route} ${line.status} ${line.inProcess}`))).toEqual(
+      new Set(['/v2/annotate 200 true', '/extractKeywords 200 true']),
+    );
   }, 120_000);
 
   it('does the same with the graph on a Neo4j server', async () => {
