@@ -18,6 +18,7 @@ export { Perceptron, type PerceptronTrainOptions } from './perceptron.js';
 export { entitySpans, type EntitySpan } from './entity-spans.js';
 export { repairEntityTags, type EntityRepairContext } from './entity-repair.js';
 export { markOrganisations } from './organisation-rules.js';
+export { correctPersons } from './person-rules.js';
 export { harmoniseDocumentTags, type DocumentSentence } from './document-entities.js';
 export { PERSON_TITLES, isPersonTitle } from './person-titles.js';
 export { segmentText, trainSplitter, type SplitterModel, type SplitterExample } from './sentences.js';

@@ -15,6 +15,7 @@ import { AnnotateOptionError } from './errors.js';
 import { entitySpans } from './entity-spans.js';
 import { harmoniseDocumentTags } from './document-entities.js';
 import { repairEntityTags } from './entity-repair.js';
+import { correctPersons } from './person-rules.js';
 import { markOrganisations } from './organisation-rules.js';
 import { lemmatize, type LemmatizerModel } from './lemmatizer.js';
 import { readCard } from './model-card.js';
@@ -222,13 +223,14 @@ export class NlpPipeline {
   }
 
   /**
-   * IOB2 entity tags of a sentence: the tagger's, repaired and with organisations marked by form; `codes` are the words'
+   * IOB2 entity tags of a sentence: the tagger's, repaired (`repairEntityTags`, `correctPersons`) and with organisations marked by form; `codes` are the words'
    * codes when the caller has them, `attached` says which words follow the previous one with no space (from the text's
    * offsets) when it has the text.
    */
   private entityTags(words: readonly string[], labels: readonly string[], codes?: WordCodes, attached?: readonly boolean[]): string[] {
     const tagged = tagEntities(this.ner(), words, labels, codes);
-    return markOrganisations(words, repairEntityTags(words, tagged, { labels, ...(attached ? { attached } : {}) }), labels);
+    const repaired = correctPersons(words, repairEntityTags(words, tagged, { labels, ...(attached ? { attached } : {}) }), labels);
+    return markOrganisations(words, repaired, labels);
   }
 
   /** Entity type per word of IOB2 tags, dictionary matches overriding them. */
