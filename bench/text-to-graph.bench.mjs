@@ -17,6 +17,10 @@
 // thread, read from /proc per thread) and the rest (issue 51, Must 5: the rest <= 2 ms), and runs the same layout once
 // more with the executor calling the skill gateway of its own process over gRPC (`loom.services.skill-gateway.address`
 // set to its own port), the path before issue 51, as the baseline of the in-memory call (`apart` runs both, `grpc` that one).
+// In one process it prints the loom process's CPU a document by thread: the main thread (executor, gateway, gRPC, the
+// skills' HTTP servers and their JSON), the embedded graph's engine, and the other threads (the skills' worker threads
+// doing the NLP, V8's helpers); and runs that layout once more with `loom.skills.inProcess=false`, the gateway calling its
+// own process's skills over loopback HTTP as before issue 51 Must 5's in-memory skill call (`one` runs both, `onehttp` that one).
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -136,14 +140,22 @@ function threadCpu(pid) {
 
 /**
  * The CPU seconds between two threadCpu snapshots of the loom process spent by the embedded graph: the threads that
- * were not there when loom began listening. The embedded graph's PGlite runs in a worker thread of its own, started
+ * were not there when loom began listening but were by the first snapshot. The embedded graph's PGlite runs in a worker thread of its own, started
  * with the workflow that opens the graph; loom's services, their own database and V8's helper threads are all there at
  * listening (libuv's pool, if started later, would be counted here too: it is idle on this path).
  */
 function graphSeconds(before, after, threadsAtListening) {
   let seconds = 0;
-  for (const [tid, cpu] of after) if (!threadsAtListening.has(tid)) seconds += cpu - (before.get(tid) ?? 0);
+  // a thread started within the window is not the graph's (the graph opens at the workflow's start): a skill's worker
+  // thread in one process, started at the first call
+  for (const [tid, cpu] of after) if (!threadsAtListening.has(tid) && before.has(tid)) seconds += cpu - (before.get(tid) ?? 0);
   return seconds;
+}
+
+/** The CPU seconds between two threadCpu snapshots of a process spent by its main thread (the thread whose id is the pid). */
+function mainThreadSeconds(pid, before, after) {
+  const tid = String(pid);
+  return (after.get(tid) ?? 0) - (before.get(tid) ?? 0);
 }
 
 /** Waits until every document is written by the last writer or has reached the failure handler; answers the status then. */
@@ -178,14 +190,16 @@ async function textToGraph(address, file, expected, pids, workflow = { file: wor
   const status = await lastWriterDone(address, workflow.name, expected);
   const seconds = (performance.now() - started) / 1000;
   const cpu = pids.map((pid, index) => cpuSecondsOf(pid) - cpuBefore[index]);
-  const graph = threadsAtListening === undefined ? undefined : graphSeconds(threadsBefore, threadCpu(pids[0]), threadsAtListening);
+  const threadsAfter = threadCpu(pids[0]);
+  const graph = threadsAtListening === undefined ? undefined : graphSeconds(threadsBefore, threadsAfter, threadsAtListening);
+  const main = mainThreadSeconds(pids[0], threadsBefore, threadsAfter);
   const ticksAfter = machineTicks();
   // the share of the machine's cores busy in the window (with this bench and the publish command, and anything else running)
   const busy = ticksBefore === undefined || ticksAfter === undefined ? undefined : (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.all - ticksBefore.all);
   const failed = status.components.reduce((sum, component) => sum + Number(component.messagesFailed), 0);
   if (failed > 0) throw new Error(`${failed} messages failed: ${status.components.map((component) => component.lastError).find((error) => error !== '')}`);
   await loom(address, 'workflow', 'stop', workflow.name).catch(() => undefined);
-  return { seconds, cpu, busy, graph };
+  return { seconds, cpu, busy, graph, main };
 }
 
 /** A document's request to the annotation skill, with the workflow's pipeline. */
@@ -293,7 +307,9 @@ async function measureLayout(label, start, docs, file) {
     const baseline = await annotationRate(layout.annotationUrl, docs, 4);
     // the warm-up round and ROUNDS rounds: CPU milliseconds a document of the annotation alone
     const baselineCpuMs = ((cpuNow() - baselineCpu) * 1000) / (16 + ROUNDS * docs.length);
-    const { seconds, cpu, busy, graph } = await textToGraph(layout.address, file, docs.length, layout.pids, undefined, layout.threadsAtListening);
+    // in one process the annotation's worker threads start with its first call: the graph's thread is one started later
+    if (layout.pids.length === 1) layout.threadsAtListening = new Set(threadCpu(layout.pids[0]).keys());
+    const { seconds, cpu, busy, graph, main } = await textToGraph(layout.address, file, docs.length, layout.pids, undefined, layout.threadsAtListening);
     const cpuMs = (cpu.reduce((sum, value) => sum + value, 0) * 1000) / docs.length;
     const rate = docs.length / seconds;
     console.log(
@@ -302,7 +318,16 @@ async function measureLayout(label, start, docs, file) {
         `(${cpu.map((value, index) => `${layout.names[index]} ${value.toFixed(1)} s`).join(', ')}) against ${fmt(baselineCpuMs)} ms for the annotation alone` +
         (busy === undefined ? '' : `; the cores ${Math.round(busy * 100)}% busy meanwhile`),
     );
-    if (graph !== undefined) {
+    if (graph !== undefined && layout.pids.length === 1) {
+      // one process: its CPU by thread (the skills' NLP in their worker threads, the graph's engine in its own)
+      const perDocument = (value) => (value * 1000) / docs.length;
+      const others = cpu[0] - main - graph;
+      console.log(
+        `  the process's CPU a document by thread: main thread ${fmt(perDocument(main))} ms (executor, skill gateway, gRPC, the skills' HTTP ` +
+          `servers and their JSON), the embedded graph's engine ${fmt(perDocument(graph))} ms, the other threads (the skills' NLP workers, ` +
+          `V8's helpers) ${fmt(perDocument(others))} ms`,
+      );
+    } else if (graph !== undefined) {
       // loom's own CPU, skills apart: its process's, split into the embedded graph's engine and the rest
       const loomMs = (cpu[0] * 1000) / docs.length;
       const graphMs = (graph * 1000) / docs.length;
@@ -320,8 +345,8 @@ async function measureLayout(label, start, docs, file) {
   }
 }
 
-/** `npm start`'s layout: one loom process with the skills in it. */
-async function oneProcess() {
+/** `npm start`'s layout: one loom process with the skills in it; `inProcess: false` has its gateway call them over loopback HTTP. */
+async function oneProcess({ inProcess = true } = {}) {
   let annotationUrl;
   const loomServe = await startLoomServe({
     // the development config's console on a free port, not its fixed 8180
@@ -336,13 +361,22 @@ async function oneProcess() {
       'annotation=0',
       '--skill-port',
       'keywords=0',
+      ...(inProcess ? [] : ['--set', 'loom.skills.inProcess=false']),
     ],
     nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
     onLine: (entry) => {
       if (entry.msg === 'skill service listening' && entry.skill === 'annotation') annotationUrl = entry.url;
     },
   });
-  return { address: loomServe.address, annotationUrl, pids: [loomServe.child.pid], names: ['loom'], stop: () => loomServe.stop() };
+  return {
+    address: loomServe.address,
+    annotationUrl,
+    // taken again after the annotation baseline (measureLayout), once the skills' worker threads run
+    threadsAtListening: new Set(threadCpu(loomServe.child.pid).keys()),
+    pids: [loomServe.child.pid],
+    names: ['loom'],
+    stop: () => loomServe.stop(),
+  };
 }
 
 /** The skills in their own process (`loom skills serve`), registered with a `loom serve` that runs none. */
@@ -419,6 +453,14 @@ try {
   );
   if (ONLY === undefined || ONLY === 'concurrency') await annotationConcurrency(docs);
   if (ONLY === undefined || ONLY === 'one') await measureLayout('one process (loom serve --with-skills)', oneProcess, docs, file);
+  if (ONLY === undefined || ONLY === 'one' || ONLY === 'onehttp') {
+    await measureLayout(
+      'one process, its skills called over loopback HTTP (baseline: loom.skills.inProcess=false, as before)',
+      () => oneProcess({ inProcess: false }),
+      docs,
+      file,
+    );
+  }
   if (ONLY === undefined || ONLY === 'apart') await measureLayout('skills apart (loom skills serve + loom serve)', skillsApart, docs, file);
   if (ONLY === undefined || ONLY === 'apart' || ONLY === 'grpc') {
     await measureLayout('skills apart, executor → gateway over gRPC (baseline: issue 51 before)', () => skillsApart({ gatewayOverGrpc: true }), docs, file);
