@@ -231,6 +231,13 @@ export const fixedKeys = named({
     schema: integer(1000, Number.MAX_SAFE_INTEGER),
     expected: 'an integer of at least 1000 (milliseconds)',
   }),
+  'loom.executor.messageTrace.peerTimeoutMs': spec({
+    description:
+      'durable mode: how long, in ms, `loom message trace` waits for each other executor the status board shows to answer with its events of the message (one that does not is named as unanswered)',
+    default: 5_000,
+    schema: integer(100, 600_000),
+    expected: 'an integer from 100 to 600000 (milliseconds)',
+  }),
   'loom.executor.failures.directory': derivedSpec({
     description:
       'directory of the failure store in memory mode (without loom.messaging.nats.servers): one append-only file per workflow of the messages that failed for good, kept across restarts',

@@ -17,12 +17,12 @@ import {
   type StreamConfig,
 } from 'nats';
 import { EnvelopePublisher } from './envelope-publisher.js';
-import { MessagingClosedError, NothingKeptError, ReplayOutOfRangeError } from './errors.js';
+import { MessagingClosedError, MessagingUnavailableError, NothingKeptError, ReplayOutOfRangeError } from './errors.js';
 import { publishToJetStream } from './jetstream-publish.js';
 import { ensureKeptStream, REPLAYED_FROM_HEADER, replayKept, type ReplayResult, type ReplayStart } from './kept-messages.js';
 import { type MessagingMetrics, noMessagingMetrics } from './metrics.js';
 import { keptStreamName, keptSubjectOf, sourceConsumerName, sourceSubject, streamName } from './names.js';
-import { JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
+import { isNoResponders, JetStreamCode, jetStreamCode, messagingError, type Operation } from './nats-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, natsConnectionOptions } from './nats-connection.js';
 import { type MessagingSettings } from './settings.js';
 import { RecentIds } from './recent-ids.js';
@@ -296,6 +296,38 @@ export class Messaging {
         timeout: this.settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       });
     } catch (error) {
+      throw messagingError(operation, error);
+    }
+  }
+
+  /**
+   * Answers the core NATS requests on `subject` (not stored: a request nobody answers in time is lost) with what `answer`
+   * resolves to; a rejected answer is not sent, so the requester times out. Stops with the returned function or the
+   * connection.
+   */
+  reply(subject: string, answer: (data: Uint8Array) => Promise<Uint8Array>): () => void {
+    this.checkOpen(`answer requests on '${subject}'`);
+    const subscription = this.connection.subscribe(subject, {
+      callback: (error, message) => {
+        if (error !== null) return;
+        answer(message.data).then(
+          (data) => message.respond(data),
+          () => undefined,
+        );
+      },
+    });
+    return () => subscription.unsubscribe();
+  }
+
+  /** A core NATS request to the one that answers on `subject` (reply); MessagingUnavailableError when nobody answers within `timeoutMs`. */
+  async request(subject: string, data: Uint8Array, timeoutMs = this.settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS): Promise<Uint8Array> {
+    const operation = { what: `request on '${subject}'` };
+    this.checkOpen(operation.what);
+    try {
+      return (await this.connection.request(subject, data, { timeout: timeoutMs })).data;
+    } catch (error) {
+      // a core subject, not JetStream's: nobody subscribed answers no one, which is not JetStream being off
+      if (isNoResponders(error)) throw new MessagingUnavailableError(operation.what, 'nobody answers on it', { cause: error });
       throw messagingError(operation, error);
     }
   }

@@ -175,7 +175,8 @@ export class Executor implements ClusterMember {
   async joinCluster(): Promise<void> {
     const { messaging, config, logger } = this.dependencies;
     if (messaging === undefined || this.cluster !== undefined) return;
-    const cluster = await Cluster.open(messaging, { executorId: this.executorId, leaseMs: config.messaging.lease.timeMs, logger }, this);
+    const trace = { trail: this.trail, redactor: this.redactor, timeoutMs: config.executor.messageTrace.peerTimeoutMs };
+    const cluster = await Cluster.open(messaging, { executorId: this.executorId, leaseMs: config.messaging.lease.timeMs, logger, trace }, this);
     this.runFactories = leasedFactories(this.factories, (key, handlers) => cluster.lease(key, handlers));
     this.cluster = cluster;
     await cluster.join();

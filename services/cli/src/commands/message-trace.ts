@@ -39,12 +39,12 @@ function jsonOf(trace: TraceMessageResponse): unknown {
   };
 }
 
-/** `loom message trace ID`: what happened to one message in this executor (issue 50). */
+/** `loom message trace ID`: what happened to one message, on this executor or, in a cluster, on every executor (issue 50). */
 export function addMessageTraceCommand(message: Command): void {
   message
     .command('trace')
     .description(
-      'what happened to one message: the components it passed, what each emitted, each failed attempt, its failure and retry (from the executor’s record of recent messages, loom.executor.messageTrace.*)',
+      'what happened to one message: the components it passed, what each emitted, each failed attempt, its failure and retry (from the executors’ records of recent messages, every executor of a cluster asked, loom.executor.messageTrace.*)',
     )
     .argument('<id>', 'the message id (as published, or as `loom failures list` prints it under MESSAGEID)')
     .option('--workflow <name>', 'only this workflow (default: every workflow the executor records)')
@@ -56,7 +56,11 @@ export function addMessageTraceCommand(message: Command): void {
           return;
         }
         const workflows = [...new Set(trace.events.map((event) => plain(event.workflowName)))].join(', ');
-        cliIo().stdout.write(`message '${trace.messageId}' in ${workflows}: ${trace.events.length} events on executor ${trace.executorId}\n`);
+        // in a cluster the record is every executor's: each event says which one's run it happened in
+        const cluster = trace.executors.length > 1;
+        const where = cluster ? `executors ${trace.executors.join(', ')}` : `executor ${trace.executorId}`;
+        const missing = trace.unanswered.length === 0 ? '' : ` (not answering in time, their steps missing: ${trace.unanswered.join(', ')})`;
+        cliIo().stdout.write(`message '${trace.messageId}' in ${workflows}: ${trace.events.length} events on ${where}${missing}\n`);
         printTable(
           'text',
           trace.events.map((event) => ({
@@ -66,6 +70,7 @@ export function addMessageTraceCommand(message: Command): void {
             message: event.messageId,
             attempt: event.attempt === 0 ? '' : event.attempt,
             version: event.workflowVersion,
+            ...(cluster ? { executor: event.executorId } : {}),
             detail: detailOf(event),
           })),
         );

@@ -4,11 +4,13 @@ import { FailedPreconditionError, LoomError, NotFoundError, resolveStoredName } 
 import { KeyedLock, Lifecycle, restartDelayMs, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { Lease, LEASE_BUCKET, type KV, type Messaging } from '@loom/messaging';
 import { isServiceError, ServerStateError } from '@loom/service-kit';
-import { type Logger } from '@loom/telemetry';
+import { type Logger, type SecretRedactor } from '@loom/telemetry';
+import { type MessageTrail } from '../runtime/message-trail.js';
 import { type RunState, type WorkflowRun } from '../runtime/workflow-run.js';
 import { type ExecutorRunStatus, ExecutorStatusBoard } from './executor-status.js';
 import { type LeaseHandlers } from './leased-source.js';
 import { ClusterRunState, type DesiredRun, type RecordedRun, RunStateConflictError } from './run-state.js';
+import { TracePeers } from './trace-peers.js';
 
 /** What the cluster asks of its executor. */
 export interface ClusterMember {
@@ -23,6 +25,8 @@ export interface ClusterOptions {
   /** The lease time of singleton sources, also the heartbeat time of the status rows (loom.messaging.lease.timeMs). */
   readonly leaseMs: number;
   readonly logger: Logger;
+  /** What this executor answers the others' `loom message trace` with, and how long it waits for theirs (TracePeers). */
+  readonly trace: { readonly trail: MessageTrail; readonly redactor: SecretRedactor; readonly timeoutMs: number };
 }
 
 /** opening (buckets made), joined (watching the run state), closing, closed. */
@@ -62,6 +66,8 @@ export class Cluster {
   private readonly desired = new Map<string, DesiredRun>();
   private stopWatching: () => void = () => undefined;
   private heartbeat: NodeJS.Timeout | undefined;
+  /** The other executors' trails, asked for `loom message trace`; this one's answered to them. */
+  readonly peers: TracePeers;
 
   private constructor(
     private readonly options: ClusterOptions,
@@ -69,8 +75,10 @@ export class Cluster {
     private readonly board: ExecutorStatusBoard,
     private readonly leases: KV,
     private readonly member: ClusterMember,
+    messaging: Messaging,
   ) {
     this.lifecycle = new Lifecycle(`executor '${options.executorId}' in the cluster`, CLUSTER_TRANSITIONS, 'opening');
+    this.peers = TracePeers.open(messaging, { executorId: options.executorId, ...options.trace, peers: () => this.executorIds() });
   }
 
   /** Opens the cluster's buckets (made when missing); join() begins following the run state. */
@@ -80,7 +88,7 @@ export class Cluster {
       ExecutorStatusBoard.open(messaging, options.leaseMs),
       messaging.keyValue(LEASE_BUCKET, { ttlMs: options.leaseMs }),
     ]);
-    return new Cluster(options, runState, board, leases, member);
+    return new Cluster(options, runState, board, leases, member, messaging);
   }
 
   /** This executor's name among the others. */
@@ -206,6 +214,11 @@ export class Cluster {
     return this.board.watch(workflow, (row) => {
       if (row.executorId !== this.options.executorId) onRow(row);
     });
+  }
+
+  /** Every executor of the cluster with a part of a workflow now or lately (the status board's rows), this one included. */
+  async executorIds(): Promise<string[]> {
+    return [...new Set([...(await this.board.executorIds()), this.options.executorId])].sort();
   }
 
   /** This executor's part of a workflow as it is now. */
@@ -341,6 +354,7 @@ export class Cluster {
   private async shutdown(): Promise<void> {
     this.lifecycle.to('closing');
     this.stopWatching();
+    this.peers.close();
     clearInterval(this.heartbeat);
     for (const part of this.parts.values()) clearTimeout(part.retry);
     // this executor's rows go at once rather than when their time runs out

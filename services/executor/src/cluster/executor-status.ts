@@ -61,6 +61,18 @@ export class ExecutorStatusBoard {
     return () => updates.stop();
   }
 
+  /** The executors with a row of any workflow (each running, or lately running, a part of one), by id. */
+  async executorIds(): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const key of await this.bucket.keys()) keys.push(key);
+    const ids = new Set<string>();
+    for (const key of keys) {
+      const entry = await this.bucket.get(key);
+      if (entry?.operation === 'PUT') ids.add(entry.json<ExecutorRunStatus>().executorId);
+    }
+    return [...ids].sort();
+  }
+
   /** Every executor's row of a workflow, by executor id. */
   async read(workflow: string): Promise<ExecutorRunStatus[]> {
     const keys: string[] = [];
