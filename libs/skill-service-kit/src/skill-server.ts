@@ -403,8 +403,11 @@ export class SkillServer implements LocalHttpServer {
   ): Promise<unknown> {
     const { timeLimitMs, retryAfterSeconds } = this.options.limits;
     const controller = new AbortController();
-    const timeUp = new ServiceBusyError('time_limit', `the request took longer than ${timeLimitMs} ms`, retryAfterSeconds);
-    const timer = setTimeout(() => controller.abort(timeUp), timeLimitMs);
+    // the error is made when the time is up, not for every request (an Error's stack costs)
+    const timer = setTimeout(
+      () => controller.abort(new ServiceBusyError('time_limit', `the request took longer than ${timeLimitMs} ms`, retryAfterSeconds)),
+      timeLimitMs,
+    );
     const unwatch = watchGone(() => controller.abort(new ServiceBusyError('client_gone', 'the caller closed the connection')));
     try {
       const work = route.handler({ ...input, signal: controller.signal, span });
