@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExecutorClient, WorkflowState } from '@loom/contracts';
 import { keptStreamName, MESSAGE_ID_HEADER } from '@loom/messaging';
+import { EXECUTOR_STATUS_BUCKET } from '@loom/executor';
 import { call, createClient } from '@loom/service-kit';
 import {
   checkedWorkflowText,
@@ -28,7 +29,13 @@ const REPLAYED = 'Replayed across';
 const DOCUMENTS = 20;
 const { RUNNING } = { RUNNING: WorkflowState.WORKFLOW_STATE_RUNNING };
 /** Both executors keep what they processed for replay; their trail keeps what the test traces. */
-const EXECUTOR_SETTINGS = ['loom.messaging.stream.keepProcessedMs=3600000', 'loom.messaging.stream.duplicateWindowMs=600000', 'loom.log.level=warn'];
+const EXECUTOR_SETTINGS = [
+  'loom.messaging.stream.keepProcessedMs=3600000',
+  'loom.messaging.stream.duplicateWindowMs=600000',
+  'loom.log.level=warn',
+  // an executor the status board shows that does not answer is given up on after this
+  'loom.executor.messageTrace.peerTimeoutMs=500',
+];
 
 interface TracedEvent {
   readonly kind: string;
@@ -144,6 +151,24 @@ describe.skipIf(binary === undefined)('two executors on one nats-server: message
     expect(text.stderr).toBe('');
     expect(text.stdout).toContain(`message 'm-3' in ${TRACED}: 5 events on executors executor-2, executor-1`);
     expect(text.stdout).toMatch(/failed\s+Check\s+m-3\s+1\s+1\s+executor-1\s+invalid-argument: .*three is refused/);
+
+    // an executor the status board shows that does not answer (its row written here, no executor behind it: NATS
+    // answers 'no responders' at once, a live but silent one would be given up on after peerTimeoutMs): the trace
+    // answers what the others recorded and names it
+    const connection = await connect({ servers: nats.url });
+    try {
+      const board = await (
+        await connection.jetstream().views.kv(EXECUTOR_STATUS_BUCKET)
+      ).put('ghost.executor-ghost', JSON.stringify({ executorId: 'executor-ghost', workflow: 'ghost', state: 'RUNNING', components: [] }));
+      expect(board).toBeGreaterThan(0);
+      const partial = await cliJson<Trace>(executors[0]!, 'message', 'trace', 'm-3', '--workflow', TRACED);
+      expect(partial.events).toHaveLength(expected.length);
+      expect(partial.unanswered).toEqual(['executor-ghost']);
+      expect([...partial.executors].sort()).toEqual(['executor-1', 'executor-2']);
+      await (await connection.jetstream().views.kv(EXECUTOR_STATUS_BUCKET)).purge('ghost.executor-ghost');
+    } finally {
+      await connection.close();
+    }
 
     // never seen on either: NOT_FOUND naming both
     const unknown = await cli(executors[0]!, 'message', 'trace', 'never-seen');
