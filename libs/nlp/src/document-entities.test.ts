@@ -40,21 +40,26 @@ describe('harmoniseDocumentTags', () => {
       sentence('Thomas/PER Jones/PER came'),
       sentence('St.* Thomas* residents'),
       sentence('jones* came'),
-      sentence('Jones with Thomas/LOC'),
+      sentence('Jones with Thomas/ORG'),
       sentence('Jones* Street* is long'),
     ];
     const out = harmoniseDocumentTags(document);
     expect(out[1]).toEqual(['O', 'O', 'O']);
     expect(out[2]).toEqual(['O', 'O']);
-    expect(out[3]).toEqual(['O', 'O', 'B-LOC']);
+    expect(out[3]).toEqual(['O', 'O', 'B-ORG']);
     expect(out[4]).toEqual(['O', 'O', 'O', 'O']);
   });
 
   it('takes the type most mentions have and none when two types tie', () => {
-    const majority = [sentence('Jordan/LOC'), sentence('Jordan/LOC'), sentence('Jordan/PER'), sentence('Jordan* said')];
-    expect(harmoniseDocumentTags(majority)[3]).toEqual(['B-LOC', 'O']);
-    const tie = [sentence('Jordan/LOC'), sentence('Jordan/PER'), sentence('Jordan* said')];
+    const majority = [sentence('Jordan/ORG'), sentence('Jordan/ORG'), sentence('Jordan/PER'), sentence('Jordan* said')];
+    expect(harmoniseDocumentTags(majority)[3]).toEqual(['B-ORG', 'O']);
+    const tie = [sentence('Jordan/ORG'), sentence('Jordan/PER'), sentence('Jordan* said')];
     expect(harmoniseDocumentTags(tie)[2]).toEqual(['O', 'O']);
+  });
+
+  it("leaves places as the tagger gave them: a place's other mentions may be used otherwise", () => {
+    const document = [sentence('to Eurostar/LOC'), sentence('the Eurostar* train')];
+    expect(harmoniseDocumentTags(document)[1]).toEqual(['O', 'O', 'O']);
   });
 
   it('prefers the longest name and does not change the given tags', () => {
