@@ -302,19 +302,28 @@ export class Messaging {
 
   /**
    * Answers the core NATS requests on `subject` (not stored: a request nobody answers in time is lost) with what `answer`
-   * resolves to; a rejected answer is not sent, so the requester times out. Stops with the returned function or the
-   * connection.
+   * resolves to; a rejected (or throwing) answer is not sent, so the requester times out. Resolves once the server
+   * knows of the subscription; stops with the returned function or the connection.
    */
-  reply(subject: string, answer: (data: Uint8Array) => Promise<Uint8Array>): () => void {
-    this.checkOpen(`answer requests on '${subject}'`);
+  async reply(subject: string, answer: (data: Uint8Array) => Promise<Uint8Array>): Promise<() => void> {
+    const operation = { what: `answer requests on '${subject}'` };
+    this.checkOpen(operation.what);
     const subscription = this.connection.subscribe(subject, {
       callback: (error, message) => {
         if (error !== null) return;
-        answer(message.data).then(
-          (data) => message.respond(data),
-          () => undefined,
-        );
+        // an answer that throws is one not sent, as a rejected one: nothing escapes into the client's callback
+        Promise.resolve(message.data)
+          .then(answer)
+          .then(
+            (data) => message.respond(data),
+            () => undefined,
+          );
       },
+    });
+    // a request sent from another connection right after finds the subscription
+    await this.connection.flush().catch((error: unknown) => {
+      subscription.unsubscribe();
+      throw messagingError(operation, error);
     });
     return () => subscription.unsubscribe();
   }

@@ -230,6 +230,18 @@ describe.skipIf(binary === undefined)('messaging on a real nats-server', () => {
     delivery.ack();
   });
 
+  it('answers core requests (reply), and a request nobody answers, or whose answer throws, is unavailable', async () => {
+    const [answering, asking] = [await open(), await open()];
+    const stop = await answering.reply('loom.test.echo', (data) => Promise.resolve(text(`echo ${new TextDecoder().decode(data)}`)));
+    await answering.reply('loom.test.broken', () => {
+      throw new Error('cannot answer');
+    });
+    expect(new TextDecoder().decode(await asking.request('loom.test.echo', text('hi')))).toBe('echo hi');
+    await expect(asking.request('loom.test.broken', text('hi'), 200)).rejects.toMatchObject({ name: 'MessagingUnavailableError', kind: 'unavailable' });
+    stop();
+    await expect(asking.request('loom.test.nobody', text('hi'))).rejects.toThrow("request on 'loom.test.nobody': NATS is unavailable (nobody answers on it)");
+  });
+
   it('refuses a publish to a source without a stream, and any call once closed', async () => {
     const messaging = await open();
     await messaging.ensureWorkflowStream('known', ['in']);

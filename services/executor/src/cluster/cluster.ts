@@ -66,8 +66,6 @@ export class Cluster {
   private readonly desired = new Map<string, DesiredRun>();
   private stopWatching: () => void = () => undefined;
   private heartbeat: NodeJS.Timeout | undefined;
-  /** The other executors' trails, asked for `loom message trace`; this one's answered to them. */
-  readonly peers: TracePeers;
 
   private constructor(
     private readonly options: ClusterOptions,
@@ -75,10 +73,10 @@ export class Cluster {
     private readonly board: ExecutorStatusBoard,
     private readonly leases: KV,
     private readonly member: ClusterMember,
-    messaging: Messaging,
+    /** The other executors' trails, asked for `loom message trace`; this one's answered to them. */
+    readonly peers: TracePeers,
   ) {
     this.lifecycle = new Lifecycle(`executor '${options.executorId}' in the cluster`, CLUSTER_TRANSITIONS, 'opening');
-    this.peers = TracePeers.open(messaging, { executorId: options.executorId, ...options.trace, peers: () => this.executorIds() });
   }
 
   /** Opens the cluster's buckets (made when missing); join() begins following the run state. */
@@ -88,7 +86,9 @@ export class Cluster {
       ExecutorStatusBoard.open(messaging, options.leaseMs),
       messaging.keyValue(LEASE_BUCKET, { ttlMs: options.leaseMs }),
     ]);
-    return new Cluster(options, runState, board, leases, member, messaging);
+    // the board lists the executors a trace asks; this one answers theirs from its trail
+    const peers = await TracePeers.open(messaging, { executorId: options.executorId, ...options.trace, peers: () => clusterOf(board, options.executorId) });
+    return new Cluster(options, runState, board, leases, member, peers);
   }
 
   /** This executor's name among the others. */
@@ -214,11 +214,6 @@ export class Cluster {
     return this.board.watch(workflow, (row) => {
       if (row.executorId !== this.options.executorId) onRow(row);
     });
-  }
-
-  /** Every executor of the cluster with a part of a workflow now or lately (the status board's rows), this one included. */
-  async executorIds(): Promise<string[]> {
-    return [...new Set([...(await this.board.executorIds()), this.options.executorId])].sort();
   }
 
   /** This executor's part of a workflow as it is now. */
@@ -361,6 +356,11 @@ export class Cluster {
     await Promise.all([...this.parts.keys()].map((workflow) => this.board.remove(workflow, this.options.executorId).catch(() => undefined)));
     this.lifecycle.to('closed');
   }
+}
+
+/** Every executor of the cluster with a part of a workflow now or lately (the status board's rows), `own` included. */
+async function clusterOf(board: ExecutorStatusBoard, own: string): Promise<string[]> {
+  return [...new Set([...(await board.executorIds()), own])].sort();
 }
 
 /** A failure that passes by itself: a service or NATS not reachable yet, or this process's own server not listening yet. */

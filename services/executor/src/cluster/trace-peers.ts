@@ -50,8 +50,8 @@ export class TracePeers {
     private readonly stopAnswering: () => void,
   ) {}
 
-  /** Starts answering this executor's trace requests from `trail`; `peers` lists the executors of the cluster. */
-  static open(
+  /** Starts answering this executor's trace requests from `trail` (resolves once NATS knows); `peers` lists the executors of the cluster. */
+  static async open(
     messaging: Messaging,
     options: {
       readonly executorId: string;
@@ -60,9 +60,9 @@ export class TracePeers {
       readonly peers: () => Promise<readonly string[]>;
       readonly timeoutMs: number;
     },
-  ): TracePeers {
+  ): Promise<TracePeers> {
     const { executorId, trail, redactor } = options;
-    const stop = messaging.reply(traceSubject(executorId), (data) => {
+    const stop = await messaging.reply(traceSubject(executorId), (data) => {
       const request = JSON.parse(decoder.decode(data)) as TraceRequest;
       const found = trail.find(String(request.messageId), String(request.workflowName));
       const answer: TraceAnswer = { executorId, events: (found?.events ?? []).map((event) => redacted(event, redactor)) };
