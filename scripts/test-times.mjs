@@ -42,7 +42,7 @@ function testedProjects() {
     .filter(({ pkg }) => pkg.scripts?.test !== undefined)
     .map(({ folder, pkg }) => {
       const config = join(root, folder, 'vitest.config.ts');
-      const shared = existsSync(config) && readFileSync(config, 'utf8').includes('SHARED_MODULES');
+      const shared = existsSync(config) && /defineLoomTestConfig\(\s*SHARED_MODULES\b/.test(readFileSync(config, 'utf8'));
       return { project: pkg.nx?.name ?? pkg.name, package: pkg.name, shared };
     });
 }
