@@ -124,7 +124,9 @@ function runSection() {
   return `## The whole run
 
 The last \`npm test\` (${run.date.slice(0, 16).replace('T', ' ')} UTC) took **${run.seconds.toFixed(0)} s** from its start to
-the last test${run.projects ? '' : ' (some projects only)'} (a new machine builds its tools first: see the README's Tests):
+the last test${run.projects ? '' : ' (some projects only)'} (a new machine builds its tools first: see the README's Tests).
+The lint runs beside the format check, the build, the typecheck and the first tests, one lane a core, so the steps
+add up to more than the whole:
 
 | step | wall time (s) |
 |---|---:|
