@@ -83,7 +83,9 @@ describe.skipIf(binary === undefined)('the NATS connector on a real nats-server'
 
   it('consumes a stream through a durable consumer; what was not acknowledged comes again to the next consumer', async () => {
     const connector = await open();
-    const options = { stream: 'ORDERS', durable: 'reader', deliverPolicy: 'all', ackWaitMs: 30_000, maxDeliver: 5, maxAckPending: 10, owner: 'test' } as const;
+    // a short ack wait: the nak'd message may come back to this consumer before it stops, unread, and then returns
+    // only after its ack wait (seen in a fresh-clone run: 30 s, and a delivery count of 3)
+    const options = { stream: 'ORDERS', durable: 'reader', deliverPolicy: 'all', ackWaitMs: 3_000, maxDeliver: 5, maxAckPending: 10, owner: 'test' } as const;
     const consumer = await connector.consumeStream(options);
     const iterator = consumer[Symbol.asyncIterator]();
     const first = await nextOf(iterator);
@@ -93,7 +95,9 @@ describe.skipIf(binary === undefined)('the NATS connector on a real nats-server'
     await consumer.stop();
     const again = await nextOf((await connector.consumeStream(options))[Symbol.asyncIterator]());
     expect([read(first.payload), read(second.payload), read(again.payload)]).toEqual(['1', '2', '2']);
-    expect(again.deliveryCount).toBe(2);
+    // delivered again: twice, or three times when the stopped consumer had taken it back once unread
+    expect(again.deliveryCount).toBeGreaterThanOrEqual(2);
+    expect(again.deliveryCount).toBeLessThanOrEqual(3);
     await connector.close();
     await connector.close();
     expect(() => connector.subscribe('events.*')).toThrow(MessagingClosedError);
