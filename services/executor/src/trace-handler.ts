@@ -2,7 +2,7 @@ import { type ExecutorService, MessageEventKind, type MessageEvent as MessageEve
 import { LoomError, ValidationError } from '@loom/domain';
 import { type AsyncImplementation } from '@loom/service-kit';
 import { type SecretRedactor } from '@loom/telemetry';
-import { type ExecutorEvent, type TracePeers } from './cluster/trace-peers.js';
+import { type ExecutorEvent, redacted, type TracePeers } from './cluster/trace-peers.js';
 import { type MessageEvent, type MessageTrail, type TrailBounds } from './runtime/message-trail.js';
 
 const KINDS: Readonly<Record<MessageEvent['kind'], MessageEventKind>> = {
@@ -66,7 +66,7 @@ export function traceHandlers(executor: TraceSource): Pick<AsyncImplementation<t
       if (events.length === 0) throw new MessageNotTracedError(messageId, request.workflowName, executors, bounds, unanswered);
       const response: TraceMessageResponse = {
         messageId,
-        events: events.map((event) => eventToProto(event, executor.redactor)),
+        events: events.map((event) => eventToProto(redacted(event, executor.redactor))),
         executorId: executor.executorId,
         maxMessages: bounds.maxMessages,
         retention: { seconds: Math.floor(bounds.retentionMs / 1000), nanos: (bounds.retentionMs % 1000) * 1_000_000 },
@@ -78,7 +78,8 @@ export function traceHandlers(executor: TraceSource): Pick<AsyncImplementation<t
   };
 }
 
-function eventToProto(event: ExecutorEvent, redactor: SecretRedactor): MessageEventProto {
+/** An event as TraceMessage answers it (its failure already redacted). */
+function eventToProto(event: ExecutorEvent): MessageEventProto {
   const failure = event.failure;
   return {
     time: new Date(event.time),
@@ -94,8 +95,8 @@ function eventToProto(event: ExecutorEvent, redactor: SecretRedactor): MessageEv
         : {
             kind: failure.kind,
             retryable: failure.retryable,
-            message: redactor.redact(failure.message),
-            cause: failure.cause === undefined ? '' : redactor.redact(failure.cause),
+            message: failure.message,
+            cause: failure.cause ?? '',
           },
     failureHandler: event.failureHandler ?? '',
     workflowName: event.workflowName,

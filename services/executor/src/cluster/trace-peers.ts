@@ -101,7 +101,7 @@ export class TracePeers {
 }
 
 /** An event as it may leave the executor: its failure's texts redacted as the logs are. */
-function redacted(event: MessageEvent, redactor: SecretRedactor): MessageEvent {
+export function redacted<Event extends MessageEvent>(event: Event, redactor: SecretRedactor): Event {
   const { failure } = event;
   if (failure === undefined) return event;
   return {
