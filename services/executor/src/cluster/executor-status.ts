@@ -63,25 +63,23 @@ export class ExecutorStatusBoard {
 
   /** The executors with a row of any workflow (each running, or lately running, a part of one), by id. */
   async executorIds(): Promise<string[]> {
-    const keys: string[] = [];
-    for await (const key of await this.bucket.keys()) keys.push(key);
-    const ids = new Set<string>();
-    for (const key of keys) {
-      const entry = await this.bucket.get(key);
-      if (entry?.operation === 'PUT') ids.add(entry.json<ExecutorRunStatus>().executorId);
-    }
-    return [...ids].sort();
+    return [...new Set((await this.rows()).map((row) => row.executorId))].sort();
   }
 
   /** Every executor's row of a workflow, by executor id. */
   async read(workflow: string): Promise<ExecutorRunStatus[]> {
+    return (await this.rows(`${jetStreamToken(workflow)}.*`)).sort((one, other) => one.executorId.localeCompare(other.executorId));
+  }
+
+  /** The rows whose keys match `filter` (every row without one), removed ones left out. */
+  private async rows(filter?: string): Promise<ExecutorRunStatus[]> {
     const keys: string[] = [];
-    for await (const key of await this.bucket.keys(`${jetStreamToken(workflow)}.*`)) keys.push(key);
+    for await (const key of await this.bucket.keys(filter)) keys.push(key);
     const rows: ExecutorRunStatus[] = [];
     for (const key of keys) {
       const entry = await this.bucket.get(key);
       if (entry?.operation === 'PUT') rows.push(entry.json<ExecutorRunStatus>());
     }
-    return rows.sort((one, other) => one.executorId.localeCompare(other.executorId));
+    return rows;
   }
 }
