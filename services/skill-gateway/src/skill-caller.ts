@@ -1,5 +1,3 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import { type LoomConfig } from '@loom/config';
@@ -7,9 +5,10 @@ import { type Skill } from '@loom/domain';
 import { type LocalHttpServers, restartDelayMs } from '@loom/foundation';
 import { type Logger, TELEMETRY_SCOPE } from '@loom/telemetry';
 import { context as otelContext, type Context, metrics, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Pool } from 'undici';
 import { type Admission, CircuitBreaker, type CircuitStateName } from './circuit-breaker.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
-import { httpPost } from './http-post.js';
+import { httpPost, skillPool } from './http-post.js';
 
 /** One HTTP request to a skill. */
 export interface SkillCall {
@@ -63,7 +62,7 @@ interface SkillState {
   readonly origin: string;
   readonly breaker: CircuitBreaker;
   readonly limit: ConcurrencyLimit;
-  readonly agent: HttpAgent;
+  readonly pool: Pool;
 }
 
 const CIRCUIT_GAUGE_VALUES: Record<CircuitStateName, number> = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 };
@@ -81,7 +80,7 @@ type Attempt =
   | { readonly kind: 'cancelled' };
 
 /**
- * Calls skills over HTTP (node:http, httpPost) with, per skill: a time-out per attempt; retries with capped, jittered
+ * Calls skills over HTTP (undici's dispatcher, httpPost) with, per skill: a time-out per attempt; retries with capped, jittered
  * backoff on connection errors, time-outs, 429 and 5xx (a Retry-After up to the cap is honoured), never on other
  * 4xx or a 3xx (redirects are not followed); a circuit breaker counting failed attempts; a cap on attempts under way at once (and a keep-alive pool of as
  * many connections, so a timed-out attempt's connection is closed before another takes its place). Each attempt is
@@ -139,7 +138,7 @@ export class SkillCaller {
 
   /** Closes every connection pool. */
   close(): void {
-    for (const state of this.states.values()) state.agent.destroy();
+    for (const state of this.states.values()) void state.pool.destroy();
     this.states.clear();
   }
 
@@ -256,7 +255,7 @@ export class SkillCaller {
       const until = AbortSignal.any([signal, timeout]);
       const answer =
         local === undefined
-          ? await httpPost({ url: target, headers, body: request.body, agent: state.agent, signal: until })
+          ? await httpPost({ url: target, headers, body: request.body, pool: state.pool, signal: until })
           : await local.post({ path: `${target.pathname}${target.search}`, headers, body: request.body, signal: until });
       const { 'content-type': contentType, 'retry-after': retryAfter } = answer.headers;
       outcome = {
@@ -293,8 +292,7 @@ export class SkillCaller {
     const known = this.states.get(skill.name);
     const cap = this.policy.maxConcurrency(skill);
     if (known !== undefined && known.origin === origin && known.limit.limit === cap) return known;
-    known?.agent.destroy();
-    const options = { keepAlive: true, maxSockets: cap, maxTotalSockets: cap };
+    if (known !== undefined) void known.pool.destroy();
     const state: SkillState = {
       origin,
       breaker:
@@ -303,7 +301,7 @@ export class SkillCaller {
           this.logger.info({ skill: skill.name, circuit: next }, `circuit of skill '${skill.name}' is ${next}`),
         ),
       limit: known?.limit.limit === cap ? known.limit : new ConcurrencyLimit(cap),
-      agent: origin.startsWith('https:') ? new HttpsAgent(options) : new HttpAgent(options),
+      pool: skillPool(origin, cap),
     };
     this.states.set(skill.name, state);
     return state;
