@@ -30,6 +30,25 @@ describe('MessageTrail', () => {
     expect(trail.find('m1', 'another-workflow')).toBeUndefined();
   });
 
+  it('carries an origin on the message object, out of its JSON and clones, and beside a frozen message', () => {
+    const source = message('m1');
+    setOrigin(source, { messageId: 'm1', source: 'In' });
+    expect(JSON.stringify(source)).toBe('{"id":"m1","body":{},"headers":{}}');
+    expect(originOf(structuredClone(source))).toStrictEqual({ messageId: 'm1', source: '' });
+    const own = message('m2');
+    setOrigin(own, { messageId: 'm2', source: 'Other' });
+    inheritOrigin(own, source);
+    expect(originOf(own)).toStrictEqual({ messageId: 'm2', source: 'Other' });
+    const frozen = Object.freeze(message('m1:0'));
+    inheritOrigin(frozen, source);
+    const output = message('m1:0:0');
+    inheritOrigin(output, frozen);
+    expect([originOf(frozen), originOf(output)]).toStrictEqual([
+      { messageId: 'm1', source: 'In' },
+      { messageId: 'm1', source: 'In' },
+    ]);
+  });
+
   it('forgets the oldest message past maxMessages and any message past the retention', () => {
     let now = 0;
     const trail = new MessageTrail({ maxMessages: 2, retentionMs: 1_000 }, () => now);

@@ -10,24 +10,35 @@ export interface MessageOrigin {
 }
 
 // the origin of each message object in a run, handed on to its copies and outputs by the message flow: components
-// build outputs as new objects (and may give them new ids), so the origin cannot travel in the message itself
-const origins = new WeakMap<LoomMessage, MessageOrigin>();
+// build outputs as new objects (and may give them new ids), so the origin cannot travel in the message's fields. It
+// rides on the object under a symbol of its own (a spread copy of a message takes it along, JSON and structuredClone
+// leave it out); only a message frozen by its maker keeps it in a WeakMap. A WeakMap of every message in flight made
+// garbage collection pathological under load: turns of issue 50's bench took 10-15 times as long
+const ORIGIN = Symbol('loom.origin');
+const frozenOrigins = new WeakMap<LoomMessage, MessageOrigin>();
+
+type Carrier = LoomMessage & { [ORIGIN]?: MessageOrigin };
+
+function recorded(message: LoomMessage): MessageOrigin | undefined {
+  return (message as Carrier)[ORIGIN] ?? frozenOrigins.get(message);
+}
 
 /** The origin of a message: the one the flow recorded, or the message's own id when it has none. */
 export function originOf(message: LoomMessage): MessageOrigin {
-  return origins.get(message) ?? { messageId: message.id, source: '' };
+  return recorded(message) ?? { messageId: message.id, source: '' };
 }
 
 /** Records where a message came from. */
 export function setOrigin(message: LoomMessage, origin: MessageOrigin): void {
-  origins.set(message, origin);
+  if (Object.isExtensible(message)) (message as Carrier)[ORIGIN] = origin;
+  else frozenOrigins.set(message, origin);
 }
 
 /** Hands `from`'s origin on to `to` (a copy or an output of it), unless `to` has one of its own. */
 export function inheritOrigin(to: LoomMessage, from: LoomMessage): void {
-  if (to === from || origins.has(to)) return;
-  const origin = origins.get(from);
-  if (origin !== undefined) origins.set(to, origin);
+  if (to === from || recorded(to) !== undefined) return;
+  const origin = recorded(from);
+  if (origin !== undefined) setOrigin(to, origin);
 }
 
 /** What a message event tells (MessageEventKind in executor.proto). */
