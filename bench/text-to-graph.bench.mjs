@@ -21,8 +21,14 @@
 // skills' HTTP servers and their JSON), the embedded graph's engine, and the other threads (the skills' worker threads
 // doing the NLP, V8's helpers); and runs that layout once more with `loom.skills.inProcess=false`, the gateway calling its
 // own process's skills over loopback HTTP as before issue 51 Must 5's in-memory skill call (`one` runs both, `onehttp` that one).
+// With the skills apart the rest is also split into loom's main thread and its other threads (V8's helpers: concurrent
+// marking, sweeping and compiling; loom's own database's worker), and BENCH_ONLY=rest runs only that job (no annotation
+// baseline, no floor, no gRPC baseline) BENCH_RUNS times (default 1), for A/B runs of two builds. Every loom runs with
+// loom.scripts.python.warmInterpreters=0: the job runs no Python, and the two interpreter snapshots a loom makes in the
+// background from its start (about 20 MB each, read from their maker's pipe on the main thread) would otherwise land
+// in the first seconds of the measured window as a one-off cost, not a document's.
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +41,7 @@ import { mergedEntitiesOf } from '@loom/domain';
 import { testDataDir } from '@loom/nlp-training';
 import { call, createClient } from '@loom/service-kit';
 import { cpuSecondsOf, loomMain, median, startLoomServe } from './loom-serve.mjs';
+import { graphSeconds, mainThreadSeconds, threadCpu } from './thread-cpu.mjs';
 
 const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 300);
 const SENTENCES_PER_DOCUMENT = 8;
@@ -42,6 +49,10 @@ const ROUNDS = 3;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 /** One part only: `concurrency`, `one` (one process) or `apart` (skills apart); all when unset. */
 const ONLY = process.env.BENCH_ONLY;
+/** How many times BENCH_ONLY=rest runs the job. */
+const RUNS = Number(process.env.BENCH_RUNS ?? 1);
+/** What no measured loom does in the background: make Python interpreters for scripts the job does not have. */
+const QUIET = process.env.BENCH_WARM_INTERPRETERS === '1' ? [] : ['--set', 'loom.scripts.python.warmInterpreters=0'];
 const WORKFLOW = 'Text to graph';
 const WRITERS_WORKFLOW = 'Graph writers alone';
 const LAST_WRITER = 'Write entities';
@@ -116,46 +127,6 @@ function machineTicks() {
   } catch {
     return undefined;
   }
-}
-
-/** CPU seconds (user + system) of each thread of a process so far, by thread id (Linux /proc); empty off Linux. */
-function threadCpu(pid) {
-  const times = new Map();
-  let tids = [];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return times; // not Linux, or the process is gone
-  }
-  for (const tid of tids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-      times.set(tid, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return times;
-}
-
-/**
- * The CPU seconds between two threadCpu snapshots of the loom process spent by the embedded graph: the threads that
- * were not there when loom began listening but were by the first snapshot. The embedded graph's PGlite runs in a worker thread of its own, started
- * with the workflow that opens the graph; loom's services, their own database and V8's helper threads are all there at
- * listening (libuv's pool, if started later, would be counted here too: it is idle on this path).
- */
-function graphSeconds(before, after, threadsAtListening) {
-  let seconds = 0;
-  // a thread started within the window is not the graph's (the graph opens at the workflow's start): a skill's worker
-  // thread in one process, started at the first call
-  for (const [tid, cpu] of after) if (!threadsAtListening.has(tid) && before.has(tid)) seconds += cpu - (before.get(tid) ?? 0);
-  return seconds;
-}
-
-/** The CPU seconds between two threadCpu snapshots of a process spent by its main thread (the thread whose id is the pid). */
-function mainThreadSeconds(pid, before, after) {
-  const tid = String(pid);
-  return (after.get(tid) ?? 0) - (before.get(tid) ?? 0);
 }
 
 /** Waits until every document is written by the last writer or has reached the failure handler; answers the status then. */
@@ -298,15 +269,20 @@ async function annotationRate(url, docs, concurrency) {
   return median(rates);
 }
 
-/** One layout: its documents/s end to end, the annotation baseline in the same loom, and CPU seconds per process. */
-async function measureLayout(label, start, docs, file) {
+/**
+ * One layout: its documents/s end to end, the annotation baseline in the same loom, and CPU seconds per process.
+ * `restOnly`: the job alone after a warm-up of 16 documents through the annotation skill (no baseline, no floor).
+ */
+async function measureLayout(label, start, docs, file, { restOnly = false } = {}) {
   const layout = await start();
   const cpuNow = () => layout.pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
   try {
     const baselineCpu = cpuNow();
-    const baseline = await annotationRate(layout.annotationUrl, docs, 4);
+    const baseline = restOnly
+      ? (await annotateAll(layout.annotationUrl, docs.slice(0, 16), 4), Number.NaN)
+      : await annotationRate(layout.annotationUrl, docs, 4);
     // the warm-up round and ROUNDS rounds: CPU milliseconds a document of the annotation alone
-    const baselineCpuMs = ((cpuNow() - baselineCpu) * 1000) / (16 + ROUNDS * docs.length);
+    const baselineCpuMs = ((cpuNow() - baselineCpu) * 1000) / (restOnly ? 16 : 16 + ROUNDS * docs.length);
     // in one process the annotation's worker threads start with its first call: the graph's thread is one started later
     if (layout.pids.length === 1) layout.threadsAtListening = new Set(threadCpu(layout.pids[0]).keys());
     const { seconds, cpu, busy, graph, main } = await textToGraph(layout.address, file, docs.length, layout.pids, undefined, layout.threadsAtListening);
@@ -329,20 +305,37 @@ async function measureLayout(label, start, docs, file) {
       );
     } else if (graph !== undefined) {
       // loom's own CPU, skills apart: its process's, split into the embedded graph's engine and the rest
-      const loomMs = (cpu[0] * 1000) / docs.length;
-      const graphMs = (graph * 1000) / docs.length;
-      const restMs = loomMs - graphMs;
-      console.log(
-        `  loom's own CPU a document ${fmt(loomMs)} ms (${(loomMs / baselineCpuMs).toFixed(2)}x the annotation alone): the embedded graph's engine ` +
-          `(PGlite with AGE, its worker thread: the writers' statements) ${fmt(graphMs)} ms, the rest (executor, skill gateway, ` +
-          `gRPC and HTTP, JSON, graph driver) ${fmt(restMs)} ms (${(restMs / baselineCpuMs).toFixed(2)}x the annotation; issue 51's target: the rest <= 2 ms)`,
+      printLoomCpu('  ', cpu[0], graph, main, docs.length, baselineCpuMs);
+      // the same number of other documents through the same loom, its code now compiled: the steady state
+      const again = await textToGraph(layout.address, fileAgain, docs.length, layout.pids, undefined, layout.threadsAtListening);
+      printLoomCpu(
+        `  ${docs.length} more documents through the same loom (warm, ${fmt(docs.length / again.seconds)} documents/s): `,
+        again.cpu[0],
+        again.graph ?? 0,
+        again.main,
+        docs.length,
+        baselineCpuMs,
       );
     }
-    if (layout.keywordsUrl !== undefined && !layout.gatewayOverGrpc) await floorOf(layout, docs, baselineCpuMs);
+    if (layout.keywordsUrl !== undefined && !layout.gatewayOverGrpc && !restOnly) await floorOf(layout, docs, baselineCpuMs);
     return { rate, baseline };
   } finally {
     await layout.stop();
   }
+}
+
+/** Loom's own CPU a document with the skills apart: the embedded graph's engine, and the rest split into the main thread and the others. */
+function printLoomCpu(prefix, loomSeconds, graphSeconds, mainSeconds, count, baselineCpuMs) {
+  const loomMs = (loomSeconds * 1000) / count;
+  const graphMs = (graphSeconds * 1000) / count;
+  const restMs = loomMs - graphMs;
+  const mainMs = (mainSeconds * 1000) / count;
+  console.log(
+    `${prefix}loom's own CPU a document ${fmt(loomMs)} ms (${(loomMs / baselineCpuMs).toFixed(2)}x the annotation alone): the embedded graph's engine ` +
+      `(PGlite with AGE, its worker thread: the writers' statements) ${fmt(graphMs)} ms, the rest (executor, skill gateway, ` +
+      `gRPC and HTTP, JSON, graph driver) ${fmt(restMs)} ms (${(restMs / baselineCpuMs).toFixed(2)}x the annotation; issue 51's target: the rest <= 2 ms): ` +
+      `its main thread ${fmt(mainMs)} ms, its other threads (V8's helpers: concurrent GC and compiling; loom's own database) ${fmt(restMs - mainMs)} ms`,
+  );
 }
 
 /** `npm start`'s layout: one loom process with the skills in it; `inProcess: false` has its gateway call them over loopback HTTP. */
@@ -362,6 +355,7 @@ async function oneProcess({ inProcess = true } = {}) {
       '--skill-port',
       'keywords=0',
       ...(inProcess ? [] : ['--set', 'loom.skills.inProcess=false']),
+      ...QUIET,
     ],
     nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
     onLine: (entry) => {
@@ -393,7 +387,7 @@ async function skillsApart({ gatewayOverGrpc = false } = {}) {
     const port = gatewayOverGrpc ? await freePort() : undefined;
     const overGrpc = port === undefined ? [] : ['--set', `server.port=${port}`, '--set', `loom.services.skill-gateway.address=127.0.0.1:${port}`];
     loomServe = await startLoomServe({
-      args: ['--config', devConfig, '--set', 'loom.console.port=0', ...registrations, ...overGrpc],
+      args: ['--config', devConfig, '--set', 'loom.console.port=0', ...registrations, ...overGrpc, ...QUIET],
       nodeArgs: CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF],
     });
   } catch (error) {
@@ -447,10 +441,16 @@ const docs = documents();
 const scratch = mkdtempSync(join(tmpdir(), 'loom-bench-t2g-'));
 const file = join(scratch, 'documents.jsonl');
 writeFileSync(file, `${docs.map((doc) => JSON.stringify(doc)).join('\n')}\n`);
+// the same texts under other ids: new documents for the graph, for a second pass through a warm loom
+const fileAgain = join(scratch, 'documents-again.jsonl');
+writeFileSync(fileAgain, `${docs.map((doc) => JSON.stringify({ ...doc, id: `${doc.id}-again` })).join('\n')}\n`);
 try {
   console.log(
     `${docs.length} documents of ${SENTENCES_PER_DOCUMENT} EWT-dev sentences; load average ${loadavg()[0].toFixed(2)}, ${availableParallelism()} cores`,
   );
+  for (let run = 1; ONLY === 'rest' && run <= RUNS; run++) {
+    await measureLayout(`run ${run} of ${RUNS}, load ${loadavg()[0].toFixed(2)}: skills apart, the job alone`, skillsApart, docs, file, { restOnly: true });
+  }
   if (ONLY === undefined || ONLY === 'concurrency') await annotationConcurrency(docs);
   if (ONLY === undefined || ONLY === 'one') await measureLayout('one process (loom serve --with-skills)', oneProcess, docs, file);
   if (ONLY === undefined || ONLY === 'one' || ONLY === 'onehttp') {

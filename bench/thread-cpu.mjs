@@ -1,0 +1,43 @@
+// CPU seconds by thread of a process, read from Linux /proc (the text-to-graph bench's split of loom's CPU: its main
+// thread, the embedded graph's engine in a worker thread of its own, and the rest).
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** CPU seconds (user + system) of each thread of a process so far, by thread id (Linux /proc); empty off Linux. */
+export function threadCpu(pid) {
+  const times = new Map();
+  let tids = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return times; // not Linux, or the process is gone
+  }
+  for (const tid of tids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      times.set(tid, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return times;
+}
+
+/**
+ * The CPU seconds between two threadCpu snapshots of the loom process spent by the embedded graph: the threads that
+ * were not there when loom began listening but were by the first snapshot. The embedded graph's PGlite runs in a worker thread of its own, started
+ * with the workflow that opens the graph; loom's services, their own database and V8's helper threads are all there at
+ * listening (libuv's pool, if started later, would be counted here too: it is idle on this path).
+ */
+export function graphSeconds(before, after, threadsAtListening) {
+  let seconds = 0;
+  // a thread started within the window is not the graph's (the graph opens at the workflow's start): a skill's worker
+  // thread in one process, started at the first call
+  for (const [tid, cpu] of after) if (!threadsAtListening.has(tid) && before.has(tid)) seconds += cpu - (before.get(tid) ?? 0);
+  return seconds;
+}
+
+/** The CPU seconds between two threadCpu snapshots of a process spent by its main thread (the thread whose id is the pid). */
+export function mainThreadSeconds(pid, before, after) {
+  const tid = String(pid);
+  return (after.get(tid) ?? 0) - (before.get(tid) ?? 0);
+}
