@@ -9,5 +9,5 @@ export { readEwt, EWT_DEV, EWT_TRAIN } from './ewt.js';
 export { unerSplit, openNerExamples, gumEntities, UNER_DEV, type OpenNerSet } from './ner-data.js';
 export { evaluate, segmentationScores, type Evaluation } from './evaluate.js';
 export { trainTokenizerModel, trainTaggerModel, trainLemmatizerModel, trainParserModel, type TrainContext } from './train.js';
-export { trainNerModel, NER_SETTINGS } from './train-ner.js';
+export { trainNerModel, NER_SETTINGS, NER_TRAINING_COMMAND } from './train-ner.js';
 export { evalNlp, MODELS, compareWithCards, measuredFigures, type EvalOptions } from './eval-command.js';

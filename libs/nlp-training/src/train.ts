@@ -46,6 +46,8 @@ export interface TrainContext {
   /** Override every model's epochs and hash-table bits (small slices in tests). */
   readonly epochs?: number;
   readonly bits?: number;
+  /** Override the NER tagger's members (NER_SETTINGS.members; small slices in tests). */
+  readonly members?: number;
   /** Called before a model trained by another run is loaded (a parallel run may still be writing it). */
   readonly beforeLoading?: (model: string) => void;
 }

@@ -101,7 +101,7 @@ describe('training on a slice beats a trivial baseline', { timeout: 600_000 }, (
   });
 
   it('NER: exact-span F1 over tagging each token with its most frequent training tag', async () => {
-    const nerCtx = { ...ctx, limit: 3000, devLimit: 300 };
+    const nerCtx = { ...ctx, limit: 3000, devLimit: 300, members: 1 };
     const scores = await trainNerModel(nerCtx);
     const { heldOut } = unerSplit(dataDir);
     const counts = new Map<string, Map<string, number>>();

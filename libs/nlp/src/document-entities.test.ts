@@ -30,6 +30,18 @@ describe('harmoniseDocumentTags', () => {
     expect(harmoniseDocumentTags(document)).toEqual([['B-ORG', 'O', 'O'], document[1]!.tags, ['B-ORG', 'O', 'O', 'O']]);
   });
 
+  it('types an acronym defined in brackets after an organisation as that organisation where the tagger typed it otherwise alone', () => {
+    const document = [
+      sentence('the Housing/ORG Authority/ORG of/ORG New/ORG Orleans/ORG ( HANO/ORG )'),
+      sentence('HANO/PER has not replied'),
+      sentence('HANO/PER Smith/PER and the ( UN/PER ) spoke'),
+    ];
+    const tags = harmoniseDocumentTags(document);
+    expect(tags[1]).toEqual(['B-ORG', 'O', 'O', 'O']);
+    // inside a longer name, and an acronym no organisation's name defines, stay as tagged
+    expect(tags[2]).toEqual(document[2]!.tags);
+  });
+
   it("tags a person's surname standing alone after the full name was found", () => {
     const document = [sentence('Prime Minister Iyad/PER Allawi/PER spoke'), sentence("Allawi* 's cousin was abducted")];
     expect(harmoniseDocumentTags(document)[1]).toEqual(['B-PER', 'O', 'O', 'O', 'O']);

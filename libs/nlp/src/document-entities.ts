@@ -67,15 +67,47 @@ function documentNames(sentences: readonly DocumentSentence[]): Map<string, stri
   return names;
 }
 
+/** An acronym as written: two or more capital letters ("HANO", "UN"). */
+const ACRONYM = /^\p{Lu}{2,}$/u;
+
+/**
+ * A document's sentences with the acronyms it defines typed as what they name at every one-word mention: an acronym in
+ * brackets right after an organisation's name ("the Housing Authority of New Orleans (HANO)") is that organisation where
+ * the tagger typed it otherwise alone ("HANO has not replied" read as a person). Other sentences are returned as they are.
+ */
+function withDefinedAcronyms(sentences: readonly DocumentSentence[]): readonly DocumentSentence[] {
+  const defined = new Set<string>();
+  for (const { tokens, tags } of sentences)
+    for (let position = 2; position + 1 < tokens.length; position++)
+      if (
+        tokens[position - 1] === '(' &&
+        tokens[position + 1] === ')' &&
+        ACRONYM.test(tokens[position]!) &&
+        tags[position] === 'B-ORG' &&
+        tags[position - 2]?.endsWith('-ORG') === true
+      )
+        defined.add(tokens[position]!);
+  if (defined.size === 0) return sentences;
+  return sentences.map((sentence) => {
+    const { tokens, tags } = sentence;
+    const alone = (position: number): boolean =>
+      defined.has(tokens[position]!) && /^B-(PER|LOC)$/.test(tags[position]!) && tags[position + 1]?.startsWith('I-') !== true;
+    if (!tokens.some((_, position) => alone(position))) return sentence;
+    return { ...sentence, tags: tags.map((tag, position) => (alone(position) ? 'B-ORG' : tag)) };
+  });
+}
+
 /**
  * A document's entity tags made consistent (issue 54): a person's or an organisation's name the tagger or the rules
  * found at one mention keeps its type at the mentions they left untagged ("the Housing Authority of New Orleans (HANO)" … "HANO has not provided"),
  * and a person's surname found after a given name is that person where it stands alone ("Prime Minister Iyad Allawi"
  * … "Allawi 's cousin"). Only untagged words change, and only where the mention is written as the name was (case
  * included), does not continue an untagged proper noun on either side (it would be part of a longer name: "St.
- * Thomas"), and, for one word, is a proper noun. Returns new tags, one list a sentence.
+ * Thomas"), and, for one word, is a proper noun. An acronym the text defines after an organisation's name is that
+ * organisation at its one-word mentions typed otherwise (`withDefinedAcronyms`). Returns new tags, one list a sentence.
  */
-export function harmoniseDocumentTags(sentences: readonly DocumentSentence[]): string[][] {
+export function harmoniseDocumentTags(given: readonly DocumentSentence[]): string[][] {
+  const sentences = withDefinedAcronyms(given);
   const out = sentences.map((sentence) => [...sentence.tags]);
   if (sentences.length === 0) return out;
   const names = documentNames(sentences);
