@@ -247,16 +247,14 @@ export class SkillCaller {
       accept: 'application/json',
     };
     propagation.inject(trace.setSpan(parent, span), headers);
-    const timeoutMs = this.policy.timeoutMs(skill);
-    const timeout = AbortSignal.timeout(timeoutMs);
+    const until = attemptSignal(signal, this.policy.timeoutMs(skill));
     this.attempts.add(1, { [ATTR_SKILL_NAME]: skill.name });
     let outcome: Attempt;
     try {
-      const until = AbortSignal.any([signal, timeout]);
       const answer =
         local === undefined
-          ? await httpPost({ url: target, headers, body: request.body, pool: state.pool, signal: until })
-          : await local.post({ path: `${target.pathname}${target.search}`, headers, body: request.body, signal: until });
+          ? await httpPost({ url: target, headers, body: request.body, pool: state.pool, signal: until.signal })
+          : await local.post({ path: `${target.pathname}${target.search}`, headers, body: request.body, signal: until.signal });
       const { 'content-type': contentType, 'retry-after': retryAfter } = answer.headers;
       outcome = {
         kind: 'answer',
@@ -267,8 +265,10 @@ export class SkillCaller {
       };
     } catch (error) {
       if (signal.aborted) outcome = { kind: 'cancelled' };
-      else if (timeout.aborted) outcome = { kind: 'timeout' };
+      else if (until.timedOut()) outcome = { kind: 'timeout' };
       else outcome = { kind: 'connection', reason: reasonOf(error) };
+    } finally {
+      until.release();
     }
     if (outcome.kind === 'answer') {
       span.setAttribute('http.response.status_code', outcome.httpStatus);
@@ -306,6 +306,34 @@ export class SkillCaller {
     this.states.set(skill.name, state);
     return state;
   }
+}
+
+/**
+ * The signal of one attempt: aborted by the call's signal or once `timeoutMs` pass. `release` clears its timer when the
+ * attempt is over. One controller and one timer, instead of AbortSignal.timeout and AbortSignal.any: their signals and
+ * weak references cost about four times as much an attempt (18-21 µs against 4 µs), and the time-out's timer stayed
+ * pending for its whole length.
+ */
+function attemptSignal(call: AbortSignal, timeoutMs: number): { readonly signal: AbortSignal; timedOut(): boolean; release(): void } {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException('the attempt timed out', 'TimeoutError'));
+  }, timeoutMs);
+  // as AbortSignal.timeout's: the timer alone does not keep the process up
+  timer.unref();
+  const onAbort = (): void => controller.abort(call.reason);
+  if (call.aborted) onAbort();
+  else call.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    release() {
+      clearTimeout(timer);
+      call.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 /** What an attempt's failure was, for messages: the skill's own message for an answer, capped. */
