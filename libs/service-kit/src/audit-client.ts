@@ -82,6 +82,8 @@ export class AuditAppender {
   private readonly callOptions: UnaryCallOptions;
   private queue: QueuedEvent[] = [];
   private inFlight = 0;
+  /** Waiting in `settled` for every append made so far to be answered. */
+  private readonly idle: (() => void)[] = [];
 
   constructor(
     private readonly client: AuditClient,
@@ -100,6 +102,15 @@ export class AuditAppender {
     });
   }
 
+  /**
+   * Resolves once every append made so far has been answered (written or refused): a service stopping waits for its
+   * last events before the audit service it calls goes away.
+   */
+  settled(): Promise<void> {
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
   private send(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
@@ -107,6 +118,7 @@ export class AuditAppender {
       void this.deliver(batch).finally(() => {
         this.inFlight--;
         this.send();
+        if (this.inFlight === 0 && this.queue.length === 0) for (const resolve of this.idle.splice(0)) resolve();
       });
     }
   }

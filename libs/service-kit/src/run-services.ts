@@ -92,6 +92,9 @@ export async function startServices(options: StartServicesOptions): Promise<Runn
       port,
       server,
       async stop() {
+        // the services' own work first, while the server still answers the calls it makes (an in-memory call is refused
+        // once the server's shutdown begins): the executor's runs drain and their stops are audited
+        for (const instance of [...instances].reverse()) await instance.quiesce?.();
         await server.shutdown(config.server.shutdown.deadlineMs);
         // records of refusals made before the shutdown are written while the audit service still runs
         await refusals.written();

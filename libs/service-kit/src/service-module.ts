@@ -23,6 +23,12 @@ export interface ServiceContext<S extends ConfigSection = ConfigSection> {
 /** A built service: it registers its RPCs on a server and releases its resources on close. */
 export interface ServiceInstance {
   addToServer(server: LoomServer): void;
+  /**
+   * Finishes the work the service does on its own (the executor's runs) at shutdown, before the server stops: what that
+   * work calls, the process's other services in memory included, still answers, and the audit events of its end are
+   * written. Called once, in the reverse order of creation, before `close`.
+   */
+  quiesce?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -112,6 +112,38 @@ describe('services in one process', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('lets a service finish its own work first, calling another service of the process in memory, then closes the services', async () => {
+    const callers: (string | undefined)[] = [];
+    const steps: string[] = [];
+    // the executor's part: at shutdown its runs stop and are audited, a call to another service of the process
+    const worker: ServiceModule = {
+      name: 'audit',
+      fullName: 'loom.v1.Audit',
+      configSections: [],
+      create: ({ clients }) =>
+        Promise.resolve({
+          addToServer: () => undefined,
+          quiesce: async () => {
+            steps.push('quiesce');
+            await call(clients.get('secrets'), 'listVariables', { pageSize: 0, pageToken: '' });
+            steps.push('called secrets');
+          },
+          close: () => {
+            steps.push('close');
+            return Promise.resolve();
+          },
+        }),
+    };
+    const config = loadConfig({ env: {}, overrides: ['server.port=0', 'loom.telemetry.prometheus.port=0', 'loom.auth.roles.audit=editor'] });
+    const running = await startServices({ config, modules: [secretsModule(callers), worker], logger: capturedLogger().logger });
+    await running.stop();
+    expect(steps).toEqual(['quiesce', 'called secrets', 'close']);
+    expect(callers).toEqual(['audit']);
+    expect(running.server.state).toBe('stopped');
+  });
+});
+
 describe('configuration slices', () => {
   it('gives each service only the configuration sections it declares', async () => {
     const seen: string[][] = [];

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutorClient } from '@loom/contracts';
@@ -143,5 +143,23 @@ describe('loom message trace', () => {
 
     const missing = await cli('message', 'trace', ' ');
     expect(missing.stderr).toContain('message_id: is required');
+  });
+});
+
+describe('loom stopping', () => {
+  it('audits the stop of the run it stops as it shuts down, while the audit service still answers', async () => {
+    await loom.stop();
+    const records = readFileSync(join(data, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; workflow: string; actor: string });
+    const ofLineage = records.filter((record) => record.workflow.startsWith(`${NAME}_`)).map((record) => [record.type, record.actor]);
+    // the first version's run, stopped by the operator for the push of the fix; the fixed one's, stopped by loom itself
+    expect(ofLineage.filter(([type]) => type === 'WORKFLOW_STOP')).toStrictEqual([
+      ['WORKFLOW_STOP', 'ops'],
+      ['WORKFLOW_STOP', 'executor'],
+    ]);
+    expect(records.at(-1)).toMatchObject({ type: 'WORKFLOW_STOP', actor: 'executor' });
+    expect(loom.logLines.filter((line) => line.includes('audit event not written'))).toStrictEqual([]);
   });
 });

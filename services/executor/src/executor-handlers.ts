@@ -124,8 +124,11 @@ export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[num
       addToServer(server) {
         server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger, graphSso));
       },
+      // the runs stop while the services they call still answer, and their stops are audited (startServices' stop)
+      quiesce: () => executor.stopAll(config.server.shutdown.deadlineMs),
       close: async () => {
-        // the runs first: their unfinished deliveries are nak'd over the connection before it closes (close is idempotent)
+        // the runs first: their unfinished deliveries are nak'd over the connection before it closes (stopAll is
+        // idempotent: a run started after quiesce stops here)
         await executor.stopAll(config.server.shutdown.deadlineMs);
         await executor.failures.close();
         await messaging?.close();

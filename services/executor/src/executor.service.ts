@@ -31,7 +31,7 @@ import { redactedFailure } from './redacted-failure.js';
 import { type ComponentError } from './runtime/component-error.js';
 import { jetStreamIntake, progressInterval } from './runtime/jetstream-intake.js';
 import { MessageTrail } from './runtime/message-trail.js';
-import { type RunState, WorkflowRun } from './runtime/workflow-run.js';
+import { isFinal, type RunState, WorkflowRun } from './runtime/workflow-run.js';
 
 /** How long StopWorkflow lets in-flight messages drain when the request sets no deadline. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -432,18 +432,18 @@ export class Executor implements ClusterMember {
   }
 
   /**
-   * Stops every run, then the embedded graph if it was started, and the making of warm interpreters (shutdown). In a cluster this executor leaves: its own
-   * runs stop, the workflows go on running on the others.
+   * Stops every run not stopped yet (each stop audited once) and waits for the audit events sent so far to be answered, then closes the embedded graph
+   * if it was started and the making of warm interpreters (shutdown). In a cluster this executor leaves: its own runs stop, the others go on.
    */
   async stopAll(drainTimeoutMs: number): Promise<void> {
     if (this.cluster !== undefined) {
       await this.cluster.close();
       await Promise.allSettled([...this.runs.values()].map((run) => run.stop(drainTimeoutMs)));
     } else {
-      await Promise.allSettled([...this.runs.keys()].map((name) => this.stop(name, drainTimeoutMs)));
+      await Promise.allSettled([...this.runs].flatMap(([name, run]) => (isFinal(run.state) ? [] : [this.stop(name, drainTimeoutMs)])));
     }
-    await this.warmInterpreters?.close();
-    await this.graphStores.close();
+    await this.auditAppender?.settled();
+    await Promise.all([this.warmInterpreters?.close(), this.graphStores.close()]);
   }
 
   /**

@@ -33,6 +33,11 @@ export const RUN_TRANSITIONS: TransitionTable<RunState> = {
   FAILED: [],
 };
 
+/** Whether a run in this state is over (STOPPED, FAILED): no move leaves it. */
+export function isFinal(state: RunState): boolean {
+  return RUN_TRANSITIONS[state].length === 0;
+}
+
 /** What WatchRun streams: a state change, or a component's error. */
 export interface RunEvent {
   readonly time: Date;
