@@ -13,7 +13,7 @@ export interface MessageOrigin {
 // build outputs as new objects (and may give them new ids), so the origin cannot travel in the message's fields. It
 // rides on the object under a symbol of its own (a spread copy of a message takes it along, JSON and structuredClone
 // leave it out); only a message frozen by its maker keeps it in a WeakMap. A WeakMap of every message in flight made
-// garbage collection pathological under load: turns of issue 50's bench took 10-15 times as long
+// garbage collection pathological under load: turns of issue 50's bench took up to 15 times as long
 const ORIGIN = Symbol('loom.origin');
 const frozenOrigins = new WeakMap<LoomMessage, MessageOrigin>();
 
