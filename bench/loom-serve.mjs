@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { statCpuSeconds } from './thread-cpu.mjs';
 
 /** The built `loom` entry point of this checkout. */
 export const loomMain = fileURLToPath(new URL('../services/cli/dist/main.js', import.meta.url));
@@ -23,9 +24,7 @@ export function rssOf(pid) {
 /** CPU time (user + system) a process has used so far, in seconds (Linux /proc, in clock ticks of 10 ms), or undefined once it is gone. */
 export function cpuSecondsOf(pid) {
   try {
-    // the fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return statCpuSeconds(`/proc/${pid}/stat`);
   } catch {
     return undefined; // the process ended: nothing to measure
   }

@@ -8,7 +8,6 @@
 // BENCH_SHARED=<package dir>,... also runs those packages' whole tests with and without shared modules
 // (vitest --no-isolate, what SHARED_MODULES in vitest.shared.ts sets) and prints both.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { ensureNats } from '../scripts/test-env/nats.mjs';
 import { ensureNeo4j } from '../scripts/test-env/neo4j.mjs';
 import { ensurePostgres } from '../scripts/test-env/postgres.mjs';
 import { ensureDeployTools } from '../scripts/test-env/helm.mjs';
+import { statCpuSeconds } from './thread-cpu.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The slowest files of docs/test-times.md when issue 48's last point began. */
@@ -42,11 +42,8 @@ const list = (value) => (value ?? '').split(',').filter((entry) => entry !== '')
 const files = list(process.env.BENCH_TEST_FILES);
 const sharedPackages = list(process.env.BENCH_SHARED);
 
-// the CPU time of the children this process waited for (Linux /proc: cutime + cstime, in clock ticks of 1/100 s)
-const childCpuSeconds = () => {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / 100;
-};
+// the CPU time of the children this process waited for
+const childCpuSeconds = () => statCpuSeconds('/proc/self/stat', true);
 
 /** The package directory of a test file: the folder above its test/ or src/. */
 function packageOf(file) {

@@ -1,6 +1,18 @@
-// CPU seconds by thread of a process, read from Linux /proc (the text-to-graph bench's split of loom's CPU: its main
-// thread, the embedded graph's engine in a worker thread of its own, and the rest).
+// CPU time read from Linux /proc: of a process, of its children, and by thread (the text-to-graph bench's split of
+// loom's CPU: its main thread, the embedded graph's engine in a worker thread of its own, and the rest).
 import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * CPU seconds from a /proc stat file (`/proc/<pid>/stat`, `/proc/<pid>/task/<tid>/stat`, `/proc/self/stat`): user and
+ * system time of the process or thread, or with `children` of the children it waited for. Throws once the file is gone.
+ */
+export function statCpuSeconds(path, children = false) {
+  // the fields after the command name, which is in parentheses and may hold spaces: utime, stime, cutime and cstime are
+  // the 12th to the 15th, in clock ticks of 10 ms
+  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
+  const first = children ? 13 : 11;
+  return (Number(fields[first]) + Number(fields[first + 1])) / 100;
+}
 
 /** CPU seconds (user + system) of each thread of a process so far, by thread id (Linux /proc); empty off Linux. */
 export function threadCpu(pid) {
@@ -13,8 +25,7 @@ export function threadCpu(pid) {
   }
   for (const tid of tids) {
     try {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-      times.set(tid, (Number(fields[11]) + Number(fields[12])) / 100);
+      times.set(tid, statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
     } catch {
       // the thread ended between the listing and the read
     }

@@ -4,10 +4,11 @@
 // --no-node-snapshot re-run), and the cheap examples alone (those npm test runs: no Python interpreter, no embedded
 // graph). Each test's own time comes from --output json. BENCH_RUNS runs of each (default 3), the median shown.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { statCpuSeconds } from './thread-cpu.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const loom = join(root, 'services', 'cli', 'bin', 'loom.js');
@@ -16,11 +17,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 // the examples npm test leaves out (services/cli/test/workflow-tests.test.ts DEAR)
 const DEAR = ['python-pipeline.test.yaml', 'relations.test.yaml'];
 
-// the CPU time of the children this process waited for (Linux /proc: cutime + cstime, in clock ticks of 1/100 s)
-const childCpuMs = () => {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[13]) + Number(fields[14])) * 10;
-};
+// the CPU time of the children this process waited for
+const childCpuMs = () => statCpuSeconds('/proc/self/stat', true) * 1000;
 
 /** Runs `loom <args>` in a fresh process; its wall and CPU time in ms and its JSON output when it printed some. */
 function timed(args) {
