@@ -1,4 +1,5 @@
 export * from './atomic-file.js';
+export * from './attempt-signal.js';
 export * from './backoff.js';
 export * from './errors.js';
 export { closestName, editDistance } from './closest-name.js';

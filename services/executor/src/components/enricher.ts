@@ -1,3 +1,4 @@
+import { attemptSignal } from '@loom/foundation';
 import { ValidationError } from '@loom/domain';
 import fetch, { FetchError } from 'node-fetch';
 import { type ComponentContext, type ComponentFactory, type LoomMessage, type Outcome, outcome, type Processor } from '../runtime/component.js';
@@ -72,7 +73,6 @@ class Enricher implements Processor {
     if (!url.ok) return outcome.fail(url.error);
     // failure texts leave out the query string and credentials, which may carry keys
     const call = `${method} ${withoutQuery(url.value)}`;
-    const timeout = AbortSignal.timeout(timeoutMs);
     const headers: Record<string, string> = { accept: 'application/json', ...lowerCased(this.settings.headers) };
     // the message's trace context goes on, so the service's spans join the message's trace
     for (const name of TRACE_HEADERS) {
@@ -86,16 +86,19 @@ class Enricher implements Processor {
     }
     let status: number;
     let text: string;
+    const attempt = attemptSignal(signal, timeoutMs);
     try {
-      const response = await fetch(url.value, { method, headers, body: requestBody, signal: AbortSignal.any([signal, timeout]) });
+      const response = await fetch(url.value, { method, headers, body: requestBody, signal: attempt.signal });
       status = response.status;
       text = await response.text();
       if (status === 429 || status >= 500) return outcome.fail(`${call} answered ${status} ${response.statusText}`.trimEnd(), true);
       if (!response.ok) return outcome.fail(`${call} answered ${status} ${response.statusText}`.trimEnd());
     } catch (error) {
-      if (timeout.aborted) return outcome.fail(`${call} timed out after ${timeoutMs} ms`, true);
+      if (attempt.timedOut()) return outcome.fail(`${call} timed out after ${timeoutMs} ms`, true);
       if (signal.aborted) return outcome.fail(`${call} was cancelled`, true);
       return outcome.fail(`${call} failed: ${reasonOf(error)}`, true);
+    } finally {
+      attempt.release();
     }
     let answer: unknown = null;
     if (status !== 204) {
