@@ -51,9 +51,9 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const ONLY = process.env.BENCH_ONLY;
 /** How many times BENCH_ONLY=rest runs the job. */
 const RUNS = Number(process.env.BENCH_RUNS ?? 1);
-/** What no measured loom does in the background: make Python interpreters for scripts the job does not have. */
 /** A fixed interval between the status polls, ms (BENCH_POLL_MS); by the progress when unset (lastWriterDone). */
 const POLL_MS = process.env.BENCH_POLL_MS === undefined ? undefined : Number(process.env.BENCH_POLL_MS);
+/** What no measured loom does in the background: make Python interpreters for scripts the job does not have. */
 const QUIET = process.env.BENCH_WARM_INTERPRETERS === '1' ? [] : ['--set', 'loom.scripts.python.warmInterpreters=0'];
 const WORKFLOW = 'Text to graph';
 const WRITERS_WORKFLOW = 'Graph writers alone';
