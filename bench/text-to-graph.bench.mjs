@@ -316,7 +316,7 @@ async function measureLayout(label, start, docs, file, { restOnly = false } = {}
     } else if (graph !== undefined) {
       // loom's own CPU, skills apart: its process's, split into the embedded graph's engine and the rest
       printLoomCpu('  ', cpu[0], graph, main, docs.length, baselineCpuMs);
-      // the same number of other documents through the same loom, its code now compiled: the steady state
+      // the same texts again under other ids through the same loom, its code now compiled: the steady state
       const again = await textToGraph(layout.address, fileAgain, docs.length, layout.pids, undefined, layout.threadsAtListening);
       printLoomCpu(
         `  ${docs.length} more documents through the same loom (warm, ${fmt(docs.length / again.seconds)} documents/s): `,
