@@ -1,6 +1,6 @@
 import { Lifecycle, ShutdownOnce, type TransitionTable } from '@loom/foundation';
 import { type KV } from 'nats';
-import { JetStreamCode, jetStreamCode, messagingError } from './nats-errors.js';
+import { isWrongLastSequence, messagingError } from './nats-errors.js';
 
 /** The bucket of every lease (its max_age is the lease time: a value not renewed in time is gone). */
 export const LEASE_BUCKET = 'loom_leases';
@@ -168,10 +168,4 @@ export class Lease {
     }
     this.lifecycle.to('closed');
   }
-}
-
-/** The bucket refused a create or update because the key's revision is not the one named: another holds the lease. */
-function isWrongLastSequence(error: unknown): boolean {
-  // the client's create answers with its own error carrying JetStream's words
-  return jetStreamCode(error) === JetStreamCode.wrongLastSequence || (error instanceof Error && error.message.includes('wrong last sequence'));
 }

@@ -56,6 +56,15 @@ export function jetStreamCode(error: unknown): number | undefined {
   return error instanceof NatsError ? error.api_error?.err_code : undefined;
 }
 
+/**
+ * Whether a key-value bucket refused a create or an update because the key's revision is not the one named: the key
+ * holds a value (a create), or another wrote it since (an update).
+ */
+export function isWrongLastSequence(error: unknown): boolean {
+  // the client's create answers with its own error carrying JetStream's words
+  return jetStreamCode(error) === JetStreamCode.wrongLastSequence || (error instanceof Error && error.message.includes('wrong last sequence'));
+}
+
 /** What the caller is doing, for the typed error: the operation's words and, where it has them, workflow and source. */
 export interface Operation {
   readonly what: string;

@@ -1,4 +1,4 @@
-import { jetStreamToken, type KV, type Messaging } from '@loom/messaging';
+import { isWrongLastSequence, jetStreamToken, type KV, type Messaging } from '@loom/messaging';
 import { type FailureStore, merged, type PutOutcome, type StoredFailure } from './failure-store.js';
 
 /** Options of the JetStream store. */
@@ -11,6 +11,7 @@ export interface KvFailureStoreOptions {
 
 /** A failed JetStream write that means the bucket is full (its stream discards new messages past max_bytes). */
 const FULL = /maximum (bytes|messages)/;
+const isFull = (error: unknown): boolean => error instanceof Error && FULL.test(error.message);
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -36,12 +37,22 @@ export class KvFailureStore implements FailureStore {
 
   async put(record: StoredFailure): Promise<PutOutcome> {
     const bucket = await this.bucket(record.workflow);
+    try {
+      // a message's first failure, the common case: one write, which JetStream refuses while a record of its id is kept
+      await bucket.create(record.id, encoder.encode(JSON.stringify(record)));
+      return 'kept';
+    } catch (error) {
+      if (isFull(error)) return 'full';
+      // refused while a record of the id is kept (nats.js creates over a deleted or purged key itself)
+      if (!isWrongLastSequence(error)) throw error;
+    }
+    // failed again (a retried message): merged with the record kept
     const earlier = await bucket.get(record.id);
     const kept = merged(earlier === null || earlier.operation !== 'PUT' ? undefined : recordOf(earlier.value), record);
     try {
       await bucket.put(record.id, encoder.encode(JSON.stringify(kept)));
     } catch (error) {
-      if (error instanceof Error && FULL.test(error.message)) return 'full';
+      if (isFull(error)) return 'full';
       throw error;
     }
     return 'kept';
