@@ -10,6 +10,12 @@
 //    0 and a script's error is not transient anyway, so each failing message runs once.
 //  - retry of 10,000 stored failures (FailedMessages.retry with all, as `loom failures retry --all` does) into the fixed
 //    pipeline: messages per second from the call until all reached the sink and the store is empty.
+//  - durable mode, the same clean and failing pipelines with loom's default messaging settings on a nats-server of the
+//    bench's own: each message stored in the workflow's JetStream stream before its publish is answered (256 publishes
+//    unanswered at most, as concurrent callers send them), delivered, processed and acknowledged; each failure kept in
+//    the workflow's JetStream key-value bucket (KvFailureStore) before its delivery is terminated. 20,000 messages a
+//    turn (BENCH_DURABLE_MESSAGES), each turn a workflow (a stream and a bucket) of its own, turns alternating, median
+//    of 5.
 // With BENCH_BASELINE_EXECUTOR=<another checkout>/services/executor/dist/index.js the same turns run, alternating, on
 // that build's executor too (its runtime, scripts and failure store; the libraries are this checkout's), and its
 // figures are printed beside this build's: a before and after in one process.
@@ -20,13 +26,19 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
 import * as thisBuild from '@loom/executor';
+import { connectMessaging, messagingSettings } from '@loom/messaging';
 import { createLogger, redactor } from '@loom/telemetry';
+import { startNatsServer } from '@loom/testing';
+import { ensureNats } from '../scripts/test-env/nats.mjs';
 import { countingSink } from './counting-sink.mjs';
 import { scratchDir } from './scratch.mjs';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 5);
 const RETRY = Number(process.env.BENCH_RETRY ?? 10_000);
+const DURABLE_MESSAGES = Number(process.env.BENCH_DURABLE_MESSAGES ?? 20_000);
+/** Durable mode: most publishes unanswered at once. */
+const DURABLE_WINDOW = 256;
 const WORKFLOW = 'Failing bench';
 
 const logger = createLogger({ level: 'error', destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) });
@@ -51,14 +63,14 @@ SCRIPTS.notKept = SCRIPTS.failing;
 /** Kinds of turn: the failing pipeline's failures kept in the file store, or (notKept) not kept at all. */
 const KEEPS = { clean: true, failing: true, notKept: false };
 
-function workflow(script) {
+function workflow(script, name = WORKFLOW) {
   const components = [
     instance(COMPONENT_KINDS.INLET, 'in'),
     instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'transform', { script, language: 'javascript' }),
     instance(COMPONENT_KINDS.LOGGER, 'sink'),
   ];
   return {
-    name: WORKFLOW,
+    name,
     autoStart: false,
     components,
     links: [
@@ -71,15 +83,15 @@ function workflow(script) {
   };
 }
 
-/** A fresh failure store in a scratch directory, and a keeper that counts what it kept. */
-function failureStore(build) {
+/** A failure store (default a fresh file store in a scratch directory), and a keeper of `name`'s failures that counts what it kept. */
+function failureStore(build, store = undefined, name = WORKFLOW) {
   const failures = new build.FailedMessages(
-    new build.FileFailureStore({ directory: scratchDir('loom-bench-failures-'), maxBytes: 1e12, maxAgeMs: 0 }),
+    store ?? new build.FileFailureStore({ directory: scratchDir('loom-bench-failures-'), maxBytes: 1e12, maxAgeMs: 0 }),
     logger,
     redactor,
   );
   const kept = { count: 0, target: Infinity, reached: undefined };
-  const keeper = failures.keeper(WORKFLOW, 1);
+  const keeper = failures.keeper(name, 1);
   const counted = (outcome) => {
     if (outcome === 'kept' && ++kept.count >= kept.target) kept.reached?.();
   };
@@ -192,8 +204,74 @@ async function retryRate(build) {
   return RETRY / seconds;
 }
 
+/**
+ * One durable turn: a workflow of its own (`kind` and the turn's index in its name: a fresh stream and bucket), its
+ * messages published DURABLE_WINDOW at a time; answers msg/s from the first publish until every message reached the
+ * sink or the bucket, and this process's CPU µs a message.
+ */
+async function durableTurn(messaging, kind, index) {
+  const name = `${WORKFLOW} durable ${kind} ${index}`;
+  const store = failureStore(thisBuild, new thisBuild.KvFailureStore(messaging, { maxBytes: 1024 ** 3, maxAgeMs: 0 }), name);
+  const run = await thisBuild.WorkflowRun.start(workflow(SCRIPTS[kind], name), {
+    factories: factoriesOf.get(thisBuild),
+    logger,
+    intake: thisBuild.jetStreamIntake(messaging),
+    keepFailed: store.keepFailed,
+  });
+  const failing = kind === 'clean' ? 0 : DURABLE_MESSAGES / 10;
+  const arrived = sink.expect(DURABLE_MESSAGES - failing);
+  const kept = store.expectKept(failing);
+  const withdrawal = new AbortController();
+  let next = 0;
+  const publisher = async () => {
+    while (next < DURABLE_MESSAGES) {
+      const n = next++;
+      await run.publish('in', { id: `d-${n}`, body: { n }, headers: {} }, withdrawal);
+    }
+  };
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: DURABLE_WINDOW }, publisher));
+  await Promise.all([arrived, kept]);
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  await run.stop(10_000);
+  await store.failures.close();
+  return { rate: DURABLE_MESSAGES / seconds, cpu: (used.user + used.system) / DURABLE_MESSAGES };
+}
+
+/** Durable mode's clean and failing turns, alternating, on a nats-server of the bench's own; prints and answers their ratio. */
+async function durableFigures() {
+  Object.assign(process.env, await ensureNats());
+  const nats = await startNatsServer();
+  const config = loadConfig({ env: {}, overrides: [`loom.messaging.nats.servers=${nats.url}`] });
+  const messaging = await connectMessaging(messagingSettings(config.messaging));
+  const of = { clean: [], failing: [] };
+  try {
+    // a first pair warms the connection and the code paths up
+    await durableTurn(messaging, 'clean', 'warm-up');
+    await durableTurn(messaging, 'failing', 'warm-up');
+    for (let index = 0; index < TURNS; index++) for (const kind of ['clean', 'failing']) of[kind].push(await durableTurn(messaging, kind, index));
+  } finally {
+    await messaging.close();
+    await nats.stop();
+  }
+  const rates = (kind) => of[kind].map((measured) => measured.rate);
+  const [clean, failing] = ['clean', 'failing'].map((kind) => median(rates(kind)));
+  const [cpuClean, cpuFailing] = ['clean', 'failing'].map((kind) => median(of[kind].map((measured) => measured.cpu)));
+  console.log(`durable, no failures: ${round(clean)} msg/s (turns ${rates('clean').map(round).join(', ')})`);
+  console.log(`durable, every tenth failing, kept in the JetStream bucket: ${round(failing)} msg/s (turns ${rates('failing').map(round).join(', ')})`);
+  console.log(`durable, failing / clean: ${((failing / clean) * 100).toFixed(1)}% of the throughput (the issue asks at least 80%)`);
+  console.log(
+    `durable, CPU a message (this process, median; nats-server apart): ${cpuClean.toFixed(1)} µs without failures, ${cpuFailing.toFixed(1)} µs with every tenth failing; ` +
+      `a failed message ${((cpuFailing - cpuClean) * 10).toFixed(0)} µs over a clean one`,
+  );
+  return failing / clean;
+}
+
 const figures = [];
 for (const [name, build] of Object.entries(builds)) figures.push({ ...report(name, build), retry: await retryRate(build) });
+await durableFigures();
 const [current, baseline] = figures;
 if (baseline !== undefined) {
   console.log(

@@ -12,4 +12,6 @@ export { standInSkillFactory, type StandInSkillAnswer } from './components/skill
 export { dryRun, type DryRunScope } from './dry-run.js';
 export { FailedMessages, type FailureSelection } from './failures/failed-messages.js';
 export { FileFailureStore } from './failures/file-failure-store.js';
+export { KvFailureStore } from './failures/kv-failure-store.js';
+export { jetStreamIntake } from './runtime/jetstream-intake.js';
 export { EXECUTOR_STATUS_BUCKET } from './cluster/executor-status.js';
