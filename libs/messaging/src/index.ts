@@ -26,4 +26,5 @@ export {
 export { type SubjectMessage, SubjectSubscription } from './subject-subscription.js';
 export { Lease, LEASE_BUCKET, type LeaseOptions, type LeaseState } from './lease.js';
 export { isWrongLastSequence } from './nats-errors.js';
+export { type CreateOutcome, type KeyEntry } from './key-creates.js';
 export { type KV, type KvEntry, KvWatchInclude } from 'nats';

@@ -19,6 +19,7 @@ import {
 import { EnvelopePublisher } from './envelope-publisher.js';
 import { MessagingClosedError, MessagingUnavailableError, NothingKeptError, ReplayOutOfRangeError } from './errors.js';
 import { publishToJetStream } from './jetstream-publish.js';
+import { type CreateOutcome, KeyCreates, type KeyEntry } from './key-creates.js';
 import { ensureKeptStream, REPLAYED_FROM_HEADER, replayKept, type ReplayResult, type ReplayStart } from './kept-messages.js';
 import { type MessagingMetrics, noMessagingMetrics } from './metrics.js';
 import { keptStreamName, keptSubjectOf, sourceConsumerName, sourceSubject, streamName } from './names.js';
@@ -119,6 +120,8 @@ export class Messaging {
   private readonly envelopes: EnvelopePublisher;
   /** Each source's subject by workflow and source: a name that must be hashed (jetStreamToken) is hashed once. */
   private readonly subjects = new Map<string, Map<string, string>>();
+  /** Made at the first createKeys. */
+  private keyCreates: KeyCreates | undefined;
 
   /** Made by connectMessaging. */
   constructor(
@@ -301,6 +304,18 @@ export class Messaging {
   }
 
   /**
+   * Creates entries in a key-value bucket opened with keyValue, each only while its key holds nothing: answers each
+   * one's outcome in order ('exists' for a key that holds a value or a delete marker: read and write it through the
+   * bucket then), all sent in one turn and answered through one subscription (key-creates.ts). A time-out is a
+   * MessagingUnavailableError, another refusal a JetStreamRequestError.
+   */
+  createKeys(bucket: string, entries: readonly KeyEntry[]): Promise<CreateOutcome[]> {
+    this.checkOpen(`write to the key-value bucket '${bucket}'`);
+    this.keyCreates ??= new KeyCreates(this.connection, this.settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    return this.keyCreates.create(bucket, entries);
+  }
+
+  /**
    * Answers the core NATS requests on `subject` (not stored: a request nobody answers in time is lost) with what `answer`
    * resolves to; a rejected (or throwing) answer is not sent, so the requester times out. Resolves once the server
    * knows of the subscription; stops with the returned function or the connection.
@@ -362,6 +377,7 @@ export class Messaging {
     this.lifecycle.to('closing');
     try {
       await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+      this.keyCreates?.close();
       await this.connection.drain().catch(() => this.connection.close());
     } finally {
       this.lifecycle.to('closed');

@@ -45,6 +45,11 @@ const AUTHENTICATION = new Set<string>([
 const CLOSED = new Set<string>([ErrorCode.ConnectionClosed, ErrorCode.ConnectionDraining]);
 const FULL = /^maximum (bytes|messages|messages per subject) exceeded$/;
 
+/** Whether JetStream's answer to a publish (its error code and description) says the stream is full (DiscardNew past its limits). */
+export function isFullAnswer(code: number | undefined, description: string): boolean {
+  return code === JetStreamCode.streamStoreFailed && FULL.test(description);
+}
+
 /** Whether a failure is NATS' "no responders": nobody took the request or the publish. */
 export function isNoResponders(error: unknown): boolean {
   const noResponders: string = ErrorCode.NoResponders;
@@ -87,10 +92,10 @@ export function messagingError(operation: Operation, error: unknown): MessagingE
   const api = error.api_error;
   if (api?.err_code !== undefined) {
     const description = api.description;
-    if (api.err_code === JetStreamCode.streamStoreFailed && FULL.test(description) && operation.workflow !== undefined) {
+    if (isFullAnswer(api.err_code, description) && operation.workflow !== undefined) {
       return new StreamFullError(operation.workflow, description, cause);
     }
-    if (api.err_code === JetStreamCode.streamStoreFailed && FULL.test(description) && operation.subject !== undefined) {
+    if (isFullAnswer(api.err_code, description) && operation.subject !== undefined) {
       return new SubjectStreamFullError(operation.subject, description, cause);
     }
     if (api.err_code === JetStreamCode.streamNotFound && operation.workflow !== undefined) {

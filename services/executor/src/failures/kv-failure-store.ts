@@ -1,4 +1,4 @@
-import { isWrongLastSequence, jetStreamToken, type KV, type Messaging } from '@loom/messaging';
+import { jetStreamToken, type KV, type Messaging } from '@loom/messaging';
 import { type FailureStore, merged, type PutOutcome, type StoredFailure } from './failure-store.js';
 
 /** Options of the JetStream store. */
@@ -11,7 +11,6 @@ export interface KvFailureStoreOptions {
 
 /** A failed JetStream write that means the bucket is full (its stream discards new messages past max_bytes). */
 const FULL = /maximum (bytes|messages)/;
-const isFull = (error: unknown): boolean => error instanceof Error && FULL.test(error.message);
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -35,31 +34,42 @@ export class KvFailureStore implements FailureStore {
     private readonly options: KvFailureStoreOptions,
   ) {}
 
-  async put(record: StoredFailure): Promise<PutOutcome> {
-    const bucket = await this.bucket(record.workflow);
-    try {
-      // a message's first failure, the common case: one write, which JetStream refuses while a record of its id is kept
-      await bucket.create(record.id, encoder.encode(JSON.stringify(record)));
-      return 'kept';
-    } catch (error) {
-      if (isFull(error)) return 'full';
-      // refused while a record of the id is kept (nats.js creates over a deleted or purged key itself)
-      if (!isWrongLastSequence(error)) throw error;
-    }
-    // failed again (a retried message): merged with the record kept
+  put(record: StoredFailure): Promise<PutOutcome> {
+    return this.putMany([record]).then((outcomes) => outcomes[0] ?? 'kept');
+  }
+
+  /**
+   * A message's first failure, the common case, is a create (one write, all a batch's in one turn); one whose key is
+   * kept already (a retried message failing again) or marked deleted is read, merged and written.
+   */
+  async putMany(records: readonly StoredFailure[]): Promise<PutOutcome[]> {
+    const workflow = records[0]?.workflow;
+    if (workflow === undefined) return [];
+    // a run keeps one workflow's failures; records of several workflows are kept per workflow
+    if (records.some((record) => record.workflow !== workflow)) return Promise.all(records.map((record) => this.put(record)));
+    const bucket = await this.bucket(workflow);
+    const created = await this.messaging.createKeys(
+      failureBucketName(workflow),
+      records.map((record) => ({ key: record.id, value: encoder.encode(JSON.stringify(record)) })),
+    );
+    return Promise.all(
+      created.map((outcome, index) =>
+        outcome === 'exists' ? this.putMerged(bucket, records[index] as StoredFailure) : Promise.resolve<PutOutcome>(outcome === 'created' ? 'kept' : 'full'),
+      ),
+    );
+  }
+
+  /** Merges a record with the one its key holds (none for a delete marker) and writes it over. */
+  private async putMerged(bucket: KV, record: StoredFailure): Promise<PutOutcome> {
     const earlier = await bucket.get(record.id);
     const kept = merged(earlier === null || earlier.operation !== 'PUT' ? undefined : recordOf(earlier.value), record);
     try {
       await bucket.put(record.id, encoder.encode(JSON.stringify(kept)));
     } catch (error) {
-      if (isFull(error)) return 'full';
+      if (error instanceof Error && FULL.test(error.message)) return 'full';
       throw error;
     }
     return 'kept';
-  }
-
-  putMany(records: readonly StoredFailure[]): Promise<PutOutcome[]> {
-    return Promise.all(records.map((record) => this.put(record)));
   }
 
   async list(workflow: string): Promise<StoredFailure[]> {
