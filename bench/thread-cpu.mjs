@@ -52,3 +52,27 @@ export function mainThreadSeconds(pid, before, after) {
   const tid = String(pid);
   return (after.get(tid) ?? 0) - (before.get(tid) ?? 0);
 }
+
+/** The ids of this process's children running `command` (the name /proc gives, e.g. `nats-server`), from /proc; empty off Linux. */
+export function childPids(command) {
+  let entries = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const pids = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // the fields after the name: state, then the parent's id
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (name === command && parent === process.pid) pids.push(Number(entry));
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return pids;
+}
