@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ExecutorClient } from '@loom/contracts';
+import { ExecutorClient, WorkflowState } from '@loom/contracts';
 import { call, createClient } from '@loom/service-kit';
 import { checkedWorkflowText } from '@loom/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +20,8 @@ const OPERATOR = 'operator-token-0123456789';
 const VIEWER = 'viewer-token-0123456789';
 const SETTINGS = [
   ...['loom.experimental.enabled=true', 'loom.log.level=warn', 'loom.scripts.python.warmInterpreters=0', 'loom.executor.messageTrace.maxMessages=5'],
+  // the stop's drain outlasts a loaded machine's pause between a run being seen STOPPING and the start refused meanwhile
+  'server.shutdown.deadlineMs=120000',
   ...[`loom.auth.tokens.ops=${OPERATOR}`, 'loom.auth.roles.ops=admin', `loom.auth.tokens.dana=${VIEWER}`, 'loom.auth.roles.dana=viewer'],
 ].flatMap((setting) => ['--set', setting]);
 
@@ -146,9 +150,62 @@ describe('loom message trace', () => {
   });
 });
 
+/** A workflow whose enricher calls `url` for each message: In → Ask → Done. */
+function askingWorkflowText(name: string, url: string): string {
+  return [
+    `name: ${name}`,
+    'components:',
+    '  In: source.Inlet',
+    '  Ask:',
+    '    kind: processor.HttpEnricher',
+    '    options:',
+    `      url: ${JSON.stringify(url)}`,
+    '      target_field: answer',
+    '  Done: sink.Logger',
+    'links:',
+    '  - In -> Ask -> Done',
+    '',
+  ].join('\n');
+}
+
 describe('loom stopping', () => {
-  it('audits the stop of the run it stops as it shuts down, while the audit service still answers', async () => {
-    await loom.stop();
+  it('audits the stop of the run it stops as it shuts down, while the audit service still answers, and starts no run meanwhile', async () => {
+    // a run whose message is held by its HTTP endpoint: loom's stop waits for it, its services still answering
+    const held: (() => void)[] = [];
+    let asked!: () => void;
+    const reached = new Promise<void>((resolve) => (asked = resolve));
+    const endpoint = createServer((_request, response) => {
+      held.push(() => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+      asked();
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const { port } = endpoint.address() as AddressInfo;
+    try {
+      for (const [name, text] of [
+        ['Held', askingWorkflowText('Held', `http://127.0.0.1:${port}/ask`)],
+        ['Late', checkedWorkflowText('Late', 'return body;')],
+      ] as const) {
+        const file = join(data, `${name}.workflow.yaml`);
+        writeFileSync(file, text);
+        expect((await cli('workflow', 'push', file)).status).toBe(0);
+      }
+      expect((await cli('workflow', 'start', 'Held')).status).toBe(0);
+      await call(executor, 'publishMessages', { workflowName: 'Held', inlet: 'In', messages: [{ messageId: 'h-1', body: { n: 1 }, headers: {} }] });
+      await reached;
+
+      const stopped = loom.stop();
+      await expect
+        .poll(async () => (await call(executor, 'getWorkflowStatus', { name: 'Held' })).state, { timeout: 30_000 })
+        .toBe(WorkflowState.WORKFLOW_STATE_STOPPING);
+      const late = await cli('workflow', 'start', 'Late');
+      expect(late.status).not.toBe(0);
+      expect(late.stderr).toContain("loom is stopping: workflow 'Late' was not started");
+      for (const answer of held.splice(0)) answer();
+      await stopped;
+    } finally {
+      for (const answer of held.splice(0)) answer();
+      endpoint.close();
+    }
     const records = readFileSync(join(data, 'audit.log'), 'utf8')
       .trim()
       .split('\n')
@@ -160,6 +217,14 @@ describe('loom stopping', () => {
       ['WORKFLOW_STOP', 'executor'],
     ]);
     expect(records.at(-1)).toMatchObject({ type: 'WORKFLOW_STOP', actor: 'executor' });
+    // the held run stopped by loom, audited; the late one pushed and never started
+    const of = (prefix: string): string[][] => records.filter((record) => record.workflow.startsWith(prefix)).map((record) => [record.type, record.actor]);
+    expect(of('Held_')).toStrictEqual([
+      ['WORKFLOW_CONFIG_PUSHED', 'ops'],
+      ['WORKFLOW_START', 'ops'],
+      ['WORKFLOW_STOP', 'executor'],
+    ]);
+    expect(of('Late_')).toStrictEqual([['WORKFLOW_CONFIG_PUSHED', 'ops']]);
     expect(loom.logLines.filter((line) => line.includes('audit event not written'))).toStrictEqual([]);
   });
 });

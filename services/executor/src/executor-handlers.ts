@@ -7,7 +7,7 @@ import {
   type WatchRunRequest,
   type WatchRunResponse,
 } from '@loom/contracts';
-import { catalogFor, FailedPreconditionError, resourceCatalog, ValidationError } from '@loom/domain';
+import { catalogFor, FailedPreconditionError, resourceCatalog, UnavailableError, ValidationError } from '@loom/domain';
 import { componentDefinitionToProto, resourceDefinitionToProto, workflowFromProto } from '@loom/domain/proto';
 import { StreamChannel } from '@loom/foundation';
 import { type AsyncImplementation, callerIdentity, type ErrorSink, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
@@ -39,16 +39,22 @@ function statusOf(run: WorkflowRun): ComponentStatus[] {
   return run.counters().map((counters) => ({ ...counters }));
 }
 
-/** The loom.v1.Executor handlers over an executor. */
+/**
+ * The loom.v1.Executor handlers over an executor. `stopping` is true once loom's shutdown has begun stopping the runs:
+ * a start is refused from then on (UNAVAILABLE), as the run would be stopped at close with no audit service to hear it.
+ */
 export function executorImplementation(
   executor: Executor,
   config: ExecutorConfig,
   logger: ErrorSink,
   graphSso?: GraphSsoQuery,
+  stopping: () => boolean = () => false,
 ): AsyncImplementation<typeof ExecutorService> {
   const graphReads = new GraphReads({ stores: executor.graphs, graphResource: (workflow, resource) => executor.graphResource(workflow, resource) });
   return {
     async startWorkflow(request, context) {
+      if (stopping())
+        throw new UnavailableError(`loom is stopping: workflow '${request.name}' was not started; start it once loom is back, or on another executor`);
       try {
         // audited under the caller (a person through the CLI or the console, the scheduler), not the executor
         const run = await executor.start(request.name, callerIdentity(context.metadata));
@@ -120,15 +126,24 @@ export const executorModule: ServiceModule<(typeof EXECUTOR_CONFIG_SECTIONS)[num
     await executor.joinCluster();
     const ssoSettings = graphSsoSettings(config.graph.sso);
     const graphSso = ssoSettings === undefined ? undefined : new GraphSsoQuery(ssoSettings, { logger });
+    let stopping = false;
     return {
       addToServer(server) {
-        server.addService('loom.v1.Executor', ExecutorService, executorImplementation(executor, config, logger, graphSso));
+        server.addService(
+          'loom.v1.Executor',
+          ExecutorService,
+          executorImplementation(executor, config, logger, graphSso, () => stopping),
+        );
       },
-      // the runs stop while the services they call still answer, and their stops are audited (startServices' stop)
-      quiesce: () => executor.stopAll(config.server.shutdown.deadlineMs),
+      // the runs stop while the services they call still answer, and their stops are audited (startServices' stop); no
+      // run starts from then on
+      quiesce: () => {
+        stopping = true;
+        return executor.stopAll(config.server.shutdown.deadlineMs);
+      },
       close: async () => {
         // the runs first: their unfinished deliveries are nak'd over the connection before it closes (stopAll is
-        // idempotent: a run started after quiesce stops here)
+        // idempotent: runs quiesce stopped are skipped; with no quiesce before, as when loom's start failed, they stop here)
         await executor.stopAll(config.server.shutdown.deadlineMs);
         await executor.failures.close();
         await messaging?.close();
