@@ -9,6 +9,7 @@ export * from './keyed-lock.js';
 export * from './lifecycle.js';
 export { type ListenAddress, ListenError } from './listen-error.js';
 export * from './shutdown-once.js';
+export * from './shutdown-signal.js';
 export * from './stream-channel.js';
 export * from './with-resolvers.js';
 export * from './worker-pool.js';

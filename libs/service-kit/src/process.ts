@@ -1,7 +1,7 @@
 import { format, parseArgs } from 'node:util';
 import { setLogger as setGrpcLogger } from '@grpc/grpc-js';
 import { ConfigError, loadConfig, type LoomConfig } from '@loom/config';
-import { ListenError, type LocalHttpServers } from '@loom/foundation';
+import { ListenError, type LocalHttpServers, shutdownSignal } from '@loom/foundation';
 import { createLogger, type Logger, PrometheusStartError, redactor, startTelemetry, type Telemetry } from '@loom/telemetry';
 import { EXIT_USAGE } from './exit-codes.js';
 import { describeStartupError } from './startup-error.js';
@@ -35,9 +35,6 @@ export interface ServingProcess {
   /** Drains and stops the services, then the telemetry; logs why (`reason`, e.g. the signal) first. Idempotent. */
   stop(reason?: Readonly<Record<string, unknown>>): Promise<void>;
 }
-
-/** The signals that begin a graceful shutdown. */
-export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
  * Starts the modules as `loom serve` composes them (configuration, logger, telemetry, services) and resolves once
@@ -110,13 +107,6 @@ async function prometheusListening(telemetry: Telemetry, config: LoomConfig): Pr
     if (!(error instanceof PrometheusStartError)) throw error;
     throw new ListenError({ host: error.host, port: config.telemetry.prometheus.port, portSetting: 'loom.telemetry.prometheus.port' }, error.cause);
   }
-}
-
-/** Resolves with the first of SHUTDOWN_SIGNALS this process receives; only a program's main should listen for them. */
-export function shutdownSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    for (const signal of SHUTDOWN_SIGNALS) process.once(signal, () => resolve(signal));
-  });
 }
 
 /**

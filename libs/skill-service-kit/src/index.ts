@@ -15,5 +15,5 @@ export { type JsonSchema, JsonText, type SkillDefinition, type SkillRequest, typ
 export { registrationOf, type SkillContext, type SkillModule } from './skill-module.js';
 export { type SkillLimits, SkillServer, type SkillServerOptions, type SkillServerState, startSkillServer } from './skill-server.js';
 export { DEFAULT_SKILL_SETTINGS, SKILL_SETTING_VARIABLES, type SkillSettings, skillSettingsFromEnv } from './skill-settings.js';
-export { type RunningSkills, runSkillMain, runSkills, type RunSkillsOptions, serveSkills, type ServeSkillsOptions, shutdownSignal } from './serve-skills.js';
+export { type RunningSkills, runSkillMain, runSkills, type RunSkillsOptions, serveSkills, type ServeSkillsOptions } from './serve-skills.js';
 export { validationField } from './validation-field.js';

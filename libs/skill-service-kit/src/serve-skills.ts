@@ -1,4 +1,4 @@
-import { ListenError, type LocalHttpServers } from '@loom/foundation';
+import { ListenError, type LocalHttpServers, shutdownSignal } from '@loom/foundation';
 import { createLogger, type Logger, startTelemetry } from '@loom/telemetry';
 import { type Tracer } from '@opentelemetry/api';
 import { SkillSettingsError } from './errors.js';
@@ -74,13 +74,6 @@ export async function serveSkills(modules: readonly SkillModule[], options: Serv
 /** True for an error of the operating system's listen (`listen EADDRINUSE: …`, with its code). */
 function isListenFailure(error: unknown): boolean {
   return error instanceof Error && (error as NodeJS.ErrnoException).syscall === 'listen';
-}
-
-/** Waits for SIGTERM or SIGINT. */
-export function shutdownSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
-  });
 }
 
 /**

@@ -181,7 +181,7 @@ function collect(value: string, previous: string[]): string[] {
 
 /** Serves what the options say until SIGTERM or SIGINT, then drains and stops: the binary's `loom serve`. */
 async function serveUntilSignal(options: ServeOptions): Promise<void> {
-  const { shutdownSignal } = await import('@loom/service-kit');
+  const { shutdownSignal } = await import('@loom/foundation');
   // listening before the start, so that a signal during it still ends in a graceful stop
   const stopSignal = shutdownSignal();
   const loom = await startServe(options, { env: cliIo().env, registerTelemetry: true });
