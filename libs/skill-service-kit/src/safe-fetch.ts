@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { attemptSignal } from '@loom/foundation';
 import { type AddressPolicy } from './address-policy.js';
 import { PayloadTooLargeError, SkillError, UnprocessableError } from './errors.js';
 
@@ -48,8 +49,9 @@ const DEFAULT_USER_AGENT = 'loom-skill/0.1 (+https://github.com/loom)';
  * Failures are SkillErrors naming `options.field`.
  */
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<FetchedDocument> {
-  const deadline = AbortSignal.timeout(options.limits.timeoutMs);
-  const signal = options.signal === undefined ? deadline : AbortSignal.any([deadline, options.signal]);
+  // one timer for the whole fetch, redirects and body included, cleared once it is over
+  const attempt = attemptSignal(options.signal ?? new AbortController().signal, options.limits.timeoutMs);
+  const { signal } = attempt;
   let current = parseUrl(url, options.field);
   try {
     for (let redirects = 0; ; redirects += 1) {
@@ -67,10 +69,12 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     }
   } catch (error) {
     if (error instanceof SkillError) throw error;
-    if (deadline.aborted) {
+    if (attempt.timedOut()) {
       throw new UnprocessableError('fetch_timeout', `fetching ${url} took longer than ${options.limits.timeoutMs} ms`, { field: options.field, cause: error });
     }
     throw new UnprocessableError('fetch_failed', `could not fetch ${url}: ${describe(error)}`, { field: options.field, cause: error });
+  } finally {
+    attempt.release();
   }
 }
 

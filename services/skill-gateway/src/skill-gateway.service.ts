@@ -5,6 +5,7 @@ import { type Skill as SkillMessage } from '@loom/contracts';
 import { LoomError, NotFoundError, type Skill, skillViolations, UnavailableError, ValidationError } from '@loom/domain';
 import { workflowFromProto, workflowToProto } from '@loom/domain/proto';
 import { ConfigError, type LoomConfig } from '@loom/config';
+import { attemptSignal } from '@loom/foundation';
 import { type AsyncImplementation, type ServiceContext, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
 import fetch from 'node-fetch';
@@ -191,8 +192,10 @@ async function probeHealth(url: string, signal: AbortSignal): Promise<{ reachabl
   const probes = healthProbeUrls(url);
   for (let index = 0; ; index += 1) {
     const probe = probes[index] as URL;
+    // its timer cleared once the probe is answered, not left pending for the time-out's length
+    const attempt = attemptSignal(signal, PROBE_TIMEOUT_MS);
     try {
-      const response = await fetch(probe.toString(), { method: 'GET', signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) });
+      const response = await fetch(probe.toString(), { method: 'GET', signal: attempt.signal });
       await response.arrayBuffer();
       // not found here: the skill may publish its health at a shorter path
       if (response.status === 404 && index + 1 < probes.length) continue;
@@ -206,6 +209,8 @@ async function probeHealth(url: string, signal: AbortSignal): Promise<{ reachabl
       const reason =
         error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : error instanceof Error ? error.name : 'unknown error';
       return { reachable: false, latencyMs: Math.round(performance.now() - started), httpStatus: 0, detail: `GET ${probe.pathname} failed: ${reason}` };
+    } finally {
+      attempt.release();
     }
   }
 }
