@@ -1,5 +1,5 @@
 import { createInbox, headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from 'nats';
-import { JetStreamRequestError, MessagingUnavailableError } from './errors.js';
+import { JetStreamRequestError, MessagingClosedError, MessagingUnavailableError } from './errors.js';
 import { isFullAnswer, JetStreamCode } from './nats-errors.js';
 
 /** What became of one create: stored; refused because the key holds a value (or a delete marker); refused because the bucket is full. */
@@ -36,6 +36,8 @@ const decoder = new TextDecoder();
 export class KeyCreates {
   private readonly prefix = createInbox();
   private readonly waiting = new Map<string, Answer>();
+  /** How each call still waiting ends when the connection closes. */
+  private readonly open = new Set<() => void>();
   private subscription: Subscription | undefined;
   private next = 0;
 
@@ -59,10 +61,13 @@ export class KeyCreates {
       let unanswered = entries.length;
       const settle = (error: Error | undefined): void => {
         clearTimeout(timer);
+        this.open.delete(closed);
         for (const token of tokens) this.waiting.delete(token);
         if (error === undefined) resolve(outcomes);
         else reject(error);
       };
+      const closed = (): void => settle(new MessagingClosedError(what));
+      this.open.add(closed);
       const timer = setTimeout(() => settle(new MessagingUnavailableError(what, `no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
       const headers = natsHeaders();
       headers.set(EXPECTED_LAST_SUBJECT_SEQUENCE, '0');
@@ -85,8 +90,9 @@ export class KeyCreates {
     });
   }
 
-  /** Stops the subscription; creates still waiting end at their time-out. Idempotent. */
+  /** Stops the subscription; creates still waiting reject with MessagingClosedError (they may be stored). Idempotent. */
   close(): void {
+    for (const end of [...this.open]) end();
     this.subscription?.unsubscribe();
   }
 
