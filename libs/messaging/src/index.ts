@@ -25,6 +25,5 @@ export {
 } from './nats-connector.js';
 export { type SubjectMessage, SubjectSubscription } from './subject-subscription.js';
 export { Lease, LEASE_BUCKET, type LeaseOptions, type LeaseState } from './lease.js';
-export { isWrongLastSequence } from './nats-errors.js';
 export { type CreateOutcome, type KeyEntry } from './key-creates.js';
 export { type KV, type KvEntry, KvWatchInclude } from 'nats';

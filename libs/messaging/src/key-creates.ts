@@ -7,6 +7,7 @@ export type CreateOutcome = 'created' | 'exists' | 'full';
 
 /** A key and the value a create writes under it. */
 export interface KeyEntry {
+  /** A key-value key (letters, digits and `-_=/.`, not starting or ending with a dot): it becomes the subject's last tokens. */
   readonly key: string;
   readonly value: Uint8Array;
 }
