@@ -250,7 +250,7 @@ async function durableTurn(messaging, natsPid, kind, index) {
 async function durableFigures() {
   Object.assign(process.env, await ensureNats());
   const nats = await startNatsServer();
-  // the server's own CPU, read from /proc (ticks of 10 ms: about 1 µs a message at this count); absent off Linux
+  // the server's own CPU, read from /proc in ticks of 10 ms (0.17 µs a message at 60,000 a turn); absent off Linux
   const [natsPid] = childPids('nats-server');
   const config = loadConfig({ env: {}, overrides: [`loom.messaging.nats.servers=${nats.url}`] });
   const messaging = await connectMessaging(messagingSettings(config.messaging));
