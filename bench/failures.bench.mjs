@@ -47,6 +47,8 @@ const sink = countingSink();
 const baselinePath = process.env.BENCH_BASELINE_EXECUTOR ?? '';
 /** The executors measured: this build's, and the baseline's when BENCH_BASELINE_EXECUTOR names one. */
 const builds = { 'this build': thisBuild };
+/** The file store's fsync interval: loom's default (BENCH_SYNC_INTERVAL_MS=0: an fsync before each answer, as before it was a setting). */
+const syncIntervalMs = Number(process.env.BENCH_SYNC_INTERVAL_MS ?? loadConfig({ env: {} }).executor.failures.syncIntervalMs);
 if (baselinePath !== '') builds[`baseline (${baselinePath})`] = await import(pathToFileURL(resolve(baselinePath)).href);
 const factoriesOf = new Map(
   Object.values(builds).map((build) => {
@@ -87,7 +89,7 @@ function workflow(script, name = WORKFLOW) {
 /** A failure store (default a fresh file store in a scratch directory), and a keeper of `name`'s failures that counts what it kept. */
 function failureStore(build, store = undefined, name = WORKFLOW) {
   const failures = new build.FailedMessages(
-    store ?? new build.FileFailureStore({ directory: scratchDir('loom-bench-failures-'), maxBytes: 1e12, maxAgeMs: 0 }),
+    store ?? new build.FileFailureStore({ directory: scratchDir('loom-bench-failures-'), maxBytes: 1e12, maxAgeMs: 0, syncIntervalMs }),
     logger,
     redactor,
   );

@@ -258,6 +258,13 @@ export const fixedKeys = named({
     schema: integer(0, Number.MAX_SAFE_INTEGER),
     expected: 'an integer of at least 0 (milliseconds)',
   }),
+  'loom.executor.failures.syncIntervalMs': spec({
+    description:
+      "memory mode: most ms between the failure store's write of a failed message and its fsync (0: fsync'd before the message counts as failed); the write itself always comes first, so a crash of loom loses nothing kept, a machine's power loss at most this interval's records (JetStream's sync_interval is the same trade, 2 minutes by default)",
+    default: 1_000,
+    schema: integer(0, 3_600_000),
+    expected: 'an integer from 0 to 3600000 (milliseconds)',
+  }),
   ...messagingKeys,
   'loom.secrets.database.url': spec({
     description: 'Postgres URL for ecosystem_variable',

@@ -35,7 +35,7 @@ export type PutOutcome = 'kept' | 'full';
  * the data directory in memory mode (FileFailureStore). A put of a record whose id is stored replaces it.
  */
 export interface FailureStore {
-  /** Keeps a record, merged with the one of its id already kept (attempts added, first failure kept); resolves once durable. */
+  /** Keeps a record, merged with the one of its id already kept (attempts added, first failure kept); resolves once kept (as durably as the store keeps: see each). */
   put(record: StoredFailure): Promise<PutOutcome>;
   /** Keeps records as `put` does, in one call (the file store: one write); answers each one's outcome, in order. */
   putMany(records: readonly StoredFailure[]): Promise<PutOutcome[]>;
@@ -53,8 +53,8 @@ export function recordId(instance: string, messageId: string): string {
   return hash('sha256', `${instance}\0${messageId}`, 'hex').slice(0, 32);
 }
 
-/** A new failure of a record already kept: its attempts added on, its first failure kept. */
-export function merged(earlier: StoredFailure | undefined, record: StoredFailure): StoredFailure {
+/** A new failure of a record already kept (of which only its attempts and first failure count): its attempts added on, its first failure kept. */
+export function merged(earlier: Pick<StoredFailure, 'attempts' | 'firstFailed'> | undefined, record: StoredFailure): StoredFailure {
   if (earlier === undefined) return record;
   return { ...record, attempts: earlier.attempts + record.attempts, firstFailed: earlier.firstFailed };
 }

@@ -29,7 +29,7 @@ describe('the file failure store', () => {
   afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
   it('keeps records across a reopen (a restart), adds attempts on a second failure, and leaves out a torn last line', async () => {
-    const store = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0 });
+    const store = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0, syncIntervalMs: 0 });
     await Promise.all(['a', 'b', 'c'].map((id) => store.put(record(id))));
     await store.put({ ...record('a'), attempts: 2 });
     expect(await store.remove('etl_1', ['b', 'nope'])).toBe(1);
@@ -37,7 +37,7 @@ describe('the file failure store', () => {
     // a crash mid-write leaves half a line at the end
     appendFileSync(join(directory, 'etl_1.jsonl'), '{"put":{"id":"d","work');
 
-    const reopened = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0 });
+    const reopened = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0, syncIntervalMs: 0 });
     const records = await reopened.list('etl_1');
     expect(records.map((kept) => [kept.id, kept.attempts]).sort()).toEqual([
       ['a', 3],
@@ -51,7 +51,7 @@ describe('the file failure store', () => {
 
   it('refuses a record past maxBytes and keeps the rest; drops records past maxAgeMs', async () => {
     const size = Buffer.byteLength(JSON.stringify({ put: record('a') })) + 1;
-    const store = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 60_000 });
+    const store = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 60_000, syncIntervalMs: 0 });
     expect(await store.put(record('a'))).toBe('kept');
     expect(await store.put(record('b'))).toBe('kept');
     expect(await store.put(record('c'))).toBe('full');
@@ -76,13 +76,13 @@ describe('the file failure store', () => {
 
   it('keeps a batch in one call: each answered in order, the one past maxBytes refused, a second failure of one merged', async () => {
     const size = Buffer.byteLength(JSON.stringify({ put: record('a') })) + 1;
-    const store = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 0 });
+    const store = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 0, syncIntervalMs: 0 });
     expect(await store.putMany([record('a'), record('b'), record('c'), { ...record('a'), attempts: 2 }])).toEqual(['kept', 'kept', 'full', 'kept']);
     expect(await store.putMany([])).toEqual([]);
     await store.close();
     const lines = readFileSync(join(directory, 'etl_1.jsonl'), 'utf8').trim().split('\n');
     expect(lines.map((line) => (JSON.parse(line) as { put: StoredFailure }).put.id)).toEqual(['a', 'b', 'a']);
-    const reopened = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 0 });
+    const reopened = new FileFailureStore({ directory, maxBytes: size * 2, maxAgeMs: 0, syncIntervalMs: 0 });
     expect((await reopened.list('etl_1')).map((kept) => [kept.id, kept.attempts]).sort()).toEqual([
       ['a', 3],
       ['b', 1],
@@ -91,7 +91,7 @@ describe('the file failure store', () => {
   });
 
   it('rewrites its file with the live records once replaced and removed ones take more than 4 MiB, losing none', async () => {
-    const store = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0 });
+    const store = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0, syncIntervalMs: 1_000 });
     const big = (id: string): StoredFailure => ({ ...record(id), message: { id, body: { text: 'x'.repeat(10_000) }, headers: {} } });
     await store.put(big('keep'));
     // 600 puts and removals of 10 KB records, many at once, as a retry's removals arrive
@@ -107,8 +107,48 @@ describe('the file failure store', () => {
     expect(size).toBeLessThan(100_000);
     expect((await store.list('etl_1')).map((kept) => kept.id).sort()).toEqual(['keep', 'last']);
     await store.close();
-    const reopened = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0 });
+    const reopened = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0, syncIntervalMs: 1_000 });
     expect((await reopened.list('etl_1')).map((kept) => kept.id).sort()).toEqual(['keep', 'last']);
     await reopened.close();
+  });
+
+  it('writes a put before answering it with an fsync interval, and holds records on disk only: a rewrite moves none', async () => {
+    const path = join(directory, 'etl_1.jsonl');
+    const store = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0, syncIntervalMs: 60_000 });
+    // an id JSON escapes is found in its line as any other
+    const odd = 'quote " and \\ é';
+    expect(await store.putMany([record('a'), record(odd)])).toEqual(['kept', 'kept']);
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { put: StoredFailure }).put.id)).toEqual(['a', odd]);
+    expect((await store.get('etl_1', odd))?.messageId).toBe(`m-${odd}`);
+    const big = (id: string): StoredFailure => ({ ...record(id), message: { id, body: { text: 'x'.repeat(10_000) }, headers: {} } });
+    // replaced 600 times: the garbage passes 4 MiB and the file is rewritten while lists and gets read it
+    const reads: Promise<unknown>[] = [];
+    for (let index = 0; index < 600; index++) {
+      await store.put({ ...big('b'), attempts: 1 });
+      if (index % 50 === 0) reads.push(store.list('etl_1'), store.get('etl_1', 'a'));
+    }
+    for (const read of await Promise.all(reads)) expect(read).toBeDefined();
+    // 6 MB of lines written, rewritten once past 4 MiB of garbage
+    expect(readFileSync(path).length).toBeLessThan(4 * 1024 * 1024);
+    expect((await store.get('etl_1', 'b'))?.attempts).toBe(600);
+    expect((await store.list('etl_1')).map((kept) => kept.id).sort()).toEqual(['a', 'b', odd].sort());
+    await store.close();
+    const reopened = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0, syncIntervalMs: 60_000 });
+    expect((await reopened.get('etl_1', 'b'))?.attempts).toBe(600);
+    expect((await reopened.get('etl_1', odd))?.id).toBe(odd);
+    await reopened.close();
+  });
+
+  it('cuts a torn last line off a file of live records before appending to it', async () => {
+    const store = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0, syncIntervalMs: 0 });
+    await store.put(record('a'));
+    await store.close();
+    appendFileSync(join(directory, 'etl_1.jsonl'), '{"put":{"id":"b","workflow":"etl_1"');
+    const reopened = new FileFailureStore({ directory, maxBytes: 1_000_000, maxAgeMs: 0, syncIntervalMs: 0 });
+    await reopened.put(record('c'));
+    await reopened.close();
+    const lines = readFileSync(join(directory, 'etl_1.jsonl'), 'utf8').split('\n');
+    expect(lines.map((line) => (line === '' ? '' : (JSON.parse(line) as { put: StoredFailure }).put.id))).toEqual(['a', 'c', '']);
   });
 });

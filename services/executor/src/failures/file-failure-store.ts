@@ -1,8 +1,10 @@
-import { type FileHandle, mkdir, open, readFile, rename } from 'node:fs/promises';
-import { join } from 'node:path';
-import { type PromiseWithResolvers, withResolvers } from '@loom/foundation';
+import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { FailedPreconditionError, UnavailableError } from '@loom/domain';
+import { type PromiseWithResolvers, syncDirectory, withResolvers } from '@loom/foundation';
 import { jetStreamToken } from '@loom/messaging';
 import { expired, type FailureStore, merged, type PutOutcome, type StoredFailure } from './failure-store.js';
+import { readAt, SCAN_CHUNK_BYTES, scanLines } from './line-file.js';
 
 /** One line of a workflow's file: a record kept (or replaced), or the tombstone of one removed. */
 type Line = { readonly put: StoredFailure } | { readonly remove: string };
@@ -10,83 +12,183 @@ type Line = { readonly put: StoredFailure } | { readonly remove: string };
 /** Garbage (replaced and removed records) a file may carry before it is rewritten with its live records only. */
 const COMPACT_AFTER_BYTES = 4 * 1024 * 1024;
 
-interface Entry {
-  readonly record: StoredFailure;
-  /** The bytes of its line. */
+/** A reader retries this often when the file was rewritten under it (a compaction moved the lines it was reading). */
+const READ_ATTEMPTS = 3;
+
+/**
+ * What the store holds in memory of a kept record: what a new failure of it merges with, and where its line is. The
+ * record itself stays on disk: held in memory, a busy pipeline's failures made garbage collection the largest part of
+ * keeping one (issue 50's measure), and a full store (256 MiB of lines) would be several times that in the heap.
+ */
+interface IndexEntry {
+  readonly id: string;
+  readonly attempts: number;
+  readonly firstFailed: string;
+  /** The bytes of its line, newline included. */
   readonly bytes: number;
+  /** Where its line starts in the file; until its batch is written, where it starts in the batch's text. */
+  offset: number;
 }
 
-/** The records of one workflow: its file, read once, and the lines waiting to be appended. */
+/** Lines appended together: their text, its bytes, the index entries of the puts among them, and how to take back their change to the index when the write fails. */
+interface Batch {
+  readonly text: string;
+  readonly bytes: number;
+  readonly entries: readonly IndexEntry[];
+  readonly undo: () => void;
+}
+
+/** The records of one workflow: its file, the index of its live records, and the lines waiting to be appended. */
 class WorkflowFile {
-  readonly records = new Map<string, Entry>();
+  readonly index = new Map<string, IndexEntry>();
   liveBytes = 0;
-  fileBytes = 0;
-  /** The lines waiting for the next write, and the promise their appends answered (one for all of them). */
-  private pending: string[] = [];
+  /** Bytes in the file: where the next write lands. */
+  private fileBytes = 0;
+  /** Counts the file's rewrites: a reader that saw it change reads again (its offsets are the old file's). */
+  private generation = 0;
+  private pending: Batch[] = [];
+  /** The promise the lines waiting for the next write answer (one for all of them). */
   private written: PromiseWithResolvers<void> | undefined;
   private flushing: Promise<void> | undefined;
+  /** Lines written since the last fsync, and the timer of the next one (syncIntervalMs > 0). */
+  private unsynced = false;
+  private syncDue = false;
+  private syncTimer: NodeJS.Timeout | undefined;
 
-  constructor(
+  private constructor(
     private readonly path: string,
     private handle: FileHandle,
+    private readonly syncIntervalMs: number,
   ) {}
 
-  /** Reads the file's lines into the records (a torn last line, from a crash mid-write, is left out), dropping expired ones. */
-  static async open(path: string, maxAgeMs: number): Promise<WorkflowFile> {
-    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '';
-      throw error;
-    });
-    const records = new Map<string, Entry>();
-    for (const raw of text.split('\n')) {
-      if (raw === '') continue;
-      let line: Line;
-      try {
-        line = JSON.parse(raw) as Line;
-      } catch {
-        continue;
-      }
-      if ('put' in line) records.set(line.put.id, { record: line.put, bytes: Buffer.byteLength(raw) + 1 });
-      else records.delete(line.remove);
-    }
+  /**
+   * Indexes the file's lines (a torn last line, from a crash mid-write, is left out), dropping expired records; a file
+   * carrying anything but its live records is rewritten with them first.
+   */
+  static async open(path: string, maxAgeMs: number, syncIntervalMs: number): Promise<WorkflowFile> {
+    const index = new Map<string, IndexEntry>();
     const now = Date.now();
-    for (const [id, entry] of records) if (expired(entry.record, maxAgeMs, now)) records.delete(id);
-    // rewritten with the live records only: a torn line, tombstones and replaced records go
-    const live = [...records.values()].map((entry) => lineText({ put: entry.record })).join('');
-    if (live.length !== text.length) await writeAtomically(path, live);
-    const file = new WorkflowFile(path, await open(path, 'a'));
-    for (const [id, entry] of records) file.records.set(id, entry);
-    file.liveBytes = Buffer.byteLength(live);
-    file.fileBytes = file.liveBytes;
+    const size = await scanLines(path, ({ text, offset }) => {
+      const line = parsedLine(text);
+      if (line === undefined) return;
+      if ('remove' in line) index.delete(line.remove);
+      else if (expired(line.put, maxAgeMs, now)) index.delete(line.put.id);
+      else index.set(line.put.id, entryOf(line.put, text.length + 1, offset));
+    });
+    const file = new WorkflowFile(path, await open(path, 'a'), syncIntervalMs);
+    for (const [id, entry] of index) {
+      file.index.set(id, entry);
+      file.liveBytes += entry.bytes;
+    }
+    file.fileBytes = size;
+    // rewritten with the live records only: a torn last line, tombstones, replaced and expired records go
+    if (file.liveBytes !== size) await file.compact();
     return file;
   }
 
-  /** Appends lines (each its JSON and a newline); resolves once they are on disk (one write and one fsync for all the lines waiting together). */
-  append(text: string): Promise<void> {
-    this.pending.push(text);
-    // one promise for the lines that share a write: a busy pipeline keeps thousands of failures a second
+  /** Appends lines (each its JSON and a newline); resolves once written (one write for all the lines waiting together) and, with syncIntervalMs 0, fsync'd. */
+  append(batch: Batch): Promise<void> {
+    this.pending.push(batch);
     const written = (this.written ??= withResolvers());
     this.flushing ??= this.flush();
     return written.promise;
   }
 
+  /** The record of an indexed id, read from its line; undefined when it is not kept. */
+  async read(id: string): Promise<StoredFailure | undefined> {
+    for (let attempt = 1; attempt <= READ_ATTEMPTS; attempt++) {
+      await this.settled();
+      const entry = this.index.get(id);
+      if (entry === undefined) return undefined;
+      const generation = this.generation;
+      const text = await readAt(this.path, entry.offset, entry.bytes - 1);
+      const line = parsedLine(text);
+      if (line !== undefined && 'put' in line && line.put.id === id) return line.put;
+      // the file was rewritten between finding the line and reading it: found again in the new one
+      if (generation === this.generation)
+        throw new FailedPreconditionError(`failure store ${this.path}: the line of record ${id} at byte ${entry.offset} is not its record`);
+    }
+    throw new UnavailableError(`failure store ${this.path}: record ${id} could not be read while the file was being rewritten`);
+  }
+
+  /** Every live record, read from the file. */
+  async readAll(): Promise<StoredFailure[]> {
+    for (let attempt = 1; attempt <= READ_ATTEMPTS; attempt++) {
+      await this.settled();
+      const generation = this.generation;
+      const records: StoredFailure[] = [];
+      await scanLines(this.path, ({ text, offset }) => {
+        // only a live record's line is parsed: replaced and removed ones are left unread
+        const live = lineIsLive(this.index, text, offset);
+        if (live !== undefined) records.push(live);
+      });
+      if (generation === this.generation) return records;
+    }
+    throw new UnavailableError(`failure store ${this.path}: its records could not be read while the file was being rewritten`);
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.syncTimer);
+    this.syncTimer = undefined;
+    await this.settled();
+    if (this.unsynced) await this.handle.datasync();
+    this.unsynced = false;
+    await this.handle.close();
+  }
+
+  /** Resolves once no write, fsync or rewrite is under way (appends made meanwhile included). */
+  private async settled(): Promise<void> {
+    while (this.flushing !== undefined) await this.flushing;
+  }
+
   private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const text = this.pending.join('');
-      const written = this.written;
-      this.pending = [];
-      this.written = undefined;
-      try {
-        await this.handle.write(text, null, 'utf8');
-        await this.handle.datasync();
-        this.fileBytes += Buffer.byteLength(text);
-        written?.resolve();
-      } catch (error) {
-        written?.reject(error);
+    while (this.pending.length > 0 || this.syncDue) {
+      if (this.pending.length > 0) await this.writePending();
+      if (this.syncDue) {
+        this.syncDue = false;
+        this.unsynced = false;
+        await this.handle.datasync().catch(() => {
+          this.unsynced = true;
+        });
       }
       if (this.wasteful) await this.compact().catch(() => undefined);
     }
     this.flushing = undefined;
+  }
+
+  /** Writes the waiting batches as one text, their entries' offsets made the file's; a failed write is cut off the file. */
+  private async writePending(): Promise<void> {
+    const batches = this.pending;
+    const written = this.written;
+    this.pending = [];
+    this.written = undefined;
+    let at = this.fileBytes;
+    for (const batch of batches) {
+      for (const entry of batch.entries) entry.offset += at;
+      at += batch.bytes;
+    }
+    try {
+      await this.handle.write(batches.length === 1 ? (batches[0] as Batch).text : batches.map((batch) => batch.text).join(''), null, 'utf8');
+      if (this.syncIntervalMs === 0) await this.handle.datasync();
+      else this.syncLater();
+      this.fileBytes = at;
+      written?.resolve();
+    } catch (error) {
+      // nothing of these batches is kept: half a line would join the next one, and the index goes back to the file's
+      await this.handle.truncate(this.fileBytes).catch(() => undefined);
+      for (const batch of batches.reverse()) batch.undo();
+      written?.reject(error);
+    }
+  }
+
+  /** Schedules the fsync of what was written, syncIntervalMs from the first write it covers. */
+  private syncLater(): void {
+    this.unsynced = true;
+    this.syncTimer ??= setTimeout(() => {
+      this.syncTimer = undefined;
+      this.syncDue = true;
+      this.flushing ??= this.flush();
+    }, this.syncIntervalMs).unref();
   }
 
   /** Whether the file carries enough garbage (replaced and removed records) to be rewritten. */
@@ -95,22 +197,92 @@ class WorkflowFile {
   }
 
   /**
-   * Rewrites the file with the records in memory, between two flushes (so no append runs meanwhile): a line still
-   * waiting is appended after it and changes nothing (a put again, or the tombstone of a record already left out).
+   * Rewrites the file with its live records' lines (atomically: a temp file beside it, fsync, rename, the directory's
+   * fsync), between two writes. A line appended after is unaffected: its offset is made when it is written. A record
+   * replaced or removed meanwhile keeps its new entry (its copied line is garbage, outranked by the line that follows).
    */
   private async compact(): Promise<void> {
-    const live = [...this.records.values()].map((entry) => lineText({ put: entry.record })).join('');
-    await this.handle.close();
-    await writeAtomically(this.path, live);
+    const temp = `${this.path}.${process.pid}.tmp`;
+    const moved = new Map<IndexEntry, number>();
+    const out = await open(temp, 'w');
+    let bytes = 0;
+    try {
+      const chunks: Buffer[] = [];
+      let chunkBytes = 0;
+      await scanLines(this.path, async ({ text, offset }) => {
+        const entry = this.index.get(idOfLine(text) ?? '');
+        if (entry === undefined || entry.offset !== offset || entry.bytes !== text.length + 1) return;
+        moved.set(entry, bytes);
+        chunks.push(text, NEWLINE);
+        bytes += entry.bytes;
+        chunkBytes += entry.bytes;
+        if (chunkBytes >= SCAN_CHUNK_BYTES) {
+          await out.write(Buffer.concat(chunks.splice(0)));
+          chunkBytes = 0;
+        }
+      });
+      if (chunks.length > 0) await out.write(Buffer.concat(chunks));
+      await out.sync();
+      await out.close();
+      await rename(temp, this.path);
+    } catch (error) {
+      await out.close().catch(() => undefined);
+      await rm(temp, { force: true });
+      throw error;
+    }
+    // the old handle writes to the file renamed over until the new one is open
+    const old = this.handle;
     this.handle = await open(this.path, 'a');
-    this.fileBytes = Buffer.byteLength(live);
-  }
-
-  async close(): Promise<void> {
-    await this.flushing;
-    await this.handle.close();
+    await old.close();
+    await syncDirectory(dirname(this.path));
+    for (const [entry, offset] of moved) entry.offset = offset;
+    this.fileBytes = bytes;
+    this.generation++;
+    this.unsynced = false;
   }
 }
+
+const NEWLINE = Buffer.from('\n');
+
+/** The index entry of a put's line. */
+function entryOf(record: StoredFailure, bytes: number, offset: number): IndexEntry {
+  return { id: record.id, attempts: record.attempts, firstFailed: record.firstFailed, bytes, offset };
+}
+
+/** A line's content, or undefined for a line that is not whole JSON (a torn one). */
+function parsedLine(text: Buffer): Line | undefined {
+  try {
+    return JSON.parse(text.toString('utf8')) as Line;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record of a line when it is the line of a live record (the one its index entry points at). */
+function lineIsLive(index: ReadonlyMap<string, IndexEntry>, text: Buffer, offset: number): StoredFailure | undefined {
+  const id = idOfLine(text);
+  const entry = id === undefined ? undefined : index.get(id);
+  if (entry === undefined || entry.offset !== offset) return undefined;
+  const line = parsedLine(text);
+  return line !== undefined && 'put' in line ? line.put : undefined;
+}
+
+/** The record id of a put's line, read from its start (`{"put":{"id":"<hex>",`) without parsing the rest unless it is escaped. */
+function idOfLine(text: Buffer): string | undefined {
+  const prefix = PUT_PREFIX.length;
+  if (text.length < prefix + 1 || !text.subarray(0, prefix).equals(PUT_PREFIX)) return undefined;
+  const end = text.indexOf(QUOTE, prefix);
+  if (end < 0) return undefined;
+  if (text.subarray(prefix, end).includes(BACKSLASH)) {
+    const line = parsedLine(text);
+    return line !== undefined && 'put' in line ? line.put.id : undefined;
+  }
+  return text.toString('utf8', prefix, end);
+}
+
+const PUT_PREFIX = Buffer.from('{"put":{"id":"');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 /** A line of the file as written: its JSON and a newline. */
 function lineText(line: Line): string {
@@ -122,7 +294,8 @@ const quoted = JSON.stringify;
 /**
  * A put's line, `{"put":<record>}` and a newline, built field by field: the bytes JSON.stringify writes for a record
  * as the keeper makes it (a test holds it), at about half the cost of its walk of the record's dozen properties, which
- * was the largest part of a failure's keeping after the fsync (issue 50's measure).
+ * was the largest part of a failure's keeping after the fsync (issue 50's measure). The id comes first: a scan reads it
+ * from there (idOfLine).
  */
 export function putLineText(record: StoredFailure): string {
   const { id, workflow, workflowVersion, component, instance, failure, attempts, firstFailed, lastFailed, messageId, message, traceId } = record;
@@ -135,19 +308,6 @@ export function putLineText(record: StoredFailure): string {
   return text + '}}\n';
 }
 
-async function writeAtomically(path: string, text: string): Promise<void> {
-  // rename is atomic only within one filesystem, so the temp file lives beside the target
-  const temp = `${path}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w');
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temp, path);
-}
-
 /** Options of the file store. */
 export interface FileFailureStoreOptions {
   /** loom.executor.failures.directory. */
@@ -156,15 +316,19 @@ export interface FileFailureStoreOptions {
   readonly maxBytes: number;
   /** loom.executor.failures.maxAgeMs; 0: no limit. */
   readonly maxAgeMs: number;
+  /** loom.executor.failures.syncIntervalMs: most ms between a write and its fsync; 0: fsync'd before a put is answered. */
+  readonly syncIntervalMs: number;
 }
 
 /**
  * The failure store of memory mode: per workflow an append-only file of JSON lines (`<directory>/<workflow>.jsonl`),
- * each put or removal one line, on disk (fsync) before it is answered, with the puts and removals that arrive together
- * sharing one write and one fsync. The records are read into memory when a workflow's file is first used; the file is
- * rewritten with its live records only (atomically, through a temp file and a rename) when it is opened carrying
- * garbage or a torn last line from a crash, and between two writes once replaced and removed records take more than
- * 4 MiB and more than the live ones. It survives a restart of loom; it is this executor's alone.
+ * each put or removal one line, written before it is answered, with the puts and removals that arrive together sharing
+ * one write. The file is fsync'd at most syncIntervalMs after a write (and at close), or before each answer with 0.
+ * Memory holds an index of the live records (id, attempts, first failure, where its line is); a record is read from
+ * its line. The file is rewritten with its live records only (atomically, through a temp file and a rename) when it is
+ * opened carrying anything else (a torn last line from a crash, replaced, removed or expired records), and between
+ * two writes once replaced and removed records take more than 4 MiB and more than the live ones. It survives a restart
+ * of loom; it is this executor's alone.
  */
 export class FileFailureStore implements FailureStore {
   private readonly files = new Map<string, Promise<WorkflowFile>>();
@@ -186,26 +350,45 @@ export class FileFailureStore implements FailureStore {
     return opened === undefined ? this.file(workflow).then((file) => this.putIn(file, records)) : this.putIn(opened, records);
   }
 
-  /** Merges the records into the file's, appends their lines as one text (one write, one fsync), answers once on disk. */
+  /** Merges the records into the file's, appends their lines as one text (one write), answers once written. */
   private putIn(file: WorkflowFile, records: readonly StoredFailure[]): Promise<PutOutcome[]> {
     const outcomes: PutOutcome[] = [];
+    const entries: IndexEntry[] = [];
+    /** What each entry replaced in the index, to put back when the write fails. */
+    const replaced: (IndexEntry | undefined)[] = [];
     let text = '';
+    let batchBytes = 0;
     for (const record of records) {
-      const earlier = file.records.get(record.id);
-      const kept = merged(earlier?.record, record);
-      const line = lineText({ put: kept });
+      const earlier = file.index.get(record.id);
+      const kept = merged(earlier, record);
+      const line = putLineText(kept);
       const bytes = Buffer.byteLength(line);
       const live = file.liveBytes - (earlier?.bytes ?? 0) + bytes;
       if (live > this.options.maxBytes) {
         outcomes.push('full');
         continue;
       }
-      file.records.set(record.id, { record: kept, bytes });
+      const entry = entryOf(kept, bytes, batchBytes);
+      file.index.set(record.id, entry);
       file.liveBytes = live;
+      entries.push(entry);
+      replaced.push(earlier);
       text += line;
+      batchBytes += bytes;
       outcomes.push('kept');
     }
-    return text === '' ? Promise.resolve(outcomes) : file.append(text).then(() => outcomes);
+    if (text === '') return Promise.resolve(outcomes);
+    const undo = (): void => {
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const entry = entries[index] as IndexEntry;
+        if (file.index.get(entry.id) !== entry) continue;
+        const earlier = replaced[index];
+        file.liveBytes += (earlier?.bytes ?? 0) - entry.bytes;
+        if (earlier === undefined) file.index.delete(entry.id);
+        else file.index.set(entry.id, earlier);
+      }
+    };
+    return file.append({ text, bytes: batchBytes, entries, undo }).then(() => outcomes);
   }
 
   private async putPerWorkflow(records: readonly StoredFailure[]): Promise<PutOutcome[]> {
@@ -215,28 +398,38 @@ export class FileFailureStore implements FailureStore {
   }
 
   async list(workflow: string): Promise<StoredFailure[]> {
-    const file = await this.file(workflow);
     const now = Date.now();
-    return [...file.records.values()].flatMap((entry) => (expired(entry.record, this.options.maxAgeMs, now) ? [] : [entry.record]));
+    return (await (await this.file(workflow)).readAll()).filter((record) => !expired(record, this.options.maxAgeMs, now));
   }
 
   async get(workflow: string, id: string): Promise<StoredFailure | undefined> {
-    const record = (await this.file(workflow)).records.get(id)?.record;
+    const record = await (await this.file(workflow)).read(id);
     return record === undefined || expired(record, this.options.maxAgeMs, Date.now()) ? undefined : record;
   }
 
+  /** Removes records (their tombstone lines one write); answers how many were there. */
   async remove(workflow: string, ids: readonly string[]): Promise<number> {
     const file = await this.file(workflow);
-    const removals: Promise<void>[] = [];
+    let text = '';
+    const removed: IndexEntry[] = [];
     for (const id of new Set(ids)) {
-      const entry = file.records.get(id);
+      const entry = file.index.get(id);
       if (entry === undefined) continue;
-      file.records.delete(id);
+      file.index.delete(id);
       file.liveBytes -= entry.bytes;
-      removals.push(file.append(lineText({ remove: id })));
+      text += lineText({ remove: id });
+      removed.push(entry);
     }
-    await Promise.all(removals);
-    return removals.length;
+    if (text === '') return 0;
+    const undo = (): void => {
+      for (const entry of removed) {
+        if (file.index.has(entry.id)) continue;
+        file.index.set(entry.id, entry);
+        file.liveBytes += entry.bytes;
+      }
+    };
+    await file.append({ text, bytes: Buffer.byteLength(text), entries: [], undo });
+    return removed.length;
   }
 
   async close(): Promise<void> {
@@ -264,6 +457,7 @@ export class FileFailureStore implements FailureStore {
 
   private async openFile(workflow: string): Promise<WorkflowFile> {
     await mkdir(this.options.directory, { recursive: true });
-    return WorkflowFile.open(join(this.options.directory, `${jetStreamToken(workflow)}.jsonl`), this.options.maxAgeMs);
+    const path = join(this.options.directory, `${jetStreamToken(workflow)}.jsonl`);
+    return WorkflowFile.open(path, this.options.maxAgeMs, this.options.syncIntervalMs);
   }
 }
