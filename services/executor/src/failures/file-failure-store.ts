@@ -115,6 +115,8 @@ class WorkflowFile {
   async readAll(): Promise<StoredFailure[]> {
     for (let attempt = 1; attempt <= READ_ATTEMPTS; attempt++) {
       await this.settled();
+      // nothing live: the file (tombstones, replaced lines) need not be read
+      if (this.index.size === 0) return [];
       const generation = this.generation;
       const records: StoredFailure[] = [];
       await scanLines(this.path, ({ text, offset }) => {
