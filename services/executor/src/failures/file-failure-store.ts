@@ -68,12 +68,12 @@ class WorkflowFile {
   static async open(path: string, maxAgeMs: number, syncIntervalMs: number): Promise<WorkflowFile> {
     const index = new Map<string, IndexEntry>();
     const now = Date.now();
-    const size = await scanLines(path, ({ text, offset }) => {
+    const size = await scanLines(path, ({ text, offset, bytes }) => {
       const line = parsedLine(text);
       if (line === undefined) return;
       if ('remove' in line) index.delete(line.remove);
       else if (expired(line.put, maxAgeMs, now)) index.delete(line.put.id);
-      else index.set(line.put.id, entryOf(line.put, text.length + 1, offset));
+      else index.set(line.put.id, entryOf(line.put, bytes + 1, offset));
     });
     const file = new WorkflowFile(path, await open(path, 'a'), syncIntervalMs);
     for (const [id, entry] of index) {
@@ -209,21 +209,22 @@ class WorkflowFile {
     const out = await open(temp, 'w');
     let bytes = 0;
     try {
-      const chunks: Buffer[] = [];
+      let chunk = '';
       let chunkBytes = 0;
-      await scanLines(this.path, async ({ text, offset }) => {
+      await scanLines(this.path, async ({ text, offset, bytes: lineBytes }) => {
         const entry = this.index.get(idOfLine(text) ?? '');
-        if (entry === undefined || entry.offset !== offset || entry.bytes !== text.length + 1) return;
+        if (entry === undefined || entry.offset !== offset || entry.bytes !== lineBytes + 1) return;
         moved.set(entry, bytes);
-        chunks.push(text, NEWLINE);
+        chunk += text + '\n';
         bytes += entry.bytes;
         chunkBytes += entry.bytes;
         if (chunkBytes >= SCAN_CHUNK_BYTES) {
-          await out.write(Buffer.concat(chunks.splice(0)));
+          await out.write(chunk, null, 'utf8');
+          chunk = '';
           chunkBytes = 0;
         }
       });
-      if (chunks.length > 0) await out.write(Buffer.concat(chunks));
+      if (chunk !== '') await out.write(chunk, null, 'utf8');
       await out.sync();
       await out.close();
       await rename(temp, this.path);
@@ -244,24 +245,22 @@ class WorkflowFile {
   }
 }
 
-const NEWLINE = Buffer.from('\n');
-
 /** The index entry of a put's line. */
 function entryOf(record: StoredFailure, bytes: number, offset: number): IndexEntry {
   return { id: record.id, attempts: record.attempts, firstFailed: record.firstFailed, bytes, offset };
 }
 
 /** A line's content, or undefined for a line that is not whole JSON (a torn one). */
-function parsedLine(text: Buffer): Line | undefined {
+function parsedLine(text: string): Line | undefined {
   try {
-    return JSON.parse(text.toString('utf8')) as Line;
+    return JSON.parse(text) as Line;
   } catch {
     return undefined;
   }
 }
 
 /** The record of a line when it is the line of a live record (the one its index entry points at). */
-function lineIsLive(index: ReadonlyMap<string, IndexEntry>, text: Buffer, offset: number): StoredFailure | undefined {
+function lineIsLive(index: ReadonlyMap<string, IndexEntry>, text: string, offset: number): StoredFailure | undefined {
   const id = idOfLine(text);
   const entry = id === undefined ? undefined : index.get(id);
   if (entry === undefined || entry.offset !== offset) return undefined;
@@ -270,21 +269,17 @@ function lineIsLive(index: ReadonlyMap<string, IndexEntry>, text: Buffer, offset
 }
 
 /** The record id of a put's line, read from its start (`{"put":{"id":"<hex>",`) without parsing the rest unless it is escaped. */
-function idOfLine(text: Buffer): string | undefined {
-  const prefix = PUT_PREFIX.length;
-  if (text.length < prefix + 1 || !text.subarray(0, prefix).equals(PUT_PREFIX)) return undefined;
-  const end = text.indexOf(QUOTE, prefix);
+function idOfLine(text: string): string | undefined {
+  if (!text.startsWith(PUT_PREFIX)) return undefined;
+  const end = text.indexOf('"', PUT_PREFIX.length);
   if (end < 0) return undefined;
-  if (text.subarray(prefix, end).includes(BACKSLASH)) {
-    const line = parsedLine(text);
-    return line !== undefined && 'put' in line ? line.put.id : undefined;
-  }
-  return text.toString('utf8', prefix, end);
+  const id = text.slice(PUT_PREFIX.length, end);
+  if (!id.includes('\\')) return id;
+  const line = parsedLine(text);
+  return line !== undefined && 'put' in line ? line.put.id : undefined;
 }
 
-const PUT_PREFIX = Buffer.from('{"put":{"id":"');
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+const PUT_PREFIX = '{"put":{"id":"';
 
 /** A line of the file as written: its JSON and a newline. */
 function lineText(line: Line): string {
