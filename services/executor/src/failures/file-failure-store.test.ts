@@ -151,4 +151,29 @@ describe('the file failure store', () => {
     const lines = readFileSync(join(directory, 'etl_1.jsonl'), 'utf8').split('\n');
     expect(lines.map((line) => (line === '' ? '' : (JSON.parse(line) as { put: StoredFailure }).put.id))).toEqual(['a', 'c', '']);
   });
+
+  it('rewrites its file while a new line of a record waits for the next write, and finds that line after', async () => {
+    const path = join(directory, 'etl_1.jsonl');
+    const store = new FileFailureStore({ directory, maxBytes: 100_000_000, maxAgeMs: 0, syncIntervalMs: 60_000 });
+    const big: StoredFailure = { ...record('g'), message: { id: 'g', body: { text: 'x'.repeat(10_000) }, headers: {} } };
+    const bigBytes = Buffer.byteLength(putLineText(big));
+    // 'a' second in the file, after 'z', which goes: the rewrite moves a's line to the start
+    await store.put(record('z'));
+    await store.put(record('a'));
+    await store.remove('etl_1', ['z']);
+    const live = () => Buffer.byteLength(putLineText(record('a'))) + bigBytes;
+    // replaced until one more replacement takes the garbage past the 4 MiB that starts a rewrite
+    for (;;) {
+      await store.put(big);
+      if (readFileSync(path).length + bigBytes - live() > 4 * 1024 * 1024) break;
+    }
+    // that replacement is written alone and starts the rewrite, while 'y' and 'a' failing again wait for the next
+    // write: a's new line at the same place in its batch (after y's, as long as z's) as its old line in the file
+    const [, again] = await Promise.all([store.put(big), store.putMany([record('y'), record('a')])]);
+    expect(again).toEqual(['kept', 'kept']);
+    expect(readFileSync(path).length).toBeLessThan(100_000);
+    expect((await store.get('etl_1', 'a'))?.attempts).toBe(2);
+    expect((await store.list('etl_1')).map((kept) => kept.id).sort()).toEqual(['a', 'g', 'y']);
+    await store.close();
+  });
 });

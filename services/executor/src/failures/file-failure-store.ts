@@ -28,6 +28,8 @@ interface IndexEntry {
   readonly bytes: number;
   /** Where its line starts in the file; until its batch is written, where it starts in the batch's text. */
   offset: number;
+  /** Whether its batch is written, so `offset` is the file's. */
+  written: boolean;
 }
 
 /** Lines appended together: their text, its bytes, the index entries of the puts among them, and how to take back their change to the index when the write fails. */
@@ -54,6 +56,8 @@ class WorkflowFile {
   private unsynced = false;
   private syncDue = false;
   private syncTimer: NodeJS.Timeout | undefined;
+  /** The handle is of a file a rewrite renamed over: the next write opens the path again. */
+  private stale = false;
 
   private constructor(
     private readonly path: string,
@@ -73,7 +77,7 @@ class WorkflowFile {
       if (line === undefined) return;
       if ('remove' in line) index.delete(line.remove);
       else if (expired(line.put, maxAgeMs, now)) index.delete(line.put.id);
-      else index.set(line.put.id, entryOf(line.put, bytes + 1, offset));
+      else index.set(line.put.id, entryOf(line.put, bytes + 1, offset, true));
     });
     const file = new WorkflowFile(path, await open(path, 'a'), syncIntervalMs);
     for (const [id, entry] of index) {
@@ -133,6 +137,7 @@ class WorkflowFile {
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.settled();
+    if (this.stale) return;
     if (this.unsynced) await this.handle.datasync();
     this.unsynced = false;
     await this.handle.close();
@@ -166,10 +171,14 @@ class WorkflowFile {
     this.written = undefined;
     let at = this.fileBytes;
     for (const batch of batches) {
-      for (const entry of batch.entries) entry.offset += at;
+      for (const entry of batch.entries) {
+        entry.offset += at;
+        entry.written = true;
+      }
       at += batch.bytes;
     }
     try {
+      if (this.stale) await this.reopen();
       await this.handle.write(batches.length === 1 ? (batches[0] as Batch).text : batches.map((batch) => batch.text).join(''), null, 'utf8');
       if (this.syncIntervalMs === 0) await this.handle.datasync();
       else this.syncLater();
@@ -213,7 +222,8 @@ class WorkflowFile {
       let chunkBytes = 0;
       await scanLines(this.path, async ({ text, offset, bytes: lineBytes }) => {
         const entry = this.index.get(idOfLine(text) ?? '');
-        if (entry === undefined || entry.offset !== offset || entry.bytes !== lineBytes + 1) return;
+        // a record whose new line waits for the next write is not this line's
+        if (entry === undefined || !entry.written || entry.offset !== offset || entry.bytes !== lineBytes + 1) return;
         moved.set(entry, bytes);
         chunk += text + '\n';
         bytes += entry.bytes;
@@ -233,21 +243,27 @@ class WorkflowFile {
       await rm(temp, { force: true });
       throw error;
     }
-    // the old handle writes to the file renamed over until the new one is open
-    const old = this.handle;
-    this.handle = await open(this.path, 'a');
-    await old.close();
-    await syncDirectory(dirname(this.path));
     for (const [entry, offset] of moved) entry.offset = offset;
     this.fileBytes = bytes;
     this.generation++;
     this.unsynced = false;
+    // the handle is the old file's now: appends go to the new one
+    this.stale = true;
+    await this.reopen();
+    await syncDirectory(dirname(this.path));
+  }
+
+  /** Opens the path for appending again, after a rewrite renamed a new file over it. */
+  private async reopen(): Promise<void> {
+    await this.handle.close().catch(() => undefined);
+    this.handle = await open(this.path, 'a');
+    this.stale = false;
   }
 }
 
 /** The index entry of a put's line. */
-function entryOf(record: StoredFailure, bytes: number, offset: number): IndexEntry {
-  return { id: record.id, attempts: record.attempts, firstFailed: record.firstFailed, bytes, offset };
+function entryOf(record: StoredFailure, bytes: number, offset: number, written: boolean): IndexEntry {
+  return { id: record.id, attempts: record.attempts, firstFailed: record.firstFailed, bytes, offset, written };
 }
 
 /** A line's content, or undefined for a line that is not whole JSON (a torn one). */
@@ -365,7 +381,7 @@ export class FileFailureStore implements FailureStore {
         outcomes.push('full');
         continue;
       }
-      const entry = entryOf(kept, bytes, batchBytes);
+      const entry = entryOf(kept, bytes, batchBytes, false);
       file.index.set(record.id, entry);
       file.liveBytes = live;
       entries.push(entry);
