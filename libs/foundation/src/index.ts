@@ -15,3 +15,4 @@ export * from './with-resolvers.js';
 export * from './worker-pool.js';
 export { type WorkerAnswer, type WorkerFailure } from './worker-jobs.js';
 export { type LocalHttpAnswer, type LocalHttpRequest, type LocalHttpServer, type LocalHttpServers } from './local-http.js';
+export * from './clock.js';

@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
+import { type Clock } from '@loom/foundation';
 import { createLogger, SecretRedactor } from '@loom/telemetry';
 import { type ComponentContext } from '../src/runtime/component.js';
 import { optionsOf } from '../src/runtime/options.js';
@@ -40,7 +41,8 @@ export function componentContext(
     workflowName,
     onFail,
     privateDirectory = tmpdir(),
-  }: { name?: string; workflowName: string; onFail: 'throw' | 'record'; privateDirectory?: string },
+    clock,
+  }: { name?: string; workflowName: string; onFail: 'throw' | 'record'; privateDirectory?: string; clock?: Clock },
 ): BuiltContext {
   const instance = instanceOf(kind, name, options);
   const raw: string[] = [];
@@ -63,6 +65,7 @@ export function componentContext(
     workflowName,
     logger: createLogger({ level: 'debug', destination, redactor: new SecretRedactor() }),
     signal: controller.signal,
+    ...(clock === undefined ? {} : { clock }),
     dryRun: false,
     privateDirectory: () => privateDirectory,
     fail:

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@loom/config';
 import { COMPONENT_KINDS } from '@loom/domain';
-import { withResolvers } from '@loom/foundation';
+import { ManualClock, withResolvers } from '@loom/foundation';
 import { BearerCredentials } from '@loom/service-kit';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DirectoryNotFoundError, fileReaderFactory } from '../src/components/file-reader.js';
 import { timerFactory } from '../src/components/timer.js';
 import { componentFactories } from '../src/components/registry.js';
@@ -17,8 +17,13 @@ import { type LoomMessage, type Source } from '../src/runtime/component.js';
 import { componentContext } from './component-context.js';
 
 /** A source's context, its logger writing JSON lines into `lines`; what it reports through `fail` in `failures`. */
-function contextFor(kind: string, options: Record<string, unknown>, name?: string) {
-  return componentContext(kind, options, { ...(name === undefined ? {} : { name }), workflowName: 'sources_test', onFail: 'record' });
+function contextFor(kind: string, options: Record<string, unknown>, name?: string, clock?: ManualClock) {
+  return componentContext(kind, options, {
+    ...(name === undefined ? {} : { name }),
+    ...(clock === undefined ? {} : { clock }),
+    workflowName: 'sources_test',
+    onFail: 'record',
+  });
 }
 
 /** Waits until the condition holds, polling; fails after `timeoutMs`. */
@@ -46,46 +51,48 @@ async function started<T extends Source>(source: T, emit: (message: LoomMessage)
 }
 
 describe('timer', () => {
-  // the timer runs on the test's clock (setTimeout and Date faked), moved by hand: what happens in a span of time is
-  // exact, and a silence is proved by moving the clock, not by waiting on the machine's
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+  // the timer runs on a clock of the test's own, moved by hand: what happens in a span of time is exact, and a silence
+  // is proved by moving the clock, not by waiting on the machine's
+  const begun = new Date('2026-01-01T00:00:00.000Z');
+  function timerOn(clock: ManualClock, options: Record<string, unknown>) {
+    return contextFor(COMPONENT_KINDS.TIMER, options, undefined, clock);
+  }
+  const later = (ms: number) => new Date(begun.getTime() + ms);
+  /** Lets the promises under way settle (an emit, the timer's next wait). */
+  const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
 
   it('emits numbered ticks at its period after the initial delay, and nothing once stopped', async () => {
-    const { context } = contextFor(COMPONENT_KINDS.TIMER, { period: 100, initial_delay: 250 });
+    const clock = new ManualClock(begun);
+    const { context } = timerOn(clock, { period: 100, initial_delay: 250 });
     const ticks: { message: LoomMessage; at: number }[] = [];
     const source = await timerFactory.create(context);
     if (!('start' in source)) throw new Error('the timer is not a source');
-    const begun = Date.now();
     await started(source, (message) => {
-      ticks.push({ message, at: Date.now() - begun });
+      ticks.push({ message, at: clock.now().getTime() - begun.getTime() });
       return Promise.resolve();
     });
-    await vi.advanceTimersByTimeAsync(249);
+    await clock.untilWaiting(1);
+    await clock.advanceTo(later(249));
     expect(ticks).toHaveLength(0);
-    await vi.advanceTimersByTimeAsync(1 + 3 * 100);
+    await clock.advanceTo(later(250 + 3 * 100));
     expect(ticks.map(({ at }) => at)).toEqual([250, 350, 450, 550]);
     await source.stop();
 
     expect(ticks.map(({ message }) => message.body.tick)).toEqual([1, 2, 3, 4]);
     for (const { message } of ticks) {
-      expect(Number.isNaN(Date.parse(message.body.time as string))).toBe(false);
-      expect(message.body.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(message.body.time).toBe(later(((message.body.tick as number) - 1) * 100 + 250).toISOString());
       expect(message.id).toMatch(/^[0-9a-f-]{36}$/);
     }
     expect(new Set(ticks.map(({ message }) => message.id)).size).toBe(4);
-    // a stopped timer stays silent, however long
-    await vi.advanceTimersByTimeAsync(10_000);
+    // a stopped timer stays silent, however long: it waits for nothing
+    expect(clock.waiting).toBe(0);
+    await clock.advanceTo(later(10_000));
     expect(ticks).toHaveLength(4);
-    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('waits for each emit before the next tick, and stop resolves only once the pending emit did', async () => {
-    const { context } = contextFor(COMPONENT_KINDS.TIMER, { period: 20 });
+    const clock = new ManualClock(begun);
+    const { context } = timerOn(clock, { period: 20 });
     const source = await timerFactory.create(context);
     if (!('start' in source)) throw new Error('the timer is not a source');
     let inFlight = 0;
@@ -99,22 +106,42 @@ describe('timer', () => {
       await held.promise;
       inFlight -= 1;
     });
-    await vi.advanceTimersByTimeAsync(0);
+    await settled();
     expect(received).toHaveLength(1);
-    // ten periods pass while the first emit is held: no tick piles up behind it, none is even scheduled
-    await vi.advanceTimersByTimeAsync(200);
+    // ten periods pass while the first emit is held: no tick piles up behind it, none is even waited for
+    await clock.advanceTo(later(200));
     expect(received).toHaveLength(1);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.waiting).toBe(0);
 
     let stopped = false;
     const stopping = source.stop().then(() => (stopped = true));
-    await vi.advanceTimersByTimeAsync(50);
+    await settled();
     expect(stopped).toBe(false);
     held.resolve();
     await stopping;
     expect(inFlight).toBe(0);
     expect(mostInFlight).toBe(1);
-    await vi.advanceTimersByTimeAsync(1_000);
+    expect(clock.waiting).toBe(0);
+    await clock.advanceTo(later(1_000));
+    expect(received).toHaveLength(1);
+  });
+
+  it("stops when its run stops: the run's signal ends its wait", async () => {
+    const clock = new ManualClock(begun);
+    const { context, controller } = timerOn(clock, { period: 1_000 });
+    const source = await timerFactory.create(context);
+    if (!('start' in source)) throw new Error('the timer is not a source');
+    const received: LoomMessage[] = [];
+    await started(source, (message) => {
+      received.push(message);
+      return Promise.resolve();
+    });
+    await clock.untilWaiting(1);
+    expect(received).toHaveLength(1);
+    controller.abort();
+    await settled();
+    expect(clock.waiting).toBe(0);
+    await clock.advanceTo(later(5_000));
     expect(received).toHaveLength(1);
   });
 });

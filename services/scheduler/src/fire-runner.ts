@@ -1,6 +1,6 @@
 import { type Schedule } from '@loom/domain';
 import { type Logger } from '@loom/telemetry';
-import { type Clock } from './clock.js';
+import { type Clock } from '@loom/foundation';
 import { describeError, type ExecutorPort } from './executor-port.js';
 import { type RunSupervisor } from './run-supervisor.js';
 import { type FireClaim, type FireKind, type FireOutcomeName, type SchedulerStateStore, type UnfinishedFire } from './state-store.js';

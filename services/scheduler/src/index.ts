@@ -1,6 +1,5 @@
 export { schedulerModule, createSchedulerInstance, schedulerImplementation, type SchedulerTestHooks } from './scheduler.service.js';
 export { Scheduler, type SchedulerOptions } from './scheduler.js';
-export { type Clock, systemClock, ManualClock } from './clock.js';
 export { CronSchedule, type MissedFires } from './cron-schedule.js';
 export { type FireEvent, type FireResult, NO_INLET_DETAIL } from './fire-runner.js';
 export { SCHEDULED_AT_HEADER, FIRE_KIND_HEADER } from './executor-port.js';

@@ -1,7 +1,7 @@
 import { IllegalTransitionError } from '@loom/foundation';
 import { createLogger } from '@loom/telemetry';
 import { describe, expect, it } from 'vitest';
-import { systemClock } from './clock.js';
+import { systemClock } from '@loom/foundation';
 import { ExecutorPort } from './executor-port.js';
 import { RunSupervisor, SUPERVISOR_TRANSITIONS } from './run-supervisor.js';
 

@@ -3,7 +3,7 @@ import { type WatchRunResponse, WorkflowState } from '@loom/contracts';
 import { type BackoffPolicy, KeyedLock, Lifecycle, restartDelayMs, type TransitionTable } from '@loom/foundation';
 import { isServiceError } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
-import { type Clock } from './clock.js';
+import { type Clock } from '@loom/foundation';
 import { describeError, type ExecutorPort, hasEnded, isGoing, isUnavailable, type RunInfo, stateName } from './executor-port.js';
 
 /** A run that stayed RUNNING this long was healthy: the next failure starts the backoff afresh. */

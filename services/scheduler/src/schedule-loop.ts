@@ -1,5 +1,5 @@
 import { type Logger } from '@loom/telemetry';
-import { type Clock } from './clock.js';
+import { type Clock } from '@loom/foundation';
 import { type CronSchedule } from './cron-schedule.js';
 import { describeError } from './executor-port.js';
 import { type FireKind, type ScheduleRecord, type SchedulerStateStore } from './state-store.js';

@@ -1,6 +1,6 @@
 import { SchedulerService } from '@loom/contracts';
 import { AuditAppender, type AsyncImplementation, type LoomServer, type ServiceContext, type ServiceInstance, type ServiceModule } from '@loom/service-kit';
-import { type Clock } from './clock.js';
+import { type Clock } from '@loom/foundation';
 import { type FireEvent } from './fire-runner.js';
 import { Scheduler } from './scheduler.js';
 import { triggerResponse } from './schedule-status.js';

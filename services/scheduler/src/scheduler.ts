@@ -3,7 +3,7 @@ import { type LoomConfig } from '@loom/config';
 import { FailedPreconditionError, resolveStoredName, type Schedule, workflowBaseName } from '@loom/domain';
 import { appendRequired, type AuditAppender } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock } from '@loom/foundation';
 import { CronSchedule } from './cron-schedule.js';
 import { NoScheduleError, ScheduledWorkflowNotFoundError } from './errors.js';
 import { describeError, ExecutorPort } from './executor-port.js';

@@ -5,7 +5,7 @@ import { scheduleFromProto } from '@loom/domain/proto';
 import { KeyedLock, restartDelayMs } from '@loom/foundation';
 import { call, isServiceError } from '@loom/service-kit';
 import { type Logger } from '@loom/telemetry';
-import { type Clock } from './clock.js';
+import { type Clock } from '@loom/foundation';
 import { describeError } from './executor-port.js';
 
 /** A stored workflow as the scheduler sees it in the config store's change stream. */

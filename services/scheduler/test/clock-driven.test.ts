@@ -2,7 +2,8 @@ import { WorkflowState } from '@loom/contracts';
 import { type Schedule } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileStateStore, ManualClock } from '../src/index.js';
+import { ManualClock } from '@loom/foundation';
+import { FileStateStore } from '../src/index.js';
 import { FakeExecutor, FakeStore, type SchedulerHarness, scratchStateFile, startScheduler } from './harness.js';
 import { storedName } from './fake-store.js';
 

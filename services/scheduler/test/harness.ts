@@ -5,7 +5,8 @@ import { auditModule } from '@loom/audit';
 import { SchedulerClient } from '@loom/contracts';
 import { createClient, type RunningServices } from '@loom/service-kit';
 import { capturedLogger, serveForTest } from '@loom/service-kit/testing';
-import { type Clock, createSchedulerInstance, type FireEvent, type Scheduler, schedulerModule } from '../src/index.js';
+import { type Clock } from '@loom/foundation';
+import { createSchedulerInstance, type FireEvent, type Scheduler, schedulerModule } from '../src/index.js';
 import { FakeExecutor } from './fake-executor.js';
 import { FakeStore } from './fake-store.js';
 

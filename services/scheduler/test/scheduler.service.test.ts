@@ -4,7 +4,8 @@ import { type Schedule } from '@loom/domain';
 import { call } from '@loom/service-kit';
 import { failure } from '@loom/service-kit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, NO_INLET_DETAIL } from '../src/index.js';
+import { ManualClock } from '@loom/foundation';
+import { NO_INLET_DETAIL } from '../src/index.js';
 import { FakeExecutor, FakeStore, type SchedulerHarness, startScheduler } from './harness.js';
 import { storedName } from './fake-store.js';
 

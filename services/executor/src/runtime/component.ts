@@ -1,4 +1,5 @@
 import { type ComponentInstance, type ResourceInstance, type Skill, UnavailableError } from '@loom/domain';
+import { type Clock } from '@loom/foundation';
 import { type Logger } from '@loom/telemetry';
 
 /** A message flowing through a workflow: a JSON object body plus string headers. */
@@ -110,6 +111,8 @@ export interface ComponentContext {
   readonly logger: Logger;
   /** Aborts when the run stops. */
   readonly signal: AbortSignal;
+  /** Where a component reads the time and waits for it; absent: the wall clock (a test moves one by hand). */
+  readonly clock?: Clock;
   /** True in DryRun: no side effects outside the process. */
   readonly dryRun: boolean;
   /** The workflow run's private temp directory, created at first call and removed when the run ends. */

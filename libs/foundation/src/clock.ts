@@ -1,4 +1,4 @@
-/** Where the scheduler reads the time and waits for it: the system clock, or one a test moves by hand. */
+/** Where a loop reads the time and waits for it (the scheduler's, a timer source's): the system clock, or one a test moves by hand. */
 export interface Clock {
   now(): Date;
   /** Resolves once the clock reaches `at`, or at once when `signal` aborts (it never rejects). */
@@ -10,25 +10,34 @@ export interface Clock {
 const LONGEST_SLICE_MS = 60_000;
 
 /** The wall clock, with timers that do not keep the process alive. */
-export const systemClock: Clock = {
-  now: () => new Date(),
-  async sleepUntil(at, signal) {
-    for (;;) {
-      const remaining = at.getTime() - Date.now();
-      if (remaining <= 0 || signal.aborted) return;
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(remaining, LONGEST_SLICE_MS));
-        timer.unref();
-        signal.addEventListener('abort', done, { once: true });
-      });
-    }
-  },
-};
+export const systemClock: Clock = wallClock(false);
+
+/** The wall clock, whose waits keep the process running as a timer of its own would (a workflow's timer source). */
+export const keepAliveClock: Clock = wallClock(true);
+
+function wallClock(keepsProcessAlive: boolean): Clock {
+  return {
+    now: () => new Date(),
+    sleepUntil: (at, signal) => sleepUntil(at, signal, keepsProcessAlive),
+  };
+}
+
+async function sleepUntil(at: Date, signal: AbortSignal, keepsProcessAlive: boolean): Promise<void> {
+  for (;;) {
+    const remaining = at.getTime() - Date.now();
+    if (remaining <= 0 || signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(remaining, LONGEST_SLICE_MS));
+      if (!keepsProcessAlive) timer.unref();
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
 
 interface Sleeper {
   readonly at: number;
