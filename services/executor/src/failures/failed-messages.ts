@@ -82,8 +82,7 @@ export class FailedMessages {
     };
     const recordOf = ({ component, message, failure, tries, keepContent }: FailedDelivery, now: string): StoredFailure => {
       const traceId = traceIdOf(message.headers);
-      // optional fields set only when present (a record is plain JSON), assigned rather than spread: a spread into a
-      // literal copies through the slow path, once per failure
+      // the optional fields are set only when present: a record is plain JSON, with no undefined properties
       const record: { -readonly [K in keyof StoredFailure]: StoredFailure[K] } = {
         id: recordId(component, message.id),
         workflow,
