@@ -44,7 +44,7 @@ interface Sleeper {
   readonly wake: () => void;
 }
 
-/** A clock that moves only when told to: fires across a DST change are checked without waiting for them. */
+/** A clock that moves only when told to: a test checks hours of a loop (fires across a DST change, a timer's ticks) without waiting for them. */
 export class ManualClock implements Clock {
   private current: number;
   private readonly sleepers = new Set<Sleeper>();
