@@ -4,7 +4,7 @@ import { FailedPreconditionError, UnavailableError } from '@loom/domain';
 import { type PromiseWithResolvers, syncDirectory, withResolvers } from '@loom/foundation';
 import { jetStreamToken } from '@loom/messaging';
 import { expired, type FailureStore, merged, type PutOutcome, type StoredFailure } from './failure-store.js';
-import { readAt, SCAN_CHUNK_BYTES, scanLines } from './line-file.js';
+import { readAt, SCAN_CHUNK_BYTES, type ScannedLine, scanLines } from './line-file.js';
 
 /** One line of a workflow's file: a record kept (or replaced), or the tombstone of one removed. */
 type Line = { readonly put: StoredFailure } | { readonly remove: string };
@@ -123,10 +123,11 @@ class WorkflowFile {
       if (this.index.size === 0) return [];
       const generation = this.generation;
       const records: StoredFailure[] = [];
-      await scanLines(this.path, ({ text, offset }) => {
+      await scanLines(this.path, (line) => {
         // only a live record's line is parsed: replaced and removed ones are left unread
-        const live = lineIsLive(this.index, text, offset);
-        if (live !== undefined) records.push(live);
+        if (liveEntry(this.index, line) === undefined) return;
+        const parsed = parsedLine(line.text);
+        if (parsed !== undefined && 'put' in parsed) records.push(parsed.put);
       });
       if (generation === this.generation) return records;
     }
@@ -220,12 +221,11 @@ class WorkflowFile {
     try {
       let chunk = '';
       let chunkBytes = 0;
-      await scanLines(this.path, async ({ text, offset, bytes: lineBytes }) => {
-        const entry = this.index.get(idOfLine(text) ?? '');
-        // a record whose new line waits for the next write is not this line's
-        if (entry === undefined || !entry.written || entry.offset !== offset || entry.bytes !== lineBytes + 1) return;
+      await scanLines(this.path, async (line) => {
+        const entry = liveEntry(this.index, line);
+        if (entry === undefined) return;
         moved.set(entry, bytes);
-        chunk += text + '\n';
+        chunk += line.text + '\n';
         bytes += entry.bytes;
         chunkBytes += entry.bytes;
         if (chunkBytes >= SCAN_CHUNK_BYTES) {
@@ -275,13 +275,14 @@ function parsedLine(text: string): Line | undefined {
   }
 }
 
-/** The record of a line when it is the line of a live record (the one its index entry points at). */
-function lineIsLive(index: ReadonlyMap<string, IndexEntry>, text: string, offset: number): StoredFailure | undefined {
+/**
+ * The index entry a scanned line is the line of (a live record's), or undefined for a replaced or removed record's
+ * line, a tombstone, or a line of a record whose new line waits for the next write.
+ */
+function liveEntry(index: ReadonlyMap<string, IndexEntry>, { text, offset, bytes }: ScannedLine): IndexEntry | undefined {
   const id = idOfLine(text);
   const entry = id === undefined ? undefined : index.get(id);
-  if (entry === undefined || entry.offset !== offset) return undefined;
-  const line = parsedLine(text);
-  return line !== undefined && 'put' in line ? line.put : undefined;
+  return entry !== undefined && entry.written && entry.offset === offset && entry.bytes === bytes + 1 ? entry : undefined;
 }
 
 /** The record id of a put's line, read from its start (`{"put":{"id":"<hex>",`) without parsing the rest unless it is escaped. */
@@ -297,9 +298,9 @@ function idOfLine(text: string): string | undefined {
 
 const PUT_PREFIX = '{"put":{"id":"';
 
-/** A line of the file as written: its JSON and a newline. */
-function lineText(line: Line): string {
-  return 'put' in line ? putLineText(line.put) : JSON.stringify(line) + '\n';
+/** The tombstone line of a removed record, as written: its JSON and a newline. */
+function removeLineText(id: string): string {
+  return JSON.stringify({ remove: id } satisfies Line) + '\n';
 }
 
 const quoted = JSON.stringify;
@@ -430,7 +431,7 @@ export class FileFailureStore implements FailureStore {
       if (entry === undefined) continue;
       file.index.delete(id);
       file.liveBytes -= entry.bytes;
-      text += lineText({ remove: id });
+      text += removeLineText(id);
       removed.push(entry);
     }
     if (text === '') return 0;
