@@ -20,7 +20,7 @@ function wallTimeReporter(): Reporter {
     onInit() {
       started = performance.now();
     },
-    onFinished(files = []) {
+    onFinished(files = [], errors = []) {
       const name = (JSON.parse(readFileSync('package.json', 'utf8')) as { name: string }).name;
       const tests = files.reduce((sum, file) => sum + countTests(file.tasks), 0);
       mkdirSync(TEST_TIMES_DIR, { recursive: true });
@@ -31,6 +31,7 @@ function wallTimeReporter(): Reporter {
         tests,
         date: new Date().toISOString(),
         fileTimes: files.map(fileTime).sort((a, b) => b.seconds - a.seconds),
+        failures: [...files.flatMap((file) => failedTasks(file, relative(ROOT, file.filepath))), ...errors.map(unhandledFailure)],
       };
       writeFileSync(join(TEST_TIMES_DIR, `${name.replace('/', '__')}.json`), `${JSON.stringify(record)}\n`);
     },
@@ -44,6 +45,33 @@ function wallTimeReporter(): Reporter {
 function fileTime(file: RunnerTestFile): { file: string; seconds: number; tests: number } {
   const milliseconds = (file.collectDuration ?? 0) + (file.setupDuration ?? 0) + (file.result?.duration ?? 0);
   return { file: relative(ROOT, file.filepath), seconds: Math.round(milliseconds / 100) / 10, tests: countTests(file.tasks) };
+}
+
+/** A failure as `npm test` lists it at the end of a run, where CI's tail shows it: where, and the error's first line. */
+interface Failure {
+  test: string;
+  error: string;
+}
+
+/**
+ * The failed tests under a task (a file that failed to load, a hook, a test), each named by its path of suites.
+ * A suite whose hook failed is listed itself; its tests, skipped, are not.
+ */
+function failedTasks(task: RunnerTask, name: string): Failure[] {
+  const own = task.result?.state === 'fail' && (task.type === 'test' || (task.result.errors?.length ?? 0) > 0);
+  const failure = own ? [{ test: name, error: firstLine(task.result?.errors?.[0]?.message) }] : [];
+  const children = 'tasks' in task ? task.tasks.flatMap((child) => failedTasks(child, `${name} > ${child.name}`)) : [];
+  return [...failure, ...children];
+}
+
+/** An error vitest caught outside any test (an unhandled rejection, a worker that died). */
+function unhandledFailure(error: unknown): Failure {
+  const message = error instanceof Error ? error.message : (error as { message?: string } | undefined)?.message;
+  return { test: '(outside any test)', error: firstLine(message ?? String(error)) };
+}
+
+function firstLine(message: string | undefined): string {
+  return (message ?? 'no message').split('\n', 1)[0]!.slice(0, 300);
 }
 
 function countTests(tasks: readonly RunnerTask[]): number {

@@ -19,6 +19,16 @@ export function testTimes() {
     .sort((a, b) => b.seconds - a.seconds);
 }
 
+/**
+ * The tests that failed in the projects' runs that ended after `since` (a Date), as `package: file > suite > test:
+ * error` lines: `npm test` lists them last, so the end of a long log (all CI shows) names what failed.
+ */
+export function failedTests(since) {
+  return testTimes()
+    .filter((record) => new Date(record.date) >= since)
+    .flatMap((record) => (record.failures ?? []).map(({ test, error }) => `${record.package}: ${test}: ${error}`));
+}
+
 /** The workspace folders (package.json's workspaces, one level of `*` each). */
 function workspaceFolders() {
   const { workspaces } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));

@@ -11,7 +11,7 @@ import { ensureNats } from './test-env/nats.mjs';
 import { ensureNeo4j } from './test-env/neo4j.mjs';
 import { ensurePostgres } from './test-env/postgres.mjs';
 import { TestEnvError, log } from './test-env/log.mjs';
-import { testPlan, testTimes, timesTable, writeTestRun } from './test-times.mjs';
+import { failedTests, testPlan, testTimes, timesTable, writeTestRun } from './test-times.mjs';
 
 async function prepare() {
   const env = {};
@@ -26,6 +26,7 @@ async function prepare() {
 }
 
 const started = performance.now();
+const startedAt = new Date();
 /** Each step's wall time, for the record of the whole run (`.loom/test-run.json`, docs/test-times.md). */
 const phases = [];
 
@@ -143,7 +144,12 @@ const codes = await Promise.all([
 phases.push({ phase: 'tests', seconds: Math.round((performance.now() - testsBegun) / 100) / 10 });
 const failed = codes.find((code) => code !== 0);
 if (failed !== undefined) {
-  log('a test run failed (its output is above)');
+  const failures = failedTests(startedAt);
+  log(
+    failures.length === 0
+      ? 'a test run failed (its output is above; no project recorded a failed test, so look there for a project that ended early)'
+      : `a test run failed (its output is above). The failed tests:\n${failures.map((line) => `  ${line}`).join('\n')}`,
+  );
   await exit(failed);
 }
 log(`Neo4j servers the tests borrowed: ${pool.started} started for the run`);
