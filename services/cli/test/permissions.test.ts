@@ -38,7 +38,10 @@ describe('permissions through loom serve', () => {
     expect(listed.status).toBe(0);
     expect(listed.stdout).not.toContain('article');
 
-    const tail = await runCli(['--address', loom.address, '--token', adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED']);
+    // a refusal's audit record is written after the refusal is answered (refusal-audit.ts): the tail is asked until it shows
+    const tailed = () => runCli(['--address', loom.address, '--token', adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED']);
+    await expect.poll(async () => (await tailed()).stdout).toContain('/loom.v1.WorkflowStore/PutWorkflow');
+    const tail = await tailed();
     expect(tail.stderr).toBe('');
     expect(tail.stdout).toContain('PERMISSION_DENIED');
     expect(tail.stdout).toContain('actor="dana"');

@@ -141,7 +141,8 @@ describe('loom graph query through ReadGraph', () => {
     }
     const cli = await as(strangerToken, 'graph', 'query', '--graph', 'people', 'RETURN 1 AS one');
     expect(cli.stderr).toContain('PERMISSION_DENIED');
-    // audited as every refused call is
+    // audited as every refused call is, once the refusal is answered (refusal-audit.ts): the tail is asked until it shows
+    await expect.poll(async () => (await as(adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED')).stdout).toContain('actor="stranger"');
     const tail = await as(adminToken, 'audit', 'tail', '--type', 'PERMISSION_DENIED');
     expect(tail.stdout).toContain('actor="stranger"');
     expect(tail.stdout).toContain('/loom.v1.Executor/ReadGraph');
