@@ -17,6 +17,13 @@
 //    the workflow's JetStream key-value bucket (KvFailureStore) before its delivery is terminated. 60,000 messages a
 //    turn (BENCH_DURABLE_MESSAGES; at 20,000 the ratio swung from 69% to 81% between runs), each turn a workflow (a
 //    stream and a bucket, made before the timing) of its own, turns alternating, median of 5.
+//  - the issue's own pipeline, as its tests build it: inlet → JavaScript transformer → graph writer into Neo4j (the
+//    tests' launcher, a JVM of the bench's own) → counting sink, clean against every tenth message failing, in both
+//    modes (memory: the file store; durable: JetStream and its bucket). The writer MERGEs on an indexed key in
+//    batch_writes of 200, gathered for 50 ms at most as in graph-writer-run.mjs (a turn's last partial batch would
+//    otherwise wait the default 300 ms). GRAPH_MESSAGES a turn (BENCH_GRAPH_MESSAGES), each on an emptied database,
+//    turns alternating, median of 5; the nodes are counted back. The bare pipeline above has no work but the script's,
+//    so it is the worst case for the ratio; this one has the work loom is for.
 // With BENCH_BASELINE_EXECUTOR=<another checkout>/services/executor/dist/index.js the same turns run, alternating, on
 // that build's executor too (its runtime, scripts and failure store; the libraries are this checkout's), and its
 // figures are printed beside this build's: a before and after in one process.
@@ -25,12 +32,13 @@ import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '@loom/config';
-import { COMPONENT_KINDS, componentInstance as instance } from '@loom/domain';
+import { COMPONENT_KINDS, findResourceDefinition, componentInstance as instance, RESOURCE_KINDS } from '@loom/domain';
 import * as thisBuild from '@loom/executor';
 import { connectMessaging, messagingSettings } from '@loom/messaging';
 import { createLogger, redactor } from '@loom/telemetry';
-import { startNatsServer } from '@loom/testing';
+import { startNatsServer, startNeo4j } from '@loom/testing';
 import { ensureNats } from '../scripts/test-env/nats.mjs';
+import { ensureNeo4j } from '../scripts/test-env/neo4j.mjs';
 import { countingSink } from './counting-sink.mjs';
 import { scratchDir } from './scratch.mjs';
 import { childPids, statCpuSeconds } from './thread-cpu.mjs';
@@ -39,6 +47,9 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 5);
 const RETRY = Number(process.env.BENCH_RETRY ?? 10_000);
 const DURABLE_MESSAGES = Number(process.env.BENCH_DURABLE_MESSAGES ?? 60_000);
+const GRAPH_MESSAGES = Number(process.env.BENCH_GRAPH_MESSAGES ?? 20_000);
+/** The graph writer's statement in the issue's pipeline: safe to run again, as a retry or a replay does. */
+const GRAPH_QUERY = 'MERGE (d:Doc {n: $n}) SET d.seen = $seen';
 /** Durable mode: most publishes unanswered at once. */
 const DURABLE_WINDOW = 256;
 const WORKFLOW = 'Failing bench';
@@ -67,20 +78,26 @@ SCRIPTS.notKept = SCRIPTS.failing;
 /** Kinds of turn: the failing pipeline's failures kept in the file store, or (notKept) not kept at all. */
 const KEEPS = { clean: true, failing: true, notKept: false };
 
-function workflow(script, name = WORKFLOW) {
-  const components = [
+/** inlet → transformer running `script` → the counting sink, or with `graph` (a resource) a graph writer before the sink. */
+function workflow(script, name = WORKFLOW, graph = undefined) {
+  const steps = [
     instance(COMPONENT_KINDS.INLET, 'in'),
     instance(COMPONENT_KINDS.MESSAGE_TRANSFORMER, 'transform', { script, language: 'javascript' }),
+    ...(graph === undefined
+      ? []
+      : [
+          {
+            ...instance(COMPONENT_KINDS.GRAPH_DATABASE_WRITER, 'writer', { query: GRAPH_QUERY, batch_writes: true, batch_size: 200, aggregation_timeout: 50 }),
+            resource: graph,
+          },
+        ]),
     instance(COMPONENT_KINDS.LOGGER, 'sink'),
   ];
   return {
     name,
     autoStart: false,
-    components,
-    links: [
-      { from: 'in', to: 'transform' },
-      { from: 'transform', to: 'sink' },
-    ],
+    components: steps,
+    links: steps.slice(1).map((step, index) => ({ from: steps[index].name, to: step.name })),
     resources: [],
     skills: [],
     workflowResources: [],
@@ -209,6 +226,19 @@ async function retryRate(build) {
   return RETRY / seconds;
 }
 
+/** Publishes `count` messages, DURABLE_WINDOW unanswered at most, as concurrent callers send them. */
+async function publishWindowed(run, count, prefix) {
+  const withdrawal = new AbortController();
+  let next = 0;
+  const publisher = async () => {
+    while (next < count) {
+      const n = next++;
+      await run.publish('in', { id: `${prefix}${n}`, body: { n }, headers: {} }, withdrawal);
+    }
+  };
+  await Promise.all(Array.from({ length: DURABLE_WINDOW }, publisher));
+}
+
 /**
  * One durable turn: a workflow of its own (`kind` and the turn's index in its name: a fresh stream and bucket), its
  * messages published DURABLE_WINDOW at a time; answers msg/s from the first publish until every message reached the
@@ -228,19 +258,11 @@ async function durableTurn(messaging, natsPid, kind, index) {
   await store.failures.list({ workflow: name }, 1, '');
   const arrived = sink.expect(DURABLE_MESSAGES - failing);
   const kept = store.expectKept(failing);
-  const withdrawal = new AbortController();
-  let next = 0;
-  const publisher = async () => {
-    while (next < DURABLE_MESSAGES) {
-      const n = next++;
-      await run.publish('in', { id: `d-${n}`, body: { n }, headers: {} }, withdrawal);
-    }
-  };
   const natsCpu = () => (natsPid === undefined ? 0 : statCpuSeconds(`/proc/${natsPid}/stat`));
   const natsBefore = natsCpu();
   const cpu = process.cpuUsage();
   const started = performance.now();
-  await Promise.all(Array.from({ length: DURABLE_WINDOW }, publisher));
+  await publishWindowed(run, DURABLE_MESSAGES, 'd-');
   await Promise.all([arrived, kept]);
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
@@ -290,9 +312,84 @@ async function durableFigures() {
   return failing / clean;
 }
 
+/**
+ * One turn of the issue's pipeline in `mode` (memory or durable): a workflow of its own on an emptied database with
+ * its key indexed; answers msg/s from the first publish until every message reached the sink, past the graph writer,
+ * or the failure store. Throws unless the graph holds a node for each message that did not fail.
+ */
+async function graphTurn(graph, mode, kind, index) {
+  const name = `${WORKFLOW} graph ${mode} ${kind} ${index}`;
+  await graph.server.clear();
+  await graph.store.run('CREATE INDEX doc_n IF NOT EXISTS FOR (d:Doc) ON (d.n)');
+  await graph.store.run('CALL db.awaitIndexes()');
+  const durable = mode === 'durable';
+  const store = failureStore(thisBuild, durable ? new thisBuild.KvFailureStore(graph.messaging, { maxBytes: 1024 ** 3, maxAgeMs: 0 }) : undefined, name);
+  const run = await thisBuild.WorkflowRun.start(workflow(SCRIPTS[kind], name, graph.resource), {
+    factories: graph.factories,
+    logger,
+    keepFailed: store.keepFailed,
+    ...(durable ? { intake: thisBuild.jetStreamIntake(graph.messaging) } : {}),
+  });
+  if (durable) await store.failures.list({ workflow: name }, 1, '');
+  const failing = kind === 'clean' ? 0 : GRAPH_MESSAGES / 10;
+  const arrived = sink.expect(GRAPH_MESSAGES - failing);
+  const kept = store.expectKept(failing);
+  const started = performance.now();
+  await publishWindowed(run, GRAPH_MESSAGES, `g-`);
+  await Promise.all([arrived, kept]);
+  const seconds = (performance.now() - started) / 1000;
+  await run.stop(10_000);
+  await store.failures.close();
+  const nodes = Number((await graph.store.run('MATCH (d:Doc) RETURN count(d) AS nodes'))[0]?.nodes);
+  if (nodes !== GRAPH_MESSAGES - failing) throw new Error(`${name}: ${nodes} nodes in the graph, not ${GRAPH_MESSAGES - failing}`);
+  return { rate: GRAPH_MESSAGES / seconds };
+}
+
+/** The issue's pipeline, clean against failing, in both modes, on a Neo4j and a nats-server of the bench's own. */
+async function graphFigures() {
+  Object.assign(process.env, await ensureNats(), await ensureNeo4j());
+  const nats = await startNatsServer();
+  const server = await startNeo4j({ own: true, maxHeap: '1g' });
+  const config = loadConfig({ env: {}, overrides: [`loom.messaging.nats.servers=${nats.url}`] });
+  const messaging = await connectMessaging(messagingSettings(config.messaging));
+  const graphStores = new thisBuild.GraphStores(config, logger);
+  const factories = new Map(thisBuild.componentFactories(config, { graphStores }));
+  factories.set(COMPONENT_KINDS.LOGGER, sink.factory);
+  const resource = {
+    name: 'graph_1',
+    resource: findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE),
+    parameters: { host: server.uri, user: server.user, password: server.password },
+  };
+  const graph = { server, messaging, factories, resource, store: await graphStores.open(resource) };
+  const modes = ['memory', 'durable'];
+  const of = Object.fromEntries(modes.map((mode) => [mode, { clean: [], failing: [] }]));
+  try {
+    // a first pair of each mode warms the JVM, the connections and the code paths up; then the modes take turns too,
+    // so the JVM's compiling as it warms further falls on both alike
+    for (const mode of modes) for (const kind of ['clean', 'failing']) await graphTurn(graph, mode, kind, 'warm-up');
+    for (let index = 0; index < TURNS; index++) {
+      for (const mode of modes) for (const kind of ['clean', 'failing']) of[mode][kind].push(await graphTurn(graph, mode, kind, index));
+    }
+  } finally {
+    await graph.store.close();
+    await graphStores.close();
+    await messaging.close();
+    await server.close();
+    await nats.stop();
+  }
+  for (const mode of modes) {
+    const rates = (kind) => of[mode][kind].map((measured) => measured.rate);
+    const [clean, failing] = ['clean', 'failing'].map((kind) => median(rates(kind)));
+    console.log(`${mode}, script → graph writer into Neo4j, no failures: ${round(clean)} msg/s (turns ${rates('clean').map(round).join(', ')})`);
+    console.log(`${mode}, script → graph writer into Neo4j, every tenth failing: ${round(failing)} msg/s (turns ${rates('failing').map(round).join(', ')})`);
+    console.log(`${mode}, script → graph writer, failing / clean: ${((failing / clean) * 100).toFixed(1)}% of the throughput (the issue asks at least 80%)`);
+  }
+}
+
 const figures = [];
 for (const [name, build] of Object.entries(builds)) figures.push({ ...report(name, build), retry: await retryRate(build) });
 await durableFigures();
+await graphFigures();
 const [current, baseline] = figures;
 if (baseline !== undefined) {
   console.log(
