@@ -1,4 +1,4 @@
-// Issue 50's Measure, in memory mode: the failure store's cost and its retry rate, in the same run.
+// Issue 50's Measure, in both modes and on two pipelines: what failing messages cost, and the retry rate, in the same run.
 //  - inlet → JavaScript transformer → counting sink, 200,000 messages a turn (a turn of 50,000 lasted a quarter of a
 //    second, too short to read through the machine's noise), with the transformer throwing for every
 //    tenth message (each kept in the real file failure store: JSON lines, written together, fsync'd at most
