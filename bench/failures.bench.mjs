@@ -50,7 +50,7 @@ const DURABLE_MESSAGES = Number(process.env.BENCH_DURABLE_MESSAGES ?? 60_000);
 const GRAPH_MESSAGES = Number(process.env.BENCH_GRAPH_MESSAGES ?? 20_000);
 /** The graph writer's statement in the pipeline: safe to run again, as a retry or a replay does. */
 const GRAPH_QUERY = 'MERGE (d:Doc {n: $n}) SET d.seen = $seen';
-/** Durable mode: most publishes unanswered at once. */
+/** Most publishes unanswered at once: durable mode's turns, and the graph pipeline's in both modes. */
 const DURABLE_WINDOW = 256;
 const WORKFLOW = 'Failing bench';
 
