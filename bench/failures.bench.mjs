@@ -240,36 +240,48 @@ async function publishWindowed(run, count, prefix) {
 }
 
 /**
- * One durable turn: a workflow of its own (`kind` and the turn's index in its name: a fresh stream and bucket), its
- * messages published DURABLE_WINDOW at a time; answers msg/s from the first publish until every message reached the
- * sink or the bucket, and this process's CPU µs a message.
+ * One turn of this build's pipeline, its messages published DURABLE_WINDOW at a time, in a workflow of its own (its
+ * mode, kind and index in its name: in durable mode a fresh stream and bucket); with `graph`, a graph writer before the
+ * sink, into an emptied database with its key indexed. Answers msg/s from the first publish until every message
+ * reached the sink or the failure store, and this process's and nats-server's CPU µs a message. With `graph`, throws
+ * unless the graph holds a node for each message that did not fail.
  */
-async function durableTurn(messaging, natsPid, kind, index) {
-  const name = `${WORKFLOW} durable ${kind} ${index}`;
-  const store = failureStore(thisBuild, new thisBuild.KvFailureStore(messaging, { maxBytes: 1024 ** 3, maxAgeMs: 0 }), name);
-  const run = await thisBuild.WorkflowRun.start(workflow(SCRIPTS[kind], name), {
-    factories: factoriesOf.get(thisBuild),
+async function windowedTurn({ messaging, natsPid, mode, kind, index, messages, graph }) {
+  const name = `${WORKFLOW}${graph === undefined ? '' : ' graph'} ${mode} ${kind} ${index}`;
+  if (graph !== undefined) {
+    await graph.server.clear();
+    await graph.store.run('CREATE INDEX doc_n IF NOT EXISTS FOR (d:Doc) ON (d.n)');
+    await graph.store.run('CALL db.awaitIndexes()');
+  }
+  const durable = mode === 'durable';
+  const store = failureStore(thisBuild, durable ? new thisBuild.KvFailureStore(messaging, { maxBytes: 1024 ** 3, maxAgeMs: 0 }) : undefined, name);
+  const run = await thisBuild.WorkflowRun.start(workflow(SCRIPTS[kind], name, graph?.resource), {
+    factories: graph?.factories ?? factoriesOf.get(thisBuild),
     logger,
-    intake: thisBuild.jetStreamIntake(messaging),
     keepFailed: store.keepFailed,
+    ...(durable ? { intake: thisBuild.jetStreamIntake(messaging) } : {}),
   });
-  const failing = kind === 'clean' ? 0 : DURABLE_MESSAGES / 10;
+  const failing = kind === 'clean' ? 0 : messages / 10;
   // the workflow's bucket made before the timing, as a workflow that has run has it (a fresh loom makes it at its first failure)
-  await store.failures.list({ workflow: name }, 1, '');
-  const arrived = sink.expect(DURABLE_MESSAGES - failing);
+  if (durable) await store.failures.list({ workflow: name }, 1, '');
+  const arrived = sink.expect(messages - failing);
   const kept = store.expectKept(failing);
   const natsCpu = () => (natsPid === undefined ? 0 : statCpuSeconds(`/proc/${natsPid}/stat`));
   const natsBefore = natsCpu();
   const cpu = process.cpuUsage();
   const started = performance.now();
-  await publishWindowed(run, DURABLE_MESSAGES, 'd-');
+  await publishWindowed(run, messages, 'w-');
   await Promise.all([arrived, kept]);
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const natsUsed = natsCpu() - natsBefore;
   await run.stop(10_000);
   await store.failures.close();
-  return { rate: DURABLE_MESSAGES / seconds, cpu: (used.user + used.system) / DURABLE_MESSAGES, natsCpu: (natsUsed * 1e6) / DURABLE_MESSAGES };
+  if (graph !== undefined) {
+    const nodes = Number((await graph.store.run('MATCH (d:Doc) RETURN count(d) AS nodes'))[0]?.nodes);
+    if (nodes !== messages - failing) throw new Error(`${name}: ${nodes} nodes in the graph, not ${messages - failing}`);
+  }
+  return { rate: messages / seconds, cpu: (used.user + used.system) / messages, natsCpu: (natsUsed * 1e6) / messages };
 }
 
 /** Durable mode's clean and failing turns, alternating, on a nats-server of the bench's own; prints and answers their ratio. */
@@ -283,9 +295,10 @@ async function durableFigures() {
   const of = { clean: [], failing: [] };
   try {
     // a first pair warms the connection and the code paths up
-    await durableTurn(messaging, natsPid, 'clean', 'warm-up');
-    await durableTurn(messaging, natsPid, 'failing', 'warm-up');
-    for (let index = 0; index < TURNS; index++) for (const kind of ['clean', 'failing']) of[kind].push(await durableTurn(messaging, natsPid, kind, index));
+    const durableTurn = (kind, index) => windowedTurn({ messaging, natsPid, mode: 'durable', kind, index, messages: DURABLE_MESSAGES });
+    await durableTurn('clean', 'warm-up');
+    await durableTurn('failing', 'warm-up');
+    for (let index = 0; index < TURNS; index++) for (const kind of ['clean', 'failing']) of[kind].push(await durableTurn(kind, index));
   } finally {
     await messaging.close();
     await nats.stop();
@@ -312,39 +325,6 @@ async function durableFigures() {
   return failing / clean;
 }
 
-/**
- * One turn of the issue's pipeline in `mode` (memory or durable): a workflow of its own on an emptied database with
- * its key indexed; answers msg/s from the first publish until every message reached the sink, past the graph writer,
- * or the failure store. Throws unless the graph holds a node for each message that did not fail.
- */
-async function graphTurn(graph, mode, kind, index) {
-  const name = `${WORKFLOW} graph ${mode} ${kind} ${index}`;
-  await graph.server.clear();
-  await graph.store.run('CREATE INDEX doc_n IF NOT EXISTS FOR (d:Doc) ON (d.n)');
-  await graph.store.run('CALL db.awaitIndexes()');
-  const durable = mode === 'durable';
-  const store = failureStore(thisBuild, durable ? new thisBuild.KvFailureStore(graph.messaging, { maxBytes: 1024 ** 3, maxAgeMs: 0 }) : undefined, name);
-  const run = await thisBuild.WorkflowRun.start(workflow(SCRIPTS[kind], name, graph.resource), {
-    factories: graph.factories,
-    logger,
-    keepFailed: store.keepFailed,
-    ...(durable ? { intake: thisBuild.jetStreamIntake(graph.messaging) } : {}),
-  });
-  if (durable) await store.failures.list({ workflow: name }, 1, '');
-  const failing = kind === 'clean' ? 0 : GRAPH_MESSAGES / 10;
-  const arrived = sink.expect(GRAPH_MESSAGES - failing);
-  const kept = store.expectKept(failing);
-  const started = performance.now();
-  await publishWindowed(run, GRAPH_MESSAGES, `g-`);
-  await Promise.all([arrived, kept]);
-  const seconds = (performance.now() - started) / 1000;
-  await run.stop(10_000);
-  await store.failures.close();
-  const nodes = Number((await graph.store.run('MATCH (d:Doc) RETURN count(d) AS nodes'))[0]?.nodes);
-  if (nodes !== GRAPH_MESSAGES - failing) throw new Error(`${name}: ${nodes} nodes in the graph, not ${GRAPH_MESSAGES - failing}`);
-  return { rate: GRAPH_MESSAGES / seconds };
-}
-
 /** The issue's pipeline, clean against failing, in both modes, on a Neo4j and a nats-server of the bench's own. */
 async function graphFigures() {
   Object.assign(process.env, await ensureNats(), await ensureNeo4j());
@@ -360,15 +340,16 @@ async function graphFigures() {
     resource: findResourceDefinition(RESOURCE_KINDS.NEO4J_DATABASE),
     parameters: { host: server.uri, user: server.user, password: server.password },
   };
-  const graph = { server, messaging, factories, resource, store: await graphStores.open(resource) };
+  const graph = { server, factories, resource, store: await graphStores.open(resource) };
+  const graphTurn = (mode, kind, index) => windowedTurn({ messaging, mode, kind, index, messages: GRAPH_MESSAGES, graph });
   const modes = ['memory', 'durable'];
   const of = Object.fromEntries(modes.map((mode) => [mode, { clean: [], failing: [] }]));
   try {
     // a first pair of each mode warms the JVM, the connections and the code paths up; then the modes take turns too,
     // so the JVM's compiling as it warms further falls on both alike
-    for (const mode of modes) for (const kind of ['clean', 'failing']) await graphTurn(graph, mode, kind, 'warm-up');
+    for (const mode of modes) for (const kind of ['clean', 'failing']) await graphTurn(mode, kind, 'warm-up');
     for (let index = 0; index < TURNS; index++) {
-      for (const mode of modes) for (const kind of ['clean', 'failing']) of[mode][kind].push(await graphTurn(graph, mode, kind, index));
+      for (const mode of modes) for (const kind of ['clean', 'failing']) of[mode][kind].push(await graphTurn(mode, kind, index));
     }
   } finally {
     await graph.store.close();
